@@ -1,0 +1,11 @@
+// Package store opens the crmimport database file and owns its schema.
+//
+// It fixes the connection settings the ledger rules depend on: WAL journal,
+// foreign keys on, a busy timeout, transactions that take the write lock when
+// they begin (BEGIN IMMEDIATE), a single connection per process, and a file
+// created with mode 0600 because it holds customer data (SPEC §6).
+//
+// The schema is versioned with PRAGMA user_version and upgraded in place from
+// the numbered files in schema/ (never a table called "migrations": that name
+// belongs to the runs table).
+package store

@@ -1,0 +1,40 @@
+package store
+
+import (
+	"errors"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// IsConstraint reports whether err is SQLite refusing a row for a
+// constraint (NOT NULL, CHECK, UNIQUE, FOREIGN KEY): a fault of the record,
+// not of the database. Matched by the driver's result code, never by text.
+func IsConstraint(err error) bool {
+	return primaryCode(err) == sqlite3.SQLITE_CONSTRAINT
+}
+
+// IsUnique reports whether err is a UNIQUE or PRIMARY KEY constraint failure.
+func IsUnique(err error) bool {
+	c := extendedCode(err)
+	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// IsBusy reports whether err is SQLite giving up on a lock held by another
+// connection.
+func IsBusy(err error) bool {
+	c := primaryCode(err)
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}
+
+func extendedCode(err error) int {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		return e.Code()
+	}
+	return 0
+}
+
+func primaryCode(err error) int {
+	return extendedCode(err) & 0xff
+}

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+)
+
+// BusyTimeout is how long a statement waits for another process's write
+// transaction before it gives up with "database is locked". Write
+// transactions are one batch long, so this is generous.
+const BusyTimeout = 30 * time.Second
+
+// Open opens (creating it with mode 0600 when absent) the database at path
+// and brings its schema up to date.
+func Open(ctx context.Context, path string) (*sql.DB, error) {
+	if path == "" {
+		return nil, errors.New("open database: no path given (use --db PATH)")
+	}
+	if err := create(path); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// One connection: a process has one writer, and a transaction never
+	// waits on a second connection of its own (STYLE 9).
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if err := Upgrade(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// create makes an empty file with mode 0600 when none exists, so that SQLite
+// (which copies the database file's mode to its -wal and -shm files) never
+// creates one readable by others.
+func create(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("open database %s: folder %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("open database %s: %w", path, err)
+	case !st.IsDir():
+		return fmt.Errorf("open database %s: %s is not a folder", path, dir)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("open database %s: %w", path, err)
+		}
+		if st.IsDir() {
+			return fmt.Errorf("open database %s: it is a folder, not a database file", path)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	return f.Close()
+}

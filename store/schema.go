@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed schema/*.sql
+var schemaFiles embed.FS
+
+// step is one numbered schema file: schema/NNN_name.sql upgrades a database
+// at user_version NNN-1 to NNN.
+type step struct {
+	version int
+	name    string
+	sql     string
+}
+
+func steps() ([]step, error) {
+	entries, err := fs.ReadDir(schemaFiles, "schema")
+	if err != nil {
+		return nil, err
+	}
+	var out []step
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("schema file %s: name must start with its version number", e.Name())
+		}
+		b, err := schemaFiles.ReadFile(path.Join("schema", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, step{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, s := range out {
+		if s.version != i+1 {
+			return nil, fmt.Errorf("schema file %s: expected version %d", s.name, i+1)
+		}
+	}
+	return out, nil
+}
+
+// Version is the schema version this binary writes.
+func Version() int {
+	s, err := steps()
+	if err != nil {
+		return 0
+	}
+	return len(s)
+}
+
+const userVersionSQL = `PRAGMA user_version`
+
+// Upgrade brings the schema of db to Version(), one numbered file per
+// transaction, each setting user_version in the same transaction, so that an
+// older file opens with a newer binary and an interrupted upgrade resumes.
+func Upgrade(ctx context.Context, db *sql.DB) error {
+	all, err := steps()
+	if err != nil {
+		return err
+	}
+	for {
+		done, err := upgradeOne(ctx, db, all)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil) // immediate: two processes never both upgrade
+	if err != nil {
+		return false, fmt.Errorf("upgrade schema: %w", err)
+	}
+	defer tx.Rollback()
+	var have int
+	if err := tx.QueryRowContext(ctx, userVersionSQL).Scan(&have); err != nil {
+		return false, fmt.Errorf("read schema version: %w", err)
+	}
+	switch {
+	case have == len(all):
+		return true, nil
+	case have > len(all):
+		return false, fmt.Errorf("the file has schema version %d, newer than this crmimport knows (%d): use a newer crmimport", have, len(all))
+	}
+	s := all[have]
+	if _, err := tx.ExecContext(ctx, s.sql); err != nil {
+		return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+	}
+	// PRAGMA takes no parameters; the version is our own number.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", s.version)); err != nil {
+		return false, fmt.Errorf("set schema version %d: %w", s.version, err)
+	}
+	return false, tx.Commit()
+}

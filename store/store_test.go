@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestOpenCreatesPrivateFileWithSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer db.Close()
+
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "SPEC §6: the file holds customer data")
+
+	var mode string
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
+	require.Equal(t, "wal", mode)
+	var fk int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk))
+	require.Equal(t, 1, fk)
+	var busy int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy))
+	require.Equal(t, int(BusyTimeout.Milliseconds()), busy)
+	var v int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v))
+	require.Equal(t, Version(), v)
+
+	// The -wal file SQLite creates takes the database file's mode.
+	_, err = db.ExecContext(ctx, `INSERT INTO run_log (migration_id, at, level, message) SELECT 1, 'x', 'info', 'y' WHERE 0`)
+	require.NoError(t, err)
+	wal, err := os.Stat(path + "-wal")
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), wal.Mode().Perm())
+}
+
+func TestOpenUpgradesOlderFileInPlace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db, err := Open(ctx, path)
+	require.NoError(t, err)
+	// Make the file look as if an older binary wrote it: version 0, no tables.
+	for _, table := range []string{"emails", "activities", "notes", "deals", "contacts", "companies",
+		"run_log", "record_failures", "migration_records", "migration_tasks", "migrations"} {
+		_, err := db.ExecContext(ctx, `DROP TABLE `+table)
+		require.NoError(t, err)
+	}
+	_, err = db.ExecContext(ctx, `PRAGMA user_version = 0`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	db, err = Open(ctx, path)
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'migration_records'`).Scan(&n))
+	require.Equal(t, 1, n)
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db, err := Open(ctx, path)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `PRAGMA user_version = 999`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	_, err = Open(ctx, path)
+	require.ErrorContains(t, err, "newer than this crmimport knows")
+}
+
+func TestOpenBadPaths(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+
+	_, err := Open(ctx, filepath.Join(dir, "missing", "crm.db"))
+	require.ErrorContains(t, err, "does not exist")
+	_, err = Open(ctx, filepath.Join(file, "crm.db"))
+	require.ErrorContains(t, err, "is not a folder")
+	_, err = Open(ctx, dir)
+	require.ErrorContains(t, err, "is a folder")
+	notDB := filepath.Join(dir, "contacts.csv")
+	require.NoError(t, os.WriteFile(notDB, []byte(strings.Repeat("id,name\n1,Acme\n", 200)), 0o600))
+	_, err = Open(ctx, notDB)
+	require.ErrorContains(t, err, "not a database", "a CSV passed as --db is refused, not overwritten")
+}
+
+func TestConstraintErrorsAreClassifiedByCode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "crm.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `INSERT INTO contacts (tenant_id, company_id, imported_at) VALUES ('t', 42, 'now')`)
+	require.Error(t, err)
+	require.True(t, IsConstraint(err), "foreign key: %v", err)
+	require.False(t, IsUnique(err))
+	_, err = db.ExecContext(ctx, `INSERT INTO migrations (tenant_id, source, status, started_at) VALUES ('t', 's', 'running', 'x'), ('t', 's', 'running', 'y')`)
+	require.True(t, IsUnique(err), "R13 index: %v", err)
+	_, err = db.ExecContext(ctx, `SELECT * FROM nowhere`)
+	require.False(t, IsConstraint(err))
+}
