@@ -1,0 +1,45 @@
+package failpoint
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/ledger"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	s, err := Parse(" batch:contacts:2=error, batch:deal:3=exit,commit:activities:1=error, plan=sleep:5ms ,finalize=error,phase:3=exit")
+	require.NoError(t, err)
+	require.Equal(t, &Error{Point: "batch:contact:2"}, s.Hit(Batch(ledger.Contact, 2)))
+	require.NoError(t, s.Hit(Batch(ledger.Contact, 1)))
+	require.NoError(t, s.Hit(Batch(ledger.Deal, 2)))
+	require.Equal(t, &Error{Point: "commit:activity:1"}, s.Hit(Commit(ledger.Activity, 1)))
+	require.NoError(t, s.Hit("plan"))
+	require.Error(t, s.Hit("finalize"))
+
+	none, err := Parse("  ")
+	require.NoError(t, err)
+	require.Nil(t, none)
+	require.NoError(t, none.Hit("plan"), "a nil set does nothing")
+}
+
+func TestParseRefusesUnknown(t *testing.T) {
+	t.Parallel()
+	for spec, want := range map[string]string{
+		"batch:lead:1=error":     `unknown kind "lead"`,
+		"batch:contact:x=error":  "batch number",
+		"batch:contact:0=error":  "batch number",
+		"bath:contact:1=error":   "unknown point",
+		"batch:contact:1=boom":   `unknown action "boom"`,
+		"batch:contact:1":        "is not POINT=ACTION",
+		"plan=sleep:soon":        "bad sleep duration",
+		"phase:0=exit":           "phase must be",
+		"finalize=exit,nope=err": `unknown point "nope"`,
+	} {
+		_, err := Parse(spec)
+		require.ErrorContains(t, err, want, spec)
+		require.ErrorContains(t, err, Env, spec)
+	}
+}

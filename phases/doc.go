@@ -1,0 +1,45 @@
+// Package phases runs a run: the plan, its tasks, the phase barrier, retry,
+// stop and finalize (SPEC §3, R7-R15).
+//
+//   - R7  Barrier: a run works only on tasks of its current phase; the phase
+//     closes when none of its tasks is pending or running, and the move to
+//     the next phase that has tasks is fenced on the current phase. A phase
+//     that closes with a failed task stops the run: later phases' tasks are
+//     cancelled ("not started: phase N failed").
+//   - R8  Resume rewinds: failed, cancelled and orphaned running tasks are
+//     re-armed with their checkpoints, the barrier moves back to the earliest
+//     pending phase, and the run is taken over with one fenced UPDATE.
+//   - R9  Finalize refuses a terminal status while work is queued.
+//   - R10 Identity first: the run row and its whole plan commit before the
+//     first record; a resume recomputes nothing.
+//   - R11 Every UPDATE of a run or a task goes through expectRows, which
+//     fails on any affected-row count but the expected one.
+//   - R12 A batch's records, counters and checkpoint commit in one
+//     transaction owned here; the importer only fills it (Work.Next).
+//   - R13 Admission control: one live run per tenant, by a unique index; an
+//     owner is its host, pid and the pid's start time.
+//   - R14 Stop: between batches; the task in flight keeps its checkpoint.
+//   - R15 Finalize writes status, finished_at, duration_ms and stats in one
+//     statement.
+//
+// The package never imports the importer: it receives the work as function
+// values (OpenFunc, Work). Time comes from Engine.Now.
+//
+// # States and their edges
+//
+// Each edge is one named function whose UPDATE names its from-state:
+//
+//	run   (new)       -> running     Plan         INSERT, refused by the one-live-run index
+//	run   running     -> running     heartbeat    fenced on the owner; reads the stop request
+//	run   running     -> running     requestStop  stop RUN from another process
+//	run   running     -> running     takeOver     resume of an interrupted run (fenced on the dead owner)
+//	run   partial|failed|cancelled -> running  reopen   resume (fenced on the old status)
+//	run   running     -> succeeded|partial|failed|cancelled  finalizeRun
+//	task  pending     -> running     startTask
+//	task  running     -> running     checkpointTask   one per committed batch
+//	task  running     -> succeeded   succeedTask      with the last batch
+//	task  running     -> failed      failTask
+//	task  running     -> cancelled   cancelTask       stop, checkpoint kept
+//	task  pending     -> cancelled   cancelLater (a failed phase) / cancelQueued (stop)
+//	task  failed|cancelled|running -> pending  rearmTasks (resume)
+package phases

@@ -1,0 +1,403 @@
+package phases
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"crmimport/failpoint"
+	"crmimport/ledger"
+	"crmimport/store"
+)
+
+// Batch is what the importer reports for one batch, processed inside the
+// transaction that the engine owns and commits (R12).
+type Batch struct {
+	Checkpoint Checkpoint // where the task stands once this batch commits
+	Counts     Counts     // the batch's outcomes, added to the task's counters
+	Done       bool       // the input is exhausted: the task succeeds with this batch
+	// Committed, if set, runs after the transaction commits, and only then:
+	// in-memory indexes learn what the batch wrote only once it is durable.
+	Committed func()
+}
+
+// Work is the importer's side of one task, opened at the task's checkpoint.
+type Work struct {
+	// Next processes the next batch of records inside tx.
+	Next func(ctx context.Context, tx *sql.Tx) (Batch, error)
+	// Close releases the input.
+	Close func() error
+}
+
+// OpenFunc opens a task's input at its checkpoint. An error fails the task
+// (a file that cannot be read) with the error's text as its reason.
+type OpenFunc func(ctx context.Context, run Run, t Task) (*Work, error)
+
+// Engine drives runs. Build it with New; its fields are the injected
+// identity, clock and hooks.
+type Engine struct {
+	DB         *sql.DB
+	Now        func() time.Time
+	Self       Owner
+	Failpoints *failpoint.Set
+	// OnTask is told when a task starts (for progress display); may be nil.
+	OnTask func(Task)
+	// OnLog is told every run-log entry as it is written; may be nil.
+	OnLog func(runID int64, level, message string)
+
+	batches map[ledger.Kind]int // batches started per kind in this process (failpoints)
+}
+
+// New returns an engine on db, owned by this process, with the real clock.
+func New(db *sql.DB, fp *failpoint.Set) *Engine {
+	return &Engine{DB: db, Now: time.Now, Self: CurrentOwner(), Failpoints: fp}
+}
+
+func (e *Engine) now() string { return ledger.FormatTime(e.Now()) }
+
+// Alive reports whether a running run's owner is still at work (R13).
+func (e *Engine) Alive(r Run) bool { return ownerAlive(e.Self, r.Owner, r.HeartbeatAt, e.Now()) }
+
+// Interrupted reports whether r is running with no live owner.
+func (e *Engine) Interrupted(r Run) bool { return r.Status == RunRunning && !e.Alive(r) }
+
+func (e *Engine) log(ctx context.Context, tx *sql.Tx, runID int64, level, msg string) error {
+	if _, err := tx.ExecContext(ctx, logSQL, runID, e.now(), level, msg); err != nil {
+		return fmt.Errorf("write run log: %w", err)
+	}
+	if e.OnLog != nil {
+		e.OnLog(runID, level, msg)
+	}
+	return nil
+}
+
+// inTx runs f in a transaction that it commits; a failed f rolls it back.
+func (e *Engine) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	tx, err := e.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// PlanSpec is what a new run is: its identity and its whole plan.
+type PlanSpec struct {
+	Tenant  string
+	Source  string
+	Options any // persisted as JSON, read back on resume
+	Tasks   []TaskSpec
+	Notices []string // what planning found worth telling (written to the run log)
+}
+
+// TaskSpec is one planned task.
+type TaskSpec struct {
+	Kind        ledger.Kind
+	Phase       int
+	File        string
+	Format      string
+	Encoding    string
+	Fingerprint string
+}
+
+const insertRunSQL = `
+INSERT INTO migrations (tenant_id, source, status, current_phase, options, started_at,
+    owner_host, owner_pid, owner_started, heartbeat_at)
+VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)
+RETURNING id`
+
+const insertTaskSQL = `
+INSERT INTO migration_tasks (migration_id, kind, phase, status, file, format, encoding, fingerprint, updated_at)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)`
+
+// Plan commits a new run and its whole plan before any record is read (R10).
+// The one-live-run index refuses a second live run of the tenant (R13) with
+// an *AdmissionError; the refused attempt leaves no row.
+func (e *Engine) Plan(ctx context.Context, spec PlanSpec) (Run, error) {
+	if len(spec.Tasks) == 0 {
+		return Run{}, errors.New("plan: no tasks")
+	}
+	tasks := append([]TaskSpec(nil), spec.Tasks...)
+	sort.SliceStable(tasks, func(i, j int) bool { return tasks[i].Phase < tasks[j].Phase })
+	opts, err := json.Marshal(spec.Options)
+	if err != nil {
+		return Run{}, fmt.Errorf("plan: options: %w", err)
+	}
+	var id int64
+	err = e.inTx(ctx, func(tx *sql.Tx) error {
+		now := e.now()
+		err := tx.QueryRowContext(ctx, insertRunSQL, spec.Tenant, spec.Source, tasks[0].Phase, string(opts), now,
+			e.Self.Host, e.Self.PID, e.Self.Started, now).Scan(&id)
+		if store.IsUnique(err) {
+			return e.admissionError(ctx, tx, spec.Tenant)
+		}
+		if err != nil {
+			return fmt.Errorf("plan: insert run: %w", err)
+		}
+		for _, t := range tasks {
+			if _, err := tx.ExecContext(ctx, insertTaskSQL, id, string(t.Kind), t.Phase, t.File, t.Format,
+				t.Encoding, t.Fingerprint, now); err != nil {
+				return fmt.Errorf("plan: insert task %s: %w", t.File, err)
+			}
+		}
+		msg := fmt.Sprintf("run %d planned for tenant %s, source %s: %d tasks", id, spec.Tenant, spec.Source, len(tasks))
+		if err := e.log(ctx, tx, id, "info", msg); err != nil {
+			return err
+		}
+		for _, n := range spec.Notices {
+			if err := e.log(ctx, tx, id, "notice", n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Run{}, err
+	}
+	if err := e.Failpoints.Hit("plan"); err != nil {
+		return Run{}, err
+	}
+	return LoadRun(ctx, e.DB, id)
+}
+
+const liveRunSQL = `SELECT ` + runColumns + ` FROM migrations WHERE tenant_id = ? AND status = 'running'`
+
+// admissionError names the tenant's live run.
+func (e *Engine) admissionError(ctx context.Context, q queryer, tenant string) error {
+	live, err := scanRun(q.QueryRowContext(ctx, liveRunSQL, tenant))
+	if err != nil {
+		return fmt.Errorf("tenant %s has a live run, which could not be read: %w", tenant, err)
+	}
+	return &AdmissionError{Tenant: tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
+}
+
+const nextPendingSQL = `
+SELECT id FROM migration_tasks WHERE migration_id = ? AND phase = ? AND status = 'pending' ORDER BY id LIMIT 1`
+
+// Execute works on a run that this engine owns until the run is terminal or
+// stopped. Cancelling ctx requests a stop (Ctrl-C, SIGTERM): the batch in
+// flight commits whole, its task is cancelled with its checkpoint, the
+// queued tasks are cancelled and the run ends cancelled (R14). Database work
+// itself is never cut short by ctx.
+func (e *Engine) Execute(ctx context.Context, runID int64, open OpenFunc) (Run, error) {
+	db := context.WithoutCancel(ctx)
+	for {
+		run, err := LoadRun(db, e.DB, runID)
+		if err != nil {
+			return Run{}, err
+		}
+		if run.Status != RunRunning {
+			return run, nil
+		}
+		if run.Owner != e.Self {
+			return run, fmt.Errorf("run %d is owned by %s, not by this process", run.ID, run.Owner)
+		}
+		if ctx.Err() != nil || run.CancelRequested {
+			return e.stopRun(db, run, ctx.Err() != nil)
+		}
+		var taskID int64
+		err = e.DB.QueryRowContext(db, nextPendingSQL, run.ID, run.CurrentPhase).Scan(&taskID)
+		switch {
+		case err == nil:
+			if err := e.runTask(ctx, run, taskID, open); err != nil {
+				return run, err
+			}
+			continue
+		case !errors.Is(err, sql.ErrNoRows):
+			return run, fmt.Errorf("run %d: next task: %w", run.ID, err)
+		}
+		done, err := e.closePhase(db, run)
+		if err != nil || done {
+			if err != nil {
+				return run, err
+			}
+			return LoadRun(db, e.DB, runID)
+		}
+	}
+}
+
+// closePhase runs the barrier on the run's current phase and, when the run
+// can go no further, finalizes it. done reports a terminal run.
+func (e *Engine) closePhase(ctx context.Context, run Run) (done bool, err error) {
+	var v barrierVerdict
+	err = e.inTx(ctx, func(tx *sql.Tx) error {
+		v, err = checkBarrier(ctx, tx, run.ID, run.CurrentPhase)
+		if err != nil {
+			return err
+		}
+		switch {
+		case v.Open:
+			return fmt.Errorf("run %d: phase %d has a running task that no process works on", run.ID, run.CurrentPhase)
+		case v.Failed:
+			reason := fmt.Sprintf("not started: phase %d failed", run.CurrentPhase)
+			n, err := cancelLater(ctx, tx, run.ID, run.CurrentPhase, reason, e.now())
+			if err != nil {
+				return err
+			}
+			return e.log(ctx, tx, run.ID, "error", fmt.Sprintf(
+				"phase %d closed with a failed task: the run stops here and %d later tasks are cancelled (R7)",
+				run.CurrentPhase, n))
+		case v.Moved > 0:
+			if err := e.Failpoints.Hit(failpoint.Phase(v.Moved)); err != nil {
+				return err
+			}
+			return e.log(ctx, tx, run.ID, "info", fmt.Sprintf("phase %d closed; phase %d begins", run.CurrentPhase, v.Moved))
+		}
+		return nil
+	})
+	if err != nil || v.Moved > 0 {
+		return false, err
+	}
+	return e.finalize(ctx, run.ID)
+}
+
+// stopRun ends a run whose stop was requested (R14).
+func (e *Engine) stopRun(ctx context.Context, run Run, bySignal bool) (Run, error) {
+	err := e.inTx(ctx, func(tx *sql.Tx) error {
+		if !run.CancelRequested {
+			if err := requestStop(ctx, tx, run.ID); err != nil {
+				return err
+			}
+		}
+		how := "stop requested by `crmimport stop`"
+		if bySignal {
+			how = "stop requested by a signal (Ctrl-C or SIGTERM)"
+		}
+		n, err := cancelQueued(ctx, tx, run.ID, "cancelled: "+how, e.now())
+		if err != nil {
+			return err
+		}
+		return e.log(ctx, tx, run.ID, "warning", fmt.Sprintf("%s: %d queued tasks cancelled", how, n))
+	})
+	if err != nil {
+		return run, err
+	}
+	if _, err := e.finalize(ctx, run.ID); err != nil {
+		return run, err
+	}
+	return LoadRun(ctx, e.DB, run.ID)
+}
+
+// runTask works on one task, batch by batch, until it is done, fails, or a
+// stop is requested. It returns an error only when the run itself cannot go
+// on (the database is gone, or this process lost the run).
+func (e *Engine) runTask(ctx context.Context, run Run, taskID int64, open OpenFunc) error {
+	db := context.WithoutCancel(ctx)
+	var task Task
+	err := e.inTx(db, func(tx *sql.Tx) error {
+		if err := startTask(db, tx, taskID, e.now()); err != nil {
+			return err
+		}
+		tasks, err := LoadTasks(db, tx, run.ID)
+		if err != nil {
+			return err
+		}
+		for _, t := range tasks {
+			if t.ID == taskID {
+				task = t
+			}
+		}
+		return e.log(db, tx, run.ID, "info", fmt.Sprintf("task %d: %s from %s, phase %d, starting at record %d",
+			task.ID, task.Kind.Plural(), task.File, task.Phase, task.Checkpoint.Rows))
+	})
+	if err != nil {
+		return err
+	}
+	if e.OnTask != nil {
+		e.OnTask(task)
+	}
+	work, err := open(db, run, task)
+	if err != nil {
+		return e.endTask(db, task, failTask, "error", err.Error())
+	}
+	defer work.Close()
+	for {
+		stop, done, err := e.runBatch(ctx, run, task, work)
+		var rows *RowsError
+		switch {
+		case errors.As(err, &rows):
+			return err // the run is not ours any more, or the database lies: stop touching it
+		case err != nil:
+			return e.endTask(db, task, failTask, "error", err.Error())
+		case done:
+			return nil
+		case stop || ctx.Err() != nil:
+			return e.endTask(db, task, cancelTask, "warning", "cancelled: stop requested (checkpoint kept)")
+		}
+	}
+}
+
+// runBatch processes and commits one batch: records, slots, failures,
+// counters and checkpoint in one transaction (R12).
+func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (stop, done bool, err error) {
+	db := context.WithoutCancel(ctx)
+	if e.batches == nil {
+		e.batches = map[ledger.Kind]int{}
+	}
+	e.batches[task.Kind]++
+	n := e.batches[task.Kind]
+
+	tx, err := e.DB.BeginTx(db, nil)
+	if err != nil {
+		return false, false, fmt.Errorf("begin batch %d of %s: %w", n, task.Kind.Plural(), err)
+	}
+	defer tx.Rollback()
+	b, err := work.Next(db, tx)
+	if err != nil {
+		return false, false, fmt.Errorf("batch %d of %s: %w", n, task.Kind.Plural(), err)
+	}
+	if err := e.Failpoints.Hit(failpoint.Batch(task.Kind, n)); err != nil {
+		return false, false, err
+	}
+	now := e.now()
+	if err := checkpointTask(db, tx, task.ID, b.Checkpoint, b.Counts, now); err != nil {
+		return false, false, err
+	}
+	if b.Done {
+		if err := succeedTask(db, tx, task.ID, now); err != nil {
+			return false, false, err
+		}
+		msg := fmt.Sprintf("task %d: %s from %s done at record %d", task.ID, task.Kind.Plural(), task.File, b.Checkpoint.Rows)
+		if err := e.log(db, tx, run.ID, "info", msg); err != nil {
+			return false, false, err
+		}
+	}
+	stop, err = heartbeat(db, tx, run.ID, e.Self, now)
+	if err != nil {
+		return false, false, err
+	}
+	if err := e.Failpoints.Hit(failpoint.Commit(task.Kind, n)); err != nil {
+		return false, false, fmt.Errorf("commit batch %d of %s: %w", n, task.Kind.Plural(), err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, false, fmt.Errorf("commit batch %d of %s: %w", n, task.Kind.Plural(), err)
+	}
+	if b.Committed != nil {
+		b.Committed()
+	}
+	return stop, b.Done, nil
+}
+
+type taskEdge func(ctx context.Context, tx *sql.Tx, id int64, reason, now string) error
+
+// endTask moves a running task to failed or cancelled, in its own
+// transaction, and logs why.
+func (e *Engine) endTask(ctx context.Context, task Task, edge taskEdge, level, reason string) error {
+	return e.inTx(ctx, func(tx *sql.Tx) error {
+		if err := edge(ctx, tx, task.ID, reason, e.now()); err != nil {
+			return err
+		}
+		return e.log(ctx, tx, task.RunID, level, fmt.Sprintf("task %d (%s from %s): %s",
+			task.ID, task.Kind.Plural(), task.File, reason))
+	})
+}

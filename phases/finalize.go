@@ -1,0 +1,107 @@
+package phases
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"crmimport/ledger"
+)
+
+const countFailedTasksSQL = `SELECT count(*) FROM migration_tasks WHERE migration_id = ? AND status = 'failed'`
+
+// finalize gives the run its terminal status (R9, R15), or refuses to while
+// any task is pending or running, unless the run is being cancelled: then it
+// rewinds the barrier to the earliest such phase and the run keeps working.
+// done reports that the run is now terminal.
+func (e *Engine) finalize(ctx context.Context, runID int64) (done bool, err error) {
+	if err := e.Failpoints.Hit("finalize"); err != nil {
+		return false, err
+	}
+	err = e.inTx(ctx, func(tx *sql.Tx) error {
+		run, err := LoadRun(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if run.Status != RunRunning {
+			return &StateError{Run: run.ID, Status: run.Status, Op: "finalize"}
+		}
+		queued, earliest, err := countQueued(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if queued > 0 && !run.CancelRequested {
+			// R9: no terminal status while work is queued.
+			if err := rewind(ctx, tx, runID, run.CurrentPhase, earliest); err != nil {
+				return err
+			}
+			return e.log(ctx, tx, runID, "warning", fmt.Sprintf(
+				"finalize refused: %d tasks are still queued; back to phase %d (R9)", queued, earliest))
+		}
+		if queued > 0 {
+			if _, err := cancelQueued(ctx, tx, runID, "cancelled: stop requested", e.now()); err != nil {
+				return err
+			}
+		}
+		tasks, err := LoadTasks(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		var failedTasks int
+		if err := tx.QueryRowContext(ctx, countFailedTasksSQL, runID).Scan(&failedTasks); err != nil {
+			return err
+		}
+		stats := Rollup(tasks)
+		status := Outcome(run.CancelRequested, failedTasks, stats)
+		now := e.Now()
+		duration := now.Sub(run.StartedAt).Milliseconds()
+		msg := summaryLine(status, failedTasks, stats)
+		if err := finalizeRun(ctx, tx, runID, status, ledger.FormatTime(now), duration, stats, msg); err != nil {
+			return err
+		}
+		done = true
+		return e.log(ctx, tx, runID, "info", fmt.Sprintf("run %d finalized: %s", runID, msg))
+	})
+	return done, err
+}
+
+// Outcome is R9's status for a run that can end: cancellation requested →
+// cancelled; nothing failed → succeeded; something failed but some records
+// are accounted for (imported or unchanged) → partial; else failed. Skips
+// alone never fail a run.
+func Outcome(cancelRequested bool, failedTasks int, stats map[ledger.Kind]Counts) RunStatus {
+	var total Counts
+	for _, c := range stats {
+		total.Add(c)
+	}
+	switch {
+	case cancelRequested:
+		return RunCancelled
+	case failedTasks == 0 && total.Failed == 0:
+		return RunSucceeded
+	case total.Imported+total.Unchanged > 0:
+		return RunPartial
+	default:
+		return RunFailed
+	}
+}
+
+func summaryLine(status RunStatus, failedTasks int, stats map[ledger.Kind]Counts) string {
+	kinds := make([]string, 0, len(stats))
+	for k := range stats {
+		kinds = append(kinds, string(k))
+	}
+	sort.Slice(kinds, func(i, j int) bool { return Phase(ledger.Kind(kinds[i])) < Phase(ledger.Kind(kinds[j])) })
+	var parts []string
+	for _, k := range kinds {
+		c := stats[ledger.Kind(k)]
+		parts = append(parts, fmt.Sprintf("%s %d/%d/%d/%d", ledger.Kind(k).Plural(), c.Imported, c.Unchanged, c.Skipped, c.Failed))
+	}
+	s := fmt.Sprintf("%s (imported/unchanged/skipped/failed: %s)", status, strings.Join(parts, ", "))
+	if failedTasks > 0 {
+		s += fmt.Sprintf("; %d tasks failed", failedTasks)
+	}
+	return s
+}

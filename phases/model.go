@@ -1,0 +1,282 @@
+package phases
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"crmimport/ledger"
+)
+
+// RunStatus is a run's state (SPEC §3).
+type RunStatus string
+
+const (
+	RunRunning   RunStatus = "running"
+	RunSucceeded RunStatus = "succeeded"
+	RunPartial   RunStatus = "partial"
+	RunFailed    RunStatus = "failed"
+	RunCancelled RunStatus = "cancelled"
+)
+
+// Terminal reports whether the status is final for now (resume may reopen
+// partial, failed and cancelled runs).
+func (s RunStatus) Terminal() bool { return s != RunRunning }
+
+// TaskStatus is a task's state.
+type TaskStatus string
+
+const (
+	TaskPending   TaskStatus = "pending"
+	TaskRunning   TaskStatus = "running"
+	TaskSucceeded TaskStatus = "succeeded"
+	TaskFailed    TaskStatus = "failed"
+	TaskCancelled TaskStatus = "cancelled"
+)
+
+// Phase returns the phase of kind in the default plan: 1 companies,
+// 2 contacts, 3 deals, 4 notes, 5 activities and emails.
+func Phase(k ledger.Kind) int {
+	switch k {
+	case ledger.Company:
+		return 1
+	case ledger.Contact:
+		return 2
+	case ledger.Deal:
+		return 3
+	case ledger.Note:
+		return 4
+	default:
+		return 5
+	}
+}
+
+// Counts are the outcomes of records, per task and rolled up per kind.
+// Imported counts created and matched records; Failed counts duplicates.
+type Counts struct {
+	Imported  int64 `json:"imported"`
+	Unchanged int64 `json:"unchanged"`
+	Skipped   int64 `json:"skipped"`
+	Failed    int64 `json:"failed"`
+	Matched   int64 `json:"matched"`
+	Unlinked  int64 `json:"unlinked"`
+	Duplicate int64 `json:"duplicate"`
+}
+
+// Add adds d to c.
+func (c *Counts) Add(d Counts) {
+	c.Imported += d.Imported
+	c.Unchanged += d.Unchanged
+	c.Skipped += d.Skipped
+	c.Failed += d.Failed
+	c.Matched += d.Matched
+	c.Unlinked += d.Unlinked
+	c.Duplicate += d.Duplicate
+}
+
+// Total is the number of records with an outcome.
+func (c Counts) Total() int64 { return c.Imported + c.Unchanged + c.Skipped + c.Failed }
+
+// Checkpoint is where a task stands: records consumed and the line reached
+// in its file (never a byte offset into decoded text).
+type Checkpoint struct {
+	Rows int64 `json:"rows"`
+	Line int64 `json:"line"`
+}
+
+// Owner is the process that owns a running run (R13).
+type Owner struct {
+	Host    string
+	PID     int
+	Started string // the process's start time as the OS tells it, against pid reuse
+}
+
+func (o Owner) String() string { return fmt.Sprintf("pid %d on %s", o.PID, o.Host) }
+
+// Run is a row of migrations.
+type Run struct {
+	ID              int64
+	Tenant          string
+	Source          string
+	Status          RunStatus
+	CurrentPhase    int
+	CancelRequested bool
+	Stats           map[ledger.Kind]Counts
+	Options         json.RawMessage
+	StartedAt       time.Time
+	FinishedAt      *time.Time
+	DurationMS      *int64
+	Message         string
+	Owner           Owner
+	HeartbeatAt     *time.Time
+	Attempts        int
+}
+
+// Task is a row of migration_tasks.
+type Task struct {
+	ID          int64
+	RunID       int64
+	Kind        ledger.Kind
+	Phase       int
+	Status      TaskStatus
+	File        string
+	Format      string
+	Encoding    string
+	Fingerprint string
+	Checkpoint  Checkpoint
+	Attempts    int
+	LastError   string
+	Counts      Counts
+	UpdatedAt   time.Time
+}
+
+// queryer is a *sql.DB or a *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ErrNoRun is returned for a run id that does not exist.
+var ErrNoRun = errors.New("no such run")
+
+const runColumns = `id, tenant_id, source, status, current_phase, cancellation_requested, stats, options,
+	started_at, finished_at, duration_ms, message, owner_host, owner_pid, owner_started, heartbeat_at, attempts`
+
+const loadRunSQL = `SELECT ` + runColumns + ` FROM migrations WHERE id = ?`
+
+// LoadRun reads one run.
+func LoadRun(ctx context.Context, q queryer, id int64) (Run, error) {
+	r, err := scanRun(q.QueryRowContext(ctx, loadRunSQL, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, fmt.Errorf("run %d: %w", id, ErrNoRun)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("load run %d: %w", id, err)
+	}
+	return r, nil
+}
+
+const listRunsSQL = `SELECT ` + runColumns + ` FROM migrations
+WHERE ? = '' OR tenant_id = ? ORDER BY id DESC`
+
+// ListRuns reads every run, newest first, of one tenant or ("") all.
+func ListRuns(ctx context.Context, q queryer, tenant string) ([]Run, error) {
+	rows, err := q.QueryContext(ctx, listRunsSQL, tenant, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(s scanner) (Run, error) {
+	var (
+		r                                        Run
+		status                                   string
+		cancel                                   int
+		stats, message, host, started, heartbeat sql.NullString
+		startedAt                                string
+		finishedAt                               sql.NullString
+		duration, pid                            sql.NullInt64
+		options                                  string
+	)
+	err := s.Scan(&r.ID, &r.Tenant, &r.Source, &status, &r.CurrentPhase, &cancel, &stats, &options,
+		&startedAt, &finishedAt, &duration, &message, &host, &pid, &started, &heartbeat, &r.Attempts)
+	if err != nil {
+		return Run{}, err
+	}
+	r.Status = RunStatus(status)
+	r.CancelRequested = cancel == 1
+	r.Options = json.RawMessage(options)
+	r.Message = message.String
+	r.Owner = Owner{Host: host.String, PID: int(pid.Int64), Started: started.String}
+	if r.StartedAt, err = ledger.ParseTime(startedAt); err != nil {
+		return Run{}, fmt.Errorf("run %d: started_at: %w", r.ID, err)
+	}
+	if finishedAt.Valid {
+		t, err := ledger.ParseTime(finishedAt.String)
+		if err != nil {
+			return Run{}, fmt.Errorf("run %d: finished_at: %w", r.ID, err)
+		}
+		r.FinishedAt = &t
+	}
+	if heartbeat.Valid {
+		t, err := ledger.ParseTime(heartbeat.String)
+		if err != nil {
+			return Run{}, fmt.Errorf("run %d: heartbeat_at: %w", r.ID, err)
+		}
+		r.HeartbeatAt = &t
+	}
+	if duration.Valid {
+		d := duration.Int64
+		r.DurationMS = &d
+	}
+	if stats.Valid && stats.String != "" {
+		if err := json.Unmarshal([]byte(stats.String), &r.Stats); err != nil {
+			return Run{}, fmt.Errorf("run %d: stats: %w", r.ID, err)
+		}
+	}
+	return r, nil
+}
+
+const loadTasksSQL = `SELECT id, migration_id, kind, phase, status, file, format, encoding, fingerprint,
+	checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at
+FROM migration_tasks WHERE migration_id = ? ORDER BY phase, id`
+
+// LoadTasks reads a run's tasks in plan order.
+func LoadTasks(ctx context.Context, q queryer, runID int64) ([]Task, error) {
+	rows, err := q.QueryContext(ctx, loadTasksSQL, runID)
+	if err != nil {
+		return nil, fmt.Errorf("load tasks of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []Task
+	for rows.Next() {
+		var (
+			t                                   Task
+			kind, status, checkpoint, updatedAt string
+			file, format, enc, fp, lastError    sql.NullString
+		)
+		err := rows.Scan(&t.ID, &t.RunID, &kind, &t.Phase, &status, &file, &format, &enc, &fp,
+			&checkpoint, &t.Attempts, &lastError, &t.Counts.Imported, &t.Counts.Matched, &t.Counts.Unchanged,
+			&t.Counts.Skipped, &t.Counts.Failed, &t.Counts.Duplicate, &t.Counts.Unlinked, &updatedAt)
+		if err != nil {
+			return nil, fmt.Errorf("load tasks of run %d: %w", runID, err)
+		}
+		t.Kind, t.Status = ledger.Kind(kind), TaskStatus(status)
+		t.File, t.Format, t.Encoding, t.Fingerprint = file.String, format.String, enc.String, fp.String
+		t.LastError = lastError.String
+		if err := json.Unmarshal([]byte(checkpoint), &t.Checkpoint); err != nil {
+			return nil, fmt.Errorf("task %d: checkpoint %q: %w", t.ID, checkpoint, err)
+		}
+		if t.UpdatedAt, err = ledger.ParseTime(updatedAt); err != nil {
+			return nil, fmt.Errorf("task %d: updated_at: %w", t.ID, err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Rollup sums the tasks' counts per kind; every planned kind is present.
+func Rollup(tasks []Task) map[ledger.Kind]Counts {
+	out := map[ledger.Kind]Counts{}
+	for _, t := range tasks {
+		c := out[t.Kind]
+		c.Add(t.Counts)
+		out[t.Kind] = c
+	}
+	return out
+}

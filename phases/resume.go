@@ -1,0 +1,103 @@
+package phases
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"crmimport/store"
+)
+
+// CheckFunc verifies, before anything is written, that the tasks a resume
+// would re-arm can still be read as planned (R10: their fingerprints).
+type CheckFunc func(ctx context.Context, run Run, rearm []Task) error
+
+// Resume takes ownership of an interrupted, cancelled, partial or failed run
+// and re-arms it (R8): failed and cancelled tasks, and running tasks whose
+// process is gone, go back to pending with their checkpoints; last_error,
+// the stop request, finished_at and duration_ms are cleared; the barrier
+// rewinds to the earliest pending phase. The takeover is one fenced UPDATE,
+// so two resumes never both proceed, and it passes the same admission check
+// as a new run. The caller then calls Execute; with nothing re-armed that
+// finalizes the run. It returns the re-armed tasks.
+func (e *Engine) Resume(ctx context.Context, runID int64, check CheckFunc) (Run, []Task, error) {
+	run, err := LoadRun(ctx, e.DB, runID)
+	if err != nil {
+		return Run{}, nil, err
+	}
+	switch {
+	case run.Status == RunSucceeded:
+		return run, nil, &StateError{Run: run.ID, Status: run.Status, Op: "resume"}
+	case run.Status == RunRunning && e.Alive(run):
+		return run, nil, &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: run.Owner}
+	}
+	tasks, err := LoadTasks(ctx, e.DB, runID)
+	if err != nil {
+		return run, nil, err
+	}
+	var rearm []Task
+	for _, t := range tasks {
+		if t.Status == TaskFailed || t.Status == TaskCancelled || t.Status == TaskRunning {
+			rearm = append(rearm, t)
+		}
+	}
+	if check != nil {
+		if err := check(ctx, run, rearm); err != nil {
+			return run, nil, err
+		}
+	}
+	err = e.inTx(ctx, func(tx *sql.Tx) error {
+		now := e.now()
+		var err error
+		if run.Status == RunRunning {
+			err = takeOver(ctx, tx, run.ID, run.Owner, e.Self, now)
+		} else {
+			err = reopen(ctx, tx, run.ID, run.Status, e.Self, now)
+		}
+		var rows *RowsError
+		switch {
+		case store.IsUnique(err):
+			return e.admissionError(ctx, tx, run.Tenant)
+		case errors.As(err, &rows):
+			// Someone else moved the run since we read it: another resume won.
+			now, lerr := LoadRun(ctx, tx, run.ID)
+			if lerr != nil {
+				return errors.Join(err, lerr)
+			}
+			return &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: now.Owner, TakenOver: true}
+		case err != nil:
+			return err
+		}
+		n, err := rearmTasks(ctx, tx, run.ID, now)
+		if err != nil {
+			return err
+		}
+		if int(n) != len(rearm) {
+			return &RowsError{Stmt: "re-arm tasks (the plan changed while resuming)", Want: int64(len(rearm)), Got: n}
+		}
+		queued, earliest, err := countQueued(ctx, tx, run.ID)
+		if err != nil {
+			return err
+		}
+		if queued > 0 {
+			if err := rewind(ctx, tx, run.ID, run.CurrentPhase, earliest); err != nil {
+				return err
+			}
+		}
+		was := string(run.Status)
+		if run.Status == RunRunning {
+			was = "interrupted"
+		}
+		return e.log(ctx, tx, run.ID, "info", fmt.Sprintf("run %d resumed (was %s): %d tasks re-armed, %d queued from phase %d",
+			run.ID, was, n, queued, earliest))
+	})
+	if err != nil {
+		return run, nil, err
+	}
+	if err := e.Failpoints.Hit("resume"); err != nil {
+		return run, nil, err
+	}
+	run, err = LoadRun(ctx, e.DB, runID)
+	return run, rearm, err
+}

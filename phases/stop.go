@@ -1,0 +1,55 @@
+package phases
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Stop requests that a run stop (R14). A live run is asked through its row:
+// its process sees the request after the batch in flight and ends the run
+// cancelled; Stop returns at once with requested=true. An interrupted run
+// (its process is gone) is cancelled here directly, taking it over fenced on
+// the dead owner.
+func (e *Engine) Stop(ctx context.Context, runID int64) (run Run, requested bool, err error) {
+	run, err = LoadRun(ctx, e.DB, runID)
+	if err != nil {
+		return Run{}, false, err
+	}
+	if run.Status != RunRunning {
+		return run, false, &StateError{Run: run.ID, Status: run.Status, Op: "stop"}
+	}
+	if e.Alive(run) {
+		err := e.inTx(ctx, func(tx *sql.Tx) error {
+			if err := requestStop(ctx, tx, run.ID); err != nil {
+				return err
+			}
+			return e.log(ctx, tx, run.ID, "warning", fmt.Sprintf("stop requested for run %d by %s", run.ID, e.Self))
+		})
+		return run, true, err
+	}
+	err = e.inTx(ctx, func(tx *sql.Tx) error {
+		now := e.now()
+		if err := takeOver(ctx, tx, run.ID, run.Owner, e.Self, now); err != nil {
+			return err
+		}
+		if err := requestStop(ctx, tx, run.ID); err != nil {
+			return err
+		}
+		n, err := cancelQueued(ctx, tx, run.ID, "cancelled: the run was interrupted and then stopped", now)
+		if err != nil {
+			return err
+		}
+		return e.log(ctx, tx, run.ID, "warning", fmt.Sprintf(
+			"run %d was interrupted (%s is gone) and is cancelled by %s: %d tasks cancelled, checkpoints kept",
+			run.ID, run.Owner, e.Self, n))
+	})
+	if err != nil {
+		return run, false, err
+	}
+	if _, err := e.finalize(ctx, run.ID); err != nil {
+		return run, false, err
+	}
+	run, err = LoadRun(ctx, e.DB, runID)
+	return run, false, err
+}
