@@ -1,0 +1,354 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxHeaderSniff bounds how much of the first record is scanned to choose
+// the delimiter.
+const maxHeaderSniff = 1 << 20
+
+// invalidUTF8Reason is the reason of a row that is not valid UTF-8 while
+// the file is read as UTF-8.
+const invalidUTF8Reason = "not valid UTF-8 (try --encoding windows-1252)"
+
+var errRecordTooLarge = errors.New("record too large")
+
+// csvSource reads a CSV file with encoding/csv: RFC 4180 with LazyQuotes
+// off, so that a stray quote fails its record instead of silently eating
+// the following ones.
+type csvSource struct {
+	name       string
+	r          *csv.Reader
+	track      *csvTracker
+	header     []string // nil: the file holds no record at all
+	comma      rune
+	lineOffset int  // blank lines removed before the header, to add to csv's line numbers
+	checkUTF8  bool // flag rows that are not valid UTF-8
+	lastLine   int  // line of the last record read, for errors that have none
+}
+
+func newCSVSource(name string, text io.Reader, checkUTF8 bool) (*csvSource, error) {
+	br := bufio.NewReaderSize(text, 64<<10)
+	head, skipped, comma, bareCR, err := sniffHeader(br)
+	if err != nil {
+		return nil, &FileError{File: name, Reason: "read: " + err.Error(), cause: err}
+	}
+	s := &csvSource{name: name, comma: comma, lineOffset: skipped, checkUTF8: checkUTF8}
+	if head == nil {
+		return s, nil // empty, or only a BOM and blank lines
+	}
+	var rest io.Reader = io.MultiReader(bytes.NewReader(head), br)
+	if bareCR {
+		// encoding/csv knows only \n and \r\n: the whole file would be
+		// one header row, and no record would be imported.
+		rest = crToLF{bufio.NewReader(rest)}
+	}
+	s.track = &csvTracker{r: rest, limit: maxRecordBytes}
+	s.r = csv.NewReader(s.track)
+	s.r.Comma = comma
+	s.r.FieldsPerRecord = -1 // a ragged row fails alone, see next
+	s.r.LazyQuotes = false
+
+	rec, err := s.r.Read()
+	var pe *csv.ParseError
+	switch {
+	case errors.Is(err, io.EOF):
+		return s, nil
+	case errors.As(err, &pe):
+		return nil, &FileError{File: name, Line: pe.StartLine + s.lineOffset, Reason: "header: " + s.parseErrorReason(pe)}
+	case err != nil:
+		return nil, s.readError(err)
+	}
+	s.lastLine = s.line()
+	if checkUTF8 {
+		for _, h := range rec {
+			if !utf8.ValidString(h) {
+				return nil, &FileError{File: name, Line: s.lastLine, Reason: "header is " + invalidUTF8Reason}
+			}
+		}
+	}
+	s.header = rec
+	return s, nil
+}
+
+func (s *csvSource) next() (Row, error) {
+	if s.header == nil {
+		return Row{}, io.EOF
+	}
+	for {
+		s.track.recStart = s.r.InputOffset()
+		rec, err := s.r.Read()
+		var pe *csv.ParseError
+		switch {
+		case errors.Is(err, io.EOF):
+			return Row{}, io.EOF
+		case errors.As(err, &pe):
+			line := pe.StartLine + s.lineOffset
+			s.lastLine = line
+			return s.row(line, rec, s.parseErrorReason(pe)), nil
+		case err != nil:
+			return Row{}, s.readError(err)
+		}
+		line := s.line()
+		s.lastLine = line
+		if len(rec) == 1 && len(s.header) > 1 && strings.TrimSpace(rec[0]) == "" {
+			continue // a line of spaces: as blank as the empty lines csv skips
+		}
+		reason := ""
+		if len(rec) != len(s.header) {
+			reason = fmt.Sprintf("row has %s, the header has %d", plural(len(rec), "field"), len(s.header))
+		}
+		return s.row(line, rec, reason), nil
+	}
+}
+
+// line is the line where the record just read starts.
+func (s *csvSource) line() int {
+	line, _ := s.r.FieldPos(0)
+	return line + s.lineOffset
+}
+
+// row pairs rec with the header by position; a reason makes it a bad row.
+func (s *csvSource) row(line int, rec []string, reason string) Row {
+	n := min(len(rec), len(s.header))
+	var cols []Col
+	if n > 0 {
+		cols = make([]Col, n)
+	}
+	badUTF8 := false
+	for i := range n {
+		v := rec[i]
+		if s.checkUTF8 && !utf8.ValidString(v) {
+			badUTF8 = true
+			v = strings.ToValidUTF8(v, "\uFFFD") // readable in a rejects file, never imported
+		}
+		cols[i] = Col{Name: s.header[i], Value: v}
+	}
+	if badUTF8 {
+		if reason != "" {
+			reason += "; "
+		}
+		reason += invalidUTF8Reason
+	}
+	row := Row{Line: line, Cols: cols}
+	if reason != "" {
+		row.Err = &RowError{File: s.name, Line: line, Reason: reason}
+	}
+	return row
+}
+
+func (s *csvSource) parseErrorReason(pe *csv.ParseError) string {
+	line := pe.Line + s.lineOffset
+	switch {
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		return fmt.Sprintf(`bare " in an unquoted field at line %d, column %d (a field holding " must be quoted, with each " doubled)`, line, pe.Column)
+	case errors.Is(pe.Err, csv.ErrQuote) && s.track.endsInside(pe):
+		return fmt.Sprintf("quoted field starting at line %d is never closed (the rest of the file was read into it)", pe.StartLine+s.lineOffset)
+	case errors.Is(pe.Err, csv.ErrQuote):
+		return fmt.Sprintf(`extraneous " in a quoted field at line %d, column %d (a " inside a quoted field must be doubled)`, line, pe.Column)
+	}
+	return fmt.Sprintf("%v at line %d, column %d", pe.Err, line, pe.Column)
+}
+
+func (s *csvSource) readError(err error) *FileError {
+	if errors.Is(err, errRecordTooLarge) {
+		return &FileError{File: s.name, Reason: fmt.Sprintf(
+			"the record after line %d is larger than %d MiB (a quoted field that is never closed?)",
+			s.lastLine, s.track.limit>>20)}
+	}
+	return &FileError{File: s.name, Reason: "read: " + err.Error(), cause: err}
+}
+
+// sniffHeader reads the first record (which may hold quoted line breaks)
+// and chooses the delimiter: the most frequent of , ; and tab outside
+// quotes, "," on a tie or when there is none. Leading blank lines (and a
+// BOM) are dropped and counted in skipped; head is nil when the input has
+// nothing else. bareCR reports lines that end with a lone "\r" (Excel's
+// "CSV (Macintosh)"). The caller reads on from head, then br.
+func sniffHeader(br *bufio.Reader) (head []byte, skipped int, comma rune, bareCR bool, err error) {
+	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
+		if _, err := br.Discard(len(utf8BOM)); err != nil {
+			return nil, 0, 0, false, err
+		}
+	}
+	loneCR := func() bool {
+		next, err := br.Peek(1)
+		return err != nil || next[0] != '\n'
+	}
+	var counts [3]int // , ; \t
+	count := func(b byte) {
+		switch b {
+		case ',':
+			counts[0]++
+		case ';':
+			counts[1]++
+		case '\t':
+			counts[2]++
+		}
+	}
+	var buf []byte
+	started, inQuotes := false, false
+scan:
+	for len(buf) < maxHeaderSniff {
+		b, err := br.ReadByte()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, 0, 0, false, err
+		}
+		if b == '\r' && !inQuotes && loneCR() {
+			bareCR = true
+			b = '\n'
+		}
+		if !started {
+			switch b {
+			case '\n':
+				skipped++
+				buf = buf[:0]
+				continue
+			case ' ', '\t', '\r', '\v', '\f':
+				buf = append(buf, b)
+				continue
+			}
+			started = true
+			for _, c := range buf {
+				count(c)
+			}
+		}
+		buf = append(buf, b)
+		switch b {
+		case '"':
+			inQuotes = !inQuotes
+		case '\n':
+			if !inQuotes {
+				break scan
+			}
+		default:
+			if !inQuotes {
+				count(b)
+			}
+		}
+	}
+	if !started {
+		return nil, skipped, ',', false, nil
+	}
+	comma = ','
+	best, tie := 0, false
+	for i, d := range []rune{',', ';', '\t'} {
+		switch {
+		case counts[i] > best:
+			comma, best, tie = d, counts[i], false
+		case counts[i] == best && best > 0:
+			tie = true
+		}
+	}
+	if tie {
+		comma = ','
+	}
+	return buf, skipped, comma, bareCR, nil
+}
+
+// crToLF turns lone carriage returns into "\n", leaving "\r\n" alone.
+type crToLF struct{ r *bufio.Reader }
+
+func (c crToLF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i := range p[:n] {
+		if p[i] != '\r' {
+			continue
+		}
+		if i+1 < n {
+			if p[i+1] != '\n' {
+				p[i] = '\n'
+			}
+		} else if next, perr := c.r.Peek(1); perr != nil || next[0] != '\n' {
+			p[i] = '\n'
+		}
+	}
+	return n, err
+}
+
+// csvTracker sits between the text and csv.Reader. It bounds the size of
+// one record and remembers where the input ends, so that a quote error at
+// the very end can be told apart: encoding/csv reports a quoted field that
+// runs to the end of the file with the same ErrQuote as a stray quote.
+type csvTracker struct {
+	r        io.Reader
+	limit    int64 // bytes one record may take
+	recStart int64 // csv's input offset where the current record starts
+
+	total    int64
+	newlines int
+	cur      int64 // bytes after the last '\n'
+	prev     int64 // length of the line ended by the last '\n', without "\r\n"
+	lastByte byte
+	eof      bool
+}
+
+func (t *csvTracker) Read(p []byte) (int, error) {
+	if t.limit > 0 && t.total-t.recStart > t.limit {
+		return 0, errRecordTooLarge
+	}
+	n, err := t.r.Read(p)
+	t.observe(p[:n])
+	if errors.Is(err, io.EOF) {
+		t.eof = true
+	}
+	return n, err
+}
+
+func (t *csvTracker) observe(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	t.total += int64(len(p))
+	last := bytes.LastIndexByte(p, '\n')
+	if last < 0 {
+		t.cur += int64(len(p))
+		t.lastByte = p[len(p)-1]
+		return
+	}
+	t.newlines += bytes.Count(p, []byte{'\n'})
+	var n int64
+	if start := bytes.LastIndexByte(p[:last], '\n'); start >= 0 {
+		n = int64(last - start - 1)
+	} else {
+		n = t.cur + int64(last)
+	}
+	before := t.lastByte
+	if last > 0 {
+		before = p[last-1]
+	}
+	if before == '\r' && n > 0 {
+		n--
+	}
+	t.prev = n
+	t.cur = int64(len(p) - last - 1)
+	t.lastByte = p[len(p)-1]
+}
+
+// endsInside reports whether pe is a quoted field cut off by the end of
+// the input: encoding/csv reports it on the last line, at a column past
+// that line's text, whereas a stray quote is reported at the quote itself.
+func (t *csvTracker) endsInside(pe *csv.ParseError) bool {
+	if !t.eof {
+		return false
+	}
+	lastLine, lastLen := t.newlines, t.prev
+	if t.cur > 0 {
+		lastLine, lastLen = t.newlines+1, t.cur
+		if t.lastByte == '\r' {
+			lastLen--
+		}
+	}
+	return pe.Line == lastLine && int64(pe.Column) > lastLen
+}

@@ -1,0 +1,427 @@
+package importer
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadCSV(t *testing.T) {
+	t.Parallel()
+	const f = "t.csv"
+	note64k := strings.Repeat("A long note, with commas and \"\"quotes\"\".\n", 64<<10/40+1)
+	note5m := strings.Repeat("<p>HTML body, \"\"quoted\"\"</p>\r\n", 5<<20/30+1)
+	unquote := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, `""`, `"`), "\r\n", "\n") }
+	tests := []struct {
+		name       string
+		in         string
+		encoding   string
+		wantHeader []string
+		wantDelim  rune
+		want       []Row
+		wantErr    string // of the *FileError that ends reading
+		wantLine   int    // of that error
+	}{
+		{
+			name:       "Plain",
+			in:         "id,name\n1,Ann\n2,Bob\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "Ann"), ok(3, "id", "2", "name", "Bob")},
+		},
+		{
+			name:       "BOM",
+			in:         "\xef\xbb\xbfId,Name\n1,Ann\n",
+			wantHeader: []string{"Id", "Name"}, wantDelim: ',',
+			want: []Row{ok(2, "Id", "1", "Name", "Ann")},
+		},
+		{
+			name:       "BOMBeforeQuotedHeader",
+			in:         "\xef\xbb\xbf\"Id\",\"Name\"\n\"1\",\"Ann\"\n",
+			wantHeader: []string{"Id", "Name"}, wantDelim: ',',
+			want: []Row{ok(2, "Id", "1", "Name", "Ann")},
+		},
+		{
+			name:       "CRLFRows",
+			in:         "id,name\r\n1,Ann\r\n2,Bob\r\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "Ann"), ok(3, "id", "2", "name", "Bob")},
+		},
+		{
+			name:       "CRLFInsideQuotes",
+			in:         "id,note\r\n1,\"first\r\nsecond\"\r\n2,x\r\n",
+			wantHeader: []string{"id", "note"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "note", "first\nsecond"), ok(4, "id", "2", "note", "x")},
+		},
+		{
+			name:       "MacCRLineBreaks",
+			in:         "id,name\r1,Ann\r2,\"multi\rline\"\r\r3,Cy\r",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "Ann"), ok(3, "id", "2", "name", "multi\nline"), ok(6, "id", "3", "name", "Cy")},
+		},
+		{
+			name:       "MacCRAfterBlankLines",
+			in:         "\r\r id;name\r1;Ann",
+			wantHeader: []string{" id", "name"}, wantDelim: ';',
+			want: []Row{ok(4, " id", "1", "name", "Ann")},
+		},
+		{
+			name:       "LoneCRInQuotedHeaderIsData",
+			in:         "\"a\rb\",c\n1,\"x\ry\"\n",
+			wantHeader: []string{"a\rb", "c"}, wantDelim: ',',
+			want: []Row{ok(2, "a\rb", "1", "c", "x\ry")},
+		},
+		{
+			name:       "NoFinalNewline",
+			in:         "id,name\n1,Ann",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "Ann")},
+		},
+		{
+			name:       "SemicolonWithCommasInQuotes",
+			in:         "id;name;note\n1;\"Doe, Jane\";\"a, b, c, d\"\n",
+			wantHeader: []string{"id", "name", "note"}, wantDelim: ';',
+			want: []Row{ok(2, "id", "1", "name", "Doe, Jane", "note", "a, b, c, d")},
+		},
+		{
+			name:       "SemicolonHeaderWithQuotedCommas",
+			in:         "\"Name, first\";\"Name, last\";\"a,b,c\"\nAnn;Lee;x\n",
+			wantHeader: []string{"Name, first", "Name, last", "a,b,c"}, wantDelim: ';',
+			want: []Row{ok(2, "Name, first", "Ann", "Name, last", "Lee", "a,b,c", "x")},
+		},
+		{
+			name:       "Tab",
+			in:         "id\tname\tnote\n1\tAnn\tfoo, bar; baz\n",
+			wantHeader: []string{"id", "name", "note"}, wantDelim: '\t',
+			want: []Row{ok(2, "id", "1", "name", "Ann", "note", "foo, bar; baz")},
+		},
+		{
+			name:       "TabWithEmptyFirstHeader",
+			in:         "\tname\n1\tAnn\n",
+			wantHeader: []string{"", "name"}, wantDelim: '\t',
+			want: []Row{ok(2, "", "1", "name", "Ann")},
+		},
+		{
+			name:       "TieMeansComma",
+			in:         "a;b,c\n1;2,3\n",
+			wantHeader: []string{"a;b", "c"}, wantDelim: ',',
+			want: []Row{ok(2, "a;b", "1;2", "c", "3")},
+		},
+		{
+			name:       "TieSemicolonTabMeansComma",
+			in:         "a;b\tc\n1;2\t3\n",
+			wantHeader: []string{"a;b\tc"}, wantDelim: ',',
+			want: []Row{ok(2, "a;b\tc", "1;2\t3")},
+		},
+		{
+			name:       "SingleColumnMeansComma",
+			in:         "email\nann@example.com\n",
+			wantHeader: []string{"email"}, wantDelim: ',',
+			want: []Row{ok(2, "email", "ann@example.com")},
+		},
+		{
+			name:       "DelimiterSniffedAcrossQuotedLineBreakInHeader",
+			in:         "\"Note\nText, long\";id;owner\n\"a\nb\";1;x\n",
+			wantHeader: []string{"Note\nText, long", "id", "owner"}, wantDelim: ';',
+			want: []Row{ok(3, "Note\nText, long", "a\nb", "id", "1", "owner", "x")},
+		},
+		{
+			name: "MultiLineNotesAndLineNumbers",
+			in: "id,note,owner\n" +
+				"1,\"Line one, with a comma\nHe said \"\"hi\"\"\nthird line\",ann\n" +
+				"2,plain,bob\n" +
+				"3,\"\",\"\"\"quoted\"\"\"\n",
+			wantHeader: []string{"id", "note", "owner"}, wantDelim: ',',
+			want: []Row{
+				ok(2, "id", "1", "note", "Line one, with a comma\nHe said \"hi\"\nthird line", "owner", "ann"),
+				ok(5, "id", "2", "note", "plain", "owner", "bob"),
+				ok(6, "id", "3", "note", "", "owner", `"quoted"`),
+			},
+		},
+		{
+			name:       "Note64KiB",
+			in:         "id,note\n1,\"" + note64k + "\"\n2,x\n",
+			wantHeader: []string{"id", "note"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "note", unquote(note64k)), ok(2+strings.Count(note64k, "\n")+1, "id", "2", "note", "x")},
+		},
+		{
+			name:       "Note5MiB",
+			in:         "id,note\r\n1,\"" + note5m + "\"\r\n2,x\r\n",
+			wantHeader: []string{"id", "note"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "note", unquote(note5m)), ok(2+strings.Count(note5m, "\n")+1, "id", "2", "note", "x")},
+		},
+		{
+			name:       "DuplicateHeaderNames",
+			in:         "Record ID,Phone Number,Create Date,Phone Number,Create Date\n1,+1 555,2024-01-01,+1 666,2024-02-02\n",
+			wantHeader: []string{"Record ID", "Phone Number", "Create Date", "Phone Number", "Create Date"}, wantDelim: ',',
+			want: []Row{ok(2, "Record ID", "1", "Phone Number", "+1 555", "Create Date", "2024-01-01", "Phone Number", "+1 666", "Create Date", "2024-02-02")},
+		},
+		{
+			name:       "HeaderNamesRaw",
+			in:         " Id ,First Name\n1,Ann\n",
+			wantHeader: []string{" Id ", "First Name"}, wantDelim: ',',
+			want: []Row{ok(2, " Id ", "1", "First Name", "Ann")},
+		},
+		{
+			name:       "ValuesRaw",
+			in:         "id,phone,empty\n1, +33 1 23 ,\n",
+			wantHeader: []string{"id", "phone", "empty"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "phone", " +33 1 23 ", "empty", "")},
+		},
+		{
+			name:       "RaggedRows",
+			in:         "a,b,c\n1,2\n3,4,5,6\n7,8,9\n10\n",
+			wantHeader: []string{"a", "b", "c"}, wantDelim: ',',
+			want: []Row{
+				bad(f, 2, "row has 2 fields, the header has 3", "a", "1", "b", "2"),
+				bad(f, 3, "row has 4 fields, the header has 3", "a", "3", "b", "4", "c", "5"),
+				ok(4, "a", "7", "b", "8", "c", "9"),
+				bad(f, 5, "row has 1 field, the header has 3", "a", "10"),
+			},
+		},
+		{
+			name:       "FooterAfterEmptyRow",
+			in:         "id,name\n1,Ann\n\n\"Report total\"\n\"Generated by Salesforce\"\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{
+				ok(2, "id", "1", "name", "Ann"),
+				bad(f, 4, "row has 1 field, the header has 2", "id", "Report total"),
+				bad(f, 5, "row has 1 field, the header has 2", "id", "Generated by Salesforce"),
+			},
+		},
+		{
+			name:       "BareQuote",
+			in:         "id,name\n1,Ann \"the\" Doe\n2,Bob\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{
+				bad(f, 2, `bare " in an unquoted field at line 2, column 7 (a field holding " must be quoted, with each " doubled)`, "id", "1"),
+				ok(3, "id", "2", "name", "Bob"),
+			},
+		},
+		{
+			name:       "ExtraneousQuote",
+			in:         "id,name,x\n1,\"Ann\" Doe,y\n2,Bob,z\n",
+			wantHeader: []string{"id", "name", "x"}, wantDelim: ',',
+			want: []Row{
+				bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1"),
+				ok(3, "id", "2", "name", "Bob", "x", "z"),
+			},
+		},
+		{
+			name:       "ExtraneousQuoteOnLastLine",
+			in:         "id,name\n1,\"Ann\"x\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1")},
+		},
+		{
+			name:       "ExtraneousQuoteOnLastLineNoNewline",
+			in:         "id,name\n1,\"Ann\"x",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1")},
+		},
+		{
+			name:       "UnterminatedQuoteAtEnd",
+			in:         "id,name\n1,Ann\n2,\"Bob\n3,Carl\n4,Dan\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{
+				ok(2, "id", "1", "name", "Ann"),
+				bad(f, 3, "quoted field starting at line 3 is never closed (the rest of the file was read into it)", "id", "2"),
+			},
+		},
+		{
+			name:       "UnterminatedQuoteNoFinalNewline",
+			in:         "id,name\r\n1,\"Bob",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{bad(f, 2, "quoted field starting at line 2 is never closed (the rest of the file was read into it)", "id", "1")},
+		},
+		{
+			name:       "UnterminatedQuoteFirstField",
+			in:         "id,name\n\"1,Bob\n\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{bad(f, 2, "quoted field starting at line 2 is never closed (the rest of the file was read into it)")},
+		},
+		{
+			name:       "EmptyFile",
+			in:         "",
+			wantHeader: nil, wantDelim: ',',
+		},
+		{
+			name:       "BOMOnly",
+			in:         "\xef\xbb\xbf",
+			wantHeader: nil, wantDelim: ',',
+		},
+		{
+			name:       "WhitespaceLinesOnly",
+			in:         "\n  \r\n\t\n\n",
+			wantHeader: nil, wantDelim: ',',
+		},
+		{
+			name:       "HeaderOnly",
+			in:         "Id,IsDeleted,Name\n",
+			wantHeader: []string{"Id", "IsDeleted", "Name"}, wantDelim: ',',
+		},
+		{
+			name:       "HeaderOnlyNoNewline",
+			in:         "\xef\xbb\xbfId;Name",
+			wantHeader: []string{"Id", "Name"}, wantDelim: ';',
+		},
+		{
+			name:       "BlankLinesBeforeHeaderAndBetweenRows",
+			in:         "\n \r\nid,name\n\n1,Ann\n   \n\r\n2,Bob\n\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{ok(5, "id", "1", "name", "Ann"), ok(8, "id", "2", "name", "Bob")},
+		},
+		{
+			name:       "BracketHeaderIsNotJSON",
+			in:         "[Id],[Name]\n1,Ann\n",
+			wantHeader: []string{"[Id]", "[Name]"}, wantDelim: ',',
+			want: []Row{ok(2, "[Id]", "1", "[Name]", "Ann")},
+		},
+		{
+			name:       "Windows1252Decoded",
+			in:         "id,name,price\n1,Ren\xe9 \x93L\xe9on\x94,\x80 5\n",
+			encoding:   "windows-1252",
+			wantHeader: []string{"id", "name", "price"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "René “Léon”", "price", "€ 5")},
+		},
+		{
+			name:       "InvalidUTF8Flagged",
+			in:         "id,name\n1,Ren\xe9\n2,Ok\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{
+				bad(f, 2, "not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD"),
+				ok(3, "id", "2", "name", "Ok"),
+			},
+		},
+		{
+			name:       "InvalidUTF8AndRagged",
+			in:         "id,name\n1,Ren\xe9,x\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{
+				bad(f, 2, "row has 3 fields, the header has 2; not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD"),
+			},
+		},
+		{
+			name:     "InvalidUTF8Header",
+			in:       "id,Pr\xe9nom\n1,Ann\n",
+			wantErr:  "header is not valid UTF-8 (try --encoding windows-1252)",
+			wantLine: 1,
+		},
+		{
+			name:     "BrokenHeader",
+			in:       "\nid,na\"me\n1,Ann\n",
+			wantErr:  `header: bare " in an unquoted field at line 2, column 6`,
+			wantLine: 2,
+		},
+		{
+			name:     "UnterminatedHeader",
+			in:       "id,\"name\n1,Ann\n",
+			wantErr:  "header: quoted field starting at line 1 is never closed",
+			wantLine: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rr, rows, err := readAll(t, []byte(tt.in), ReadOptions{Name: f, Format: FormatCSV, Encoding: tt.encoding})
+			if tt.wantErr != "" {
+				var fe *FileError
+				require.ErrorAs(t, err, &fe)
+				require.Contains(t, fe.Reason, tt.wantErr)
+				require.Equal(t, tt.wantLine, fe.Line)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.wantHeader, rr.Header())
+			require.Equal(t, tt.wantDelim, rr.Delimiter())
+			require.Equal(t, len(tt.want), len(rows))
+			for i := range tt.want { // one by one: a 5 MiB diff is unreadable
+				require.Equal(t, tt.want[i], rows[i], "row %d", i)
+			}
+		})
+	}
+}
+
+// TestReadCSVRecordTooLarge: a quote that is never closed in a big file
+// fails the file once a record passes the limit, instead of reading the
+// whole rest of the file into memory.
+func TestReadCSVRecordTooLarge(t *testing.T) {
+	t.Parallel()
+	in := "id,note\n1,ok\n2,\"never closed\n" + strings.Repeat("3,more data\n", 10000)
+	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "big.csv", Format: FormatCSV})
+	require.NoError(t, err)
+	rr.csv.track.limit = 16 << 10
+
+	row, err := rr.Next()
+	require.NoError(t, err)
+	require.Equal(t, ok(2, "id", "1", "note", "ok"), row)
+	_, err = rr.Next()
+	var fe *FileError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, "big.csv", fe.File)
+	require.Contains(t, fe.Reason, "the record after line 2 is larger than")
+}
+
+// TestReadCSVHugeField: a 50 MB field is read whole.
+func TestReadCSVHugeField(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 MB")
+	}
+	t.Parallel()
+	var b bytes.Buffer
+	b.WriteString("id,body\n1,\"")
+	chunk := "<div>50 MB of HTML, with \"\"quotes\"\"\nand line breaks</div>"
+	for b.Len() < 50<<20 {
+		b.WriteString(chunk)
+	}
+	b.WriteString("\"\n2,x\n")
+	rr, err := NewRowReader(bytes.NewReader(b.Bytes()), ReadOptions{Name: "huge.csv", Format: FormatCSV})
+	require.NoError(t, err)
+	row, err := rr.Next()
+	require.NoError(t, err)
+	require.Nil(t, row.Err)
+	require.Greater(t, len(row.Cols[1].Value), 45<<20)
+	require.True(t, strings.HasPrefix(row.Cols[1].Value, `<div>50 MB of HTML, with "quotes"`+"\n"))
+	row, err = rr.Next()
+	require.NoError(t, err)
+	require.Equal(t, []Col{{"id", "2"}, {"body", "x"}}, row.Cols)
+	_, err = rr.Next()
+	require.ErrorIs(t, err, io.EOF)
+}
+
+// FuzzReadCSV: whatever the bytes, reading ends, never panics, and lines
+// only go forward.
+func FuzzReadCSV(f *testing.F) {
+	for _, seed := range []string{
+		"id,name\n1,Ann\n", "a;b\n\"x\n", "a,b\n1,\"2\"3\n", "\xef\xbb\xbf\n\n", "a\tb\n\"\"\"\n",
+		"id,note\r\n1,\"a\r\nb\"\r\n", "a,b\n\"", "\"a\nb\",c\n1,2", "a,b\n1,\xe9\n", "x\n \n\"\"x",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rr, err := NewRowReader(bytes.NewReader(in), ReadOptions{Name: "fuzz.csv", Format: FormatCSV})
+		if err != nil {
+			var fe *FileError
+			require.ErrorAs(t, err, &fe)
+			return
+		}
+		last := 0
+		for range len(in) + 2 {
+			row, err := rr.Next()
+			if err != nil {
+				var fe *FileError
+				if !errors.Is(err, io.EOF) {
+					require.ErrorAs(t, err, &fe)
+				}
+				return
+			}
+			require.Greater(t, row.Line, last)
+			require.LessOrEqual(t, len(row.Cols), len(rr.Header()))
+			last = row.Line
+		}
+		t.Fatal("reading does not end")
+	})
+}

@@ -1,0 +1,470 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// wrapperKeys are the keys of an object that holds the records array
+// ({"records": […]} from Salesforce, {"results": […]} from HubSpot…).
+var wrapperKeys = [...]string{"records", "results", "data"}
+
+type jsonState int
+
+const (
+	jsonStart   jsonState = iota // nothing read yet
+	jsonArray                    // inside the top-level array
+	jsonWrapped                  // inside the array of a wrapper object
+	jsonStream                   // successive top-level values (JSON Lines)
+)
+
+// jsonSource streams the records of a JSON or JSON Lines file with
+// json.Decoder tokens, so that only one record is held at a time and keys
+// keep their order.
+type jsonSource struct {
+	name      string
+	format    Format
+	dec       *json.Decoder
+	lines     *lineCounter
+	checkUTF8 bool
+	state     jsonState
+}
+
+func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool) *jsonSource {
+	br := bufio.NewReader(text)
+	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
+		_, _ = br.Discard(len(utf8BOM)) // cannot fail: the bytes are buffered
+	}
+	lines := &lineCounter{r: br, line: 1, limit: maxRecordBytes}
+	dec := json.NewDecoder(lines)
+	dec.UseNumber()
+	return &jsonSource{name: name, format: format, dec: dec, lines: lines, checkUTF8: checkUTF8}
+}
+
+func (s *jsonSource) next() (Row, error) {
+	switch s.state {
+	case jsonStart:
+		tok, err := s.token(true)
+		if err != nil {
+			return Row{}, err
+		}
+		switch tok {
+		case json.Delim('['):
+			// An array is tolerated in a .jsonl file too.
+			s.state = jsonArray
+			return s.next()
+		case json.Delim('{'):
+			s.state = jsonStream
+			line := s.tokenLine()
+			if s.format != FormatJSON {
+				return s.readObject(line)
+			}
+			row, wrapped, err := s.readFirstObject(line)
+			if err != nil || !wrapped {
+				return row, err
+			}
+			s.state = jsonWrapped
+			return s.next()
+		}
+		s.state = jsonStream
+		return s.nonObject(tok)
+
+	case jsonArray, jsonWrapped:
+		if !s.dec.More() {
+			if _, err := s.token(false); err != nil { // the closing ]
+				return Row{}, err
+			}
+			if s.state == jsonWrapped {
+				return Row{}, s.endWrapper()
+			}
+			return Row{}, s.expectEnd("after the closing ] of the array")
+		}
+		tok, err := s.token(false)
+		if err != nil {
+			return Row{}, err
+		}
+		if tok == json.Delim('{') {
+			return s.readObject(s.tokenLine())
+		}
+		return s.nonObject(tok)
+
+	default: // jsonStream
+		tok, err := s.token(true)
+		if err != nil {
+			return Row{}, err
+		}
+		if tok == json.Delim('{') {
+			return s.readObject(s.tokenLine())
+		}
+		return s.nonObject(tok)
+	}
+}
+
+// readFirstObject reads the first object of a .json file that does not
+// start with "[": either a wrapper, whose first "records"/"results"/"data"
+// key holding an array is where the records are (wrapped is then true and
+// the decoder stands inside that array), or the first record of JSON
+// Lines content.
+func (s *jsonSource) readFirstObject(line int) (row Row, wrapped bool, err error) {
+	var cols []Col
+	badUTF8 := false
+	for s.dec.More() {
+		key, err := s.key()
+		if err != nil {
+			return Row{}, false, err
+		}
+		if !isWrapperKey(key) {
+			v, ok, err := s.value()
+			if err != nil {
+				return Row{}, false, err
+			}
+			badUTF8 = badUTF8 || !ok
+			cols = append(cols, Col{Name: key, Value: v})
+			continue
+		}
+		tok, err := s.token(false)
+		if err != nil {
+			return Row{}, false, err
+		}
+		if tok == json.Delim('[') {
+			return Row{}, true, nil
+		}
+		v, err := s.rebuild(tok)
+		if err != nil {
+			return Row{}, false, err
+		}
+		cols = append(cols, Col{Name: key, Value: v})
+	}
+	if _, err := s.token(false); err != nil { // the closing }
+		return Row{}, false, err
+	}
+	return s.row(line, cols, badUTF8), false, nil
+}
+
+// endWrapper skips what follows the records array in a wrapper object and
+// makes sure nothing follows the object: JSON Lines whose first record
+// happens to hold a "data" array must not lose the other records silently.
+func (s *jsonSource) endWrapper() error {
+	for s.dec.More() {
+		if _, err := s.key(); err != nil {
+			return err
+		}
+		if err := s.skipValue(); err != nil {
+			return err
+		}
+	}
+	if _, err := s.token(false); err != nil { // the wrapper's closing }
+		return err
+	}
+	return s.expectEnd("after the object holding the records (JSON Lines? name the file .jsonl)")
+}
+
+// expectEnd returns io.EOF when the input holds nothing more, or a
+// *FileError saying that something comes after what.
+func (s *jsonSource) expectEnd(after string) error {
+	_, err := s.dec.Token()
+	switch {
+	case errors.Is(err, io.EOF):
+		return io.EOF
+	case err != nil:
+		return s.fileError(err)
+	}
+	return &FileError{File: s.name, Line: s.tokenLine(), Reason: "unexpected data " + after}
+}
+
+// readObject reads the rest of an object whose "{" starts at line.
+func (s *jsonSource) readObject(line int) (Row, error) {
+	var cols []Col
+	badUTF8 := false
+	for s.dec.More() {
+		key, err := s.key()
+		if err != nil {
+			return Row{}, err
+		}
+		v, ok, err := s.value()
+		if err != nil {
+			return Row{}, err
+		}
+		badUTF8 = badUTF8 || !ok
+		cols = append(cols, Col{Name: key, Value: v})
+	}
+	if _, err := s.token(false); err != nil { // the closing }
+		return Row{}, err
+	}
+	return s.row(line, cols, badUTF8), nil
+}
+
+func (s *jsonSource) row(line int, cols []Col, badUTF8 bool) Row {
+	row := Row{Line: line, Cols: cols}
+	if badUTF8 {
+		row.Err = &RowError{File: s.name, Line: line, Reason: invalidUTF8Reason}
+	}
+	return row
+}
+
+// nonObject makes the bad row for an element that is not an object,
+// skipping the rest of it when it is an array.
+func (s *jsonSource) nonObject(tok json.Token) (Row, error) {
+	line := s.tokenLine()
+	what := "string"
+	switch tok.(type) {
+	case json.Number:
+		what = "number"
+	case bool:
+		what = "boolean"
+	case nil:
+		what = "null"
+	case json.Delim:
+		what = "array"
+		if err := s.skipRest(); err != nil {
+			return Row{}, err
+		}
+	}
+	reason := "expected an object, found " + what
+	return Row{Line: line, Err: &RowError{File: s.name, Line: line, Reason: reason}}, nil
+}
+
+func (s *jsonSource) key() (string, error) {
+	tok, err := s.token(false)
+	if err != nil {
+		return "", err
+	}
+	key, ok := tok.(string)
+	if !ok { // json.Decoder does not return anything else here
+		return "", &FileError{File: s.name, Line: s.tokenLine(), Reason: fmt.Sprintf("invalid JSON: object key %v is not a string", tok)}
+	}
+	return key, nil
+}
+
+// value reads one value as the text of a Col: a string as is, a number as
+// its literal, true/false, null as "", an object or array as compact JSON.
+// ok is false when the value is not valid UTF-8 while it should be.
+func (s *jsonSource) value() (text string, ok bool, err error) {
+	var raw json.RawMessage
+	if err := s.dec.Decode(&raw); err != nil {
+		return "", false, s.fileError(err)
+	}
+	ok = !s.checkUTF8 || utf8.Valid(raw)
+	switch raw[0] {
+	case '"':
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return "", false, s.fileError(err)
+		}
+		return str, ok, nil
+	case 'n':
+		return "", ok, nil
+	case '{', '[':
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return "", false, s.fileError(err)
+		}
+		return b.String(), ok, nil
+	}
+	return string(raw), ok, nil // a number's literal, true, false
+}
+
+// rebuild turns a value whose first token was already read back into the
+// text value() would have given.
+func (s *jsonSource) rebuild(tok json.Token) (string, error) {
+	switch t := tok.(type) {
+	case string:
+		return t, nil
+	case json.Number:
+		return string(t), nil
+	case bool:
+		return fmt.Sprintf("%t", t), nil
+	case nil:
+		return "", nil
+	}
+	// An object ([ is handled by the caller): its keys are re-encoded, its
+	// values copied compact.
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; s.dec.More(); i++ {
+		key, err := s.key()
+		if err != nil {
+			return "", err
+		}
+		var raw json.RawMessage
+		if err := s.dec.Decode(&raw); err != nil {
+			return "", s.fileError(err)
+		}
+		var v bytes.Buffer
+		if err := json.Compact(&v, raw); err != nil {
+			return "", s.fileError(err)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(quoteJSON(key))
+		b.WriteByte(':')
+		b.Write(v.Bytes())
+	}
+	if _, err := s.token(false); err != nil {
+		return "", err
+	}
+	b.WriteByte('}')
+	return b.String(), nil
+}
+
+func quoteJSON(str string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(str) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// skipValue skips one whole value, letting the line counter forget it.
+func (s *jsonSource) skipValue() error {
+	tok, err := s.token(false)
+	if err != nil {
+		return err
+	}
+	if _, ok := tok.(json.Delim); ok {
+		return s.skipRest()
+	}
+	return nil
+}
+
+// skipRest skips to the end of the array or object just opened.
+func (s *jsonSource) skipRest() error {
+	for depth := 1; depth > 0; {
+		tok, err := s.token(false)
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+		case json.Delim(']'), json.Delim('}'):
+			depth--
+		}
+		s.lines.lineAt(s.dec.InputOffset()) // count as we go: memory stays bounded
+	}
+	return nil
+}
+
+// token reads the next token. At the top level (between JSON Lines
+// records) the end of the input is io.EOF; inside a value it is a
+// *FileError.
+func (s *jsonSource) token(top bool) (json.Token, error) {
+	tok, err := s.dec.Token()
+	if err == nil {
+		return tok, nil
+	}
+	if errors.Is(err, io.EOF) && top {
+		return nil, io.EOF
+	}
+	return nil, s.fileError(err)
+}
+
+// tokenLine is the line of the last byte of the token just read: the line
+// of a "{" or "[", and of a whole scalar (JSON strings hold no line break).
+func (s *jsonSource) tokenLine() int {
+	return s.lines.lineAt(s.dec.InputOffset() - 1)
+}
+
+func (s *jsonSource) fileError(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return &FileError{File: s.name, Line: s.lines.lineAt(s.syntaxErrorOffset(se)), Reason: "invalid JSON: " + se.Error()}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &FileError{File: s.name, Line: s.lines.lineAt(s.lines.total - 1),
+			Reason: "unexpected end of the file inside a value (is the file cut short?)"}
+	case errors.Is(err, errRecordTooLarge):
+		return &FileError{File: s.name, Line: s.lines.line, Reason: fmt.Sprintf(
+			"a value starting at or after line %d is larger than %d MiB", s.lines.line, s.lines.limit>>20)}
+	}
+	return &FileError{File: s.name, Reason: "read: " + err.Error(), cause: err}
+}
+
+// syntaxErrorOffset finds where a syntax error is. json.Decoder stops
+// before the token or value it could not read. An error from Token itself
+// carries that offset; one from reading a value (Decode, and Token for a
+// scalar) carries a count of the bytes Decode has scanned so far, not an
+// offset in the input, so the value is scanned again from where it starts.
+func (s *jsonSource) syntaxErrorOffset(se *json.SyntaxError) int64 {
+	at := s.dec.InputOffset()
+	if se.Offset == at {
+		return at
+	}
+	var raw json.RawMessage
+	var again *json.SyntaxError
+	if err := json.NewDecoder(bytes.NewReader(s.lines.from(at))).Decode(&raw); errors.As(err, &again) && again.Offset > 0 {
+		return at + again.Offset - 1
+	}
+	return at
+}
+
+func isWrapperKey(key string) bool {
+	for _, k := range wrapperKeys {
+		if key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// lineCounter sits between the text and json.Decoder and turns decoder
+// offsets into line numbers. It keeps only the bytes between the last
+// offset asked about and what the decoder has read (its buffer, about one
+// record), so it works on files of any size. Offsets asked about must not
+// go backwards.
+type lineCounter struct {
+	r     io.Reader
+	buf   []byte // buf[start:] are read but not yet counted
+	start int
+	base  int64 // offset of buf[start]
+	line  int   // line at base, 1-based
+	total int64 // bytes read
+	limit int   // uncounted bytes allowed: one record
+}
+
+func (c *lineCounter) Read(p []byte) (int, error) {
+	if c.limit > 0 && len(c.buf)-c.start > c.limit {
+		return 0, errRecordTooLarge
+	}
+	n, err := c.r.Read(p)
+	if n > 0 {
+		if c.start > 0 && c.start >= len(c.buf)/2 {
+			c.buf = append(c.buf[:0], c.buf[c.start:]...)
+			c.start = 0
+		}
+		c.buf = append(c.buf, p[:n]...)
+		c.total += int64(n)
+	}
+	return n, err
+}
+
+// lineAt returns the 1-based line of the byte at offset off.
+func (c *lineCounter) lineAt(off int64) int {
+	n := off - c.base
+	if n <= 0 {
+		return c.line
+	}
+	n = min(n, int64(len(c.buf)-c.start))
+	end := c.start + int(n)
+	c.line += bytes.Count(c.buf[c.start:end], []byte{'\n'})
+	c.start = end
+	c.base += n
+	return c.line
+}
+
+// from returns the bytes read from offset off on (nil when they are no
+// longer kept).
+func (c *lineCounter) from(off int64) []byte {
+	n := off - c.base
+	if n < 0 || n > int64(len(c.buf)-c.start) {
+		return nil
+	}
+	return c.buf[c.start+int(n):]
+}

@@ -1,0 +1,364 @@
+package importer
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadJSON(t *testing.T) {
+	t.Parallel()
+	const f = "t.json"
+	bigNote := strings.Repeat(`line \"quoted\" \u00e9\n`, 300000) // about 6 MB of JSON text
+	tests := []struct {
+		name     string
+		in       string
+		format   Format
+		encoding string
+		want     []Row
+		wantErr  string // of the *FileError that ends reading
+		wantLine int    // of that error
+	}{
+		{
+			name:   "Array",
+			in:     `[{"id":"1","name":"Ann"},{"id":"2","name":"Bob"}]`,
+			format: FormatJSON,
+			want:   []Row{ok(1, "id", "1", "name", "Ann"), ok(1, "id", "2", "name", "Bob")},
+		},
+		{
+			name: "PrettyArrayLines",
+			in: "[\n" +
+				"  {\n    \"id\": \"1\",\n    \"note\": \"a\"\n  },\n" +
+				"  {\"id\": \"2\"},\n" +
+				"\n" +
+				"  {\n    \"id\": \"3\"\n  }\n" +
+				"]\n",
+			format: FormatJSON,
+			want:   []Row{ok(2, "id", "1", "note", "a"), ok(6, "id", "2"), ok(8, "id", "3")},
+		},
+		{
+			name:   "BOM",
+			in:     "\xef\xbb\xbf[{\"id\":\"1\"}]",
+			format: FormatJSON,
+			want:   []Row{ok(1, "id", "1")},
+		},
+		{
+			name:   "KeyOrderAndDuplicateKeys",
+			in:     `[{"z":"1","a":"2","m":"3","a":"4"}]`,
+			format: FormatJSON,
+			want:   []Row{ok(1, "z", "1", "a", "2", "m", "3", "a", "4")},
+		},
+		{
+			name:   "WrapperRecords",
+			in:     "{\n\"records\": [\n{\"attributes\": {\"type\": \"Account\", \"referenceId\": \"AccountRef1\"}, \"Name\": \"Acme\"},\n{\"Name\": \"Globex\", \"ParentId\": \"@AccountRef1\"}\n]\n}\n",
+			format: FormatJSON,
+			want: []Row{
+				ok(3, "attributes", `{"type":"Account","referenceId":"AccountRef1"}`, "Name", "Acme"),
+				ok(4, "Name", "Globex", "ParentId", "@AccountRef1"),
+			},
+		},
+		{
+			name:   "WrapperResultsAfterOtherKeys",
+			in:     `{"total": 2, "paging": {"next": {"after": "2"}}, "results": [{"id": "101", "properties": {"email": "a@example.com", "n": 1.50}}, {"id": "102"}], "extra": [1, 2]}`,
+			format: FormatJSON,
+			want: []Row{
+				ok(1, "id", "101", "properties", `{"email":"a@example.com","n":1.50}`),
+				ok(1, "id", "102"),
+			},
+		},
+		{
+			name:   "WrapperData",
+			in:     `{"data": [{"id": 7}]}`,
+			format: FormatJSON,
+			want:   []Row{ok(1, "id", "7")},
+		},
+		{
+			name:   "WrapperFirstKeyHoldingAnArray",
+			in:     `{"data": {"note": "not the records"}, "records": [{"id": "1"}], "results": [{"id": "no"}]}`,
+			format: FormatJSON,
+			want:   []Row{ok(1, "id", "1")},
+		},
+		{
+			name:   "WrapperEmpty",
+			in:     `{"records": []}`,
+			format: FormatJSON,
+		},
+		{
+			name:     "WrapperFollowedByMoreObjects",
+			in:       "{\"id\": \"1\", \"data\": [{\"x\": 1}]}\n{\"id\": \"2\"}\n",
+			format:   FormatJSON,
+			want:     []Row{ok(1, "x", "1")},
+			wantErr:  "unexpected data after the object holding the records (JSON Lines? name the file .jsonl)",
+			wantLine: 2,
+		},
+		{
+			name:   "JSONLInJSONFile",
+			in:     "{\"id\": \"1\", \"name\": \"Ann\"}\n{\"id\": \"2\"}\n",
+			format: FormatJSON,
+			want:   []Row{ok(1, "id", "1", "name", "Ann"), ok(2, "id", "2")},
+		},
+		{
+			name:   "JSONLInJSONFileWithWrapperKeyNotArray",
+			in:     "{\"id\": \"1\", \"data\": {\"b\": [1, 2], \"a\": \"<x>\"}, \"results\": \"none\", \"records\": null}\n{\"id\": \"2\", \"data\": 5}\n",
+			format: FormatJSON,
+			want: []Row{
+				ok(1, "id", "1", "data", `{"b":[1,2],"a":"<x>"}`, "results", "none", "records", ""),
+				ok(2, "id", "2", "data", "5"),
+			},
+		},
+		{
+			name:   "JSONLBlankLines",
+			in:     "{\"id\":\"1\"}\n\n{\"id\":\"2\"}\r\n\r\n\n{\"id\":\"3\"}\n\n",
+			format: FormatJSONL,
+			want:   []Row{ok(1, "id", "1"), ok(3, "id", "2"), ok(6, "id", "3")},
+		},
+		{
+			name:   "JSONLWrapperKeyIsARecordField",
+			in:     "{\"id\":\"1\",\"data\":[{\"a\":1}]}\n{\"id\":\"2\"}\n",
+			format: FormatJSONL,
+			want:   []Row{ok(1, "id", "1", "data", `[{"a":1}]`), ok(2, "id", "2")},
+		},
+		{
+			name:   "JSONLArrayTolerated",
+			in:     "[{\"id\":\"1\"},\n{\"id\":\"2\"}]\n",
+			format: FormatJSONL,
+			want:   []Row{ok(1, "id", "1"), ok(2, "id", "2")},
+		},
+		{
+			name:   "Values",
+			in:     `[{"s": "a\nb\u00e9 \"q\"", "n": 1.50, "big": 12345678901234567890, "e": 1e-7, "neg": -0.0, "t": true, "f": false, "null": null, "obj": {"b": 1, "a": [true, null, "x"]}, "arr": [ 1 , 2 ], "empty": ""}]`,
+			format: FormatJSON,
+			want: []Row{ok(1,
+				"s", "a\nbé \"q\"", "n", "1.50", "big", "12345678901234567890", "e", "1e-7", "neg", "-0.0",
+				"t", "true", "f", "false", "null", "", "obj", `{"b":1,"a":[true,null,"x"]}`, "arr", "[1,2]", "empty", "")},
+		},
+		{
+			name:   "EmptyObject",
+			in:     `[{}]`,
+			format: FormatJSON,
+			want:   []Row{{Line: 1}},
+		},
+		{
+			name:   "NonObjectElements",
+			in:     "[{\"id\":\"1\"},\n 42,\n \"x\",\n null,\n [1, [2, {\"a\": 3}]],\n true,\n {\"id\":\"2\"}]",
+			format: FormatJSON,
+			want: []Row{
+				ok(1, "id", "1"),
+				bad(f, 2, "expected an object, found number"),
+				bad(f, 3, "expected an object, found string"),
+				bad(f, 4, "expected an object, found null"),
+				bad(f, 5, "expected an object, found array"),
+				bad(f, 6, "expected an object, found boolean"),
+				ok(7, "id", "2"),
+			},
+		},
+		{
+			name:   "JSONLNonObject",
+			in:     "{\"id\":\"1\"}\n[1,\n2]\n\"s\"\n{\"id\":\"2\"}\n",
+			format: FormatJSONL,
+			want: []Row{
+				ok(1, "id", "1"),
+				bad(f, 2, "expected an object, found array"),
+				bad(f, 4, "expected an object, found string"),
+				ok(5, "id", "2"),
+			},
+		},
+		{
+			name:     "SyntaxErrorInValue",
+			in:       "[\n{\"id\":\"1\"},\n{\"id\": oops}\n]",
+			format:   FormatJSON,
+			want:     []Row{ok(2, "id", "1")},
+			wantErr:  "invalid JSON: invalid character 'o' looking for beginning of value",
+			wantLine: 3,
+		},
+		{
+			name:     "SyntaxErrorDeepInNestedValue",
+			in:       "[\n{\"id\": \"1\",\n \"nested\": {\n   \"a\": 1,\n   \"b\": [1,\n     2,,\n   3]\n }}\n]",
+			format:   FormatJSON,
+			wantErr:  "invalid JSON: invalid character ','",
+			wantLine: 6,
+		},
+		{
+			name:     "SyntaxErrorMissingComma",
+			in:       "[\n{\"id\":\"1\"}\n{\"id\":\"2\"}\n]",
+			format:   FormatJSON,
+			want:     []Row{ok(2, "id", "1")},
+			wantErr:  "invalid JSON: invalid character '{' after array element",
+			wantLine: 3,
+		},
+		{
+			name:     "SyntaxErrorJSONL",
+			in:       "{\"id\":\"1\"}\n{\"id\":\"2\"}\n{\"id\" \"3\"}\n{\"id\":\"4\"}\n",
+			format:   FormatJSONL,
+			want:     []Row{ok(1, "id", "1"), ok(2, "id", "2")},
+			wantErr:  "invalid JSON: expected colon after object key",
+			wantLine: 3,
+		},
+		{
+			name:     "SyntaxErrorBadLiteral",
+			in:       "[{\"id\": 1},\n{\"id\": tru}]",
+			format:   FormatJSON,
+			want:     []Row{ok(1, "id", "1")},
+			wantErr:  "invalid JSON: invalid character '}' in literal true (expecting 'e')",
+			wantLine: 2,
+		},
+		{
+			name:     "SyntaxErrorAfterBigValue",
+			in:       "[{\"id\": \"1\", \"note\": \"" + bigNote + "\"},\n{\"id\": \"2\"},\n{\"id\": \"3\",}]",
+			format:   FormatJSON,
+			want:     []Row{ok(1, "id", "1", "note", strings.Repeat("line \"quoted\" é\n", 300000)), ok(2, "id", "2")},
+			wantErr:  "invalid JSON: invalid character '}' looking for beginning of object key string",
+			wantLine: 3,
+		},
+		{
+			name:     "Truncated",
+			in:       "[{\"id\":\"1\"},\n{\"id\":\"2\", \"name\": \"Bo",
+			format:   FormatJSON,
+			want:     []Row{ok(1, "id", "1")},
+			wantErr:  "unexpected end of the file inside a value",
+			wantLine: 2,
+		},
+		{
+			name:     "TruncatedBetweenElements",
+			in:       "[{\"id\":\"1\"},\n",
+			format:   FormatJSON,
+			want:     []Row{ok(1, "id", "1")},
+			wantErr:  "unexpected end of the file inside a value",
+			wantLine: 1,
+		},
+		{
+			name:     "DataAfterArray",
+			in:       "[{\"id\":\"1\"}]\n[{\"id\":\"2\"}]",
+			format:   FormatJSON,
+			want:     []Row{ok(1, "id", "1")},
+			wantErr:  "unexpected data after the closing ] of the array",
+			wantLine: 2,
+		},
+		{name: "EmptyFile", in: "", format: FormatJSON},
+		{name: "WhitespaceOnly", in: " \n\t\r\n", format: FormatJSONL},
+		{name: "EmptyArray", in: "[ ]\n", format: FormatJSON},
+		{name: "BOMOnly", in: "\xef\xbb\xbf", format: FormatJSON},
+		{
+			name:   "InvalidUTF8Flagged",
+			in:     "[{\"id\":\"1\",\"name\":\"Ren\xe9\"},{\"id\":\"2\"}]",
+			format: FormatJSON,
+			want:   []Row{bad(f, 1, "not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD"), ok(1, "id", "2")},
+		},
+		{
+			name:     "Windows1252Decoded",
+			in:       "[{\"name\":\"Ren\xe9 \x80\"}]",
+			format:   FormatJSON,
+			encoding: "windows-1252",
+			want:     []Row{ok(1, "name", "René €")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rr, rows, err := readAll(t, []byte(tt.in), ReadOptions{Name: f, Format: tt.format, Encoding: tt.encoding})
+			require.Equal(t, len(tt.want), len(rows))
+			for i := range tt.want {
+				require.Equal(t, tt.want[i], rows[i], "row %d", i)
+			}
+			if tt.wantErr != "" {
+				var fe *FileError
+				require.ErrorAs(t, err, &fe)
+				require.Contains(t, fe.Reason, tt.wantErr)
+				require.Equal(t, tt.wantLine, fe.Line)
+				require.Equal(t, f, fe.File)
+				return
+			}
+			require.NoError(t, err)
+			require.Nil(t, rr.Header())
+			require.Zero(t, rr.Delimiter())
+		})
+	}
+}
+
+// TestReadJSONLineCounterBounded: the line counter forgets what it has
+// counted, so its memory stays about one record however long the file.
+func TestReadJSONLineCounterBounded(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	for i := range 50000 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(`{"id": "x", "note": "some text to make the file bigger than the buffers"}`)
+	}
+	b.WriteString("\n]\n")
+	rr, err := NewRowReader(bytes.NewReader(b.Bytes()), ReadOptions{Name: "big.json", Format: FormatJSON})
+	require.NoError(t, err)
+	n := 0
+	for {
+		row, err := rr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		n++
+		require.Equal(t, n+1, row.Line)
+		require.Less(t, cap(rr.json.lines.buf), 256<<10, "the line counter keeps the whole file")
+	}
+	require.Equal(t, 50000, n)
+}
+
+// TestReadJSONRecordTooLarge: a value over the limit fails the file.
+func TestReadJSONRecordTooLarge(t *testing.T) {
+	t.Parallel()
+	in := "[{\"id\": \"1\"},\n{\"id\": \"2\", \"note\": \"" + strings.Repeat("x", 100<<10) + "\"}]"
+	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "big.json", Format: FormatJSON})
+	require.NoError(t, err)
+	rr.json.lines.limit = 16 << 10
+	row, err := rr.Next()
+	require.NoError(t, err)
+	require.Equal(t, ok(1, "id", "1"), row)
+	_, err = rr.Next()
+	var fe *FileError
+	require.ErrorAs(t, err, &fe)
+	require.Contains(t, fe.Reason, "is larger than")
+}
+
+// FuzzReadJSON: whatever the bytes, reading ends, never panics, and lines
+// never go backwards.
+func FuzzReadJSON(f *testing.F) {
+	for _, seed := range []string{
+		`[{"a":1},{"b":[1,{"c":null}]}]`, `{"records":[{"a":"x"},2]}`, "{\"a\":1}\n\n{\"b\":2}", `[1,"x",[],{}]`,
+		`{"data":{"x":1},"data":[{}]}`, "[\n{\"a\":\n", `{"a":1}]`, `[{"a":1}] x`, "{\"a\":\"\xe9\"}",
+	} {
+		f.Add([]byte(seed), false)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, lines bool) {
+		format := FormatJSON
+		if lines {
+			format = FormatJSONL
+		}
+		rr, err := NewRowReader(bytes.NewReader(in), ReadOptions{Name: "fuzz.json", Format: format})
+		if err != nil {
+			var fe *FileError
+			require.ErrorAs(t, err, &fe)
+			return
+		}
+		last := 0
+		for range len(in) + 2 {
+			row, err := rr.Next()
+			if err != nil {
+				var fe *FileError
+				if !errors.Is(err, io.EOF) {
+					require.ErrorAs(t, err, &fe)
+					require.Positive(t, fe.Line)
+				}
+				return
+			}
+			require.GreaterOrEqual(t, row.Line, last)
+			require.Positive(t, row.Line)
+			last = row.Line
+		}
+		t.Fatal("reading does not end")
+	})
+}
