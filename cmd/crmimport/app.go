@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"crmimport/failpoint"
+	"crmimport/phases"
+	"crmimport/store"
+)
+
+// app is the command line: wiring only. Each action parses its flags,
+// calls one library function and prints.
+type app struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	signals        bool // Ctrl-C and SIGTERM request a stop (off in in-process tests)
+
+	// set from the global flags
+	dbPath string
+	json   bool
+	quiet  bool
+	fps    *failpoint.Set
+}
+
+func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
+	return &app{stdout: stdout, stderr: stderr, getenv: getenv}
+}
+
+const helpIntro = `crmimport imports CRM exports (CSV, JSON, JSON Lines) into one local SQLite
+file through an idempotency ledger: every run is safe to repeat, stop, kill
+and resume. It never duplicates a record, never loses one silently, and never
+reports success when it did nothing.
+
+Examples:
+   crmimport run --tenant acme --source canonical ./export
+   crmimport runs
+   crmimport report 7
+   crmimport resume 7
+   crmimport run --tenant acme --source canonical --only notes,activities ./export
+
+Exit codes: 0 succeeded · 1 error · 2 usage · 3 partial · 4 failed ·
+5 cancelled · 6 refused (another run of the tenant is live) ·
+7 succeeded with skips under --strict.`
+
+func (a *app) cli() *cli.App {
+	c := &cli.App{
+		Name:                 "crmimport",
+		Usage:                "import CRM exports into SQLite, safely repeatable",
+		Description:          helpIntro,
+		Writer:               a.stdout,
+		ErrWriter:            a.stderr,
+		HideHelpCommand:      true,
+		EnableBashCompletion: false,
+		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are ours (exitCode)
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &usageError{msg: err.Error()}
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Usage: "the database file (env CRMIMPORT_DB)", Value: "", DefaultText: "crmimport.db"},
+			&cli.BoolFlag{Name: "json", Usage: "write exactly one JSON document to stdout (text and progress go to stderr)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and no notices on stderr"},
+		},
+		Before: func(c *cli.Context) error {
+			a.dbPath = c.String("db")
+			if a.dbPath == "" {
+				a.dbPath = a.getenv("CRMIMPORT_DB")
+			}
+			if a.dbPath == "" {
+				a.dbPath = "crmimport.db"
+			}
+			a.json, a.quiet = c.Bool("json"), c.Bool("quiet")
+			fps, err := failpoint.Parse(a.getenv(failpoint.Env))
+			if err != nil {
+				return &usageError{msg: err.Error()}
+			}
+			a.fps = fps
+			return nil
+		},
+		Commands: []*cli.Command{a.runCommand(), a.resumeCommand(), a.stopCommand(), a.runsCommand(), a.reportCommand()},
+	}
+	for _, cmd := range c.Commands {
+		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{msg: err.Error()} }
+	}
+	return c
+}
+
+// run runs the command line and returns the process's exit code.
+func (a *app) run(ctx context.Context, args []string) int {
+	c := a.cli()
+	// --json is known before parsing, so that a usage error is JSON too.
+	for _, w := range args[1:] {
+		if w == "--json" || w == "--json=true" {
+			a.json = true
+		}
+		if w == "--" {
+			break
+		}
+	}
+	norm, err := normaliseArgs(c, args)
+	if err == nil {
+		err = c.RunContext(ctx, norm)
+	}
+	code := exitCode(err)
+	var st *statusExit
+	if err != nil && !errors.As(err, &st) {
+		if a.json {
+			fmt.Fprintln(a.stdout, string(errorJSON(err)))
+		}
+		fmt.Fprintf(a.stderr, "crmimport: %v\n", err)
+	}
+	return code
+}
+
+// open opens the database of --db.
+func (a *app) open(ctx context.Context) (*sql.DB, error) {
+	return store.Open(ctx, a.dbPath)
+}
+
+func (a *app) engine(db *sql.DB) *phases.Engine {
+	e := phases.New(db, a.fps)
+	e.OnLog = func(runID int64, level, msg string) {
+		if a.quiet || level == "info" {
+			return
+		}
+		fmt.Fprintf(a.stderr, "%s: %s\n", level, msg)
+	}
+	return e
+}
+
+// say writes a line of human text: to stderr under --json, else to stdout.
+func (a *app) say(format string, args ...any) {
+	w := a.stdout
+	if a.json {
+		w = a.stderr
+	}
+	fmt.Fprintf(w, format+"\n", args...)
+}
+
+// note writes a line to stderr unless --quiet.
+func (a *app) note(format string, args ...any) {
+	if !a.quiet {
+		fmt.Fprintf(a.stderr, format+"\n", args...)
+	}
+}
+
+func (a *app) writeJSON(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(a.stdout, string(b))
+	return err
+}
+
+// terminal reports whether stderr is a terminal (for progress bars).
+func (a *app) terminal() bool {
+	f, ok := a.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// stopOnSignal returns a context cancelled by the first Ctrl-C or SIGTERM:
+// the engine then stops after the batch in flight (R14). A second signal
+// kills the process at once, which R12 makes safe.
+func (a *app) stopOnSignal(ctx context.Context, runID func() int64) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	if !a.signals {
+		return ctx, cancel
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			signal.Stop(sigs)
+			id := runID()
+			fmt.Fprintf(a.stderr, "\n%s: stopping after the current batch; `crmimport resume %d` continues later "+
+				"(press Ctrl-C again to quit at once, which is safe too)\n", strings.ToLower(s.String()), id)
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(sigs)
+		cancel()
+	}
+}

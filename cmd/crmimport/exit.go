@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"crmimport/importer"
+	"crmimport/phases"
+)
+
+// Exit codes (SPEC §5).
+const (
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitPartial   = 3
+	exitFailed    = 4
+	exitCancelled = 5
+	exitRefused   = 6
+	exitStrict    = 7
+)
+
+// usageError is a command line that cannot be right as written.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
+
+// statusExit ends a command whose output is already written with the exit
+// code its outcome calls for (a partial run: 3).
+type statusExit struct{ code int }
+
+func (e *statusExit) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// exitCode decides every exit code, in one place.
+func exitCode(err error) int {
+	var (
+		st  *statusExit
+		use *usageError
+		iu  *importer.UsageError
+		adm *phases.AdmissionError
+	)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &st):
+		return st.code
+	case errors.As(err, &use), errors.As(err, &iu):
+		return exitUsage
+	case errors.As(err, &adm):
+		return exitRefused
+	default:
+		return exitError
+	}
+}
+
+// statusCode is the exit code of a run that ended with status s.
+func statusCode(s phases.RunStatus, interrupted, strictSkips bool) int {
+	switch {
+	case interrupted:
+		return exitError
+	case s == phases.RunPartial:
+		return exitPartial
+	case s == phases.RunFailed:
+		return exitFailed
+	case s == phases.RunCancelled:
+		return exitCancelled
+	case s == phases.RunSucceeded && strictSkips:
+		return exitStrict
+	case s == phases.RunSucceeded:
+		return exitOK
+	}
+	return exitError
+}
+
+// errorJSON is the one JSON document of a command that failed (--json).
+func errorJSON(err error) []byte {
+	doc := map[string]any{"error": err.Error(), "exit_code": exitCode(err)}
+	var adm *phases.AdmissionError
+	if errors.As(err, &adm) {
+		doc["live_run"] = adm.LiveRun
+		doc["interrupted"] = adm.Interrupted
+	}
+	b, _ := json.Marshal(doc)
+	return b
+}

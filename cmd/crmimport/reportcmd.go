@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"crmimport/report"
+)
+
+func (a *app) reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "the run page: status, phases, tasks, outcomes per kind, top reasons, log",
+		ArgsUsage: "RUN",
+		Description: `Examples:
+   crmimport report 7
+   crmimport report 7 --format json --out run-7.json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
+			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("report takes one RUN id")
+			}
+			id, err := strconv.ParseInt(c.Args().First(), 10, 64)
+			if err != nil || id < 1 {
+				return usagef("report: %q is not a run id (see `crmimport runs`)", c.Args().First())
+			}
+			format := c.String("format")
+			if a.json && !c.IsSet("format") {
+				format = "json"
+			}
+			if format != "text" && format != "json" {
+				return usagef("--format %q: use text or json", format)
+			}
+			db, err := a.open(c.Context)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			r, err := report.Build(c.Context, db, a.engine(db), id, true)
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if format == "json" {
+				b, err := json.MarshalIndent(r.Full(), "", "  ")
+				if err != nil {
+					return err
+				}
+				buf.Write(b)
+				buf.WriteByte('\n')
+			} else {
+				report.WriteReport(&buf, r)
+			}
+			out := c.String("out")
+			if out == "" {
+				if a.json && format != "json" {
+					return a.writeJSON(map[string]any{"report": buf.String()})
+				}
+				_, err := a.stdout.Write(buf.Bytes())
+				return err
+			}
+			if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"run": id, "out": out, "format": format})
+			}
+			a.say("report of run %d written to %s", id, out)
+			return nil
+		},
+	}
+}

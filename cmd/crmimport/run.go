@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/urfave/cli/v2"
+
+	"crmimport/importer"
+	"crmimport/ledger"
+	"crmimport/phases"
+	"crmimport/report"
+	"crmimport/store"
+)
+
+func (a *app) runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "plan an import of PATH (a folder or one file) and do it",
+		ArgsUsage: "PATH",
+		Description: `Plans the run (its id, options, input fingerprints and every task are written
+before the first record is read), then imports phase by phase: companies,
+contacts, deals, notes, then activities and emails. At the end it prints the
+four outcomes per kind — imported, unchanged, skipped, failed — and what to
+do next.
+
+A rerun of the same export imports nothing twice: records already imported
+are counted unchanged. Skipped records (for example notes whose contact was
+missing) are taken over by a later run once their parents are there.
+
+Examples:
+   crmimport run --tenant acme --source canonical ./export
+   crmimport run ./export --tenant acme --source canonical --batch-size 5000
+   crmimport run --tenant acme --source canonical --only notes,activities ./export
+   crmimport --json run --tenant acme --source canonical --strict ./export`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tenant", Usage: "the workspace the data belongs to (required)"},
+			&cli.StringFlag{Name: "source", Usage: "the ledger's source name: canonical, or the CRM's (required)"},
+			&cli.StringFlag{Name: "profile", Usage: "the file layout: a built-in profile (default: the one named like --source)"},
+			&cli.StringFlag{Name: "only", Usage: "import only these kinds, comma-separated (companies,contacts,deals,notes,activities,emails)"},
+			&cli.IntFlag{Name: "batch-size", Value: importer.DefaultBatchSize, Usage: "records per committed batch (a crash loses at most one)"},
+			&cli.BoolFlag{Name: "strict", Usage: "exit 7 when this run skipped records"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "import into a throwaway copy of the database and report what would happen"},
+			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: UTF-8, or Windows-1252 for a file that is not valid UTF-8)"},
+		},
+		Action: a.runAction,
+	}
+}
+
+func (a *app) runAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("run takes one PATH (a folder or one file), got %d: %s", c.NArg(), strings.Join(c.Args().Slice(), " "))
+	}
+	spec := importer.RunSpec{
+		Tenant: strings.TrimSpace(c.String("tenant")), Source: strings.TrimSpace(c.String("source")),
+		Profile: c.String("profile"), Input: c.Args().First(), BatchSize: c.Int("batch-size"),
+		Strict: c.Bool("strict"), Encoding: c.String("encoding"),
+	}
+	switch {
+	case spec.Tenant == "":
+		return usagef("run needs --tenant (the workspace the data belongs to)")
+	case spec.Source == "":
+		return usagef("run needs --source (the ledger's source name, e.g. canonical)")
+	case spec.BatchSize < 1:
+		return usagef("--batch-size must be at least 1, got %d", spec.BatchSize)
+	}
+	if only := c.String("only"); only != "" {
+		for _, w := range strings.Split(only, ",") {
+			k, err := ledger.ParseKind(w)
+			if err != nil {
+				return usagef("--only: %v", err)
+			}
+			spec.Only = append(spec.Only, k)
+		}
+	}
+	dbPath := a.dbPath
+	if c.Bool("dry-run") {
+		tmp, cleanup, err := a.dryRunCopy(c.Context)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		a.note("dry run: working on a throwaway copy of %s; nothing will be written to it", a.dbPath)
+		dbPath = tmp
+	}
+	db, err := store.Open(c.Context, dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	imp := importer.New(a.engine(db))
+	var runID atomic.Int64
+	ctx, stop := a.stopOnSignal(c.Context, runID.Load)
+	defer stop()
+	progress := a.progress(imp)
+	defer progress.finish()
+
+	run, err := imp.Plan(ctx, spec)
+	if err != nil {
+		return err
+	}
+	runID.Store(run.ID)
+	a.note("run %d planned: tenant %s, source %s — %s", run.ID, run.Tenant, run.Source, describePlan(ctx, imp, run.ID))
+	_, execErr := imp.Execute(ctx, run.ID)
+	progress.finish()
+	return a.finish(ctx, imp, run.ID, execErr)
+}
+
+// finish prints a run's summary and returns the exit its outcome calls for.
+func (a *app) finish(ctx context.Context, imp *importer.Importer, runID int64, execErr error) error {
+	r, err := report.Build(context.WithoutCancel(ctx), imp.Engine.DB, imp.Engine, runID, false)
+	if err != nil {
+		if execErr != nil {
+			return execErr
+		}
+		return err
+	}
+	opts, _ := importer.DecodeOptions(r.Run)
+	r.Strict = opts.Strict
+	if execErr != nil {
+		// The engine could not go on: the run is left for resume. Say so,
+		// with what it holds now, and fail loudly.
+		fmt.Fprintf(a.stderr, "crmimport: run %d stopped: %v\n", runID, execErr)
+		if a.json {
+			s := r.Summary()
+			s.Next = append([]string{fmt.Sprintf("`crmimport resume %d` continues where it stopped", runID)}, s.Next...)
+			_ = a.writeJSON(struct {
+				report.Summary
+				Error string `json:"error"`
+			}{s, execErr.Error()})
+		} else {
+			report.WriteSummary(a.stdout, r)
+		}
+		return &statusExit{code: exitError}
+	}
+	if a.json {
+		if err := a.writeJSON(r.Summary()); err != nil {
+			return err
+		}
+	} else {
+		report.WriteSummary(a.stdout, r)
+	}
+	code := statusCode(r.Run.Status, r.Interrupted, opts.Strict && r.Total.Skipped > 0)
+	if code != exitOK {
+		return &statusExit{code: code}
+	}
+	return nil
+}
+
+// describePlan says what a run will do: its tasks by phase.
+func describePlan(ctx context.Context, imp *importer.Importer, runID int64) string {
+	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, runID)
+	if err != nil {
+		return err.Error()
+	}
+	var parts []string
+	for _, t := range tasks {
+		if t.Status != phases.TaskPending {
+			continue
+		}
+		p := fmt.Sprintf("%d %s (%s)", t.Phase, t.Kind.Plural(), filepath.Base(t.File))
+		if t.Checkpoint.Rows > 0 {
+			p += " from record " + strconv.FormatInt(t.Checkpoint.Rows+1, 10)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "no task left to run"
+	}
+	return fmt.Sprintf("%d tasks: %s", len(parts), strings.Join(parts, ", "))
+}
+
+// dryRunCopy copies the database to a temporary file (VACUUM INTO).
+func (a *app) dryRunCopy(ctx context.Context) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "crmimport-dry-run-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	tmp := filepath.Join(dir, "dry-run.db")
+	if _, err := os.Stat(a.dbPath); err == nil {
+		db, err := a.open(ctx)
+		if err != nil {
+			cleanup()
+			return "", nil, err
+		}
+		_, err = db.ExecContext(ctx, `VACUUM INTO ?`, tmp)
+		db.Close()
+		if err != nil {
+			cleanup()
+			return "", nil, fmt.Errorf("dry run: copy %s: %w", a.dbPath, err)
+		}
+	}
+	return tmp, cleanup, nil
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"crmimport/phases"
+	"crmimport/report"
+)
+
+func (a *app) runsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "runs",
+		Usage: "list every run, newest first",
+		Description: `Shows each run's id, tenant, source, status (a run whose process is gone shows
+as interrupted), phase, the four outcomes and its duration ("—" for a run that
+was never finalized: a gap is shown, never estimated).
+
+Examples:
+   crmimport runs
+   crmimport runs --tenant acme --json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tenant", Usage: "only this tenant's runs"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("runs takes no arguments")
+			}
+			db, err := a.open(c.Context)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			e := a.engine(db)
+			runs, err := phases.ListRuns(c.Context, db, c.String("tenant"))
+			if err != nil {
+				return err
+			}
+			var reports []*report.Report
+			for _, r := range runs {
+				rep, err := report.Build(c.Context, db, e, r.ID, false)
+				if err != nil {
+					return err
+				}
+				reports = append(reports, rep)
+			}
+			if a.json {
+				out := []report.Summary{}
+				for _, r := range reports {
+					out = append(out, r.Summary())
+				}
+				return a.writeJSON(map[string]any{"runs": out})
+			}
+			if len(reports) == 0 {
+				a.say("no runs yet: start one with `crmimport run --tenant T --source canonical PATH`")
+				return nil
+			}
+			report.WriteRuns(a.stdout, reports)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,132 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"crmimport/ledger"
+)
+
+// Record is one row mapped onto its kind's canonical fields.
+type Record struct {
+	Kind   ledger.Kind
+	File   string
+	Line   int
+	ID     string            // trimmed; "" when missing
+	Fields map[string]string // canonical field -> value as read
+	Extra  map[string]string // columns the profile does not map (non-empty values)
+	Raw    string            // the row as read, a JSON object in file order
+	Err    *RowError         // the row could not be read as it is
+}
+
+// mapper maps rows of one file of one kind onto canonical fields.
+type mapper struct {
+	kind  ledger.Kind
+	file  string
+	index map[string]string // normalised header -> canonical field
+}
+
+func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
+	m := &mapper{kind: k, file: file, index: map[string]string{}}
+	for _, f := range p.Fields(k) {
+		m.index[normaliseHeader(f)] = f
+	}
+	return m
+}
+
+// checkHeader refuses a CSV header that cannot be read safely: no id
+// column, or a canonical field given by two columns.
+func (m *mapper) checkHeader(header []string) error {
+	if header == nil {
+		return nil // an empty file: no rows
+	}
+	at := map[string]int{}
+	for i, h := range header {
+		f, ok := m.index[normaliseHeader(h)]
+		if !ok {
+			continue
+		}
+		if j, dup := at[f]; dup {
+			return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+				"columns %d (%q) and %d (%q) both give %s: rename or remove one", j+1, header[j], i+1, h, f)}
+		}
+		at[f] = i
+	}
+	if _, ok := at["id"]; !ok {
+		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+			"no id column: the header has %d columns (%s) and none of them is \"id\"", len(header), preview(header))}
+	}
+	return nil
+}
+
+func preview(h []string) string {
+	var b bytes.Buffer
+	for i, s := range h {
+		if i == 6 {
+			b.WriteString(", …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(s))
+	}
+	return b.String()
+}
+
+// mapRow maps one row. Unknown columns go to Extra; nothing is dropped.
+func (m *mapper) mapRow(row Row) Record {
+	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Fields: map[string]string{}, Err: row.Err}
+	seen := map[string]bool{}
+	for _, c := range row.Cols {
+		if f, ok := m.index[normaliseHeader(c.Name)]; ok && !seen[f] {
+			seen[f] = true
+			r.Fields[f] = c.Value
+			continue
+		}
+		if c.Value == "" {
+			continue
+		}
+		if r.Extra == nil {
+			r.Extra = map[string]string{}
+		}
+		name := c.Name
+		for n := 2; r.Extra[name] != ""; n++ {
+			name = fmt.Sprintf("%s#%d", c.Name, n) // a repeated header keeps every value
+		}
+		r.Extra[name] = c.Value
+	}
+	r.ID = trimID(r.Fields["id"])
+	r.Raw = rawJSON(row.Cols)
+	return r
+}
+
+// rawJSON writes the row as a JSON object in file order (a repeated header
+// name gets "#2", "#3").
+func rawJSON(cols []Col) string {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	used := map[string]int{}
+	for i, c := range cols {
+		name := c.Name
+		if n := used[c.Name]; n > 0 {
+			name = fmt.Sprintf("%s#%d", c.Name, n+1)
+		}
+		used[c.Name]++
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(name)
+		v, _ := json.Marshal(c.Value)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func trimID(s string) string { return strings.TrimSpace(s) }

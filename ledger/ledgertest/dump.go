@@ -1,0 +1,127 @@
+// Package ledgertest holds test helpers shared by the packages' tests: a
+// canonical dump of a tenant's ledger and target rows, to compare the
+// database a run leaves with the one another run (uninterrupted, resumed,
+// killed) leaves. Non-test code never imports it.
+package ledgertest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"crmimport/ledger"
+)
+
+// Dump writes every slot of the tenant (kind, source_id, action, reason,
+// detail) and every target row by its content, with its links written as
+// the parents' source ids, never as local row ids. Run ids, row ids and
+// times are left out: they differ between two databases that hold the same
+// import.
+func Dump(ctx context.Context, db *sql.DB, tenant string) (string, error) {
+	var b strings.Builder
+	// Which source ids name each target row (created or matched slots).
+	names := map[string]map[int64][]string{} // table -> row id -> source ids
+	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, action, coalesce(reason, ''), coalesce(detail, ''),
+		coalesce(record_type, ''), coalesce(record_id, 0)
+		FROM migration_records WHERE tenant_id = ? ORDER BY kind, source, source_id`, tenant)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("slots:\n")
+	for rows.Next() {
+		var kind, sid, action, reason, detail, table string
+		var rid int64
+		if err := rows.Scan(&kind, &sid, &action, &reason, &detail, &table, &rid); err != nil {
+			rows.Close()
+			return "", err
+		}
+		fmt.Fprintf(&b, "  %s %s %s", kind, sid, action)
+		if reason != "" {
+			fmt.Fprintf(&b, " %q", reason)
+		}
+		if detail != "" {
+			fmt.Fprintf(&b, " %s", detail)
+		}
+		b.WriteByte('\n')
+		if action != string(ledger.Skipped) {
+			if names[table] == nil {
+				names[table] = map[int64][]string{}
+			}
+			names[table][rid] = append(names[table][rid], sid)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	name := func(table string, id int64) string {
+		ids := names[table][id]
+		if len(ids) == 0 {
+			return fmt.Sprintf("<row %d without a slot>", id)
+		}
+		sort.Strings(ids)
+		return strings.Join(ids, "|")
+	}
+	links := map[string]string{"company_id": "companies", "contact_id": "contacts", "deal_id": "deals"}
+	for _, k := range ledger.Kinds() {
+		table := k.Table()
+		fmt.Fprintf(&b, "%s:\n", table)
+		rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE tenant_id = ?`, tenant)
+		if err != nil {
+			return "", err
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			rows.Close()
+			return "", err
+		}
+		var lines []string
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return "", err
+			}
+			var id int64
+			var parts []string
+			for i, c := range cols {
+				switch c {
+				case "id":
+					id = vals[i].(int64)
+					continue
+				case "imported_at", "tenant_id":
+					continue
+				}
+				v := vals[i]
+				if parent, ok := links[c]; ok && v != nil {
+					parts = append(parts, fmt.Sprintf("%s=%s", c, name(parent, v.(int64))))
+					continue
+				}
+				if v == nil {
+					continue
+				}
+				if bs, ok := v.([]byte); ok {
+					v = string(bs)
+				}
+				parts = append(parts, fmt.Sprintf("%s=%q", c, fmt.Sprint(v)))
+			}
+			lines = append(lines, fmt.Sprintf("  [%s] %s", name(table, id), strings.Join(parts, " ")))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return "", err
+		}
+		sort.Strings(lines)
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,179 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"crmimport/importer"
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// Warnings are R9's call-outs: a kind whose every record took the same skip.
+func (r *Report) Warnings() []string {
+	var out []string
+	for _, k := range r.Kinds {
+		if k.UniformSkip == "" {
+			continue
+		}
+		out = append(out, fmt.Sprintf("every one of the %s %s was skipped as %q: a branch that every row takes is not judging rows — %s",
+			Count(k.Skipped), noun(k.Kind, k.Skipped), k.UniformSkip, uniformHint(k)))
+	}
+	return out
+}
+
+func uniformHint(k Kind) string {
+	switch k.UniformSkip {
+	case importer.ReasonNotLinked:
+		return "were their contacts, companies and deals imported first?"
+	case importer.ReasonDeleted:
+		return "is the export made of deleted records only?"
+	default:
+		return "check the export before trusting this run"
+	}
+}
+
+// Next says what to do next, in order of urgency, in plain words.
+func (r *Report) Next() []string {
+	id := r.Run.ID
+	var out []string
+	if r.Interrupted {
+		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): `crmimport resume %d` continues where it stopped", id, id))
+	}
+	if r.Run.Status == phases.RunCancelled {
+		out = append(out, fmt.Sprintf("run %d was stopped: `crmimport resume %d` continues where it stopped", id, id))
+	}
+	var failedTasks, notStarted []phases.Task
+	for _, t := range r.Tasks {
+		switch {
+		case t.Status == phases.TaskFailed:
+			failedTasks = append(failedTasks, t)
+		case t.Status == phases.TaskCancelled && strings.HasPrefix(t.LastError, "not started"):
+			notStarted = append(notStarted, t)
+		}
+	}
+	for _, t := range failedTasks {
+		out = append(out, fmt.Sprintf("%s could not be finished: %s. If the cause was passing (a full disk, a locked file), "+
+			"`crmimport resume %d` continues at record %s; if you fix the file itself, run the import again (the ledger keeps "+
+			"what is already imported)", filepath.Base(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
+	}
+	if len(notStarted) > 0 {
+		var names []string
+		for _, t := range notStarted {
+			names = append(names, t.Kind.Plural())
+		}
+		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
+			"their parents would lose their links): `crmimport resume %d` runs them once that is fixed", joinUnique(names), id))
+	}
+	invalid := r.perKind(func(k Kind) int64 { return k.Failed - k.Duplicate })
+	if invalid.total > 0 {
+		out = append(out, fmt.Sprintf("%s failed validation (%s) — see the reasons in `crmimport report %d`, fix those rows "+
+			"and run again; imported rows will be left alone", invalid.records(), invalid.list, id))
+	}
+	dups := r.perKind(func(k Kind) int64 { return k.Duplicate })
+	if dups.total > 0 {
+		out = append(out, fmt.Sprintf("%s %s an id used earlier in the export (%s): the first row of each id counts, "+
+			"the repeats are reported as failed", dups.records(), dups.verb("repeats", "repeat"), dups.list))
+	}
+	waiting := r.perKind(func(k Kind) int64 {
+		for _, s := range k.Skips {
+			if s.Reason == importer.ReasonNotLinked {
+				return s.Count
+			}
+		}
+		return 0
+	})
+	if waiting.total > 0 {
+		out = append(out, fmt.Sprintf("%s %s for a contact, company or deal that is not imported (%s): once those are, "+
+			"`crmimport run --only %s …` takes them over (a skip is a placeholder, not a verdict)",
+			waiting.records(), waiting.verb("waits", "wait"), waiting.list, strings.Join(waiting.kinds, ",")))
+	}
+	unlinked := r.perKind(func(k Kind) int64 { return k.Unlinked })
+	if unlinked.total > 0 {
+		out = append(out, fmt.Sprintf("%s %s imported with a link left empty because its target was not found (%s); "+
+			"the id given is kept in the row's extra column", unlinked.records(), unlinked.verb("was", "were"), unlinked.list))
+	}
+	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
+		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
+	}
+	return out
+}
+
+// tally is a count over kinds, written "3 contacts, 1 deal".
+type tally struct {
+	total int64
+	list  string
+	kinds []string
+}
+
+func (t tally) records() string {
+	if t.total == 1 {
+		return "1 record"
+	}
+	return Count(t.total) + " records"
+}
+
+func (t tally) verb(one, many string) string {
+	if t.total == 1 {
+		return one
+	}
+	return many
+}
+
+func (r *Report) perKind(f func(Kind) int64) tally {
+	var t tally
+	var parts []string
+	for _, k := range r.Kinds {
+		if n := f(k); n > 0 {
+			t.total += n
+			parts = append(parts, Count(n)+" "+noun(k.Kind, n))
+			t.kinds = append(t.kinds, k.Kind.Plural())
+		}
+	}
+	t.list = strings.Join(parts, ", ")
+	return t
+}
+
+func joinUnique(names []string) string {
+	sort.Strings(names)
+	var out []string
+	for i, n := range names {
+		if i == 0 || names[i-1] != n {
+			out = append(out, n)
+		}
+	}
+	switch len(out) {
+	case 1:
+		return out[0]
+	default:
+		return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
+	}
+}
+
+// noun is a kind in the singular or plural, as n asks.
+func noun(k ledger.Kind, n int64) string {
+	if n == 1 {
+		return string(k)
+	}
+	return k.Plural()
+}
+
+// Count writes n with thousands separators: 1,204.
+func Count(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"time"
+
+	"crmimport/phases"
+)
+
+// Summary is the JSON summary of a run (SPEC §5): every planned kind with
+// every field, zeros included. Fields may be added, none removed.
+type Summary struct {
+	Run         int64                    `json:"run"`
+	Tenant      string                   `json:"tenant"`
+	Source      string                   `json:"source"`
+	Status      string                   `json:"status"`
+	Interrupted bool                     `json:"interrupted"`
+	Phase       int                      `json:"phase"`
+	StartedAt   string                   `json:"started_at"`
+	FinishedAt  *string                  `json:"finished_at"`
+	DurationMS  *int64                   `json:"duration_ms"`
+	Kinds       map[string]phases.Counts `json:"kinds"`
+	Warnings    []string                 `json:"warnings"`
+	Next        []string                 `json:"next"`
+}
+
+// Summary returns the run's JSON summary.
+func (r *Report) Summary() Summary {
+	s := Summary{
+		Run: r.Run.ID, Tenant: r.Run.Tenant, Source: r.Run.Source, Status: string(r.Run.Status),
+		Interrupted: r.Interrupted, Phase: r.Run.CurrentPhase, StartedAt: r.Run.StartedAt.UTC().Format(time.RFC3339),
+		DurationMS: r.Run.DurationMS, Kinds: map[string]phases.Counts{}, Warnings: r.Warnings(), Next: r.Next(),
+	}
+	if r.Run.FinishedAt != nil {
+		f := r.Run.FinishedAt.UTC().Format(time.RFC3339)
+		s.FinishedAt = &f
+	}
+	for _, k := range r.Kinds {
+		s.Kinds[string(k.Kind)] = k.Counts
+	}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	if s.Next == nil {
+		s.Next = []string{}
+	}
+	return s
+}
+
+// Full is the JSON of `report RUN --format json`: the summary, the tasks,
+// the reasons and the run log.
+type Full struct {
+	Summary
+	Tasks   []TaskJSON             `json:"tasks"`
+	Reasons map[string]ReasonsJSON `json:"reasons"`
+	Log     []LogEntry             `json:"log"`
+}
+
+// TaskJSON is one task in the full report.
+type TaskJSON struct {
+	ID         int64             `json:"id"`
+	Kind       string            `json:"kind"`
+	Phase      int               `json:"phase"`
+	Status     string            `json:"status"`
+	File       string            `json:"file"`
+	Encoding   string            `json:"encoding"`
+	Checkpoint phases.Checkpoint `json:"checkpoint"`
+	Attempts   int               `json:"attempts"`
+	LastError  string            `json:"last_error,omitempty"`
+	Counts     phases.Counts     `json:"counts"`
+}
+
+// ReasonsJSON are one kind's top reasons.
+type ReasonsJSON struct {
+	Skipped []Reason `json:"skipped"`
+	Failed  []Reason `json:"failed"`
+}
+
+// Full returns the full JSON report.
+func (r *Report) Full() Full {
+	f := Full{Summary: r.Summary(), Reasons: map[string]ReasonsJSON{}, Log: r.Log}
+	for _, t := range r.Tasks {
+		f.Tasks = append(f.Tasks, TaskJSON{ID: t.ID, Kind: string(t.Kind), Phase: t.Phase, Status: string(t.Status),
+			File: t.File, Encoding: t.Encoding, Checkpoint: t.Checkpoint, Attempts: t.Attempts, LastError: t.LastError, Counts: t.Counts})
+	}
+	for _, k := range r.Kinds {
+		rj := ReasonsJSON{Skipped: k.Skips, Failed: k.Failures}
+		if rj.Skipped == nil {
+			rj.Skipped = []Reason{}
+		}
+		if rj.Failed == nil {
+			rj.Failed = []Reason{}
+		}
+		f.Reasons[string(k.Kind)] = rj
+	}
+	if f.Log == nil {
+		f.Log = []LogEntry{}
+	}
+	return f
+}

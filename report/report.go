@@ -1,0 +1,208 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// Reason is a skip or failure reason with how many records gave it.
+type Reason struct {
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
+}
+
+// Kind is one kind's part of a run.
+type Kind struct {
+	Kind ledger.Kind
+	phases.Counts
+	Skips    []Reason // this run's skipped slots by reason, most first
+	Failures []Reason // this run's record failures by reason class, most first
+	// UniformSkip is the one reason every record of the kind was skipped
+	// for (R9), or "".
+	UniformSkip string
+}
+
+// Report is everything known about one run.
+type Report struct {
+	Run         phases.Run
+	Interrupted bool
+	Tasks       []phases.Task
+	Kinds       []Kind // in plan order
+	Total       phases.Counts
+	Strict      bool
+	Log         []LogEntry
+}
+
+// LogEntry is a line of the run log.
+type LogEntry struct {
+	At      string `json:"at"`
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// Build reads a run's report.
+func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withLog bool) (*Report, error) {
+	run, err := phases.LoadRun(ctx, db, runID)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := phases.LoadTasks(ctx, db, runID)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Run: run, Interrupted: e.Interrupted(run), Tasks: tasks}
+	stats := run.Stats
+	if run.Status == phases.RunRunning || stats == nil {
+		stats = phases.Rollup(tasks) // not finalized: what the tasks hold now
+	}
+	kinds := map[ledger.Kind]*Kind{}
+	for _, k := range ledger.Kinds() {
+		c, ok := stats[k]
+		if !ok {
+			continue
+		}
+		kinds[k] = &Kind{Kind: k, Counts: c}
+		r.Total.Add(c)
+	}
+	if err := readSkips(ctx, db, runID, kinds); err != nil {
+		return nil, err
+	}
+	if err := readFailures(ctx, db, runID, kinds); err != nil {
+		return nil, err
+	}
+	for _, k := range ledger.Kinds() {
+		kr, ok := kinds[k]
+		if !ok {
+			continue
+		}
+		// R9: every record of the kind skipped, for one and the same reason.
+		if kr.Total() > 0 && kr.Skipped == kr.Total() && len(kr.Skips) == 1 {
+			kr.UniformSkip = kr.Skips[0].Reason
+		}
+		r.Kinds = append(r.Kinds, *kr)
+	}
+	if withLog {
+		if r.Log, err = readLog(ctx, db, runID); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// skipsSQL: the skips this run left in the ledger. A skip slot always
+// carries its latest attempt (R3), so a later run that takes it over takes
+// it from this report too; the counts above stay what the run saw.
+const skipsSQL = `
+SELECT kind, coalesce(reason, ''), count(*) FROM migration_records
+WHERE migration_id = ? AND action = 'skipped' GROUP BY kind, reason`
+
+func readSkips(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Kind]*Kind) error {
+	rows, err := db.QueryContext(ctx, skipsSQL, runID)
+	if err != nil {
+		return fmt.Errorf("read skip reasons: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, reason string
+		var n int64
+		if err := rows.Scan(&k, &reason, &n); err != nil {
+			return err
+		}
+		if kr, ok := kinds[ledger.Kind(k)]; ok {
+			kr.Skips = append(kr.Skips, Reason{Reason: reason, Count: n})
+		}
+	}
+	for _, kr := range kinds {
+		sortReasons(kr.Skips)
+	}
+	return rows.Err()
+}
+
+const failuresSQL = `
+SELECT kind, reason, count(*) FROM record_failures WHERE migration_id = ? GROUP BY kind, reason`
+
+func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Kind]*Kind) error {
+	rows, err := db.QueryContext(ctx, failuresSQL, runID)
+	if err != nil {
+		return fmt.Errorf("read failure reasons: %w", err)
+	}
+	defer rows.Close()
+	classes := map[ledger.Kind]map[string]int64{}
+	for rows.Next() {
+		var k, reason string
+		var n int64
+		if err := rows.Scan(&k, &reason, &n); err != nil {
+			return err
+		}
+		kind := ledger.Kind(k)
+		if classes[kind] == nil {
+			classes[kind] = map[string]int64{}
+		}
+		classes[kind][ReasonClass(reason)] += n
+	}
+	for k, m := range classes {
+		kr, ok := kinds[k]
+		if !ok {
+			continue
+		}
+		for reason, n := range m {
+			kr.Failures = append(kr.Failures, Reason{Reason: reason, Count: n})
+		}
+		sortReasons(kr.Failures)
+	}
+	return rows.Err()
+}
+
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// ReasonClass groups failure reasons that differ only in the value they
+// quote or the place they point to: `email "x" is not …` → `email "…" is not …`.
+func ReasonClass(reason string) string {
+	if i := strings.Index(reason, ", first at "); i >= 0 {
+		reason = reason[:i]
+	}
+	return quoted.ReplaceAllString(reason, `"…"`)
+}
+
+func sortReasons(rs []Reason) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Count != rs[j].Count {
+			return rs[i].Count > rs[j].Count
+		}
+		return rs[i].Reason < rs[j].Reason
+	})
+}
+
+const logSQL = `SELECT at, level, message FROM run_log WHERE migration_id = ? ORDER BY id`
+
+func readLog(ctx context.Context, db *sql.DB, runID int64) ([]LogEntry, error) {
+	rows, err := db.QueryContext(ctx, logSQL, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read run log: %w", err)
+	}
+	defer rows.Close()
+	var out []LogEntry
+	for rows.Next() {
+		var l LogEntry
+		if err := rows.Scan(&l.At, &l.Level, &l.Message); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// StatusWord is the status as shown: an interrupted run says so.
+func (r *Report) StatusWord() string {
+	if r.Interrupted {
+		return "interrupted"
+	}
+	return string(r.Run.Status)
+}

@@ -1,0 +1,219 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"crmimport/phases"
+)
+
+// Duration writes a run's duration, or "—" for a run without one: a gap is
+// shown, never estimated (R15).
+func Duration(ms *int64) string {
+	if ms == nil {
+		return "—"
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", *ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+// WriteSummary writes the end-of-run summary: the four outcomes per kind in
+// their order, the warnings, and what to do next.
+func WriteSummary(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "run %d · tenant %s · source %s · %s · %s\n\n", r.Run.ID, r.Run.Tenant, r.Run.Source,
+		strings.ToUpper(r.StatusWord()), Duration(r.Run.DurationMS))
+	writeOutcomeTable(w, r)
+	if ws := r.Warnings(); len(ws) > 0 {
+		fmt.Fprintln(w)
+		for _, s := range ws {
+			fmt.Fprintf(w, "warning: %s\n", s)
+		}
+	}
+	if next := r.Next(); len(next) > 0 {
+		fmt.Fprintln(w, "\nWhat next:")
+		for _, s := range next {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+}
+
+func writeOutcomeTable(w io.Writer, r *Report) {
+	row := func(name, a, b, c, d, extra string) {
+		fmt.Fprintf(w, "  %-12s %10s %10s %10s %10s  %s\n", name, a, b, c, d, extra)
+	}
+	row("", "imported", "unchanged", "skipped", "failed", "")
+	for _, k := range r.Kinds {
+		row(k.Kind.Plural(), Count(k.Imported), Count(k.Unchanged), Count(k.Skipped), Count(k.Failed), details(k.Counts))
+	}
+	if len(r.Kinds) > 1 {
+		t := r.Total
+		row("total", Count(t.Imported), Count(t.Unchanged), Count(t.Skipped), Count(t.Failed), details(t))
+	}
+}
+
+// details are the parts of imported and failed worth naming.
+func details(c phases.Counts) string {
+	var parts []string
+	if c.Matched > 0 {
+		parts = append(parts, Count(c.Matched)+" matched")
+	}
+	if c.Unlinked > 0 {
+		parts = append(parts, Count(c.Unlinked)+" unlinked")
+	}
+	if c.Duplicate > 0 {
+		parts = append(parts, Count(c.Duplicate)+" duplicate")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// Bar draws the four outcomes in their order — good, nothing to do, needs a
+// fresh run, broken — as # = ~ ! over width characters.
+func Bar(c phases.Counts, width int) string {
+	total := c.Total()
+	if total == 0 {
+		return strings.Repeat(".", width)
+	}
+	parts := []struct {
+		n  int64
+		ch string
+	}{{c.Imported, "#"}, {c.Unchanged, "="}, {c.Skipped, "~"}, {c.Failed, "!"}}
+	var b strings.Builder
+	used := 0
+	for i, p := range parts {
+		n := int(p.n * int64(width) / total)
+		if p.n > 0 && n == 0 {
+			n = 1 // a non-zero outcome is always visible
+		}
+		if i == len(parts)-1 {
+			n = width - used
+			if p.n == 0 {
+				n = 0
+			}
+		}
+		if used+n > width {
+			n = width - used
+		}
+		b.WriteString(strings.Repeat(p.ch, n))
+		used += n
+	}
+	s := b.String()
+	for len(s) < width { // rounding: pad with the largest outcome's mark at its place
+		s += "."
+	}
+	return s
+}
+
+// WriteReport writes the run page: status, phases, tasks, per kind the
+// four-outcome bar, the top skip and failure reasons, and the run log.
+func WriteReport(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "Run %d\n", r.Run.ID)
+	fmt.Fprintf(w, "  tenant      %s\n  source      %s\n  status      %s\n", r.Run.Tenant, r.Run.Source, r.StatusWord())
+	fmt.Fprintf(w, "  phase       %d\n  started     %s\n", r.Run.CurrentPhase, r.Run.StartedAt.UTC().Format(time.RFC3339))
+	if r.Run.FinishedAt != nil {
+		fmt.Fprintf(w, "  finished    %s\n", r.Run.FinishedAt.UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(w, "  finished    — (not finalized)\n")
+	}
+	fmt.Fprintf(w, "  duration    %s\n  attempts    %d\n", Duration(r.Run.DurationMS), r.Run.Attempts)
+	if r.Run.Message != "" {
+		fmt.Fprintf(w, "  message     %s\n", r.Run.Message)
+	}
+
+	fmt.Fprintln(w, "\nOutcomes (# imported, = unchanged, ~ skipped, ! failed)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, k := range r.Kinds {
+		fmt.Fprintf(tw, "  %s\t%s\t%s imported, %s unchanged, %s skipped, %s failed %s\n", k.Kind.Plural(), Bar(k.Counts, 30),
+			Count(k.Imported), Count(k.Unchanged), Count(k.Skipped), Count(k.Failed), details(k.Counts))
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nTasks")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  id\tphase\tkind\tfile\tstatus\trecords\tattempts\tnote")
+	for _, t := range r.Tasks {
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Phase, t.Kind.Plural(), filepath.Base(t.File), t.Status,
+			Count(t.Checkpoint.Rows), t.Attempts, t.LastError)
+	}
+	tw.Flush()
+
+	for _, k := range r.Kinds {
+		if len(k.Skips) == 0 && len(k.Failures) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s\n", strings.ToUpper(k.Kind.Plural()[:1])+k.Kind.Plural()[1:])
+		if k.Skips != nil {
+			fmt.Fprintln(w, "  skipped:")
+			for _, s := range top(k.Skips, 10) {
+				fmt.Fprintf(w, "    %8s  %s\n", Count(s.Count), s.Reason)
+			}
+			if taken := k.Skipped - sum(k.Skips); taken > 0 {
+				fmt.Fprintf(w, "    %8s  taken over by a later run since\n", Count(taken))
+			}
+		}
+		if k.Failures != nil {
+			fmt.Fprintln(w, "  failed:")
+			for _, s := range top(k.Failures, 10) {
+				fmt.Fprintf(w, "    %8s  %s\n", Count(s.Count), s.Reason)
+			}
+		}
+	}
+	if ws := r.Warnings(); len(ws) > 0 {
+		fmt.Fprintln(w)
+		for _, s := range ws {
+			fmt.Fprintf(w, "warning: %s\n", s)
+		}
+	}
+	if next := r.Next(); len(next) > 0 {
+		fmt.Fprintln(w, "\nWhat next:")
+		for _, s := range next {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+	if len(r.Log) > 0 {
+		fmt.Fprintln(w, "\nLog")
+		for _, l := range r.Log {
+			fmt.Fprintf(w, "  %s  %-7s  %s\n", l.At, l.Level, l.Message)
+		}
+	}
+}
+
+func top(rs []Reason, n int) []Reason {
+	if len(rs) > n {
+		return rs[:n]
+	}
+	return rs
+}
+
+func sum(rs []Reason) int64 {
+	var n int64
+	for _, r := range rs {
+		n += r.Count
+	}
+	return n
+}
+
+// WriteRuns lists runs, newest first.
+func WriteRuns(w io.Writer, reports []*Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "run\ttenant\tsource\tstatus\tphase\timported\tunchanged\tskipped\tfailed\tduration")
+	for _, r := range reports {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Run.ID, r.Run.Tenant, r.Run.Source, r.StatusWord(),
+			r.Run.CurrentPhase, Count(r.Total.Imported), Count(r.Total.Unchanged), Count(r.Total.Skipped), Count(r.Total.Failed),
+			Duration(r.Run.DurationMS))
+	}
+	tw.Flush()
+}
