@@ -14,7 +14,10 @@
 //
 // ACTION is "error" (an injected error where the point is), "exit" (the
 // process kills itself with SIGKILL, as a crash would) or "sleep:DURATION"
-// (for example sleep:200ms, to widen a window for a test). Batches are
+// (for example sleep:200ms, to widen a window for a test). At a batch point
+// "sleep" waits before the batch's transaction begins, so that other
+// processes (stop, runs, a second run) can act while the run waits between
+// batches; "error" and "exit" act in the middle of the batch. Batches are
 // counted per kind within one process, from 1, so a point left set fires
 // again in a resume. An unknown point or action is a usage error. A nil *Set
 // is valid and does nothing, so unset failpoints cost one nil check.
@@ -135,6 +138,28 @@ func (s *Set) Hit(name string) error {
 		select {} // the signal is on its way
 	case "sleep":
 		time.Sleep(a.sleep)
+	}
+	return nil
+}
+
+// Pause runs only a "sleep" action of the point (batch points: before the
+// transaction begins).
+func (s *Set) Pause(name string) {
+	if s == nil {
+		return
+	}
+	if a, ok := s.points[name]; ok && a.verb == "sleep" {
+		time.Sleep(a.sleep)
+	}
+}
+
+// Fault runs only an "error" or "exit" action of the point.
+func (s *Set) Fault(name string) error {
+	if s == nil {
+		return nil
+	}
+	if a, ok := s.points[name]; ok && a.verb != "sleep" {
+		return s.Hit(name)
 	}
 	return nil
 }

@@ -346,6 +346,7 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 	}
 	e.batches[task.Kind]++
 	n := e.batches[task.Kind]
+	e.Failpoints.Pause(failpoint.Batch(task.Kind, n))
 
 	tx, err := e.DB.BeginTx(db, nil)
 	if err != nil {
@@ -356,7 +357,7 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 	if err != nil {
 		return false, false, fmt.Errorf("batch %d of %s: %w", n, task.Kind.Plural(), err)
 	}
-	if err := e.Failpoints.Hit(failpoint.Batch(task.Kind, n)); err != nil {
+	if err := e.Failpoints.Fault(failpoint.Batch(task.Kind, n)); err != nil {
 		return false, false, err
 	}
 	now := e.now()
@@ -376,7 +377,7 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 	if err != nil {
 		return false, false, err
 	}
-	if err := e.Failpoints.Hit(failpoint.Commit(task.Kind, n)); err != nil {
+	if err := e.Failpoints.Fault(failpoint.Commit(task.Kind, n)); err != nil {
 		return false, false, fmt.Errorf("commit batch %d of %s: %w", n, task.Kind.Plural(), err)
 	}
 	if err := tx.Commit(); err != nil {

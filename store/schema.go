@@ -78,6 +78,15 @@ func Upgrade(ctx context.Context, db *sql.DB) error {
 }
 
 func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err error) {
+	// A file that is up to date is only read: opening it never waits for
+	// another process's write transaction.
+	var current int
+	if err := db.QueryRowContext(ctx, userVersionSQL).Scan(&current); err != nil {
+		return false, fmt.Errorf("read schema version: %w", err)
+	}
+	if current == len(all) {
+		return true, nil
+	}
 	tx, err := db.BeginTx(ctx, nil) // immediate: two processes never both upgrade
 	if err != nil {
 		return false, fmt.Errorf("upgrade schema: %w", err)

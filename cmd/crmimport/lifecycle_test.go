@@ -1,0 +1,236 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runDemo starts a full demo run of tenant acme in batches of 10.
+func demoArgs(path string) []string {
+	return []string{"--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", "--batch-size", "10", demo}
+}
+
+// TestFailpointErrorThenResume: SPEC §8 batch:contact:2=error rolls the 2nd
+// batch of contacts back and fails its task; the run is partial (exit 3),
+// the later phases are cancelled (R7); resume rewinds and finishes it with
+// the same slots and rows as an uninterrupted run (R8, R12).
+func TestFailpointErrorThenResume(t *testing.T) {
+	t.Parallel()
+	refDump, refKinds := reference(t, "10")
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=error"}, demoArgs(path)...)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	s := r.summary(t)
+	require.Equal(t, "partial", s.Status)
+	require.Equal(t, int64(10), s.Kinds["contact"].Imported+s.Kinds["contact"].Failed+s.Kinds["contact"].Skipped,
+		"batch 1 of contacts stays committed, batch 2 rolled back")
+	require.Equal(t, []string{
+		"company|succeeded|NULL", "contact|failed|injected failure at failpoint batch:contact:2",
+		"deal|cancelled|not started: phase 2 failed", "note|cancelled|not started: phase 2 failed",
+		"activity|cancelled|not started: phase 2 failed", "email|cancelled|not started: phase 2 failed",
+	}, query(t, path, `SELECT kind, status, last_error FROM migration_tasks ORDER BY id`))
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM notes`), "R7: no note imported behind failed contacts")
+	require.Contains(t, r.summary(t).Next[0], "crmimport resume 1")
+
+	r = crm(t, nil, "--db", path, "--json", "resume", strconv.FormatInt(s.Run, 10))
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	require.Equal(t, s.Run, r.summary(t).Run, "R10: the same run")
+	require.Contains(t, r.stderr, "5 tasks re-armed")
+	require.Equal(t, refDump, dump(t, path, "acme"))
+	require.Equal(t, refKinds, kindsOf(t, r))
+	require.Equal(t, demoFailures, failures(t, path))
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`))
+}
+
+// TestFailpointExitThenResume: batch:deal:2=exit kills the process in the
+// middle of a batch, as SIGKILL would; the run shows as interrupted, a new
+// run is refused naming it, and resume gives the same slots and rows as an
+// uninterrupted run (R12, R13).
+func TestFailpointExitThenResume(t *testing.T) {
+	t.Parallel()
+	refDump, refKinds := reference(t, "10")
+	for point, task := range map[string]string{
+		"batch:deal:2=exit": `deal|running|{"rows":10,"line":11}`,
+		// con-015 is first read in batch 2 and repeated in batch 5: the
+		// resumed process must still know where it was first seen.
+		"batch:contact:3=exit": `contact|running|{"rows":20,"line":21}`,
+	} {
+		t.Run(point, func(t *testing.T) {
+			t.Parallel()
+			exitThenResume(t, point, task, refDump, refKinds)
+		})
+	}
+}
+
+func exitThenResume(t *testing.T, point, task, refDump string, refKinds map[string]any) {
+	path := filepath.Join(t.TempDir(), "crm.db")
+	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": point}, demoArgs(path)...)
+	require.Equal(t, -1, c.wait(t), "killed by its own SIGKILL")
+	require.Equal(t, syscall.SIGKILL, c.cmd.ProcessState.Sys().(syscall.WaitStatus).Signal())
+
+	r := crm(t, nil, "--db", path, "--json", "runs")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var runs struct{ Runs []map[string]any }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &runs))
+	require.Len(t, runs.Runs, 1)
+	require.Equal(t, "running", runs.Runs[0]["status"])
+	require.Equal(t, true, runs.Runs[0]["interrupted"])
+	require.Nil(t, runs.Runs[0]["duration_ms"], "R15: never finalized, never estimated")
+	require.Equal(t, []string{task},
+		query(t, path, `SELECT kind, status, checkpoint FROM migration_tasks WHERE status = 'running'`), "the batches before the kill committed")
+
+	r = crm(t, nil, demoArgs(path)...)
+	require.Equal(t, exitRefused, r.code)
+	var refusal map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &refusal))
+	require.Equal(t, float64(1), refusal["live_run"])
+	require.Equal(t, true, refusal["interrupted"])
+	require.Contains(t, refusal["error"], "crmimport resume 1")
+
+	r = crm(t, nil, "--db", path, "--json", "resume", "1")
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	require.Equal(t, refDump, dump(t, path, "acme"))
+	require.Equal(t, refKinds, kindsOf(t, r))
+	require.Equal(t, demoFailures, failures(t, path), "the same failures, the duplicate still pointing at its first line")
+}
+
+// TestAdmissionAndStopFromAnotherProcess: a second run of the tenant is
+// refused with exit 6 naming the live run (R13) while another tenant's run
+// goes ahead; `stop` from another process ends the run cancelled (exit 5,
+// R14) and resume completes it.
+func TestAdmissionAndStopFromAnotherProcess(t *testing.T) {
+	t.Parallel()
+	refDump, refKinds := reference(t, "10")
+	path := filepath.Join(t.TempDir(), "crm.db")
+	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=sleep:2s"}, demoArgs(path)...)
+	id := waitForRun(t, path, "acme", c)
+
+	r := crm(t, nil, demoArgs(path)...)
+	require.Equal(t, exitRefused, r.code, r.stderr)
+	var refusal map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &refusal))
+	require.Equal(t, float64(id), refusal["live_run"])
+	require.Equal(t, false, refusal["interrupted"])
+	require.Contains(t, r.stderr, "crmimport stop "+strconv.FormatInt(id, 10))
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations WHERE tenant_id = 'acme'`),
+		"a refused attempt leaves no row")
+
+	other := crm(t, nil, "--db", path, "--json", "run", "--tenant", "globex", "--source", "canonical", demo)
+	require.Equal(t, exitPartial, other.code, "another tenant's run goes ahead: %s", other.stderr)
+
+	r = crm(t, nil, "--db", path, "--json", "stop", strconv.FormatInt(id, 10))
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.JSONEq(t, `{"run": `+strconv.FormatInt(id, 10)+`, "status": "cancelled", "stopped": true, "requested": true}`, r.stdout)
+	require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
+	require.Equal(t, "cancelled", startedSummary(t, c).Status)
+
+	r = crm(t, nil, "--db", path, "--json", "resume", strconv.FormatInt(id, 10))
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	require.Equal(t, refDump, dump(t, path, "acme"))
+	require.Equal(t, refKinds, kindsOf(t, r))
+}
+
+func startedSummary(t *testing.T, c *childProc) (s struct{ Status string }) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &s), c.stdout.String())
+	return s
+}
+
+// TestSignalsStopTheRun: SIGTERM and Ctrl-C (SIGINT) stop after the batch in
+// flight; the run ends cancelled and resume completes it.
+func TestSignalsStopTheRun(t *testing.T) {
+	t.Parallel()
+	refDump, _ := reference(t, "10")
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "crm.db")
+			c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:deal:1=sleep:1s"}, demoArgs(path)...)
+			id := waitForRun(t, path, "acme", c)
+			waitForTask(t, path, "deal")
+			require.NoError(t, c.cmd.Process.Signal(sig))
+			require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
+			require.Contains(t, c.stderr.String(), "stopping after the current batch")
+			require.Equal(t, []string{"deal|cancelled|{\"rows\":10,\"line\":11}"},
+				query(t, path, `SELECT kind, status, checkpoint FROM migration_tasks WHERE kind = 'deal'`),
+				"the batch in flight committed whole; its task keeps its checkpoint")
+			r := crm(t, nil, "--db", path, "--json", "resume", strconv.FormatInt(id, 10))
+			require.Equal(t, exitPartial, r.code, r.stderr)
+			require.Equal(t, refDump, dump(t, path, "acme"))
+		})
+	}
+}
+
+func waitForTask(t *testing.T, path, kind string) {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		if got := query(t, path, `SELECT status FROM migration_tasks WHERE kind = ?`, kind); len(got) == 1 && got[0] == "running" {
+			return
+		}
+		sleepMs(10)
+	}
+	t.Fatalf("task %s never started", kind)
+}
+
+// TestResumeRefusesChangedInput: R10, a file that changed since the plan is
+// refused with a clear message and the run is left as it was.
+func TestResumeRefusesChangedInput(t *testing.T) {
+	t.Parallel()
+	dir := copyDemo(t)
+	path := filepath.Join(t.TempDir(), "crm.db")
+	args := []string{"--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", "--batch-size", "10", dir}
+	r := crm(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=error"}, args...)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+
+	f, err := os.OpenFile(filepath.Join(dir, "contacts.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("con-999,Late,Arrival,late@example.com,,,,,\r\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	r = crm(t, nil, "--db", path, "resume", "1")
+	require.Equal(t, exitError, r.code)
+	require.Contains(t, r.stderr, "contacts.csv has changed")
+	require.Contains(t, r.stderr, "start a new run instead")
+	require.Equal(t, []string{"partial"}, query(t, path, `SELECT status FROM migrations`), "a refused resume changes nothing")
+
+	r = crm(t, nil, args...)
+	require.Equal(t, exitPartial, r.code, "the way forward is a new run: %s", r.stderr)
+	require.Equal(t, int64(1), r.summary(t).Kinds["company"].Imported+r.summary(t).Kinds["company"].Unchanged-26,
+		"companies imported by run 1 are unchanged")
+}
+
+// copyDemo copies the demo export to a folder the test may change.
+func copyDemo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(demo)
+	require.NoError(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(demo, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o600))
+	}
+	return dir
+}
+
+// demoFailures are the failed records of a full demo run.
+var demoFailures = []string{
+	"activity||activities.csv|22|missing id",
+	"activity|act-014|activities.csv|15|due_at \"next Tuesday\" is not a date (expected ISO 8601, e.g. 2024-03-01 or 2024-03-01T10:00:00Z)",
+	"activity|act-025|activities.csv|27|done \"pending\" is not true or false",
+	"company|acc-012|companies.csv|13|company has no name",
+	"contact|con-015|contacts.csv|48|duplicate source_id, first at contacts.csv:16",
+}
+
+func failures(t *testing.T, path string) []string {
+	t.Helper()
+	return query(t, path, `SELECT kind, coalesce(source_id, ''), file, line, reason FROM record_failures
+		WHERE kind IN ('company', 'activity') OR reason LIKE 'duplicate%' ORDER BY kind, source_id`)
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// writeExport writes files (name -> content) into a new folder.
+func writeExport(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
+	}
+	return dir
+}
+
+const (
+	storyCompanies = "id,name,domain\nco-1,Acme,acme.example\n"
+	storyContacts  = "id,first_name,last_name,email,company_id\nc-1,Ann,Archer,ann@acme.example,co-1\nc-2,Bob,Baker,bob@acme.example,co-1\n"
+	storyNotes     = "id,body,contact_id\nn-1,\"Called; they want a quote, \"\"soon\"\"\",c-1\nn-2,Sent the deck,c-2\nn-3,\"Two\nlines\",c-1\n"
+	storyActs      = "id,type,subject,contact_id\na-1,call,Intro call,c-2\n"
+)
+
+// TestPoisonedLedgerStory is the seed's first incident, end to end: notes
+// skipped while their contacts are missing; the contacts imported by a
+// second run; `run --only notes,activities` takes every skipped note over,
+// and no note slot still carries the first run's verdict (R3).
+func TestPoisonedLedgerStory(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	base := []string{"--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical"}
+
+	// Run 1: the contacts are missing from the export.
+	first := writeExport(t, map[string]string{"companies.csv": storyCompanies, "notes.csv": storyNotes, "activities.csv": storyActs})
+	r := crm(t, nil, append(base, "--strict", first)...)
+	require.Equal(t, exitStrict, r.code, "skips alone succeed, but --strict exits 7: %s", r.stderr)
+	s := r.summary(t)
+	require.Equal(t, "succeeded", s.Status)
+	require.Equal(t, int64(3), s.Kinds["note"].Skipped)
+	require.Len(t, s.Warnings, 2, "R9: every note and every activity took the same skip")
+	require.Contains(t, s.Warnings[0], `every one of the 3 notes was skipped as "not linked to any record"`)
+	require.Equal(t, []string{
+		`n-1|skipped|1|{"contact_id":"c-1"}`, `n-2|skipped|1|{"contact_id":"c-2"}`, `n-3|skipped|1|{"contact_id":"c-1"}`,
+	}, query(t, path, `SELECT source_id, action, migration_id, detail FROM migration_records WHERE kind = 'note' ORDER BY source_id`),
+		"the unresolved link is kept in the slot's detail")
+
+	// Run 2: the contacts arrive.
+	second := writeExport(t, map[string]string{"contacts.csv": storyContacts})
+	r = crm(t, nil, append(base, second)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, int64(2), r.summary(t).Kinds["contact"].Imported)
+
+	// Run 3: notes and activities again, from the full export.
+	full := writeExport(t, map[string]string{"companies.csv": storyCompanies, "contacts.csv": storyContacts,
+		"notes.csv": storyNotes, "activities.csv": storyActs})
+	r = crm(t, nil, append(base, "--only", "notes,activities", full)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	s = r.summary(t)
+	require.Len(t, s.Kinds, 2, "--only plans notes and activities alone")
+	require.Equal(t, int64(3), s.Kinds["note"].Imported, "every skipped note is taken over")
+	require.Equal(t, int64(1), s.Kinds["activity"].Imported)
+	require.Empty(t, s.Warnings)
+	require.Equal(t, []string{"0"}, query(t, path,
+		`SELECT count(*) FROM migration_records WHERE kind IN ('note', 'activity') AND (action = 'skipped' OR migration_id <> 3)`),
+		"no note or activity slot still carries an older run's verdict")
+	require.Equal(t, []string{"Ann|Called; they want a quote, \"soon\"", "Bob|Sent the deck", "Ann|Two\nlines"},
+		queryRaw(t, path, `SELECT c.first_name, n.body FROM notes n JOIN contacts c ON c.id = n.contact_id ORDER BY n.body`))
+}
+
+// queryRaw is query without flattening line breaks.
+func queryRaw(t *testing.T, path, q string) []string {
+	t.Helper()
+	db := openDB(t, path)
+	rows, err := db.Query(q)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a, b string
+		require.NoError(t, rows.Scan(&a, &b))
+		out = append(out, a+"|"+b)
+	}
+	return out
+}
+
+// TestFlagsBeforeAndAfterArguments: flags work before or after positional
+// arguments, and a global flag after the command name; none is ignored.
+func TestFlagsBeforeAndAfterArguments(t *testing.T) {
+	t.Parallel()
+	dir := writeExport(t, map[string]string{"companies.csv": storyCompanies})
+	cases := map[string][]string{
+		"FlagsFirst":            {"--db", "DB", "--json", "run", "--tenant", "acme", "--source", "canonical", "--batch-size", "1", dir},
+		"FlagsAfterPath":        {"--db", "DB", "run", dir, "--tenant", "acme", "--source=canonical", "--batch-size", "1", "--json"},
+		"GlobalsAfterCommand":   {"run", "--db", "DB", "--json", "--tenant", "acme", dir, "--source", "canonical", "--batch-size=1"},
+		"EverythingAfterTheArg": {"run", dir, "--db=DB", "--tenant=acme", "--source", "canonical", "--json", "--batch-size", "1"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "crm.db")
+			for i := range args {
+				args[i] = strings.ReplaceAll(args[i], "DB", path)
+			}
+			r := crm(t, nil, args...)
+			require.Equal(t, exitOK, r.code, r.stderr)
+			s := r.summary(t)
+			require.Equal(t, "acme", s.Tenant)
+			require.Equal(t, int64(1), s.Kinds["company"].Imported)
+			require.Equal(t, []string{`{"input":"` + dir + `","profile":"canonical","batch_size":1}`},
+				query(t, path, `SELECT options FROM migrations`), "--batch-size was not ignored")
+		})
+	}
+}
+
+// TestUsageErrors: a command line that cannot be right exits 2 with a
+// message saying what is wrong, as one JSON document under --json; it
+// leaves no run.
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := writeExport(t, map[string]string{"companies.csv": storyCompanies})
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+		code int
+	}{
+		{"NoTenant", []string{"run", "--source", "canonical", dir}, nil, "run needs --tenant", exitUsage},
+		{"NoPath", []string{"run", "--tenant", "a", "--source", "canonical"}, nil, "run takes one PATH", exitUsage},
+		{"UnknownFlag", []string{"run", "--tenant", "a", "--source", "canonical", "--frobnicate", dir}, nil, "flag provided but not defined", exitUsage},
+		{"UnknownCommand", []string{"import", dir}, nil, `unknown command "import"`, exitUsage},
+		{"UnknownKind", []string{"run", "--tenant", "a", "--source", "canonical", "--only", "leads", dir}, nil, `unknown kind "leads"`, exitUsage},
+		{"BadBatchSize", []string{"run", "--tenant", "a", "--source", "canonical", "--batch-size", "0", dir}, nil, "--batch-size must be at least 1", exitUsage},
+		{"UnknownProfile", []string{"run", "--tenant", "a", "--source", "hubspot2", dir}, nil, `unknown profile "hubspot2"`, exitUsage},
+		{"UnknownEncoding", []string{"run", "--tenant", "a", "--source", "canonical", "--encoding", "klingon", dir}, nil, "--encoding klingon", exitUsage},
+		{"UnknownFailpoint", []string{"runs"}, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:lead:1=error"}, `unknown kind "lead"`, exitUsage},
+		{"NoSuchPath", []string{"run", "--tenant", "a", "--source", "canonical", dir + "/nope"}, nil, "no such file or folder", exitError},
+		{"NoMatchingFile", []string{"run", "--tenant", "a", "--source", "canonical", t.TempDir()}, nil, "no file matches a kind", exitError},
+		{"ResumeNoRun", []string{"resume", "42"}, nil, "run 42: no such run", exitError},
+		{"ResumeNotANumber", []string{"resume", "last"}, nil, `"last" is not a run id`, exitUsage},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "crm.db")
+			r := crm(t, c.env, append([]string{"--db", path, "--json"}, c.args...)...)
+			require.Equal(t, c.code, r.code, r.stderr)
+			require.Contains(t, r.stderr, c.want)
+			var doc map[string]any
+			require.NoError(t, jsonUnmarshal(r.stdout, &doc), "stdout carries exactly one JSON document: %q", r.stdout)
+			require.Contains(t, doc["error"], c.want)
+			if _, err := os.Stat(path); err == nil {
+				require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run row")
+			}
+		})
+	}
+}

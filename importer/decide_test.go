@@ -1,0 +1,181 @@
+package importer
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/failpoint"
+	"crmimport/ledger"
+	"crmimport/phases"
+	"crmimport/store"
+)
+
+func testDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "crm.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func export(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
+	}
+	return dir
+}
+
+// importDir plans and executes one run of dir for tenant acme.
+func importDir(t *testing.T, imp *Importer, dir string, batch int) phases.Run {
+	t.Helper()
+	ctx := context.Background()
+	run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "canonical", Input: dir, BatchSize: batch})
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	return run
+}
+
+func failureReasons(t *testing.T, db *sql.DB, runID int64) map[string]string {
+	t.Helper()
+	rows, err := db.Query(`SELECT coalesce(source_id, ''), reason FROM record_failures WHERE migration_id = ?`, runID)
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, reason string
+		require.NoError(t, rows.Scan(&id, &reason))
+		out[id] = reason
+	}
+	return out
+}
+
+// TestOrderOfDecisions: SPEC §4's order, where it matters: a duplicate is
+// judged before "already there"; an imported record is unchanged before it
+// is validated again; deleted comes before invalid.
+func TestOrderOfDecisions(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	first := export(t, map[string]string{"contacts.csv": "id,first_name,email\n" +
+		"c1,Ann,ann@example.com\n" +
+		"c2,Bob,bob@example.com\n"})
+	run1 := importDir(t, New(phases.New(db, nil)), first, 100)
+	require.Equal(t, int64(2), run1.Stats[ledger.Contact].Imported)
+
+	second := export(t, map[string]string{"contacts.csv": "id,first_name,email,deleted\n" +
+		"c1,,not-an-address,\n" + // 3 before 5: unchanged, not re-judged
+		"c2,Bob,bob@example.com,\n" +
+		"c2,Bob,bob@example.com,\n" + // 2 before 3: a duplicate, not unchanged
+		"c3,,not-an-address,yes\n" + // 4 before 5: deleted, not invalid
+		"c4,,,\n" + // 5: neither a name nor an email
+		",Nobody,nobody@example.com,\n"}) // 1: no id
+	run2 := importDir(t, New(phases.New(db, nil)), second, 100)
+	c := run2.Stats[ledger.Contact]
+	require.Equal(t, phases.Counts{Unchanged: 2, Skipped: 1, Failed: 3, Duplicate: 1}, c)
+	require.Equal(t, map[string]string{
+		"c2": "duplicate source_id, first at contacts.csv:3",
+		"c4": "contact has neither a name nor an email",
+		"":   "missing id",
+	}, failureReasons(t, db, run2.ID))
+	var reason string
+	require.NoError(t, db.QueryRow(`SELECT reason FROM migration_records WHERE source_id = 'c3'`).Scan(&reason))
+	require.Equal(t, ReasonDeleted, reason)
+}
+
+// TestLinksAndMatches: R5 and R6 through the importer.
+func TestLinksAndMatches(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	dir := export(t, map[string]string{
+		"companies.csv": "id,name,domain\nco1,Acme,acme.example\nco2,Acme Again,https://www.ACME.example/about\nco3,Other,\nco4,Blank,\n",
+		"contacts.csv": "id,first_name,email,company_id\n" +
+			"c1,Ann,ann@acme.example,co2\n" + // linked through a matched slot
+			"c2,Ann,  ANN@acme.example ,co9\n" + // matched by email; co9 unknown
+			"c3,Cy,,co9\n", // created, unlinked, value kept in extra
+		"notes.csv": "id,body,contact_id,deal_id\n" +
+			"n1,Hello,c2,d9\n" + // resolves through the matched contact; d9 is unlinked
+			"n2,Orphan,c9,\n" + // nothing resolves: skipped with detail
+			"n3,No links at all,,\n",
+	})
+	run := importDir(t, New(phases.New(db, nil)), dir, 2)
+	require.Equal(t, phases.Counts{Imported: 4, Matched: 1}, run.Stats[ledger.Company])
+	require.Equal(t, phases.Counts{Imported: 3, Matched: 1, Unlinked: 2}, run.Stats[ledger.Contact])
+	require.Equal(t, phases.Counts{Imported: 1, Skipped: 2, Unlinked: 1}, run.Stats[ledger.Note])
+
+	var acme int64
+	require.NoError(t, db.QueryRow(`SELECT id FROM companies WHERE name = 'Acme'`).Scan(&acme))
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM companies WHERE name = 'Acme Again'`).Scan(&n))
+	require.Equal(t, 0, n, "R5: matched means found, not made")
+	var companyOfAnn sql.NullInt64
+	var extra sql.NullString
+	require.NoError(t, db.QueryRow(`SELECT company_id FROM contacts WHERE first_name = 'Ann'`).Scan(&companyOfAnn))
+	require.Equal(t, acme, companyOfAnn.Int64, "a link to a matched company resolves to the row it matched")
+	require.NoError(t, db.QueryRow(`SELECT company_id, extra FROM contacts WHERE first_name = 'Cy'`).Scan(&companyOfAnn, &extra))
+	require.False(t, companyOfAnn.Valid)
+	require.JSONEq(t, `{"company_id":"co9"}`, extra.String, "the unresolved link value is kept in extra")
+
+	var detail sql.NullString
+	require.NoError(t, db.QueryRow(`SELECT detail FROM migration_records WHERE source_id = 'n2'`).Scan(&detail))
+	require.JSONEq(t, `{"contact_id":"c9"}`, detail.String)
+	require.NoError(t, db.QueryRow(`SELECT detail FROM migration_records WHERE source_id = 'n3'`).Scan(&detail))
+	require.False(t, detail.Valid, "no link value at all: nothing to keep")
+	require.NoError(t, db.QueryRow(`SELECT extra FROM notes`).Scan(&extra))
+	require.JSONEq(t, `{"deal_id":"d9"}`, extra.String)
+}
+
+// TestRolledBackBatchLeavesNothingInTheIndex: the index of ids seen in this
+// run learns a batch only once it commits (R12): after a failed batch it
+// holds exactly the committed batches' ids.
+func TestRolledBackBatchLeavesNothingInTheIndex(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	dir := export(t, map[string]string{"contacts.csv": "id,first_name\nc1,A\nc2,B\nc3,C\nc4,D\nc5,E\n"})
+	fps, err := failpoint.Parse("batch:contact:2=error")
+	require.NoError(t, err)
+	imp := New(phases.New(db, fps))
+	run := importDir(t, imp, dir, 2)
+	require.Equal(t, phases.RunPartial, run.Status)
+	require.Len(t, imp.seen[ledger.Contact], 2)
+	require.Contains(t, imp.seen[ledger.Contact], "c1")
+	require.Contains(t, imp.seen[ledger.Contact], "c2")
+	require.NotContains(t, imp.seen[ledger.Contact], "c3", "the rolled-back batch left its ids behind")
+}
+
+// TestExtraKeepsUnmappedColumns: nothing in the export is dropped silently.
+func TestExtraKeepsUnmappedColumns(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	dir := export(t, map[string]string{"companies.csv": "ID,Name,Lead Source,Lead Source,notes,empty\nco1,Acme,Fair,Web,\"a, b\",\n"})
+	importDir(t, New(phases.New(db, nil)), dir, 10)
+	var extra string
+	require.NoError(t, db.QueryRow(`SELECT extra FROM companies`).Scan(&extra))
+	require.JSONEq(t, `{"Lead Source":"Fair","Lead Source#2":"Web","notes":"a, b"}`, extra)
+}
+
+func TestParseDate(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"2024-03-01":                "2024-03-01",
+		"2024-03-01T10:00:00Z":      "2024-03-01T10:00:00Z",
+		"2024-03-01T10:00:00+02:00": "2024-03-01T10:00:00+02:00",
+		"2024-03-01 10:00:00":       "2024-03-01T10:00:00",
+		"2024-03-01T10:00:00.250":   "2024-03-01T10:00:00.25",
+		"2024-03-01T10:00":          "2024-03-01T10:00:00",
+	} {
+		got, ok := parseDate(in)
+		require.True(t, ok, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"2/5/24 1:51", "31/12/2024", "2024-13-01", "next Tuesday", "2024-02-30", "20240301"} {
+		_, ok := parseDate(bad)
+		require.False(t, ok, bad)
+	}
+}
