@@ -67,6 +67,11 @@ func (b *batch) decide(r Record) error {
 		}
 		return b.fail(r, reason)
 	}
+	// An id a spreadsheet rewrote (9.91214E+15) is not an id: failed,
+	// reported, never imported as if it were one.
+	if why := mangledID("id", r.ID); why != "" {
+		return b.fail(r, why)
+	}
 	// 2. The same (kind, source_id) earlier in this run: a duplicate, failed.
 	if first, dup := b.lookupSeen(r.ID); dup {
 		b.counts.Duplicate++
@@ -91,6 +96,11 @@ func (b *batch) decide(r Record) error {
 		return b.skip(r, ReasonDeleted, "")
 	}
 	// 5. Invalid: failed.
+	for _, l := range parents(r.Kind) {
+		if why := mangledID(l.field, r.Fields[l.field]); why != "" {
+			return b.fail(r, why)
+		}
+	}
 	values, bad := validate(r)
 	if bad != "" {
 		return b.fail(r, bad)

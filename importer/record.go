@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -84,7 +85,11 @@ func (m *mapper) mapRow(row Row) Record {
 	for _, c := range row.Cols {
 		if f, ok := m.index[normaliseHeader(c.Name)]; ok && !seen[f] {
 			seen[f] = true
-			r.Fields[f] = c.Value
+			v := c.Value
+			if valueFields[f] && emptySpelling(v) {
+				v = ""
+			}
+			r.Fields[f] = v
 			continue
 		}
 		if c.Value == "" {
@@ -130,3 +135,34 @@ func rawJSON(cols []Col) string {
 }
 
 func trimID(s string) string { return strings.TrimSpace(s) }
+
+// valueFields hold ids, links, dates, numbers, flags and addresses, where
+// an export's spellings of "nothing" mean empty. Free text (names, bodies,
+// phone numbers) is kept as written: somebody may be called Null.
+var valueFields = map[string]bool{
+	"id": true, "company_id": true, "contact_id": true, "deal_id": true,
+	"created_at": true, "close_date": true, "due_at": true, "sent_at": true,
+	"amount": true, "done": true, "deleted": true, "email": true, "domain": true, "from": true, "to": true,
+}
+
+// emptySpelling: the ways exports and spreadsheets write an empty value.
+func emptySpelling(s string) bool {
+	switch strings.TrimSpace(s) {
+	case "null", "NULL", "Null", "#N/A", "#NULL!", "N/A", "n/a":
+		return true
+	}
+	return false
+}
+
+// excelNumber matches an id that a spreadsheet rewrote in scientific
+// notation (9.91214E+15): the digits it dropped are gone for good.
+var excelNumber = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?[eE][+-]?[0-9]+$`)
+
+// mangledID says why an id or link value cannot be trusted, or "".
+func mangledID(field, v string) string {
+	if excelNumber.MatchString(strings.TrimSpace(v)) {
+		return fmt.Sprintf("%s %q looks like a number a spreadsheet rewrote in scientific notation: the real id is lost; "+
+			"export the file again and do not open it in a spreadsheet before importing", field, v)
+	}
+	return ""
+}
