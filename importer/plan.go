@@ -43,7 +43,7 @@ func discover(path string, p *Profile, only []ledger.Kind, encoding string) ([]i
 	if err != nil {
 		return nil, nil, &InputError{Path: path, Reason: err.Error()}
 	}
-	var candidates []string
+	var candidates, ignored []string
 	var notices []string
 	if st.IsDir() {
 		entries, err := os.ReadDir(path)
@@ -60,10 +60,14 @@ func discover(path string, p *Profile, only []ledger.Kind, encoding string) ([]i
 				continue
 			}
 			if _, _, ok := p.FileKind(e.Name()); !ok {
-				notices = append(notices, fmt.Sprintf("ignored %s: not a file of the %s profile (%s)", e.Name(), p.Name, p.ExpectedFiles()))
+				ignored = append(ignored, e.Name())
 				continue
 			}
 			candidates = append(candidates, full)
+		}
+		if len(ignored) > 0 {
+			notices = append(notices, fmt.Sprintf("ignored %s not of the %s profile: %s (it reads %s)",
+				plural(len(ignored), "file"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
 		}
 	} else {
 		if isZip(path) {
@@ -142,3 +146,4 @@ func isZip(path string) bool {
 	n, _ := io.ReadFull(f, head)
 	return bytes.Equal(head[:n], []byte("PK\x03\x04")) || strings.EqualFold(filepath.Ext(path), ".zip")
 }
+

@@ -25,7 +25,8 @@ import (
 type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
-	signals        bool // Ctrl-C and SIGTERM request a stop (off in in-process tests)
+	signals        bool        // Ctrl-C and SIGTERM request a stop (off in in-process tests)
+	isTerminal     func() bool // whether stderr is a terminal (progress bars)
 
 	// set from the global flags
 	dbPath string
@@ -166,6 +167,9 @@ func (a *app) writeJSON(v any) error {
 
 // terminal reports whether stderr is a terminal (for progress bars).
 func (a *app) terminal() bool {
+	if a.isTerminal != nil {
+		return a.isTerminal()
+	}
 	f, ok := a.stderr.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -65,6 +65,7 @@ func (p *progressView) task(t phases.Task) {
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(true),
 	)
 }
 

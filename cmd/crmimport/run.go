@@ -108,7 +108,11 @@ func (a *app) runAction(c *cli.Context) error {
 	a.note("run %d planned: tenant %s, source %s — %s", run.ID, run.Tenant, run.Source, describePlan(ctx, imp, run.ID))
 	_, execErr := imp.Execute(ctx, run.ID)
 	progress.finish()
-	return a.finish(ctx, imp, run.ID, execErr)
+	err = a.finish(ctx, imp, run.ID, execErr)
+	if c.Bool("dry-run") {
+		a.note("dry run: nothing was written to %s", a.dbPath)
+	}
+	return err
 }
 
 // finish prints a run's summary and returns the exit its outcome calls for.

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestDryRunWritesNothing: --dry-run reports what a run would do and leaves
+// the database as it was.
+func TestDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	before := dump(t, path, "demo")
+
+	r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--dry-run", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	s := r.summary(t)
+	require.Equal(t, int64(84), s.Kinds["contact"].Imported, "the dry run reports what the run would do")
+	require.Equal(t, int64(27), s.Kinds["company"].Unchanged, "…against what the database already holds")
+	require.Contains(t, r.stderr, "dry run: nothing was written")
+	require.Equal(t, before, dump(t, path, "demo"))
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`))
+}
+
+// TestProgressOnTerminalOnly: a bar per phase on stderr when it is a
+// terminal; nothing with --quiet.
+func TestProgressOnTerminalOnly(t *testing.T) {
+	t.Parallel()
+	for _, quiet := range []bool{false, true} {
+		var out, errb bytes.Buffer
+		a := newApp(&out, &errb, func(string) string { return "" })
+		a.isTerminal = func() bool { return true }
+		args := []string{"crmimport", "--db", filepath.Join(t.TempDir(), "crm.db"), "run", "--tenant", "demo",
+			"--source", "canonical", "--batch-size", "10", demo}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		code := a.run(context.Background(), args)
+		require.Equal(t, exitPartial, code, errb.String())
+		if quiet {
+			require.Empty(t, errb.String(), "--quiet: no progress, no notices")
+		} else {
+			require.Contains(t, errb.String(), "phase 2 · contacts")
+			require.Contains(t, errb.String(), "phase 5 · activities, emails")
+		}
+		require.Contains(t, out.String(), "What next:")
+	}
+}
+
+// TestDatabasePathErrors: a database that cannot be opened is an error
+// before any run exists (exit 1), naming the path.
+func TestDatabasePathErrors(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "plain")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+	r := crm(t, nil, "--db", filepath.Join(file, "crm.db"), "--json", "runs")
+	require.Equal(t, exitError, r.code)
+	require.Contains(t, r.stderr, "is not a folder")
+}
