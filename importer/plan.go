@@ -146,4 +146,3 @@ func isZip(path string) bool {
 	n, _ := io.ReadFull(f, head)
 	return bytes.Equal(head[:n], []byte("PK\x03\x04")) || strings.EqualFold(filepath.Ext(path), ".zip")
 }
-
