@@ -2,6 +2,7 @@ package failpoint
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -42,4 +43,23 @@ func TestParseRefusesUnknown(t *testing.T) {
 		require.ErrorContains(t, err, want, spec)
 		require.ErrorContains(t, err, Env, spec)
 	}
+}
+
+// TestPauseAndFault: at a batch point a sleep happens before the batch's
+// transaction (Pause) and an error in its middle (Fault); neither runs the
+// other's action.
+func TestPauseAndFault(t *testing.T) {
+	t.Parallel()
+	s, err := Parse("batch:contact:1=sleep:30ms,batch:contact:2=error")
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, s.Fault(Batch(ledger.Contact, 1)), "Fault does not sleep")
+	require.Less(t, time.Since(start), 30*time.Millisecond)
+	s.Pause(Batch(ledger.Contact, 1))
+	require.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+	s.Pause(Batch(ledger.Contact, 2)) // not a sleep: returns at once
+	require.Equal(t, &Error{Point: "batch:contact:2"}, s.Fault(Batch(ledger.Contact, 2)))
+	var none *Set
+	none.Pause("plan")
+	require.NoError(t, none.Fault("plan"))
 }

@@ -81,40 +81,48 @@ func details(c phases.Counts) string {
 }
 
 // Bar draws the four outcomes in their order — good, nothing to do, needs a
-// fresh run, broken — as # = ~ ! over width characters.
+// fresh run, broken — as # = ~ ! over width characters. Every outcome that
+// is not zero gets at least one character.
 func Bar(c phases.Counts, width int) string {
 	total := c.Total()
 	if total == 0 {
 		return strings.Repeat(".", width)
 	}
-	parts := []struct {
-		n  int64
-		ch string
-	}{{c.Imported, "#"}, {c.Unchanged, "="}, {c.Skipped, "~"}, {c.Failed, "!"}}
-	var b strings.Builder
-	used := 0
-	for i, p := range parts {
-		n := int(p.n * int64(width) / total)
-		if p.n > 0 && n == 0 {
-			n = 1 // a non-zero outcome is always visible
+	counts := []int64{c.Imported, c.Unchanged, c.Skipped, c.Failed}
+	marks := []string{"#", "=", "~", "!"}
+	w := make([]int, len(counts))
+	sum := 0
+	for i, n := range counts {
+		if n > 0 {
+			w[i] = max(1, int(n*int64(width)/total))
+			sum += w[i]
 		}
-		if i == len(parts)-1 {
-			n = width - used
-			if p.n == 0 {
-				n = 0
+	}
+	for sum > width { // the minimums took room: take it back from the widest
+		widest := 0
+		for i := range w {
+			if w[i] > w[widest] {
+				widest = i
 			}
 		}
-		if used+n > width {
-			n = width - used
+		w[widest]--
+		sum--
+	}
+	for sum < width { // rounding left room: give it to the largest count
+		largest := 0
+		for i := range counts {
+			if counts[i] > counts[largest] {
+				largest = i
+			}
 		}
-		b.WriteString(strings.Repeat(p.ch, n))
-		used += n
+		w[largest]++
+		sum++
 	}
-	s := b.String()
-	for len(s) < width { // rounding: pad with the largest outcome's mark at its place
-		s += "."
+	var b strings.Builder
+	for i := range w {
+		b.WriteString(strings.Repeat(marks[i], w[i]))
 	}
-	return s
+	return b.String()
 }
 
 // WriteReport writes the run page: status, phases, tasks, per kind the

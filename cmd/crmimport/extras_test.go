@@ -64,3 +64,47 @@ func TestDatabasePathErrors(t *testing.T) {
 	require.Equal(t, exitError, r.code)
 	require.Contains(t, r.stderr, "is not a folder")
 }
+
+// TestReportAndRuns: the run page in text and JSON, and the list of runs.
+func TestReportAndRuns(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+
+	r = crm(t, nil, "--db", path, "report", "1")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	for _, want := range []string{
+		"status      partial",
+		"contacts    ############################~!  84 imported, 0 unchanged, 2 skipped, 4 failed (1 matched, 3 unlinked, 1 duplicate)",
+		`2  email "…" is not an email address`,
+		"5  not linked to any record",
+		"contacts.csv    succeeded  90",
+		"run 1 finalized: partial",
+	} {
+		require.Contains(t, r.stdout, want)
+	}
+
+	out := filepath.Join(t.TempDir(), "run-1.json")
+	r = crm(t, nil, "--db", path, "report", "1", "--format", "json", "--out", out)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var full struct {
+		Status  string
+		Kinds   map[string]map[string]int64
+		Tasks   []struct{ Kind, Status, File string }
+		Reasons map[string]struct{ Skipped, Failed []struct{ Reason string; Count int64 } }
+		Log     []struct{ Level, Message string }
+	}
+	require.NoError(t, jsonUnmarshal(string(b), &full))
+	require.Equal(t, "partial", full.Status)
+	require.Len(t, full.Tasks, 6)
+	require.Equal(t, int64(84), full.Kinds["contact"]["imported"])
+	require.Equal(t, "not linked to any record", full.Reasons["note"].Skipped[0].Reason)
+	require.NotEmpty(t, full.Log)
+
+	r = crm(t, nil, "--db", path, "runs")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, `1\s+demo\s+canonical\s+partial\s+5\s+270\s+0\s+17\s+13\s+\S+`, r.stdout)
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -233,4 +234,41 @@ func failures(t *testing.T, path string) []string {
 	t.Helper()
 	return query(t, path, `SELECT kind, coalesce(source_id, ''), file, line, reason FROM record_failures
 		WHERE kind IN ('company', 'activity') OR reason LIKE 'duplicate%' ORDER BY kind, source_id`)
+}
+
+// TestFailpointsAtOtherPoints: a commit that fails as a full disk would, and
+// crashes right after planning, at a phase boundary and inside finalize —
+// each resumed to the database of an uninterrupted run.
+func TestFailpointsAtOtherPoints(t *testing.T) {
+	t.Parallel()
+	refDump, refKinds := reference(t, "10")
+	cases := []struct {
+		point string
+		exit  int // of the first run: -1 when it kills itself
+		tasks string
+	}{
+		{"commit:contact:3=error", exitPartial, "contact:failed deal:cancelled"},
+		{"plan=exit", -1, "company:pending contact:pending"},
+		{"phase:3=exit", -1, "contact:succeeded deal:pending"},
+		{"finalize=exit", -1, "company:succeeded email:succeeded"},
+	}
+	for _, c := range cases {
+		t.Run(c.point, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "crm.db")
+			p := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": c.point}, demoArgs(path)...)
+			require.Equal(t, c.exit, p.wait(t), p.stderr.String())
+			for _, kv := range strings.Fields(c.tasks) {
+				kind, status, _ := strings.Cut(kv, ":")
+				require.Equal(t, []string{status}, query(t, path, `SELECT status FROM migration_tasks WHERE kind = ?`, kind), kv)
+			}
+			require.Equal(t, []string{"NULL"}, query(t, path, `SELECT duration_ms FROM migrations WHERE status = 'running'
+				UNION ALL SELECT 'NULL' WHERE `+strconv.Itoa(c.exit)+` >= 0`), "R15: not finalized")
+			r := crm(t, nil, "--db", path, "--json", "resume", "1")
+			require.Equal(t, exitPartial, r.code, r.stderr)
+			require.Equal(t, refDump, dump(t, path, "acme"))
+			require.Equal(t, refKinds, kindsOf(t, r))
+			require.Equal(t, demoFailures, failures(t, path))
+		})
+	}
 }

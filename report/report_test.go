@@ -1,0 +1,45 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/phases"
+)
+
+func TestCount(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int64]string{0: "0", 12: "12", 999: "999", 1204: "1,204", 1234567: "1,234,567", -4500: "-4,500"} {
+		require.Equal(t, want, Count(n))
+	}
+}
+
+// TestBar: the four outcomes in their order, every non-zero outcome
+// visible, always the same width.
+func TestBar(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "##########", Bar(phases.Counts{Imported: 5}, 10))
+	require.Equal(t, "#####=====", Bar(phases.Counts{Imported: 5, Unchanged: 5}, 10))
+	require.Equal(t, "########~!", Bar(phases.Counts{Imported: 998, Skipped: 1, Failed: 1}, 10))
+	require.Equal(t, "..........", Bar(phases.Counts{}, 10))
+	for _, c := range []phases.Counts{{Imported: 1, Unchanged: 1, Skipped: 1, Failed: 1}, {Unchanged: 7, Failed: 3}, {Skipped: 2}} {
+		require.Len(t, Bar(c, 30), 30)
+	}
+}
+
+func TestReasonClass(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, `email "…" is not an email address`, ReasonClass(`email "bob(at)x" is not an email address`))
+	require.Equal(t, "duplicate source_id", ReasonClass("duplicate source_id, first at contacts.csv:16"))
+	require.Equal(t, "missing id", ReasonClass("missing id"))
+}
+
+func TestDuration(t *testing.T) {
+	t.Parallel()
+	ms := func(n int64) *int64 { return &n }
+	require.Equal(t, "—", Duration(nil), "R15: a gap is shown, never estimated")
+	require.Equal(t, "61ms", Duration(ms(61)))
+	require.Equal(t, "5.1s", Duration(ms(5120)))
+	require.Equal(t, "2m5s", Duration(ms(125_000)))
+}
