@@ -94,8 +94,13 @@ func TestReportAndRuns(t *testing.T) {
 		Status  string
 		Kinds   map[string]map[string]int64
 		Tasks   []struct{ Kind, Status, File string }
-		Reasons map[string]struct{ Skipped, Failed []struct{ Reason string; Count int64 } }
-		Log     []struct{ Level, Message string }
+		Reasons map[string]struct {
+			Skipped, Failed []struct {
+				Reason string
+				Count  int64
+			}
+		}
+		Log []struct{ Level, Message string }
 	}
 	require.NoError(t, jsonUnmarshal(string(b), &full))
 	require.Equal(t, "partial", full.Status)
