@@ -159,11 +159,11 @@ func WriteReport(w io.Writer, r *Report) {
 	tw.Flush()
 
 	for _, k := range r.Kinds {
-		if len(k.Skips) == 0 && len(k.Failures) == 0 {
+		if k.Skipped == 0 && len(k.Failures) == 0 {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s\n", strings.ToUpper(k.Kind.Plural()[:1])+k.Kind.Plural()[1:])
-		if k.Skips != nil {
+		if k.Skipped > 0 {
 			fmt.Fprintln(w, "  skipped:")
 			for _, s := range top(k.Skips, 10) {
 				fmt.Fprintf(w, "    %8s  %s\n", Count(s.Count), s.Reason)

@@ -63,6 +63,7 @@ func (a *app) cli() *cli.App {
 		Writer:               a.stdout,
 		ErrWriter:            a.stderr,
 		HideHelpCommand:      true,
+		HideVersion:          true,
 		EnableBashCompletion: false,
 		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are ours (exitCode)
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

@@ -42,7 +42,9 @@ func TestProgressOnTerminalOnly(t *testing.T) {
 		if quiet {
 			args = append(args, "--quiet")
 		}
+		oneApp.Lock()
 		code := a.run(context.Background(), args)
+		oneApp.Unlock()
 		require.Equal(t, exitPartial, code, errb.String())
 		if quiet {
 			require.Empty(t, errb.String(), "--quiet: no progress, no notices")

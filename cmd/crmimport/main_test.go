@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,12 +52,19 @@ func (r result) summary(t *testing.T) report.Summary {
 	return s
 }
 
+// oneApp serialises in-process command lines: urfave/cli v2 keeps its help
+// flag and help command in package variables that every App's setup
+// writes. A process runs one command line, so only these tests could race.
+var oneApp sync.Mutex
+
 // crm runs the command line in-process with env as its environment.
 func crm(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	a := newApp(&out, &errb, func(k string) string { return env[k] })
+	oneApp.Lock()
 	code := a.run(context.Background(), append([]string{"crmimport"}, args...))
+	oneApp.Unlock()
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 

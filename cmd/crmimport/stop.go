@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -79,5 +78,3 @@ func (a *app) stopAction(c *cli.Context) error {
 	}
 	return nil
 }
-
-var _ = fmt.Sprint
