@@ -143,10 +143,11 @@ func TestRolledBackBatchLeavesNothingInTheIndex(t *testing.T) {
 	imp := New(phases.New(db, fps))
 	run := importDir(t, imp, dir, 2)
 	require.Equal(t, phases.RunPartial, run.Status)
-	require.Len(t, imp.seen[ledger.Contact], 2)
-	require.Contains(t, imp.seen[ledger.Contact], "c1")
-	require.Contains(t, imp.seen[ledger.Contact], "c2")
-	require.NotContains(t, imp.seen[ledger.Contact], "c3", "the rolled-back batch left its ids behind")
+	seen := imp.seenOf(run.ID, ledger.Contact)
+	require.Len(t, seen, 2)
+	require.Contains(t, seen, "c1")
+	require.Contains(t, seen, "c2")
+	require.NotContains(t, seen, "c3", "the rolled-back batch left its ids behind")
 }
 
 // TestExtraKeepsUnmappedColumns: nothing in the export is dropped silently.
@@ -178,4 +179,17 @@ func TestParseDate(t *testing.T) {
 		_, ok := parseDate(bad)
 		require.False(t, ok, bad)
 	}
+}
+
+// TestOneImporterManyRuns: "earlier in this run" means this run: an
+// importer that runs an export twice finds it unchanged, not duplicated.
+func TestOneImporterManyRuns(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	dir := export(t, map[string]string{"contacts.csv": "id,first_name\nc1,A\nc2,B\n"})
+	imp := New(phases.New(db, nil))
+	importDir(t, imp, dir, 10)
+	run := importDir(t, imp, dir, 10)
+	require.Equal(t, phases.RunSucceeded, run.Status)
+	require.Equal(t, phases.Counts{Unchanged: 2}, run.Stats[ledger.Contact])
 }

@@ -61,16 +61,16 @@ type Importer struct {
 	// Progress is told, after each committed batch, how far its file is read.
 	Progress func(t phases.Task, read, size int64)
 
-	// seen indexes, per kind, the source ids already read in this run and
-	// where (SPEC §4 step 2). It holds only what committed (R12).
-	seen map[ledger.Kind]map[string]firstSeen
+	// seen indexes, per run and kind, the source ids already read in that
+	// run and where (SPEC §4 step 2). It holds only what committed (R12).
+	seen map[seenKey]map[string]firstSeen
 	// loaded says which tasks' committed rows are in seen.
 	loaded map[int64]bool
 }
 
 // New returns an importer working through engine.
 func New(engine *phases.Engine) *Importer {
-	return &Importer{Engine: engine, seen: map[ledger.Kind]map[string]firstSeen{}, loaded: map[int64]bool{}}
+	return &Importer{Engine: engine, seen: map[seenKey]map[string]firstSeen{}, loaded: map[int64]bool{}}
 }
 
 // ProfileByName returns a built-in profile.
@@ -197,7 +197,7 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	}
 	// Continue at the checkpoint: skip the records already committed, which
 	// are also added to the index of ids seen in this run.
-	seen := imp.seenOf(t.Kind)
+	seen := imp.seenOf(run.ID, t.Kind)
 	for w.rows < t.Checkpoint.Rows {
 		row, err := w.rr.Next()
 		if errors.Is(err, io.EOF) {
@@ -221,11 +221,17 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	return &phases.Work{Next: w.next, Close: w.file.Close}, nil
 }
 
-func (imp *Importer) seenOf(k ledger.Kind) map[string]firstSeen {
-	if imp.seen[k] == nil {
-		imp.seen[k] = map[string]firstSeen{}
+type seenKey struct {
+	run  int64
+	kind ledger.Kind
+}
+
+func (imp *Importer) seenOf(run int64, k ledger.Kind) map[string]firstSeen {
+	key := seenKey{run: run, kind: k}
+	if imp.seen[key] == nil {
+		imp.seen[key] = map[string]firstSeen{}
 	}
-	return imp.seen[k]
+	return imp.seen[key]
 }
 
 func rememberFirst(seen map[string]firstSeen, r Record) {
@@ -268,7 +274,7 @@ func (imp *Importer) loadSeen(ctx context.Context, run phases.Run, t phases.Task
 	if err != nil {
 		return err
 	}
-	seen := imp.seenOf(t.Kind)
+	seen := imp.seenOf(run.ID, t.Kind)
 	for _, u := range tasks {
 		if u.Kind != t.Kind || u.ID >= t.ID || imp.loaded[u.ID] || u.Checkpoint.Rows == 0 {
 			continue
@@ -297,7 +303,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	ins := &statements{tx: tx}
 	defer ins.close()
 	b := &batch{ctx: ctx, tx: tx, ledger: l, inserts: ins, run: w.run, task: w.task, profile: w.profile,
-		now: w.imp.Engine.Now(), seen: w.imp.seenOf(w.task.Kind), added: map[string]firstSeen{}}
+		now: w.imp.Engine.Now(), seen: w.imp.seenOf(w.run.ID, w.task.Kind), added: map[string]firstSeen{}}
 	done := false
 	for n := 0; n < w.batchSize; n++ {
 		row, err := w.rr.Next()
