@@ -125,7 +125,7 @@ func (b *batch) decide(r Record) error {
 	extra := r.Extra
 	if len(unresolved) > 0 {
 		b.counts.Unlinked++
-		extra = map[string]string{}
+		extra = map[string]any{}
 		for k, v := range r.Extra {
 			extra[k] = v
 		}

@@ -16,6 +16,8 @@ type FileInfo struct {
 	Fingerprint string
 	// ValidUTF8 reports whether every byte sequence is valid UTF-8.
 	ValidUTF8 bool
+	// Head is the file's first bytes (up to 4 KiB), to tell what it is.
+	Head []byte
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -27,6 +29,7 @@ func Inspect(r io.Reader) (FileInfo, error) {
 		size  int64
 		crc   uint32
 		check utf8Checker
+		head  []byte
 	)
 	buf := make([]byte, 64<<10)
 	for {
@@ -35,6 +38,9 @@ func Inspect(r io.Reader) (FileInfo, error) {
 			size += int64(n)
 			crc = crc32.Update(crc, castagnoli, buf[:n])
 			check.write(buf[:n])
+			if len(head) < sniffSize {
+				head = append(head, buf[:min(n, sniffSize-len(head))]...)
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -47,6 +53,7 @@ func Inspect(r io.Reader) (FileInfo, error) {
 		Size:        size,
 		Fingerprint: fmt.Sprintf("crc32c:%08x:%d", crc, size),
 		ValidUTF8:   check.valid(),
+		Head:        head,
 	}, nil
 }
 

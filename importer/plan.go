@@ -116,7 +116,13 @@ func discover(path string, p *Profile, only []ledger.Kind, encoding string) ([]i
 		switch {
 		case encoding != "":
 			f.Encoding = encoding
-		case info.ValidUTF8:
+		case bytes.HasPrefix(info.Head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(info.Head, []byte{0xFE, 0xFF}):
+			f.Encoding = "utf-16"
+			notices = append(notices, fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16",
+				filepath.Base(f.Path)))
+		case info.ValidUTF8 || notText(info.Head):
+			// An archive or binary data is no text at all: the reader
+			// says what it is when its task runs.
 			f.Encoding = "utf-8"
 		default:
 			f.Encoding = "windows-1252"
@@ -145,4 +151,11 @@ func isZip(path string) bool {
 	head := make([]byte, 4)
 	n, _ := io.ReadFull(f, head)
 	return bytes.Equal(head[:n], []byte("PK\x03\x04")) || strings.EqualFold(filepath.Ext(path), ".zip")
+}
+
+// notText tells a file whose first bytes show it is an archive or binary
+// data, which no text encoding would make readable.
+func notText(head []byte) bool {
+	return bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06")) ||
+		bytes.HasPrefix(head, []byte{0x1f, 0x8b}) || bytes.IndexByte(head, 0) >= 0
 }

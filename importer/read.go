@@ -12,6 +12,7 @@ import (
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
 )
 
@@ -29,7 +30,11 @@ const (
 )
 
 // Col is one cell: the header name (CSV) or key (JSON) and its text.
-type Col struct{ Name, Value string }
+// Nested marks a JSON object or array, whose Value is its compact JSON.
+type Col struct {
+	Name, Value string
+	Nested      bool
+}
 
 // Row is one record as read, before any mapping to fields.
 type Row struct {
@@ -41,6 +46,9 @@ type Row struct {
 	// Err is non-nil when this record cannot be read as it is (Reason says
 	// why); Cols then holds what could be read, and may be nil.
 	Err *RowError
+	// Text is the record as it stands in the file, for a CSV record that
+	// could not be parsed (R4 keeps the raw row of a failure).
+	Text string
 }
 
 // RowError: one record is bad; reading goes on with the next.
@@ -234,6 +242,9 @@ func lookupEncoding(name string) (textEncoding, error) {
 		return textEncoding{isUTF8: true, asciiCompatible: true}, nil
 	case "windows-1252", "cp1252":
 		return textEncoding{enc: charmap.Windows1252, asciiCompatible: true}, nil
+	case "utf-16", "utf16":
+		// The byte-order mark says which end comes first (and is dropped).
+		return textEncoding{enc: unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM)}, nil
 	}
 	enc, err := htmlindex.Get(n)
 	if err != nil {

@@ -85,6 +85,7 @@ func (s *csvSource) next() (Row, error) {
 	}
 	for {
 		s.track.recStart = s.r.InputOffset()
+		s.track.forget(s.track.recStart)
 		rec, err := s.r.Read()
 		var pe *csv.ParseError
 		switch {
@@ -93,7 +94,9 @@ func (s *csvSource) next() (Row, error) {
 		case errors.As(err, &pe):
 			line := pe.StartLine + s.lineOffset
 			s.lastLine = line
-			return s.row(line, rec, s.parseErrorReason(pe)), nil
+			row := s.row(line, rec, s.parseErrorReason(pe))
+			row.Text = strings.TrimRight(s.track.text(s.track.recStart, s.r.InputOffset()), "\r\n")
+			return row, nil
 		case err != nil:
 			return Row{}, s.readError(err)
 		}
@@ -117,20 +120,25 @@ func (s *csvSource) line() int {
 }
 
 // row pairs rec with the header by position; a reason makes it a bad row.
+// Fields past the header's count are kept as "(column N)", so that the
+// raw row of a failure holds everything the line held.
 func (s *csvSource) row(line int, rec []string, reason string) Row {
-	n := min(len(rec), len(s.header))
 	var cols []Col
-	if n > 0 {
-		cols = make([]Col, n)
+	if len(rec) > 0 {
+		cols = make([]Col, len(rec))
 	}
 	badUTF8 := false
-	for i := range n {
+	for i := range rec {
 		v := rec[i]
 		if s.checkUTF8 && !utf8.ValidString(v) {
 			badUTF8 = true
 			v = strings.ToValidUTF8(v, "\uFFFD") // readable in a rejects file, never imported
 		}
-		cols[i] = Col{Name: s.header[i], Value: v}
+		name := fmt.Sprintf("(column %d)", i+1)
+		if i < len(s.header) {
+			name = s.header[i]
+		}
+		cols[i] = Col{Name: name, Value: v}
 	}
 	if badUTF8 {
 		if reason != "" {
@@ -288,6 +296,13 @@ type csvTracker struct {
 
 	total    int64
 	newlines int
+
+	// win holds the input from offset winAt on, so that the text of a
+	// record that cannot be parsed can be kept (R4: the raw row); forget
+	// drops what lies before the current record.
+	win   []byte
+	winAt int64
+
 	cur      int64 // bytes after the last '\n'
 	prev     int64 // length of the line ended by the last '\n', without "\r\n"
 	lastByte byte
@@ -310,6 +325,7 @@ func (t *csvTracker) observe(p []byte) {
 	if len(p) == 0 {
 		return
 	}
+	t.win = append(t.win, p...)
 	t.total += int64(len(p))
 	last := bytes.LastIndexByte(p, '\n')
 	if last < 0 {
@@ -334,6 +350,23 @@ func (t *csvTracker) observe(p []byte) {
 	t.prev = n
 	t.cur = int64(len(p) - last - 1)
 	t.lastByte = p[len(p)-1]
+}
+
+// forget drops the input before offset off.
+func (t *csvTracker) forget(off int64) {
+	cut := min(max(off-t.winAt, 0), int64(len(t.win)))
+	t.win = t.win[cut:]
+	t.winAt += cut
+	if cap(t.win) > 1<<20 && len(t.win) < cap(t.win)/4 {
+		t.win = append([]byte(nil), t.win...) // let a large record's buffer go
+	}
+}
+
+// text returns the input between two offsets, as far as it is kept.
+func (t *csvTracker) text(from, to int64) string {
+	a := min(max(from-t.winAt, 0), int64(len(t.win)))
+	b := min(max(to-t.winAt, a), int64(len(t.win)))
+	return string(t.win[a:b])
 }
 
 // endsInside reports whether pe is a quoted field cut off by the end of

@@ -177,7 +177,7 @@ func TestReadCSV(t *testing.T) {
 			wantHeader: []string{"a", "b", "c"}, wantDelim: ',',
 			want: []Row{
 				bad(f, 2, "row has 2 fields, the header has 3", "a", "1", "b", "2"),
-				bad(f, 3, "row has 4 fields, the header has 3", "a", "3", "b", "4", "c", "5"),
+				bad(f, 3, "row has 4 fields, the header has 3", "a", "3", "b", "4", "c", "5", "(column 4)", "6"),
 				ok(4, "a", "7", "b", "8", "c", "9"),
 				bad(f, 5, "row has 1 field, the header has 3", "a", "10"),
 			},
@@ -197,7 +197,7 @@ func TestReadCSV(t *testing.T) {
 			in:         "id,name\n1,Ann \"the\" Doe\n2,Bob\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
 			want: []Row{
-				bad(f, 2, `bare " in an unquoted field at line 2, column 7 (a field holding " must be quoted, with each " doubled)`, "id", "1"),
+				text(bad(f, 2, `bare " in an unquoted field at line 2, column 7 (a field holding " must be quoted, with each " doubled)`, "id", "1"), `1,Ann "the" Doe`),
 				ok(3, "id", "2", "name", "Bob"),
 			},
 		},
@@ -206,7 +206,7 @@ func TestReadCSV(t *testing.T) {
 			in:         "id,name,x\n1,\"Ann\" Doe,y\n2,Bob,z\n",
 			wantHeader: []string{"id", "name", "x"}, wantDelim: ',',
 			want: []Row{
-				bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1"),
+				text(bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1"), `1,"Ann" Doe,y`),
 				ok(3, "id", "2", "name", "Bob", "x", "z"),
 			},
 		},
@@ -214,13 +214,13 @@ func TestReadCSV(t *testing.T) {
 			name:       "ExtraneousQuoteOnLastLine",
 			in:         "id,name\n1,\"Ann\"x\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
-			want: []Row{bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1")},
+			want: []Row{text(bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1"), `1,"Ann"x`)},
 		},
 		{
 			name:       "ExtraneousQuoteOnLastLineNoNewline",
 			in:         "id,name\n1,\"Ann\"x",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
-			want: []Row{bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1")},
+			want: []Row{text(bad(f, 2, `extraneous " in a quoted field at line 2, column 7 (a " inside a quoted field must be doubled)`, "id", "1"), `1,"Ann"x`)},
 		},
 		{
 			name:       "UnterminatedQuoteAtEnd",
@@ -228,20 +228,20 @@ func TestReadCSV(t *testing.T) {
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
 			want: []Row{
 				ok(2, "id", "1", "name", "Ann"),
-				bad(f, 3, "quoted field starting at line 3 is never closed (the rest of the file was read into it)", "id", "2"),
+				text(bad(f, 3, "quoted field starting at line 3 is never closed (the rest of the file was read into it)", "id", "2"), "2,\"Bob\n3,Carl\n4,Dan"),
 			},
 		},
 		{
 			name:       "UnterminatedQuoteNoFinalNewline",
 			in:         "id,name\r\n1,\"Bob",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
-			want: []Row{bad(f, 2, "quoted field starting at line 2 is never closed (the rest of the file was read into it)", "id", "1")},
+			want: []Row{text(bad(f, 2, "quoted field starting at line 2 is never closed (the rest of the file was read into it)", "id", "1"), "1,\"Bob")},
 		},
 		{
 			name:       "UnterminatedQuoteFirstField",
 			in:         "id,name\n\"1,Bob\n\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
-			want: []Row{bad(f, 2, "quoted field starting at line 2 is never closed (the rest of the file was read into it)")},
+			want: []Row{text(bad(f, 2, "quoted field starting at line 2 is never closed (the rest of the file was read into it)"), "\"1,Bob")},
 		},
 		{
 			name:       "EmptyFile",
@@ -301,7 +301,7 @@ func TestReadCSV(t *testing.T) {
 			in:         "id,name\n1,Ren\xe9,x\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
 			want: []Row{
-				bad(f, 2, "row has 3 fields, the header has 2; not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD"),
+				bad(f, 2, "row has 3 fields, the header has 2; not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD", "(column 3)", "x"),
 			},
 		},
 		{
@@ -387,7 +387,7 @@ func TestReadCSVHugeField(t *testing.T) {
 	require.True(t, strings.HasPrefix(row.Cols[1].Value, `<div>50 MB of HTML, with "quotes"`+"\n"))
 	row, err = rr.Next()
 	require.NoError(t, err)
-	require.Equal(t, []Col{{"id", "2"}, {"body", "x"}}, row.Cols)
+	require.Equal(t, []Col{{Name: "id", Value: "2"}, {Name: "body", Value: "x"}}, row.Cols)
 	_, err = rr.Next()
 	require.ErrorIs(t, err, io.EOF)
 }
@@ -424,4 +424,10 @@ func FuzzReadCSV(f *testing.F) {
 		}
 		t.Fatal("reading does not end")
 	})
+}
+
+// text gives a bad row the text of its record as it stands in the file.
+func text(r Row, t string) Row {
+	r.Text = t
+	return r
 }

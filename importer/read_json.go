@@ -120,12 +120,12 @@ func (s *jsonSource) readFirstObject(line int) (row Row, wrapped bool, err error
 			return Row{}, false, err
 		}
 		if !isWrapperKey(key) {
-			v, ok, err := s.value()
+			v, nested, ok, err := s.value()
 			if err != nil {
 				return Row{}, false, err
 			}
 			badUTF8 = badUTF8 || !ok
-			cols = append(cols, Col{Name: key, Value: v})
+			cols = append(cols, Col{Name: key, Value: v, Nested: nested})
 			continue
 		}
 		tok, err := s.token(false)
@@ -139,7 +139,8 @@ func (s *jsonSource) readFirstObject(line int) (row Row, wrapped bool, err error
 		if err != nil {
 			return Row{}, false, err
 		}
-		cols = append(cols, Col{Name: key, Value: v})
+		_, isObject := tok.(json.Delim)
+		cols = append(cols, Col{Name: key, Value: v, Nested: isObject})
 	}
 	if _, err := s.token(false); err != nil { // the closing }
 		return Row{}, false, err
@@ -187,12 +188,12 @@ func (s *jsonSource) readObject(line int) (Row, error) {
 		if err != nil {
 			return Row{}, err
 		}
-		v, ok, err := s.value()
+		v, nested, ok, err := s.value()
 		if err != nil {
 			return Row{}, err
 		}
 		badUTF8 = badUTF8 || !ok
-		cols = append(cols, Col{Name: key, Value: v})
+		cols = append(cols, Col{Name: key, Value: v, Nested: nested})
 	}
 	if _, err := s.token(false); err != nil { // the closing }
 		return Row{}, err
@@ -243,31 +244,31 @@ func (s *jsonSource) key() (string, error) {
 }
 
 // value reads one value as the text of a Col: a string as is, a number as
-// its literal, true/false, null as "", an object or array as compact JSON.
-// ok is false when the value is not valid UTF-8 while it should be.
-func (s *jsonSource) value() (text string, ok bool, err error) {
+// its literal, true/false, null as "", an object or array as compact JSON
+// (nested). ok is false when the value is not valid UTF-8 while it should be.
+func (s *jsonSource) value() (text string, nested, ok bool, err error) {
 	var raw json.RawMessage
 	if err := s.dec.Decode(&raw); err != nil {
-		return "", false, s.fileError(err)
+		return "", false, false, s.fileError(err)
 	}
 	ok = !s.checkUTF8 || utf8.Valid(raw)
 	switch raw[0] {
 	case '"':
 		var str string
 		if err := json.Unmarshal(raw, &str); err != nil {
-			return "", false, s.fileError(err)
+			return "", false, false, s.fileError(err)
 		}
-		return str, ok, nil
+		return str, false, ok, nil
 	case 'n':
-		return "", ok, nil
+		return "", false, ok, nil
 	case '{', '[':
 		var b bytes.Buffer
 		if err := json.Compact(&b, raw); err != nil {
-			return "", false, s.fileError(err)
+			return "", false, false, s.fileError(err)
 		}
-		return b.String(), ok, nil
+		return b.String(), true, ok, nil
 	}
-	return string(raw), ok, nil // a number's literal, true, false
+	return string(raw), false, ok, nil // a number's literal, true, false
 }
 
 // rebuild turns a value whose first token was already read back into the

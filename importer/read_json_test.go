@@ -261,6 +261,7 @@ func TestReadJSON(t *testing.T) {
 			t.Parallel()
 			rr, rows, err := readAll(t, []byte(tt.in), ReadOptions{Name: f, Format: tt.format, Encoding: tt.encoding})
 			require.Equal(t, len(tt.want), len(rows))
+			markNested(tt.want)
 			for i := range tt.want {
 				require.Equal(t, tt.want[i], rows[i], "row %d", i)
 			}
@@ -361,4 +362,25 @@ func FuzzReadJSON(f *testing.F) {
 		}
 		t.Fatal("reading does not end")
 	})
+}
+
+// markNested marks the expected values written as JSON objects or arrays:
+// in these cases no string value starts with { or [ (NestedFlag checks that
+// one which does is not marked).
+func markNested(rows []Row) {
+	for _, r := range rows {
+		for i, c := range r.Cols {
+			if strings.HasPrefix(c.Value, "{") || strings.HasPrefix(c.Value, "[") {
+				r.Cols[i].Nested = true
+			}
+		}
+	}
+}
+
+func TestReadJSONNestedFlag(t *testing.T) {
+	t.Parallel()
+	_, rows, _ := readAll(t, []byte(`[{"a":"[not nested]","b":{"x":1},"c":[1,2],"d":"{}"}]`), ReadOptions{Name: "n.json", Format: FormatJSON})
+	require.Len(t, rows, 1)
+	require.Equal(t, []Col{{Name: "a", Value: "[not nested]"}, {Name: "b", Value: `{"x":1}`, Nested: true},
+		{Name: "c", Value: "[1,2]", Nested: true}, {Name: "d", Value: "{}"}}, rows[0].Cols)
 }

@@ -18,7 +18,7 @@ type Record struct {
 	Line   int
 	ID     string            // trimmed; "" when missing
 	Fields map[string]string // canonical field -> value as read
-	Extra  map[string]string // columns the profile does not map (non-empty values)
+	Extra  map[string]any    // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
 	Raw    string            // the row as read, a JSON object in file order
 	Err    *RowError         // the row could not be read as it is
 }
@@ -79,13 +79,25 @@ func preview(h []string) string {
 }
 
 // mapRow maps one row. Unknown columns go to Extra; nothing is dropped.
+// A repeated header keeps every value: the second "Phone" is "Phone#2",
+// counted by position whatever the values, as in the raw row.
 func (m *mapper) mapRow(row Row) Record {
 	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Fields: map[string]string{}, Err: row.Err}
 	seen := map[string]bool{}
+	used := map[string]int{}
 	for _, c := range row.Cols {
+		used[c.Name]++
+		name := c.Name
+		if n := used[c.Name]; n > 1 {
+			name = fmt.Sprintf("%s#%d", c.Name, n)
+		}
 		if f, ok := m.index[normaliseHeader(c.Name)]; ok && !seen[f] {
 			seen[f] = true
 			v := c.Value
+			if c.Nested && r.Err == nil {
+				r.Err = &RowError{File: m.file, Line: row.Line, Reason: fmt.Sprintf(
+					"%s holds a JSON %s, not a value", f, map[bool]string{true: "object", false: "array"}[strings.HasPrefix(v, "{")])}
+			}
 			if valueFields[f] && emptySpelling(v) {
 				v = ""
 			}
@@ -96,25 +108,30 @@ func (m *mapper) mapRow(row Row) Record {
 			continue
 		}
 		if r.Extra == nil {
-			r.Extra = map[string]string{}
+			r.Extra = map[string]any{}
 		}
-		name := c.Name
-		for n := 2; r.Extra[name] != ""; n++ {
-			name = fmt.Sprintf("%s#%d", c.Name, n) // a repeated header keeps every value
+		if c.Nested {
+			r.Extra[name] = json.RawMessage(c.Value)
+		} else {
+			r.Extra[name] = c.Value
 		}
-		r.Extra[name] = c.Value
 	}
 	r.ID = trimID(r.Fields["id"])
-	r.Raw = rawJSON(row.Cols)
+	r.Raw = rawJSON(row)
 	return r
 }
 
 // rawJSON writes the row as a JSON object in file order (a repeated header
-// name gets "#2", "#3").
-func rawJSON(cols []Col) string {
+// name gets "#2", "#3"); a record that could not be parsed also keeps its
+// text as it stands in the file, under "(text)".
+func rawJSON(row Row) string {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	used := map[string]int{}
+	cols := row.Cols
+	if row.Text != "" {
+		cols = append(append([]Col(nil), cols...), Col{Name: "(text)", Value: row.Text})
+	}
 	for i, c := range cols {
 		name := c.Name
 		if n := used[c.Name]; n > 0 {
@@ -126,6 +143,9 @@ func rawJSON(cols []Col) string {
 		}
 		k, _ := json.Marshal(name)
 		v, _ := json.Marshal(c.Value)
+		if c.Nested && json.Valid([]byte(c.Value)) {
+			v = []byte(c.Value)
+		}
 		b.Write(k)
 		b.WriteByte(':')
 		b.Write(v)

@@ -42,7 +42,7 @@ type row struct {
 	kind     ledger.Kind
 	values   Values
 	links    map[string]int64 // link field -> resolved target id
-	extra    map[string]string
+	extra    map[string]any
 	imported string
 }
 
