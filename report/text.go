@@ -34,6 +34,11 @@ func WriteSummary(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "run %d · tenant %s · source %s · %s · %s\n\n", r.Run.ID, r.Run.Tenant, r.Run.Source,
 		strings.ToUpper(r.StatusWord()), Duration(r.Run.DurationMS))
 	writeOutcomeTable(w, r)
+	writeAdvice(w, r)
+}
+
+// writeAdvice writes R9's warnings and what to do next.
+func writeAdvice(w io.Writer, r *Report) {
 	if ws := r.Warnings(); len(ws) > 0 {
 		fmt.Fprintln(w)
 		for _, s := range ws {
@@ -179,18 +184,7 @@ func WriteReport(w io.Writer, r *Report) {
 			}
 		}
 	}
-	if ws := r.Warnings(); len(ws) > 0 {
-		fmt.Fprintln(w)
-		for _, s := range ws {
-			fmt.Fprintf(w, "warning: %s\n", s)
-		}
-	}
-	if next := r.Next(); len(next) > 0 {
-		fmt.Fprintln(w, "\nWhat next:")
-		for _, s := range next {
-			fmt.Fprintf(w, "  - %s\n", s)
-		}
-	}
+	writeAdvice(w, r)
 	if len(r.Log) > 0 {
 		fmt.Fprintln(w, "\nLog")
 		for _, l := range r.Log {
