@@ -13,7 +13,9 @@
 //	resume         after resume has re-armed the run, before any record
 //
 // ACTION is "error" (an injected error where the point is), "exit" (the
-// process kills itself with SIGKILL, as a crash would) or "sleep:DURATION"
+// process kills itself with SIGKILL, as a crash would), "full" (at a
+// commit point: the database refuses to grow, so the batch's last write
+// fails with SQLite's own "database or disk is full") or "sleep:DURATION"
 // (for example sleep:200ms, to widen a window for a test). At a batch point
 // "sleep" waits before the batch's transaction begins, so that other
 // processes (stop, runs, a second run) can act while the run waits between
@@ -107,7 +109,7 @@ func normalisePoint(p string) (string, error) {
 
 func parseAction(a string) (action, error) {
 	switch {
-	case a == "error" || a == "exit":
+	case a == "error" || a == "exit" || a == "full":
 		return action{verb: a}, nil
 	case strings.HasPrefix(a, "sleep:"):
 		d, err := time.ParseDuration(strings.TrimPrefix(a, "sleep:"))
@@ -116,7 +118,7 @@ func parseAction(a string) (action, error) {
 		}
 		return action{verb: "sleep", sleep: d}, nil
 	}
-	return action{}, fmt.Errorf("unknown action %q (known: error, exit, sleep:DURATION)", a)
+	return action{}, fmt.Errorf("unknown action %q (known: error, exit, full, sleep:DURATION)", a)
 }
 
 // Hit runs the failpoint called name if it is set: it returns an *Error,
@@ -142,6 +144,15 @@ func (s *Set) Hit(name string) error {
 	return nil
 }
 
+// Full reports whether the point's action is "full".
+func (s *Set) Full(name string) bool {
+	if s == nil {
+		return false
+	}
+	a, ok := s.points[name]
+	return ok && a.verb == "full"
+}
+
 // Pause runs only a "sleep" action of the point (batch points: before the
 // transaction begins).
 func (s *Set) Pause(name string) {
@@ -158,7 +169,7 @@ func (s *Set) Fault(name string) error {
 	if s == nil {
 		return nil
 	}
-	if a, ok := s.points[name]; ok && a.verb != "sleep" {
+	if a, ok := s.points[name]; ok && (a.verb == "error" || a.verb == "exit") {
 		return s.Hit(name)
 	}
 	return nil

@@ -248,6 +248,7 @@ func TestFailpointsAtOtherPoints(t *testing.T) {
 		tasks string
 	}{
 		{"commit:contact:3=error", exitPartial, "contact:failed deal:cancelled"},
+		{"commit:deal:2=full", exitPartial, "deal:failed note:cancelled"},
 		{"plan=exit", -1, "company:pending contact:pending"},
 		{"phase:3=exit", -1, "contact:succeeded deal:pending"},
 		{"finalize=exit", -1, "company:succeeded email:succeeded"},
@@ -264,6 +265,11 @@ func TestFailpointsAtOtherPoints(t *testing.T) {
 			}
 			require.Equal(t, []string{"NULL"}, query(t, path, `SELECT duration_ms FROM migrations WHERE status = 'running'
 				UNION ALL SELECT 'NULL' WHERE `+strconv.Itoa(c.exit)+` >= 0`), "R15: not finalized")
+			if strings.HasSuffix(c.point, "=full") {
+				require.Equal(t, []string{"database or disk is full"}, query(t, path,
+					`SELECT substr(last_error, instr(last_error, 'database or disk is full'), 24) FROM migration_tasks WHERE status = 'failed'`),
+					"SQLite's own error, as on a full disk")
+			}
 			r := crm(t, nil, "--db", path, "--json", "resume", "1")
 			require.Equal(t, exitPartial, r.code, r.stderr)
 			require.Equal(t, refDump, dump(t, path, "acme"))
