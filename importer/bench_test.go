@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -14,12 +15,14 @@ import (
 	"crmimport/store"
 )
 
+var benchContacts = flag.Int("import.contacts", 2000, "contacts in BenchmarkImport's generated export")
+
 // BenchmarkImport measures a first import and a rerun of a generated
-// export (2,000 contacts, about 6,000 records), each into its own file.
-// Records per second are reported; `make bench` runs it.
+// export (by default 2,000 contacts, about 6,000 records), each into its
+// own file. Records per second are reported; `make bench` runs it.
 func BenchmarkImport(b *testing.B) {
 	dir := b.TempDir()
-	exp, err := gen.Write(dir, gen.Config{Contacts: 2000, Seed: 1})
+	exp, err := gen.Write(dir, gen.Config{Contacts: *benchContacts, Seed: 1})
 	require.NoError(b, err)
 	var records int
 	for _, n := range exp.Records {

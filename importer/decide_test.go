@@ -143,7 +143,7 @@ func TestRolledBackBatchLeavesNothingInTheIndex(t *testing.T) {
 	imp := New(phases.New(db, fps))
 	run := importDir(t, imp, dir, 2)
 	require.Equal(t, phases.RunPartial, run.Status)
-	seen := imp.seenOf(run.ID, ledger.Contact)
+	seen := imp.runs[run.ID].seen[ledger.Contact]
 	require.Len(t, seen, 2)
 	require.Contains(t, seen, "c1")
 	require.Contains(t, seen, "c2")
@@ -192,4 +192,58 @@ func TestOneImporterManyRuns(t *testing.T) {
 	run := importDir(t, imp, dir, 10)
 	require.Equal(t, phases.RunSucceeded, run.Status)
 	require.Equal(t, phases.Counts{Unchanged: 2}, run.Stats[ledger.Contact])
+}
+
+// TestChunkRedoneRecordByRecord: when one row of a chunk breaks a
+// constraint (here a foreign key to a company row deleted by hand behind
+// the ledger's back), the chunk is taken back and redone record by record:
+// that record fails alone (R4), its neighbours import, and the failure
+// claims nothing.
+func TestChunkRedoneRecordByRecord(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	imp := New(phases.New(db, nil))
+	importDir(t, imp, export(t, map[string]string{"companies.csv": "id,name\nco1,Acme\nco2,Gone\n"}), 10)
+	_, err := db.Exec(`DELETE FROM companies WHERE name = 'Gone'`)
+	require.NoError(t, err)
+
+	run := importDir(t, New(phases.New(db, nil)), export(t, map[string]string{"contacts.csv": "id,first_name,company_id\n" +
+		"c1,Ann,co1\nc2,Bob,co2\nc3,Cy,co1\nc4,Di,\n"}), 10)
+	require.Equal(t, phases.Counts{Imported: 3, Failed: 1}, run.Stats[ledger.Contact])
+	reasons := failureReasons(t, db, run.ID)
+	require.Contains(t, reasons["c2"], "the database refused the row")
+	require.Contains(t, reasons["c2"], "FOREIGN KEY")
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM migration_records WHERE kind = 'contact'`).Scan(&n))
+	require.Equal(t, 3, n, "the failed record claimed nothing")
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM contacts`).Scan(&n))
+	require.Equal(t, 3, n)
+}
+
+// TestRefusedClaimCountsUnchanged: the claim is the authority. A final slot
+// that appears behind the importer's back (between two batches) refuses
+// the record's claim; it is counted unchanged and writes nothing, and the
+// rest of its chunk imports.
+func TestRefusedClaimCountsUnchanged(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	imp := New(phases.New(db, nil))
+	once := false
+	imp.Progress = func(phases.Task, int64, int64) {
+		if once {
+			return
+		}
+		once = true
+		_, err := db.Exec(`INSERT INTO migration_records (tenant_id, source, kind, source_id, id, migration_id, record_type,
+			record_id, action, created_at) VALUES ('acme', 'canonical', 'company', 'co4', 999, 99, 'companies', NULL, 'created', 'x')`)
+		require.NoError(t, err)
+	}
+	run := importDir(t, imp, export(t, map[string]string{"companies.csv": "id,name\nco1,A\nco2,B\nco3,C\nco4,D\nco5,E\n"}), 3)
+	require.Equal(t, phases.Counts{Imported: 4, Unchanged: 1}, run.Stats[ledger.Company])
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM companies`).Scan(&n))
+	require.Equal(t, 4, n, "no row for the refused claim")
+	var rid sql.NullInt64
+	require.NoError(t, db.QueryRow(`SELECT record_id FROM migration_records WHERE source_id = 'co4'`).Scan(&rid))
+	require.False(t, rid.Valid, "the final slot was left as it was (R2)")
 }

@@ -352,12 +352,17 @@ func (t *csvTracker) observe(p []byte) {
 	t.lastByte = p[len(p)-1]
 }
 
-// forget drops the input before offset off.
+// forget lets the input before offset off go: once it is most of the
+// buffer, what is left moves to the front, and the buffer is reused.
 func (t *csvTracker) forget(off int64) {
 	cut := min(max(off-t.winAt, 0), int64(len(t.win)))
-	t.win = t.win[cut:]
+	if cut < 64<<10 || cut < int64(len(t.win))/2 {
+		return
+	}
+	n := copy(t.win, t.win[cut:])
+	t.win = t.win[:n]
 	t.winAt += cut
-	if cap(t.win) > 1<<20 && len(t.win) < cap(t.win)/4 {
+	if cap(t.win) > 4<<20 && n < cap(t.win)/4 {
 		t.win = append([]byte(nil), t.win...) // let a large record's buffer go
 	}
 }

@@ -13,29 +13,106 @@ import (
 
 // Record is one row mapped onto its kind's canonical fields.
 type Record struct {
-	Kind   ledger.Kind
-	File   string
-	Line   int
-	ID     string            // trimmed; "" when missing
-	Fields map[string]string // canonical field -> value as read
-	Extra  map[string]any    // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
-	Raw    string            // the row as read, a JSON object in file order
-	Err    *RowError         // the row could not be read as it is
+	Kind  ledger.Kind
+	File  string
+	Line  int
+	ID    string         // trimmed; "" when missing
+	Extra map[string]any // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
+	Err   *RowError      // the row could not be read as it is
+
+	kf   *kindFields // the kind's canonical fields
+	vals []string    // value as read per canonical field, in kf order
+	row  Row         // the row as read, for the raw row of a failure (RawJSON)
+
+	// What prepare works out ahead, off the writing goroutine.
+	prepared  bool
+	values    Values // the validated values to write
+	invalid   string // why the record is invalid, or ""
+	extraJSON string // Extra as JSON, or ""
+}
+
+// get is the value of canonical field f as read ("" when absent).
+func (r *Record) get(f string) string {
+	if i, ok := r.kf.index[f]; ok {
+		return r.vals[i]
+	}
+	return ""
+}
+
+// kindFields are a kind's canonical fields, with what each one is.
+type kindFields struct {
+	names   []string
+	index   map[string]int
+	isValue []bool // an id, link, date, number, flag or address (see valueFields)
+}
+
+func newKindFields(names []string) *kindFields {
+	kf := &kindFields{names: names, index: map[string]int{}, isValue: make([]bool, len(names))}
+	for i, f := range names {
+		kf.index[f] = i
+		kf.isValue[i] = valueFields[f]
+	}
+	return kf
 }
 
 // mapper maps rows of one file of one kind onto canonical fields.
 type mapper struct {
 	kind  ledger.Kind
 	file  string
-	index map[string]string // normalised header -> canonical field
+	kf    *kindFields
+	index map[string]int // normalised header -> canonical field position
+	last  *layout        // the column layout of the last row (CSV: the header)
+}
+
+// layout is what each column of a row is: a canonical field (or -1), and
+// the name its value takes in extra ("Phone#2" for a repeated header).
+type layout struct {
+	names     []string
+	field     []int
+	extraName []string
 }
 
 func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
-	m := &mapper{kind: k, file: file, index: map[string]string{}}
-	for _, f := range p.Fields(k) {
-		m.index[normaliseHeader(f)] = f
+	m := &mapper{kind: k, file: file, kf: newKindFields(p.Fields(k)), index: map[string]int{}}
+	for i, f := range m.kf.names {
+		m.index[normaliseHeader(f)] = i
 	}
 	return m
+}
+
+// layoutOf returns the layout of a row's columns; rows of a CSV file, and
+// most JSON objects of a file, share one.
+func (m *mapper) layoutOf(cols []Col) *layout {
+	if l := m.last; l != nil && len(l.names) == len(cols) {
+		same := true
+		for i := range cols {
+			if cols[i].Name != l.names[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return l
+		}
+	}
+	l := &layout{names: make([]string, len(cols)), field: make([]int, len(cols)), extraName: make([]string, len(cols))}
+	taken := map[int]bool{}
+	used := map[string]int{}
+	for i, c := range cols {
+		l.names[i] = c.Name
+		used[c.Name]++
+		l.extraName[i] = c.Name
+		if n := used[c.Name]; n > 1 {
+			l.extraName[i] = fmt.Sprintf("%s#%d", c.Name, n)
+		}
+		l.field[i] = -1
+		if f, ok := m.index[normaliseHeader(c.Name)]; ok && !taken[f] {
+			taken[f] = true
+			l.field[i] = f
+		}
+	}
+	m.last = l
+	return l
 }
 
 // checkHeader refuses a CSV header that cannot be read safely: no id
@@ -44,7 +121,7 @@ func (m *mapper) checkHeader(header []string) error {
 	if header == nil {
 		return nil // an empty file: no rows
 	}
-	at := map[string]int{}
+	at := map[int]int{}
 	for i, h := range header {
 		f, ok := m.index[normaliseHeader(h)]
 		if !ok {
@@ -52,11 +129,11 @@ func (m *mapper) checkHeader(header []string) error {
 		}
 		if j, dup := at[f]; dup {
 			return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
-				"columns %d (%q) and %d (%q) both give %s: rename or remove one", j+1, header[j], i+1, h, f)}
+				"columns %d (%q) and %d (%q) both give %s: rename or remove one", j+1, header[j], i+1, h, m.kf.names[f])}
 		}
 		at[f] = i
 	}
-	if _, ok := at["id"]; !ok {
+	if _, ok := at[m.kf.index["id"]]; !ok {
 		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 			"no id column: the header has %d columns (%s) and none of them is \"id\"", len(header), preview(header))}
 	}
@@ -82,26 +159,22 @@ func preview(h []string) string {
 // A repeated header keeps every value: the second "Phone" is "Phone#2",
 // counted by position whatever the values, as in the raw row.
 func (m *mapper) mapRow(row Row) Record {
-	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Fields: map[string]string{}, Err: row.Err}
-	seen := map[string]bool{}
-	used := map[string]int{}
-	for _, c := range row.Cols {
-		used[c.Name]++
-		name := c.Name
-		if n := used[c.Name]; n > 1 {
-			name = fmt.Sprintf("%s#%d", c.Name, n)
-		}
-		if f, ok := m.index[normaliseHeader(c.Name)]; ok && !seen[f] {
-			seen[f] = true
+	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, kf: m.kf, vals: make([]string, len(m.kf.names)), row: row}
+	l := m.layoutOf(row.Cols)
+	for i, c := range row.Cols {
+		if f := l.field[i]; f >= 0 {
 			v := c.Value
 			if c.Nested && r.Err == nil {
-				r.Err = &RowError{File: m.file, Line: row.Line, Reason: fmt.Sprintf(
-					"%s holds a JSON %s, not a value", f, map[bool]string{true: "object", false: "array"}[strings.HasPrefix(v, "{")])}
+				what := "array"
+				if strings.HasPrefix(v, "{") {
+					what = "object"
+				}
+				r.Err = &RowError{File: m.file, Line: row.Line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.kf.names[f], what)}
 			}
-			if valueFields[f] && emptySpelling(v) {
+			if m.kf.isValue[f] && emptySpelling(v) {
 				v = ""
 			}
-			r.Fields[f] = v
+			r.vals[f] = v
 			continue
 		}
 		if c.Value == "" {
@@ -111,15 +184,34 @@ func (m *mapper) mapRow(row Row) Record {
 			r.Extra = map[string]any{}
 		}
 		if c.Nested {
-			r.Extra[name] = json.RawMessage(c.Value)
+			r.Extra[l.extraName[i]] = json.RawMessage(c.Value)
 		} else {
-			r.Extra[name] = c.Value
+			r.Extra[l.extraName[i]] = c.Value
 		}
 	}
-	r.ID = trimID(r.Fields["id"])
-	r.Raw = rawJSON(row)
+	// The id is kept in the run's indexes: a copy of its own, so that it
+	// does not hold the whole record's text in memory (encoding/csv cuts
+	// a record's fields out of one string).
+	r.ID = strings.Clone(trimID(r.get("id")))
 	return r
 }
+
+// prepare validates the record and writes its extra columns as JSON, ahead
+// of deciding it (decide uses both only if the record gets that far).
+func (r *Record) prepare() {
+	r.values, r.invalid = validate(*r)
+	if len(r.Extra) > 0 {
+		if b, err := json.Marshal(r.Extra); err == nil {
+			r.extraJSON = string(b)
+		}
+	}
+	r.prepared = true
+}
+
+// RawJSON is the row as read, a JSON object in file order: what
+// record_failures keeps of a failed record (R4). It is made only for
+// failures.
+func (r Record) RawJSON() string { return rawJSON(r.row) }
 
 // rawJSON writes the row as a JSON object in file order (a repeated header
 // name gets "#2", "#3"); a record that could not be parsed also keeps its
@@ -167,6 +259,9 @@ var valueFields = map[string]bool{
 
 // emptySpelling: the ways exports and spreadsheets write an empty value.
 func emptySpelling(s string) bool {
+	if len(s) > 8 {
+		return false
+	}
 	switch strings.TrimSpace(s) {
 	case "null", "NULL", "Null", "#N/A", "#NULL!", "N/A", "n/a":
 		return true

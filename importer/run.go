@@ -18,7 +18,7 @@ import (
 
 // DefaultBatchSize is how many records commit together with their
 // checkpoint (R12): a crash loses at most one batch of work.
-const DefaultBatchSize = 1000
+const DefaultBatchSize = 5000
 
 // Options are a run's options, persisted with the run (R10) and read back
 // on resume.
@@ -61,16 +61,13 @@ type Importer struct {
 	// Progress is told, after each committed batch, how far its file is read.
 	Progress func(t phases.Task, read, size int64)
 
-	// seen indexes, per run and kind, the source ids already read in that
-	// run and where (SPEC §4 step 2). It holds only what committed (R12).
-	seen map[seenKey]map[string]firstSeen
-	// loaded says which tasks' committed rows are in seen.
-	loaded map[int64]bool
+	// runs holds each run's in-memory index (index.go).
+	runs map[int64]*runIndex
 }
 
 // New returns an importer working through engine.
 func New(engine *phases.Engine) *Importer {
-	return &Importer{Engine: engine, seen: map[seenKey]map[string]firstSeen{}, loaded: map[int64]bool{}}
+	return &Importer{Engine: engine, runs: map[int64]*runIndex{}}
 }
 
 // ProfileByName returns a built-in profile.
@@ -170,6 +167,8 @@ type taskWork struct {
 	size      int64
 	rr        *RowReader
 	mapper    *mapper
+	idx       *runIndex
+	feed      *feed
 	batchSize int
 	rows      int64
 	line      int64
@@ -191,13 +190,14 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 		return nil, err
 	}
 	w.run = run
-	if err := imp.loadSeen(ctx, run, t, profile); err != nil {
+	w.idx = imp.index(run)
+	if err := imp.prepareIndex(ctx, run, t, profile, w.idx); err != nil {
 		w.file.Close()
 		return nil, err
 	}
 	// Continue at the checkpoint: skip the records already committed, which
 	// are also added to the index of ids seen in this run.
-	seen := imp.seenOf(run.ID, t.Kind)
+	seen := w.idx.seenOf(t.Kind)
 	for w.rows < t.Checkpoint.Rows {
 		row, err := w.rr.Next()
 		if errors.Is(err, io.EOF) {
@@ -213,25 +213,69 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 		w.line = int64(row.Line)
 		rememberFirst(seen, w.mapper.mapRow(row))
 	}
-	imp.loaded[t.ID] = true
+	w.idx.loaded[t.ID] = true
 	w.batchSize = opts.BatchSize
 	if w.batchSize <= 0 {
 		w.batchSize = DefaultBatchSize
 	}
-	return &phases.Work{Next: w.next, Close: w.file.Close}, nil
-}
-
-type seenKey struct {
-	run  int64
-	kind ledger.Kind
-}
-
-func (imp *Importer) seenOf(run int64, k ledger.Kind) map[string]firstSeen {
-	key := seenKey{run: run, kind: k}
-	if imp.seen[key] == nil {
-		imp.seen[key] = map[string]firstSeen{}
+	var known map[string]int64
+	if f := w.idx.finals[t.Kind]; f != nil {
+		known = f.loaded
 	}
-	return imp.seen[key]
+	w.feed = startFeed(w.rr, w.mapper, known)
+	return &phases.Work{Next: w.next, Close: func() error {
+		w.feed.stop()
+		return w.file.Close()
+	}}, nil
+}
+
+// index returns the in-memory index of a run, made on first use.
+func (imp *Importer) index(run phases.Run) *runIndex {
+	x := imp.runs[run.ID]
+	if x == nil {
+		x = newRunIndex(run.Tenant, run.Source)
+		imp.runs[run.ID] = x
+	}
+	return x
+}
+
+// prepareIndex loads what the task's kind needs, lets go of what no task
+// left needs, and rebuilds, in a new process, the ids that earlier tasks of
+// the same kind read in this run (SPEC §4 step 2 holds across a resume).
+func (imp *Importer) prepareIndex(ctx context.Context, run phases.Run, t phases.Task, profile *Profile, x *runIndex) error {
+	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID)
+	if err != nil {
+		return err
+	}
+	var remaining []ledger.Kind
+	for _, u := range tasks {
+		if u.Status == phases.TaskPending || u.Status == phases.TaskRunning {
+			remaining = append(remaining, u.Kind)
+		}
+	}
+	if err := x.need(ctx, imp.Engine.DB, t.Kind, remaining); err != nil {
+		return err
+	}
+	seen := x.seenOf(t.Kind)
+	for _, u := range tasks {
+		if u.Kind != t.Kind || u.ID >= t.ID || x.loaded[u.ID] || u.Checkpoint.Rows == 0 {
+			continue
+		}
+		w, err := imp.openFile(profile, u)
+		if err != nil {
+			return fmt.Errorf("re-read the ids of %s: %w", filepath.Base(u.File), err)
+		}
+		for n := int64(0); n < u.Checkpoint.Rows; n++ {
+			row, err := w.rr.Next()
+			if err != nil {
+				break
+			}
+			rememberFirst(seen, w.mapper.mapRow(row))
+		}
+		w.file.Close()
+		x.loaded[u.ID] = true
+	}
+	return nil
 }
 
 func rememberFirst(seen map[string]firstSeen, r Record) {
@@ -267,71 +311,125 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 	return &taskWork{imp: imp, task: t, profile: profile, file: f, size: st.Size(), rr: rr, mapper: m}, nil
 }
 
-// loadSeen rebuilds, in a new process, the ids that earlier tasks of the
-// same kind read in this run (SPEC §4 step 2 holds across a resume).
-func (imp *Importer) loadSeen(ctx context.Context, run phases.Run, t phases.Task, profile *Profile) error {
-	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID)
-	if err != nil {
+// chunkSize is how many records are decided and then written together.
+const chunkSize = 256
+
+// next decides the next batch of records inside tx and writes them, many
+// per statement (R12: the engine commits them with the checkpoint).
+func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
+	l := ledger.New(tx)
+	defer l.Close()
+	now := w.imp.Engine.Now()
+	wr := &writer{ctx: ctx, tx: tx, ledger: l, run: w.run, task: w.task, now: now,
+		imported: ledger.FormatTime(now), stmts: map[string]*sql.Stmt{}}
+	defer wr.close()
+	if err := tx.QueryRowContext(ctx, nextIDSQL(w.task.Kind)).Scan(&wr.next); err != nil {
+		return phases.Batch{}, fmt.Errorf("next %s id: %w", w.task.Kind, err)
+	}
+	st := newStage(w.idx, w.task.Kind)
+	var counts phases.Counts
+	chunk := make([]Record, 0, chunkSize)
+	done := false
+	for n := 0; n < w.batchSize && !done; n++ {
+		r, err := w.feed.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			done = true
+		case err != nil:
+			return phases.Batch{}, err
+		default:
+			w.rows++
+			w.line = int64(r.Line)
+			chunk = append(chunk, r)
+		}
+		if len(chunk) == chunkSize || (done || n == w.batchSize-1) && len(chunk) > 0 {
+			if err := w.writeChunk(wr, st, chunk, &counts); err != nil {
+				return phases.Batch{}, err
+			}
+			chunk = chunk[:0]
+		}
+	}
+	read := w.feed.bytes
+	return phases.Batch{
+		Checkpoint: phases.Checkpoint{Rows: w.rows, Line: w.line},
+		Counts:     counts,
+		Done:       done,
+		Committed: func() {
+			st.commit()
+			if w.imp.Progress != nil {
+				w.imp.Progress(w.task, read, w.size)
+			}
+		},
+	}, nil
+}
+
+// writeChunk decides and writes a chunk of records. When the chunk's
+// writes fail for one record's fault (a constraint; a claim refused), the
+// chunk is taken back whole and redone record by record, so that only that
+// record fails (R4) or is counted unchanged (R2).
+func (w *taskWork) writeChunk(wr *writer, st *stage, recs []Record, counts *phases.Counts) error {
+	mark, next := st.mark(), wr.next
+	ds := make([]decision, len(recs))
+	for i, r := range recs {
+		ds[i] = decide(st, w.profile, r, wr.nextID)
+	}
+	err := wr.flush(ds)
+	if err == nil {
+		for i := range ds {
+			count(counts, &ds[i])
+		}
+		return nil
+	}
+	if !isRecordFault(err) {
 		return err
 	}
-	seen := imp.seenOf(run.ID, t.Kind)
-	for _, u := range tasks {
-		if u.Kind != t.Kind || u.ID >= t.ID || imp.loaded[u.ID] || u.Checkpoint.Rows == 0 {
-			continue
-		}
-		w, err := imp.openFile(profile, u)
-		if err != nil {
-			return fmt.Errorf("re-read the ids of %s: %w", filepath.Base(u.File), err)
-		}
-		for n := int64(0); n < u.Checkpoint.Rows; n++ {
-			row, err := w.rr.Next()
-			if err != nil {
-				break
+	st.undo(mark)
+	wr.next = next
+	for _, r := range recs {
+		m := st.mark()
+		d := decide(st, w.profile, r, wr.nextID)
+		err := wr.flush([]decision{d})
+		switch {
+		case err == nil:
+		case !isRecordFault(err):
+			return err
+		case errors.Is(err, ledger.ErrRefused):
+			st.undo(m)
+			d = decision{rec: r, outcome: unchanged} // the slot is final already (R2)
+		default:
+			st.undo(m)
+			if r.ID != "" {
+				st.addSeen(r.ID, firstSeen{file: r.File, line: r.Line}) // it was read, whatever became of it
 			}
-			rememberFirst(seen, w.mapper.mapRow(row))
+			d = decision{rec: r, outcome: failed, reason: "the database refused the row: " + err.Error()}
+			if err := wr.insertFailures([]*decision{&d}); err != nil {
+				return err
+			}
 		}
-		w.file.Close()
-		imp.loaded[u.ID] = true
+		count(counts, &d)
 	}
 	return nil
 }
 
-// next decides the next batch of records inside tx (R12).
-func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
-	l := ledger.New(tx)
-	defer l.Close()
-	ins := &statements{tx: tx}
-	defer ins.close()
-	b := &batch{ctx: ctx, tx: tx, ledger: l, inserts: ins, run: w.run, task: w.task, profile: w.profile,
-		now: w.imp.Engine.Now(), seen: w.imp.seenOf(w.run.ID, w.task.Kind), added: map[string]firstSeen{}}
-	done := false
-	for n := 0; n < w.batchSize; n++ {
-		row, err := w.rr.Next()
-		if errors.Is(err, io.EOF) {
-			done = true
-			break
+// count adds a record's outcome to the batch's counts.
+func count(c *phases.Counts, d *decision) {
+	switch d.outcome {
+	case failed:
+		c.Failed++
+		if d.duplicate {
+			c.Duplicate++
 		}
-		if err != nil {
-			return phases.Batch{}, err
+	case unchanged:
+		c.Unchanged++
+	case skipped:
+		c.Skipped++
+	case created, matched:
+		c.Imported++
+		if d.outcome == matched {
+			c.Matched++
 		}
-		w.rows++
-		w.line = int64(row.Line)
-		if err := b.decide(w.mapper.mapRow(row)); err != nil {
-			return phases.Batch{}, err
+		if d.unlinked {
+			c.Unlinked++
 		}
 	}
-	seen, added := b.seen, b.added
-	return phases.Batch{
-		Checkpoint: phases.Checkpoint{Rows: w.rows, Line: w.line},
-		Counts:     b.counts,
-		Done:       done,
-		Committed: func() {
-			for id, f := range added {
-				seen[id] = f
-			}
-			if w.imp.Progress != nil {
-				w.imp.Progress(w.task, w.rr.BytesRead(), w.size)
-			}
-		},
-	}, nil
 }

@@ -41,14 +41,24 @@ func inTx(t *testing.T, db *sql.DB, f func(l *ledger.Ledger, tx *sql.Tx)) {
 	require.NoError(t, tx.Commit())
 }
 
-func insertCompany(name string) ledger.WriteFunc {
-	return func(ctx context.Context, tx *sql.Tx) (int64, error) {
-		res, err := tx.ExecContext(ctx, `INSERT INTO companies (tenant_id, name, imported_at) VALUES ('acme', ?, 'now')`, name)
-		if err != nil {
-			return 0, err
-		}
-		return res.LastInsertId()
+// insertCompany writes a company row with its id.
+func insertCompany(id int64, name string) ledger.WriteFunc {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO companies (id, tenant_id, name, imported_at) VALUES (?, 'acme', ?, 'now')`, id, name)
+		return err
 	}
+}
+
+// record claims one slot through Ledger.Record, the path production takes,
+// and says whether the claim won.
+func record(t *testing.T, l *ledger.Ledger, s ledger.Slot, write ledger.WriteFunc) bool {
+	t.Helper()
+	err := l.Record(context.Background(), []ledger.Slot{s}, write)
+	if errors.Is(err, ledger.ErrRefused) {
+		return false
+	}
+	require.NoError(t, err)
+	return true
 }
 
 type slotRow struct {
@@ -97,11 +107,9 @@ func TestClaimTable(t *testing.T) {
 				ctx := context.Background()
 				db := openDB(t)
 				key := ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: "42"}
-				var matchTarget int64
+				const matchTarget = 7
 				inTx(t, db, func(l *ledger.Ledger, tx *sql.Tx) {
-					var err error
-					matchTarget, err = insertCompany("Found by domain")(ctx, tx)
-					require.NoError(t, err)
+					require.NoError(t, insertCompany(matchTarget, "Found by domain")(ctx, tx))
 					if have == "" {
 						return
 					}
@@ -109,15 +117,13 @@ func TestClaimTable(t *testing.T) {
 					var write ledger.WriteFunc
 					switch have {
 					case ledger.Created:
-						first.RecordType, write = "companies", insertCompany("Acme")
+						first.RecordType, first.RecordID, write = "companies", 10, insertCompany(10, "Acme")
 					case ledger.Matched:
 						first.RecordType, first.RecordID = "companies", matchTarget
 					case ledger.Skipped:
 						first.Reason, first.Detail = "not linked to any record", `{"parent":"7"}`
 					}
-					won, err := l.Record(ctx, first, write)
-					require.NoError(t, err)
-					require.True(t, won, "an empty slot takes any first claim")
+					require.True(t, record(t, l, first, write), "an empty slot takes any first claim")
 				})
 				before, _ := readSlot(t, db, "42")
 
@@ -125,18 +131,14 @@ func TestClaimTable(t *testing.T) {
 				var write ledger.WriteFunc
 				switch in {
 				case ledger.Created:
-					next.RecordType, write = "companies", insertCompany("Acme again")
+					next.RecordType, next.RecordID, write = "companies", 11, insertCompany(11, "Acme again")
 				case ledger.Matched:
 					next.RecordType, next.RecordID = "companies", matchTarget
 				case ledger.Skipped:
 					next.Reason = "empty body"
 				}
 				var won bool
-				inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
-					var err error
-					won, err = l.Record(ctx, next, write)
-					require.NoError(t, err)
-				})
+				inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) { won = record(t, l, next, write) })
 
 				wantWon := !have.Final() // R2 refuses, R3 takes over
 				require.Equal(t, wantWon, won)
@@ -169,97 +171,113 @@ func title(a ledger.Action) string {
 	return string(a[0]-'a'+'A') + string(a[1:])
 }
 
-// TestRecordFailedWriteLeavesNothing: R4, a write that fails claims nothing,
-// and the records before it in the same transaction stay.
+// TestRecordFailedWriteLeavesNothing: R1 and R4, a write that fails takes
+// back the whole call — its claims and its rows — and the records before it
+// in the same transaction stay.
 func TestRecordFailedWriteLeavesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t)
+	key := func(id string) ledger.Key {
+		return ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: id}
+	}
 	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
-		ok := ledger.Slot{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: "1"},
-			RunID: 1, Action: ledger.Created, RecordType: "companies", At: earlier}
-		won, err := l.Record(ctx, ok, insertCompany("Kept"))
-		require.NoError(t, err)
-		require.True(t, won)
+		ok := ledger.Slot{Key: key("1"), RunID: 1, Action: ledger.Created, RecordType: "companies", RecordID: 1, At: earlier}
+		require.True(t, record(t, l, ok, insertCompany(1, "Kept")))
 
-		bad := ok
-		bad.SourceID = "2"
-		won, err = l.Record(ctx, bad, func(ctx context.Context, tx *sql.Tx) (int64, error) {
-			if _, err := insertCompany("Half written")(ctx, tx); err != nil {
-				return 0, err
+		chunk := []ledger.Slot{
+			{Key: key("2"), RunID: 1, Action: ledger.Created, RecordType: "companies", RecordID: 2, At: earlier},
+			{Key: key("3"), RunID: 1, Action: ledger.Skipped, Reason: "deleted in source", At: earlier},
+		}
+		err := l.Record(ctx, chunk, func(ctx context.Context, tx *sql.Tx) error {
+			if err := insertCompany(2, "Half written")(ctx, tx); err != nil {
+				return err
 			}
-			// A second statement of the same write breaks a constraint.
+			// A second row of the same write breaks a constraint.
 			_, err := tx.ExecContext(ctx, `INSERT INTO contacts (tenant_id, company_id, imported_at) VALUES ('acme', 999999, 'now')`)
-			return 0, err
+			return err
 		})
 		require.Error(t, err)
 		require.True(t, store.IsConstraint(err))
-		require.False(t, won)
 	})
 	require.Equal(t, 1, countCompanies(t, db, "Kept"))
 	require.Equal(t, 0, countCompanies(t, db, "Half written"), "the whole write is undone, not only its last statement")
-	_, ok := readSlot(t, db, "2")
-	require.False(t, ok, "R4: a failed record leaves no slot")
-	_, ok = readSlot(t, db, "1")
+	for _, id := range []string{"2", "3"} {
+		_, ok := readSlot(t, db, id)
+		require.False(t, ok, "R4: the chunk's claims are taken back with its rows")
+	}
+	_, ok := readSlot(t, db, "1")
 	require.True(t, ok)
 }
 
-// TestFinalSeesOnlyFinalSlots: R6, links and "already there" resolve only
-// through created or matched slots.
-func TestFinalSeesOnlyFinalSlots(t *testing.T) {
+// TestClaimManyAtOnce: one statement claims many slots; the answer is
+// whether every claim won, and a refused one leaves its slot as it was.
+func TestClaimManyAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t)
-	base := ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company}
-	inTx(t, db, func(l *ledger.Ledger, tx *sql.Tx) {
-		for _, c := range []struct {
-			id     string
-			action ledger.Action
-		}{{"c", ledger.Created}, {"m", ledger.Matched}, {"s", ledger.Skipped}} {
-			k := base
-			k.SourceID = c.id
-			s := ledger.Slot{Key: k, RunID: 1, Action: c.action, At: earlier}
-			var w ledger.WriteFunc
-			switch c.action {
-			case ledger.Created:
-				s.RecordType, w = "companies", insertCompany("C")
-			case ledger.Matched:
-				id, err := insertCompany("M")(ctx, tx)
-				require.NoError(t, err)
-				s.RecordType, s.RecordID = "companies", id
-			case ledger.Skipped:
-				s.Reason = "deleted in source"
-			}
-			won, err := l.Record(ctx, s, w)
+	slots := func(run int64, from, to int, a ledger.Action) []ledger.Slot {
+		var out []ledger.Slot
+		for i := from; i < to; i++ {
+			out = append(out, ledger.Slot{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Note,
+				SourceID: fmt.Sprint(i)}, RunID: run, Action: a, RecordID: int64(i + 1), Reason: "r", At: earlier})
+		}
+		return out
+	}
+	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+		won, err := l.Claim(ctx, append(slots(1, 0, 300, ledger.Skipped), slots(1, 300, 600, ledger.Matched)...))
+		require.NoError(t, err)
+		require.True(t, won, "600 new slots, in more than one statement")
+	})
+	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+		won, err := l.Claim(ctx, slots(2, 0, 300, ledger.Created))
+		require.NoError(t, err)
+		require.True(t, won, "R3: skips are taken over")
+		won, err = l.Claim(ctx, slots(2, 299, 301, ledger.Skipped))
+		require.NoError(t, err)
+		require.False(t, won, "R2: slot 300 is final and refuses")
+	})
+	var ids, owners int
+	require.NoError(t, db.QueryRow(`SELECT count(DISTINCT id), count(DISTINCT migration_id) FROM migration_records`).Scan(&ids, &owners))
+	require.Equal(t, 600, ids, "every slot has an id of its own")
+	require.Equal(t, 2, owners)
+	var action string
+	require.NoError(t, db.QueryRow(`SELECT action FROM migration_records WHERE source_id = '300'`).Scan(&action))
+	require.Equal(t, "matched", action)
+}
+
+// TestLoadFinalSeesOnlyFinalSlots: R6, links and "already there" resolve
+// only through created or matched slots of the tenant and source.
+func TestLoadFinalSeesOnlyFinalSlots(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t)
+	slot := func(tenant, source, id string, a ledger.Action, rid int64) ledger.Slot {
+		return ledger.Slot{Key: ledger.Key{Tenant: tenant, Source: source, Kind: ledger.Company, SourceID: id},
+			RunID: 1, Action: a, RecordType: "companies", RecordID: rid, Reason: "r", At: earlier}
+	}
+	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+		for _, s := range []ledger.Slot{
+			slot("acme", "canonical", "c", ledger.Created, 1), slot("acme", "canonical", "m", ledger.Matched, 2),
+			slot("acme", "canonical", "s", ledger.Skipped, 0), slot("globex", "canonical", "g", ledger.Created, 3),
+			slot("acme", "hubspot", "h", ledger.Created, 4),
+		} {
+			won, err := l.Claim(ctx, []ledger.Slot{s})
 			require.NoError(t, err)
 			require.True(t, won)
 		}
 	})
-	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
-		for id, want := range map[string]bool{"c": true, "m": true, "s": false, "absent": false} {
-			k := base
-			k.SourceID = id
-			rid, found, err := l.Final(ctx, k)
-			require.NoError(t, err)
-			require.Equal(t, want, found, id)
-			require.Equal(t, want, rid > 0, id)
-		}
-		other := base
-		other.SourceID, other.Tenant = "c", "globex"
-		_, found, err := l.Final(ctx, other)
-		require.NoError(t, err)
-		require.False(t, found, "slots are per tenant")
-		other = base
-		other.SourceID, other.Source = "c", "hubspot"
-		_, found, err = l.Final(ctx, other)
-		require.NoError(t, err)
-		require.False(t, found, "slots are per source")
-	})
+	got := map[string]int64{}
+	require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Company, func(id string, rid int64) { got[id] = rid }))
+	require.Equal(t, map[string]int64{"c": 1, "m": 2}, got, "never a skip, another tenant's or another source's slot")
+	none := map[string]int64{}
+	require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Contact, func(id string, rid int64) { none[id] = rid }))
+	require.Empty(t, none)
 }
 
-// TestMatch: R5, natural keys, case-insensitive, oldest row, per tenant,
-// empty keys never match.
-func TestMatch(t *testing.T) {
+// TestNaturalKeys: R5, natural keys of the tenant's rows, the oldest row
+// per key, never another tenant's, never an empty key.
+func TestNaturalKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t)
@@ -272,22 +290,13 @@ func TestMatch(t *testing.T) {
 	_, err = db.Exec(`INSERT INTO companies (id, tenant_id, name, domain, domain_key, imported_at) VALUES
 		(20, 'acme', 'Acme', 'https://www.Acme.example/about', 'acme.example', 'now')`)
 	require.NoError(t, err)
-	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
-		id, ok, err := l.MatchContact(ctx, "acme", ledger.EmailKey("  ANN@example.COM "))
-		require.NoError(t, err)
-		require.True(t, ok)
-		require.Equal(t, int64(10), id, "with several candidates, the oldest row")
-		_, ok, err = l.MatchContact(ctx, "acme", ledger.EmailKey("bob@example.com"))
-		require.NoError(t, err)
-		require.False(t, ok, "another tenant's rows never match")
-		_, ok, err = l.MatchContact(ctx, "acme", ledger.EmailKey("   "))
-		require.NoError(t, err)
-		require.False(t, ok, "an empty key never matches")
-		id, ok, err = l.MatchCompany(ctx, "acme", ledger.DomainKey("http://acme.EXAMPLE"))
-		require.NoError(t, err)
-		require.True(t, ok)
-		require.Equal(t, int64(20), id)
-	})
+	emails := map[string]int64{}
+	require.NoError(t, ledger.LoadEmailKeys(ctx, db, "acme", func(k string, id int64) { emails[k] = id }))
+	require.Equal(t, map[string]int64{"ann@example.com": 10}, emails)
+	domains := map[string]int64{}
+	require.NoError(t, ledger.LoadDomainKeys(ctx, db, "acme", func(k string, id int64) { domains[k] = id }))
+	require.Equal(t, map[string]int64{"acme.example": 20}, domains)
+	require.Equal(t, ledger.DomainKey("http://acme.EXAMPLE"), "acme.example")
 }
 
 func TestDomainKey(t *testing.T) {
@@ -334,13 +343,15 @@ func BenchmarkClaim(b *testing.B) {
 		require.NoError(b, err)
 		l := ledger.New(tx)
 		b.StartTimer()
-		for range 1000 {
+		slots := make([]ledger.Slot, 1000)
+		for i := range slots {
 			n++
-			won, err := l.Claim(ctx, ledger.Slot{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Note,
-				SourceID: fmt.Sprint(n)}, RunID: 1, Action: ledger.Skipped, Reason: "empty body", At: earlier})
-			if err != nil || !won {
-				b.Fatal(won, err)
-			}
+			slots[i] = ledger.Slot{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Note,
+				SourceID: fmt.Sprint(n)}, RunID: 1, Action: ledger.Skipped, Reason: "empty body", At: earlier}
+		}
+		won, err := l.Claim(ctx, slots)
+		if err != nil || !won {
+			b.Fatal(won, err)
 		}
 		b.StopTimer()
 		require.NoError(b, l.Close())

@@ -50,8 +50,19 @@ func TestOpenUpgradesOlderFileInPlace(t *testing.T) {
 	db, err := Open(ctx, path)
 	require.NoError(t, err)
 	// Make the file look as if an older binary wrote it: version 0, no tables.
-	for _, table := range []string{"emails", "activities", "notes", "deals", "contacts", "companies",
-		"run_log", "record_failures", "migration_records", "migration_tasks", "migrations"} {
+	_, err = db.ExecContext(ctx, `PRAGMA foreign_keys = OFF`)
+	require.NoError(t, err)
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	require.NoError(t, err)
+	var tables []string
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		tables = append(tables, name)
+	}
+	require.NoError(t, rows.Close())
+	require.NotEmpty(t, tables)
+	for _, table := range tables {
 		_, err := db.ExecContext(ctx, `DROP TABLE `+table)
 		require.NoError(t, err)
 	}

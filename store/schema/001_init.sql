@@ -54,14 +54,16 @@ CREATE TABLE migration_tasks (
 );
 CREATE INDEX migration_tasks_run ON migration_tasks (migration_id, phase, status);
 
--- The ledger (R1-R6): one slot per (tenant, source, kind, source_id).
+-- The ledger (R1-R6): one slot per (tenant, source, kind, source_id). The
+-- key is the table's own key (WITHOUT ROWID): one B-tree, not a table and
+-- a unique index, since every imported record writes a slot.
 CREATE TABLE migration_records (
-    id           INTEGER PRIMARY KEY,
     tenant_id    TEXT    NOT NULL,
     source       TEXT    NOT NULL,
     kind         TEXT    NOT NULL
         CHECK (kind IN ('company', 'contact', 'deal', 'note', 'activity', 'email')),
     source_id    TEXT    NOT NULL,
+    id           INTEGER NOT NULL, -- numbered from slot_ids
     migration_id INTEGER,
     record_type  TEXT,
     record_id    INTEGER,
@@ -69,8 +71,12 @@ CREATE TABLE migration_records (
     reason       TEXT,
     detail       TEXT,
     created_at   TEXT    NOT NULL,
-    UNIQUE (tenant_id, source, kind, source_id)
-);
+    PRIMARY KEY (tenant_id, source, kind, source_id)
+) WITHOUT ROWID;
+
+-- The next slot id: a table without rowid numbers its rows itself.
+CREATE TABLE slot_ids (next INTEGER NOT NULL);
+INSERT INTO slot_ids (next) VALUES (1);
 
 -- R4: a record that fails claims nothing and is written here instead.
 CREATE TABLE record_failures (

@@ -1,0 +1,88 @@
+package importer
+
+import (
+	"sync"
+)
+
+// feedChunkSize is how many records the feed hands over at a time.
+const feedChunkSize = 256
+
+// feed reads a task's file on a goroutine of its own — parsing, mapping and
+// validating records — while the task's batches write the previous ones:
+// two cores, one reading and one writing. Records are handed over in file
+// order; what the batches have taken is what the checkpoint counts, so
+// reading ahead changes nothing of R12.
+type feed struct {
+	ch      chan feedChunk
+	quit    chan struct{}
+	done    sync.WaitGroup
+	pending []Record
+	end     error // io.EOF or what stopped the reading, once the feed has run dry
+	bytes   int64 // raw bytes read when the last chunk taken was made
+}
+
+type feedChunk struct {
+	recs  []Record
+	err   error // after recs: io.EOF or a read error
+	bytes int64
+}
+
+// startFeed reads rr from where it stands. known are the ids that already
+// have a final slot: those records will be unchanged (R2, never judged
+// again), so the feed does not validate them.
+func startFeed(rr *RowReader, m *mapper, known map[string]int64) *feed {
+	f := &feed{ch: make(chan feedChunk, 4), quit: make(chan struct{})}
+	f.done.Add(1)
+	go func() {
+		defer f.done.Done()
+		for {
+			recs := make([]Record, 0, feedChunkSize)
+			var err error
+			for len(recs) < feedChunkSize {
+				row, rerr := rr.Next()
+				if rerr != nil {
+					err = rerr
+					break
+				}
+				r := m.mapRow(row)
+				if _, ok := known[r.ID]; !ok {
+					r.prepare()
+				}
+				recs = append(recs, r)
+			}
+			select {
+			case f.ch <- feedChunk{recs: recs, err: err, bytes: rr.BytesRead()}:
+			case <-f.quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return f
+}
+
+// next returns the next record, or io.EOF after the last, or the error that
+// stopped the reading.
+func (f *feed) next() (Record, error) {
+	for len(f.pending) == 0 {
+		if f.end != nil {
+			return Record{}, f.end
+		}
+		c := <-f.ch
+		f.pending, f.bytes = c.recs, c.bytes
+		if c.err != nil {
+			f.end = c.err
+		}
+	}
+	r := f.pending[0]
+	f.pending = f.pending[1:]
+	return r, nil
+}
+
+// stop ends the reading goroutine and waits for it.
+func (f *feed) stop() {
+	close(f.quit)
+	f.done.Wait()
+}
