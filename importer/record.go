@@ -275,6 +275,9 @@ var excelNumber = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?[eE][+-]?[0-9]+$`)
 
 // mangledID says why an id or link value cannot be trusted, or "".
 func mangledID(field, v string) string {
+	if !strings.ContainsAny(v, "Ee") {
+		return ""
+	}
 	if excelNumber.MatchString(strings.TrimSpace(v)) {
 		return fmt.Sprintf("%s %q looks like a number a spreadsheet rewrote in scientific notation: the real id is lost; "+
 			"export the file again and do not open it in a spreadsheet before importing", field, v)

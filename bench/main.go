@@ -1,0 +1,238 @@
+// Command bench measures crmimport against the floor: sqlite3's bare
+// .import of the same CSV files (no ledger, no validation, no links). For
+// each scale it writes a canonical export with fixtures/gen, then runs, in
+// alternation and ROUNDS times, sqlite3 .import, a first crmimport run into
+// a fresh database, and a rerun of the same export; it prints records per
+// second, each time as a ratio to the floor of the same round, and the peak
+// memory (max RSS) of each process. Ratios are taken inside one round,
+// since absolute times drift on shared machines; the table shows medians.
+//
+//	go run ./bench -crmimport bin/crmimport -scales "0.1 1 4"
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"crmimport/fixtures/gen"
+)
+
+func main() {
+	bin := flag.String("crmimport", "bin/crmimport", "the crmimport binary to measure")
+	sqlite := flag.String("sqlite3", "sqlite3", "the sqlite3 shell")
+	scales := flag.String("scales", "1", "scales to measure; 1 is 100,000 contacts (about 300,000 records)")
+	rounds := flag.Int("rounds", 3, "rounds per scale")
+	work := flag.String("dir", "", "where to write exports and databases (default: a temporary folder, removed after)")
+	flag.Parse()
+	if err := run(*bin, *sqlite, strings.Fields(*scales), *rounds, *work); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// measure is one process: its wall time and peak memory.
+type measure struct {
+	wall   time.Duration
+	maxRSS int64 // bytes
+}
+
+func run(bin, sqlite string, scales []string, rounds int, dir string) error {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "crmimport-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	if _, err := exec.LookPath(sqlite); err != nil {
+		return fmt.Errorf("%s not found: install it (Debian: apt-get install sqlite3)", sqlite)
+	}
+	host, _ := os.Hostname()
+	fmt.Printf("crmimport bench · %s · %s/%s · %d CPUs · %s\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH,
+		runtime.NumCPU(), cpuModel())
+	_ = host
+	fmt.Printf("%-6s %9s %8s  %-22s %-22s %-22s %s\n", "scale", "records", "CSV MB", "sqlite3 .import", "crmimport run", "rerun", "per record vs 0.1x")
+	var base float64
+	for _, sc := range scales {
+		scale, err := strconv.ParseFloat(sc, 64)
+		if err != nil || scale <= 0 {
+			return fmt.Errorf("scale %q is not a positive number", sc)
+		}
+		export := filepath.Join(dir, "export-"+sc)
+		exp, err := gen.Write(mkdir(export), gen.Config{Contacts: int(scale * 100000), Seed: 1})
+		if err != nil {
+			return err
+		}
+		records := 0
+		for _, n := range exp.Records {
+			records += n
+		}
+		size := dirSize(export)
+		var floors, firsts, reruns []measure
+		var firstRatio, rerunRatio []float64
+		for r := 0; r < rounds; r++ {
+			floor, err := sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))
+			if err != nil {
+				return err
+			}
+			db := filepath.Join(dir, "crm.db")
+			removeDB(db)
+			first, err := crm(bin, db, export, exp.Status.First)
+			if err != nil {
+				return err
+			}
+			rerun, err := crm(bin, db, export, exp.Status.Rerun)
+			if err != nil {
+				return err
+			}
+			removeDB(db)
+			floors, firsts, reruns = append(floors, floor), append(firsts, first), append(reruns, rerun)
+			firstRatio = append(firstRatio, first.wall.Seconds()/floor.wall.Seconds())
+			rerunRatio = append(rerunRatio, rerun.wall.Seconds()/floor.wall.Seconds())
+		}
+		f, fi, re := median(floors), median(firsts), median(reruns)
+		perRecord := fi.wall.Seconds() / float64(records)
+		growth := "—"
+		if base == 0 {
+			base = perRecord
+		} else {
+			growth = fmt.Sprintf("%+.0f%%", (perRecord/base-1)*100)
+		}
+		fmt.Printf("%-6s %9d %8.0f  %-22s %-22s %-22s %s\n", sc, records, float64(size)/1e6,
+			cell(f, records, 0), cell(fi, records, medianOf(firstRatio)), cell(re, records, medianOf(rerunRatio)), growth)
+	}
+	fmt.Println("each cell: median wall time, records/s, ratio to sqlite3 .import of the same round (median), peak RSS")
+	return nil
+}
+
+func cell(m measure, records int, ratio float64) string {
+	s := fmt.Sprintf("%.2fs %dk/s", m.wall.Seconds(), int(float64(records)/m.wall.Seconds()/1000))
+	if ratio > 0 {
+		s += fmt.Sprintf(" %.2fx", ratio)
+	}
+	return s + fmt.Sprintf(" %dMiB", m.maxRSS>>20)
+}
+
+func mkdir(d string) string {
+	_ = os.MkdirAll(d, 0o755)
+	return d
+}
+
+func removeDB(path string) {
+	for _, s := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(path + s)
+	}
+}
+
+// sqliteImport loads every CSV of the export into bare tables, as
+// `sqlite3 db '.import --csv FILE TABLE'` does: the floor.
+func sqliteImport(sqlite, export, db string) (measure, error) {
+	removeDB(db)
+	var script bytes.Buffer
+	script.WriteString(".mode csv\n")
+	entries, err := os.ReadDir(export)
+	if err != nil {
+		return measure{}, err
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".csv") {
+			fmt.Fprintf(&script, ".import %s %s\n", filepath.Join(export, e.Name()), strings.TrimSuffix(e.Name(), ".csv"))
+		}
+	}
+	cmd := exec.Command(sqlite, db)
+	cmd.Stdin = &script
+	m, err := timed(cmd)
+	removeDB(db)
+	return m, err
+}
+
+// crm runs crmimport on the export and checks the status it reports.
+func crm(bin, db, export, want string) (measure, error) {
+	cmd := exec.Command(bin, "--db", db, "--json", "--quiet", "run", "--tenant", "bench", "--source", "canonical", export)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	m, err := timed(cmd)
+	var s struct{ Status string }
+	if jerr := json.Unmarshal(out.Bytes(), &s); jerr != nil || s.Status != want {
+		return m, fmt.Errorf("crmimport ended %q (want %q): %v %s", s.Status, want, err, out.String())
+	}
+	return m, nil
+}
+
+func timed(cmd *exec.Cmd) (measure, error) {
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	m := measure{wall: time.Since(start)}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.maxRSS = ru.Maxrss * 1024 // KiB on Linux
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if !isExit(err, &ee) {
+			return m, fmt.Errorf("%s: %v: %s", cmd.Path, err, stderr.String())
+		}
+	}
+	return m, nil
+}
+
+func isExit(err error, ee **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	*ee = e
+	return ok
+}
+
+func median(ms []measure) measure {
+	s := append([]measure(nil), ms...)
+	sort.Slice(s, func(i, j int) bool { return s[i].wall < s[j].wall })
+	m := s[len(s)/2]
+	for _, x := range ms {
+		m.maxRSS = max(m.maxRSS, x.maxRSS)
+	}
+	return m
+}
+
+func medianOf(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "model name") {
+			if _, v, ok := strings.Cut(line, ":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return ""
+}
