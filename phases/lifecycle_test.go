@@ -202,7 +202,7 @@ func TestTwoResumesNeverBothProceed(t *testing.T) {
 			a, b := newEngine(dbA), newEngine(dbB)
 			a.Self.PID, b.Self.PID = 1_000_001, 1_000_002 // two owners
 
-			bDone := make(chan error)
+			aRead, bDone := make(chan struct{}), make(chan error)
 			var errA error
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -210,9 +210,11 @@ func TestTwoResumesNeverBothProceed(t *testing.T) {
 				defer wg.Done()
 				_, _, errA = a.Resume(ctx, id, func(context.Context, Run, []Task) error {
 					// A has read the run; let B resume all the way first.
+					close(aRead)
 					return <-bDone
 				})
 			}()
+			<-aRead
 			_, _, errB := b.Resume(ctx, id, nil)
 			bDone <- nil
 			wg.Wait()
