@@ -119,9 +119,9 @@ func BenchmarkDecideAndResolve(b *testing.B) {
 	const n = 10000
 	x := newRunIndex("bench", "canonical")
 	for _, k := range []ledger.Kind{ledger.Contact, ledger.Company, ledger.Deal} {
-		f := &finalSet{loaded: map[string]int64{}, added: map[string]int64{}}
+		f := &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
 		for i := range n {
-			f.loaded[fmt.Sprintf("%s-%06d", k, i)] = int64(i + 1)
+			f.loaded.put(fmt.Sprintf("%s-%06d", k, i), int64(i+1))
 		}
 		x.finals[k] = f
 	}

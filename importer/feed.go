@@ -30,7 +30,7 @@ type feedChunk struct {
 // startFeed reads rr from where it stands. known are the ids that already
 // have a final slot: those records will be unchanged (R2, never judged
 // again), so the feed does not validate them.
-func startFeed(rr *RowReader, m *mapper, known map[string]int64) *feed {
+func startFeed(rr *RowReader, m *mapper, known *idTable) *feed {
 	f := &feed{ch: make(chan feedChunk, 4), quit: make(chan struct{})}
 	f.done.Add(1)
 	go func() {
@@ -45,7 +45,7 @@ func startFeed(rr *RowReader, m *mapper, known map[string]int64) *feed {
 					break
 				}
 				r := m.mapRow(row)
-				if _, ok := known[r.ID]; !ok {
+				if _, ok := known.get(r.ID); !ok {
 					r.prepare()
 				}
 				recs = append(recs, r)

@@ -2,7 +2,6 @@ package importer
 
 import (
 	"context"
-	"strings"
 
 	"crmimport/ledger"
 )
@@ -11,19 +10,40 @@ import (
 // record needs no statement to be decided: the final slots of the kinds in
 // play (R2: "already there", R6: links), the natural keys (R5) and the ids
 // read so far in this run (SPEC §4 step 2). It learns only what commits
-// (R12): a batch's additions wait in a stage until the batch commits.
+// (R12): a batch's additions wait in a stage until the batch commits. The
+// tables are compact (idTable): at four times the seed's scale they hold
+// about four million ids.
 type runIndex struct {
 	tenant, source string
 	finals         map[ledger.Kind]*finalSet // per kind, loaded on first need
-	emails         map[string]int64          // email key -> oldest contact; nil until loaded
-	domains        map[string]int64          // domain key -> oldest company; nil until loaded
-	seen           map[ledger.Kind]map[string]firstSeen
-	loaded         map[int64]bool // tasks whose read records are in seen
+	emails         *idTable                  // email key -> oldest contact; nil until loaded
+	domains        *idTable                  // domain key -> oldest company; nil until loaded
+	seen           map[ledger.Kind]*idTable  // id -> where it was first read (packed firstSeen)
+	files          []string                  // the files of the run, by number, for seen
+	loaded         map[int64]bool            // tasks whose read records are in seen
 }
 
 func newRunIndex(tenant, source string) *runIndex {
 	return &runIndex{tenant: tenant, source: source, finals: map[ledger.Kind]*finalSet{},
-		seen: map[ledger.Kind]map[string]firstSeen{}, loaded: map[int64]bool{}}
+		seen: map[ledger.Kind]*idTable{}, loaded: map[int64]bool{}}
+}
+
+// finalSet is one kind's final slots: those the ledger held when the kind
+// was loaded, which are only ever read (the feed reads them from its own
+// goroutine), and those this run has added since.
+type finalSet struct {
+	loaded *idTable
+	added  *idTable
+}
+
+func (f *finalSet) get(id string) (int64, bool) {
+	if f == nil {
+		return 0, false
+	}
+	if rid, ok := f.loaded.get(id); ok {
+		return rid, true
+	}
+	return f.added.get(id)
 }
 
 // need loads what deciding records of kind k asks for, and lets go of what
@@ -54,21 +74,21 @@ func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, re
 		if _, ok := x.finals[kind]; ok {
 			continue
 		}
-		f := &finalSet{loaded: map[string]int64{}, added: map[string]int64{}}
-		if err := ledger.LoadFinal(ctx, q, x.tenant, x.source, kind, func(id string, rid int64) { f.loaded[id] = rid }); err != nil {
+		f := &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
+		if err := ledger.LoadFinal(ctx, q, x.tenant, x.source, kind, f.loaded.put); err != nil {
 			return err
 		}
 		x.finals[kind] = f
 	}
 	if k == ledger.Contact && x.emails == nil {
-		x.emails = map[string]int64{}
-		if err := ledger.LoadEmailKeys(ctx, q, x.tenant, func(key string, id int64) { x.emails[key] = id }); err != nil {
+		x.emails = newIDTable(0)
+		if err := ledger.LoadEmailKeys(ctx, q, x.tenant, x.emails.put); err != nil {
 			return err
 		}
 	}
 	if k == ledger.Company && x.domains == nil {
-		x.domains = map[string]int64{}
-		if err := ledger.LoadDomainKeys(ctx, q, x.tenant, func(key string, id int64) { x.domains[key] = id }); err != nil {
+		x.domains = newIDTable(0)
+		if err := ledger.LoadDomainKeys(ctx, q, x.tenant, x.domains.put); err != nil {
 			return err
 		}
 	}
@@ -81,30 +101,42 @@ func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, re
 	return nil
 }
 
-// finalSet is one kind's final slots: those the ledger held when the kind
-// was loaded, which are only ever read (the feed reads them from its own
-// goroutine), and those this run has added since.
-type finalSet struct {
-	loaded map[string]int64
-	added  map[string]int64
-}
-
-func (f *finalSet) get(id string) (int64, bool) {
-	if f == nil {
-		return 0, false
-	}
-	if rid, ok := f.loaded[id]; ok {
-		return rid, true
-	}
-	rid, ok := f.added[id]
-	return rid, ok
-}
-
-func (x *runIndex) seenOf(k ledger.Kind) map[string]firstSeen {
+func (x *runIndex) seenOf(k ledger.Kind) *idTable {
 	if x.seen[k] == nil {
-		x.seen[k] = map[string]firstSeen{}
+		x.seen[k] = newIDTable(0)
 	}
 	return x.seen[k]
+}
+
+// pack and unpack keep where an id was first read in one number: the
+// file's number in the run and the line.
+func (x *runIndex) pack(f firstSeen) int64 {
+	n := -1
+	for i, name := range x.files {
+		if name == f.file {
+			n = i
+		}
+	}
+	if n < 0 {
+		n = len(x.files)
+		x.files = append(x.files, f.file)
+	}
+	return int64(n)<<40 | int64(f.line)
+}
+
+func (x *runIndex) unpack(v int64) firstSeen {
+	return firstSeen{file: x.files[v>>40], line: int(v & (1<<40 - 1))}
+}
+
+// remember keeps where id was first read, unless it was read before.
+func (x *runIndex) remember(k ledger.Kind, id string, f firstSeen) {
+	if id == "" || !fits(id) {
+		return
+	}
+	seen := x.seenOf(k)
+	if _, ok := seen.get(id); !ok {
+		seen.put(id, x.pack(f))
+	}
 }
 
 // stage holds one batch's additions to the index until the batch commits.
@@ -143,24 +175,24 @@ func (s *stage) email(key string) (int64, bool) {
 	if id, ok := s.emails[key]; ok {
 		return id, true
 	}
-	id, ok := s.x.emails[key]
-	return id, ok
+	return s.x.emails.get(key)
 }
 
 func (s *stage) domain(key string) (int64, bool) {
 	if id, ok := s.domains[key]; ok {
 		return id, true
 	}
-	id, ok := s.x.domains[key]
-	return id, ok
+	return s.x.domains.get(key)
 }
 
 func (s *stage) seenAt(id string) (firstSeen, bool) {
 	if f, ok := s.seen[id]; ok {
 		return f, true
 	}
-	f, ok := s.x.seen[s.kind][id]
-	return f, ok
+	if v, ok := s.x.seen[s.kind].get(id); ok {
+		return s.x.unpack(v), true
+	}
+	return firstSeen{}, false
 }
 
 func (s *stage) addFinal(id string, rid int64) {
@@ -170,19 +202,17 @@ func (s *stage) addFinal(id string, rid int64) {
 
 // addEmail and addDomain keep the oldest row of a key (R5).
 func (s *stage) addEmail(key string, id int64) {
-	if _, ok := s.email(key); key == "" || ok {
+	if _, ok := s.email(key); key == "" || ok || !fits(key) {
 		return
 	}
-	key = strings.Clone(key) // not a window on the record's text
 	s.emails[key] = id
 	s.log = append(s.log, staged{'e', key})
 }
 
 func (s *stage) addDomain(key string, id int64) {
-	if _, ok := s.domain(key); key == "" || ok {
+	if _, ok := s.domain(key); key == "" || ok || !fits(key) {
 		return
 	}
-	key = strings.Clone(key)
 	s.domains[key] = id
 	s.log = append(s.log, staged{'d', key})
 }
@@ -216,25 +246,26 @@ func (s *stage) commit() {
 	if len(s.finals) > 0 {
 		f := s.x.finals[s.kind]
 		if f == nil {
-			f = &finalSet{loaded: map[string]int64{}, added: map[string]int64{}}
+			f = &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
 			s.x.finals[s.kind] = f
 		}
 		for k, v := range s.finals {
-			f.added[k] = v
+			if fits(k) {
+				f.added.put(k, v)
+			}
 		}
 	}
 	if s.x.emails != nil {
 		for k, v := range s.emails {
-			s.x.emails[k] = v
+			s.x.emails.put(k, v)
 		}
 	}
 	if s.x.domains != nil {
 		for k, v := range s.domains {
-			s.x.domains[k] = v
+			s.x.domains.put(k, v)
 		}
 	}
-	seen := s.x.seenOf(s.kind)
 	for k, v := range s.seen {
-		seen[k] = v
+		s.x.remember(s.kind, k, v)
 	}
 }

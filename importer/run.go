@@ -197,7 +197,6 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	}
 	// Continue at the checkpoint: skip the records already committed, which
 	// are also added to the index of ids seen in this run.
-	seen := w.idx.seenOf(t.Kind)
 	for w.rows < t.Checkpoint.Rows {
 		row, err := w.rr.Next()
 		if errors.Is(err, io.EOF) {
@@ -211,14 +210,15 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 		}
 		w.rows++
 		w.line = int64(row.Line)
-		rememberFirst(seen, w.mapper.mapRow(row))
+		r := w.mapper.mapRow(row)
+		w.idx.remember(t.Kind, r.ID, firstSeen{file: r.File, line: r.Line})
 	}
 	w.idx.loaded[t.ID] = true
 	w.batchSize = opts.BatchSize
 	if w.batchSize <= 0 {
 		w.batchSize = DefaultBatchSize
 	}
-	var known map[string]int64
+	var known *idTable
 	if f := w.idx.finals[t.Kind]; f != nil {
 		known = f.loaded
 	}
@@ -256,7 +256,6 @@ func (imp *Importer) prepareIndex(ctx context.Context, run phases.Run, t phases.
 	if err := x.need(ctx, imp.Engine.DB, t.Kind, remaining); err != nil {
 		return err
 	}
-	seen := x.seenOf(t.Kind)
 	for _, u := range tasks {
 		if u.Kind != t.Kind || u.ID >= t.ID || x.loaded[u.ID] || u.Checkpoint.Rows == 0 {
 			continue
@@ -270,21 +269,13 @@ func (imp *Importer) prepareIndex(ctx context.Context, run phases.Run, t phases.
 			if err != nil {
 				break
 			}
-			rememberFirst(seen, w.mapper.mapRow(row))
+			r := w.mapper.mapRow(row)
+			x.remember(t.Kind, r.ID, firstSeen{file: r.File, line: r.Line})
 		}
 		w.file.Close()
 		x.loaded[u.ID] = true
 	}
 	return nil
-}
-
-func rememberFirst(seen map[string]firstSeen, r Record) {
-	if r.ID == "" {
-		return
-	}
-	if _, ok := seen[r.ID]; !ok {
-		seen[r.ID] = firstSeen{file: r.File, line: r.Line}
-	}
 }
 
 func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error) {
