@@ -21,6 +21,13 @@ type runIndex struct {
 	seen           map[ledger.Kind]*idTable  // id -> where it was first read (packed firstSeen)
 	files          []string                  // the files of the run, by number, for seen
 	loaded         map[int64]bool            // tasks whose read records are in seen
+
+	// q reads what is loaded on first need (a parent kind's final slots,
+	// the natural keys): the transaction of the batch at work. A rerun,
+	// whose records are all already there, never needs them.
+	q   ledger.Querier
+	ctx context.Context
+	err error // the first load that failed; the batch fails with it
 }
 
 func newRunIndex(tenant, source string) *runIndex {
@@ -46,8 +53,10 @@ func (f *finalSet) get(id string) (int64, bool) {
 	return f.added.get(id)
 }
 
-// need loads what deciding records of kind k asks for, and lets go of what
+// need loads the final slots of kind k (the feed needs them at once, to
+// leave unjudged the records that are already there), and lets go of what
 // no task left to run will ask for: the index holds the kinds in play only.
+// Parents' slots and natural keys are loaded on first need (load).
 func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, remaining []ledger.Kind) error {
 	keep := map[ledger.Kind]bool{}
 	for _, r := range append(remaining, k) {
@@ -66,39 +75,50 @@ func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, re
 			delete(x.seen, kind)
 		}
 	}
-	wanted := []ledger.Kind{k}
-	for _, l := range parents(k) {
-		wanted = append(wanted, l.kind)
-	}
-	for _, kind := range wanted {
-		if _, ok := x.finals[kind]; ok {
-			continue
-		}
-		f := &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
-		if err := ledger.LoadFinal(ctx, q, x.tenant, x.source, kind, f.loaded.put); err != nil {
-			return err
-		}
-		x.finals[kind] = f
-	}
-	if k == ledger.Contact && x.emails == nil {
-		x.emails = newIDTable(0)
-		if err := ledger.LoadEmailKeys(ctx, q, x.tenant, x.emails.put); err != nil {
-			return err
-		}
-	}
-	if k == ledger.Company && x.domains == nil {
-		x.domains = newIDTable(0)
-		if err := ledger.LoadDomainKeys(ctx, q, x.tenant, x.domains.put); err != nil {
-			return err
-		}
-	}
 	if !keep[ledger.Contact] {
 		x.emails = nil
 	}
 	if !keep[ledger.Company] {
 		x.domains = nil
 	}
-	return nil
+	x.ctx, x.q = ctx, q
+	x.loadFinals(k)
+	return x.err
+}
+
+// loadFinals loads one kind's final slots, once.
+func (x *runIndex) loadFinals(k ledger.Kind) *finalSet {
+	if f, ok := x.finals[k]; ok || x.err != nil {
+		return f
+	}
+	f := &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
+	if err := ledger.LoadFinal(x.ctx, x.q, x.tenant, x.source, k, f.loaded.put); err != nil {
+		x.err = err
+		return nil
+	}
+	x.finals[k] = f
+	return f
+}
+
+// emailKeys and domainKeys load the natural keys on first need (R5).
+func (x *runIndex) emailKeys() *idTable {
+	if x.emails == nil && x.err == nil {
+		t := newIDTable(0)
+		if x.err = ledger.LoadEmailKeys(x.ctx, x.q, x.tenant, t.put); x.err == nil {
+			x.emails = t
+		}
+	}
+	return x.emails
+}
+
+func (x *runIndex) domainKeys() *idTable {
+	if x.domains == nil && x.err == nil {
+		t := newIDTable(0)
+		if x.err = ledger.LoadDomainKeys(x.ctx, x.q, x.tenant, t.put); x.err == nil {
+			x.domains = t
+		}
+	}
+	return x.domains
 }
 
 func (x *runIndex) seenOf(k ledger.Kind) *idTable {
@@ -168,21 +188,21 @@ func (s *stage) final(k ledger.Kind, id string) (int64, bool) {
 			return rid, true
 		}
 	}
-	return s.x.finals[k].get(id)
+	return s.x.loadFinals(k).get(id)
 }
 
 func (s *stage) email(key string) (int64, bool) {
 	if id, ok := s.emails[key]; ok {
 		return id, true
 	}
-	return s.x.emails.get(key)
+	return s.x.emailKeys().get(key)
 }
 
 func (s *stage) domain(key string) (int64, bool) {
 	if id, ok := s.domains[key]; ok {
 		return id, true
 	}
-	return s.x.domains.get(key)
+	return s.x.domainKeys().get(key)
 }
 
 func (s *stage) seenAt(id string) (firstSeen, bool) {

@@ -134,9 +134,11 @@ func (s *csvSource) row(line int, rec []string, reason string) Row {
 			badUTF8 = true
 			v = strings.ToValidUTF8(v, "\uFFFD") // readable in a rejects file, never imported
 		}
-		name := fmt.Sprintf("(column %d)", i+1)
+		var name string
 		if i < len(s.header) {
 			name = s.header[i]
+		} else {
+			name = fmt.Sprintf("(column %d)", i+1)
 		}
 		cols[i] = Col{Name: name, Value: v}
 	}

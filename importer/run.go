@@ -317,6 +317,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	if err := tx.QueryRowContext(ctx, nextIDSQL(w.task.Kind)).Scan(&wr.next); err != nil {
 		return phases.Batch{}, fmt.Errorf("next %s id: %w", w.task.Kind, err)
 	}
+	w.idx.ctx, w.idx.q = ctx, tx // what the index loads on first need, it reads in this batch
 	st := newStage(w.idx, w.task.Kind)
 	var counts phases.Counts
 	chunk := make([]Record, 0, chunkSize)
@@ -339,6 +340,10 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 			}
 			chunk = chunk[:0]
 		}
+	}
+	if err := w.idx.err; err != nil {
+		w.idx.err = nil // the batch fails; a later one may load again
+		return phases.Batch{}, err
 	}
 	read := w.feed.bytes
 	return phases.Batch{
