@@ -66,7 +66,24 @@ const (
 // the entry's Point and whose failure says Symptom — and names them in its
 // summary line, so that it is green otherwise. Remove an entry when the
 // engine is fixed: the suite then checks those cases again.
-var knownEngineBugs = []knownBug{}
+var knownEngineBugs = []knownBug{
+	{
+		Name:  "stop-starves",
+		Group: "Stops",
+		// `crmimport stop RUN` (phases.Engine.Stop) reads the run as
+		// running, then needs the write lock (BEGIN IMMEDIATE) for its
+		// UPDATE. The run holds that lock for each whole batch and takes
+		// it again at once for the next, while SQLite's busy handler makes
+		// the waiter sleep 1…100 ms between tries: the stop starves (0.2 s
+		// to 4 s measured against a run of 2.5 s, often until the run
+		// ends). When it gets the lock after finalize, its fenced UPDATE
+		// (requestStopSQL) changes no row and Stop returns the bare
+		// RowsError: `crmimport stop` exits 1 with "request stop changed 0
+		// rows, want 1" instead of stopping the run or saying it ended
+		// first. The run itself is right, and the case goes on to check it.
+		Symptom: "request stop changed 0 rows, want 1",
+	},
+}
 
 type knownBug struct {
 	Name, Group, Point, Symptom string
@@ -107,6 +124,7 @@ func TestCrash(t *testing.T) {
 	ref := crashReference(t)
 	stats.setReference(ref)
 	t.Run("Kills", func(t *testing.T) { t.Parallel(); crashKillsGroup(t, ref) })
+	t.Run("Stops", func(t *testing.T) { t.Parallel(); crashStopsGroup(t, ref) })
 }
 
 // crashReference writes the export and runs it once, uninterrupted, in a
