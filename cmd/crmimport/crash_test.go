@@ -83,6 +83,24 @@ var knownEngineBugs = []knownBug{
 		// first. The run itself is right, and the case goes on to check it.
 		Symptom: "request stop changed 0 rows, want 1",
 	},
+	{
+		Name:  "open-races-wal",
+		Group: "Races",
+		Point: "database not yet created",
+		// store.Open of a file that does not exist yet, by several
+		// processes at once: the journal_mode(WAL) pragma of the DSN needs
+		// an exclusive lock, and SQLite answers SQLITE_BUSY at once, without
+		// the busy handler, to a connection that would otherwise deadlock
+		// on that lock. One racer exits 1 "open database …: database is
+		// locked (5) (SQLITE_BUSY)" instead of 6.
+		Symptom: "database is locked",
+	},
+	{
+		Name:    "open-races-wal",
+		Group:   "Tenants",
+		Point:   "database not yet created",
+		Symptom: "database is locked",
+	},
 }
 
 type knownBug struct {
@@ -125,6 +143,8 @@ func TestCrash(t *testing.T) {
 	stats.setReference(ref)
 	t.Run("Kills", func(t *testing.T) { t.Parallel(); crashKillsGroup(t, ref) })
 	t.Run("Stops", func(t *testing.T) { t.Parallel(); crashStopsGroup(t, ref) })
+	t.Run("Races", func(t *testing.T) { t.Parallel(); crashRacesGroup(t, ref) })
+	t.Run("Tenants", func(t *testing.T) { t.Parallel(); crashTenantsGroup(t, ref) })
 }
 
 // crashReference writes the export and runs it once, uninterrupted, in a
