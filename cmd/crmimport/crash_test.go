@@ -145,6 +145,8 @@ func TestCrash(t *testing.T) {
 	t.Run("Stops", func(t *testing.T) { t.Parallel(); crashStopsGroup(t, ref) })
 	t.Run("Races", func(t *testing.T) { t.Parallel(); crashRacesGroup(t, ref) })
 	t.Run("Tenants", func(t *testing.T) { t.Parallel(); crashTenantsGroup(t, ref) })
+	t.Run("WriteFaults", func(t *testing.T) { t.Parallel(); crashFaultsGroup(t, ref) })
+	t.Run("DatabasePathCannotBeCreated", func(t *testing.T) { t.Parallel(); crashBadPath(t, ref) })
 }
 
 // crashReference writes the export and runs it once, uninterrupted, in a
