@@ -368,10 +368,35 @@ func crashDump(t *testing.T, path, tenant string) string {
 	return b.String()
 }
 
-// outcome is a run's status and per-kind outcomes, comparable as text.
-func outcome(status string, kinds map[string]phases.Counts) string {
-	b, _ := json.Marshal(kinds) // map keys sorted
-	return status + " " + string(b)
+// outcomeDiff says how a run's status and per-kind outcomes differ from the
+// reference's ("" when they do not).
+func outcomeDiff(wantStatus string, want map[string]phases.Counts, gotStatus string, got map[string]phases.Counts) string {
+	var out []string
+	if gotStatus != wantStatus {
+		out = append(out, fmt.Sprintf("status %s, want %s", gotStatus, wantStatus))
+	}
+	for _, k := range gen.Kinds() {
+		w, g := want[k], got[k]
+		if _, ok := got[k]; !ok && len(got) > 0 {
+			out = append(out, k+" missing")
+			continue
+		}
+		wb, _ := json.Marshal(w)
+		gb, _ := json.Marshal(g)
+		var wm, gm map[string]int64
+		_ = json.Unmarshal(wb, &wm)
+		_ = json.Unmarshal(gb, &gm)
+		var fields []string
+		for _, f := range []string{"imported", "unchanged", "skipped", "failed", "matched", "unlinked", "duplicate"} {
+			if wm[f] != gm[f] {
+				fields = append(fields, fmt.Sprintf("%s %d want %d", f, gm[f], wm[f]))
+			}
+		}
+		if len(fields) > 0 {
+			out = append(out, k+": "+strings.Join(fields, ", "))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // shortDiff lists, section by section, the lines only the reference has
@@ -505,7 +530,7 @@ func runsOf(t *testing.T, path, tenant string) []report.Summary {
 // checkEqualToReference is the end of every case: one run, finalized, with
 // the reference's status and outcomes (also in last, the summary the last
 // command printed, when there is one), no task left queued, and the dump of
-// the reference.
+// the reference. Every difference is reported at once.
 func checkEqualToReference(c *crashCase, path, tenant string, ref *crashRef, last *report.Summary) {
 	t := c.t
 	t.Helper()
@@ -514,24 +539,30 @@ func checkEqualToReference(c *crashCase, path, tenant string, ref *crashRef, las
 		c.fatalf("want exactly one run of the tenant, got %d: %+v", len(runs), runs)
 	}
 	r := runs[0]
-	want := outcome(ref.status, ref.kinds)
-	if got := outcome(r.Status, r.Kinds); got != want || r.Interrupted || r.DurationMS == nil {
-		c.fatalf("runs --json: status and outcomes\n got %s (interrupted %v, duration_ms %v)\nwant %s", got, r.Interrupted, r.DurationMS, want)
+	var diffs []string
+	if got := crashDump(t, path, tenant); got != ref.dump {
+		diffs = append(diffs, "the database differs from the reference: "+shortDiff(ref.dump, got))
+	}
+	if d := outcomeDiff(ref.status, ref.kinds, r.Status, r.Kinds); d != "" {
+		diffs = append(diffs, "runs --json: "+d)
+	}
+	if r.Interrupted || r.DurationMS == nil {
+		diffs = append(diffs, fmt.Sprintf("R15: the run is %s, interrupted %v, without a duration %v", r.Status, r.Interrupted, r.DurationMS == nil))
 	}
 	if last != nil {
-		if got := outcome(last.Status, last.Kinds); got != want {
-			c.fatalf("the summary of the last command\n got %s\nwant %s", got, want)
+		if d := outcomeDiff(ref.status, ref.kinds, last.Status, last.Kinds); d != "" {
+			diffs = append(diffs, "the summary of the last command: "+d)
 		}
 	}
 	if q := query(t, path, `SELECT kind || ':' || status FROM migration_tasks WHERE migration_id = ? AND status IN ('pending', 'running')`, r.Run); len(q) > 0 {
-		c.fatalf("R9: tasks still queued in a finalized run: %v", q)
+		diffs = append(diffs, fmt.Sprintf("R9: tasks still queued in a finalized run: %v", q))
 	}
 	if q := query(t, path, `SELECT kind, source_id, count(*) FROM migration_records WHERE tenant_id = ?
 		GROUP BY source, kind, source_id HAVING count(*) > 1`, tenant); len(q) > 0 {
-		c.fatalf("duplicate slots: %v", q)
+		diffs = append(diffs, fmt.Sprintf("duplicate slots: %v", q))
 	}
-	if got := crashDump(t, path, tenant); got != ref.dump {
-		c.fatalf("the database differs from the reference: %s", shortDiff(ref.dump, got))
+	if len(diffs) > 0 {
+		c.fatalf("%s", strings.Join(diffs, "\n"))
 	}
 }
 
