@@ -66,6 +66,8 @@ const (
 // the entry's Point and whose failure says Symptom — and names them in its
 // summary line, so that it is green otherwise. Remove an entry when the
 // engine is fixed: the suite then checks those cases again.
+// TestKnownEngineBugs (crash_known_test.go, -crash.knownbugs) reproduces
+// each of them on its own and fails until it is fixed.
 var knownEngineBugs = []knownBug{
 	{
 		Name:  "stop-starves",
