@@ -22,9 +22,12 @@ import (
 
 // The test binary doubles as crmimport: with CRMIMPORT_TEST_CHILD=1 it runs
 // the command line on CRMIMPORT_TEST_ARGS, so that tests can kill, stop and
-// signal a real process.
+// signal a real process. With CRMIMPORT_TEST_START_AT (unix nanoseconds) it
+// first sleeps until then, so that several children start at one instant
+// (the crash suite's admission races).
 func TestMain(m *testing.M) {
 	if os.Getenv("CRMIMPORT_TEST_CHILD") == "1" {
+		sleepUntilStartAt()
 		var args []string
 		if err := json.Unmarshal([]byte(os.Getenv("CRMIMPORT_TEST_ARGS")), &args); err != nil {
 			panic(err)
@@ -33,7 +36,9 @@ func TestMain(m *testing.M) {
 		a.signals = true
 		os.Exit(a.run(context.Background(), append([]string{"crmimport"}, args...)))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	printCrashSummary()
+	os.Exit(code)
 }
 
 const demo = "../../fixtures/demo"

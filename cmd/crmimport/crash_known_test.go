@@ -1,0 +1,78 @@
+package main
+
+// Reproductions of the engine bugs listed in knownEngineBugs, for whoever
+// fixes them: they fail while a bug is there and pass once it is fixed.
+// They are opt-in (-crash.knownbugs) so that make test stays green; once a
+// bug is fixed, remove its knownEngineBugs entry and, here, its gate.
+//
+//	go test ./cmd/crmimport -run TestKnownEngineBugs -crash.knownbugs -v
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"crmimport/fixtures/gen"
+)
+
+var crashKnownBugs = flag.Bool("crash.knownbugs", false, "run TestKnownEngineBugs, which fails while the engine bugs of knownEngineBugs are there")
+
+func TestKnownEngineBugs(t *testing.T) {
+	if !*crashKnownBugs {
+		t.Skip("reproduces the engine bugs of knownEngineBugs: run with -crash.knownbugs")
+	}
+
+	// stop-starves: `crmimport stop` from another process stops a busy run
+	// after its batch in flight (R14), promptly, and says so (exit 0,
+	// "stopped": true); the run ends cancelled (exit 5).
+	t.Run("stop-starves", func(t *testing.T) {
+		dir := t.TempDir()
+		if _, err := gen.Write(dir, gen.Config{Contacts: 3000, Seed: 1, Dirty: true, NoteMax: 400}); err != nil {
+			t.Fatal(err)
+		}
+		ref := &crashRef{export: dir}
+		for try := 1; try <= 3; try++ {
+			c := &crashCase{t: t, group: "KnownEngineBugs", n: try, point: "stop a busy run"}
+			path := filepath.Join(t.TempDir(), "crm.db")
+			p := startProc(t, nil, runArgs(path, crashTenant, ref)...)
+			id, planned := waitPlanned(c, path, p)
+			if !planned {
+				t.Fatalf("try %d: the run ended before it was seen planned", try)
+			}
+			time.Sleep(200 * time.Millisecond)
+			start := time.Now()
+			sr := startProc(t, nil, "--db", path, "--json", "stop", strconv.FormatInt(id, 10)).result(t, 0)
+			took := time.Since(start)
+			res := p.result(t, 0)
+			if sr.code != exitOK || !strings.Contains(sr.stdout, `"stopped": true`) || res.code != exitCancelled || took > 2*time.Second {
+				t.Fatalf("try %d: stop took %s and exited %d (%s%s); the run exited %d (want stop 0 \"stopped\": true, run 5, within 2s)",
+					try, took.Round(time.Millisecond), sr.code, strings.TrimSpace(sr.stdout), strings.TrimSpace(sr.stderr), res.code)
+			}
+		}
+	})
+
+	// open-races-wal: several processes opening a file that does not
+	// exist yet all succeed (busy timeout), none says "database is locked".
+	t.Run("open-races-wal", func(t *testing.T) {
+		for try := 1; try <= 100; try++ {
+			path := filepath.Join(t.TempDir(), "crm.db")
+			var ps []*proc
+			for range 8 {
+				ps = append(ps, startProc(t, nil, "--db", path, "--json", "runs"))
+			}
+			for i, p := range ps {
+				if res := p.result(t, 0); res.code != exitOK {
+					t.Fatalf("try %d, process %d of 8 opening a new %s at once: exit %d: %s", try, i+1, path, res.code, res.stdout)
+				}
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Fatal(fmt.Errorf("try %d: %w", try, err))
+			}
+		}
+	})
+}
