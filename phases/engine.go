@@ -78,9 +78,9 @@ func (e *Engine) log(ctx context.Context, tx *sql.Tx, runID int64, level, msg st
 
 // inTx runs f in a transaction that it commits; a failed f rolls it back.
 func (e *Engine) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	tx, err := e.DB.BeginTx(ctx, nil)
+	tx, err := store.Begin(ctx, e.DB)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return err
 	}
 	defer tx.Rollback()
 	if err := f(tx); err != nil {
@@ -134,8 +134,20 @@ func (e *Engine) Plan(ctx context.Context, spec PlanSpec) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("plan: options: %w", err)
 	}
+	// A live run of the tenant is seen without the write lock, which that
+	// run holds batch after batch: the refusal is at once. The unique index
+	// stays the authority for two runs that start at the same instant.
+	if live, err := scanRun(e.DB.QueryRowContext(ctx, liveRunSQL, spec.Tenant)); err == nil {
+		return Run{}, &AdmissionError{Tenant: spec.Tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
+	}
+	return e.insertPlan(ctx, spec, tasks, opts)
+}
+
+// insertPlan writes the run and its tasks in one transaction; the
+// one-live-run index refuses a second live run of the tenant.
+func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec, opts []byte) (Run, error) {
 	var id int64
-	err = e.inTx(ctx, func(tx *sql.Tx) error {
+	err := e.inTx(ctx, func(tx *sql.Tx) error {
 		now := e.now()
 		err := tx.QueryRowContext(ctx, insertRunSQL, spec.Tenant, spec.Source, tasks[0].Phase, string(opts), now,
 			e.Self.Host, e.Self.PID, e.Self.Started, now).Scan(&id)
@@ -270,9 +282,9 @@ func (e *Engine) stopRun(ctx context.Context, run Run, bySignal bool) (Run, erro
 				return err
 			}
 		}
-		how := "stop requested by `crmimport stop`"
+		how := "stop requested through the run's row (`crmimport stop` from another host)"
 		if bySignal {
-			how = "stop requested by a signal (Ctrl-C or SIGTERM)"
+			how = "stop requested by a signal (`crmimport stop`, Ctrl-C or SIGTERM)"
 		}
 		n, err := cancelQueued(ctx, tx, run.ID, "cancelled: "+how, e.now())
 		if err != nil {
@@ -349,9 +361,9 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 	n := e.batches[task.Kind]
 	e.Failpoints.Pause(failpoint.Batch(task.Kind, n))
 
-	tx, err := e.DB.BeginTx(db, nil)
+	tx, err := store.Begin(db, e.DB)
 	if err != nil {
-		return false, false, fmt.Errorf("begin batch %d of %s: %w", n, task.Kind.Plural(), err)
+		return false, false, fmt.Errorf("batch %d of %s: %w", n, task.Kind.Plural(), err)
 	}
 	defer tx.Rollback()
 	b, err := work.Next(db, tx)
@@ -392,6 +404,7 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 	if b.Committed != nil {
 		b.Committed()
 	}
+	time.Sleep(store.BatchPause) // another process's turn at the write lock
 	return stop, b.Done, nil
 }
 

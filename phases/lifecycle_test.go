@@ -527,3 +527,23 @@ func TestCommittedRunsOnlyAfterCommit(t *testing.T) {
 	require.Equal(t, []int{1}, committed)
 	require.Equal(t, RunFailed, run.Status, "nothing accounted for")
 }
+
+// TestAdmissionByTheIndex: two runs that pass the quick check at the same
+// instant meet the one-live-run index; the second is refused and leaves no
+// row (R13: enforced by the database, not by a check-then-insert).
+func TestAdmissionByTheIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, "")
+	e := newEngine(db)
+	first, err := e.Plan(ctx, fullPlan())
+	require.NoError(t, err)
+	spec := fullPlan()
+	_, err = e.insertPlan(ctx, spec, spec.Tasks, []byte("{}")) // past the quick check
+	var adm *AdmissionError
+	require.ErrorAs(t, err, &adm)
+	require.Equal(t, first.ID, adm.LiveRun)
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM migrations`).Scan(&n))
+	require.Equal(t, 1, n)
+}

@@ -3,12 +3,15 @@ package phases
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
-// Stop requests that a run stop (R14). A live run is asked through its row:
-// its process sees the request after the batch in flight and ends the run
-// cancelled; Stop returns at once with requested=true. An interrupted run
+// Stop requests that a run stop (R14). A live run's process is asked by a
+// signal on this host, else through the run's row; it sees the request
+// after the batch in flight and ends the run cancelled; Stop returns at
+// once with requested=true (or requested=false with the run, when it ended
+// before the request could be written). An interrupted run
 // (its process is gone) is cancelled here directly, taking it over fenced on
 // the dead owner.
 func (e *Engine) Stop(ctx context.Context, runID int64) (run Run, requested bool, err error) {
@@ -20,12 +23,25 @@ func (e *Engine) Stop(ctx context.Context, runID int64) (run Run, requested bool
 		return run, false, &StateError{Run: run.ID, Status: run.Status, Op: "stop"}
 	}
 	if e.Alive(run) {
+		// On this host, the owner is told at once by a signal: a busy run
+		// holds the write lock batch after batch, and a request through its
+		// row could wait for it until the run ends.
+		if run.Owner.Host == e.Self.Host && signalStop(run.Owner) == nil {
+			return run, true, nil
+		}
 		err := e.inTx(ctx, func(tx *sql.Tx) error {
 			if err := requestStop(ctx, tx, run.ID); err != nil {
 				return err
 			}
 			return e.log(ctx, tx, run.ID, "warning", fmt.Sprintf("stop requested for run %d by %s", run.ID, e.Self))
 		})
+		var rows *RowsError
+		if errors.As(err, &rows) {
+			// The run ended while the request waited for the lock.
+			if now, lerr := LoadRun(ctx, e.DB, runID); lerr == nil && now.Status != RunRunning {
+				return now, false, nil
+			}
+		}
 		return run, true, err
 	}
 	err = e.inTx(ctx, func(tx *sql.Tx) error {

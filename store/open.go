@@ -14,10 +14,14 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 )
 
-// BusyTimeout is how long a statement waits for another process's write
-// transaction before it gives up with "database is locked". Write
+// BusyTimeout is how long a write waits for another process's write
+// transaction before it gives up with "database is locked" (Begin). Write
 // transactions are one batch long, so this is generous.
 const BusyTimeout = 30 * time.Second
+
+// lockTry is how long SQLite itself waits for a lock before it answers
+// "busy", at each of Begin's tries.
+const lockTry = 20 * time.Millisecond
 
 // CacheKiB is SQLite's page cache, in KiB: the ledger's key and the
 // tables' last pages stay in memory while an import appends to them. Under
@@ -36,7 +40,10 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, err
 	}
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	// SQLite's own wait for a lock is short: Begin does the waiting, with
+	// tries close enough together to find the lock free between two batches
+	// of a busy run.
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", lockTry.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	// Under WAL, NORMAL syncs at checkpoints, not at every commit: a crash
@@ -49,9 +56,31 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 	// it changes: in memory, not in a temporary file.
 	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", path+"?"+q.Encode())
+	// A new file is switched to WAL, which takes an exclusive lock that
+	// SQLite does not wait for: several processes opening one new file at
+	// once may be told "busy" at once. They try again, as long as the busy
+	// timeout would have waited.
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		db, err := open(ctx, path+"?"+q.Encode())
+		if err == nil || !IsBusy(err) || time.Now().After(deadline) {
+			if err != nil {
+				return nil, fmt.Errorf("open database %s: %w", path, err)
+			}
+			return db, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("open database %s: %w", path, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+func open(ctx context.Context, dsn string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, err
 	}
 	// One connection: a process has one writer, and a transaction never
 	// waits on a second connection of its own (STYLE 9).
@@ -60,11 +89,11 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 	db.SetConnMaxIdleTime(0)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, err
 	}
 	if err := Upgrade(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, err
 	}
 	return db, nil
 }

@@ -87,7 +87,7 @@ func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err err
 	if current == len(all) {
 		return true, nil
 	}
-	tx, err := db.BeginTx(ctx, nil) // immediate: two processes never both upgrade
+	tx, err := Begin(ctx, db) // immediate: two processes never both upgrade
 	if err != nil {
 		return false, fmt.Errorf("upgrade schema: %w", err)
 	}

@@ -30,7 +30,7 @@ func TestOpenCreatesPrivateFileWithSettings(t *testing.T) {
 	require.Equal(t, 1, fk)
 	var busy int
 	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy))
-	require.Equal(t, int(BusyTimeout.Milliseconds()), busy)
+	require.Equal(t, int(lockTry.Milliseconds()), busy, "Begin waits; SQLite answers busy soon")
 	var v int
 	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v))
 	require.Equal(t, Version(), v)

@@ -1,11 +1,9 @@
 package main
 
-// Reproductions of the engine bugs listed in knownEngineBugs, for whoever
-// fixes them: they fail while a bug is there and pass once it is fixed.
-// They are opt-in (-crash.knownbugs) so that make test stays green; once a
-// bug is fixed, remove its knownEngineBugs entry and, here, its gate.
+// Reproductions of engine bugs the crash suite found, kept as tests of
+// their fixes: each failed every time before its fix.
 //
-//	go test ./cmd/crmimport -run TestKnownEngineBugs -crash.knownbugs -v
+//	go test ./cmd/crmimport -run TestFixedEngineBugs -v
 
 import (
 	"flag"
@@ -20,12 +18,10 @@ import (
 	"crmimport/fixtures/gen"
 )
 
-var crashKnownBugs = flag.Bool("crash.knownbugs", false, "run TestKnownEngineBugs, which fails while the engine bugs of knownEngineBugs are there")
+var crashOpenRaces = flag.Int("crash.openraces", 10, "TestFixedEngineBugs/open-races-wal: rounds of 8 processes opening one new file")
 
-func TestKnownEngineBugs(t *testing.T) {
-	if !*crashKnownBugs {
-		t.Skip("reproduces the engine bugs of knownEngineBugs: run with -crash.knownbugs")
-	}
+func TestFixedEngineBugs(t *testing.T) {
+	t.Parallel()
 
 	// stop-starves: `crmimport stop` from another process stops a busy run
 	// after its batch in flight (R14), promptly, and says so (exit 0,
@@ -59,7 +55,7 @@ func TestKnownEngineBugs(t *testing.T) {
 	// open-races-wal: several processes opening a file that does not
 	// exist yet all succeed (busy timeout), none says "database is locked".
 	t.Run("open-races-wal", func(t *testing.T) {
-		for try := 1; try <= 100; try++ {
+		for try := 1; try <= *crashOpenRaces; try++ {
 			path := filepath.Join(t.TempDir(), "crm.db")
 			var ps []*proc
 			for range 8 {

@@ -69,40 +69,10 @@ const (
 // TestKnownEngineBugs (crash_known_test.go, -crash.knownbugs) reproduces
 // each of them on its own and fails until it is fixed.
 var knownEngineBugs = []knownBug{
-	{
-		Name:  "stop-starves",
-		Group: "Stops",
-		// `crmimport stop RUN` (phases.Engine.Stop) reads the run as
-		// running, then needs the write lock (BEGIN IMMEDIATE) for its
-		// UPDATE. The run holds that lock for each whole batch and takes
-		// it again at once for the next, while SQLite's busy handler makes
-		// the waiter sleep 1…100 ms between tries: the stop starves (0.2 s
-		// to 4 s measured against a run of 2.5 s, often until the run
-		// ends). When it gets the lock after finalize, its fenced UPDATE
-		// (requestStopSQL) changes no row and Stop returns the bare
-		// RowsError: `crmimport stop` exits 1 with "request stop changed 0
-		// rows, want 1" instead of stopping the run or saying it ended
-		// first. The run itself is right, and the case goes on to check it.
-		Symptom: "request stop changed 0 rows, want 1",
-	},
-	{
-		Name:  "open-races-wal",
-		Group: "Races",
-		Point: "database not yet created",
-		// store.Open of a file that does not exist yet, by several
-		// processes at once: the journal_mode(WAL) pragma of the DSN needs
-		// an exclusive lock, and SQLite answers SQLITE_BUSY at once, without
-		// the busy handler, to a connection that would otherwise deadlock
-		// on that lock. One racer exits 1 "open database …: database is
-		// locked (5) (SQLITE_BUSY)" instead of 6.
-		Symptom: "database is locked",
-	},
-	{
-		Name:    "open-races-wal",
-		Group:   "Tenants",
-		Point:   "database not yet created",
-		Symptom: "database is locked",
-	},
+	// Fixed, with TestFixedEngineBugs (crash_known_test.go) reproducing them:
+	// stop-starves (`crmimport stop` waited for a busy run's write lock; it
+	// now signals the owner on this host) and open-races-wal (processes
+	// opening one new file at once were told "busy"; store.Open retries).
 }
 
 type knownBug struct {

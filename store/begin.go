@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Begin starts a write transaction (BEGIN IMMEDIATE: it takes the write
+// lock at once). When another process holds the lock, Begin tries again
+// every millisecond or so, for as long as BusyTimeout: SQLite's own busy
+// handler sleeps up to 100 ms between tries, and a waiter that sleeps that
+// long rarely meets the moment between a busy run's batches (see
+// BatchPause) — it could wait for a whole run, or give up with "database is
+// locked". Every write of crmimport begins here.
+func Begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	deadline := time.Now().Add(BusyTimeout)
+	for {
+		tx, err := db.BeginTx(ctx, nil)
+		if err == nil || !IsBusy(err) || time.Now().After(deadline) {
+			if err != nil {
+				return nil, fmt.Errorf("begin: %w", err)
+			}
+			return tx, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(500+rand.IntN(1000)) * time.Microsecond):
+		}
+	}
+}
+
+// BatchPause is how long a run leaves the write lock free after each batch
+// commits, so that another process waiting in Begin (a second tenant's run,
+// stop, resume) gets its turn: a few milliseconds against a batch of a few
+// hundred.
+const BatchPause = 3 * time.Millisecond
