@@ -28,17 +28,36 @@ var columns = map[ledger.Kind][]string{
 	ledger.Email:    {"id", "tenant_id", "subject", "body", `"from"`, `"to"`, "sent_at", "contact_id", "company_id", "deal_id", "extra", "imported_at"},
 }
 
-// insertSQL inserts n rows of kind: INSERT INTO table (columns) VALUES
-// (?, …), … — the text is built from the constants above only.
+// insertSQL inserts n rows of kind. What every row of a batch shares —
+// the tenant (?1) and the time of the import (?2) — is bound once; each row
+// binds the rest:
+//
+//	INSERT INTO table (columns) SELECT column1, ?1, column2, …, ?2 FROM (VALUES (?, …), …) WHERE true
+//
+// The text is built from the constants above only.
 func insertSQL(k ledger.Kind, n int) string {
 	cols := columns[k]
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
-	return "INSERT INTO " + k.Table() + " (" + strings.Join(cols, ", ") + ") VALUES " +
-		strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ")
+	var sel []string
+	per := 0
+	for _, c := range cols {
+		switch c {
+		case "tenant_id":
+			sel = append(sel, "?1")
+		case "imported_at":
+			sel = append(sel, "?2")
+		default:
+			per++
+			sel = append(sel, fmt.Sprintf("column%d", per))
+		}
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", per), ", ") + ")"
+	return "INSERT INTO " + k.Table() + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(sel, ", ") +
+		" FROM (VALUES " + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + ") WHERE true"
 }
 
-// rowArgs appends the values of a created record's row, in column order.
-func rowArgs(args []any, tenant string, d *decision, imported string) ([]any, error) {
+// rowArgs appends the values of a created record's row, in column order,
+// but for the tenant and the time of the import (bound once: insertSQL).
+func rowArgs(args []any, d *decision) ([]any, error) {
 	v := d.values
 	link := func(f string) any {
 		if id, ok := d.links[f]; ok {
@@ -57,7 +76,7 @@ func rowArgs(args []any, tenant string, d *decision, imported string) ([]any, er
 		}
 		extra = string(b)
 	}
-	args = append(args, d.rowID, tenant)
+	args = append(args, d.rowID)
 	switch d.rec.Kind {
 	case ledger.Company:
 		args = append(args, v.get("name"), v.get("domain"), nullIfEmpty(ledger.DomainKey(asText(v.get("domain")))), v.get("phone"), v.get("industry"), v.get("created_at"))
@@ -80,7 +99,7 @@ func rowArgs(args []any, tenant string, d *decision, imported string) ([]any, er
 		args = append(args, v.get("subject"), v.get("body"), v.get("from"), v.get("to"), v.get("sent_at"),
 			link("contact_id"), link("company_id"), link("deal_id"))
 	}
-	return append(args, extra, imported), nil
+	return append(args, extra), nil
 }
 
 const insertFailuresHead = `INSERT INTO record_failures (migration_id, task_id, kind, source_id, file, line, reason, raw) VALUES `
@@ -176,7 +195,7 @@ func (w *writer) slot(d *decision, a ledger.Action) ledger.Slot {
 }
 
 // rowChunk is how many rows one insert statement holds.
-const rowChunk = 128
+const rowChunk = 256
 
 func (w *writer) insertRows(ds []decision) error {
 	var todo []*decision
@@ -191,9 +210,10 @@ func (w *writer) insertRows(ds []decision) error {
 		if err != nil {
 			return fmt.Errorf("prepare insert %s: %w", chunk[0].rec.Kind.Plural(), err)
 		}
-		args := make([]any, 0, len(chunk)*len(columns[chunk[0].rec.Kind]))
+		args := make([]any, 0, 2+len(chunk)*len(columns[chunk[0].rec.Kind]))
+		args = append(args, w.run.Tenant, w.imported)
 		for _, d := range chunk {
-			if args, err = rowArgs(args, w.run.Tenant, d, w.imported); err != nil {
+			if args, err = rowArgs(args, d); err != nil {
 				return err
 			}
 		}

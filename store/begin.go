@@ -37,4 +37,4 @@ func Begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 // commits, so that another process waiting in Begin (a second tenant's run,
 // stop, resume) gets its turn: a few milliseconds against a batch of a few
 // hundred.
-const BatchPause = 3 * time.Millisecond
+const BatchPause = 2 * time.Millisecond

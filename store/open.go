@@ -55,6 +55,9 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 	// The savepoint around each chunk of claims and rows journals the pages
 	// it changes: in memory, not in a temporary file.
 	q.Add("_pragma", "temp_store(MEMORY)")
+	// Copy the WAL into the database every 64 MiB rather than every 4 MiB:
+	// a page written by many batches is copied once (5% of an import).
+	q.Add("_pragma", "wal_autocheckpoint(16384)")
 	q.Set("_txlock", "immediate")
 	// A new file is switched to WAL, which takes an exclusive lock that
 	// SQLite does not wait for: several processes opening one new file at
