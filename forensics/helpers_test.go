@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/forensics"
+	"crmimport/phases"
 	"crmimport/store"
 )
 
@@ -40,6 +41,13 @@ func loadFixture(t *testing.T, name string) (*sql.DB, string) {
 		require.NoError(t, err)
 	}
 	return db, path
+}
+
+func doctor(t *testing.T, db *sql.DB, tenant string) *forensics.Diagnosis {
+	t.Helper()
+	d, err := forensics.Doctor(context.Background(), db, phases.New(db, nil), forensics.DoctorOptions{Tenant: tenant})
+	require.NoError(t, err)
+	return d
 }
 
 func query(t *testing.T, db *sql.DB, q string, args ...any) [][]string {
