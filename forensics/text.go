@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 )
 
 // WriteDiagnosis writes doctor's findings as text: the incidents they add
@@ -85,4 +86,114 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// WriteGrouping writes the ledger grouped by kind, action, reason and run.
+func WriteGrouping(w io.Writer, g *Grouping) {
+	scope := ""
+	if g.Kind != "" {
+		scope += ", kind " + g.Kind
+	}
+	if g.Run != 0 {
+		scope += fmt.Sprintf(", run %d", g.Run)
+	}
+	if len(g.Groups) == 0 {
+		fmt.Fprintf(w, "the ledger of tenant %s%s holds no slot\n", g.Tenant, scope)
+		return
+	}
+	fmt.Fprintf(w, "the ledger of tenant %s%s: %d %s, by kind, action, reason and run\n\n", g.Tenant, scope, g.Total,
+		plural(int(g.Total), "slot", "slots"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  KIND\tSOURCE\tACTION\tREASON\tRUN\tCOUNT")
+	for _, gr := range g.Groups {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\n", gr.Kind, gr.Source, gr.Action, orDash(gr.Reason), runWord(gr.Run, gr.RunStatus), gr.Count)
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// runWord is a run with its status: "1 (failed)", "7 (not here)".
+func runWord(id int64, status string) string {
+	switch {
+	case id == 0:
+		return "-"
+	case status == "":
+		return fmt.Sprintf("%d (not in this database)", id)
+	}
+	return fmt.Sprintf("%d (%s)", id, status)
+}
+
+// WriteStory writes one record's story: each slot, then the failed
+// attempts.
+func WriteStory(w io.Writer, s *Story) {
+	kind := "any kind"
+	if s.Kind != "" {
+		kind = "kind " + s.Kind
+	}
+	if len(s.Slots) == 0 {
+		fmt.Fprintf(w, "no slot of tenant %s has the source id %q (%s): no run has imported, matched or skipped it\n", s.Tenant, s.SourceID, kind)
+	}
+	for i, sl := range s.Slots {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s %s · tenant %s · source %s · slot %d\n", sl.Kind, sl.SourceID, s.Tenant, sl.Source, sl.Slot)
+		line := "  " + sl.Action
+		if sl.Reason != "" {
+			line += fmt.Sprintf(" %q", sl.Reason)
+		}
+		if sl.Detail != "" {
+			line += " — what it could not resolve: " + sl.Detail
+		}
+		fmt.Fprintln(w, line)
+		switch {
+		case sl.RunID == 0:
+			fmt.Fprintf(w, "  claimed at %s by no run the slot names\n", sl.ClaimedAt)
+		case sl.Run == nil:
+			fmt.Fprintf(w, "  claimed by run %d at %s; run %d is not in this database\n", sl.RunID, sl.ClaimedAt, sl.RunID)
+		default:
+			loaded := ""
+			if sl.Run.Loaded {
+				loaded = " (loaded from a dump)"
+			}
+			fmt.Fprintf(w, "  claimed by run %d at %s; run %d is %s%s\n", sl.RunID, sl.ClaimedAt, sl.RunID, sl.Run.Status, loaded)
+		}
+		if sl.Row != nil {
+			switch {
+			case sl.Row.Missing:
+				fmt.Fprintf(w, "  its row, %s %d, is MISSING: the slot refuses every later claim (R2), so no run writes it again (see `crmimport doctor`)\n", sl.Row.Table, sl.Row.ID)
+			case sl.Row.Placeholder:
+				fmt.Fprintf(w, "  its row: %s %d, a placeholder loaded from a dump\n", sl.Row.Table, sl.Row.ID)
+			default:
+				fmt.Fprintf(w, "  its row: %s %d\n", sl.Row.Table, sl.Row.ID)
+			}
+		}
+		if sl.Action == "skipped" {
+			for _, r := range sl.Later {
+				fmt.Fprintf(w, "  since then, run %d (%s) processed %s and left this skip as it was: a stale verdict (R3)\n", r.ID, r.Status, sl.Kind.Plural())
+			}
+			for _, p := range sl.Parents {
+				switch p.Action {
+				case "created", "matched":
+					fmt.Fprintf(w, "  its %s %s is %s now, by run %d: a run of %s takes this skip over (R3)\n", p.Kind, p.SourceID, p.Action, p.Run, sl.Kind.Plural())
+				case "":
+					fmt.Fprintf(w, "  its %s %s has no slot yet: it waits for it (R6)\n", p.Kind, p.SourceID)
+				default:
+					fmt.Fprintf(w, "  its %s %s is %s too (run %d): it waits for it (R6)\n", p.Kind, p.SourceID, p.Action, p.Run)
+				}
+			}
+		}
+	}
+	if len(s.Failures) > 0 {
+		fmt.Fprintln(w, "\nfailed attempts (a failure claims nothing, R4):")
+		for _, f := range s.Failures {
+			fmt.Fprintf(w, "  run %d (source %s): %s %s at %s:%d: %s\n", f.Run, f.Source, f.Kind, s.SourceID, f.File, f.Line, f.Reason)
+		}
+	}
 }
