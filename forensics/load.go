@@ -441,7 +441,7 @@ type ConflictError struct {
 	Tasks    []int64
 	Slots    []string // tenant/source kind source_id
 	SlotIDs  []int64
-	Rows     []string // table id
+	Rows     map[string][]int64 // table -> ids
 	LiveRuns []string
 }
 
@@ -460,7 +460,15 @@ func (e *ConflictError) Error() string {
 		parts = append(parts, plural(len(e.SlotIDs), "slot id ", "slot ids ")+idList(e.SlotIDs))
 	}
 	if len(e.Rows) > 0 {
-		parts = append(parts, plural(len(e.Rows), "the target row ", "the target rows ")+nameList(e.Rows))
+		var tables []string
+		n := 0
+		for _, k := range ledger.Kinds() {
+			if ids := e.Rows[k.Table()]; len(ids) > 0 {
+				tables = append(tables, k.Table()+" "+idList(ids))
+				n += len(ids)
+			}
+		}
+		parts = append(parts, plural(n, "the target row ", "the target rows ")+strings.Join(tables, ", "))
 	}
 	msg := fmt.Sprintf("ledger load %s: refused, nothing was loaded: the database already holds %s", e.Dump, strings.Join(parts, "; "))
 	if len(e.LiveRuns) > 0 {
@@ -617,7 +625,10 @@ func (d *dump) write(ctx context.Context, tx *sql.Tx, now string) (*LoadSummary,
 		text := fmt.Sprintf("(loaded from a dump: %s %s)", p.kind, p.sourceID)
 		res, err := tx.ExecContext(ctx, placeholderSQL[p.kind], p.id, p.tenant, text, string(extra), now)
 		if err := oneRow(res, err); errors.Is(err, errNoRow) {
-			conflict.Rows = append(conflict.Rows, fmt.Sprintf("%s %d", p.kind.Table(), p.id))
+			if conflict.Rows == nil {
+				conflict.Rows = map[string][]int64{}
+			}
+			conflict.Rows[p.kind.Table()] = append(conflict.Rows[p.kind.Table()], p.id)
 			continue
 		} else if err != nil {
 			return nil, fmt.Errorf("load placeholder %s %s: %w", p.kind, p.sourceID, err)

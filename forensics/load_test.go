@@ -125,7 +125,7 @@ func TestLoadRefusesConflictingIDs(t *testing.T) {
 	require.Len(t, conflict.Slots, 12)
 	require.Len(t, conflict.SlotIDs, 12)
 	require.Contains(t, err.Error(), "the database already holds run 1; tasks 1–4; the slots globex/pipedrive company co-1, ")
-	require.Contains(t, err.Error(), "(and 4 more); slot ids 1–12; the target rows companies 1, ")
+	require.Contains(t, err.Error(), "(and 4 more); slot ids 1–12; the target rows companies 1–4, deals 1–3, activities 1–5")
 	require.Contains(t, err.Error(), "nothing was loaded")
 	require.Equal(t, before, query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
 		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM slot_ids)`))
