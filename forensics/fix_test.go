@@ -1,6 +1,7 @@
 package forensics_test
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/report"
 )
 
 // TestResumeFromFixesTheStrandedRetry: the loaded run of incident two is
@@ -49,6 +51,8 @@ func TestResumeFromFixesTheStrandedRetry(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, phases.RunSucceeded, run.Status)
 	require.Equal(t, int64(6), run.Stats["contact"].Imported)
+	require.Equal(t, int64(0), run.Stats["contact"].Failed, "the contacts task's production failures were its to redo")
+	require.Equal(t, int64(4), run.Stats["company"].Imported, "what production counted for the tasks it finished stays")
 	require.Equal(t, [][]string{{"6", "6"}}, query(t, db,
 		`SELECT count(*), count(company_id) FROM contacts WHERE from_dump = 0`), "linked to the companies production imported (placeholders)")
 	require.True(t, doctor(t, db, "").Clean, "%+v", doctor(t, db, "").Findings)
@@ -99,4 +103,22 @@ func TestResumeFromLeavesFinishedTasksAlone(t *testing.T) {
 	run, err := imp.Execute(ctx, 4)
 	require.NoError(t, err)
 	require.Equal(t, phases.RunSucceeded, run.Status, "%v", query(t, db, `SELECT id, status, last_error FROM migration_tasks`))
+}
+
+// TestRunPageOfALoadedRun: the run page of a loaded run shows production's
+// counts (from its stats), no file for its tasks, and resumes it with
+// --from, never with a plain resume that would refuse.
+func TestRunPageOfALoadedRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := loadFixture(t, "poisoned-ledger")
+	r, err := report.Build(ctx, db, phases.New(db, nil), 1, false)
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Dump)
+	require.Equal(t, int64(12), r.Total.Failed, "8 contacts and 4 deals, as production counted them")
+	var b bytes.Buffer
+	report.WriteReport(&b, r)
+	require.Regexp(t, `2\s+2\s+contacts\s+—\s+failed`, b.String())
+	require.Contains(t, b.String(), "its contacts task could not be finished: Validation failed: Email is invalid; `crmimport resume 1 --from PATH`")
+	require.NotContains(t, b.String(), "`crmimport resume 1` ")
 }

@@ -38,6 +38,7 @@ type loadedRun struct {
 	cancel                                bool
 	stats, options, finished, duration    any
 	message                               any
+	counts                                map[ledger.Kind]phases.Counts // stats, read
 	line                                  int
 }
 
@@ -161,6 +162,7 @@ func readDump(dir string) (*dump, error) {
 		d.addSlot(s.row, s.line)
 	}
 	d.crossCheck()
+	d.countersFromStats()
 	return d, nil
 }
 
@@ -218,7 +220,7 @@ func (d *dump) addRun(row runRow, line int) {
 		return
 	}
 	r.message = row.Message.nullText()
-	r.stats = d.normaliseStats(r.id, row.Stats)
+	r.stats, r.counts = d.normaliseStats(r.id, row.Stats)
 	r.options = "{}"
 	if !row.Options.null() {
 		// The production options are kept for the record; crmimport's own
@@ -236,9 +238,9 @@ func (d *dump) addRun(row runRow, line int) {
 // normaliseStats keeps a run's stats rollup when it reads as crmimport's
 // (per kind the outcome counters), with plural kinds made singular; other
 // shapes are dropped with a notice, and reports then sum the tasks.
-func (d *dump) normaliseStats(runID int64, c Cell) any {
+func (d *dump) normaliseStats(runID int64, c Cell) (any, map[ledger.Kind]phases.Counts) {
 	if c.null() {
-		return nil
+		return nil, nil
 	}
 	var raw map[string]json.RawMessage
 	out := map[ledger.Kind]phases.Counts{}
@@ -261,10 +263,48 @@ func (d *dump) normaliseStats(runID int64, c Cell) any {
 	}
 	if err != nil {
 		d.notices = append(d.notices, fmt.Sprintf("run %d: its stats are not crmimport's per-kind counters (%v): dropped, reports sum its tasks instead", runID, err))
-		return nil
+		return nil, nil
 	}
 	b, _ := json.Marshal(out)
-	return string(b)
+	return string(b), out
+}
+
+// countersFromStats gives the tasks of a run whose dump carries no task
+// counters the counters of the run's stats, kind by kind where the run has
+// one task of the kind: a report sums the tasks of a run that is not
+// finalized (and finalize, after resume --from, sums them again), so that
+// what production counted is kept rather than read as zeros.
+func (d *dump) countersFromStats() {
+	type key struct {
+		run  int64
+		kind ledger.Kind
+	}
+	n := map[key]int{}
+	withCounters := map[int64]bool{}
+	for _, t := range d.tasks {
+		n[key{t.runID, t.kind}]++
+		if t.counts != [7]int64{} {
+			withCounters[t.runID] = true
+		}
+	}
+	for _, r := range d.runs {
+		if r.counts == nil || withCounters[r.id] {
+			continue
+		}
+		moved := false
+		for i := range d.tasks {
+			t := &d.tasks[i]
+			c, ok := r.counts[t.kind]
+			if t.runID != r.id || !ok || n[key{r.id, t.kind}] != 1 {
+				continue
+			}
+			t.counts = [7]int64{c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked}
+			moved = true
+		}
+		if moved {
+			d.notices = append(d.notices, fmt.Sprintf("run %d: its tasks carry no counters: each took its kind's from the run's stats", r.id))
+		}
+	}
 }
 
 func (d *dump) addTask(row taskRow, line int) {

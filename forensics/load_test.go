@@ -59,8 +59,8 @@ func TestLoadReadsPsqlCSV(t *testing.T) {
 	require.Equal(t, 3, sum.Tasks)
 	require.Equal(t, map[string]int{"created": 2, "matched": 1, "skipped": 1}, sum.Slots)
 	require.Equal(t, map[string]int{"companies": 1, "contacts": 1}, sum.Placeholders, "a matched and a created slot share one row")
-	require.Len(t, sum.Notices, 1)
-	require.Contains(t, sum.Notices[0], "task 3: checkpoint 12345 is not crmimport's")
+	require.Equal(t, []string{"task 3: checkpoint 12345 is not crmimport's {rows, line}: loaded as the start",
+		"run 1: its tasks carry no counters: each took its kind's from the run's stats"}, sum.Notices)
 
 	require.Equal(t, [][]string{
 		{"1", "failed", "5", "0", `{"contact":{"imported":0,"unchanged":0,"skipped":0,"failed":8,"matched":0,"unlinked":0,"duplicate":0},"note":{"imported":0,"unchanged":0,"skipped":2,"failed":0,"matched":0,"unlinked":0,"duplicate":0}}`,
@@ -75,6 +75,8 @@ func TestLoadReadsPsqlCSV(t *testing.T) {
 		{"3", "2", "contact", "2", "running", `{"rows":0,"line":0}`, "1", "NULL", "NULL", "2026-01-12T09:01:00.500000Z"},
 	}, query(t, db, `SELECT id, migration_id, kind, phase, status, checkpoint, attempts, last_error, file, updated_at
 		FROM migration_tasks ORDER BY id`), "plural and capitalised kinds are singular; a missing phase is the kind's; no file here")
+	require.Equal(t, [][]string{{"1", "0", "8"}, {"2", "2", "0"}, {"3", "0", "0"}},
+		query(t, db, `SELECT id, skipped, failed FROM migration_tasks ORDER BY id`), "the run's stats, kind by kind, where its tasks carry none")
 	require.Equal(t, [][]string{
 		{"7", "hubspot", "company", "co-1", "1", "companies", "501", "created", "NULL", "NULL", "2026-01-05T09:00:01.000000Z"},
 		{"8", "hubspot", "note", "n-1", "1", "NULL", "NULL", "skipped", "not linked to any record", `{"contact_id":"c-1"}`, "2026-01-05T09:00:02.000001Z"},
