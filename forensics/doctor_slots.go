@@ -78,11 +78,14 @@ func (d *doctor) staleSkips() error {
 
 // readySQL: R3 and R6, a skipped slot whose detail (what the skip could not
 // resolve: {"contact_id": "c-1"}) names a parent that now has a final slot
-// of the same tenant and source: a run of its kind takes it over.
+// of the same tenant and source: a run of its kind takes it over. CROSS
+// JOIN keeps SQLite's planner to that order — each link of the detail,
+// then its parent's slot by the ledger's key — rather than the tenant's
+// every slot for each skip.
 const readySQL = `
 SELECT r.tenant_id, r.source, r.kind, r.source_id,
     (SELECT group_concat(DISTINCT p.kind) FROM json_each(r.detail) j
-     JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
+     CROSS JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
       AND p.kind = CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'deal_id' THEN 'deal' END
       AND p.action IN ('created', 'matched'))
 FROM migration_records r

@@ -644,12 +644,19 @@ func (d *dump) write(ctx context.Context, tx *sql.Tx, now string) (*LoadSummary,
 	if err != nil {
 		return nil, err
 	}
+	// A dump holds many slots and rows: one statement each, prepared once.
+	slotStmt, err := tx.PrepareContext(ctx, insertDumpSlotSQL)
+	if err != nil {
+		return nil, fmt.Errorf("load slots: %w", err)
+	}
+	defer slotStmt.Close()
+	rowStmts := map[ledger.Kind]*sql.Stmt{}
 	for _, s := range d.slots {
 		var recordType, recordID any
 		if s.action.Final() {
 			recordType, recordID = s.key.Kind.Table(), s.recordID
 		}
-		res, err := tx.ExecContext(ctx, insertDumpSlotSQL, s.key.Tenant, s.key.Source, string(s.key.Kind), s.key.SourceID, s.id,
+		res, err := slotStmt.ExecContext(ctx, s.key.Tenant, s.key.Source, string(s.key.Kind), s.key.SourceID, s.id,
 			s.runID, recordType, recordID, string(s.action), s.reason, s.detail, s.created)
 		if err := oneRow(res, err); errors.Is(err, errNoRow) {
 			conflict.Slots = append(conflict.Slots, fmt.Sprintf("%s/%s %s %s", s.key.Tenant, s.key.Source, s.key.Kind, s.key.SourceID))
@@ -663,7 +670,15 @@ func (d *dump) write(ctx context.Context, tx *sql.Tx, now string) (*LoadSummary,
 	for _, p := range rows {
 		extra, _ := json.Marshal(map[string]string{"loaded_from_dump": d.dir, "source": p.source, "source_id": p.sourceID})
 		text := fmt.Sprintf("(loaded from a dump: %s %s)", p.kind, p.sourceID)
-		res, err := tx.ExecContext(ctx, placeholderSQL[p.kind], p.id, p.tenant, text, string(extra), now)
+		st, ok := rowStmts[p.kind]
+		if !ok {
+			if st, err = tx.PrepareContext(ctx, placeholderSQL[p.kind]); err != nil {
+				return nil, fmt.Errorf("load placeholders of %s: %w", p.kind.Table(), err)
+			}
+			defer st.Close()
+			rowStmts[p.kind] = st
+		}
+		res, err := st.ExecContext(ctx, p.id, p.tenant, text, string(extra), now)
 		if err := oneRow(res, err); errors.Is(err, errNoRow) {
 			if conflict.Rows == nil {
 				conflict.Rows = map[string][]int64{}
