@@ -7,5 +7,7 @@
 // in this run, already there (R2), deleted, invalid, empty note, links
 // (R6), matched (R5) or created — writing target rows only through
 // ledger.Record (R1) and failures to record_failures (R4), inside the batch
-// transaction that phases owns (R12).
+// transaction that phases owns (R12). A run loaded from a dump has no
+// files here: ResumeFrom plans its unfinished tasks over a local export
+// (from.go, R10), and Resume refuses it until then.
 package importer

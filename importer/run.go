@@ -129,8 +129,12 @@ func (imp *Importer) Execute(ctx context.Context, runID int64) (phases.Run, erro
 }
 
 // Resume re-arms a run after checking that the files its re-armed tasks
-// read are still those it planned (R8, R10).
+// read are still those it planned (R8, R10). A run loaded from a dump
+// whose unfinished tasks have no file here is refused: see ResumeFrom.
 func (imp *Importer) Resume(ctx context.Context, runID int64) (phases.Run, []phases.Task, error) {
+	if err := imp.refuseFileless(ctx, runID); err != nil {
+		return phases.Run{}, nil, err
+	}
 	return imp.Engine.Resume(ctx, runID, checkInputs)
 }
 

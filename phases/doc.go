@@ -42,4 +42,11 @@
 //	task  running     -> cancelled   cancelTask       stop, checkpoint kept
 //	task  pending     -> cancelled   cancelLater (a failed phase) / cancelQueued (stop)
 //	task  failed|cancelled|running -> pending  rearmTasks (resume)
+//
+// A run loaded from a dump (`ledger load`) has no plan here; ResumeFrom
+// (replan.go) plans its unfinished tasks over local files (R10):
+//
+//	run   any status, but a live running one -> running   takeOver or reopen, as resume
+//	task  pending|running|failed|cancelled -> pending    replanTask: a local file, from its start
+//	task  pending|running|failed|cancelled -> cancelled  dropTask: another task of its kind reads the file
 package phases

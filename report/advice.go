@@ -39,11 +39,12 @@ func uniformHint(k Kind) string {
 func (r *Report) Next() []string {
 	id := r.Run.ID
 	var out []string
+	resume := r.resumeCommand()
 	if r.Interrupted {
-		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): `crmimport resume %d` continues where it stopped", id, id))
+		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): %s continues where it stopped", id, resume))
 	}
 	if r.Run.Status == phases.RunCancelled {
-		out = append(out, fmt.Sprintf("run %d was stopped: `crmimport resume %d` continues where it stopped", id, id))
+		out = append(out, fmt.Sprintf("run %d was stopped: %s continues where it stopped", id, resume))
 	}
 	var failedTasks, notStarted []phases.Task
 	for _, t := range r.Tasks {
@@ -55,6 +56,10 @@ func (r *Report) Next() []string {
 		}
 	}
 	for _, t := range failedTasks {
+		if t.File == "" {
+			out = append(out, fmt.Sprintf("its %s task could not be finished: %s; %s runs it again", t.Kind.Plural(), t.LastError, resume))
+			continue
+		}
 		out = append(out, fmt.Sprintf("%s could not be finished: %s. If the cause was passing (a full disk, a locked file), "+
 			"`crmimport resume %d` continues at record %s; if you fix the file itself, run the import again (the ledger keeps "+
 			"what is already imported)", filepath.Base(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
@@ -65,7 +70,7 @@ func (r *Report) Next() []string {
 			names = append(names, t.Kind.Plural())
 		}
 		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
-			"their parents would lose their links): `crmimport resume %d` runs them once that is fixed", joinUnique(names), id))
+			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
 	}
 	invalid := r.perKind(func(k Kind) int64 { return k.Failed - k.Duplicate })
 	if invalid.total > 0 {

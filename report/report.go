@@ -38,6 +38,7 @@ type Report struct {
 	Total       phases.Counts
 	Strict      bool
 	Log         []LogEntry
+	Dump        string // the dump the run was loaded from, or "" (dump.go)
 }
 
 // LogEntry is a line of the run log.
@@ -58,6 +59,9 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 		return nil, err
 	}
 	r := &Report{Run: run, Interrupted: e.Interrupted(run), Tasks: tasks}
+	if r.Dump, err = phases.LoadedFrom(ctx, db, runID); err != nil {
+		return nil, err
+	}
 	stats := run.Stats
 	if run.Status == phases.RunRunning || stats == nil {
 		stats = phases.Rollup(tasks) // not finalized: what the tasks hold now

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,47 @@ func TestOpenUpgradesOlderFileInPlace(t *testing.T) {
 	var n int
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'migration_records'`).Scan(&n))
 	require.Equal(t, 1, n)
+}
+
+// TestOpenUpgradesVersion1File: a file written by a binary that knew schema
+// 1 opens with this one and is upgraded in place, its rows kept (SPEC §6):
+// version 2 marks runs loaded from a dump and placeholder target rows.
+func TestOpenUpgradesVersion1File(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	all, err := steps()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(all), 2)
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = raw.ExecContext(ctx, all[0].sql)
+	require.NoError(t, err)
+	_, err = raw.ExecContext(ctx, `PRAGMA user_version = 1`)
+	require.NoError(t, err)
+	_, err = raw.ExecContext(ctx, `INSERT INTO companies (id, tenant_id, name, imported_at) VALUES (7, 'acme', 'Acme', 'then')`)
+	require.NoError(t, err)
+	_, err = raw.ExecContext(ctx, `INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (3, 'acme', 'canonical', 'succeeded', 'then')`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	db, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer db.Close()
+	var v int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v))
+	require.Equal(t, Version(), v)
+	require.GreaterOrEqual(t, v, 2)
+	var name string
+	var fromDump int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT name, from_dump FROM companies WHERE id = 7`).Scan(&name, &fromDump))
+	require.Equal(t, "Acme", name, "the upgrade keeps the rows")
+	require.Equal(t, 0, fromDump, "a row imported before the upgrade is no placeholder")
+	var dump sql.NullString
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT dump FROM migrations WHERE id = 3`).Scan(&dump))
+	require.False(t, dump.Valid, "a run made here was not loaded from a dump")
+	_, err = db.ExecContext(ctx, `UPDATE companies SET from_dump = 2 WHERE id = 7`)
+	require.True(t, IsConstraint(err), "from_dump is 0 or 1: %v", err)
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {

@@ -50,10 +50,16 @@ Examples:
    crmimport report 7
    crmimport resume 7
    crmimport run --tenant acme --source canonical --only notes,activities ./export
+   crmimport rejects 7 --out rejects.csv
+
+An incident from a production dump:
+   crmimport --db incident.db ledger load ./dump
+   crmimport --db incident.db doctor
+   crmimport --db incident.db ledger why --tenant acme --kind notes
 
 Exit codes: 0 succeeded · 1 error · 2 usage · 3 partial · 4 failed ·
 5 cancelled · 6 refused (another run of the tenant is live) ·
-7 succeeded with skips under --strict.`
+7 succeeded with skips under --strict. doctor: 0 nothing found, 3 findings.`
 
 func (a *app) cli() *cli.App {
 	c := &cli.App{
@@ -90,11 +96,17 @@ func (a *app) cli() *cli.App {
 			a.fps = fps
 			return nil
 		},
-		Commands: []*cli.Command{a.runCommand(), a.resumeCommand(), a.stopCommand(), a.runsCommand(), a.reportCommand()},
+		Commands: []*cli.Command{a.runCommand(), a.resumeCommand(), a.stopCommand(), a.runsCommand(), a.reportCommand(),
+			a.rejectsCommand(), a.ledgerCommand(), a.doctorCommand()},
 	}
-	for _, cmd := range c.Commands {
-		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{msg: err.Error()} }
+	var usage func(cmds []*cli.Command)
+	usage = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{msg: err.Error()} }
+			usage(cmd.Subcommands)
+		}
 	}
+	usage(c.Commands)
 	return c
 }
 

@@ -16,6 +16,8 @@ func normaliseArgs(app *cli.App, args []string) ([]string, error) {
 		return args, nil
 	}
 	global := valueFlags(app.Flags)
+	delete(global, "help") // --help is the command's, wherever it stands (see below)
+	delete(global, "h")
 	var globals, rest []string
 	for i := 1; i < len(args); i++ {
 		a := args[i]
@@ -59,12 +61,36 @@ func normaliseArgs(app *cli.App, args []string) ([]string, error) {
 		}
 		return nil, usagef("unknown command %q: see `crmimport --help`", rest[ci])
 	}
-	out = append(out, rest[:ci]...)
-	return append(out, commandArgs(cmd, rest[ci:])...), nil
+	// --help before the command asks for the command's help: it goes after
+	// the command's name, where urfave/cli sets the command up first (a
+	// command's subcommands are listed only then).
+	var helps []string
+	for _, a := range rest[:ci] {
+		if name, _, _ := flagName(a); name == "help" || name == "h" {
+			helps = append(helps, a)
+			continue
+		}
+		out = append(out, a)
+	}
+	words := append([]string(nil), rest[ci:]...)
+	end := len(words)
+	for i, w := range words {
+		if w == "--" {
+			end = i
+			break
+		}
+	}
+	words = append(words[:end], append(helps, words[end:]...)...)
+	return append(out, commandArgs(cmd, words)...), nil
 }
 
 // commandArgs orders one command's words: name, flags, then arguments.
 func commandArgs(cmd *cli.Command, words []string) []string {
+	if len(cmd.Subcommands) > 0 {
+		if out, ok := subcommandArgs(cmd, words); ok {
+			return out
+		}
+	}
 	specs := valueFlags(cmd.Flags)
 	var flags, pos []string
 	for i := 1; i < len(words); i++ {
@@ -84,12 +110,46 @@ func commandArgs(cmd *cli.Command, words []string) []string {
 			flags = append(flags, words[i])
 		}
 	}
-	if len(cmd.Subcommands) > 0 && len(pos) > 0 {
-		if sub := cmd.Command(pos[0]); sub != nil {
-			return append(append([]string{words[0]}, flags...), commandArgs(sub, pos)...)
-		}
-	}
 	return append(append([]string{words[0]}, flags...), pos...)
+}
+
+// subcommandArgs orders a command with subcommands (ledger load, ledger
+// why): its name, its own flags, then the subcommand's words ordered by
+// the subcommand's flags. The subcommand is the first word that names one;
+// the command's own flags are those before it (--help after it is the
+// subcommand's), and flags it does not know, wherever they stand, are the
+// subcommand's (their values too: they are ordered once the subcommand is
+// known). ok=false when no word names a subcommand.
+func subcommandArgs(cmd *cli.Command, words []string) (out []string, ok bool) {
+	own := valueFlags(cmd.Flags)
+	var mine, rest []string
+	sub := ""
+	for i := 1; i < len(words); i++ {
+		a := words[i]
+		if a == "--" {
+			rest = append(rest, words[i:]...)
+			break
+		}
+		name, inline, isFlag := flagName(a)
+		if takes, known := own[name]; isFlag && known && sub == "" {
+			mine = append(mine, a)
+			if takes && !inline && i+1 < len(words) {
+				i++
+				mine = append(mine, words[i])
+			}
+			continue
+		}
+		if !isFlag && sub == "" && cmd.Command(a) != nil {
+			sub = a
+			continue
+		}
+		rest = append(rest, a)
+	}
+	if sub == "" {
+		return nil, false
+	}
+	out = append([]string{words[0]}, mine...)
+	return append(out, commandArgs(cmd.Command(sub), append([]string{sub}, rest...))...), true
 }
 
 // flagName reads "--name", "-n", "--name=value"; ok=false for a word that

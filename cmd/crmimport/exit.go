@@ -19,6 +19,9 @@ const (
 	exitCancelled = 5
 	exitRefused   = 6
 	exitStrict    = 7
+
+	// exitFindings: doctor found something (SPEC §5: 0 clean, 3 not).
+	exitFindings = 3
 )
 
 // usageError is a command line that cannot be right as written.

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
 	"crmimport/importer"
+	"crmimport/phases"
 )
 
 func (a *app) resumeCommand() *cli.Command {
@@ -21,16 +23,27 @@ them, and works from there under the same run id. A run resumed ends in the
 same database as a run never interrupted. A file that changed since the run
 was planned is refused: start a new run instead, which the ledger makes safe.
 
+A run loaded from a dump (` + "`crmimport ledger load`" + `) has no input files here.
+--from PATH points its unfinished tasks — pending, running, failed or
+cancelled, whatever the run's status, so that you see what the engine does
+with a stranded or falsely finished production run — at PATH's files (the
+canonical format), each read from its beginning; a kind left to do that PATH
+has no file for is refused before anything changes.
+
 Examples:
    crmimport resume 7
-   crmimport retry 7 --json`,
+   crmimport retry 7 --json
+   crmimport --db incident.db resume 1 --from ./export-of-missing-contacts`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "from", Usage: "a local export to plan a run loaded from a dump over (R10)"},
+		},
 		Action: a.resumeAction,
 	}
 }
 
 func (a *app) resumeAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usagef("resume takes one RUN id")
+		return usagef("resume takes one RUN id (and --from PATH for a run loaded from a dump)")
 	}
 	id, err := strconv.ParseInt(c.Args().First(), 10, 64)
 	if err != nil || id < 1 {
@@ -49,11 +62,20 @@ func (a *app) resumeAction(c *cli.Context) error {
 	progress := a.progress(imp)
 	defer progress.finish()
 
-	run, rearmed, err := imp.Resume(ctx, id)
+	resume, how := imp.Resume, "re-armed"
+	if from := c.String("from"); c.IsSet("from") {
+		if from == "" {
+			return usagef("--from needs a PATH: a local export in the canonical format")
+		}
+		resume, how = func(ctx context.Context, id int64) (phases.Run, []phases.Task, error) {
+			return imp.ResumeFrom(ctx, id, from)
+		}, "planned over "+from
+	}
+	run, rearmed, err := resume(ctx, id)
 	if err != nil {
 		return err
 	}
-	a.note("run %d resumed: %d tasks re-armed — %s", run.ID, len(rearmed), describePlan(ctx, imp, run.ID))
+	a.note("run %d resumed: %d tasks %s — %s", run.ID, len(rearmed), how, describePlan(ctx, imp, run.ID))
 	_, execErr := imp.Execute(ctx, run.ID)
 	progress.finish()
 	return a.finish(ctx, imp, run.ID, execErr)

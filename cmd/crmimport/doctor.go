@@ -1,0 +1,62 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"crmimport/forensics"
+)
+
+func (a *app) doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "name what is wrong with the ledger and the runs, and the command that repairs it",
+		Description: `Reads the ledger and the runs (it writes nothing) and names each pattern it
+finds, with a count, a few example ids, the rule of SPEC it breaks and the
+command that repairs it:
+
+   uniform-skip        every record of a kind a run processed (at least 20) took one skip (R9)
+   stale-skips         skips older than a later run that processed their kind (R3)
+   ready-to-take-over  skips whose parent, named in the slot's detail, is imported now (R3, R6)
+   stranded-work       pending or running tasks below their run's current phase (R7)
+   false-success       a run that ended with work queued, or succeeded over failures (R9)
+   unfinalized         a run without duration_ms, or running with no live owner (R15)
+   orphan-slots        a created or matched slot whose target row is missing (R1, R2)
+
+and the incidents of write-up 000 they add up to (the poisoned ledger, the
+stranded retry). Exit code 0 when it finds nothing, 3 when it finds something.
+
+Examples:
+   crmimport doctor
+   crmimport doctor --tenant acme --json
+   crmimport --db incident.db doctor --tenant acme`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tenant", Usage: "only this tenant (default: every tenant)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("doctor takes no arguments (narrow it with --tenant T), got: %s", strings.Join(c.Args().Slice(), " "))
+			}
+			db, err := a.open(c.Context)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			d, err := forensics.Doctor(c.Context, db, a.engine(db), forensics.DoctorOptions{
+				Tenant: strings.TrimSpace(c.String("tenant")), DBPath: a.dbPath})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				err = a.writeJSON(d)
+			} else {
+				forensics.WriteDiagnosis(a.stdout, d)
+			}
+			if err == nil && !d.Clean {
+				return &statusExit{code: exitFindings}
+			}
+			return err
+		},
+	}
+}

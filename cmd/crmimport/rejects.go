@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"crmimport/forensics"
+)
+
+func (a *app) rejectsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rejects",
+		Usage:     "a run's failed records as CSV, safe to open in a spreadsheet",
+		ArgsUsage: "RUN",
+		Description: `Writes the records RUN failed (R4: a failure claims nothing and the next run
+tries it again) as CSV: run, kind, source_id, file, line, reason, then the
+columns of the raw rows as read (every file's, in the order first seen), so
+that they can be fixed and imported again. A cell that starts with =, +, -,
+@, a tab or a carriage return is written with a leading ' so that a
+spreadsheet shows it as text instead of running it as a formula (an
+amount of -5 reads '-5).
+
+Examples:
+   crmimport rejects 7 > rejects.csv
+   crmimport rejects 7 --out rejects-7.csv`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "write the CSV to this file instead of stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("rejects takes one RUN id")
+			}
+			id, err := strconv.ParseInt(c.Args().First(), 10, 64)
+			if err != nil || id < 1 {
+				return usagef("rejects: %q is not a run id (see `crmimport runs`)", c.Args().First())
+			}
+			db, err := a.open(c.Context)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			var buf bytes.Buffer
+			n, err := forensics.Rejects(c.Context, db, id, &buf)
+			if err != nil {
+				return err
+			}
+			out := c.String("out")
+			switch {
+			case out != "":
+				if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+					return err
+				}
+			case a.json:
+				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
+			default:
+				if _, err := a.stdout.Write(buf.Bytes()); err != nil {
+					return err
+				}
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"run": id, "failed": n, "out": out})
+			}
+			if out != "" {
+				a.say("%d failed records of run %d written to %s", n, id, out)
+			} else if n == 0 {
+				a.note("run %d has no failed records", id)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,36 @@
+// Package forensics is for the engineer holding a dump of a production
+// ledger (SPEC §1, user 2): it reproduces the incident offline and says
+// what a fix would do. It owns:
+//
+//   - Loading dumps (Load, `ledger load DUMP`): the production tables
+//     migrations, migration_tasks and migration_records, from a folder of
+//     `<table>.csv` as `psql \copy (…) TO … CSV HEADER` writes them (t/f
+//     booleans, empty as NULL, timestamps with or without a zone) or
+//     `<table>.jsonl`. Ids are kept, plural kinds become singular, unknown
+//     columns are ignored and missing optional ones default. Every created
+//     or matched slot gets a placeholder target row marked from_dump, so
+//     that links resolve through the ledger (R6) and foreign keys hold. A
+//     file that already holds one of the dump's ids refuses the whole load
+//     and names the ids. A loaded run names its dump (migrations.dump): it
+//     has no input files here, so only `resume RUN --from PATH` continues
+//     it (R10; importer.ResumeFrom).
+//   - The ledger's story (Why, Story; `ledger why`): the slots grouped by
+//     kind, action, reason and run — the query of the write-up
+//     000_724f8abccd17c4ae, as a command — and one slot's story: which run
+//     claimed it, when, why, that run's status, and what came after.
+//   - Doctor's findings (Doctor; `doctor`): named patterns, each with a
+//     count, examples, the rule of SPEC it breaks and the command that
+//     repairs it — uniform skips (R9), stale skips (R3), skips whose parent
+//     has arrived (R3, R6), stranded work behind the barrier (R7), terminal
+//     runs with queued work or a success over failures (R9), unfinalized
+//     runs (R15) and slots whose target row is missing (R1, R2) — and the
+//     two incidents of the write-up they add up to.
+//   - Rejects (Rejects; `rejects RUN`): a run's failed records (R4) as CSV,
+//     safe to open in a spreadsheet.
+//
+// Loading writes migration_records directly: it restores a ledger as
+// production left it, which is not a claim (R1-R3 are the importer's, in
+// package ledger); no target row is written without its slot. Everything
+// else here only reads. Imports point one way: forensics uses ledger,
+// phases, importer and store; none of them imports it.
+package forensics

@@ -1,0 +1,351 @@
+package forensics
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"crmimport/importer"
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// The findings doctor names.
+const (
+	UniformSkip     = "uniform-skip"
+	StaleSkips      = "stale-skips"
+	ReadyToTakeOver = "ready-to-take-over"
+	StrandedWork    = "stranded-work"
+	FalseSuccess    = "false-success"
+	Unfinalized     = "unfinalized"
+	OrphanSlots     = "orphan-slots"
+)
+
+// The incidents of the write-up that findings add up to.
+const (
+	PoisonedLedger = "poisoned-ledger"
+	StrandedRetry  = "stranded-retry"
+)
+
+// UniformSkipMin is how many records of a kind a run must have processed
+// before doctor calls their one skip reason a uniform skip: below it, one
+// reason for every record may just be a small export.
+const UniformSkipMin = 20
+
+// maxExamples is how many example ids a finding gives.
+const maxExamples = 5
+
+// Finding is one pattern doctor found in one tenant's ledger.
+type Finding struct {
+	Name     string   `json:"name"`
+	Tenant   string   `json:"tenant"`
+	Rule     string   `json:"rule"`  // the rule of SPEC it breaks
+	Count    int64    `json:"count"` // how many Unit
+	Unit     string   `json:"unit"`  // records, tasks or runs
+	Summary  string   `json:"summary"`
+	Details  []string `json:"details"`  // one line per run, kind or task
+	Examples []string `json:"examples"` // up to five ids
+	Repair   []string `json:"repair"`   // what to run, in words to paste
+	runs     map[int64]bool
+}
+
+// Incident is a pattern of the write-up that a tenant's findings add up to.
+type Incident struct {
+	Name     string   `json:"name"`
+	Tenant   string   `json:"tenant"`
+	Summary  string   `json:"summary"`
+	Findings []string `json:"findings"`
+	Runs     []int64  `json:"runs"`
+}
+
+// Diagnosis is what doctor found.
+type Diagnosis struct {
+	Tenant    string     `json:"tenant,omitempty"`
+	Clean     bool       `json:"clean"`
+	Findings  []Finding  `json:"findings"`
+	Incidents []Incident `json:"incidents"`
+}
+
+// Names lists the names of the findings, in the order found.
+func (d *Diagnosis) Names() []string {
+	var out []string
+	for _, f := range d.Findings {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// DoctorOptions narrow doctor to one tenant ("" for all) and name the
+// database file in the repairs that need it.
+type DoctorOptions struct {
+	Tenant string
+	DBPath string
+}
+
+// doctor holds what every check needs.
+type doctor struct {
+	ctx    context.Context
+	db     *sql.DB
+	engine *phases.Engine
+	opts   DoctorOptions
+	loaded map[int64]string // runs loaded from a dump -> the dump
+	out    map[string]*Finding
+	order  []string
+}
+
+// Doctor reads the ledger and the runs and names what is wrong. It only
+// reads; each finding says what repairs it.
+func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOptions) (*Diagnosis, error) {
+	if opts.DBPath == "" {
+		opts.DBPath = "crmimport.db"
+	}
+	d := &doctor{ctx: ctx, db: db, engine: e, opts: opts, out: map[string]*Finding{}}
+	var err error
+	if d.loaded, err = loadedRuns(ctx, db); err != nil {
+		return nil, err
+	}
+	for _, check := range []func() error{d.uniformSkips, d.staleSkips, d.readyToTakeOver, d.stranded, d.falseSuccess,
+		d.unfinalized, d.orphanSlots} {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	diag := &Diagnosis{Tenant: opts.Tenant, Findings: []Finding{}, Incidents: []Incident{}}
+	for _, k := range d.order {
+		f := d.out[k]
+		if f.Examples == nil {
+			f.Examples = []string{}
+		}
+		diag.Findings = append(diag.Findings, *f)
+	}
+	// Tenant by tenant, each in the order of the checks.
+	sort.SliceStable(diag.Findings, func(i, j int) bool { return diag.Findings[i].Tenant < diag.Findings[j].Tenant })
+	diag.Incidents = incidents(diag.Findings)
+	diag.Clean = len(diag.Findings) == 0
+	return diag, nil
+}
+
+// finding returns the tenant's finding of that name, made on first use.
+func (d *doctor) finding(name, tenant string) *Finding {
+	key := name + "\x00" + tenant
+	if f, ok := d.out[key]; ok {
+		return f
+	}
+	f := &Finding{Name: name, Tenant: tenant, runs: map[int64]bool{}}
+	f.Rule, f.Unit, f.Summary = describe(name)
+	d.out[key] = f
+	d.order = append(d.order, key)
+	return f
+}
+
+func (f *Finding) example(s string) {
+	if len(f.Examples) < maxExamples {
+		f.Examples = append(f.Examples, s)
+	}
+}
+
+func (f *Finding) repair(s string) {
+	for _, r := range f.Repair {
+		if r == s {
+			return
+		}
+	}
+	f.Repair = append(f.Repair, s)
+}
+
+// describe gives a finding's rule, unit and what it means.
+func describe(name string) (rule, unit, summary string) {
+	switch name {
+	case UniformSkip:
+		return "R9", "records", fmt.Sprintf("every record of a kind that a run processed (at least %d) took one and the same skip: "+
+			"a branch that every row takes is not judging rows", UniformSkipMin)
+	case StaleSkips:
+		return "R3", "records", "skipped slots still carry an older run's verdict, although a later run processed their kind: " +
+			"that run read a placeholder as a verdict (a skip is a placeholder, not a verdict)"
+	case ReadyToTakeOver:
+		return "R3, R6", "records", "skipped slots whose parent, named in the slot's detail, has been imported since: " +
+			"a run of their kind now takes them over"
+	case StrandedWork:
+		return "R7, R8", "tasks", "pending or running tasks in a phase below their run's current phase: " +
+			"the barrier only moves forward, so nothing will ever pick them up"
+	case FalseSuccess:
+		return "R9", "runs", "runs that ended with work still queued, or succeeded over failed tasks or records: " +
+			"no terminal status while work is queued, and never success over a failure"
+	case Unfinalized:
+		return "R15", "runs", "runs without duration_ms, or running with no live owner: finalized or visibly not"
+	case OrphanSlots:
+		return "R1, R2", "records", "created or matched slots whose target row is missing: the slot refuses every later claim, " +
+			"so no run will write the row again"
+	}
+	return "", "", ""
+}
+
+// loadedRunsSQL: the runs `ledger load` brought in, with their dump.
+const loadedRunsSQL = `SELECT id, dump FROM migrations WHERE dump IS NOT NULL`
+
+func loadedRuns(ctx context.Context, db *sql.DB) (map[int64]string, error) {
+	rows, err := db.QueryContext(ctx, loadedRunsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("read loaded runs: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var dump string
+		if err := rows.Scan(&id, &dump); err != nil {
+			return nil, err
+		}
+		out[id] = dump
+	}
+	return out, rows.Err()
+}
+
+// runCommand is the `crmimport run` that takes over the records of kinds:
+// a run of this engine takes skipped slots over (R3). A source without a
+// built-in profile of its name reads the export as canonical.
+func runCommand(tenant, source string, kinds []ledger.Kind) string {
+	var names []string
+	for _, k := range sortKinds(kinds) {
+		names = append(names, k.Plural())
+	}
+	profile := ""
+	if _, err := importer.ProfileByName(source); err != nil {
+		profile = " --profile canonical"
+	}
+	return fmt.Sprintf("crmimport run --tenant %s --source %s%s --only %s PATH   (PATH: an export holding these records)",
+		tenant, source, profile, strings.Join(names, ","))
+}
+
+// resumeCommand continues a run: a loaded one over a local export (R10).
+func (d *doctor) resumeCommand(runID int64, status phases.RunStatus, kinds []ledger.Kind) string {
+	var names []string
+	for _, k := range sortKinds(kinds) {
+		names = append(names, k.Plural())
+	}
+	if _, ok := d.loaded[runID]; ok {
+		what := "the records it left"
+		if len(names) > 0 {
+			what = "its " + strings.Join(names, ", ")
+		}
+		return fmt.Sprintf("crmimport resume %d --from PATH   (PATH: a canonical export of %s; the run was loaded from a dump)", runID, what)
+	}
+	if status == phases.RunSucceeded {
+		return ""
+	}
+	return fmt.Sprintf("crmimport resume %d", runID)
+}
+
+func sortKinds(kinds []ledger.Kind) []ledger.Kind {
+	seen := map[ledger.Kind]bool{}
+	var out []ledger.Kind
+	for _, k := range kinds {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return phases.Phase(out[i]) < phases.Phase(out[j]) || phases.Phase(out[i]) == phases.Phase(out[j]) && out[i] < out[j]
+	})
+	return out
+}
+
+// uniformSkipsSQL: R9, per run and kind, the slots the run owns are all
+// skipped for one reason, at least UniformSkipMin of them, and the run
+// neither failed nor imported a record of that kind (its task counters and
+// record_failures, where it has them).
+const uniformSkipsSQL = `
+SELECT r.tenant_id, r.source, r.migration_id, r.kind, count(*), coalesce(min(r.reason), '')
+FROM migration_records r
+WHERE (?1 = '' OR r.tenant_id = ?1) AND r.migration_id IS NOT NULL
+GROUP BY r.tenant_id, r.source, r.migration_id, r.kind
+HAVING count(*) >= ?2 AND min(r.action) = 'skipped' AND max(r.action) = 'skipped'
+   AND count(DISTINCT coalesce(r.reason, '')) = 1
+   AND NOT EXISTS (SELECT 1 FROM record_failures f WHERE f.migration_id = r.migration_id AND f.kind = r.kind)
+   AND NOT EXISTS (SELECT 1 FROM migration_tasks t WHERE t.migration_id = r.migration_id AND t.kind = r.kind
+                   AND t.imported + t.unchanged + t.failed > 0)
+ORDER BY r.tenant_id, r.migration_id, r.source, ` + kindOrder
+
+const uniformExamplesSQL = `
+SELECT source_id FROM migration_records
+WHERE tenant_id = ? AND source = ? AND kind = ? AND migration_id = ? ORDER BY source_id LIMIT 5`
+
+func (d *doctor) uniformSkips() error {
+	type group struct {
+		tenant, source, reason string
+		run, n                 int64
+		kind                   ledger.Kind
+	}
+	var groups []group
+	err := d.each(uniformSkipsSQL, []any{d.opts.Tenant, UniformSkipMin}, func(s scanner) error {
+		var g group
+		if err := s.Scan(&g.tenant, &g.source, &g.run, &g.kind, &g.n, &g.reason); err != nil {
+			return err
+		}
+		groups = append(groups, g)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("doctor: uniform skips: %w", err)
+	}
+	for _, g := range groups {
+		f := d.finding(UniformSkip, g.tenant)
+		f.Count += g.n
+		f.runs[g.run] = true
+		f.Details = append(f.Details, fmt.Sprintf("run %d skipped every one of its %d %s (source %s) as %q",
+			g.run, g.n, g.kind.Plural(), g.source, g.reason))
+		err := d.each(uniformExamplesSQL, []any{g.tenant, g.source, string(g.kind), g.run}, func(s scanner) error {
+			var id string
+			if err := s.Scan(&id); err != nil {
+				return err
+			}
+			f.example(string(g.kind) + " " + id)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("doctor: uniform skips: %w", err)
+		}
+		if g.reason != importer.ReasonNotLinked {
+			f.repair(fmt.Sprintf("check the export and its profile: crmimport ledger why --tenant %s --kind %s --run %d; "+
+				"a run over the corrected export takes the slots over (R3)", g.tenant, g.kind.Plural(), g.run))
+		}
+	}
+	// Records waiting for their parents are taken over by one run of
+	// their kinds, once the parents are there.
+	waiting := map[[2]string][]ledger.Kind{}
+	var order [][2]string
+	for _, g := range groups {
+		if g.reason == importer.ReasonNotLinked {
+			k := [2]string{g.tenant, g.source}
+			if waiting[k] == nil {
+				order = append(order, k)
+			}
+			waiting[k] = append(waiting[k], g.kind)
+		}
+	}
+	for _, k := range order {
+		d.finding(UniformSkip, k[0]).repair("once their parents are imported: " + runCommand(k[0], k[1], waiting[k]))
+	}
+	return nil
+}
+
+// scanner is a row being read.
+type scanner interface{ Scan(dest ...any) error }
+
+// each runs a query and calls f for every row.
+func (d *doctor) each(query string, args []any, f func(scanner) error) error {
+	rows, err := d.db.QueryContext(d.ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := f(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,254 @@
+package forensics
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// strandedSQL: R7, a run works only on tasks of its current phase and the
+// barrier only moves forward, so a pending or running task below it is
+// never picked up — incident two of the write-up, where a retry re-armed
+// failed contacts under a barrier already at phase 5 (R8 rewinds it).
+const strandedSQL = `
+SELECT m.id, m.tenant_id, m.source, m.status, m.current_phase, t.id, t.kind, t.phase, t.status
+FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
+WHERE t.status IN ('pending', 'running') AND t.phase < m.current_phase AND (?1 = '' OR m.tenant_id = ?1)
+ORDER BY m.tenant_id, m.id, t.phase, t.id`
+
+func (d *doctor) stranded() error {
+	type run struct {
+		id             int64
+		tenant, source string
+		status         phases.RunStatus
+		phase          int
+		tasks          []string
+		kinds          []ledger.Kind
+	}
+	var runs []*run
+	err := d.each(strandedSQL, []any{d.opts.Tenant}, func(s scanner) error {
+		var r run
+		var taskID int64
+		var kind ledger.Kind
+		var phase int
+		var status string
+		if err := s.Scan(&r.id, &r.tenant, &r.source, &r.status, &r.phase, &taskID, &kind, &phase, &status); err != nil {
+			return err
+		}
+		if len(runs) == 0 || runs[len(runs)-1].id != r.id {
+			runs = append(runs, &r)
+		}
+		last := runs[len(runs)-1]
+		last.tasks = append(last.tasks, fmt.Sprintf("%s task %d is %s in phase %d", kind.Plural(), taskID, status, phase))
+		last.kinds = append(last.kinds, kind)
+		f := d.finding(StrandedWork, r.tenant)
+		f.Count++
+		f.example(fmt.Sprintf("task %d", taskID))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("doctor: stranded work: %w", err)
+	}
+	for _, r := range runs {
+		f := d.finding(StrandedWork, r.tenant)
+		f.runs[r.id] = true
+		f.Details = append(f.Details, fmt.Sprintf("run %d (%s) is at phase %d, but its %s", r.id, r.status, r.phase,
+			strings.Join(r.tasks, "; ")))
+		if cmd := d.resumeCommand(r.id, r.status, r.kinds); cmd != "" {
+			f.repair(cmd + "   (R8: resume rewinds the barrier to the earliest queued phase)")
+		} else {
+			f.repair(runCommand(r.tenant, r.source, r.kinds) + "   (a succeeded run is not resumed; a new run is safe)")
+		}
+	}
+	return nil
+}
+
+// failedRecordsSQL: R4, the records a run failed, as this database keeps
+// them (a loaded run's are in its stats and task counters).
+const failedRecordsSQL = `SELECT count(*) FROM record_failures WHERE migration_id = ?`
+
+// falseSuccess: R9, no terminal status while work is queued (tasks of the
+// current phase or later: those below it are stranded work), and no
+// success over a failed task or a failed record.
+func (d *doctor) falseSuccess() error {
+	runs, err := phases.ListRuns(d.ctx, d.db, d.opts.Tenant)
+	if err != nil {
+		return err
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].ID < runs[j].ID })
+	for _, r := range runs {
+		if r.Status == phases.RunRunning {
+			continue
+		}
+		tasks, err := phases.LoadTasks(d.ctx, d.db, r.ID)
+		if err != nil {
+			return err
+		}
+		var queued, failedTasks []string
+		var queuedKinds, failedKinds []ledger.Kind
+		var taskFailed int64
+		for _, t := range tasks {
+			taskFailed += t.Counts.Failed
+			switch {
+			case (t.Status == phases.TaskPending || t.Status == phases.TaskRunning) && t.Phase >= r.CurrentPhase:
+				queued = append(queued, fmt.Sprintf("%s task %d (%s)", t.Kind.Plural(), t.ID, t.Status))
+				queuedKinds = append(queuedKinds, t.Kind)
+			case t.Status == phases.TaskFailed:
+				what := fmt.Sprintf("%s task %d", t.Kind.Plural(), t.ID)
+				if t.LastError != "" {
+					what += fmt.Sprintf(" (%s)", t.LastError)
+				}
+				failedTasks = append(failedTasks, what)
+				failedKinds = append(failedKinds, t.Kind)
+			}
+		}
+		var statsFailed int64
+		var byKind []string
+		for _, k := range ledger.Kinds() {
+			if c := r.Stats[k]; c.Failed > 0 {
+				statsFailed += c.Failed
+				byKind = append(byKind, fmt.Sprintf("%d %s", c.Failed, k.Plural()))
+				failedKinds = append(failedKinds, k)
+			}
+		}
+		var rejected int64
+		if err := d.db.QueryRowContext(d.ctx, failedRecordsSQL, r.ID).Scan(&rejected); err != nil {
+			return fmt.Errorf("doctor: failed records of run %d: %w", r.ID, err)
+		}
+		failedRecords := max(statsFailed, taskFailed, rejected)
+		var lines []string
+		if len(queued) > 0 {
+			lines = append(lines, fmt.Sprintf("run %d ended %s with work still queued: %s", r.ID, r.Status, strings.Join(queued, ", ")))
+		}
+		if r.Status == phases.RunSucceeded && len(failedTasks) > 0 {
+			lines = append(lines, fmt.Sprintf("run %d is succeeded, but its %s failed", r.ID, strings.Join(failedTasks, ", ")))
+		}
+		if r.Status == phases.RunSucceeded && failedRecords > 0 {
+			s := fmt.Sprintf("run %d is succeeded over %d failed records", r.ID, failedRecords)
+			if len(byKind) > 0 {
+				s += " (" + strings.Join(byKind, ", ") + ")"
+			}
+			lines = append(lines, s)
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		f := d.finding(FalseSuccess, r.Tenant)
+		f.Count++
+		f.runs[r.ID] = true
+		f.example(fmt.Sprintf("run %d", r.ID))
+		f.Details = append(f.Details, lines...)
+		kinds := append(queuedKinds, failedKinds...)
+		for _, t := range tasks {
+			if t.Status == phases.TaskPending || t.Status == phases.TaskRunning {
+				kinds = append(kinds, t.Kind)
+			}
+		}
+		if cmd := d.resumeCommand(r.ID, r.Status, kinds); cmd != "" {
+			f.repair(cmd)
+		} else {
+			f.repair(runCommand(r.Tenant, r.Source, kinds) + "   (a succeeded run is not resumed; a new run is safe)")
+		}
+	}
+	return nil
+}
+
+// unfinalized: R15, finalized or visibly not: a terminal run without
+// duration_ms (the four green Mondays of write-up 004), or a running run
+// whose process is gone (interrupted; a run loaded from a dump has no
+// owner here).
+func (d *doctor) unfinalized() error {
+	runs, err := phases.ListRuns(d.ctx, d.db, d.opts.Tenant)
+	if err != nil {
+		return err
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].ID < runs[j].ID })
+	for _, r := range runs {
+		var line, repair string
+		switch {
+		case r.Status == phases.RunRunning && d.engine.Interrupted(r):
+			line = fmt.Sprintf("run %d is running, but no process owns it: interrupted at phase %d", r.ID, r.CurrentPhase)
+			if _, ok := d.loaded[r.ID]; ok {
+				line += " (it was running when the dump was taken)"
+				tasks, err := phases.LoadTasks(d.ctx, d.db, r.ID)
+				if err != nil {
+					return err
+				}
+				var kinds []ledger.Kind
+				for _, t := range tasks {
+					if t.Status != phases.TaskSucceeded {
+						kinds = append(kinds, t.Kind)
+					}
+				}
+				repair = d.resumeCommand(r.ID, r.Status, kinds) + fmt.Sprintf(", or cancel it: crmimport stop %d", r.ID)
+			} else {
+				repair = fmt.Sprintf("crmimport resume %d continues it, or crmimport stop %d cancels it", r.ID, r.ID)
+			}
+		case r.Status != phases.RunRunning && r.DurationMS == nil:
+			line = fmt.Sprintf("run %d ended %s without duration_ms", r.ID, r.Status)
+			repair = fmt.Sprintf("nothing estimates a lost duration (R15): record run %d as a gap; crmimport report %d shows it as one", r.ID, r.ID)
+		default:
+			continue
+		}
+		f := d.finding(Unfinalized, r.Tenant)
+		f.Count++
+		f.runs[r.ID] = true
+		f.example(fmt.Sprintf("run %d", r.ID))
+		f.Details = append(f.Details, line)
+		f.repair(repair)
+	}
+	return nil
+}
+
+// incidents names the write-up's incidents in a diagnosis: the poisoned
+// ledger is stale skips whose parents have arrived since (records blocked
+// by a verdict that was only a placeholder; uniform skips come with it);
+// the stranded retry is one run with work
+// stranded behind its barrier that was finalized as if it had none.
+func incidents(fs []Finding) []Incident {
+	byTenant := map[string]map[string]*Finding{}
+	var tenants []string
+	for i := range fs {
+		f := &fs[i]
+		if byTenant[f.Tenant] == nil {
+			byTenant[f.Tenant] = map[string]*Finding{}
+			tenants = append(tenants, f.Tenant)
+		}
+		byTenant[f.Tenant][f.Name] = f
+	}
+	out := []Incident{}
+	for _, t := range tenants {
+		m := byTenant[t]
+		if stale, ready := m[StaleSkips], m[ReadyToTakeOver]; stale != nil && ready != nil {
+			inc := Incident{Name: PoisonedLedger, Tenant: t, Findings: []string{StaleSkips, ReadyToTakeOver}, Runs: sortedIDs(stale.runs)}
+			if m[UniformSkip] != nil {
+				inc.Findings = append([]string{UniformSkip}, inc.Findings...)
+			}
+			inc.Summary = fmt.Sprintf("the poisoned ledger (write-up 000_724f8abccd17c4ae, incident one): %d records were skipped "+
+				"while their parents were missing, and a later run read those skips as verdicts, so they still carry an older "+
+				"run's reason and id; %d of them could be imported now. A skip is a placeholder, not a verdict (R3): a run of "+
+				"their kinds takes them over", stale.Count, ready.Count)
+			out = append(out, inc)
+		}
+		if st, fsx := m[StrandedWork], m[FalseSuccess]; st != nil && fsx != nil {
+			var both []int64
+			for id := range st.runs {
+				if fsx.runs[id] {
+					both = append(both, id)
+				}
+			}
+			if len(both) > 0 {
+				sort.Slice(both, func(i, j int) bool { return both[i] < both[j] })
+				out = append(out, Incident{Name: StrandedRetry, Tenant: t, Findings: []string{StrandedWork, FalseSuccess}, Runs: both,
+					Summary: fmt.Sprintf("the stranded retry (write-up 000_724f8abccd17c4ae, incident two): run %s re-armed work in a phase "+
+						"below its barrier, which never came back for it, and was finalized over it as if nothing were queued; "+
+						"resume rewinds the barrier to where the work is (R8) and finalize refuses while work is queued (R9)",
+						idList(both))})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package forensics
+
+import (
+	"fmt"
+	"strings"
+
+	"crmimport/ledger"
+)
+
+// staleSkipsSQL: R3, a skip is a placeholder, not a verdict. For each
+// tenant, source and kind, the latest run that processed the kind (a task
+// of it succeeded); a skipped slot owned by an older run was not taken
+// over by it — the poisoned ledger of the write-up, where the claim read a
+// skip as a verdict.
+const staleSkipsSQL = `
+WITH latest AS (
+    SELECT m.tenant_id, m.source, t.kind, max(m.id) AS run
+    FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
+    WHERE t.status = 'succeeded' AND (?1 = '' OR m.tenant_id = ?1)
+    GROUP BY m.tenant_id, m.source, t.kind)
+SELECT r.tenant_id, r.source, r.kind, coalesce(r.migration_id, 0), l.run, r.source_id
+FROM migration_records r
+JOIN latest l ON l.tenant_id = r.tenant_id AND l.source = r.source AND l.kind = r.kind
+WHERE r.action = 'skipped' AND coalesce(r.migration_id, 0) < l.run
+ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.migration_id, r.source_id`
+
+func (d *doctor) staleSkips() error {
+	type group struct {
+		tenant, source string
+		kind           ledger.Kind
+		run, latest, n int64
+	}
+	var groups []*group
+	index := map[group]*group{}
+	err := d.each(staleSkipsSQL, []any{d.opts.Tenant}, func(s scanner) error {
+		var g group
+		var id string
+		if err := s.Scan(&g.tenant, &g.source, &g.kind, &g.run, &g.latest, &id); err != nil {
+			return err
+		}
+		p := index[g]
+		if p == nil {
+			p = &g
+			index[g] = p
+			groups = append(groups, p)
+		}
+		p.n++
+		f := d.finding(StaleSkips, g.tenant)
+		f.Count++
+		f.example(string(g.kind) + " " + id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("doctor: stale skips: %w", err)
+	}
+	kinds := map[[2]string][]ledger.Kind{}
+	var order [][2]string
+	for _, g := range groups {
+		f := d.finding(StaleSkips, g.tenant)
+		f.runs[g.run], f.runs[g.latest] = true, true
+		owner := fmt.Sprintf("run %d's", g.run)
+		if g.run == 0 {
+			owner = "a run's"
+		}
+		f.Details = append(f.Details, fmt.Sprintf("%d %s (source %s) still carry %s skip, though run %d processed %s after it",
+			g.n, g.kind.Plural(), g.source, owner, g.latest, g.kind.Plural()))
+		k := [2]string{g.tenant, g.source}
+		if kinds[k] == nil {
+			order = append(order, k)
+		}
+		kinds[k] = append(kinds[k], g.kind)
+	}
+	for _, k := range order {
+		d.finding(StaleSkips, k[0]).repair(runCommand(k[0], k[1], kinds[k]))
+	}
+	return nil
+}
+
+// readySQL: R3 and R6, a skipped slot whose detail (what the skip could not
+// resolve: {"contact_id": "c-1"}) names a parent that now has a final slot
+// of the same tenant and source: a run of its kind takes it over. CROSS
+// JOIN keeps SQLite's planner to that order — each link of the detail,
+// then its parent's slot by the ledger's key — rather than the tenant's
+// every slot for each skip.
+const readySQL = `
+SELECT r.tenant_id, r.source, r.kind, r.source_id,
+    (SELECT group_concat(DISTINCT p.kind) FROM json_each(r.detail) j
+     CROSS JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
+      AND p.kind = CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'deal_id' THEN 'deal' END
+      AND p.action IN ('created', 'matched'))
+FROM migration_records r
+WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL AND json_valid(r.detail)
+ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
+
+func (d *doctor) readyToTakeOver() error {
+	type group struct {
+		tenant, source string
+		kind           ledger.Kind
+	}
+	counts := map[group]int64{}
+	parents := map[group]map[string]bool{}
+	var order []group
+	err := d.each(readySQL, []any{d.opts.Tenant}, func(s scanner) error {
+		var g group
+		var id string
+		var found *string
+		if err := s.Scan(&g.tenant, &g.source, &g.kind, &id, &found); err != nil {
+			return err
+		}
+		if found == nil || *found == "" {
+			return nil
+		}
+		if _, ok := counts[g]; !ok {
+			order = append(order, g)
+			parents[g] = map[string]bool{}
+		}
+		counts[g]++
+		for _, p := range strings.Split(*found, ",") {
+			parents[g][p] = true
+		}
+		f := d.finding(ReadyToTakeOver, g.tenant)
+		f.Count++
+		f.example(string(g.kind) + " " + id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("doctor: skips ready to take over: %w", err)
+	}
+	kinds := map[[2]string][]ledger.Kind{}
+	var sources [][2]string
+	for _, g := range order {
+		var names []string
+		for _, k := range ledger.Kinds() {
+			if parents[g][string(k)] {
+				names = append(names, string(k))
+			}
+		}
+		f := d.finding(ReadyToTakeOver, g.tenant)
+		f.Details = append(f.Details, fmt.Sprintf("%d skipped %s (source %s) name a %s that is imported now",
+			counts[g], g.kind.Plural(), g.source, strings.Join(names, " or ")))
+		k := [2]string{g.tenant, g.source}
+		if kinds[k] == nil {
+			sources = append(sources, k)
+		}
+		kinds[k] = append(kinds[k], g.kind)
+	}
+	for _, k := range sources {
+		d.finding(ReadyToTakeOver, k[0]).repair(runCommand(k[0], k[1], kinds[k]))
+	}
+	return nil
+}
+
+// orphanSlotsSQL: R1 and R2, a created or matched slot names the target
+// row it wrote or found; a slot whose row is gone (or belongs to another
+// tenant) refuses every later claim, so the record is never written again.
+const orphanSlotsSQL = `
+SELECT r.tenant_id, r.source, r.kind, r.source_id, coalesce(r.record_id, 0)
+FROM migration_records r
+WHERE r.action IN ('created', 'matched') AND (?1 = '' OR r.tenant_id = ?1)
+  AND (r.record_id IS NULL OR CASE r.kind
+    WHEN 'company'  THEN NOT EXISTS (SELECT 1 FROM companies  x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
+    WHEN 'contact'  THEN NOT EXISTS (SELECT 1 FROM contacts   x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
+    WHEN 'deal'     THEN NOT EXISTS (SELECT 1 FROM deals      x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
+    WHEN 'note'     THEN NOT EXISTS (SELECT 1 FROM notes      x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
+    WHEN 'activity' THEN NOT EXISTS (SELECT 1 FROM activities x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
+    WHEN 'email'    THEN NOT EXISTS (SELECT 1 FROM emails     x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
+  END)
+ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
+
+func (d *doctor) orphanSlots() error {
+	type group struct {
+		tenant, source string
+		kind           ledger.Kind
+	}
+	ids := map[group][]string{}
+	rows := map[group][]string{}
+	var order []group
+	err := d.each(orphanSlotsSQL, []any{d.opts.Tenant}, func(s scanner) error {
+		var g group
+		var id string
+		var rid int64
+		if err := s.Scan(&g.tenant, &g.source, &g.kind, &id, &rid); err != nil {
+			return err
+		}
+		if _, ok := ids[g]; !ok {
+			order = append(order, g)
+		}
+		ids[g] = append(ids[g], id)
+		if rid > 0 && len(rows[g]) < maxExamples {
+			rows[g] = append(rows[g], fmt.Sprint(rid))
+		}
+		f := d.finding(OrphanSlots, g.tenant)
+		f.Count++
+		f.example(string(g.kind) + " " + id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("doctor: orphan slots: %w", err)
+	}
+	for _, g := range order {
+		f := d.finding(OrphanSlots, g.tenant)
+		where := "no row"
+		if len(rows[g]) > 0 {
+			where = fmt.Sprintf("%s row %s", g.kind.Table(), strings.Join(rows[g], ", "))
+		}
+		f.Details = append(f.Details, fmt.Sprintf("%d %s %s (source %s) %s final, but %s target %s missing (%s)",
+			len(ids[g]), string(g.kind), plural(len(ids[g]), "slot", "slots"), g.source, plural(len(ids[g]), "is", "are"),
+			plural(len(ids[g]), "its", "their"), plural(len(ids[g]), "row is", "rows are"), where))
+		var quoted []string
+		for _, id := range ids[g] {
+			quoted = append(quoted, "'"+strings.ReplaceAll(id, "'", "''")+"'")
+		}
+		f.repair(fmt.Sprintf(`sqlite3 %s "DELETE FROM migration_records WHERE tenant_id = '%s' AND source = '%s' AND kind = '%s' AND source_id IN (%s)"   (frees the slots), then %s`,
+			d.opts.DBPath, sqlQuote(g.tenant), sqlQuote(g.source), g.kind, strings.Join(quoted, ", "),
+			runCommand(g.tenant, g.source, []ledger.Kind{g.kind})))
+	}
+	return nil
+}
+
+// kindOrder orders rows by kind in plan order (companies first).
+const kindOrder = `CASE r.kind WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'deal' THEN 3 WHEN 'note' THEN 4
+    WHEN 'activity' THEN 5 ELSE 6 END`
+
+func sqlQuote(s string) string { return strings.ReplaceAll(s, "'", "''") }

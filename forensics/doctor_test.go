@@ -1,0 +1,162 @@
+package forensics_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/forensics"
+)
+
+// TestEachFindingFiresOnItsDumpAlone loads every dump of fixtures/dumps into
+// a fresh database: each finding fires on its own dump and on no other,
+// the clean dump triggers none, and each incident dump triggers exactly the
+// findings of its incident, which doctor names.
+func TestEachFindingFiresOnItsDumpAlone(t *testing.T) {
+	t.Parallel()
+	want := map[string][]string{
+		"clean":              nil,
+		"uniform-skip":       {forensics.UniformSkip},
+		"stale-skips":        {forensics.StaleSkips},
+		"ready-to-take-over": {forensics.ReadyToTakeOver},
+		"stranded-work":      {forensics.StrandedWork},
+		"false-success":      {forensics.FalseSuccess},
+		"unfinalized":        {forensics.Unfinalized},
+		"orphan-slots":       {forensics.OrphanSlots},
+		"poisoned-ledger":    {forensics.UniformSkip, forensics.StaleSkips, forensics.ReadyToTakeOver},
+		"stranded-retry":     {forensics.StrandedWork, forensics.FalseSuccess},
+	}
+	incidents := map[string]string{"poisoned-ledger": forensics.PoisonedLedger, "stranded-retry": forensics.StrandedRetry}
+	entries, err := os.ReadDir(dumps)
+	require.NoError(t, err)
+	var seen int
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		seen++
+		name := e.Name()
+		expected, ok := want[name]
+		require.True(t, ok, "fixtures/dumps/%s has no expectation here", name)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db, _ := loadFixture(t, name)
+			d := doctor(t, db, "")
+			require.Equal(t, expected, d.Names(), "%+v", d.Findings)
+			require.Equal(t, len(expected) == 0, d.Clean)
+			for _, f := range d.Findings {
+				require.Positive(t, f.Count)
+				require.NotEmpty(t, f.Rule)
+				require.NotEmpty(t, f.Examples)
+				require.LessOrEqual(t, len(f.Examples), 5)
+				require.NotEmpty(t, f.Repair, f.Name)
+				require.NotEmpty(t, f.Details, f.Name)
+			}
+			var names []string
+			for _, inc := range d.Incidents {
+				names = append(names, inc.Name)
+			}
+			if inc, ok := incidents[name]; ok {
+				require.Equal(t, []string{inc}, names)
+			} else {
+				require.Empty(t, names)
+			}
+		})
+	}
+	require.Equal(t, len(want), seen, "every expectation has its dump")
+}
+
+// skippedNotes is a dump of run 1 skipping n notes of tenant t for one
+// reason, with task counters as given.
+func skippedNotes(t *testing.T, n int, taskCounters string) string {
+	t.Helper()
+	slots := "id,tenant_id,source,kind,source_id,migration_id,action,reason,created_at\n"
+	for i := 1; i <= n; i++ {
+		slots += fmt.Sprintf("%d,t,canonical,note,n-%02d,1,skipped,deleted in source,2026-01-05 09:00:00+00\n", i, i)
+	}
+	return writeDump(t, map[string]string{
+		"migrations.csv":        "id,tenant_id,source,status,duration_ms,started_at\n1,t,canonical,succeeded,10,2026-01-05 09:00:00+00\n",
+		"migration_tasks.csv":   "id,migration_id,kind,status,imported,unchanged\n1,1,notes,succeeded," + taskCounters + "\n",
+		"migration_records.csv": slots,
+	})
+}
+
+// TestUniformSkipNeedsEnoughRecords: below UniformSkipMin records, one
+// reason for all is no finding; at it, it is, and the finding says how
+// many.
+func TestUniformSkipNeedsEnoughRecords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		n        int
+		counters string
+		want     []string
+	}{
+		{forensics.UniformSkipMin - 1, ",", nil},
+		{forensics.UniformSkipMin, ",", []string{forensics.UniformSkip}},
+		// The run's counters say it also found notes already there: not
+		// every record it processed was skipped.
+		{forensics.UniformSkipMin, "0,3", nil},
+	} {
+		db, _ := openDB(t)
+		_, err := forensics.Load(ctx, db, skippedNotes(t, tc.n, tc.counters), loadTime)
+		require.NoError(t, err)
+		d := doctor(t, db, "")
+		require.Equal(t, tc.want, d.Names(), "%d notes, counters %q", tc.n, tc.counters)
+		if len(tc.want) > 0 {
+			require.Equal(t, int64(tc.n), d.Findings[0].Count)
+			require.Contains(t, d.Findings[0].Summary, fmt.Sprintf("(at least %d)", forensics.UniformSkipMin))
+			require.Equal(t, []string{`run 1 skipped every one of its 20 notes (source canonical) as "deleted in source"`}, d.Findings[0].Details)
+			require.Equal(t, []string{"note n-01", "note n-02", "note n-03", "note n-04", "note n-05"}, d.Findings[0].Examples)
+		}
+	}
+}
+
+// TestStaleSkipsNeedALaterRunThatProcessedTheKind: a later run whose notes
+// task never ran (cancelled behind a failed phase, R7) leaves run 1's
+// skips as the latest attempt — not stale; one whose notes task succeeded
+// does not.
+func TestStaleSkipsNeedALaterRunThatProcessedTheKind(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[string][]string{"cancelled": nil, "failed": nil, "succeeded": {forensics.StaleSkips}} {
+		db, _ := openDB(t)
+		dir := writeDump(t, map[string]string{
+			"migrations.csv": "id,tenant_id,source,status,duration_ms,started_at\n" +
+				"1,t,canonical,succeeded,10,2026-01-05 09:00:00+00\n2,t,canonical,partial,10,2026-01-06 09:00:00+00\n",
+			"migration_tasks.csv":   "id,migration_id,kind,status\n1,1,notes,succeeded\n2,2,notes," + status + "\n",
+			"migration_records.csv": "tenant_id,source,kind,source_id,migration_id,action,reason,created_at\nt,canonical,note,n-1,1,skipped,empty body,2026-01-05\n",
+		})
+		_, err := forensics.Load(context.Background(), db, dir, loadTime)
+		require.NoError(t, err)
+		require.Equal(t, want, doctor(t, db, "").Names(), "run 2's notes task %s", status)
+	}
+}
+
+// TestDoctorOneTenant: --tenant narrows every finding to that tenant.
+func TestDoctorOneTenant(t *testing.T) {
+	t.Parallel()
+	db, _ := loadFixture(t, "stranded-retry")
+	_, err := forensics.Load(context.Background(), db, skippedNotesOf(t, "umbrella", 100), loadTime)
+	require.NoError(t, err)
+	require.Equal(t, []string{forensics.StrandedWork, forensics.FalseSuccess, forensics.UniformSkip}, doctor(t, db, "").Names())
+	require.Equal(t, []string{forensics.StrandedWork, forensics.FalseSuccess}, doctor(t, db, "globex").Names())
+	require.Equal(t, []string{forensics.UniformSkip}, doctor(t, db, "umbrella").Names())
+	require.True(t, doctor(t, db, "nobody").Clean)
+}
+
+// skippedNotesOf is skippedNotes for tenant, with ids from base.
+func skippedNotesOf(t *testing.T, tenant string, base int) string {
+	t.Helper()
+	slots := "id,tenant_id,source,kind,source_id,migration_id,action,reason,created_at\n"
+	for i := 1; i <= forensics.UniformSkipMin; i++ {
+		slots += fmt.Sprintf("%d,%s,canonical,note,n-%02d,%d,skipped,deleted in source,2026-01-05 09:00:00+00\n", base+i, tenant, i, base)
+	}
+	return writeDump(t, map[string]string{
+		"migrations.csv":        fmt.Sprintf("id,tenant_id,source,status,duration_ms,started_at\n%d,%s,canonical,succeeded,10,2026-01-05\n", base, tenant),
+		"migration_tasks.csv":   fmt.Sprintf("id,migration_id,kind,status\n%d,%d,notes,succeeded\n", base, base),
+		"migration_records.csv": slots,
+	})
+}

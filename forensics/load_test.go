@@ -1,0 +1,214 @@
+package forensics_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/forensics"
+	"crmimport/phases"
+)
+
+// writeDump writes files (name -> content) into a new dump folder.
+func writeDump(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
+	}
+	return dir
+}
+
+// psqlRuns is migrations as `psql \copy (…) TO … CSV HEADER` writes it:
+// t/f booleans, NULL as an empty field, an empty string quoted, timestamps
+// with a zone, a multi-line quoted message, and columns crmimport does
+// not know (api_token, updated_at) or lacks (options).
+const psqlRuns = `id,tenant_id,source,status,current_phase,cancellation_requested,stats,started_at,finished_at,duration_ms,message,api_token,updated_at
+1,acme,hubspot,failed,5,f,"{""contacts"":{""failed"":8},""notes"":{""skipped"":2}}",2026-01-05 09:00:00.123456+00,2026-01-05 10:00:00+01,3600000,"Migration failed:
+Validation failed",secret,2026-01-05 09:41:07+00
+2,acme,hubspot,running,2,t,,2026-01-12T09:00:00Z,,,"",,2026-01-12 09:00:00
+`
+
+const psqlTasks = `id,migration_id,kind,phase,status,checkpoint,attempts,last_error,job_id,updated_at
+1,1,contacts,2,failed,"{""rows"":40,""line"":41}",3,Email is invalid,job-1,2026-01-05 09:30:00+00
+2,1,Notes,4,succeeded,,1,,job-2,
+3,2,contact,,running,12345,1,,job-3,2026-01-12 09:01:00.5+00
+`
+
+const psqlSlots = `id,tenant_id,source,kind,source_id,migration_id,record_type,record_id,action,reason,detail,created_at
+7,acme,hubspot,companies,co-1,1,Company,501,created,,,2026-01-05 09:00:01+00
+8,acme,hubspot,note,n-1,1,,,skipped,not linked to any record,"{""contact_id"":""c-1""}",2026-01-05 09:00:02.000001+00
+9,acme,hubspot,contact,c-1,2,contacts,,created,,,2026-01-12 09:00:30Z
+10,acme,salesforce,company,001A,1,companies,501,matched,,,2026-01-05 09:00:03+00
+`
+
+// TestLoadReadsPsqlCSV: every form psql's CSV gives is read as the
+// database's own, ids kept, plural kinds singular, unknown columns ignored,
+// missing ones defaulted.
+func TestLoadReadsPsqlCSV(t *testing.T) {
+	t.Parallel()
+	db, _ := openDB(t)
+	dir := writeDump(t, map[string]string{"migrations.csv": psqlRuns, "migration_tasks.csv": psqlTasks, "migration_records.csv": psqlSlots})
+	sum, err := forensics.Load(context.Background(), db, dir, loadTime)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, sum.Runs)
+	require.Equal(t, 3, sum.Tasks)
+	require.Equal(t, map[string]int{"created": 2, "matched": 1, "skipped": 1}, sum.Slots)
+	require.Equal(t, map[string]int{"companies": 1, "contacts": 1}, sum.Placeholders, "a matched and a created slot share one row")
+	require.Equal(t, []string{"task 3: checkpoint 12345 is not crmimport's {rows, line}: loaded as the start",
+		"run 1: its tasks carry no counters: each took its kind's from the run's stats"}, sum.Notices)
+
+	require.Equal(t, [][]string{
+		{"1", "failed", "5", "0", `{"contact":{"imported":0,"unchanged":0,"skipped":0,"failed":8,"matched":0,"unlinked":0,"duplicate":0},"note":{"imported":0,"unchanged":0,"skipped":2,"failed":0,"matched":0,"unlinked":0,"duplicate":0}}`,
+			"{}", "2026-01-05T09:00:00.123456Z", "2026-01-05T09:00:00.000000Z", "3600000", "Migration failed:\nValidation failed", "NULL", "NULL", dir},
+		{"2", "running", "2", "1", "NULL", "{}", "2026-01-12T09:00:00.000000Z", "NULL", "NULL", "NULL", "NULL", "NULL", dir},
+	}, query(t, db, `SELECT id, status, current_phase, cancellation_requested, stats, options, started_at, finished_at, duration_ms,
+		message, owner_host, heartbeat_at, dump FROM migrations ORDER BY id`),
+		"t/f, NULL and empty, zones; a quoted empty message is NULL too; no owner here")
+	require.Equal(t, [][]string{
+		{"1", "1", "contact", "2", "failed", `{"rows":40,"line":41}`, "3", "Email is invalid", "NULL", "2026-01-05T09:30:00.000000Z"},
+		{"2", "1", "note", "4", "succeeded", `{"rows":0,"line":0}`, "1", "NULL", "NULL", "2026-01-05T09:00:00.123456Z"},
+		{"3", "2", "contact", "2", "running", `{"rows":0,"line":0}`, "1", "NULL", "NULL", "2026-01-12T09:01:00.500000Z"},
+	}, query(t, db, `SELECT id, migration_id, kind, phase, status, checkpoint, attempts, last_error, file, updated_at
+		FROM migration_tasks ORDER BY id`), "plural and capitalised kinds are singular; a missing phase is the kind's; no file here")
+	require.Equal(t, [][]string{{"1", "0", "8"}, {"2", "2", "0"}, {"3", "0", "0"}},
+		query(t, db, `SELECT id, skipped, failed FROM migration_tasks ORDER BY id`), "the run's stats, kind by kind, where its tasks carry none")
+	require.Equal(t, [][]string{
+		{"7", "hubspot", "company", "co-1", "1", "companies", "501", "created", "NULL", "NULL", "2026-01-05T09:00:01.000000Z"},
+		{"8", "hubspot", "note", "n-1", "1", "NULL", "NULL", "skipped", "not linked to any record", `{"contact_id":"c-1"}`, "2026-01-05T09:00:02.000001Z"},
+		{"9", "hubspot", "contact", "c-1", "2", "contacts", "1", "created", "NULL", "NULL", "2026-01-12T09:00:30.000000Z"},
+		{"10", "salesforce", "company", "001A", "1", "companies", "501", "matched", "NULL", "NULL", "2026-01-05T09:00:03.000000Z"},
+	}, query(t, db, `SELECT id, source, kind, source_id, migration_id, record_type, record_id, action, reason, detail, created_at
+		FROM migration_records ORDER BY id`), "a created slot without a record_id gets a placeholder row of its own")
+	require.Equal(t, [][]string{{"501", "acme", "(loaded from a dump: company co-1)", "1"}},
+		query(t, db, `SELECT id, tenant_id, name, from_dump FROM companies`))
+	require.Equal(t, [][]string{{"1", "(loaded from a dump: contact c-1)", "1"}}, query(t, db, `SELECT id, last_name, from_dump FROM contacts`))
+	require.Equal(t, [][]string{{"11"}}, query(t, db, `SELECT next FROM slot_ids`), "new slots are numbered past the loaded ones")
+
+	run, err := phases.LoadRun(context.Background(), db, 2)
+	require.NoError(t, err)
+	require.True(t, phases.New(db, nil).Interrupted(run), "a dump's running run has no live owner here")
+}
+
+// TestLoadReadsJSONLines: the same tables as JSON Lines, booleans and
+// numbers as JSON gives them, objects as their JSON text.
+func TestLoadReadsJSONLines(t *testing.T) {
+	t.Parallel()
+	db, _ := loadFixture(t, "ready-to-take-over")
+	require.Equal(t, [][]string{
+		{"1", "partial", "4", "0", `{"dump_options":{"batch":1000}}`, "2000", "2026-01-05T09:00:00.123456Z"},
+		{"2", "succeeded", "2", "0", `{"dump_options":{"batch":1000}}`, "1000", "2026-01-12T09:00:00.000000Z"},
+	}, query(t, db, `SELECT id, status, current_phase, cancellation_requested, options, duration_ms, started_at FROM migrations ORDER BY id`))
+	require.Equal(t, [][]string{{"1", "contact"}, {"2", "note"}, {"3", "contact"}},
+		query(t, db, `SELECT id, kind FROM migration_tasks ORDER BY id`), "plural kinds are singular")
+	require.Equal(t, [][]string{{"n-2", "skipped", `{"contact_id":"c-2"}`}},
+		query(t, db, `SELECT source_id, action, detail FROM migration_records WHERE action = 'skipped'`))
+}
+
+// TestLoadRefusesConflictingIDs: a dump keeps its ids, so a file that
+// already holds them refuses the whole load and names them; nothing of the
+// second load is written.
+func TestLoadRefusesConflictingIDs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := loadFixture(t, "stranded-retry")
+	before := query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
+		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM slot_ids)`)
+
+	_, err := forensics.Load(ctx, db, filepath.Join(dumps, "stranded-retry"), loadTime)
+	var conflict *forensics.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	require.Equal(t, []int64{1}, conflict.Runs)
+	require.Equal(t, []int64{1, 2, 3, 4}, conflict.Tasks)
+	require.Len(t, conflict.Slots, 12)
+	require.Len(t, conflict.SlotIDs, 12)
+	require.Contains(t, err.Error(), "the database already holds run 1; tasks 1–4; the slots globex/pipedrive company co-1, ")
+	require.Contains(t, err.Error(), "(and 4 more); slot ids 1–12; the target rows companies 1–4, deals 1–3, activities 1–5")
+	require.Contains(t, err.Error(), "nothing was loaded")
+	require.Equal(t, before, query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
+		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM slot_ids)`))
+
+	// Another dump whose run id only is taken: refused too.
+	other := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n1,initech,canonical,succeeded,2026-01-05 09:00:00+00\n"})
+	_, err = forensics.Load(ctx, db, other, loadTime)
+	require.ErrorAs(t, err, &conflict)
+	require.Equal(t, []int64{1}, conflict.Runs)
+	require.Empty(t, conflict.Tasks)
+}
+
+// TestLoadRefusesSecondLiveRun: a dump's running run of a tenant that
+// already has one here is refused by the one-live-run index (R13).
+func TestLoadRefusesSecondLiveRun(t *testing.T) {
+	t.Parallel()
+	db, _ := loadFixture(t, "unfinalized")
+	dir := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n9,soylent,canonical,running,2026-02-05 09:00:00+00\n"})
+	_, err := forensics.Load(context.Background(), db, dir, loadTime)
+	var conflict *forensics.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	require.Contains(t, err.Error(), "tenant soylent already has a running run here (run 2)")
+}
+
+// TestLoadRejectsBadRows: a value crmimport does not know is refused with
+// its file and line, and nothing is loaded.
+func TestLoadRejectsBadRows(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		files map[string]string
+		want  []string
+	}{
+		"UnknownRunStatus": {map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n1,a,s,succeeded,2026-01-05\n2,a,s,done,2026-01-05\n"},
+			[]string{`migrations.csv:3: status: "done" is not a run status (one of: running, succeeded, partial, failed, cancelled)`}},
+		"UnknownTaskKindAndStatus": {map[string]string{
+			"migrations.csv":      "id,tenant_id,source,status,started_at\n1,a,s,failed,2026-01-05\n",
+			"migration_tasks.csv": "id,migration_id,kind,status\n1,1,leads,pending\n2,1,contacts,queued\n"},
+			[]string{`migration_tasks.csv:2: kind: unknown kind "leads"`, `migration_tasks.csv:3: status: "queued" is not a task status`}},
+		"BadTimestampOnLineOfMultilineRow": {map[string]string{
+			"migrations.csv": "id,tenant_id,source,status,message,started_at\n1,a,s,failed,\"two\nlines\",2026-01-05\n2,a,s,failed,x,yesterday\n"},
+			[]string{`migrations.csv:4: started_at: "yesterday" is not a timestamp`}},
+		"UnknownAction": {map[string]string{"migration_records.jsonl": `{"tenant_id":"a","source":"s","kind":"note","source_id":"n-1","action":"ignored","created_at":"2026-01-05"}` + "\n"},
+			[]string{`migration_records.jsonl:1: action: "ignored" is not a slot action`}},
+		"TaskOfMissingRun": {map[string]string{"migration_tasks.csv": "id,migration_id,kind,status\n1,4,contacts,pending\n"},
+			[]string{"migration_tasks.csv:2: task 1 belongs to run 4, which the dump's migrations do not hold"}},
+		"MissingColumn": {map[string]string{"migrations.csv": "id,tenant_id,status,started_at\n1,a,failed,2026-01-05\n"},
+			[]string{"migrations.csv:1: the header has no source column"}},
+		"RaggedRow": {map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n1,a,s,failed\n"},
+			[]string{"migrations.csv:2: wrong number of fields"}},
+		"TwoForms": {map[string]string{"migrations.csv": "id\n", "migrations.jsonl": "\n"}, []string{"holds both migrations.csv and migrations.jsonl"}},
+		"NoDump":   {map[string]string{"notes.csv": "id\n"}, []string{"holds no dump"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db, _ := openDB(t)
+			_, err := forensics.Load(context.Background(), db, writeDump(t, tc.files), loadTime)
+			require.Error(t, err)
+			var de *forensics.DumpError
+			require.True(t, errors.As(err, &de), "%v", err)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+			require.Equal(t, [][]string{{"0", "0", "0"}}, query(t, db, `SELECT (SELECT count(*) FROM migrations),
+				(SELECT count(*) FROM migration_tasks), (SELECT count(*) FROM migration_records)`))
+		})
+	}
+}
+
+// TestParseDumpTimes: the timestamps a dump holds.
+func TestParseDumpTimes(t *testing.T) {
+	t.Parallel()
+	db, _ := openDB(t)
+	rows := "id,tenant_id,source,status,started_at\n"
+	for i, s := range []string{"2026-01-05 09:00:00.123456+00", "2026-01-05T09:00:00Z", "2026-01-05 11:30:00+02:30",
+		"2026-01-05 09:00:00", "2026-01-05T04:00:00-05", "2026-01-05 09:00:00.5 +00:00", "2026-01-05"} {
+		rows += string(rune('1'+i)) + ",t" + string(rune('1'+i)) + ",s,succeeded," + s + "\n"
+	}
+	_, err := forensics.Load(context.Background(), db, writeDump(t, map[string]string{"migrations.csv": rows}), loadTime)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{
+		{"2026-01-05T09:00:00.123456Z"}, {"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.000000Z"},
+		{"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.500000Z"}, {"2026-01-05T00:00:00.000000Z"},
+	}, query(t, db, `SELECT started_at FROM migrations ORDER BY id`))
+}

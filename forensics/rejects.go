@@ -1,0 +1,172 @@
+package forensics
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"crmimport/phases"
+)
+
+// rejectColumns are the columns every rejects file starts with; the raw
+// row's columns follow, the union over the run's failures in the order
+// first seen. The shape varies with the files a run read, so the file is
+// written with encoding/csv rather than gocsv, which needs a struct.
+var rejectColumns = []string{"run", "kind", "source_id", "file", "line", "reason"}
+
+// rawColumn holds a raw value that is not a JSON object (none of ours).
+const rawColumn = "(raw)"
+
+// rejectsSQL: R4, a run's failed records, in the order they failed.
+const rejectsSQL = `
+SELECT kind, coalesce(source_id, ''), coalesce(file, ''), coalesce(line, 0), reason, coalesce(raw, '')
+FROM record_failures WHERE migration_id = ? ORDER BY id`
+
+// Rejects writes the failed records of a run to w as CSV: run, kind,
+// source_id, file, line, reason, then the raw row's columns. A cell that
+// a spreadsheet would run as a formula — one starting with =, +, -, @, a
+// tab or a carriage return — is written with a leading ' so that it shows
+// as text (a negative amount -5 reads '-5). It returns how many records it
+// wrote; a run without failures gives the header alone.
+func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, error) {
+	if _, err := phases.LoadRun(ctx, db, runID); err != nil {
+		return 0, err
+	}
+	// First the header: every raw column of the run's failures.
+	var header []string
+	seen := map[string]bool{}
+	err := eachReject(ctx, db, runID, func(r reject) error {
+		for _, c := range r.raw {
+			if !seen[c.name] {
+				seen[c.name] = true
+				header = append(header, c.name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	cw := csv.NewWriter(w)
+	row := make([]string, 0, len(rejectColumns)+len(header))
+	row = append(row, rejectColumns...)
+	for _, h := range header {
+		row = append(row, safeCell(h))
+	}
+	if err := cw.Write(row); err != nil {
+		return 0, err
+	}
+	at := map[string]int{}
+	for i, h := range header {
+		at[h] = len(rejectColumns) + i
+	}
+	n := 0
+	err = eachReject(ctx, db, runID, func(r reject) error {
+		row = row[:len(rejectColumns)+len(header)]
+		for i := range row {
+			row[i] = ""
+		}
+		row[0], row[1], row[2], row[3] = strconv.FormatInt(runID, 10), r.kind, safeCell(r.sourceID), safeCell(r.file)
+		row[4], row[5] = strconv.FormatInt(r.line, 10), safeCell(r.reason)
+		if r.line == 0 {
+			row[4] = ""
+		}
+		for _, c := range r.raw {
+			row[at[c.name]] = safeCell(c.value)
+		}
+		n++
+		return cw.Write(row)
+	})
+	if err != nil {
+		return n, err
+	}
+	cw.Flush()
+	return n, cw.Error()
+}
+
+// reject is one row of record_failures, its raw row in file order.
+type reject struct {
+	kind, sourceID, file, reason string
+	line                         int64
+	raw                          []rawCell
+}
+
+type rawCell struct{ name, value string }
+
+func eachReject(ctx context.Context, db *sql.DB, runID int64, f func(reject) error) error {
+	rows, err := db.QueryContext(ctx, rejectsSQL, runID)
+	if err != nil {
+		return fmt.Errorf("rejects of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r reject
+		var raw string
+		if err := rows.Scan(&r.kind, &r.sourceID, &r.file, &r.line, &r.reason, &raw); err != nil {
+			return fmt.Errorf("rejects of run %d: %w", runID, err)
+		}
+		r.raw = rawCells(raw)
+		if err := f(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// rawCells reads record_failures.raw, a JSON object in file order (the
+// importer's rawJSON; "(text)" holds a record that could not be parsed),
+// keeping the order. A string is its text, a nested value its JSON.
+func rawCells(raw string) []rawCell {
+	if raw == "" {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return []rawCell{{rawColumn, raw}}
+	}
+	var out []rawCell
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return []rawCell{{rawColumn, raw}}
+		}
+		name, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return []rawCell{{rawColumn, raw}}
+		}
+		out = append(out, rawCell{name, rawValue(v)})
+	}
+	return out
+}
+
+func rawValue(v json.RawMessage) string {
+	var s string
+	switch {
+	case bytes.Equal(v, []byte("null")):
+		return ""
+	case json.Unmarshal(v, &s) == nil:
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) == nil {
+		return b.String()
+	}
+	return string(v)
+}
+
+// safeCell neutralises a cell that a spreadsheet would run as a formula
+// (CSV injection): a leading ' makes it text.
+func safeCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}

@@ -1,0 +1,31 @@
+package forensics
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSafeCell: every start a spreadsheet runs as a formula, and nothing
+// else.
+func TestSafeCell(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"=1+2": "'=1+2", "+1 555": "'+1 555", "-5": "'-5", "@SUM(A1)": "'@SUM(A1)", "\tx": "'\tx", "\rx": "'\rx",
+		"": "", "Acme": "Acme", "a=b": "a=b", " =x": " =x", "'quoted": "'quoted",
+	} {
+		require.Equal(t, want, safeCell(in), "%q", in)
+	}
+}
+
+// TestRawCells: record_failures.raw in file order, strings as text, nested
+// values as JSON, an unparseable record's text under "(text)", and a raw
+// value that is no object kept whole.
+func TestRawCells(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []rawCell{{"id", "c-1"}, {"name", ""}, {"amount", "12.50"}, {"tags", `["a","b"]`}, {"(text)", "c-1,\"broken"}},
+		rawCells(`{"id":"c-1","name":null,"amount":12.50,"tags":["a", "b"],"(text)":"c-1,\"broken"}`))
+	require.Equal(t, []rawCell{{"z", "1"}, {"a", "2"}}, rawCells(`{"z":"1","a":"2"}`), "file order, not sorted")
+	require.Equal(t, []rawCell{{"(raw)", "not json"}}, rawCells("not json"))
+	require.Nil(t, rawCells(""))
+}

@@ -1,0 +1,344 @@
+package forensics
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// Group is one line of the ledger grouped by kind, action, reason and run.
+type Group struct {
+	Kind      ledger.Kind `json:"kind"`
+	Source    string      `json:"source"`
+	Action    string      `json:"action"`
+	Reason    string      `json:"reason"`
+	Run       int64       `json:"run"`        // 0: the slots name no run
+	RunStatus string      `json:"run_status"` // as `runs` shows it; "" for a run this database does not hold
+	Count     int64       `json:"count"`
+}
+
+// Grouping is `ledger why` without a source id.
+type Grouping struct {
+	Tenant string  `json:"tenant"`
+	Kind   string  `json:"kind,omitempty"`
+	Run    int64   `json:"run,omitempty"`
+	Total  int64   `json:"total"`
+	Groups []Group `json:"groups"`
+}
+
+// whyGroupsSQL is the query of write-up 000 — how the truth about the
+// poisoned ledger was found, by hand, when the run log kept 200 entries —
+// as a command: the tenant's slots grouped by kind, action, reason and the
+// run that wrote them.
+const whyGroupsSQL = `
+SELECT r.kind, r.source, r.action, coalesce(r.reason, ''), coalesce(r.migration_id, 0), count(*)
+FROM migration_records r
+WHERE r.tenant_id = ?1 AND (?2 = '' OR r.kind = ?2) AND (?3 = 0 OR r.migration_id = ?3)
+GROUP BY r.kind, r.source, r.action, r.reason, r.migration_id
+ORDER BY ` + kindOrder + `, count(*) DESC, r.source, r.action, r.migration_id`
+
+// Why groups a tenant's ledger by kind, action, reason and run, narrowed to
+// a kind ("" for all) and a run (0 for all).
+func Why(ctx context.Context, db *sql.DB, e *phases.Engine, tenant string, kind ledger.Kind, run int64) (*Grouping, error) {
+	g := &Grouping{Tenant: tenant, Kind: string(kind), Run: run, Groups: []Group{}}
+	rows, err := db.QueryContext(ctx, whyGroupsSQL, tenant, string(kind), run)
+	if err != nil {
+		return nil, fmt.Errorf("ledger why: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var gr Group
+		if err := rows.Scan(&gr.Kind, &gr.Source, &gr.Action, &gr.Reason, &gr.Run, &gr.Count); err != nil {
+			return nil, fmt.Errorf("ledger why: %w", err)
+		}
+		g.Total += gr.Count
+		g.Groups = append(g.Groups, gr)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger why: %w", err)
+	}
+	runs := runCache{ctx: ctx, db: db, e: e, m: map[int64]*RunRef{}}
+	for i := range g.Groups {
+		if r, err := runs.get(g.Groups[i].Run); err != nil {
+			return nil, err
+		} else if r != nil {
+			g.Groups[i].RunStatus = r.Status
+		}
+	}
+	return g, nil
+}
+
+// RunRef is a run as a story names it.
+type RunRef struct {
+	ID         int64  `json:"id"`
+	Status     string `json:"status"` // interrupted for a running run whose process is gone
+	StartedAt  string `json:"started_at"`
+	FinishedAt string `json:"finished_at,omitempty"`
+	Loaded     bool   `json:"loaded_from_dump"`
+}
+
+// runCache reads each run once.
+type runCache struct {
+	ctx    context.Context
+	db     *sql.DB
+	e      *phases.Engine
+	m      map[int64]*RunRef
+	loaded map[int64]string
+}
+
+func (c *runCache) get(id int64) (*RunRef, error) {
+	if id == 0 {
+		return nil, nil
+	}
+	if r, ok := c.m[id]; ok {
+		return r, nil
+	}
+	if c.loaded == nil {
+		l, err := loadedRuns(c.ctx, c.db)
+		if err != nil {
+			return nil, err
+		}
+		c.loaded = l
+	}
+	run, err := phases.LoadRun(c.ctx, c.db, id)
+	if errors.Is(err, phases.ErrNoRun) {
+		c.m[id] = nil
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &RunRef{ID: id, Status: string(run.Status), StartedAt: ledger.FormatTime(run.StartedAt)}
+	if c.e.Interrupted(run) {
+		r.Status = "interrupted"
+	}
+	if run.FinishedAt != nil {
+		r.FinishedAt = ledger.FormatTime(*run.FinishedAt)
+	}
+	_, r.Loaded = c.loaded[id]
+	c.m[id] = r
+	return r, nil
+}
+
+// SlotStory is one slot's story: what it says, which run claimed it, when
+// and why, that run's status, and what came after.
+type SlotStory struct {
+	Source    string      `json:"source"`
+	Kind      ledger.Kind `json:"kind"`
+	SourceID  string      `json:"source_id"`
+	Slot      int64       `json:"slot"`
+	Action    string      `json:"action"`
+	Reason    string      `json:"reason,omitempty"`
+	Detail    string      `json:"detail,omitempty"`
+	ClaimedAt string      `json:"claimed_at"`
+	Run       *RunRef     `json:"run"` // nil when the slot names a run this database does not hold
+	RunID     int64       `json:"run_id"`
+	// Row is the target row of a created or matched slot.
+	Row *RowRef `json:"row,omitempty"`
+	// Later are the runs after the claiming one that processed the kind (a
+	// task of it succeeded): a skip they left is a stale verdict (R3).
+	Later []RunRef `json:"later_runs"`
+	// Parents are the links a skip could not resolve and what they are now.
+	Parents []ParentRef `json:"parents"`
+}
+
+// RowRef is a final slot's target row.
+type RowRef struct {
+	Table       string `json:"table"`
+	ID          int64  `json:"id"`
+	Missing     bool   `json:"missing"`
+	Placeholder bool   `json:"placeholder"` // loaded from a dump
+}
+
+// ParentRef is a link a skip could not resolve, and its slot now.
+type ParentRef struct {
+	Field    string      `json:"field"`
+	Kind     ledger.Kind `json:"kind"`
+	SourceID string      `json:"source_id"`
+	Action   string      `json:"action"` // the parent's slot now: created, matched, skipped or ""
+	Run      int64       `json:"run"`
+}
+
+// FailureRef is a failed attempt at the record (R4: it claimed nothing).
+type FailureRef struct {
+	Run    int64       `json:"run"`
+	Source string      `json:"source"`
+	Kind   ledger.Kind `json:"kind"`
+	File   string      `json:"file"`
+	Line   int64       `json:"line"`
+	Reason string      `json:"reason"`
+}
+
+// Story is `ledger why --source-id ID`: every slot of the tenant with that
+// source id (of one kind, or of every kind and source), and the failed
+// attempts at it.
+type Story struct {
+	Tenant   string       `json:"tenant"`
+	Kind     string       `json:"kind,omitempty"`
+	SourceID string       `json:"source_id"`
+	Slots    []SlotStory  `json:"slots"`
+	Failures []FailureRef `json:"failures"`
+}
+
+const storySlotsSQL = `
+SELECT source, kind, source_id, id, action, coalesce(reason, ''), coalesce(detail, ''), created_at,
+    coalesce(migration_id, 0), coalesce(record_type, ''), coalesce(record_id, 0)
+FROM migration_records
+WHERE tenant_id = ?1 AND (?2 = '' OR kind = ?2) AND source_id = ?3
+ORDER BY source, kind`
+
+// laterRunsSQL: the runs after the claiming one, of the same tenant and
+// source, that processed the kind (R3: a skip they left behind is stale).
+const laterRunsSQL = `
+SELECT DISTINCT m.id FROM migrations m JOIN migration_tasks t ON t.migration_id = m.id
+WHERE m.tenant_id = ? AND m.source = ? AND t.kind = ? AND t.status = 'succeeded' AND m.id > ?
+ORDER BY m.id`
+
+const parentSlotSQL = `
+SELECT action, coalesce(migration_id, 0) FROM migration_records
+WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?`
+
+const storyFailuresSQL = `
+SELECT f.migration_id, m.source, f.kind, coalesce(f.file, ''), coalesce(f.line, 0), f.reason
+FROM record_failures f JOIN migrations m ON m.id = f.migration_id
+WHERE m.tenant_id = ?1 AND (?2 = '' OR f.kind = ?2) AND f.source_id = ?3
+ORDER BY f.id`
+
+// rowSQL reads a final slot's target row: whether it is there, and whether
+// it is a placeholder loaded from a dump.
+var rowSQL = map[ledger.Kind]string{
+	ledger.Company:  `SELECT from_dump FROM companies WHERE id = ? AND tenant_id = ?`,
+	ledger.Contact:  `SELECT from_dump FROM contacts WHERE id = ? AND tenant_id = ?`,
+	ledger.Deal:     `SELECT from_dump FROM deals WHERE id = ? AND tenant_id = ?`,
+	ledger.Note:     `SELECT from_dump FROM notes WHERE id = ? AND tenant_id = ?`,
+	ledger.Activity: `SELECT from_dump FROM activities WHERE id = ? AND tenant_id = ?`,
+	ledger.Email:    `SELECT from_dump FROM emails WHERE id = ? AND tenant_id = ?`,
+}
+
+// parentKinds maps the link fields a skip's detail names to their kinds
+// (R6: a note's contact_id is a contact).
+var parentKinds = map[string]ledger.Kind{"company_id": ledger.Company, "contact_id": ledger.Contact, "deal_id": ledger.Deal}
+
+// StoryOf tells the story of the tenant's record sourceID (of kind, or ""
+// for every kind).
+func StoryOf(ctx context.Context, db *sql.DB, e *phases.Engine, tenant string, kind ledger.Kind, sourceID string) (*Story, error) {
+	st := &Story{Tenant: tenant, Kind: string(kind), SourceID: sourceID, Slots: []SlotStory{}, Failures: []FailureRef{}}
+	runs := runCache{ctx: ctx, db: db, e: e, m: map[int64]*RunRef{}}
+	rows, err := db.QueryContext(ctx, storySlotsSQL, tenant, string(kind), sourceID)
+	if err != nil {
+		return nil, fmt.Errorf("ledger why: %w", err)
+	}
+	for rows.Next() {
+		var s SlotStory
+		var recordType string
+		var recordID int64
+		if err := rows.Scan(&s.Source, &s.Kind, &s.SourceID, &s.Slot, &s.Action, &s.Reason, &s.Detail, &s.ClaimedAt,
+			&s.RunID, &recordType, &recordID); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("ledger why: %w", err)
+		}
+		if ledger.Action(s.Action).Final() {
+			s.Row = &RowRef{Table: s.Kind.Table(), ID: recordID}
+		}
+		st.Slots = append(st.Slots, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger why: %w", err)
+	}
+	for i := range st.Slots {
+		if err := st.Slots[i].fill(ctx, db, tenant, &runs); err != nil {
+			return nil, err
+		}
+	}
+	frows, err := db.QueryContext(ctx, storyFailuresSQL, tenant, string(kind), sourceID)
+	if err != nil {
+		return nil, fmt.Errorf("ledger why: failures: %w", err)
+	}
+	defer frows.Close()
+	for frows.Next() {
+		var f FailureRef
+		if err := frows.Scan(&f.Run, &f.Source, &f.Kind, &f.File, &f.Line, &f.Reason); err != nil {
+			return nil, fmt.Errorf("ledger why: failures: %w", err)
+		}
+		st.Failures = append(st.Failures, f)
+	}
+	return st, frows.Err()
+}
+
+// fill reads what a slot's story needs beyond the slot.
+func (s *SlotStory) fill(ctx context.Context, db *sql.DB, tenant string, runs *runCache) error {
+	var err error
+	if s.Run, err = runs.get(s.RunID); err != nil {
+		return err
+	}
+	s.Later, s.Parents = []RunRef{}, []ParentRef{}
+	if s.Row != nil {
+		var fromDump int
+		err := db.QueryRowContext(ctx, rowSQL[s.Kind], s.Row.ID, tenant).Scan(&fromDump)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			s.Row.Missing = true
+		case err != nil:
+			return fmt.Errorf("ledger why: row of %s %s: %w", s.Kind, s.SourceID, err)
+		}
+		s.Row.Placeholder = fromDump == 1
+	}
+	later, err := db.QueryContext(ctx, laterRunsSQL, tenant, s.Source, string(s.Kind), s.RunID)
+	if err != nil {
+		return fmt.Errorf("ledger why: later runs: %w", err)
+	}
+	var ids []int64
+	for later.Next() {
+		var id int64
+		if err := later.Scan(&id); err != nil {
+			later.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	later.Close()
+	if err := later.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		r, err := runs.get(id)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			s.Later = append(s.Later, *r)
+		}
+	}
+	if s.Action != string(ledger.Skipped) || s.Detail == "" {
+		return nil
+	}
+	var links map[string]any
+	if json.Unmarshal([]byte(s.Detail), &links) != nil {
+		return nil
+	}
+	fields := make([]string, 0, len(links))
+	for f := range links {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	for _, f := range fields {
+		k, ok := parentKinds[f]
+		if !ok {
+			continue
+		}
+		p := ParentRef{Field: f, Kind: k, SourceID: fmt.Sprint(links[f])}
+		err := db.QueryRowContext(ctx, parentSlotSQL, tenant, s.Source, string(k), p.SourceID).Scan(&p.Action, &p.Run)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("ledger why: parent %s %s: %w", k, p.SourceID, err)
+		}
+		s.Parents = append(s.Parents, p)
+	}
+	return nil
+}

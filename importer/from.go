@@ -1,0 +1,154 @@
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// A run loaded from a dump (`crmimport ledger load`) has no input files
+// here: a plain resume refuses it, and `resume RUN --from PATH` plans its
+// unfinished tasks over a local export in the canonical format (R10).
+
+// ResumeFrom resumes a run loaded from a dump over the export at path: each
+// unfinished task of kind K reads path's file for K from its beginning
+// (a second file of K gets a task of its own; a second unfinished task of K
+// with no file left is cancelled, saying which task reads the file). A kind
+// left to do that path has no file for refuses the resume before anything
+// changes (*InputError), and so does a run planned here (*UsageError).
+func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (phases.Run, []phases.Task, error) {
+	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
+	if err != nil {
+		return phases.Run{}, nil, err
+	}
+	if dump == "" {
+		return phases.Run{}, nil, &UsageError{Msg: fmt.Sprintf("run %d was planned here and reads its own files: --from is for a run "+
+			"loaded from a dump (`crmimport ledger load`); continue it with `crmimport resume %d`", runID, runID)}
+	}
+	input, err := filepath.Abs(path)
+	if err != nil {
+		return phases.Run{}, nil, &InputError{Path: path, Reason: err.Error()}
+	}
+	profile := Canonical()
+	files, notices, err := discover(input, profile, nil, "")
+	if err != nil {
+		return phases.Run{}, nil, err
+	}
+	replan := func(ctx context.Context, run phases.Run, unfinished []phases.Task) (phases.Replan, error) {
+		return planFrom(run, unfinished, input, profile, files, notices)
+	}
+	run, planned, err := imp.Engine.ResumeFrom(ctx, runID, replan)
+	if err != nil {
+		return run, nil, err
+	}
+	imp.skipFileless(ctx, run)
+	return run, planned, nil
+}
+
+// planFrom points the unfinished tasks of a loaded run at the export's
+// files, kind by kind.
+func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *Profile, files []inputFile, notices []string) (phases.Replan, error) {
+	opts := map[string]any{}
+	var old map[string]json.RawMessage
+	if json.Unmarshal(run.Options, &old) == nil {
+		for k, v := range old {
+			opts[k] = v
+		}
+	}
+	opts["input"], opts["profile"], opts["batch_size"] = input, profile.Name, DefaultBatchSize
+	plan := phases.Replan{Options: opts, Inputs: map[int64]phases.TaskSpec{}, Dropped: map[int64]string{}, Notices: notices}
+	byKind := map[ledger.Kind][]inputFile{}
+	for _, f := range files {
+		byKind[f.Kind] = append(byKind[f.Kind], f)
+	}
+	tasks := map[ledger.Kind][]phases.Task{}
+	var kinds []ledger.Kind
+	for _, t := range unfinished {
+		if tasks[t.Kind] == nil {
+			kinds = append(kinds, t.Kind)
+		}
+		tasks[t.Kind] = append(tasks[t.Kind], t)
+	}
+	spec := func(k ledger.Kind, phase int, f inputFile) phases.TaskSpec {
+		return phases.TaskSpec{Kind: k, Phase: phase, File: f.Path, Format: string(f.Format), Encoding: f.Encoding,
+			Fingerprint: f.Info.Fingerprint}
+	}
+	var missing []string
+	for _, k := range kinds {
+		ts, fs := tasks[k], byKind[k]
+		if len(fs) == 0 {
+			missing = append(missing, k.Plural())
+			continue
+		}
+		for i, t := range ts {
+			if i < len(fs) {
+				plan.Inputs[t.ID] = spec(k, t.Phase, fs[i])
+				continue
+			}
+			plan.Dropped[t.ID] = fmt.Sprintf("superseded by resume --from %s: task %d reads its %s", input, ts[0].ID, k.Plural())
+		}
+		for _, f := range fs[min(len(ts), len(fs)):] {
+			plan.Extra = append(plan.Extra, spec(k, ts[0].Phase, f))
+		}
+	}
+	if len(missing) > 0 {
+		return plan, &InputError{Path: input, Reason: fmt.Sprintf("has no file for %s, which run %d has left to do "+
+			"(the canonical format: %s); nothing was changed", strings.Join(missing, ", "), run.ID, profile.ExpectedFiles())}
+	}
+	return plan, nil
+}
+
+// skipFileless keeps the index of ids seen from re-reading the tasks of a
+// loaded run that have no file here (those production finished): their
+// records are in the ledger already.
+func (imp *Importer) skipFileless(ctx context.Context, run phases.Run) {
+	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID)
+	if err != nil {
+		return // the index reads them on first need, and says what it could not read
+	}
+	x := imp.index(run)
+	for _, t := range tasks {
+		if t.File == "" {
+			x.loaded[t.ID] = true
+		}
+	}
+}
+
+// refuseFileless refuses a plain resume of a run loaded from a dump whose
+// unfinished tasks have no file here: only --from can say what they read.
+// A loaded run that --from has planned resumes as any run (R10 checks its
+// files).
+func (imp *Importer) refuseFileless(ctx context.Context, runID int64) error {
+	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
+	if err != nil || dump == "" {
+		return err
+	}
+	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, runID)
+	if err != nil {
+		return err
+	}
+	var kinds []string
+	seen := map[ledger.Kind]bool{}
+	for _, t := range tasks {
+		if t.Status != phases.TaskSucceeded && t.File == "" && !seen[t.Kind] {
+			seen[t.Kind] = true
+			kinds = append(kinds, t.Kind.Plural())
+		}
+	}
+	if len(kinds) == 0 {
+		run, err := phases.LoadRun(ctx, imp.Engine.DB, runID)
+		if err != nil {
+			return err
+		}
+		imp.skipFileless(ctx, run)
+		return nil
+	}
+	return &UsageError{Msg: fmt.Sprintf("run %d was loaded from a dump (%s) and has no input files here: its %s left to do have "+
+		"nothing to read. Point it at a local export of those records: `crmimport resume %d --from PATH` (PATH: a folder in "+
+		"the canonical format holding %s)", runID, dump, strings.Join(kinds, ", "), runID, strings.Join(kinds, ", "))}
+}

@@ -1,0 +1,220 @@
+package phases
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"crmimport/store"
+)
+
+// A run loaded from a dump (`crmimport ledger load`) has no plan here: its
+// tasks name no input file. ResumeFrom plans its unfinished tasks anew over
+// a local export, each from the beginning, with the fingerprints of the
+// files it reads now (R10), and then resumes it as Resume does (R8).
+
+// loadedFromSQL: the dump a run was loaded from, NULL for a run planned
+// here.
+const loadedFromSQL = `SELECT coalesce(dump, '') FROM migrations WHERE id = ?`
+
+// LoadedFrom returns the dump run was loaded from, or "" for a run planned
+// here.
+func LoadedFrom(ctx context.Context, q queryer, runID int64) (string, error) {
+	var dump string
+	err := q.QueryRowContext(ctx, loadedFromSQL, runID).Scan(&dump)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("run %d: %w", runID, ErrNoRun)
+	}
+	return dump, err
+}
+
+// Replan is the new plan of a loaded run's unfinished tasks.
+type Replan struct {
+	Options any                // the run's options from now on (persisted as JSON)
+	Inputs  map[int64]TaskSpec // unfinished task id -> its input from now on (its kind and phase stay)
+	Extra   []TaskSpec         // more files of a kind than it has unfinished tasks: new tasks
+	Dropped map[int64]string   // unfinished tasks left without a file of their own: cancelled, with this reason
+	Notices []string           // written to the run log
+}
+
+// ReplanFunc plans a loaded run's unfinished tasks over local files. An
+// error refuses the resume before anything changes.
+type ReplanFunc func(ctx context.Context, run Run, unfinished []Task) (Replan, error)
+
+// replanTaskSQL: R10, an unfinished task of a loaded run is pointed at a
+// local file and starts from its beginning: checkpoint and counters start
+// over. Fenced on the status it was read with.
+const replanTaskSQL = `
+UPDATE migration_tasks SET status = 'pending', file = ?, format = ?, encoding = ?, fingerprint = ?,
+    checkpoint = '{"rows":0,"line":0}', last_error = NULL,
+    imported = 0, matched = 0, unchanged = 0, skipped = 0, failed = 0, duplicate = 0, unlinked = 0, updated_at = ?
+WHERE id = ? AND migration_id = ? AND status = ?`
+
+func replanTask(ctx context.Context, tx *sql.Tx, t Task, in TaskSpec, now string) error {
+	return expectRows(ctx, tx, 1, fmt.Sprintf("replan task %d", t.ID), replanTaskSQL,
+		in.File, in.Format, in.Encoding, in.Fingerprint, now, t.ID, t.RunID, string(t.Status))
+}
+
+// dropTaskSQL: an unfinished task of a loaded run that no local file is
+// left for (another task of its kind reads the file) is cancelled with
+// the reason.
+const dropTaskSQL = `
+UPDATE migration_tasks SET status = 'cancelled', last_error = ?, updated_at = ?
+WHERE id = ? AND migration_id = ? AND status = ?`
+
+func dropTask(ctx context.Context, tx *sql.Tx, t Task, reason, now string) error {
+	return expectRows(ctx, tx, 1, fmt.Sprintf("drop task %d", t.ID), dropTaskSQL, reason, now, t.ID, t.RunID, string(t.Status))
+}
+
+// setOptionsSQL: the options of a replanned run (its new input).
+const setOptionsSQL = `UPDATE migrations SET options = ? WHERE id = ? AND status = 'running'`
+
+// ResumeFrom resumes a run loaded from a dump over local files (R8, R10):
+// its unfinished tasks — pending, running, failed or cancelled, whatever
+// the run's status, for the point is to see what the engine does with a
+// stranded or falsely finished production run — are planned anew by
+// replan, each from the beginning; the run is taken over or reopened with
+// one fenced UPDATE and passes the same admission check as a new run
+// (R13); the barrier rewinds to the earliest pending phase. The caller then
+// calls Execute. It returns the replanned tasks.
+func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc) (Run, []Task, error) {
+	run, err := LoadRun(ctx, e.DB, runID)
+	if err != nil {
+		return Run{}, nil, err
+	}
+	dump, err := LoadedFrom(ctx, e.DB, runID)
+	if err != nil {
+		return run, nil, err
+	}
+	if dump == "" {
+		return run, nil, &StateError{Run: run.ID, Status: run.Status, Op: "resume --from (it was planned here, not loaded from a dump)"}
+	}
+	if run.Status == RunRunning && e.Alive(run) {
+		return run, nil, &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: run.Owner}
+	}
+	if run.Status != RunRunning {
+		if live, err := scanRun(e.DB.QueryRowContext(ctx, liveRunSQL, run.Tenant)); err == nil {
+			return run, nil, &AdmissionError{Tenant: run.Tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
+		}
+	}
+	tasks, err := LoadTasks(ctx, e.DB, runID)
+	if err != nil {
+		return run, nil, err
+	}
+	var unfinished []Task
+	for _, t := range tasks {
+		if t.Status != TaskSucceeded {
+			unfinished = append(unfinished, t)
+		}
+	}
+	if len(unfinished) == 0 {
+		return run, nil, fmt.Errorf("run %d (%s) has no unfinished task (pending, running, failed or cancelled): --from has nothing to plan",
+			run.ID, run.Status)
+	}
+	plan, err := replan(ctx, run, unfinished)
+	if err != nil {
+		return run, nil, err
+	}
+	for _, t := range unfinished {
+		_, in := plan.Inputs[t.ID]
+		_, out := plan.Dropped[t.ID]
+		if in == out {
+			return run, nil, fmt.Errorf("resume --from: the new plan of run %d must give task %d (%s) either a file or a reason to drop it",
+				run.ID, t.ID, t.Kind.Plural())
+		}
+	}
+	opts, err := json.Marshal(plan.Options)
+	if err != nil {
+		return run, nil, fmt.Errorf("resume --from: options: %w", err)
+	}
+	err = e.inTx(ctx, func(tx *sql.Tx) error {
+		now := e.now()
+		var err error
+		if run.Status == RunRunning {
+			err = takeOver(ctx, tx, run.ID, run.Owner, e.Self, now)
+		} else {
+			err = reopen(ctx, tx, run.ID, run.Status, e.Self, now)
+		}
+		var rows *RowsError
+		switch {
+		case store.IsUnique(err):
+			return e.admissionError(ctx, tx, run.Tenant)
+		case errors.As(err, &rows):
+			now, lerr := LoadRun(ctx, tx, run.ID)
+			if lerr != nil {
+				return errors.Join(err, lerr)
+			}
+			return &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: now.Owner, TakenOver: true}
+		case err != nil:
+			return err
+		}
+		if err := expectRows(ctx, tx, 1, "set options of run", setOptionsSQL, string(opts), run.ID); err != nil {
+			return err
+		}
+		for _, t := range unfinished {
+			if in, ok := plan.Inputs[t.ID]; ok {
+				err = replanTask(ctx, tx, t, in, now)
+			} else {
+				err = dropTask(ctx, tx, t, plan.Dropped[t.ID], now)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		extra := append([]TaskSpec(nil), plan.Extra...)
+		sort.SliceStable(extra, func(i, j int) bool { return extra[i].Phase < extra[j].Phase })
+		for _, t := range extra {
+			if _, err := tx.ExecContext(ctx, insertTaskSQL, run.ID, string(t.Kind), t.Phase, t.File, t.Format,
+				t.Encoding, t.Fingerprint, now); err != nil {
+				return fmt.Errorf("resume --from: insert task %s: %w", t.File, err)
+			}
+		}
+		queued, earliest, err := countQueued(ctx, tx, run.ID)
+		if err != nil {
+			return err
+		}
+		if queued > 0 {
+			if err := rewind(ctx, tx, run.ID, run.CurrentPhase, earliest); err != nil {
+				return err
+			}
+		}
+		was := string(run.Status)
+		if run.Status == RunRunning {
+			was = "interrupted"
+		}
+		msg := fmt.Sprintf("run %d (loaded from the dump %s) resumed over local files (was %s): %d tasks planned anew from their start, "+
+			"%d added, %d dropped; %d queued from phase %d", run.ID, dump, was, len(plan.Inputs), len(plan.Extra), len(plan.Dropped), queued, earliest)
+		if err := e.log(ctx, tx, run.ID, "info", msg); err != nil {
+			return err
+		}
+		for _, n := range plan.Notices {
+			if err := e.log(ctx, tx, run.ID, "notice", n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return run, nil, err
+	}
+	if err := e.Failpoints.Hit("resume"); err != nil {
+		return run, nil, err
+	}
+	if run, err = LoadRun(ctx, e.DB, runID); err != nil {
+		return run, nil, err
+	}
+	tasks, err = LoadTasks(ctx, e.DB, runID)
+	if err != nil {
+		return run, nil, err
+	}
+	var planned []Task
+	for _, t := range tasks {
+		if t.Status == TaskPending {
+			planned = append(planned, t)
+		}
+	}
+	return run, planned, nil
+}
