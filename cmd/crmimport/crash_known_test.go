@@ -45,8 +45,11 @@ func TestFixedEngineBugs(t *testing.T) {
 			sr := startProc(t, nil, "--db", path, "--json", "stop", strconv.FormatInt(id, 10)).result(t, 0)
 			took := time.Since(start)
 			res := p.result(t, 0)
-			if sr.code != exitOK || !strings.Contains(sr.stdout, `"stopped": true`) || res.code != exitCancelled || took > 2*time.Second {
-				t.Fatalf("try %d: stop took %s and exited %d (%s%s); the run exited %d (want stop 0 \"stopped\": true, run 5, within 2s)",
+			// No limit on how long the stop took: these machines are shared,
+			// and a wall-clock bound would fail on a busy one. Before the fix
+			// the stop failed outright or came after the run had ended.
+			if sr.code != exitOK || !strings.Contains(sr.stdout, `"stopped": true`) || res.code != exitCancelled {
+				t.Fatalf("try %d: stop took %s and exited %d (%s%s); the run exited %d (want stop 0 \"stopped\": true, run 5)",
 					try, took.Round(time.Millisecond), sr.code, strings.TrimSpace(sr.stdout), strings.TrimSpace(sr.stderr), res.code)
 			}
 		}
