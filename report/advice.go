@@ -74,8 +74,9 @@ func (r *Report) Next() []string {
 	}
 	invalid := r.perKind(func(k Kind) int64 { return k.Failed - k.Duplicate })
 	if invalid.total > 0 {
-		out = append(out, fmt.Sprintf("%s failed validation (%s) — see the reasons in `crmimport report %d`, fix those rows "+
-			"and run again; imported rows will be left alone", invalid.records(), invalid.list, id))
+		out = append(out, fmt.Sprintf("%s failed validation (%s) — see the reasons in `crmimport report %d` and the rows "+
+			"themselves with `crmimport rejects %d --out rejects.csv`, fix those rows and run again; imported rows will be "+
+			"left alone", invalid.records(), invalid.list, id, id))
 	}
 	dups := r.perKind(func(k Kind) int64 { return k.Duplicate })
 	if dups.total > 0 {
