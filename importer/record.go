@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"crmimport/ledger"
 )
@@ -20,15 +22,31 @@ type Record struct {
 	Extra map[string]any // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
 	Err   *RowError      // the row could not be read as it is
 
-	kf   *kindFields // the kind's canonical fields
-	vals []string    // value as read per canonical field, in kf order
-	row  Row         // the row as read, for the raw row of a failure (RawJSON)
+	kf    *kindFields // the kind's canonical fields
+	vals  []string    // value as read per canonical field, in kf order
+	row   Row         // the row as read, for the raw row of a failure (RawJSON)
+	links []linkValue // link values beyond the plain link fields, in order of preference (nil for most profiles)
+	// notRecord: the row is not a record of its kind (a profile's where),
+	// so it has no outcome; it still counts as read for the checkpoint.
+	notRecord bool
+	body      string // the file that holds the body (a profile's body_file), to read when prepared
 
 	// What prepare works out ahead, off the writing goroutine.
 	prepared  bool
 	values    Values // the validated values to write
 	invalid   string // why the record is invalid, or ""
 	extraJSON string // Extra as JSON, or ""
+}
+
+// linkValue is one value of a link column that is more than a plain link
+// field: an element of a list, a polymorphic id, a name, a joined row's id.
+type linkValue struct {
+	field  string // the link field it may give ("contact_id"), or the column when no kind takes it
+	label  string // the column, for messages
+	id     string // the parent's source id to look up; "" when there is none (a lead, an unknown or ambiguous name)
+	shown  string // as the export wrote it: kept in extra or the slot's detail when it does not resolve
+	byName bool
+	note   string // why a name resolved to nothing, for the run log
 }
 
 // get is the value of canonical field f as read ("" when absent).
@@ -55,29 +73,194 @@ func newKindFields(names []string) *kindFields {
 	return kf
 }
 
-// mapper maps rows of one file of one kind onto canonical fields.
+// valueFunc turns a value as read into the canonical spelling a profile
+// says it has (an 18-character id, "true", an ISO date); keep reports that
+// the value as read holds more than the field takes (other values of a
+// multi-value column), so that it is also kept in extra.
+type valueFunc func(v string) (out string, keep bool)
+
+// mapper maps rows of one file of one kind onto canonical fields. What the
+// profile says is resolved once per file (valueFuncs, the columns each link
+// reads) and once per header (layout), not per row.
 type mapper struct {
 	kind  ledger.Kind
 	file  string
 	kf    *kindFields
-	index map[string]int // normalised header -> canonical field position
-	last  *layout        // the column layout of the last row (CSV: the header)
+	p     *Profile
+	ks    *kindSpec
+	fs    *fileSpec         // the file's pattern, with its where, defaults, joins and body
+	index map[string]colRef // normalised column name -> the field it gives
+	last  *layout           // the column layout of the last row (CSV: the header)
+
+	xf         []valueFunc     // per field; nil when the profile changes no value
+	roots      map[string]bool // JSON keys whose objects are flattened into dotted columns
+	special    bool            // links, joins, where, defaults, bodies or alternate columns to work out per row
+	emptyExtra bool            // the profile's spellings of empty also leave extra
+	aux        *auxData        // name lookups, joined rows, body files (Open sets them)
 }
 
-// layout is what each column of a row is: a canonical field (or -1), and
-// the name its value takes in extra ("Phone#2" for a repeated header).
+// colRef is what a column gives: a canonical field, as its rank-th alternate.
+type colRef struct {
+	field int
+	rank  int
+}
+
+// layout is what each column of a row is: a canonical field (or -1: extra;
+// -2: one of several alternates, chosen per row), and the name its value
+// takes in extra ("Phone#2" for a repeated header).
 type layout struct {
 	names     []string
 	field     []int
 	extraName []string
+	alts      []altGroup // fields that several columns of this layout may give
+	linkCols  [][]int    // per link of the kind, the columns that hold it, in order of preference
+	whereCols []int      // per where condition, its column or -1
+	repeated  [2]int     // a mapped column given twice (positions), when the profile fails on it
+	idMissing bool
+	special   bool
 }
 
+type altGroup struct {
+	field int
+	cols  []int
+}
+
+const (
+	colExtra = -1
+	colAlt   = -2
+)
+
 func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
-	m := &mapper{kind: k, file: file, kf: newKindFields(p.Fields(k)), index: map[string]int{}}
-	for i, f := range m.kf.names {
-		m.index[normaliseHeader(f)] = i
+	m := &mapper{kind: k, file: file, kf: newKindFields(p.Fields(k)), p: p, ks: p.kinds[k], index: map[string]colRef{}}
+	if m.ks == nil {
+		m.ks = &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
 	}
+	_, _, m.fs, _ = p.fileKind(file)
+	if m.fs == nil {
+		m.fs = &fileSpec{}
+	}
+	for i, f := range m.kf.names {
+		fs := m.ks.fields[f]
+		if fs == nil {
+			continue
+		}
+		for rank, c := range fs.columns {
+			n := normaliseHeader(c)
+			if _, taken := m.index[n]; !taken {
+				m.index[n] = colRef{field: i, rank: rank}
+			}
+			m.addRoot(c)
+		}
+		if len(fs.columns) > 1 || fs.def != "" || m.fs.defaults[f] != "" {
+			m.special = true
+		}
+	}
+	for _, ls := range m.ks.links {
+		for _, c := range ls.columns {
+			m.addRoot(c)
+		}
+		m.special = true
+	}
+	for _, w := range m.fs.where {
+		m.addRoot(w.column)
+	}
+	if len(m.fs.where) > 0 || len(m.fs.joins) > 0 || m.fs.bodyFile != "" {
+		m.special = true
+	}
+	for i, f := range m.kf.names {
+		if x := m.valueFunc(f); x != nil {
+			if m.xf == nil {
+				m.xf = make([]valueFunc, len(m.kf.names))
+			}
+			m.xf[i] = x
+		}
+	}
+	m.emptyExtra = len(p.empty) > 0
 	return m
+}
+
+// addRoot notes the first part of a dotted column (properties.email): a
+// JSON object under that key is flattened into dotted columns.
+func (m *mapper) addRoot(col string) {
+	root, _, ok := strings.Cut(col, ".")
+	if !ok || root == "" {
+		return
+	}
+	if m.roots == nil {
+		m.roots = map[string]bool{}
+	}
+	m.roots[root] = true
+}
+
+// valueFunc composes what the profile does to the values of field f, or
+// nil when it does nothing (the canonical profile).
+func (m *mapper) valueFunc(f string) valueFunc {
+	p := m.p
+	spec := m.ks.fields[f]
+	var steps []valueFunc
+	if len(p.empty) > 0 {
+		empty := p.empty
+		steps = append(steps, func(v string) (string, bool) {
+			if empty[strings.TrimSpace(v)] {
+				return "", false
+			}
+			return v, false
+		})
+	}
+	if spec != nil && spec.multi != "" {
+		sep := spec.multi
+		steps = append(steps, func(v string) (string, bool) {
+			first, _, found := strings.Cut(v, sep)
+			if !found {
+				return v, false
+			}
+			return strings.TrimSpace(first), true
+		})
+	}
+	if spec != nil && len(spec.valueMap) > 0 {
+		vm := spec.valueMap
+		steps = append(steps, func(v string) (string, bool) {
+			if to, ok := vm[strings.ToLower(strings.TrimSpace(v))]; ok {
+				return to, false
+			}
+			return v, false
+		})
+	}
+	if p.ids == idsSalesforce && (f == "id" || strings.HasSuffix(f, "_id")) {
+		steps = append(steps, func(v string) (string, bool) { return salesforceID(v), false })
+	}
+	if (f == "deleted" || f == "done") && (len(p.trueWords) > 0 || len(p.falseWords) > 0) {
+		tw, fw := p.trueWords, p.falseWords
+		steps = append(steps, func(v string) (string, bool) {
+			w := strings.ToLower(strings.TrimSpace(v))
+			switch {
+			case tw[w]:
+				return "true", false
+			case fw[w]:
+				return "false", false
+			}
+			return v, false
+		})
+	}
+	if dateFields[f] && len(p.dates) > 0 {
+		formats := p.dates
+		steps = append(steps, func(v string) (string, bool) { return profileDate(formats, v), false })
+	}
+	switch len(steps) {
+	case 0:
+		return nil
+	case 1:
+		return steps[0]
+	}
+	return func(v string) (string, bool) {
+		keep := false
+		for _, s := range steps {
+			var k bool
+			v, k = s(v)
+			keep = keep || k
+		}
+		return v, keep
+	}
 }
 
 // layoutOf returns the layout of a row's columns; rows of a CSV file, and
@@ -95,9 +278,10 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 			return l
 		}
 	}
-	l := &layout{names: make([]string, len(cols)), field: make([]int, len(cols)), extraName: make([]string, len(cols))}
-	taken := map[int]bool{}
+	l := &layout{names: make([]string, len(cols)), field: make([]int, len(cols)), extraName: make([]string, len(cols)), repeated: [2]int{-1, -1}}
 	used := map[string]int{}
+	type cand struct{ col, rank int }
+	var byField map[int][]cand
 	for i, c := range cols {
 		l.names[i] = c.Name
 		used[c.Name]++
@@ -105,39 +289,120 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 		if n := used[c.Name]; n > 1 {
 			l.extraName[i] = fmt.Sprintf("%s#%d", c.Name, n)
 		}
-		l.field[i] = -1
-		if f, ok := m.index[normaliseHeader(c.Name)]; ok && !taken[f] {
-			taken[f] = true
-			l.field[i] = f
+		l.field[i] = colExtra
+		if ref, ok := m.index[normaliseHeader(c.Name)]; ok {
+			if byField == nil {
+				byField = map[int][]cand{}
+			}
+			byField[ref.field] = append(byField[ref.field], cand{i, ref.rank})
 		}
 	}
+	fields := make([]int, 0, len(byField))
+	for f := range byField {
+		fields = append(fields, f)
+	}
+	sort.Ints(fields)
+	for _, f := range fields {
+		cs := byField[f]
+		sort.SliceStable(cs, func(a, b int) bool { return cs[a].rank < cs[b].rank })
+		var keep []int
+		for j, c := range cs {
+			if j > 0 && c.rank == cs[j-1].rank {
+				// The same column name twice (after normalising): the
+				// first gives the field; a profile may fail on it.
+				if !m.p.repeatedFirst && l.repeated[0] < 0 {
+					l.repeated = [2]int{min(cs[j-1].col, c.col), max(cs[j-1].col, c.col)}
+				}
+				continue
+			}
+			keep = append(keep, c.col)
+		}
+		if len(keep) == 1 {
+			l.field[keep[0]] = f
+			continue
+		}
+		for _, c := range keep {
+			l.field[c] = colAlt
+		}
+		l.alts = append(l.alts, altGroup{field: f, cols: keep})
+	}
+	sort.Slice(l.alts, func(a, b int) bool { return l.alts[a].field < l.alts[b].field })
+	if id := m.kf.index["id"]; byField[id] == nil {
+		l.idMissing = true
+	}
+	if len(m.ks.links) > 0 {
+		l.linkCols = make([][]int, len(m.ks.links))
+		for li, ls := range m.ks.links {
+			for _, c := range ls.columns {
+				n := normaliseHeader(c)
+				for i, col := range cols {
+					if normaliseHeader(col.Name) == n {
+						l.linkCols[li] = append(l.linkCols[li], i)
+						if l.field[i] == colExtra {
+							l.field[i] = colAlt // read as a link, kept out of extra
+						}
+						break
+					}
+				}
+			}
+		}
+	}
+	for _, w := range m.fs.where {
+		at := -1
+		for i, col := range cols {
+			if normaliseHeader(col.Name) == normaliseHeader(w.column) {
+				at = i
+				break
+			}
+		}
+		l.whereCols = append(l.whereCols, at)
+	}
+	l.special = m.special || len(l.alts) > 0
 	m.last = l
 	return l
 }
 
 // checkHeader refuses a CSV header that cannot be read safely: no id
-// column, or a canonical field given by two columns.
+// column, or a canonical field given by two columns of one name (unless
+// the profile keeps the first).
 func (m *mapper) checkHeader(header []string) error {
 	if header == nil {
 		return nil // an empty file: no rows
 	}
-	at := map[int]int{}
+	cols := make([]Col, len(header))
 	for i, h := range header {
-		f, ok := m.index[normaliseHeader(h)]
-		if !ok {
-			continue
-		}
-		if j, dup := at[f]; dup {
-			return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
-				"columns %d (%q) and %d (%q) both give %s: rename or remove one", j+1, header[j], i+1, h, m.kf.names[f])}
-		}
-		at[f] = i
+		cols[i] = Col{Name: h}
 	}
-	if _, ok := at[m.kf.index["id"]]; !ok {
+	l := m.layoutOf(cols)
+	if i, j := l.repeated[0], l.repeated[1]; i >= 0 {
+		f := m.index[normaliseHeader(header[i])].field
 		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
-			"no id column: the header has %d columns (%s) and none of them is \"id\"", len(header), preview(header))}
+			"columns %d (%q) and %d (%q) both give %s: rename or remove one", i+1, header[i], j+1, header[j], m.kf.names[f])}
+	}
+	if l.idMissing {
+		var ids []string
+		if fs := m.ks.fields["id"]; fs != nil {
+			ids = fs.columns
+		}
+		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+			"no id column: the header has %d columns (%s) and none of them is %s", len(header), preview(header), orList(ids))}
 	}
 	return nil
+}
+
+// orList quotes names and joins them with commas and a final "or".
+func orList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	switch len(q) {
+	case 0:
+		return `"id"`
+	case 1:
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 func preview(h []string) string {
@@ -160,40 +425,362 @@ func preview(h []string) string {
 // counted by position whatever the values, as in the raw row.
 func (m *mapper) mapRow(row Row) Record {
 	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, kf: m.kf, vals: make([]string, len(m.kf.names)), row: row}
-	l := m.layoutOf(row.Cols)
-	for i, c := range row.Cols {
+	cols := row.Cols
+	if m.roots != nil {
+		cols = flatten(cols, m.roots)
+	}
+	l := m.layoutOf(cols)
+	for i, c := range cols {
 		if f := l.field[i]; f >= 0 {
 			v := c.Value
 			if c.Nested && r.Err == nil {
-				what := "array"
-				if strings.HasPrefix(v, "{") {
-					what = "object"
-				}
-				r.Err = &RowError{File: m.file, Line: row.Line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.kf.names[f], what)}
+				r.Err = m.nestedError(row.Line, f, v)
 			}
 			if m.kf.isValue[f] && emptySpelling(v) {
 				v = ""
 			}
+			if m.xf != nil && m.xf[f] != nil {
+				var keep bool
+				if v, keep = m.xf[f](v); keep {
+					r.addExtra(l.extraName[i], c)
+				}
+			}
 			r.vals[f] = v
 			continue
-		}
-		if c.Value == "" {
+		} else if f == colAlt {
 			continue
 		}
-		if r.Extra == nil {
-			r.Extra = map[string]any{}
+		if c.Value == "" || m.emptyExtra && m.p.empty[strings.TrimSpace(c.Value)] {
+			continue
 		}
-		if c.Nested {
-			r.Extra[l.extraName[i]] = json.RawMessage(c.Value)
-		} else {
-			r.Extra[l.extraName[i]] = c.Value
-		}
+		r.addExtra(l.extraName[i], c)
+	}
+	if l.special {
+		m.mapSpecial(&r, cols, l)
 	}
 	// The id is kept in the run's indexes: a copy of its own, so that it
 	// does not hold the whole record's text in memory (encoding/csv cuts
 	// a record's fields out of one string).
 	r.ID = strings.Clone(trimID(r.get("id")))
 	return r
+}
+
+func (r *Record) addExtra(name string, c Col) {
+	if r.Extra == nil {
+		r.Extra = map[string]any{}
+	}
+	if c.Nested {
+		r.Extra[name] = json.RawMessage(c.Value)
+	} else {
+		r.Extra[name] = c.Value
+	}
+}
+
+func (m *mapper) nestedError(line, f int, v string) *RowError {
+	what := "array"
+	if strings.HasPrefix(v, "{") {
+		what = "object"
+	}
+	return &RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.kf.names[f], what)}
+}
+
+// mapSpecial does what a profile asks beyond one column per field: the
+// file's where conditions, alternate columns, defaults, links, joined rows
+// and body files.
+func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
+	for wi, w := range m.fs.where {
+		v := ""
+		if at := l.whereCols[wi]; at >= 0 {
+			v = strings.TrimSpace(cols[at].Value)
+		}
+		if !contains(w.values, v) {
+			r.notRecord = true
+			return
+		}
+	}
+	for _, g := range l.alts {
+		chosen := false
+		for _, i := range g.cols {
+			c := cols[i]
+			v := c.Value
+			if m.kf.isValue[g.field] && emptySpelling(v) {
+				v = ""
+			}
+			keep := false
+			if m.xf != nil && m.xf[g.field] != nil {
+				v, keep = m.xf[g.field](v)
+			}
+			switch {
+			case !chosen && strings.TrimSpace(v) != "":
+				if c.Nested && r.Err == nil {
+					r.Err = m.nestedError(r.Line, g.field, c.Value)
+				}
+				r.vals[g.field], chosen = v, true
+				if keep {
+					r.addExtra(l.extraName[i], c)
+				}
+			case c.Value != "" && !(m.emptyExtra && m.p.empty[strings.TrimSpace(c.Value)]):
+				r.addExtra(l.extraName[i], c) // an alternate not taken: kept
+			}
+		}
+	}
+	for i, f := range m.kf.names {
+		if strings.TrimSpace(r.vals[i]) != "" {
+			continue
+		}
+		if d := m.fs.defaults[f]; d != "" {
+			r.vals[i] = d
+		} else if fs := m.ks.fields[f]; fs != nil && fs.def != "" {
+			r.vals[i] = fs.def
+		}
+	}
+	for li, ls := range m.ks.links {
+		for _, i := range l.linkCols[li] {
+			c := cols[i]
+			if strings.TrimSpace(c.Value) == "" {
+				continue
+			}
+			vals := m.linkValues(ls, c, l.names[i])
+			r.links = append(r.links, vals...)
+			if ls.list != "" && len(vals) > 1 {
+				r.addExtra(l.extraName[i], c) // only one of them becomes the link: all are kept
+			}
+			break
+		}
+	}
+	if len(m.fs.joins) > 0 && m.aux != nil {
+		for _, js := range m.fs.joins {
+			key := r.vals[m.kf.index["id"]]
+			if js.on != nil {
+				key = ""
+				for _, on := range js.on {
+					if v := colValue(cols, on); v != "" {
+						key = v
+						break
+					}
+				}
+			}
+			key = m.normID(key)
+			if key != "" {
+				r.links = append(r.links, m.aux.joins[js].rows[key]...)
+			}
+		}
+	}
+	if m.fs.bodyFile != "" {
+		r.body = expandTemplate(m.fs.bodyFile, cols)
+	}
+}
+
+// colValue is the trimmed value of the column named name ("" when absent).
+func colValue(cols []Col, name string) string {
+	n := normaliseHeader(name)
+	for _, c := range cols {
+		if normaliseHeader(c.Name) == n {
+			return strings.TrimSpace(c.Value)
+		}
+	}
+	return ""
+}
+
+// expandTemplate fills {Column} with the row's values.
+func expandTemplate(t string, cols []Col) string {
+	var b strings.Builder
+	for t != "" {
+		i := strings.IndexByte(t, '{')
+		if i < 0 {
+			b.WriteString(t)
+			break
+		}
+		j := strings.IndexByte(t[i:], '}')
+		if j < 0 {
+			b.WriteString(t)
+			break
+		}
+		b.WriteString(t[:i])
+		b.WriteString(colValue(cols, t[i+1:i+j]))
+		t = t[i+j+1:]
+	}
+	return b.String()
+}
+
+// normID is an id or link value as the profile compares it.
+func (m *mapper) normID(v string) string {
+	v = strings.TrimSpace(v)
+	if emptySpelling(v) || m.p.empty[v] {
+		return ""
+	}
+	if m.p.ids == idsSalesforce {
+		return salesforceID(v)
+	}
+	return v
+}
+
+// linkValues reads one link column's value: the values of a list, each
+// given its kind (by the link, or by id prefix) or looked up by name.
+func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
+	var raw []string
+	switch {
+	case ls.list == "json" || (ls.list != "" && c.Nested):
+		raw = jsonListValues(c.Value)
+	case ls.list != "":
+		raw = strings.Split(c.Value, ls.list)
+	default:
+		raw = []string{c.Value}
+	}
+	var out []linkValue
+	for _, s := range raw {
+		shown := strings.TrimSpace(s)
+		if shown == "" || emptySpelling(shown) || m.p.empty[shown] {
+			continue
+		}
+		if ls.byName {
+			out = append(out, m.byName(ls, label, shown))
+			continue
+		}
+		id := m.normID(shown)
+		if id == "" {
+			continue
+		}
+		if ls.kind != "" {
+			out = append(out, linkValue{field: linkField(ls.kind), label: label, id: id, shown: shown})
+			continue
+		}
+		v := linkValue{field: label, label: label, shown: shown} // a prefix no kind takes: kept as unresolved
+		ignore := false
+		for _, pr := range ls.prefixes {
+			if strings.HasPrefix(id, pr.prefix) {
+				if pr.kind == "" {
+					ignore = true
+				} else {
+					v.field, v.id = linkField(pr.kind), id
+				}
+				break
+			}
+		}
+		if !ignore {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// byName looks a name up among the parent kind's records of the export:
+// one record with that exact name is the link; none, or several, is no
+// link (never a guess), with a note saying so when several.
+func (m *mapper) byName(ls *linkSpec, label, name string) linkValue {
+	v := linkValue{field: linkField(ls.kind), label: label, shown: name, byName: true}
+	if m.aux == nil || m.aux.names[ls] == nil {
+		return v
+	}
+	refs := m.aux.names[ls].refs[name]
+	switch len(refs) {
+	case 0:
+	case 1:
+		v.id = refs[0].id
+	default:
+		var at []string
+		for i, r := range refs {
+			if i == 4 {
+				at = append(at, "…")
+				break
+			}
+			at = append(at, fmt.Sprintf("%s:%d", r.file, r.line))
+		}
+		v.note = fmt.Sprintf("%s %q names %d %s of the export (%s): left unlinked, not guessed",
+			label, name, len(refs), ls.kind.Plural(), strings.Join(at, ", "))
+	}
+	return v
+}
+
+// jsonListValues reads the values of a JSON array: each element's text,
+// or an object's "id". Text that is not an array is one value.
+func jsonListValues(s string) []string {
+	var elems []json.RawMessage
+	if err := json.Unmarshal([]byte(s), &elems); err != nil {
+		return []string{s}
+	}
+	var out []string
+	for _, e := range elems {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(e, &obj) == nil {
+			if id, ok := obj["id"]; ok {
+				e = id
+			} else {
+				continue
+			}
+		}
+		var str string
+		if json.Unmarshal(e, &str) == nil {
+			out = append(out, str)
+			continue
+		}
+		out = append(out, string(bytes.TrimSpace(e)))
+	}
+	return out
+}
+
+// flatten turns the JSON objects under the given keys into dotted columns
+// ({"properties":{"email":"a@b"}} gives properties.email), recursively;
+// arrays stay nested values. Rows without such a key are returned as they
+// are.
+func flatten(cols []Col, roots map[string]bool) []Col {
+	at := -1
+	for i, c := range cols {
+		if c.Nested && roots[c.Name] && strings.HasPrefix(c.Value, "{") {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return cols
+	}
+	out := make([]Col, 0, len(cols)+8)
+	out = append(out, cols[:at]...)
+	for _, c := range cols[at:] {
+		if c.Nested && roots[c.Name] && strings.HasPrefix(c.Value, "{") {
+			out = flattenObject(out, c.Name, c.Value)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// flattenObject appends the keys of a JSON object as prefix.key columns,
+// in order.
+func flattenObject(out []Col, prefix, obj string) []Col {
+	dec := json.NewDecoder(strings.NewReader(obj))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return append(out, Col{Name: prefix, Value: obj, Nested: true})
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			break
+		}
+		name := prefix + "." + key
+		switch raw[0] {
+		case '{':
+			out = flattenObject(out, name, string(raw))
+		case '[':
+			out = append(out, Col{Name: name, Value: string(raw), Nested: true})
+		case '"':
+			var s string
+			_ = json.Unmarshal(raw, &s) // valid: the reader compacted it
+			out = append(out, Col{Name: name, Value: s})
+		case 'n':
+			out = append(out, Col{Name: name})
+		default:
+			out = append(out, Col{Name: name, Value: string(raw)})
+		}
+	}
+	return out
 }
 
 // prepare validates the record and writes its extra columns as JSON, ahead
@@ -206,6 +793,20 @@ func (r *Record) prepare() {
 		}
 	}
 	r.prepared = true
+}
+
+// prepare reads what the record needs from the export beyond its row (its
+// body file), then prepares it.
+func (m *mapper) prepare(r *Record) {
+	if r.body != "" && r.Err == nil {
+		body, err := m.aux.readBody(r.body)
+		if err != nil {
+			r.Err = &RowError{File: r.File, Line: r.Line, Reason: err.Error()}
+		} else if i, ok := r.kf.index["body"]; ok {
+			r.vals[i] = body
+		}
+	}
+	r.prepare()
 }
 
 // RawJSON is the row as read, a JSON object in file order: what
@@ -283,4 +884,61 @@ func mangledID(field, v string) string {
 			"export the file again and do not open it in a spreadsheet before importing", field, v)
 	}
 	return ""
+}
+
+// salesforceID is a Salesforce id as it is compared: a 15-character id
+// made 18 with its case checksum (the 15-character form is case-sensitive,
+// the 18-character one is not ambiguous), 000000000000000AAA (an empty
+// lookup) made empty, and a CLI tree JSON reference "@Ref" made "Ref".
+func salesforceID(v string) string {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "000000000000000AAA" || v == "000000000000000":
+		return ""
+	case strings.HasPrefix(v, "@"):
+		return v[1:]
+	case len(v) != 15:
+		return v
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
+	suffix := make([]byte, 3)
+	for chunk := 0; chunk < 3; chunk++ {
+		bits := 0
+		for i := 0; i < 5; i++ {
+			c := v[chunk*5+i]
+			switch {
+			case c >= 'A' && c <= 'Z':
+				bits |= 1 << i
+			case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			default:
+				return v // not an id
+			}
+		}
+		suffix[chunk] = alphabet[bits]
+	}
+	return v + string(suffix)
+}
+
+// profileDate writes a date in one of a profile's formats as ISO 8601; a
+// value that is ISO already, or in none of the formats, is left for
+// validation to judge.
+func profileDate(formats []dateFormat, v string) string {
+	s := strings.TrimSpace(v)
+	if s == "" {
+		return v
+	}
+	if _, ok := parseDate(s); ok {
+		return v
+	}
+	for _, f := range formats {
+		t, err := time.Parse(f.layout, s)
+		if err != nil {
+			continue
+		}
+		if f.hasTime {
+			return t.Format("2006-01-02T15:04:05")
+		}
+		return t.Format("2006-01-02")
+	}
+	return v
 }

@@ -3,11 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"crmimport/importer"
 	"crmimport/phases"
 )
 
@@ -158,7 +158,7 @@ func WriteReport(w io.Writer, r *Report) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  id\tphase\tkind\tfile\tstatus\trecords\tattempts\tnote")
 	for _, t := range r.Tasks {
-		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Phase, t.Kind.Plural(), filepath.Base(t.File), t.Status,
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Phase, t.Kind.Plural(), importer.InputName(t.File), t.Status,
 			Count(t.Checkpoint.Rows), t.Attempts, t.LastError)
 	}
 	tw.Flush()

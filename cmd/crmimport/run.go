@@ -167,7 +167,7 @@ func describePlan(ctx context.Context, imp *importer.Importer, runID int64) stri
 		if t.Status != phases.TaskPending {
 			continue
 		}
-		p := fmt.Sprintf("%d %s (%s)", t.Phase, t.Kind.Plural(), filepath.Base(t.File))
+		p := fmt.Sprintf("%d %s (%s)", t.Phase, t.Kind.Plural(), importer.InputName(t.File))
 		if t.Checkpoint.Rows > 0 {
 			p += " from record " + strconv.FormatInt(t.Checkpoint.Rows+1, 10)
 		}
