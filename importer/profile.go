@@ -80,6 +80,7 @@ type fieldSpec struct {
 	multi    string            // a multi-value separator: the first value is the field's
 	valueMap map[string]string // lower-cased value -> canonical value
 	def      string            // when no column holds a value
+	dateOnly bool              // a date-time at midnight is the date alone (Salesforce's date fields)
 }
 
 // linkSpec is a link column: to one kind, or by id prefix to several; a

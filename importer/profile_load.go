@@ -344,8 +344,21 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 	if n.Kind == yaml.MappingNode {
 		fs := &fieldSpec{}
-		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default") {
+		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only") {
 			switch e.key {
+			case "date_only":
+				if !dateFields[field] {
+					l.fail(e.node, join(at, "date_only"), "%s is not a date", field)
+				}
+				if s, ok := l.str(e.val, join(at, "date_only")); ok {
+					switch s {
+					case "true":
+						fs.dateOnly = true
+					case "false":
+					default:
+						l.fail(e.val, join(at, "date_only"), "expected true or false, found %q", s)
+					}
+				}
 			case "columns":
 				fs.columns, _ = l.columns(e.val, join(at, "columns"))
 			case "multi":

@@ -246,6 +246,15 @@ func (m *mapper) valueFunc(f string) valueFunc {
 		formats := p.dates
 		steps = append(steps, func(v string) (string, bool) { return profileDate(formats, v), false })
 	}
+	if spec != nil && spec.dateOnly {
+		steps = append(steps, func(v string) (string, bool) {
+			s := strings.TrimSpace(v)
+			if len(s) == 19 && (s[10] == ' ' || s[10] == 'T') && s[11:] == "00:00:00" {
+				return s[:10], false
+			}
+			return v, false
+		})
+	}
 	switch len(steps) {
 	case 0:
 		return nil
