@@ -232,11 +232,11 @@ func ResolveProfile(nameOrFile string) (*Profile, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			reason = "no such file"
 		}
-		return nil, &UsageError{Msg: fmt.Sprintf("--profile %s: %s", nameOrFile, reason)}
+		return nil, &UsageError{Msg: fmt.Sprintf("profile file %s: %s", nameOrFile, reason)}
 	}
 	p, err := LoadProfile(filepath.Base(nameOrFile), b)
 	if err != nil {
-		return nil, &UsageError{Msg: fmt.Sprintf("--profile %s: %v", nameOrFile, err)}
+		return nil, &UsageError{Msg: fmt.Sprintf("profile file %s: %v", nameOrFile, err)}
 	}
 	return p, nil
 }

@@ -82,9 +82,7 @@ type entry struct {
 // mapping returns the keys of a mapping node in order, refusing keys not in
 // allowed (when given).
 func (l *profileLoader) mapping(n *yaml.Node, at string, allowed ...string) []entry {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
+	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		l.fail(n, at, "expected a mapping of keys, found %s", describeNode(n))
 		return nil
@@ -106,9 +104,7 @@ func (l *profileLoader) mapping(n *yaml.Node, at string, allowed ...string) []en
 }
 
 func (l *profileLoader) str(n *yaml.Node, at string) (string, bool) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
+	n = deref(n)
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		l.fail(n, at, "expected a text value, found %s", describeNode(n))
 		return "", false
@@ -118,9 +114,7 @@ func (l *profileLoader) str(n *yaml.Node, at string) (string, bool) {
 
 // strs reads one text or a list of texts.
 func (l *profileLoader) strs(n *yaml.Node, at string) ([]string, bool) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
+	n = deref(n)
 	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return []string{n.Value}, true
 	}
@@ -158,12 +152,22 @@ func (l *profileLoader) columns(n *yaml.Node, at string) ([]string, bool) {
 	return cols, true
 }
 
+// deref follows a YAML alias (*name) to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
 func describeNode(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.SequenceNode:
 		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
 	case yaml.ScalarNode:
 		if n.Tag == "!!null" {
 			return "nothing"
@@ -326,6 +330,18 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 			if ks.fields["id"] == nil {
 				l.fail(e.val, join(at, "fields"), "no id: every kind says which column holds the record's id")
 			}
+			gives := map[string]string{}
+			for _, f := range canonicalFields[k] {
+				if fs := ks.fields[f]; fs != nil {
+					for _, c := range fs.columns {
+						n := normaliseHeader(c)
+						if other, ok := gives[n]; ok && other != f {
+							l.fail(e.val, join(at, "fields."+f), "column %q also gives %s: a column gives one field", c, other)
+						}
+						gives[n] = f
+					}
+				}
+			}
 		case "links":
 			ks.links = l.links(k, e.val, join(at, "links"))
 		}
@@ -342,6 +358,7 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 }
 
 func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
+	n = deref(n)
 	if n.Kind == yaml.MappingNode {
 		fs := &fieldSpec{}
 		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only") {
@@ -396,6 +413,7 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 }
 
 func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpec {
+	n = deref(n)
 	if n.Kind == yaml.ScalarNode {
 		n = &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n}, Line: n.Line}
 	}
@@ -405,6 +423,7 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 	}
 	var out []*fileSpec
 	for i, c := range n.Content {
+		c = deref(c)
 		fat := fmt.Sprintf("%s[%d]", at, i)
 		fsp := &fileSpec{}
 		if c.Kind == yaml.ScalarNode {
@@ -482,12 +501,14 @@ func checkBodyTemplate(s string) error {
 }
 
 func (l *profileLoader) joins(k ledger.Kind, n *yaml.Node, at string) []*joinSpec {
+	n = deref(n)
 	if n.Kind != yaml.SequenceNode {
 		l.fail(n, at, "expected a list of joined files, found %s", describeNode(n))
 		return nil
 	}
 	var out []*joinSpec
 	for i, c := range n.Content {
+		c = deref(c)
 		jat := fmt.Sprintf("%s[%d]", at, i)
 		js := &joinSpec{}
 		for _, e := range l.mapping(c, jat, "file", "key", "on", "prefer", "deleted", "links") {
@@ -528,12 +549,14 @@ func (l *profileLoader) joins(k ledger.Kind, n *yaml.Node, at string) []*joinSpe
 }
 
 func (l *profileLoader) links(k ledger.Kind, n *yaml.Node, at string) []*linkSpec {
+	n = deref(n)
 	if n.Kind != yaml.SequenceNode {
 		l.fail(n, at, "expected a list of link columns, found %s", describeNode(n))
 		return nil
 	}
 	var out []*linkSpec
 	for i, c := range n.Content {
+		c = deref(c)
 		lat := fmt.Sprintf("%s[%d]", at, i)
 		ls := &linkSpec{}
 		hasKind, hasPrefixes := false, false

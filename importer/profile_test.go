@@ -92,6 +92,8 @@ func TestProfileValidation(t *testing.T) {
 			[]string{"body_file: \"../{Id}\": a body file is a path inside the export"}},
 		"JoinWithoutKey": {"name: acme\nkinds:\n  deal:\n    files:\n      - file: d.csv\n        join:\n          - {file: r.csv, links: [{column: C, kind: contact}]}\n    fields: {id: Id}\n",
 			[]string{"kinds.deal.files[0].join[0].key: missing"}},
+		"OneColumnTwoFields": {base + "      first_name: [Name]\n      last_name: [Surname, Name]\n",
+			[]string{`kinds.contact.fields.last_name: column "Name" also gives first_name`}},
 		"SeveralErrorsAtOnce": {base + "colour: blue\nids: x\n", []string{`unknown key "colour"`, `unknown id rule "x"`}},
 	}
 	for name, c := range cases {

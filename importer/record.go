@@ -544,6 +544,9 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 		}
 	}
 	for li, ls := range m.ks.links {
+		if ls.byName && hasIDFor(r.links, linkField(ls.kind)) {
+			continue // an id where there is one; the name only where there is none
+		}
 		for _, i := range l.linkCols[li] {
 			c := cols[i]
 			if strings.TrimSpace(c.Value) == "" {
@@ -578,6 +581,16 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 	if m.fs.bodyFile != "" {
 		r.body = expandTemplate(m.fs.bodyFile, cols)
 	}
+}
+
+// hasIDFor reports whether links hold an id (not a name) for field.
+func hasIDFor(links []linkValue, field string) bool {
+	for _, l := range links {
+		if l.field == field && !l.byName && l.id != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // colValue is the trimmed value of the column named name ("" when absent).

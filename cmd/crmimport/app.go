@@ -90,7 +90,8 @@ func (a *app) cli() *cli.App {
 			a.fps = fps
 			return nil
 		},
-		Commands: []*cli.Command{a.runCommand(), a.resumeCommand(), a.stopCommand(), a.runsCommand(), a.reportCommand()},
+		Commands: []*cli.Command{a.runCommand(), a.resumeCommand(), a.stopCommand(), a.runsCommand(), a.reportCommand(),
+			a.profilesCommand()},
 	}
 	for _, cmd := range c.Commands {
 		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{msg: err.Error()} }
