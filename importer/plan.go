@@ -192,7 +192,7 @@ func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, l
 		f := &files[i]
 		info, err := inspectInput(f.Path, lim)
 		if err != nil {
-			return nil, nil, nil, &InputError{Path: f.Path, Reason: err.Error()}
+			return nil, nil, nil, inputError(f.Path, err)
 		}
 		f.Info = info
 		var notice string
@@ -217,7 +217,7 @@ func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, l
 		}
 		info, err := inspectInput(a.File, lim)
 		if err != nil {
-			return nil, nil, nil, &InputError{Path: a.File, Reason: err.Error()}
+			return nil, nil, nil, inputError(a.File, err)
 		}
 		a.Fingerprint = info.Fingerprint
 		var notice string
@@ -227,6 +227,12 @@ func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, l
 		}
 	}
 	return files, aux, notices, nil
+}
+
+// inputError is an input that cannot be planned: its path, and what is
+// wrong (without the input's name again when the error starts with it).
+func inputError(ref string, err error) *InputError {
+	return &InputError{Path: ref, Reason: strings.TrimPrefix(err.Error(), refName(ref)+": ")}
 }
 
 func planned(files []inputFile, ref string) bool {
