@@ -140,3 +140,20 @@ func TestCustomProfile(t *testing.T) {
 	require.Equal(t, exitUsage, r.code, "a broken profile file: usage, naming what is wrong")
 	require.True(t, strings.HasPrefix(r.stderr, "crmimport: profile file "+profile+": zoho.yaml: not YAML or JSON"), r.stderr)
 }
+
+// TestReadmeProfileExample: the custom profile README.md shows is valid.
+func TestReadmeProfileExample(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := string(b)
+	start := strings.Index(text, "```yaml\nname: zoho")
+	require.GreaterOrEqual(t, start, 0, "README.md shows a custom profile")
+	body := text[start+len("```yaml\n"):]
+	body = body[:strings.Index(body, "```")]
+	file := filepath.Join(t.TempDir(), "zoho.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(body), 0o600))
+	r := crm(t, nil, "profiles", "check", file)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "a valid profile")
+}
