@@ -149,3 +149,15 @@ func TestSalesforceID(t *testing.T) {
 		require.Equal(t, want, salesforceID(in), in)
 	}
 }
+
+// TestWhereColumnMissing: a file whose rows a profile filters by a column
+// it does not have fails its task, rather than read as holding nothing.
+func TestWhereColumnMissing(t *testing.T) {
+	t.Parallel()
+	p, err := ProfileByName("salesforce")
+	require.NoError(t, err)
+	m := newMapper(p, ledger.Note, "ContentVersion.csv")
+	err = m.checkHeader([]string{"Id", "ContentDocumentId", "IsLatest", "Title"})
+	require.EqualError(t, err, `ContentVersion.csv:1: no "FileType" column: the salesforce profile reads only the rows whose FileType is "SNOTE"`)
+	require.NoError(t, newMapper(p, ledger.Note, "ContentVersion.csv").checkHeader([]string{"Id", "FileType", "IsLatest"}))
+}

@@ -388,6 +388,13 @@ func (m *mapper) checkHeader(header []string) error {
 		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 			"columns %d (%q) and %d (%q) both give %s: rename or remove one", i+1, header[i], j+1, header[j], m.kf.names[f])}
 	}
+	for wi, at := range l.whereCols {
+		if at < 0 {
+			w := m.fs.where[wi]
+			return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+				"no %q column: the %s profile reads only the rows whose %s is %s", w.column, m.p.Name, w.column, orList(w.values))}
+		}
+	}
 	if l.idMissing {
 		var ids []string
 		if fs := m.ks.fields["id"]; fs != nil {
