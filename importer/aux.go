@@ -150,6 +150,7 @@ func (imp *Importer) eachRow(ctx context.Context, in AuxInput, f func(Row) error
 func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in AuxInput, idx *nameIndex) error {
 	name := refName(in.File)
 	pm := newMapper(p, ls.kind, name)
+	var pick picker
 	err := imp.eachRow(ctx, in, func(row Row) error {
 		r := pm.mapRow(row)
 		if r.notRecord || r.ID == "" || r.Err != nil {
@@ -165,7 +166,7 @@ func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in
 				cols = flatten(cols, pm.roots)
 			}
 			for _, c := range ls.nameColumns {
-				if n = colValue(cols, c); n != "" {
+				if n = pick.value(cols, normaliseHeader(c)); n != "" {
 					break
 				}
 			}
@@ -197,23 +198,25 @@ func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in
 func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in AuxInput, idx *joinIndex) error {
 	name := refName(in.File)
 	preferred := map[string]int{} // key -> how many preferred values lead its list
+	var p picker
+	keyCol, deletedCol, preferCol := normaliseHeader(js.key), normaliseHeader(js.deleted), normaliseHeader(js.prefer)
 	err := imp.eachRow(ctx, in, func(row Row) error {
 		if row.Err != nil {
 			return nil
 		}
-		key := m.normID(colValue(row.Cols, js.key))
+		key := m.normID(p.value(row.Cols, keyCol))
 		if key == "" {
 			return nil
 		}
 		if js.deleted != "" {
-			if del, ok := parseBool(colValue(row.Cols, js.deleted)); ok && del {
+			if del, ok := parseBool(p.value(row.Cols, deletedCol)); ok && del {
 				return nil
 			}
 		}
 		var vals []linkValue
 		for _, ls := range js.links {
 			for _, c := range ls.columns {
-				v := colValue(row.Cols, c)
+				v := p.value(row.Cols, normaliseHeader(c))
 				if v == "" {
 					continue
 				}
@@ -226,7 +229,7 @@ func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in A
 		}
 		prefer := false
 		if js.prefer != "" {
-			prefer, _ = parseBool(colValue(row.Cols, js.prefer))
+			prefer, _ = parseBool(p.value(row.Cols, preferCol))
 		}
 		list := idx.rows[key]
 		if prefer {

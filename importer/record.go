@@ -97,6 +97,8 @@ type mapper struct {
 	special    bool            // links, joins, where, defaults, bodies or alternate columns to work out per row
 	emptyExtra bool            // the profile's spellings of empty also leave extra
 	aux        *auxData        // name lookups, joined rows, body files (Open sets them)
+	pick       picker          // columns by name, for joins and body files
+	body       template        // the file's body_file
 }
 
 // colRef is what a column gives: a canonical field, as its rank-th alternate.
@@ -167,6 +169,7 @@ func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
 	if len(m.fs.where) > 0 || len(m.fs.joins) > 0 || m.fs.bodyFile != "" {
 		m.special = true
 	}
+	m.body = parseTemplate(m.fs.bodyFile)
 	for i, f := range m.kf.names {
 		if x := m.valueFunc(f); x != nil {
 			if m.xf == nil {
@@ -573,7 +576,7 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 			if js.on != nil {
 				key = ""
 				for _, on := range js.on {
-					if v := colValue(cols, on); v != "" {
+					if v := m.pick.value(cols, normaliseHeader(on)); v != "" {
 						key = v
 						break
 					}
@@ -586,7 +589,7 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 		}
 	}
 	if m.fs.bodyFile != "" {
-		r.body = expandTemplate(m.fs.bodyFile, cols)
+		r.body = m.body.expand(&m.pick, cols)
 	}
 }
 
@@ -600,34 +603,65 @@ func hasIDFor(links []linkValue, field string) bool {
 	return false
 }
 
-// colValue is the trimmed value of the column named name ("" when absent).
-func colValue(cols []Col, name string) string {
-	n := normaliseHeader(name)
-	for _, c := range cols {
-		if normaliseHeader(c.Name) == n {
-			return strings.TrimSpace(c.Value)
+// picker finds columns by their normalised name in rows that mostly share
+// one header: the index is made once per header, not per row.
+type picker struct {
+	names []string
+	index map[string]int
+}
+
+// value is the trimmed value of the column whose normalised name is key.
+func (p *picker) value(cols []Col, key string) string {
+	same := p.index != nil && len(p.names) == len(cols)
+	for i := 0; same && i < len(cols); i++ {
+		same = cols[i].Name == p.names[i]
+	}
+	if !same {
+		p.names = make([]string, len(cols))
+		p.index = make(map[string]int, len(cols))
+		for i, c := range cols {
+			p.names[i] = c.Name
+			if n := normaliseHeader(c.Name); n != "" {
+				if _, taken := p.index[n]; !taken {
+					p.index[n] = i
+				}
+			}
 		}
+	}
+	if i, ok := p.index[key]; ok {
+		return strings.TrimSpace(cols[i].Value)
 	}
 	return ""
 }
 
-// expandTemplate fills {Column} with the row's values.
-func expandTemplate(t string, cols []Col) string {
-	var b strings.Builder
-	for t != "" {
+// template is a body_file template taken apart once: literal text, and
+// the normalised names of the columns in braces.
+type template struct {
+	parts []string // literal, key, literal, key, …, literal
+}
+
+func parseTemplate(t string) template {
+	var parts []string
+	for {
 		i := strings.IndexByte(t, '{')
-		if i < 0 {
-			b.WriteString(t)
-			break
+		j := strings.IndexByte(t, '}')
+		if i < 0 || j < i {
+			return template{parts: append(parts, t)}
 		}
-		j := strings.IndexByte(t[i:], '}')
-		if j < 0 {
-			b.WriteString(t)
-			break
+		parts = append(parts, t[:i], normaliseHeader(t[i+1:j]))
+		t = t[j+1:]
+	}
+}
+
+// expand fills the template with the row's values.
+func (t template) expand(p *picker, cols []Col) string {
+	var b strings.Builder
+	for i, part := range t.parts {
+		if i%2 == 0 {
+			b.WriteString(part)
+		} else {
+			b.WriteString(p.value(cols, part))
 		}
-		b.WriteString(t[:i])
-		b.WriteString(colValue(cols, t[i+1:i+j]))
-		t = t[i+j+1:]
 	}
 	return b.String()
 }
