@@ -94,7 +94,7 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 			return d
 		}
 	}
-	for _, l := range r.links {
+	for _, l := range r.links() {
 		if why := mangledID(l.label, l.shown); why != "" && !l.byName {
 			d.reason = why
 			return d
@@ -133,8 +133,8 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 		}
 		unresolved[l.field] = v
 	}
-	if r.links != nil {
-		unresolved = resolveLinks(st, r.links, &d, unresolved)
+	if r.more != nil {
+		unresolved = resolveLinks(st, r.more.links, &d, unresolved)
 	}
 	if needsParent(r.Kind) && len(d.links) == 0 {
 		d.outcome, d.reason = skipped, ReasonNotLinked

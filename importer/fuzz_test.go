@@ -125,7 +125,7 @@ func FuzzMapRow(f *testing.F) {
 			require.Positive(t, r.Line)
 			require.Len(t, r.vals, len(p.Fields(k)))
 			require.True(t, json.Valid([]byte(r.RawJSON())), r.RawJSON())
-			for _, l := range r.links {
+			for _, l := range r.links() {
 				_, isField := kindOfLinkField(l.field)
 				require.True(t, isField || l.field == l.label, "link value %+v", l)
 				if isField {

@@ -22,20 +22,34 @@ type Record struct {
 	Extra map[string]any // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
 	Err   *RowError      // the row could not be read as it is
 
-	kf    *kindFields // the kind's canonical fields
-	vals  []string    // value as read per canonical field, in kf order
-	row   Row         // the row as read, for the raw row of a failure (RawJSON)
-	links []linkValue // link values beyond the plain link fields, in order of preference (nil for most profiles)
+	kf   *kindFields // the kind's canonical fields
+	vals []string    // value as read per canonical field, in kf order
+	row  Row         // the row as read, for the raw row of a failure (RawJSON)
+	more *recordMore // what a profile adds beyond plain fields; nil for most records
 	// notRecord: the row is not a record of its kind (a profile's where),
 	// so it has no outcome; it still counts as read for the checkpoint.
 	notRecord bool
-	body      string // the file that holds the body (a profile's body_file), to read when prepared
 
 	// What prepare works out ahead, off the writing goroutine.
 	prepared  bool
 	values    Values // the validated values to write
 	invalid   string // why the record is invalid, or ""
 	extraJSON string // Extra as JSON, or ""
+}
+
+// recordMore is what some profiles add to a record: kept out of Record
+// itself, which is copied as it goes from reading to writing.
+type recordMore struct {
+	links []linkValue // link values beyond the plain link fields, in order of preference
+	body  string      // the file that holds the body (a profile's body_file), to read when prepared
+}
+
+// links are the record's link values beyond its plain link fields.
+func (r *Record) links() []linkValue {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.links
 }
 
 // linkValue is one value of a link column that is more than a plain link
@@ -553,8 +567,9 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 			r.vals[i] = fs.def
 		}
 	}
+	var more recordMore
 	for li, ls := range m.ks.links {
-		if ls.byName && hasIDFor(r.links, linkField(ls.kind)) {
+		if ls.byName && hasIDFor(more.links, linkField(ls.kind)) {
 			continue // an id where there is one; the name only where there is none
 		}
 		for _, i := range l.linkCols[li] {
@@ -563,7 +578,7 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 				continue
 			}
 			vals := m.linkValues(ls, c, l.names[i])
-			r.links = append(r.links, vals...)
+			more.links = append(more.links, vals...)
 			if ls.list != "" && len(vals) > 1 {
 				r.addExtra(l.extraName[i], c) // only one of them becomes the link: all are kept
 			}
@@ -584,12 +599,15 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 			}
 			key = m.normID(key)
 			if key != "" {
-				r.links = append(r.links, m.aux.joins[js].rows[key]...)
+				more.links = append(more.links, m.aux.joins[js].rows[key]...)
 			}
 		}
 	}
 	if m.fs.bodyFile != "" {
-		r.body = m.body.expand(&m.pick, cols)
+		more.body = m.body.expand(&m.pick, cols)
+	}
+	if more.links != nil || more.body != "" {
+		r.more = &more
 	}
 }
 
@@ -861,8 +879,8 @@ func (r *Record) prepare() {
 // prepare reads what the record needs from the export beyond its row (its
 // body file), then prepares it.
 func (m *mapper) prepare(r *Record) {
-	if r.body != "" && r.Err == nil {
-		body, err := m.aux.readBody(r.body)
+	if r.more != nil && r.more.body != "" && r.Err == nil {
+		body, err := m.aux.readBody(r.more.body)
 		if err != nil {
 			r.Err = &RowError{File: r.File, Line: r.Line, Reason: err.Error()}
 		} else if i, ok := r.kf.index["body"]; ok {

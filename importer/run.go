@@ -371,7 +371,7 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 // once per task and note, in the batch's transaction.
 func (w *taskWork) logNotes(ctx context.Context, tx *sql.Tx, recs []Record) error {
 	for i := range recs {
-		for _, l := range recs[i].links {
+		for _, l := range recs[i].links() {
 			if l.note == "" || w.noted[l.note] {
 				continue
 			}
