@@ -16,11 +16,6 @@ import (
 // extra.
 const fixtureRoot = "../../fixtures"
 
-// bySource names a target row by source id: t is the table's alias.
-func rowOf(table, kind, sourceID string) string {
-	return `(SELECT t.id FROM ` + table + ` t JOIN migration_records m ON m.kind = '` + kind + `' AND m.record_id = t.id WHERE m.source_id = '` + sourceID + `')`
-}
-
 var salesforceFixture = badCase{
 	name: "Salesforce", root: fixtureRoot, dir: "salesforce", source: "salesforce",
 	code: exitOK, status: "succeeded",
