@@ -598,8 +598,8 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 				}
 			}
 			key = m.normID(key)
-			if key != "" {
-				more.links = append(more.links, m.aux.joins[js].rows[key]...)
+			if idx := m.aux.joins[js]; idx != nil && key != "" {
+				more.links = append(more.links, idx.rows[key]...)
 			}
 		}
 	}
