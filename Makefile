@@ -6,7 +6,7 @@ DEMO_DB := demo.db
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
-.PHONY: help build demo test crashtest race lint bench bench-layers clean
+.PHONY: help build demo test crashtest race lint fuzz bench bench-layers clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -59,6 +59,19 @@ lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+# SPEC §4: bad input never panics. Each target runs for FUZZTIME, one after
+# another, seeded from fixtures/ (the hand-made exports and the bad-input
+# corpus) and from importer/testdata/fuzz/, where every crasher found is
+# kept once fixed: go test runs those as regression tests.
+FUZZTIME ?= 5m
+FUZZ_TARGETS := FuzzReadCSV FuzzReadJSON FuzzMapRow
+
+fuzz: ## fuzz the CSV reader, the JSON reader and the profile mapper, FUZZTIME each (default 5m)
+	@for target in $(FUZZ_TARGETS); do \
+	  echo "== $$target ($(FUZZTIME))"; \
+	  $(GO) test ./importer -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 # Issue 4's measure: crmimport next to sqlite3's bare .import of the same
 # CSV files (the floor), three rounds per scale, medians and ratios taken

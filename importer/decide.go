@@ -94,6 +94,12 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 			return d
 		}
 	}
+	for _, l := range r.links() {
+		if why := mangledID(l.label, l.shown); why != "" && !l.byName {
+			d.reason = why
+			return d
+		}
+	}
 	values, bad := r.values, r.invalid
 	if !r.prepared {
 		values, bad = validate(r)
@@ -126,6 +132,9 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 			unresolved = map[string]string{}
 		}
 		unresolved[l.field] = v
+	}
+	if r.more != nil {
+		unresolved = resolveLinks(st, r.more.links, &d, unresolved)
 	}
 	if needsParent(r.Kind) && len(d.links) == 0 {
 		d.outcome, d.reason = skipped, ReasonNotLinked
@@ -175,4 +184,52 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 func asText(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// resolveLinks resolves a record's link values beyond its plain link
+// fields, in order of preference: the first value that resolves gives its
+// field (R6); the values that do not are unresolved, unless their field was
+// given by another (a list's other elements are kept in extra).
+func resolveLinks(st *stage, links []linkValue, d *decision, unresolved map[string]string) map[string]string {
+	for _, l := range links {
+		if _, linked := d.links[l.field]; linked {
+			continue
+		}
+		if l.id != "" {
+			if k, ok := kindOfLinkField(l.field); ok {
+				if rid, found := st.final(k, l.id); found && rid > 0 {
+					if d.links == nil {
+						d.links = map[string]int64{}
+					}
+					d.links[l.field] = rid
+					continue
+				}
+			}
+		}
+		if unresolved == nil {
+			unresolved = map[string]string{}
+		}
+		if prev, ok := unresolved[l.field]; !ok {
+			unresolved[l.field] = l.shown
+		} else if !strings.Contains(", "+prev+", ", ", "+l.shown+", ") {
+			unresolved[l.field] = prev + ", " + l.shown
+		}
+	}
+	for f := range d.links {
+		delete(unresolved, f)
+	}
+	return unresolved
+}
+
+// kindOfLinkField is the parent kind a link field points to.
+func kindOfLinkField(f string) (ledger.Kind, bool) {
+	switch f {
+	case "company_id":
+		return ledger.Company, true
+	case "contact_id":
+		return ledger.Contact, true
+	case "deal_id":
+		return ledger.Deal, true
+	}
+	return "", false
 }

@@ -30,7 +30,9 @@ type feedChunk struct {
 // startFeed reads rr from where it stands. known are the ids that already
 // have a final slot: those records will be unchanged (R2, never judged
 // again), so the feed does not validate them.
-func startFeed(rr *RowReader, m *mapper, known *idTable) *feed {
+//
+// raw counts the bytes of the input read so far, for progress.
+func startFeed(rr *RowReader, m *mapper, known *idTable, raw *countingReader) *feed {
 	f := &feed{ch: make(chan feedChunk, 4), quit: make(chan struct{})}
 	f.done.Add(1)
 	go func() {
@@ -45,13 +47,13 @@ func startFeed(rr *RowReader, m *mapper, known *idTable) *feed {
 					break
 				}
 				r := m.mapRow(row)
-				if _, ok := known.get(r.ID); !ok {
-					r.prepare()
+				if _, ok := known.get(r.ID); !ok && !r.notRecord {
+					m.prepare(&r)
 				}
 				recs = append(recs, r)
 			}
 			select {
-			case f.ch <- feedChunk{recs: recs, err: err, bytes: rr.BytesRead()}:
+			case f.ch <- feedChunk{recs: recs, err: err, bytes: raw.n}:
 			case <-f.quit:
 				return
 			}

@@ -1,12 +1,13 @@
 package importer
 
 import (
+	"archive/zip"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,7 +16,7 @@ import (
 )
 
 // InputError is a problem with the input found before a run exists (no
-// such path, no file matches a kind): exit 1, and no run row.
+// such path, no file matches a kind, a zip bomb): exit 1, and no run row.
 type InputError struct {
 	Path   string
 	Reason string
@@ -25,58 +26,70 @@ func (e *InputError) Error() string { return fmt.Sprintf("%s: %s", e.Path, e.Rea
 
 // inputFile is one file of an export, planned as one task.
 type inputFile struct {
-	Path     string
+	Path     string // the input's name: a file, or ZIP!/ENTRY
 	Kind     ledger.Kind
 	Format   Format
 	Encoding string
 	Info     FileInfo
 }
 
-// discover finds the files of an export (a folder or one file), keeps those
-// of the kinds asked for, and fingerprints them. notices say what it
-// ignored and which files it reads as Windows-1252.
-func discover(path string, p *Profile, only []ledger.Kind, encoding string) ([]inputFile, []string, error) {
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, &InputError{Path: path, Reason: "no such file or folder"}
+// AuxInput is a file that tasks read beside their own: a file joined to
+// each record (Salesforce OpportunityContactRole.csv), the parent files
+// that links by name look names up in, a folder of body files. It is
+// fingerprinted with the plan (R10), kept in the run's options, and
+// checked again on resume.
+type AuxInput struct {
+	Role        string `json:"role"` // join:PATTERN, names:KIND or bodies:FOLDER
+	File        string `json:"file"`
+	Format      string `json:"format,omitempty"`
+	Encoding    string `json:"encoding,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// exportFile is a file found in an export.
+type exportFile struct {
+	ref  string // the input's name (a file, ZIP!/ENTRY)
+	name string // what a profile's patterns match: the base name
+}
+
+// bodyFolder is a folder of an export that a profile reads files from.
+type bodyFolder struct {
+	ref    string // a folder on disk, or ZIP!/PREFIX/
+	folder string // its name, lower-cased
+}
+
+// exportListing is what the inputs of a run hold.
+type exportListing struct {
+	files   []exportFile
+	folders []bodyFolder
+	notices []string
+	nested  []string // archives inside archives, refused
+	ignored []string // folders not read
+}
+
+// discover finds the files of an export (folders, zips read in place, .gz
+// files, single files), keeps those of the kinds asked for, finds what
+// their tasks will also read (joined files, parents looked up by name,
+// body folders), and fingerprints all of it. notices say what it ignored
+// and which files it reads as Windows-1252.
+func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, lim archiveLimits) ([]inputFile, []AuxInput, []string, error) {
+	var ls exportListing
+	bodyNames := p.bodyFolders()
+	for _, in := range paths {
+		if err := ls.add(in, p, bodyNames, lim, len(paths) == 1); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	if err != nil {
-		return nil, nil, &InputError{Path: path, Reason: err.Error()}
+	first := paths[0]
+	if len(ls.nested) > 0 {
+		return nil, nil, nil, &InputError{Path: first, Reason: fmt.Sprintf(
+			"holds %s inside an archive (%s), which crmimport does not open: extract the outer archive and pass the folder, "+
+				"or pass the inner archive itself", plural(len(ls.nested), "archive"), strings.Join(ls.nested, ", "))}
 	}
-	var candidates, ignored []string
-	var notices []string
-	if st.IsDir() {
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			return nil, nil, &InputError{Path: path, Reason: err.Error()}
-		}
-		for _, e := range entries {
-			full := filepath.Join(path, e.Name())
-			if strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			if e.IsDir() {
-				notices = append(notices, fmt.Sprintf("ignored the folder %s: an export's files are read from its top folder", e.Name()))
-				continue
-			}
-			if _, _, ok := p.FileKind(e.Name()); !ok {
-				ignored = append(ignored, e.Name())
-				continue
-			}
-			candidates = append(candidates, full)
-		}
-		if len(ignored) > 0 {
-			notices = append(notices, fmt.Sprintf("ignored %s not of the %s profile: %s (it reads %s)",
-				plural(len(ignored), "file"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
-		}
-	} else {
-		if isZip(path) {
-			return nil, nil, &InputError{Path: path, Reason: "is a zip archive; reading zips in place is not supported yet: unzip it and pass the folder"}
-		}
-		if _, _, ok := p.FileKind(path); !ok {
-			return nil, nil, &InputError{Path: path, Reason: fmt.Sprintf("is not a file of the %s profile: expected one of %s", p.Name, p.ExpectedFiles())}
-		}
-		candidates = []string{path}
+	notices := ls.notices
+	if len(ls.ignored) > 0 {
+		notices = append(notices, fmt.Sprintf("ignored the %s %s: an export's files are read from its top folder",
+			pluralWord(len(ls.ignored), "folder"), strings.Join(ls.ignored, ", ")))
 	}
 
 	want := map[ledger.Kind]bool{}
@@ -84,18 +97,87 @@ func discover(path string, p *Profile, only []ledger.Kind, encoding string) ([]i
 		want[k] = true
 	}
 	var files []inputFile
+	var ignored []string
 	have := map[ledger.Kind]bool{}
-	for _, c := range candidates {
-		k, f, _ := p.FileKind(c)
+	byKind := map[ledger.Kind][]exportFile{}
+	var others []exportFile
+	for _, f := range ls.files {
+		k, format, ok := p.FileKind(f.name)
+		if !ok {
+			others = append(others, f)
+			continue
+		}
+		byKind[k] = append(byKind[k], f)
 		if len(want) > 0 && !want[k] {
 			continue
 		}
 		have[k] = true
-		files = append(files, inputFile{Path: c, Kind: k, Format: f})
+		files = append(files, inputFile{Path: f.ref, Kind: k, Format: format})
+	}
+	// What the planned kinds read beside their files.
+	var aux []AuxInput
+	auxed := map[string]bool{}
+	used := map[string]bool{}
+	for _, k := range p.Kinds() {
+		if !have[k] {
+			continue
+		}
+		ks := p.kinds[k]
+		for _, fsp := range ks.files {
+			for _, js := range fsp.joins {
+				found := false
+				for _, o := range others {
+					if m, _ := path.Match(js.file, matchName(o.name)); m {
+						found = true
+						used[o.ref] = true
+						if role := "join:" + js.file; !auxed[role+"\x00"+o.ref] {
+							auxed[role+"\x00"+o.ref] = true
+							aux = append(aux, AuxInput{Role: role, File: o.ref})
+						}
+					}
+				}
+				if !found && kindHasPattern(files, k, fsp) {
+					notices = append(notices, fmt.Sprintf("no file of the export matches %s, which the %s profile joins to %s: "+
+						"their links come from their own columns only", js.file, p.Name, fsp.pattern))
+				}
+			}
+			if fsp.bodyFile != "" {
+				dir := strings.ToLower(path.Dir(fsp.bodyFile))
+				for _, bf := range ls.folders {
+					if bf.folder == dir && !auxed["bodies:"+dir+"\x00"+bf.ref] {
+						auxed["bodies:"+dir+"\x00"+bf.ref] = true
+						aux = append(aux, AuxInput{Role: "bodies:" + dir, File: bf.ref, Format: "folder"})
+					}
+				}
+			}
+		}
+		for _, l := range ks.links {
+			if !l.byName {
+				continue
+			}
+			role := "names:" + string(l.kind)
+			for _, f := range byKind[l.kind] {
+				if !auxed[role+"\x00"+f.ref] {
+					auxed[role+"\x00"+f.ref] = true
+					format, _ := formatOf(matchName(f.name))
+					aux = append(aux, AuxInput{Role: role, File: f.ref, Format: string(format)})
+				}
+			}
+		}
+	}
+	for _, o := range others {
+		if !used[o.ref] {
+			ignored = append(ignored, refName(o.ref))
+		}
+	}
+	if len(ignored) > 0 {
+		sort.Strings(ignored)
+		notices = append(notices, fmt.Sprintf("ignored %s not of the %s profile: %s (it reads %s)",
+			plural(len(ignored), "file"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
 	}
 	for _, k := range only {
 		if !have[k] {
-			notices = append(notices, fmt.Sprintf("--only %s: no %s file in %s", k.Plural(), k.Plural(), path))
+			notices = append(notices, fmt.Sprintf("--only %s: no %s file in %s", k.Plural(), k.Plural(), first))
 		}
 	}
 	if len(files) == 0 {
@@ -103,54 +185,232 @@ func discover(path string, p *Profile, only []ledger.Kind, encoding string) ([]i
 		if len(only) > 0 {
 			reason = "no file matches the kinds asked for with --only"
 		}
-		return nil, nil, &InputError{Path: path, Reason: reason}
+		return nil, nil, nil, &InputError{Path: first, Reason: reason}
 	}
-	sort.SliceStable(files, func(i, j int) bool { return filepath.Base(files[i].Path) < filepath.Base(files[j].Path) })
+	sort.SliceStable(files, func(i, j int) bool { return refName(files[i].Path) < refName(files[j].Path) })
 	for i := range files {
 		f := &files[i]
-		info, err := inspectFile(f.Path)
+		info, err := inspectInput(f.Path, lim)
 		if err != nil {
-			return nil, nil, &InputError{Path: f.Path, Reason: err.Error()}
+			return nil, nil, nil, inputError(f.Path, err)
 		}
 		f.Info = info
-		switch {
-		case encoding != "":
-			f.Encoding = encoding
-		case bytes.HasPrefix(info.Head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(info.Head, []byte{0xFE, 0xFF}):
-			f.Encoding = "utf-16"
-			notices = append(notices, fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16",
-				filepath.Base(f.Path)))
-		case info.ValidUTF8 || notText(info.Head):
-			// An archive or binary data is no text at all: the reader
-			// says what it is when its task runs.
-			f.Encoding = "utf-8"
-		default:
-			f.Encoding = "windows-1252"
-			notices = append(notices, fmt.Sprintf("%s is not valid UTF-8: reading it as Windows-1252 (choose another with --encoding)",
-				filepath.Base(f.Path)))
+		var notice string
+		f.Encoding, notice = chooseEncoding(refName(f.Path), info, encoding)
+		if notice != "" {
+			notices = append(notices, notice)
 		}
 	}
-	return files, notices, nil
+	for i := range aux {
+		a := &aux[i]
+		if a.Format == "folder" {
+			fp, err := folderFingerprint(a.File)
+			if err != nil {
+				return nil, nil, nil, &InputError{Path: a.File, Reason: err.Error()}
+			}
+			a.Fingerprint = fp
+			continue
+		}
+		if a.Format == "" {
+			format, _ := formatOf(matchName(a.File))
+			a.Format = string(format)
+		}
+		info, err := inspectInput(a.File, lim)
+		if err != nil {
+			return nil, nil, nil, inputError(a.File, err)
+		}
+		a.Fingerprint = info.Fingerprint
+		var notice string
+		a.Encoding, notice = chooseEncoding(refName(a.File), info, encoding)
+		if notice != "" && !planned(files, a.File) {
+			notices = append(notices, notice)
+		}
+	}
+	return files, aux, notices, nil
 }
 
-func inspectFile(path string) (FileInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	defer f.Close()
-	return Inspect(f)
+// inputError is an input that cannot be planned: its path, and what is
+// wrong (without the input's name again when the error starts with it).
+func inputError(ref string, err error) *InputError {
+	return &InputError{Path: ref, Reason: strings.TrimPrefix(err.Error(), refName(ref)+": ")}
 }
 
-func isZip(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
+func planned(files []inputFile, ref string) bool {
+	for _, f := range files {
+		if f.Path == ref {
+			return true
+		}
 	}
-	defer f.Close()
-	head := make([]byte, 4)
-	n, _ := io.ReadFull(f, head)
-	return bytes.Equal(head[:n], []byte("PK\x03\x04")) || strings.EqualFold(filepath.Ext(path), ".zip")
+	return false
+}
+
+// kindHasPattern reports whether a planned file of kind k matched fsp.
+func kindHasPattern(files []inputFile, k ledger.Kind, fsp *fileSpec) bool {
+	for _, f := range files {
+		if m, _ := path.Match(fsp.pattern, matchName(f.Path)); m && f.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// chooseEncoding decides how a file is read: as asked with --encoding,
+// UTF-16 when a byte-order mark says so, UTF-8 when it is valid (or no text
+// at all), else Windows-1252 — with a notice saying so.
+func chooseEncoding(name string, info FileInfo, asked string) (string, string) {
+	switch {
+	case asked != "":
+		return asked, ""
+	case bytes.HasPrefix(info.Head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(info.Head, []byte{0xFE, 0xFF}):
+		return "utf-16", fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16", name)
+	case info.ValidUTF8 || notText(info.Head):
+		// An archive or binary data is no text at all: the reader says
+		// what it is when its task runs.
+		return "utf-8", ""
+	}
+	return "windows-1252", fmt.Sprintf("%s is not valid UTF-8: reading it as Windows-1252 (choose another with --encoding)", name)
+}
+
+// add lists what one input path holds.
+func (ls *exportListing) add(in string, p *Profile, bodyNames map[string]bool, lim archiveLimits, only bool) error {
+	st, err := os.Stat(in)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &InputError{Path: in, Reason: "no such file or folder"}
+	}
+	if err != nil {
+		return &InputError{Path: in, Reason: err.Error()}
+	}
+	if !st.IsDir() {
+		if isZipFile(in, true) {
+			return ls.addZip(in, bodyNames, lim)
+		}
+		if _, _, ok := p.FileKind(in); !ok && only {
+			return &InputError{Path: in, Reason: fmt.Sprintf("is not a file of the %s profile: expected one of %s", p.Name, p.ExpectedFiles())}
+		}
+		ls.files = append(ls.files, exportFile{ref: in, name: filepath.Base(in)})
+		return nil
+	}
+	entries, err := os.ReadDir(in)
+	if err != nil {
+		return &InputError{Path: in, Reason: err.Error()}
+	}
+	for _, e := range entries {
+		full := filepath.Join(in, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if e.IsDir() {
+			if bodyNames[strings.ToLower(e.Name())] {
+				ls.folders = append(ls.folders, bodyFolder{ref: full, folder: strings.ToLower(e.Name())})
+			} else {
+				ls.ignored = append(ls.ignored, e.Name())
+			}
+			continue
+		}
+		if isZipFile(full, false) {
+			if err := ls.addZip(full, bodyNames, lim); err != nil {
+				return err
+			}
+			continue
+		}
+		ls.files = append(ls.files, exportFile{ref: full, name: e.Name()})
+	}
+	return nil
+}
+
+// addZip lists a zip's entries, read in place. An export zipped with its
+// folder (every entry under one top folder) is read from inside that
+// folder. Entries in other folders are not read (Salesforce's Attachments/
+// and Documents/), but for the body folders a profile names; an archive
+// inside the zip is refused.
+func (ls *exportListing) addZip(zipPath string, bodyNames map[string]bool, lim archiveLimits) error {
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		return &InputError{Path: zipPath, Reason: "cannot be read as a zip: " + unwrapPath(err).Error()}
+	}
+	defer zr.Close()
+	if err := checkZip(filepath.Base(zipPath), &zr.Reader, lim); err != nil {
+		return &InputError{Path: zipPath, Reason: err.Error()}
+	}
+	prefix := commonFolder(zr.File)
+	ignored := map[string]bool{}
+	folders := map[string]bool{}
+	for _, f := range zr.File {
+		if !strings.HasPrefix(f.Name, prefix) {
+			continue
+		}
+		rel := f.Name[len(prefix):]
+		if rel == "" || strings.HasSuffix(rel, "/") {
+			continue
+		}
+		if dir, _, ok := strings.Cut(rel, "/"); ok {
+			low := strings.ToLower(dir)
+			if bodyNames[low] {
+				if !folders[dir] {
+					folders[dir] = true
+					ls.folders = append(ls.folders, bodyFolder{ref: zipPath + entrySep + prefix + dir + "/", folder: low})
+				}
+			} else if !ignored[dir] {
+				ignored[dir] = true
+				ls.ignored = append(ls.ignored, filepath.Base(zipPath)+entrySep+dir)
+			}
+			continue
+		}
+		if strings.HasPrefix(path.Base(rel), ".") || strings.HasPrefix(rel, "__MACOSX") {
+			continue
+		}
+		ref := zipPath + entrySep + f.Name
+		if isArchiveName(rel) {
+			ls.nested = append(ls.nested, refName(ref))
+			continue
+		}
+		ls.files = append(ls.files, exportFile{ref: ref, name: path.Base(rel)})
+	}
+	return nil
+}
+
+// commonFolder is the one top folder every entry of a zip is in ("" when
+// there are files at the top, or several folders).
+func commonFolder(files []*zip.File) string {
+	top := ""
+	for _, f := range files {
+		if strings.HasPrefix(f.Name, "__MACOSX/") {
+			continue
+		}
+		dir, _, ok := strings.Cut(f.Name, "/")
+		if !ok {
+			return ""
+		}
+		if top == "" {
+			top = dir
+		} else if dir != top {
+			return ""
+		}
+	}
+	if top == "" {
+		return ""
+	}
+	return top + "/"
+}
+
+// bodyFolders are the folders a profile reads body files from, lower-cased.
+func (p *Profile) bodyFolders() map[string]bool {
+	out := map[string]bool{}
+	for _, ks := range p.kinds {
+		for _, f := range ks.files {
+			if f.bodyFile != "" {
+				out[strings.ToLower(path.Dir(f.bodyFile))] = true
+			}
+		}
+	}
+	return out
+}
+
+func pluralWord(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // notText tells a file whose first bytes show it is an archive or binary

@@ -1,75 +1,306 @@
 package importer
 
 import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"crmimport/ledger"
 )
 
-// Profile maps an export's files and columns onto the canonical format.
-// The canonical profile is the identity; the CRM profiles come later.
+// Profile maps an export's files and columns onto the canonical format
+// (SPEC §4). Profiles are data: the built-in ones are the YAML files of
+// profiles/, embedded in the binary; a user passes one of their own with
+// --profile FILE. LoadProfile reads and validates one; what it holds is
+// resolved further per file and per header by the mapper (record.go), once,
+// not per row.
 type Profile struct {
-	Name string
-	// fields lists each kind's canonical fields in order.
-	fields map[ledger.Kind][]string
+	Name        string
+	Description string
+	// BuiltIn is true for a profile embedded in the binary.
+	BuiltIn bool
 	// MatchEmail and MatchDomain say which natural keys match (R5).
 	MatchEmail  bool
 	MatchDomain bool
+
+	text          []byte // the profile as written, for `profiles show` and a run's options
+	ids           idRule
+	empty         map[string]bool // more spellings of empty, for every mapped field and extra
+	trueWords     map[string]bool // more spellings of true, lower-cased
+	falseWords    map[string]bool
+	dates         []dateFormat
+	repeatedFirst bool // a repeated mapped header: the first column gives the field
+	kinds         map[ledger.Kind]*kindSpec
 }
 
-// Canonical is the project's own documented layout (SPEC §4).
-func Canonical() *Profile {
-	return &Profile{
-		Name: "canonical",
-		fields: map[ledger.Kind][]string{
-			ledger.Company:  {"id", "name", "domain", "phone", "industry", "created_at", "deleted"},
-			ledger.Contact:  {"id", "first_name", "last_name", "email", "phone", "title", "company_id", "created_at", "deleted"},
-			ledger.Deal:     {"id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "deleted"},
-			ledger.Note:     {"id", "body", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
-			ledger.Activity: {"id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
-			ledger.Email:    {"id", "subject", "body", "from", "to", "sent_at", "contact_id", "company_id", "deal_id", "deleted"},
-		},
-		MatchEmail:  true,
-		MatchDomain: true,
-	}
+// idRule is how a profile normalises ids and link values before they are
+// compared (ids are compared exactly, never case-insensitively).
+type idRule int
+
+const (
+	idsPlain idRule = iota
+	// idsSalesforce: a 15-character id becomes its 18-character form (the
+	// case checksum), 000000000000000AAA is empty, and "@Ref" (CLI tree
+	// JSON) is the reference "Ref".
+	idsSalesforce
+)
+
+// kindSpec is what a profile says about one kind.
+type kindSpec struct {
+	kind   ledger.Kind
+	files  []*fileSpec
+	fields map[string]*fieldSpec // canonical field -> columns
+	links  []*linkSpec           // links beyond the plain link fields, in order of preference
+}
+
+// fileSpec is one pattern of a kind's files, with what applies to those
+// files alone.
+type fileSpec struct {
+	pattern  string            // lower-cased glob
+	where    []whereCond       // rows that do not match are not records of the kind
+	defaults map[string]string // canonical field -> value when the row gives none
+	joins    []*joinSpec
+	bodyFile string // template of the file holding the body ("ContentVersion/{Id}"), or ""
+}
+
+type whereCond struct {
+	column string
+	values []string
+}
+
+// fieldSpec says where a canonical field comes from.
+type fieldSpec struct {
+	columns  []string          // alternates: the first that holds a value
+	multi    string            // a multi-value separator: the first value is the field's
+	valueMap map[string]string // lower-cased value -> canonical value
+	def      string            // when no column holds a value
+	dateOnly bool              // a date-time at midnight is the date alone (Salesforce's date fields)
+}
+
+// linkSpec is a link column: to one kind, or by id prefix to several; a
+// single value or a list; an id, or a name to look up within the export.
+type linkSpec struct {
+	columns     []string
+	kind        ledger.Kind  // "" when by prefix
+	prefixes    []prefixRule // longest first
+	list        string       // "" single value; a separator; "json" for a JSON array
+	byName      bool         // the value is the parent's name within the export
+	nameColumns []string     // the parent's columns holding its name ("" = its canonical name)
+}
+
+type prefixRule struct {
+	prefix string
+	kind   ledger.Kind // "" to ignore (links to users)
+}
+
+// joinSpec joins the rows of another file of the export to each record, for
+// the links they hold (Salesforce OpportunityContactRole, ContentDocumentLink).
+type joinSpec struct {
+	file    string   // lower-cased glob
+	key     string   // the joined file's column that holds this record's key
+	on      []string // this file's column holding the key (nil: the id)
+	prefer  string   // a flag column: rows where it is true come first
+	deleted string   // a flag column: rows where it is true are left out
+	links   []*linkSpec
+}
+
+// dateFormat is one of a profile's date formats.
+type dateFormat struct {
+	spec    string // as written in the profile (DD.MM.YYYY)
+	layout  string // Go layout
+	hasTime bool
+}
+
+// canonicalFields are each kind's canonical fields in order (SPEC §4).
+var canonicalFields = map[ledger.Kind][]string{
+	ledger.Company:  {"id", "name", "domain", "phone", "industry", "created_at", "deleted"},
+	ledger.Contact:  {"id", "first_name", "last_name", "email", "phone", "title", "company_id", "created_at", "deleted"},
+	ledger.Deal:     {"id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "deleted"},
+	ledger.Note:     {"id", "body", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
+	ledger.Activity: {"id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
+	ledger.Email:    {"id", "subject", "body", "from", "to", "sent_at", "contact_id", "company_id", "deal_id", "deleted"},
 }
 
 // Fields returns the canonical fields of kind, in order.
-func (p *Profile) Fields(k ledger.Kind) []string { return p.fields[k] }
+func (p *Profile) Fields(k ledger.Kind) []string { return canonicalFields[k] }
 
-// FileKind tells which kind a file holds, from its name, and its format;
-// ok=false for a file the profile does not know.
-func (p *Profile) FileKind(name string) (ledger.Kind, Format, bool) {
-	base := strings.ToLower(filepath.Base(name))
-	ext := filepath.Ext(base)
-	var f Format
-	switch ext {
-	case ".csv":
-		f = FormatCSV
-	case ".json":
-		f = FormatJSON
-	case ".jsonl", ".ndjson":
-		f = FormatJSONL
-	default:
-		return "", "", false
-	}
-	stem := strings.TrimSuffix(base, ext)
+// Text is the profile as written (YAML or JSON).
+func (p *Profile) Text() []byte { return append([]byte(nil), p.text...) }
+
+// Kinds lists the kinds the profile reads, in plan order.
+func (p *Profile) Kinds() []ledger.Kind {
+	var out []ledger.Kind
 	for _, k := range ledger.Kinds() {
-		if stem == k.Plural() {
-			return k, f, true
+		if p.kinds[k] != nil {
+			out = append(out, k)
 		}
 	}
-	return "", "", false
+	return out
+}
+
+// FilePatterns lists the file name patterns of kind, as written (lower-cased).
+func (p *Profile) FilePatterns(k ledger.Kind) []string {
+	ks := p.kinds[k]
+	if ks == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range ks.files {
+		out = append(out, f.pattern)
+	}
+	return out
+}
+
+// Canonical is the project's own documented layout (SPEC §4), the profile
+// profiles/canonical.yaml.
+func Canonical() *Profile {
+	p, err := builtinProfile("canonical")
+	if err != nil {
+		panic(err) // the embedded file is tested; it cannot be wrong at run time
+	}
+	return p
+}
+
+//go:embed profiles/*.yaml
+var builtinFS embed.FS
+
+// BuiltinProfiles lists the names of the built-in profiles, sorted.
+func BuiltinProfiles() []string {
+	entries, _ := fs.ReadDir(builtinFS, "profiles") // embedded: cannot fail
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+func builtinProfile(name string) (*Profile, error) {
+	b, err := builtinFS.ReadFile("profiles/" + name + ".yaml")
+	if err != nil {
+		return nil, err
+	}
+	p, err := LoadProfile(name+".yaml", b)
+	if err != nil {
+		return nil, err
+	}
+	p.BuiltIn = true
+	return p, nil
+}
+
+// ProfileByName returns a built-in profile.
+func ProfileByName(name string) (*Profile, error) {
+	if name == "" {
+		name = "canonical"
+	}
+	for _, n := range BuiltinProfiles() {
+		if n == name {
+			return builtinProfile(name)
+		}
+	}
+	return nil, &UsageError{Msg: fmt.Sprintf("unknown profile %q (built-in: %s; or a profile file: --profile FILE.yaml)",
+		name, strings.Join(BuiltinProfiles(), ", "))}
+}
+
+// looksLikeFile tells a --profile value that names a file from one that
+// names a built-in profile.
+func looksLikeFile(s string) bool {
+	switch strings.ToLower(filepath.Ext(s)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return strings.ContainsRune(s, os.PathSeparator) || strings.ContainsRune(s, '/')
+}
+
+// ResolveProfile returns the profile a --profile value names: a built-in
+// profile by name, or a profile file (a path, or a name ending in .yaml,
+// .yml or .json). A file that is missing or wrong is a *UsageError naming
+// what is wrong.
+func ResolveProfile(nameOrFile string) (*Profile, error) {
+	if !looksLikeFile(nameOrFile) {
+		return ProfileByName(nameOrFile)
+	}
+	b, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		reason := err.Error()
+		if errors.Is(err, fs.ErrNotExist) {
+			reason = "no such file"
+		}
+		return nil, &UsageError{Msg: fmt.Sprintf("profile file %s: %s", nameOrFile, reason)}
+	}
+	p, err := LoadProfile(filepath.Base(nameOrFile), b)
+	if err != nil {
+		return nil, &UsageError{Msg: fmt.Sprintf("profile file %s: %v", nameOrFile, err)}
+	}
+	return p, nil
+}
+
+// FileKind tells which kind a file holds, from its name, and its format;
+// ok=false for a file the profile does not know. A name ending in .gz is
+// matched without it.
+func (p *Profile) FileKind(name string) (ledger.Kind, Format, bool) {
+	k, f, _, ok := p.fileKind(name)
+	return k, f, ok
+}
+
+// fileKind also returns which of the kind's file patterns matched. Kinds
+// are tried in plan order, and each kind's patterns in order.
+func (p *Profile) fileKind(name string) (ledger.Kind, Format, *fileSpec, bool) {
+	base := matchName(name)
+	f, ok := formatOf(base)
+	if !ok {
+		return "", "", nil, false
+	}
+	for _, k := range ledger.Kinds() {
+		ks := p.kinds[k]
+		if ks == nil {
+			continue
+		}
+		for _, fsp := range ks.files {
+			if m, _ := path.Match(fsp.pattern, base); m {
+				return k, f, fsp, true
+			}
+		}
+	}
+	return "", "", nil, false
+}
+
+// matchName is the name a file is matched by: its base name, lower-cased,
+// without a .gz suffix.
+func matchName(name string) string {
+	base := strings.ToLower(path.Base(filepath.ToSlash(name)))
+	return strings.TrimSuffix(base, ".gz")
+}
+
+// formatOf tells the format of a file from its name's extension.
+func formatOf(name string) (Format, bool) {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".csv":
+		return FormatCSV, true
+	case ".json":
+		return FormatJSON, true
+	case ".jsonl", ".ndjson":
+		return FormatJSONL, true
+	}
+	return "", false
 }
 
 // ExpectedFiles lists the file names the profile reads, for messages.
 func (p *Profile) ExpectedFiles() string {
 	var names []string
-	for _, k := range ledger.Kinds() {
-		names = append(names, k.Plural()+".csv")
+	for _, k := range p.Kinds() {
+		names = append(names, p.FilePatterns(k)...)
 	}
-	return strings.Join(names, ", ") + " (or .json / .jsonl)"
+	if len(names) > 12 {
+		names = append(names[:12], "…")
+	}
+	return strings.Join(names, ", ")
 }
 
 // normaliseHeader makes header names match case- and space-insensitively:
@@ -103,6 +334,19 @@ func parents(k ledger.Kind) []link {
 type link struct {
 	field string
 	kind  ledger.Kind
+}
+
+// linkField is the link field that points to parent kind k.
+func linkField(k ledger.Kind) string { return string(k) + "_id" }
+
+// isParent reports whether kind child may link to kind parent.
+func isParent(child, parent ledger.Kind) bool {
+	for _, l := range parents(child) {
+		if l.kind == parent {
+			return true
+		}
+	}
+	return false
 }
 
 // needsParent: a note, activity or email with no resolvable parent is

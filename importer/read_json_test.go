@@ -334,6 +334,7 @@ func FuzzReadJSON(f *testing.F) {
 	} {
 		f.Add([]byte(seed), false)
 	}
+	addFixtureSeeds(f, FormatJSON, func(data []byte, _ string, ff Format) { f.Add(data, ff == FormatJSONL) })
 	f.Fuzz(func(t *testing.T, in []byte, lines bool) {
 		format := FormatJSON
 		if lines {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -23,12 +24,31 @@ type Record struct {
 	kf   *kindFields // the kind's canonical fields
 	vals []string    // value as read per canonical field, in kf order
 	row  Row         // the row as read, for the raw row of a failure (RawJSON)
+	more *recordMore // what a profile adds beyond plain fields; nil for most records
+	// notRecord: the row is not a record of its kind (a profile's where),
+	// so it has no outcome; it still counts as read for the checkpoint.
+	notRecord bool
 
 	// What prepare works out ahead, off the writing goroutine.
 	prepared  bool
 	values    Values // the validated values to write
 	invalid   string // why the record is invalid, or ""
 	extraJSON string // Extra as JSON, or ""
+}
+
+// recordMore is what some profiles add to a record: kept out of Record
+// itself, which is copied as it goes from reading to writing.
+type recordMore struct {
+	links []linkValue // link values beyond the plain link fields, in order of preference
+	body  string      // the file that holds the body (a profile's body_file), to read when prepared
+}
+
+// links are the record's link values beyond its plain link fields.
+func (r *Record) links() []linkValue {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.links
 }
 
 // get is the value of canonical field f as read ("" when absent).
@@ -55,29 +75,120 @@ func newKindFields(names []string) *kindFields {
 	return kf
 }
 
-// mapper maps rows of one file of one kind onto canonical fields.
+// mapper maps rows of one file of one kind onto canonical fields. What the
+// profile says is resolved once per file (valueFuncs, the columns each link
+// reads) and once per header (layout), not per row.
 type mapper struct {
 	kind  ledger.Kind
 	file  string
 	kf    *kindFields
-	index map[string]int // normalised header -> canonical field position
-	last  *layout        // the column layout of the last row (CSV: the header)
+	p     *Profile
+	ks    *kindSpec
+	fs    *fileSpec         // the file's pattern, with its where, defaults, joins and body
+	index map[string]colRef // normalised column name -> the field it gives
+	last  *layout           // the column layout of the last row (CSV: the header)
+
+	xf         []valueFunc     // per field; nil when the profile changes no value
+	roots      map[string]bool // JSON keys whose objects are flattened into dotted columns
+	special    bool            // links, joins, where, defaults, bodies or alternate columns to work out per row
+	emptyExtra bool            // the profile's spellings of empty also leave extra
+	aux        *auxData        // name lookups, joined rows, body files (Open sets them)
+	pick       picker          // columns by name, for joins and body files
+	body       template        // the file's body_file
 }
 
-// layout is what each column of a row is: a canonical field (or -1), and
-// the name its value takes in extra ("Phone#2" for a repeated header).
+// colRef is what a column gives: a canonical field, as its rank-th alternate.
+type colRef struct {
+	field int
+	rank  int
+}
+
+// layout is what each column of a row is: a canonical field (or -1: extra;
+// -2: one of several alternates, chosen per row), and the name its value
+// takes in extra ("Phone#2" for a repeated header).
 type layout struct {
 	names     []string
 	field     []int
 	extraName []string
+	alts      []altGroup // fields that several columns of this layout may give
+	linkCols  [][]int    // per link of the kind, the columns that hold it, in order of preference
+	whereCols []int      // per where condition, its column or -1
+	repeated  [2]int     // a mapped column given twice (positions), when the profile fails on it
+	idMissing bool
+	special   bool
 }
 
+type altGroup struct {
+	field int
+	cols  []int
+}
+
+const (
+	colExtra = -1
+	colAlt   = -2
+)
+
 func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
-	m := &mapper{kind: k, file: file, kf: newKindFields(p.Fields(k)), index: map[string]int{}}
-	for i, f := range m.kf.names {
-		m.index[normaliseHeader(f)] = i
+	m := &mapper{kind: k, file: file, kf: newKindFields(p.Fields(k)), p: p, ks: p.kinds[k], index: map[string]colRef{}}
+	if m.ks == nil {
+		m.ks = &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
 	}
+	_, _, m.fs, _ = p.fileKind(file)
+	if m.fs == nil {
+		m.fs = &fileSpec{}
+	}
+	for i, f := range m.kf.names {
+		fs := m.ks.fields[f]
+		if fs == nil {
+			continue
+		}
+		for rank, c := range fs.columns {
+			n := normaliseHeader(c)
+			if _, taken := m.index[n]; !taken {
+				m.index[n] = colRef{field: i, rank: rank}
+			}
+			m.addRoot(c)
+		}
+		if len(fs.columns) > 1 || fs.def != "" || m.fs.defaults[f] != "" {
+			m.special = true
+		}
+	}
+	for _, ls := range m.ks.links {
+		for _, c := range ls.columns {
+			m.addRoot(c)
+		}
+		m.special = true
+	}
+	for _, w := range m.fs.where {
+		m.addRoot(w.column)
+	}
+	if len(m.fs.where) > 0 || len(m.fs.joins) > 0 || m.fs.bodyFile != "" {
+		m.special = true
+	}
+	m.body = parseTemplate(m.fs.bodyFile)
+	for i, f := range m.kf.names {
+		if x := m.valueFunc(f); x != nil {
+			if m.xf == nil {
+				m.xf = make([]valueFunc, len(m.kf.names))
+			}
+			m.xf[i] = x
+		}
+	}
+	m.emptyExtra = len(p.empty) > 0
 	return m
+}
+
+// addRoot notes the first part of a dotted column (properties.email): a
+// JSON object under that key is flattened into dotted columns.
+func (m *mapper) addRoot(col string) {
+	root, _, ok := strings.Cut(col, ".")
+	if !ok || root == "" {
+		return
+	}
+	if m.roots == nil {
+		m.roots = map[string]bool{}
+	}
+	m.roots[root] = true
 }
 
 // layoutOf returns the layout of a row's columns; rows of a CSV file, and
@@ -95,9 +206,10 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 			return l
 		}
 	}
-	l := &layout{names: make([]string, len(cols)), field: make([]int, len(cols)), extraName: make([]string, len(cols))}
-	taken := map[int]bool{}
+	l := &layout{names: make([]string, len(cols)), field: make([]int, len(cols)), extraName: make([]string, len(cols)), repeated: [2]int{-1, -1}}
 	used := map[string]int{}
+	type cand struct{ col, rank int }
+	var byField map[int][]cand
 	for i, c := range cols {
 		l.names[i] = c.Name
 		used[c.Name]++
@@ -105,39 +217,127 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 		if n := used[c.Name]; n > 1 {
 			l.extraName[i] = fmt.Sprintf("%s#%d", c.Name, n)
 		}
-		l.field[i] = -1
-		if f, ok := m.index[normaliseHeader(c.Name)]; ok && !taken[f] {
-			taken[f] = true
-			l.field[i] = f
+		l.field[i] = colExtra
+		if ref, ok := m.index[normaliseHeader(c.Name)]; ok {
+			if byField == nil {
+				byField = map[int][]cand{}
+			}
+			byField[ref.field] = append(byField[ref.field], cand{i, ref.rank})
 		}
 	}
+	fields := make([]int, 0, len(byField))
+	for f := range byField {
+		fields = append(fields, f)
+	}
+	sort.Ints(fields)
+	for _, f := range fields {
+		cs := byField[f]
+		sort.SliceStable(cs, func(a, b int) bool { return cs[a].rank < cs[b].rank })
+		var keep []int
+		for j, c := range cs {
+			if j > 0 && c.rank == cs[j-1].rank {
+				// The same column name twice (after normalising): the
+				// first gives the field; a profile may fail on it.
+				if !m.p.repeatedFirst && l.repeated[0] < 0 {
+					l.repeated = [2]int{min(cs[j-1].col, c.col), max(cs[j-1].col, c.col)}
+				}
+				continue
+			}
+			keep = append(keep, c.col)
+		}
+		if len(keep) == 1 {
+			l.field[keep[0]] = f
+			continue
+		}
+		for _, c := range keep {
+			l.field[c] = colAlt
+		}
+		l.alts = append(l.alts, altGroup{field: f, cols: keep})
+	}
+	sort.Slice(l.alts, func(a, b int) bool { return l.alts[a].field < l.alts[b].field })
+	if id := m.kf.index["id"]; byField[id] == nil {
+		l.idMissing = true
+	}
+	if len(m.ks.links) > 0 {
+		l.linkCols = make([][]int, len(m.ks.links))
+		for li, ls := range m.ks.links {
+			for _, c := range ls.columns {
+				n := normaliseHeader(c)
+				for i, col := range cols {
+					if normaliseHeader(col.Name) == n {
+						l.linkCols[li] = append(l.linkCols[li], i)
+						if l.field[i] == colExtra {
+							l.field[i] = colAlt // read as a link, kept out of extra
+						}
+						break
+					}
+				}
+			}
+		}
+	}
+	for _, w := range m.fs.where {
+		at := -1
+		for i, col := range cols {
+			if normaliseHeader(col.Name) == normaliseHeader(w.column) {
+				at = i
+				break
+			}
+		}
+		l.whereCols = append(l.whereCols, at)
+	}
+	l.special = m.special || len(l.alts) > 0
 	m.last = l
 	return l
 }
 
 // checkHeader refuses a CSV header that cannot be read safely: no id
-// column, or a canonical field given by two columns.
+// column, or a canonical field given by two columns of one name (unless
+// the profile keeps the first).
 func (m *mapper) checkHeader(header []string) error {
 	if header == nil {
 		return nil // an empty file: no rows
 	}
-	at := map[int]int{}
+	cols := make([]Col, len(header))
 	for i, h := range header {
-		f, ok := m.index[normaliseHeader(h)]
-		if !ok {
-			continue
-		}
-		if j, dup := at[f]; dup {
-			return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
-				"columns %d (%q) and %d (%q) both give %s: rename or remove one", j+1, header[j], i+1, h, m.kf.names[f])}
-		}
-		at[f] = i
+		cols[i] = Col{Name: h}
 	}
-	if _, ok := at[m.kf.index["id"]]; !ok {
+	l := m.layoutOf(cols)
+	if i, j := l.repeated[0], l.repeated[1]; i >= 0 {
+		f := m.index[normaliseHeader(header[i])].field
 		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
-			"no id column: the header has %d columns (%s) and none of them is \"id\"", len(header), preview(header))}
+			"columns %d (%q) and %d (%q) both give %s: rename or remove one", i+1, header[i], j+1, header[j], m.kf.names[f])}
+	}
+	for wi, at := range l.whereCols {
+		if at < 0 {
+			w := m.fs.where[wi]
+			return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+				"no %q column: the %s profile reads only the rows whose %s is %s", w.column, m.p.Name, w.column, orList(w.values))}
+		}
+	}
+	if l.idMissing {
+		var ids []string
+		if fs := m.ks.fields["id"]; fs != nil {
+			ids = fs.columns
+		}
+		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+			"no id column: the header has %d columns (%s) and none of them is %s", len(header), preview(header), orList(ids))}
 	}
 	return nil
+}
+
+// orList quotes names and joins them with commas and a final "or".
+func orList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	switch len(q) {
+	case 0:
+		return `"id"`
+	case 1:
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 func preview(h []string) string {
@@ -160,40 +360,157 @@ func preview(h []string) string {
 // counted by position whatever the values, as in the raw row.
 func (m *mapper) mapRow(row Row) Record {
 	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, kf: m.kf, vals: make([]string, len(m.kf.names)), row: row}
-	l := m.layoutOf(row.Cols)
-	for i, c := range row.Cols {
+	cols := row.Cols
+	if m.roots != nil {
+		cols = flatten(cols, m.roots)
+	}
+	l := m.layoutOf(cols)
+	for i, c := range cols {
 		if f := l.field[i]; f >= 0 {
 			v := c.Value
 			if c.Nested && r.Err == nil {
-				what := "array"
-				if strings.HasPrefix(v, "{") {
-					what = "object"
-				}
-				r.Err = &RowError{File: m.file, Line: row.Line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.kf.names[f], what)}
+				r.Err = m.nestedError(row.Line, f, v)
 			}
 			if m.kf.isValue[f] && emptySpelling(v) {
 				v = ""
 			}
+			if m.xf != nil && m.xf[f] != nil {
+				var keep bool
+				if v, keep = m.xf[f](v); keep {
+					r.addExtra(l.extraName[i], c)
+				}
+			}
 			r.vals[f] = v
 			continue
-		}
-		if c.Value == "" {
+		} else if f == colAlt {
 			continue
 		}
-		if r.Extra == nil {
-			r.Extra = map[string]any{}
+		if c.Value == "" || m.emptyExtra && m.p.empty[strings.TrimSpace(c.Value)] {
+			continue
 		}
-		if c.Nested {
-			r.Extra[l.extraName[i]] = json.RawMessage(c.Value)
-		} else {
-			r.Extra[l.extraName[i]] = c.Value
-		}
+		r.addExtra(l.extraName[i], c)
+	}
+	if l.special {
+		m.mapSpecial(&r, cols, l)
 	}
 	// The id is kept in the run's indexes: a copy of its own, so that it
 	// does not hold the whole record's text in memory (encoding/csv cuts
 	// a record's fields out of one string).
 	r.ID = strings.Clone(trimID(r.get("id")))
 	return r
+}
+
+func (r *Record) addExtra(name string, c Col) {
+	if r.Extra == nil {
+		r.Extra = map[string]any{}
+	}
+	if c.Nested {
+		r.Extra[name] = json.RawMessage(c.Value)
+	} else {
+		r.Extra[name] = c.Value
+	}
+}
+
+func (m *mapper) nestedError(line, f int, v string) *RowError {
+	what := "array"
+	if strings.HasPrefix(v, "{") {
+		what = "object"
+	}
+	return &RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.kf.names[f], what)}
+}
+
+// mapSpecial does what a profile asks beyond one column per field: the
+// file's where conditions, alternate columns, defaults, links, joined rows
+// and body files.
+func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
+	for wi, w := range m.fs.where {
+		v := ""
+		if at := l.whereCols[wi]; at >= 0 {
+			v = strings.TrimSpace(cols[at].Value)
+		}
+		if !contains(w.values, v) {
+			r.notRecord = true
+			return
+		}
+	}
+	for _, g := range l.alts {
+		chosen := false
+		for _, i := range g.cols {
+			c := cols[i]
+			v := c.Value
+			if m.kf.isValue[g.field] && emptySpelling(v) {
+				v = ""
+			}
+			keep := false
+			if m.xf != nil && m.xf[g.field] != nil {
+				v, keep = m.xf[g.field](v)
+			}
+			switch {
+			case !chosen && strings.TrimSpace(v) != "":
+				if c.Nested && r.Err == nil {
+					r.Err = m.nestedError(r.Line, g.field, c.Value)
+				}
+				r.vals[g.field], chosen = v, true
+				if keep {
+					r.addExtra(l.extraName[i], c)
+				}
+			case c.Value != "" && !(m.emptyExtra && m.p.empty[strings.TrimSpace(c.Value)]):
+				r.addExtra(l.extraName[i], c) // an alternate not taken: kept
+			}
+		}
+	}
+	for i, f := range m.kf.names {
+		if strings.TrimSpace(r.vals[i]) != "" {
+			continue
+		}
+		if d := m.fs.defaults[f]; d != "" {
+			r.vals[i] = d
+		} else if fs := m.ks.fields[f]; fs != nil && fs.def != "" {
+			r.vals[i] = fs.def
+		}
+	}
+	var more recordMore
+	for li, ls := range m.ks.links {
+		if ls.byName && hasIDFor(more.links, linkField(ls.kind)) {
+			continue // an id where there is one; the name only where there is none
+		}
+		for _, i := range l.linkCols[li] {
+			c := cols[i]
+			if strings.TrimSpace(c.Value) == "" {
+				continue
+			}
+			vals := m.linkValues(ls, c, l.names[i])
+			more.links = append(more.links, vals...)
+			if ls.list != "" && len(vals) > 1 {
+				r.addExtra(l.extraName[i], c) // only one of them becomes the link: all are kept
+			}
+			break
+		}
+	}
+	if len(m.fs.joins) > 0 && m.aux != nil {
+		for _, js := range m.fs.joins {
+			key := r.vals[m.kf.index["id"]]
+			if js.on != nil {
+				key = ""
+				for _, on := range js.on {
+					if v := m.pick.value(cols, normaliseHeader(on)); v != "" {
+						key = v
+						break
+					}
+				}
+			}
+			key = m.normID(key)
+			if idx := m.aux.joins[js]; idx != nil && key != "" {
+				more.links = append(more.links, idx.rows[key]...)
+			}
+		}
+	}
+	if m.fs.bodyFile != "" {
+		more.body = m.body.expand(&m.pick, cols)
+	}
+	if more.links != nil || more.body != "" {
+		r.more = &more
+	}
 }
 
 // prepare validates the record and writes its extra columns as JSON, ahead
@@ -206,6 +523,20 @@ func (r *Record) prepare() {
 		}
 	}
 	r.prepared = true
+}
+
+// prepare reads what the record needs from the export beyond its row (its
+// body file), then prepares it.
+func (m *mapper) prepare(r *Record) {
+	if r.more != nil && r.more.body != "" && r.Err == nil {
+		body, err := m.aux.readBody(r.more.body)
+		if err != nil {
+			r.Err = &RowError{File: r.File, Line: r.Line, Reason: err.Error()}
+		} else if i, ok := r.kf.index["body"]; ok {
+			r.vals[i] = body
+		}
+	}
+	r.prepare()
 }
 
 // RawJSON is the row as read, a JSON object in file order: what

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -23,12 +24,22 @@ const DefaultBatchSize = 5000
 // Options are a run's options, persisted with the run (R10) and read back
 // on resume.
 type Options struct {
-	Input     string   `json:"input"`
-	Profile   string   `json:"profile"`
-	Only      []string `json:"only,omitempty"`
-	BatchSize int      `json:"batch_size"`
-	Strict    bool     `json:"strict,omitempty"`
-	Encoding  string   `json:"encoding,omitempty"`
+	Input string `json:"input"`
+	// Inputs are the further paths of the export (its other zips).
+	Inputs  []string `json:"inputs,omitempty"`
+	Profile string   `json:"profile"`
+	// ProfileFile and ProfileText are a custom profile's file and content:
+	// a resumed run maps its files as the run began, whatever became of
+	// the file since (R10). Built-in profiles are named only.
+	ProfileFile string `json:"profile_file,omitempty"`
+	ProfileText string `json:"profile_text,omitempty"`
+	// Aux are the files tasks read beside their own (joined files, parents
+	// looked up by name, body folders), fingerprinted with the plan.
+	Aux       []AuxInput `json:"aux,omitempty"`
+	Only      []string   `json:"only,omitempty"`
+	BatchSize int        `json:"batch_size"`
+	Strict    bool       `json:"strict,omitempty"`
+	Encoding  string     `json:"encoding,omitempty"`
 }
 
 // DecodeOptions reads a run's persisted options.
@@ -47,8 +58,9 @@ func DecodeOptions(r phases.Run) (Options, error) {
 type RunSpec struct {
 	Tenant    string
 	Source    string
-	Profile   string // "" means the built-in profile named like the source
+	Profile   string // a built-in profile's name or a profile file; "" means the built-in profile named like the source
 	Input     string
+	Inputs    []string // further paths of the same export (Salesforce's _2.ZIP …)
 	Only      []ledger.Kind
 	BatchSize int
 	Strict    bool
@@ -63,19 +75,22 @@ type Importer struct {
 
 	// runs holds each run's in-memory index (index.go).
 	runs map[int64]*runIndex
+	// limits bound what zips and gzips may uncompress to.
+	limits archiveLimits
 }
 
 // New returns an importer working through engine.
 func New(engine *phases.Engine) *Importer {
-	return &Importer{Engine: engine, runs: map[int64]*runIndex{}}
+	return &Importer{Engine: engine, runs: map[int64]*runIndex{}, limits: defaultLimits()}
 }
 
-// ProfileByName returns a built-in profile.
-func ProfileByName(name string) (*Profile, error) {
-	if name == "" || name == "canonical" {
-		return Canonical(), nil
+// runProfile is the profile a run maps its files with: the custom profile
+// kept in its options, or the built-in one it names.
+func runProfile(opts Options) (*Profile, error) {
+	if opts.ProfileText != "" {
+		return LoadProfile(filepath.Base(opts.ProfileFile), []byte(opts.ProfileText))
 	}
-	return nil, &UsageError{Msg: fmt.Sprintf("unknown profile %q (built-in: canonical)", name)}
+	return ProfileByName(opts.Profile)
 }
 
 // UsageError is a request that cannot be right as written (exit 2).
@@ -87,11 +102,14 @@ func (e *UsageError) Error() string { return e.Msg }
 // and its plan (R10). Problems found before the run exists are *InputError
 // and leave no row.
 func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error) {
-	profileName := spec.Profile
-	if profileName == "" {
-		profileName = spec.Source
+	var profile *Profile
+	var err error
+	if spec.Profile != "" {
+		profile, err = ResolveProfile(spec.Profile)
+	} else if profile, err = ProfileByName(spec.Source); err != nil {
+		err = &UsageError{Msg: fmt.Sprintf("unknown profile %q: no built-in profile is named like --source %s (built-in: %s); "+
+			"pass --profile NAME or --profile FILE.yaml", spec.Source, spec.Source, strings.Join(BuiltinProfiles(), ", "))}
 	}
-	profile, err := ProfileByName(profileName)
 	if err != nil {
 		return phases.Run{}, err
 	}
@@ -103,15 +121,24 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 			return phases.Run{}, &UsageError{Msg: fmt.Sprintf("--encoding %s: %v", spec.Encoding, err)}
 		}
 	}
-	input, err := filepath.Abs(spec.Input)
-	if err != nil {
-		return phases.Run{}, &InputError{Path: spec.Input, Reason: err.Error()}
+	var inputs []string
+	for _, in := range append([]string{spec.Input}, spec.Inputs...) {
+		abs, err := filepath.Abs(in)
+		if err != nil {
+			return phases.Run{}, &InputError{Path: in, Reason: err.Error()}
+		}
+		inputs = append(inputs, abs)
 	}
-	files, notices, err := discover(input, profile, spec.Only, spec.Encoding)
+	files, aux, notices, err := discover(inputs, profile, spec.Only, spec.Encoding, imp.limits)
 	if err != nil {
 		return phases.Run{}, err
 	}
-	opts := Options{Input: input, Profile: profile.Name, BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding}
+	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: profile.Name, Aux: aux,
+		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding}
+	if !profile.BuiltIn {
+		opts.ProfileFile, _ = filepath.Abs(spec.Profile)
+		opts.ProfileText = string(profile.Text())
+	}
 	for _, k := range spec.Only {
 		opts.Only = append(opts.Only, string(k))
 	}
@@ -135,28 +162,55 @@ func (imp *Importer) Resume(ctx context.Context, runID int64) (phases.Run, []pha
 	if err := imp.refuseFileless(ctx, runID); err != nil {
 		return phases.Run{}, nil, err
 	}
-	return imp.Engine.Resume(ctx, runID, checkInputs)
+	return imp.Engine.Resume(ctx, runID, imp.checkInputs)
 }
 
-// checkInputs refuses a resume into a file that changed since the plan.
-func checkInputs(ctx context.Context, run phases.Run, rearm []phases.Task) error {
+// checkInputs refuses a resume into a file that changed since the plan:
+// the files of the re-armed tasks, and the files tasks read beside their
+// own (R10). A zip entry is checked against the CRC-32 and size the zip
+// records for it, without reading it.
+func (imp *Importer) checkInputs(ctx context.Context, run phases.Run, rearm []phases.Task) error {
+	if len(rearm) == 0 {
+		return nil
+	}
 	for _, t := range rearm {
 		if t.File == "" {
 			return &phases.ChangedInputError{Run: run.ID, File: t.Kind.Plural() + " task", Reason: "has no input file here"}
 		}
-		f, err := os.Open(t.File)
-		if err != nil {
-			return &phases.ChangedInputError{Run: run.ID, File: t.File, Reason: "cannot be opened (" + errors.Unwrap(err).Error() + ")"}
+		if err := imp.checkInput(run, t.File, "", t.Fingerprint); err != nil {
+			return err
 		}
-		info, err := Inspect(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("read %s: %w", t.File, err)
+	}
+	opts, err := DecodeOptions(run)
+	if err != nil {
+		return err
+	}
+	for _, a := range opts.Aux {
+		if err := imp.checkInput(run, a.File, a.Format, a.Fingerprint); err != nil {
+			return err
 		}
-		if info.Fingerprint != t.Fingerprint {
-			return &phases.ChangedInputError{Run: run.ID, File: t.File,
-				Reason: fmt.Sprintf("has changed (fingerprint %s, planned %s)", info.Fingerprint, t.Fingerprint)}
-		}
+	}
+	return nil
+}
+
+func (imp *Importer) checkInput(run phases.Run, file, format, want string) error {
+	r := parseRef(file)
+	if _, err := os.Stat(r.path); err != nil {
+		return &phases.ChangedInputError{Run: run.ID, File: file, Reason: "cannot be opened (" + unwrapPath(err).Error() + ")"}
+	}
+	var got string
+	var err error
+	if format == "folder" {
+		got, err = folderFingerprint(file)
+	} else {
+		got, err = fingerprint(file, imp.limits)
+	}
+	if err != nil {
+		return &phases.ChangedInputError{Run: run.ID, File: file, Reason: "cannot be read (" + err.Error() + ")"}
+	}
+	if got != want {
+		return &phases.ChangedInputError{Run: run.ID, File: file,
+			Reason: fmt.Sprintf("has changed (fingerprint %s, planned %s)", got, want)}
 	}
 	return nil
 }
@@ -167,7 +221,7 @@ type taskWork struct {
 	run       phases.Run
 	task      phases.Task
 	profile   *Profile
-	file      *os.File
+	in        *openedInput
 	size      int64
 	rr        *RowReader
 	mapper    *mapper
@@ -176,6 +230,7 @@ type taskWork struct {
 	batchSize int
 	rows      int64
 	line      int64
+	noted     map[string]bool // notes already written to the run log
 }
 
 // Open opens a task's file at its checkpoint (phases.OpenFunc). An error
@@ -185,7 +240,7 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	if err != nil {
 		return nil, err
 	}
-	profile, err := ProfileByName(opts.Profile)
+	profile, err := runProfile(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +248,14 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	if err != nil {
 		return nil, err
 	}
+	if w.mapper.aux, err = imp.loadAux(ctx, profile, w.mapper, opts.Aux); err != nil {
+		w.close()
+		return nil, err
+	}
 	w.run = run
 	w.idx = imp.index(run)
 	if err := imp.prepareIndex(ctx, run, t, profile, w.idx); err != nil {
-		w.file.Close()
+		w.close()
 		return nil, err
 	}
 	// Continue at the checkpoint: skip the records already committed, which
@@ -204,18 +263,19 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	for w.rows < t.Checkpoint.Rows {
 		row, err := w.rr.Next()
 		if errors.Is(err, io.EOF) {
-			w.file.Close()
+			w.close()
 			return nil, fmt.Errorf("%s: ends after %d records, but the task's checkpoint is at record %d",
-				filepath.Base(t.File), w.rows, t.Checkpoint.Rows)
+				refName(t.File), w.rows, t.Checkpoint.Rows)
 		}
 		if err != nil {
-			w.file.Close()
+			w.close()
 			return nil, err
 		}
 		w.rows++
 		w.line = int64(row.Line)
-		r := w.mapper.mapRow(row)
-		w.idx.remember(t.Kind, r.ID, firstSeen{file: r.File, line: r.Line})
+		if r := w.mapper.mapRow(row); !r.notRecord {
+			w.idx.remember(t.Kind, r.ID, firstSeen{file: r.File, line: r.Line})
+		}
 	}
 	w.idx.loaded[t.ID] = true
 	w.batchSize = opts.BatchSize
@@ -226,11 +286,17 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	if f := w.idx.finals[t.Kind]; f != nil {
 		known = f.loaded
 	}
-	w.feed = startFeed(w.rr, w.mapper, known)
+	w.feed = startFeed(w.rr, w.mapper, known, w.in.raw)
 	return &phases.Work{Next: w.next, Close: func() error {
 		w.feed.stop()
-		return w.file.Close()
+		return w.close()
 	}}, nil
+}
+
+// close lets go of the task's input and what it read beside it.
+func (w *taskWork) close() error {
+	w.mapper.aux.close()
+	return w.in.Close()
 }
 
 // index returns the in-memory index of a run, made on first use.
@@ -266,44 +332,64 @@ func (imp *Importer) prepareIndex(ctx context.Context, run phases.Run, t phases.
 		}
 		w, err := imp.openFile(profile, u)
 		if err != nil {
-			return fmt.Errorf("re-read the ids of %s: %w", filepath.Base(u.File), err)
+			return fmt.Errorf("re-read the ids of %s: %w", refName(u.File), err)
 		}
 		for n := int64(0); n < u.Checkpoint.Rows; n++ {
 			row, err := w.rr.Next()
 			if err != nil {
 				break
 			}
-			r := w.mapper.mapRow(row)
-			x.remember(t.Kind, r.ID, firstSeen{file: r.File, line: r.Line})
+			if r := w.mapper.mapRow(row); !r.notRecord {
+				x.remember(t.Kind, r.ID, firstSeen{file: r.File, line: r.Line})
+			}
 		}
-		w.file.Close()
+		w.close()
 		x.loaded[u.ID] = true
 	}
 	return nil
 }
 
+// openFile opens a task's input (a file, a gzip, a zip's entry) and reads
+// its header.
 func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error) {
-	name := filepath.Base(t.File)
-	f, err := os.Open(t.File)
+	name := refName(t.File)
+	in, err := openInput(t.File, imp.limits)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot open: %w", name, errors.Unwrap(err))
+		return nil, err
 	}
-	st, err := f.Stat()
+	rr, err := NewRowReader(bufio.NewReaderSize(in, 1<<16), ReadOptions{Name: name, Format: Format(t.Format), Encoding: t.Encoding})
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	rr, err := NewRowReader(bufio.NewReaderSize(f, 1<<16), ReadOptions{Name: name, Format: Format(t.Format), Encoding: t.Encoding})
-	if err != nil {
-		f.Close()
+		in.Close()
 		return nil, err
 	}
 	m := newMapper(profile, t.Kind, name)
 	if err := m.checkHeader(rr.Header()); err != nil {
-		f.Close()
+		in.Close()
 		return nil, err
 	}
-	return &taskWork{imp: imp, task: t, profile: profile, file: f, size: st.Size(), rr: rr, mapper: m}, nil
+	return &taskWork{imp: imp, task: t, profile: profile, in: in, size: in.size, rr: rr, mapper: m}, nil
+}
+
+// logNotes writes to the run log, as warnings, what records say about
+// their links (a name that names several parents: SPEC §4, never guessed),
+// once per task and note, in the batch's transaction.
+func (w *taskWork) logNotes(ctx context.Context, tx *sql.Tx, recs []Record) error {
+	for i := range recs {
+		for _, l := range recs[i].links() {
+			if l.note == "" || w.noted[l.note] {
+				continue
+			}
+			if w.noted == nil {
+				w.noted = map[string]bool{}
+			}
+			w.noted[l.note] = true
+			msg := fmt.Sprintf("%s:%d: %s", recs[i].File, recs[i].Line, l.note)
+			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "warning", msg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // chunkSize is how many records are decided and then written together.
@@ -336,9 +422,14 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 		default:
 			w.rows++
 			w.line = int64(r.Line)
-			chunk = append(chunk, r)
+			if !r.notRecord { // read, but not a record of the kind: no outcome
+				chunk = append(chunk, r)
+			}
 		}
 		if len(chunk) == chunkSize || (done || n == w.batchSize-1) && len(chunk) > 0 {
+			if err := w.logNotes(ctx, tx, chunk); err != nil {
+				return phases.Batch{}, err
+			}
 			if err := w.writeChunk(wr, st, chunk, &counts); err != nil {
 				return phases.Batch{}, err
 			}

@@ -76,6 +76,13 @@ func (e *Engine) log(ctx context.Context, tx *sql.Tx, runID int64, level, msg st
 	return nil
 }
 
+// Log writes an entry to the run log inside tx (the batch's transaction,
+// so that it commits with the batch): what a task found worth telling, such
+// as a name that links to several records.
+func (e *Engine) Log(ctx context.Context, tx *sql.Tx, runID int64, level, msg string) error {
+	return e.log(ctx, tx, runID, level, msg)
+}
+
 // inTx runs f in a transaction that it commits; a failed f rolls it back.
 func (e *Engine) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	tx, err := store.Begin(ctx, e.DB)

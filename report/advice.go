@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -62,7 +61,7 @@ func (r *Report) Next() []string {
 		}
 		out = append(out, fmt.Sprintf("%s could not be finished: %s. If the cause was passing (a full disk, a locked file), "+
 			"`crmimport resume %d` continues at record %s; if you fix the file itself, run the import again (the ledger keeps "+
-			"what is already imported)", filepath.Base(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
+			"what is already imported)", importer.InputName(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
 	}
 	if len(notStarted) > 0 {
 		var names []string

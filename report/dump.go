@@ -2,8 +2,8 @@ package report
 
 import (
 	"fmt"
-	"path/filepath"
 
+	"crmimport/importer"
 	"crmimport/phases"
 )
 
@@ -17,7 +17,7 @@ func FileName(t phases.Task) string {
 	if t.File == "" {
 		return "—"
 	}
-	return filepath.Base(t.File)
+	return importer.InputName(t.File)
 }
 
 // resumeCommand is the command that resumes the run, as the run page says

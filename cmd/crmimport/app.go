@@ -39,13 +39,18 @@ func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
 	return &app{stdout: stdout, stderr: stderr, getenv: getenv}
 }
 
-const helpIntro = `crmimport imports CRM exports (CSV, JSON, JSON Lines) into one local SQLite
-file through an idempotency ledger: every run is safe to repeat, stop, kill
-and resume. It never duplicates a record, never loses one silently, and never
-reports success when it did nothing.
+const helpIntro = `crmimport imports CRM exports (CSV, JSON, JSON Lines; a folder, a zip read in
+place, a .gz) into one local SQLite file through an idempotency ledger: every
+run is safe to repeat, stop, kill and resume. It never duplicates a record,
+never loses one silently, and never reports success when it did nothing. A
+source profile (built-in: canonical, salesforce, hubspot, pipedrive; or a
+file of your own) says which file holds which kind and which column which
+field.
 
 Examples:
    crmimport run --tenant acme --source canonical ./export
+   crmimport run --tenant acme --source salesforce WE_00D5g000001_1.ZIP
+   crmimport profiles show hubspot
    crmimport runs
    crmimport report 7
    crmimport resume 7
@@ -97,7 +102,7 @@ func (a *app) cli() *cli.App {
 			return nil
 		},
 		Commands: []*cli.Command{a.runCommand(), a.resumeCommand(), a.stopCommand(), a.runsCommand(), a.reportCommand(),
-			a.rejectsCommand(), a.ledgerCommand(), a.doctorCommand()},
+			a.rejectsCommand(), a.ledgerCommand(), a.doctorCommand(), a.profilesCommand()},
 	}
 	var usage func(cmds []*cli.Command)
 	usage = func(cmds []*cli.Command) {

@@ -23,8 +23,13 @@ const badFixtures = "../../fixtures/bad/canonical"
 // cannot be read fails its task naming the file and the problem; the good
 // rows still import; nothing panics).
 type badCase struct {
-	name  string
-	dir   string   // a folder of badFixtures
+	name   string
+	dir    string // a folder of badFixtures (or of root)
+	root   string // the folder dir is in; "" for badFixtures
+	source string // --source; "" for canonical
+	// input, when set, makes the paths to import in a temporary folder (a
+	// zip built on the fly), instead of dir.
+	input func(t *testing.T) []string
 	flags []string // added to the run's command line
 	code  int
 	// status is the run's status in the JSON summary.
@@ -653,19 +658,36 @@ func TestBadInput(t *testing.T) {
 func runBadCase(t *testing.T, c badCase) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	args := append([]string{"--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical"}, c.flags...)
-	r := crmNoPanic(t, append(args, filepath.Join(badFixtures, c.dir))...)
+	source := c.source
+	if source == "" {
+		source = "canonical"
+	}
+	args := append([]string{"--db", path, "--json", "run", "--tenant", "acme", "--source", source}, c.flags...)
+	switch {
+	case c.input != nil:
+		args = append(args, c.input(t)...)
+	case c.root != "":
+		args = append(args, filepath.Join(c.root, c.dir))
+	default:
+		args = append(args, filepath.Join(badFixtures, c.dir))
+	}
+	r := crmNoPanic(t, args...)
 	require.Equal(t, c.code, r.code, "exit code; stderr:\n%s", r.stderr)
-
-	s := r.summary(t)
-	require.Equal(t, c.status, s.Status, r.stderr)
-	require.Equal(t, c.kinds, s.Kinds, "per-kind outcomes")
 	for _, want := range c.stderr {
 		require.Contains(t, r.stderr, want)
 	}
 	for _, not := range c.stderrNot {
 		require.NotContains(t, r.stderr, not)
 	}
+	if c.status == "" {
+		// Refused before a run exists (exit 1): stderr says why, no run row.
+		require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run row")
+		return
+	}
+
+	s := r.summary(t)
+	require.Equal(t, c.status, s.Status, r.stderr)
+	require.Equal(t, c.kinds, s.Kinds, "per-kind outcomes")
 
 	db := openDB(t, path)
 	got := storedText(t, db, `SELECT kind, coalesce(source_id, ''), file, line, reason FROM record_failures ORDER BY id`)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"os"
 	"sync"
 	"time"
 
@@ -52,9 +51,9 @@ func (p *progressView) task(t phases.Task) {
 			if u.Phase != t.Phase {
 				continue
 			}
-			if st, err := os.Stat(u.File); err == nil {
-				total += st.Size()
-				p.sizes[u.ID] = st.Size()
+			if size := importer.InputSize(u.File); size > 0 {
+				total += size
+				p.sizes[u.ID] = size
 			}
 		}
 	}

@@ -21,8 +21,8 @@ import (
 func (a *app) runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
-		Usage:     "plan an import of PATH (a folder or one file) and do it",
-		ArgsUsage: "PATH",
+		Usage:     "plan an import of PATH (a folder, a zip, or one file) and do it",
+		ArgsUsage: "PATH [PATH…]",
 		Description: `Plans the run (its id, options, input fingerprints and every task are written
 before the first record is read), then imports phase by phase: companies,
 contacts, deals, notes, then activities and emails. At the end it prints the
@@ -33,15 +33,25 @@ A rerun of the same export imports nothing twice: records already imported
 are counted unchanged. Skipped records (for example notes whose contact was
 missing) are taken over by a later run once their parents are there.
 
+PATH is a folder, a zip (read in place, never extracted), a .gz file or one
+file; the several zips of one export (Salesforce's _1.ZIP, _2.ZIP) are given
+together, or as a folder that holds them. The profile says which files hold
+which kind and which column gives which field: --profile names a built-in
+profile (crmimport profiles lists them) or a profile file of your own; by
+default it is the built-in profile named like --source.
+
 Examples:
    crmimport run --tenant acme --source canonical ./export
+   crmimport run --tenant acme --source salesforce WE_00D5g000001_1.ZIP WE_00D5g000001_2.ZIP
+   crmimport run --tenant acme --source hubspot ./hubspot-exports
+   crmimport run --tenant acme --source zoho --profile zoho.yaml ./zoho-export.zip
    crmimport run ./export --tenant acme --source canonical --batch-size 5000
    crmimport run --tenant acme --source canonical --only notes,activities ./export
    crmimport --json run --tenant acme --source canonical --strict ./export`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tenant", Usage: "the workspace the data belongs to (required)"},
-			&cli.StringFlag{Name: "source", Usage: "the ledger's source name: canonical, or the CRM's (required)"},
-			&cli.StringFlag{Name: "profile", Usage: "the file layout: a built-in profile (default: the one named like --source)"},
+			&cli.StringFlag{Name: "source", Usage: "the ledger's source name: canonical, salesforce, hubspot, pipedrive, or your own (required)"},
+			&cli.StringFlag{Name: "profile", Usage: "the file layout: a built-in profile's name or a profile file (default: the built-in profile named like --source)"},
 			&cli.StringFlag{Name: "only", Usage: "import only these kinds, comma-separated (companies,contacts,deals,notes,activities,emails)"},
 			&cli.IntFlag{Name: "batch-size", Value: importer.DefaultBatchSize, Usage: "records per committed batch (a crash loses at most one)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 7 when this run skipped records"},
@@ -53,12 +63,12 @@ Examples:
 }
 
 func (a *app) runAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("run takes one PATH (a folder or one file), got %d: %s", c.NArg(), strings.Join(c.Args().Slice(), " "))
+	if c.NArg() < 1 {
+		return usagef("run takes one PATH (a folder, a zip or one file; or the several zips of one export), got none")
 	}
 	spec := importer.RunSpec{
 		Tenant: strings.TrimSpace(c.String("tenant")), Source: strings.TrimSpace(c.String("source")),
-		Profile: c.String("profile"), Input: c.Args().First(), BatchSize: c.Int("batch-size"),
+		Profile: c.String("profile"), Input: c.Args().First(), Inputs: c.Args().Tail(), BatchSize: c.Int("batch-size"),
 		Strict: c.Bool("strict"), Encoding: c.String("encoding"),
 	}
 	switch {
@@ -167,7 +177,7 @@ func describePlan(ctx context.Context, imp *importer.Importer, runID int64) stri
 		if t.Status != phases.TaskPending {
 			continue
 		}
-		p := fmt.Sprintf("%d %s (%s)", t.Phase, t.Kind.Plural(), filepath.Base(t.File))
+		p := fmt.Sprintf("%d %s (%s)", t.Phase, t.Kind.Plural(), importer.InputName(t.File))
 		if t.Checkpoint.Rows > 0 {
 			p += " from record " + strconv.FormatInt(t.Checkpoint.Rows+1, 10)
 		}

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/phases"
+)
+
+// The bad-input corpus of each profile: fixtures/bad/<profile>/, one folder
+// per quirk of the CRM's exports, listed with its expected outcome in the
+// folder's README.md. Cases marked "zipped" are zipped by the test (with
+// what else the case needs: a bomb, a zip inside the zip), so that nothing
+// binary is committed.
+const badRoot = "../../fixtures/bad"
+
+// zipOf returns an input func that zips the case's folder (every file,
+// folders included) into a zip named name, plus the extra entries given.
+func zipOf(profile, dir, name string, extra map[string][]byte) func(t *testing.T) []string {
+	return func(t *testing.T) []string {
+		src := filepath.Join(badRoot, profile, dir)
+		dst := filepath.Join(t.TempDir(), name)
+		f, err := os.Create(dst)
+		require.NoError(t, err)
+		zw := zip.NewWriter(f)
+		require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			w, err := zw.Create(filepath.ToSlash(rel))
+			require.NoError(t, err)
+			_, err = w.Write(b)
+			return err
+		}))
+		for n, b := range extra {
+			w, err := zw.Create(n)
+			require.NoError(t, err)
+			_, err = w.Write(b)
+			require.NoError(t, err)
+		}
+		require.NoError(t, zw.Close())
+		require.NoError(t, f.Close())
+		return []string{dst}
+	}
+}
+
+// innerZip is a zip holding one file.
+func innerZip(t *testing.T, name string, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.Create(name)
+	require.NoError(t, err)
+	_, err = w.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return b.Bytes()
+}
+
+const sfQuoted = `"Id","IsDeleted","MasterRecordId","AccountId","FirstName","LastName","Email","Title","CreatedDate"` + "\n"
+
+var salesforceBadCases = []badCase{
+	{
+		// Windows-1252 bytes, and mojibake already stored in the data
+		// (FranÃ§ois): decoded as Windows-1252, the mojibake kept as it is.
+		name: "SalesforceWindows1252", dir: "01-windows-1252",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 2}},
+		stderr: []string{"notice: Account.csv is not valid UTF-8: reading it as Windows-1252",
+			"notice: Contact.csv is not valid UTF-8: reading it as Windows-1252"},
+		stored: []storedRows{
+			{q: `SELECT c.first_name, c.last_name, c.title, co.name FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`,
+				want: []string{"Jürgen|Müller|Geschäftsführer|Café Müller GmbH", "FranÃ§ois|Dubois|Responsable – Achats|Harbor Logistics"}},
+		},
+	},
+	{
+		// 15-character ids in Id, AccountId and WhoId: normalised to 18
+		// (the case checksum) before they are stored or looked up.
+		name: "SalesforceFifteenCharacterIDs", dir: "02-fifteen-character-ids",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 1}, "contact": {Imported: 2}, "activity": {Imported: 1}},
+		stored: []storedRows{
+			{q: `SELECT kind, source_id FROM migration_records ORDER BY id`, want: []string{
+				"company|0015g00000BwTrAAAV", "contact|0035g00000QxAa1AAF", "contact|0035g00000QxAa2AAF", "activity|00T5g00000Tk001EAB"}},
+			{q: `SELECT c.first_name, co.name FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`,
+				want: []string{"Hannah|Brightwater Bakery", "Grace|Brightwater Bakery"}},
+			{q: `SELECT a.subject, c.first_name, a.done FROM activities a JOIN contacts c ON c.id = a.contact_id`, want: []string{"Call Grace|Grace|1"}},
+		},
+	},
+	{
+		// Two 15-character ids that differ only in case are two records:
+		// never compared case-insensitively.
+		name: "SalesforceIDsThatDifferInCase", dir: "03-ids-differ-in-case",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 2}},
+		stored: []storedRows{
+			{q: `SELECT kind, source_id FROM migration_records WHERE kind = 'company' ORDER BY id`,
+				want: []string{"company|0015g00000BwTrAAAV", "company|0015g00000BwTraAAF"}},
+			{q: `SELECT c.first_name, co.name FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`,
+				want: []string{"Lena|Lower Case Ltd", "Uma|Upper Case Ltd"}},
+		},
+	},
+	{
+		// 000000000000000AAA is empty: a link that is not one (not
+		// unlinked), an id that is missing, a task with nothing to link.
+		name: "SalesforceEmptyLookups", dir: "04-empty-lookups",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 1, Failed: 1}, "contact": {Imported: 1},
+			"activity": {Imported: 1, Skipped: 1}},
+		failures: []string{"company||Account.csv|3|missing id"},
+		stored: []storedRows{
+			{q: `SELECT first_name, coalesce(company_id, ''), coalesce(extra, '') FROM contacts`, want: []string{"Tomasz||"}},
+			{q: `SELECT reason, coalesce(detail, '') FROM migration_records WHERE action = 'skipped'`, want: []string{"not linked to any record|"}},
+			{q: `SELECT a.subject, c.first_name FROM activities a JOIN contacts c ON c.id = a.contact_id`, want: []string{"Call Tomasz|Tomasz"}},
+		},
+	},
+	{
+		// A lead (00Q) is not imported: a task about a lead alone is
+		// skipped with the lead in its detail; beside an account it is
+		// imported, unlinked, the lead kept in extra.
+		name: "SalesforceLeadInWhoId", dir: "05-lead-whoid",
+		code: exitOK, status: "succeeded",
+		kinds:  map[string]phases.Counts{"company": {Imported: 1}, "activity": {Imported: 1, Skipped: 1, Unlinked: 1}},
+		stderr: []string{"ignored 1 file not of the salesforce profile: Lead.csv"},
+		stored: []storedRows{
+			{q: `SELECT source_id, reason, detail FROM migration_records WHERE action = 'skipped'`,
+				want: []string{`00T5g00000Tk001EAB|not linked to any record|{"WhoId":"00Q5g00000LdWx1EAF"}`}},
+			{q: `SELECT a.subject, a.type, co.name, a.contact_id IS NULL, json_extract(a.extra, '$.WhoId') FROM activities a JOIN companies co ON co.id = a.company_id`,
+				want: []string{"Lead visits the bakery|Task|Brightwater Bakery|1|00Q5g00000LdWx1EAF"}},
+		},
+	},
+	{
+		// A merged-away account (IsDeleted=1, MasterRecordId set) is
+		// skipped; a contact still pointing at it imports unlinked.
+		name: "SalesforceDeletedAndMerged", dir: "06-deleted-and-merged",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 1, Skipped: 1}, "contact": {Imported: 1, Unlinked: 1}},
+		stored: []storedRows{
+			{q: `SELECT source_id, reason FROM migration_records WHERE action = 'skipped'`, want: []string{"0015g00000BwTrBAAV|deleted in source"}},
+			{q: `SELECT first_name, json_extract(extra, '$.company_id') FROM contacts`, want: []string{"Hannah|0015g00000BwTrBAAV"}},
+		},
+	},
+	{
+		// The same account as an 18- and a 15-character id: one record, so
+		// the second is a duplicate (SPEC §4 step 2).
+		name: "SalesforceSameIDAs15And18", dir: "07-same-id-15-and-18",
+		code: exitPartial, status: "partial",
+		kinds:    map[string]phases.Counts{"company": {Imported: 1, Failed: 1, Duplicate: 1}},
+		failures: []string{"company|0015g00000BwTrAAAV|Account.csv|3|duplicate source_id, first at Account.csv:2"},
+	},
+	{
+		// An enhanced note whose body file is not in the export fails
+		// alone, naming the file; the other imports.
+		name: "SalesforceEnhancedNoteBodyMissing", dir: "08-note-body-missing",
+		code: exitPartial, status: "partial",
+		kinds:    map[string]phases.Counts{"contact": {Imported: 1}, "note": {Imported: 1, Failed: 1}},
+		failures: []string{"note|0685g00000Cv002AAB|ContentVersion.csv|3|body file ContentVersion/0685g00000Cv002AAB is not in the export"},
+		stored: []storedRows{{q: `SELECT n.body, c.first_name FROM notes n JOIN contacts c ON c.id = n.contact_id`,
+			want: []string{"<p>Hannah wants rye.</p>|Hannah"}}},
+	},
+	{
+		// Zipped: a JSON error envelope saved as Contact.csv inside the zip
+		// fails its task naming the entry; the accounts import.
+		name: "SalesforceJSONEnvelopeInAZip", dir: "09-json-envelope-in-zip",
+		input: zipOf("salesforce", "09-json-envelope-in-zip", "WE_00D5g000004AbCdEAM_1.ZIP", nil),
+		code:  exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 1}, "contact": {}},
+		tasks: []string{"company|succeeded|",
+			"contact|failed|WE_00D5g000004AbCdEAM_1.ZIP!/Contact.csv: looks like JSON, not CSV (an error message saved as .csv?)"},
+		stderrNot: []string{"Windows-1252"},
+	},
+	{
+		// Zipped with a Contact.csv of 64 MiB of spaces (a thousandfold
+		// ratio): refused before any run, naming the entry.
+		// (Built when the case runs: the test binary is also every child
+		// process of the crash suite, which must not make 64 MiB to start.)
+		name: "SalesforceZipBomb", dir: "10-zip-bomb",
+		input: func(t *testing.T) []string {
+			bomb := append([]byte(sfQuoted), bytes.Repeat([]byte(" "), 64<<20)...)
+			return zipOf("salesforce", "10-zip-bomb", "WE_00D5g000004AbCdEAM_1.ZIP", map[string][]byte{"Contact.csv": bomb})(t)
+		},
+		code:   exitError,
+		stderr: []string{"WE_00D5g000004AbCdEAM_1.ZIP!/Contact.csv: uncompresses to 64.0 MiB from", "refused as a possible zip bomb"},
+	},
+	{
+		// Zipped with a zip inside: refused before any run, naming it.
+		name: "SalesforceNestedZip", dir: "11-nested-zip",
+		code: exitError,
+		stderr: []string{"holds 1 archive inside an archive (WE_00D5g000004AbCdEAM_1.ZIP!/WE_00D5g000004AbCdEAM_2.ZIP), " +
+			"which crmimport does not open: extract the outer archive and pass the folder, or pass the inner archive itself"},
+	},
+}
+
+var hubspotBadCases = []badCase{
+	{
+		// ;-lists with spaces and empty elements: trimmed, the first id
+		// that resolves is the link; the whole list is kept in extra.
+		name: "HubSpotSemicolonListsWithSpaces", dir: "01-semicolon-lists-with-spaces",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 3}, "note": {Imported: 2, Skipped: 1}},
+		stored: []storedRows{
+			{q: `SELECT c.first_name, coalesce(co.name, ''), coalesce(c.extra, '') FROM contacts c LEFT JOIN companies co ON co.id = c.company_id ORDER BY c.id`,
+				want: []string{"Hannah|Brightwater Bakery|", `Grace|Harbor Logistics|{"Associated Company IDs":"999 ; 102"}`, "Nadia||"}},
+			{q: `SELECT n.body, coalesce(c.first_name, ''), coalesce(co.name, '') FROM notes n LEFT JOIN contacts c ON c.id = n.contact_id
+				LEFT JOIN companies co ON co.id = n.company_id ORDER BY n.id`,
+				want: []string{"Both of them came.|Hannah|", "Company only.||Harbor Logistics"}},
+			{q: `SELECT source_id, detail FROM migration_records WHERE action = 'skipped'`,
+				want: []string{`402|{"contact_id":"998, 999"}`}},
+		},
+	},
+	{
+		// A literal null is empty in every column: ids, links, dates, names.
+		name: "HubSpotNullSpellings", dir: "02-null-spellings",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 1, Failed: 1}, "contact": {Imported: 1, Failed: 2}},
+		failures: []string{
+			"company|102|hubspot-crm-exports-all-companies.csv|3|company has no name",
+			"contact||hubspot-crm-exports-all-contacts.csv|3|missing id",
+			"contact|203|hubspot-crm-exports-all-contacts.csv|4|contact has neither a name nor an email",
+		},
+		stored: []storedRows{
+			{q: `SELECT name, coalesce(domain, ''), coalesce(phone, ''), coalesce(industry, ''), coalesce(created_at, ''), coalesce(extra, '') FROM companies`,
+				want: []string{"Brightwater Bakery|||||"}},
+			{q: `SELECT c.first_name, coalesce(c.last_name, ''), coalesce(c.email, ''), coalesce(c.title, ''), co.name FROM contacts c JOIN companies co ON co.id = c.company_id`,
+				want: []string{"Hannah||||Brightwater Bakery"}},
+		},
+	},
+	{
+		// Phone numbers starting with + come with a leading space: stored
+		// trimmed (the first phone column with a value is the phone).
+		name: "HubSpotLeadingSpacePhones", dir: "03-leading-space-phones",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"contact": {Imported: 3}},
+		stored: []storedRows{{q: `SELECT first_name, phone FROM contacts ORDER BY id`,
+			want: []string{"Hannah|+1 503 555 0110", "Grace|+46 8 555 0111", "Tomasz|+48 22 555 0112"}}},
+	},
+	{
+		// A multi-object export repeats Phone Number and Create Date: the
+		// contact's own (first) columns give its fields, even empty; the
+		// company's are kept in extra as "#2", never taken for the contact's.
+		name: "HubSpotRepeatedHeaders", dir: "04-repeated-headers",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 2}},
+		stored: []storedRows{{q: `SELECT c.first_name, coalesce(c.phone, ''), c.created_at, co.name, c.extra FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`,
+			want: []string{
+				`Hannah|+1 503 555 0110|2022-03-14T10:00:00|Brightwater Bakery|{"Company name":"Brightwater Bakery","Create Date#2":"2021-03-04 08:00","Phone Number#2":" +1 503 555 0101"}`,
+				`Grace||2023-01-19T16:45:00|Harbor Logistics|{"Company name":"Harbor Logistics","Create Date#2":"2020-11-18 09:15","Phone Number#2":" +1 206 555 0102"}`,
+			}}},
+	},
+	{
+		// An export made in Spanish: localised file names and headers.
+		name: "HubSpotLocalisedHeaders", dir: "05-localised-headers",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 1}, "contact": {Imported: 1}, "deal": {Imported: 1}},
+		stored: []storedRows{{q: `SELECT d.name, d.amount, d.close_date, co.name, c.first_name, c.email FROM deals d
+			JOIN companies co ON co.id = d.company_id JOIN contacts c ON c.id = d.contact_id`,
+			want: []string{"Aceite de oliva 2024|12000.5|2024-06-30|Pérez, Hijos y Cía|Ana|ana.garcia@perez-hijos.example.com"}}},
+	},
+	{
+		// Excel rewrote an 11-digit Record ID, and the same id in a list:
+		// reported, never imported as if it were an id.
+		name: "HubSpotExcelMangledIDs", dir: "06-excel-mangled-ids",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 1, Failed: 1}, "deal": {Imported: 1, Failed: 1}},
+		failures: []string{
+			`company|1.00000E+10|hubspot-crm-exports-all-companies.csv|3|id "1.00000E+10" ` + excelID,
+			`deal|30000000002|hubspot-crm-exports-all-deals.csv|3|Associated Company IDs "1.00000E+10" ` + excelID,
+		},
+	},
+	{
+		// Zipped: a rate-limit error saved as the contacts CSV fails its
+		// task, naming the entry.
+		name: "HubSpotJSONEnvelopeInAZip", dir: "07-json-envelope-in-zip",
+		input: zipOf("hubspot", "07-json-envelope-in-zip", "hubspot-crm-exports-2024-08-27.zip", nil),
+		code:  exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 1}, "contact": {}},
+		tasks: []string{"company|succeeded|",
+			"contact|failed|hubspot-crm-exports-2024-08-27.zip!/hubspot-crm-exports-all-contacts.csv: looks like JSON, not CSV"},
+	},
+	{
+		// Zipped: over a million rows arrive as a zip of several CSVs of
+		// one object; a record in two of them is a duplicate.
+		name: "HubSpotZipOfSeveralCSVs", dir: "08-zip-of-several-csvs",
+		input: zipOf("hubspot", "08-zip-of-several-csvs", "hubspot-crm-exports-all-contacts-2024-08-27.zip", nil),
+		code:  exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"contact": {Imported: 3, Failed: 1, Duplicate: 1}},
+		failures: []string{"contact|201|hubspot-crm-exports-all-contacts-2024-08-27.zip!/hubspot-crm-exports-all-contacts-2024-08-27-2.csv|3|" +
+			"duplicate source_id, first at hubspot-crm-exports-all-contacts-2024-08-27.zip!/hubspot-crm-exports-all-contacts-2024-08-27-1.csv:2"},
+	},
+}
+
+var pipedriveBadCases = []badCase{
+	{
+		// Two organizations called Acme and two people called Hannah
+		// Okafor: links by those names are reported and left unlinked; a
+		// name nobody has stays unlinked too.
+		name: "PipedriveAmbiguousNames", dir: "01-ambiguous-names",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 4}, "contact": {Imported: 3, Unlinked: 1}, "deal": {Imported: 3, Unlinked: 3}},
+		stderr: []string{
+			`warning: people.csv:3: Person - Organization "Acme" names 2 companies of the export (organizations.csv:2, organizations.csv:3): left unlinked, not guessed`,
+			`warning: deals.csv:2: Deal - Organization "Acme" names 2 companies`,
+			`warning: deals.csv:3: Deal - Contact person "Hannah Okafor" names 2 contacts of the export (people.csv:2, people.csv:4)`,
+		},
+		stderrNot: []string{"Acme Corp\" names"},
+		stored: []storedRows{{q: `SELECT d.name, coalesce(co.name, ''), coalesce(c.last_name, ''), coalesce(d.extra, '') FROM deals d
+			LEFT JOIN companies co ON co.id = d.company_id LEFT JOIN contacts c ON c.id = d.contact_id ORDER BY d.id`,
+			want: []string{
+				`Rockets||Wile Coyote|{"company_id":"Acme"}`,
+				`Bread|Brightwater Bakery||{"contact_id":"Hannah Okafor"}`,
+				`Anvils|||{"company_id":"Acme Corp"}`,
+			}}},
+	},
+	{
+		// An export made in German: localised file names, headers and
+		// values (Erledigt).
+		name: "PipedriveGermanHeaders", dir: "02-german-headers",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 1}, "contact": {Imported: 1}, "deal": {Imported: 1}, "activity": {Imported: 1}},
+		stored: []storedRows{
+			{q: `SELECT d.name, d.amount, d.currency, d.stage, co.name, c.first_name, c.last_name, c.email FROM deals d
+				JOIN companies co ON co.id = d.company_id JOIN contacts c ON c.id = d.contact_id`,
+				want: []string{"Kaffeemaschinen|4800|EUR|Angebot gemacht|Café Müller GmbH|Jürgen|Müller|juergen.mueller@cafe-mueller.example.com"}},
+			{q: `SELECT a.subject, a.done, d.name FROM activities a JOIN deals d ON d.id = a.deal_id`, want: []string{"Angebot nachfassen|1|Kaffeemaschinen"}},
+		},
+	},
+	{
+		// ", "-joined multi-values: the first is the field's and the whole
+		// is kept; a first value that is no address fails the record.
+		name: "PipedriveMultiValues", dir: "03-multi-values",
+		code: exitPartial, status: "partial",
+		kinds:    map[string]phases.Counts{"contact": {Imported: 1, Failed: 1}},
+		failures: []string{`contact|12|people.csv|3|email "not-an-address" is not an email address`},
+		stored: []storedRows{{q: `SELECT last_name, email, phone, extra FROM contacts`,
+			want: []string{`Hannah Okafor|hannah.okafor@brightwater-bakery.example.com|+1 503 555 0110|{"Person - Email - Work":"hannah.okafor@brightwater-bakery.example.com, hannah@brightwater-bakery.example.com","Person - Phone - Work":"+1 503 555 0110, +1 503 555 0111"}`}}},
+	},
+	{
+		// A custom field named like a built-in one (Deal - Value twice):
+		// the deals task fails asking to rename one, never taking either.
+		name: "PipedriveCustomFieldCollides", dir: "04-custom-field-collides",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 1}, "deal": {}, "activity": {}},
+		tasks: []string{"company|succeeded|",
+			`deal|failed|deals.csv:1: columns 3 ("Deal - Value") and 5 ("Deal - Value") both give amount: rename or remove one`,
+			"activity|cancelled|not started: phase 3 failed"},
+	},
+	{
+		// Names match exactly: commas inside a name are part of it, spaces
+		// around it are not, and case is.
+		name: "PipedriveNamesMatchExactly", dir: "05-names-exactly",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "deal": {Imported: 3, Unlinked: 1}},
+		stored: []storedRows{{q: `SELECT d.name, coalesce(co.name, '') FROM deals d LEFT JOIN companies co ON co.id = d.company_id ORDER BY d.id`,
+			want: []string{"Olive oil|Pérez, Hijos y Cía", "Bread|Brightwater Bakery", "Rye|"}}},
+	},
+	{
+		// Where the export has the … ID column, the id decides (an id that
+		// resolves nothing leaves the deal unlinked, the name unread);
+		// without it, the name.
+		name: "PipedriveIDsBeforeNames", dir: "06-ids-before-names",
+		code: exitOK, status: "succeeded",
+		kinds:     map[string]phases.Counts{"company": {Imported: 2}, "deal": {Imported: 3, Unlinked: 2}},
+		stderr:    []string{`warning: deals.csv:4: Deal - Organization "Acme" names 2 companies`},
+		stderrNot: []string{"deals.csv:2:", "deals.csv:3:"},
+		stored: []storedRows{{q: `SELECT d.name, coalesce(m.source_id, ''), coalesce(json_extract(d.extra, '$.company_id'), '') FROM deals d
+			LEFT JOIN migration_records m ON m.kind = 'company' AND m.record_id = d.company_id ORDER BY d.id`,
+			want: []string{"Rockets|2|", "Anvils||99", "Traps||Acme"}}},
+	},
+}
+
+// nestedZipCase builds its zip with a second zip inside.
+func init() {
+	for i := range salesforceBadCases {
+		if salesforceBadCases[i].dir == "11-nested-zip" {
+			salesforceBadCases[i].input = func(t *testing.T) []string {
+				inner := innerZip(t, "Contact.csv", []byte(sfQuoted))
+				return zipOf("salesforce", "11-nested-zip", "WE_00D5g000004AbCdEAM_1.ZIP",
+					map[string][]byte{"WE_00D5g000004AbCdEAM_2.ZIP": inner})(t)
+			}
+		}
+	}
+}
+
+var profileBadCases = map[string][]badCase{"salesforce": salesforceBadCases, "hubspot": hubspotBadCases, "pipedrive": pipedriveBadCases}
+
+// TestBadInputProfiles runs each profile's bad-input corpus (SPEC §4: bad
+// input never panics and never stops the other records).
+func TestBadInputProfiles(t *testing.T) {
+	t.Parallel()
+	for profile, cases := range profileBadCases {
+		for _, c := range cases {
+			c.source, c.root = profile, filepath.Join(badRoot, profile)
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				runBadCase(t, c)
+			})
+		}
+	}
+}
+
+// TestBadInputProfilesAreCovered: every folder of each profile's corpus is
+// run by a case and listed in its README.
+func TestBadInputProfilesAreCovered(t *testing.T) {
+	t.Parallel()
+	for profile, cases := range profileBadCases {
+		root := filepath.Join(badRoot, profile)
+		entries, err := os.ReadDir(root)
+		require.NoError(t, err)
+		readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+		require.NoError(t, err, profile)
+		used := map[string]bool{}
+		for _, c := range cases {
+			require.True(t, strings.HasPrefix(c.name, strings.ToUpper(profile[:1])), c.name)
+			used[c.dir] = true
+			_, err := os.Stat(filepath.Join(root, c.dir))
+			require.NoError(t, err, c.name)
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			require.True(t, used[e.Name()], "%s/%s is run by no case", profile, e.Name())
+			require.Contains(t, string(readme), "`"+e.Name()+"`", "%s/README.md does not list %s", profile, e.Name())
+		}
+	}
+}

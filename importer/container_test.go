@@ -1,0 +1,236 @@
+package importer
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/failpoint"
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// writeZip writes a zip of the given entries (deflated, in order).
+func writeZip(t *testing.T, path string, entries ...[2]string) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	zw := zip.NewWriter(f)
+	for _, e := range entries {
+		w, err := zw.Create(e[0])
+		require.NoError(t, err)
+		_, err = w.Write([]byte(e[1]))
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+}
+
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, err := zw.Write([]byte(s))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return b.Bytes()
+}
+
+func TestParseRef(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	weird := filepath.Join(dir, "wow!", "export")
+	require.NoError(t, os.MkdirAll(weird, 0o700))
+	z := filepath.Join(weird, "WE_1.ZIP")
+	writeZip(t, z, [2]string{"Account.csv", "Id\n"})
+	for in, want := range map[string]inputRef{
+		z + "!/Account.csv":                  {path: z, entry: "Account.csv"},
+		z + "!/sub/dir/Account.csv":          {path: z, entry: "sub/dir/Account.csv"},
+		filepath.Join(weird, "a.csv"):        {path: filepath.Join(weird, "a.csv")},
+		"/gone/WE_1.zip!/Account.csv":        {path: "/gone/WE_1.zip", entry: "Account.csv"},
+		"/gone/x!/y.zip!/Contact.csv":        {path: "/gone/x!/y.zip", entry: "Contact.csv"},
+		filepath.Join(dir, "contacts.csv"):   {path: filepath.Join(dir, "contacts.csv")},
+		filepath.Join(dir, "a!/b!/c!/d.csv"): {path: filepath.Join(dir, "a!/b!/c!/d.csv")},
+	} {
+		require.Equal(t, want, parseRef(in), in)
+		require.Equal(t, in, parseRef(in).String())
+	}
+	require.Equal(t, "WE_1.ZIP!/Account.csv", refName(z+"!/Account.csv"))
+	require.Equal(t, "contacts.csv.gz", refName("/x/contacts.csv.gz"))
+}
+
+// TestGzipInput: a .gz file of a profile's file is read through gzip and
+// fingerprinted by its compressed bytes.
+func TestGzipInput(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "companies.csv.gz"), gzipped(t, "id,name\nco1,Acme\nco2,Globex\n"), 0o600))
+	run := importDir(t, New(phases.New(db, nil)), dir, 10)
+	require.Equal(t, phases.RunSucceeded, run.Status)
+	require.Equal(t, phases.Counts{Imported: 2}, run.Stats[ledger.Company])
+	var file, format, fp string
+	require.NoError(t, db.QueryRow(`SELECT file, format, fingerprint FROM migration_tasks`).Scan(&file, &format, &fp))
+	require.Equal(t, filepath.Join(dir, "companies.csv.gz"), file)
+	require.Equal(t, "csv", format)
+	require.Regexp(t, `^crc32c:[0-9a-f]{8}:\d+$`, fp)
+}
+
+// TestGzipBomb: a gzip that uncompresses to more than the ratio allows is
+// refused while it is planned, before any run exists.
+func TestGzipBomb(t *testing.T) {
+	t.Parallel()
+	db := testDB(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "companies.csv.gz"),
+		gzipped(t, "id,name\n"+string(bytes.Repeat([]byte("x"), 8<<20))), 0o600))
+	imp := New(phases.New(db, nil))
+	_, err := imp.Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	require.Contains(t, err.Error(), "companies.csv.gz: uncompresses to more than")
+	require.Contains(t, err.Error(), "refused as a possible gzip bomb")
+
+	imp.limits = archiveLimits{entry: 1 << 20, total: 1 << 30, ratio: 1 << 30}
+	_, err = imp.Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
+	require.ErrorContains(t, err, "uncompresses to more than 1.0 MiB, the limit for one file")
+}
+
+// TestZipLimits: the total and per-entry limits are checked against what
+// the zip's directory says, before anything is uncompressed.
+func TestZipLimits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	z := filepath.Join(dir, "export.zip")
+	var big bytes.Buffer
+	big.WriteString("id,name\n")
+	for i := 0; big.Len() < 2<<20; i++ {
+		fmt.Fprintf(&big, "co%d,%x\n", i, uint64(i)*0x9E3779B97F4A7C15) // compresses a few times, as text does
+	}
+	writeZip(t, z, [2]string{"companies.csv", big.String()}, [2]string{"contacts.csv", "id,email\n"})
+	db := testDB(t)
+	for _, c := range []struct {
+		lim  archiveLimits
+		want string
+	}{
+		{archiveLimits{entry: 1 << 30, total: 1 << 20, ratio: 1000}, "export.zip: its entries would uncompress to more than 1.0 MiB (the limit for one zip)"},
+		{archiveLimits{entry: 1 << 20, total: 1 << 30, ratio: 1000}, "export.zip!/companies.csv: uncompresses to 2.0 MiB, more than the limit of 1.0 MiB for one entry"},
+		{archiveLimits{entry: 1 << 30, total: 1 << 30, ratio: 1}, "over the limit of 1:1): refused as a possible zip bomb"},
+	} {
+		imp := New(phases.New(db, nil))
+		imp.limits = c.lim
+		_, err := imp.Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: z})
+		var ie *InputError
+		require.ErrorAs(t, err, &ie)
+		require.ErrorContains(t, err, c.want)
+	}
+	_, err := New(phases.New(db, nil)).Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: z})
+	require.NoError(t, err, "within the default limits")
+}
+
+// TestZipEntriesResume: a run over a zip's entries fails midway, resumes
+// at its checkpoint (the entries checked by the zip's own CRC-32 and size),
+// and ends as an uninterrupted run; a zip whose entry changed since is
+// refused.
+func TestZipEntriesResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	z := filepath.Join(dir, "export.zip")
+	contacts := "id,first_name,company_id\nc1,Ann,co1\nc2,Bob,co2\nc3,Cy,co1\nc4,Di,co2\n"
+	writeZip(t, z, [2]string{"export/companies.csv", "id,name\nco1,Acme\nco2,Globex\n"}, [2]string{"export/contacts.csv", contacts})
+	db := testDB(t)
+	fps, err := failpoint.Parse("batch:contact:2=error")
+	require.NoError(t, err)
+	imp := New(phases.New(db, fps))
+	ctx := context.Background()
+	run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "canonical", Input: z, BatchSize: 2})
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunPartial, run.Status)
+	tasks, err := phases.LoadTasks(ctx, db, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, z+"!/export/contacts.csv", tasks[1].File, "the one top folder is the zip's root")
+	require.Regexp(t, `^zip:crc32:[0-9a-f]{8}:67$`, tasks[1].Fingerprint)
+	require.Equal(t, int64(2), tasks[1].Checkpoint.Rows)
+
+	imp = New(phases.New(db, nil))
+	_, _, err = imp.Resume(ctx, run.ID)
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunSucceeded, run.Status)
+	require.Equal(t, phases.Counts{Imported: 4}, run.Stats[ledger.Contact])
+
+	// The same zip with a changed entry: a resume is refused.
+	fps, err = failpoint.Parse("batch:contact:1=error")
+	require.NoError(t, err)
+	imp = New(phases.New(db, fps))
+	run, err = imp.Plan(ctx, RunSpec{Tenant: "other", Source: "canonical", Input: z, BatchSize: 2})
+	require.NoError(t, err)
+	_, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	writeZip(t, z, [2]string{"export/companies.csv", "id,name\nco1,Acme\nco2,Globex\n"}, [2]string{"export/contacts.csv", contacts + "c5,Ed,co1\n"})
+	_, _, err = New(phases.New(db, nil)).Resume(ctx, run.ID)
+	var changed *phases.ChangedInputError
+	require.ErrorAs(t, err, &changed)
+	require.Contains(t, err.Error(), "export.zip!/export/contacts.csv")
+	require.Contains(t, err.Error(), "has changed")
+}
+
+// TestResumeChecksAuxiliaryFiles: a file that tasks read beside their own
+// (here Salesforce's OpportunityContactRole.csv, joined to each deal) is
+// fingerprinted with the plan; a resume after it changed is refused.
+func TestResumeChecksAuxiliaryFiles(t *testing.T) {
+	t.Parallel()
+	dir := export(t, map[string]string{
+		"Account.csv":                `"Id","Name"` + "\n" + `"001000000000001AAA","Acme"` + "\n",
+		"Opportunity.csv":            `"Id","Name","AccountId"` + "\n" + `"006000000000001AAA","Rockets","001000000000001AAA"` + "\n",
+		"OpportunityContactRole.csv": `"Id","OpportunityId","ContactId","IsPrimary"` + "\n",
+	})
+	db := testDB(t)
+	fps, err := failpoint.Parse("batch:deal:1=error")
+	require.NoError(t, err)
+	ctx := context.Background()
+	imp := New(phases.New(db, fps))
+	run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "salesforce", Input: dir})
+	require.NoError(t, err)
+	opts, err := DecodeOptions(run)
+	require.NoError(t, err)
+	require.Equal(t, []AuxInput{{Role: "join:opportunitycontactrole.csv", File: filepath.Join(dir, "OpportunityContactRole.csv"),
+		Format: "csv", Encoding: "utf-8", Fingerprint: opts.Aux[0].Fingerprint}}, opts.Aux)
+	_, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "OpportunityContactRole.csv"),
+		[]byte(`"Id","OpportunityId","ContactId","IsPrimary"`+"\n"+`"00K000000000001AAA","006000000000001AAA","003000000000001AAA","1"`+"\n"), 0o600))
+	_, _, err = New(phases.New(db, nil)).Resume(ctx, run.ID)
+	var changed *phases.ChangedInputError
+	require.True(t, errors.As(err, &changed), "%v", err)
+	require.Contains(t, err.Error(), "OpportunityContactRole.csv has changed")
+}
+
+// TestNestedArchivesAndFolders: an archive inside a zip is refused, naming
+// it; a zip's other folders are not read, and said so.
+func TestNestedArchivesAndFolders(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	z := filepath.Join(dir, "export.zip")
+	writeZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"contacts.csv.gz", "x"})
+	_, _, _, err := discover([]string{z}, Canonical(), nil, "", defaultLimits())
+	require.ErrorContains(t, err, "holds 1 archive inside an archive (export.zip!/contacts.csv.gz)")
+
+	writeZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"Attachments/00P000000000001", "%PDF"},
+		[2]string{"Attachments/inner.zip", "PK"}, [2]string{"__MACOSX/._companies.csv", "x"})
+	files, _, notices, err := discover([]string{z}, Canonical(), nil, "", defaultLimits())
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	require.Contains(t, notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
+}

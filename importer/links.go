@@ -1,0 +1,181 @@
+package importer
+
+// Link values beyond plain link fields: lists, ids by prefix, names looked
+// up in the export, joined rows; and how a profile normalises ids.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// linkValue is one value of a link column that is more than a plain link
+// field: an element of a list, a polymorphic id, a name, a joined row's id.
+type linkValue struct {
+	field  string // the link field it may give ("contact_id"), or the column when no kind takes it
+	label  string // the column, for messages
+	id     string // the parent's source id to look up; "" when there is none (a lead, an unknown or ambiguous name)
+	shown  string // as the export wrote it: kept in extra or the slot's detail when it does not resolve
+	byName bool
+	note   string // why a name resolved to nothing, for the run log
+}
+
+// hasIDFor reports whether links hold an id (not a name) for field.
+func hasIDFor(links []linkValue, field string) bool {
+	for _, l := range links {
+		if l.field == field && !l.byName && l.id != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// normID is an id or link value as the profile compares it.
+func (m *mapper) normID(v string) string {
+	v = strings.TrimSpace(v)
+	if emptySpelling(v) || m.p.empty[v] {
+		return ""
+	}
+	if m.p.ids == idsSalesforce {
+		return salesforceID(v)
+	}
+	return v
+}
+
+// linkValues reads one link column's value: the values of a list, each
+// given its kind (by the link, or by id prefix) or looked up by name.
+func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
+	var raw []string
+	switch {
+	case ls.list == "json" || (ls.list != "" && c.Nested):
+		raw = jsonListValues(c.Value)
+	case ls.list != "":
+		raw = strings.Split(c.Value, ls.list)
+	default:
+		raw = []string{c.Value}
+	}
+	var out []linkValue
+	for _, s := range raw {
+		shown := strings.TrimSpace(s)
+		if shown == "" || emptySpelling(shown) || m.p.empty[shown] {
+			continue
+		}
+		if ls.byName {
+			out = append(out, m.byName(ls, label, shown))
+			continue
+		}
+		id := m.normID(shown)
+		if id == "" {
+			continue
+		}
+		if ls.kind != "" {
+			out = append(out, linkValue{field: linkField(ls.kind), label: label, id: id, shown: shown})
+			continue
+		}
+		v := linkValue{field: label, label: label, shown: shown} // a prefix no kind takes: kept as unresolved
+		ignore := false
+		for _, pr := range ls.prefixes {
+			if strings.HasPrefix(id, pr.prefix) {
+				if pr.kind == "" {
+					ignore = true
+				} else {
+					v.field, v.id = linkField(pr.kind), id
+				}
+				break
+			}
+		}
+		if !ignore {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// byName looks a name up among the parent kind's records of the export:
+// one record with that exact name is the link; none, or several, is no
+// link (never a guess), with a note saying so when several.
+func (m *mapper) byName(ls *linkSpec, label, name string) linkValue {
+	v := linkValue{field: linkField(ls.kind), label: label, shown: name, byName: true}
+	if m.aux == nil || m.aux.names[ls] == nil {
+		return v
+	}
+	refs := m.aux.names[ls].refs[name]
+	switch len(refs) {
+	case 0:
+	case 1:
+		v.id = refs[0].id
+	default:
+		var at []string
+		for i, r := range refs {
+			if i == 4 {
+				at = append(at, "…")
+				break
+			}
+			at = append(at, fmt.Sprintf("%s:%d", r.file, r.line))
+		}
+		v.note = fmt.Sprintf("%s %q names %d %s of the export (%s): left unlinked, not guessed",
+			label, name, len(refs), ls.kind.Plural(), strings.Join(at, ", "))
+	}
+	return v
+}
+
+// jsonListValues reads the values of a JSON array: each element's text,
+// or an object's "id". Text that is not an array is one value.
+func jsonListValues(s string) []string {
+	var elems []json.RawMessage
+	if err := json.Unmarshal([]byte(s), &elems); err != nil {
+		return []string{s}
+	}
+	var out []string
+	for _, e := range elems {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(e, &obj) == nil {
+			if id, ok := obj["id"]; ok {
+				e = id
+			} else {
+				continue
+			}
+		}
+		var str string
+		if json.Unmarshal(e, &str) == nil {
+			out = append(out, str)
+			continue
+		}
+		out = append(out, string(bytes.TrimSpace(e)))
+	}
+	return out
+}
+
+// salesforceID is a Salesforce id as it is compared: a 15-character id
+// made 18 with its case checksum (the 15-character form is case-sensitive,
+// the 18-character one is not ambiguous), 000000000000000AAA (an empty
+// lookup) made empty, and a CLI tree JSON reference "@Ref" made "Ref".
+func salesforceID(v string) string {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "000000000000000AAA" || v == "000000000000000":
+		return ""
+	case strings.HasPrefix(v, "@"):
+		return v[1:]
+	case len(v) != 15:
+		return v
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
+	suffix := make([]byte, 3)
+	for chunk := 0; chunk < 3; chunk++ {
+		bits := 0
+		for i := 0; i < 5; i++ {
+			c := v[chunk*5+i]
+			switch {
+			case c >= 'A' && c <= 'Z':
+				bits |= 1 << i
+			case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			default:
+				return v // not an id
+			}
+		}
+		suffix[chunk] = alphabet[bits]
+	}
+	return v + string(suffix)
+}

@@ -1,0 +1,687 @@
+package importer
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"crmimport/ledger"
+)
+
+// ProfileError is one thing wrong in a profile file: where (the file, the
+// line, the path of keys) and what.
+type ProfileError struct {
+	Source string // the file's name
+	Line   int
+	Path   string // kinds.contact.fields.emial
+	Msg    string
+}
+
+func (e *ProfileError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Source)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// LoadProfile reads a profile (YAML, or JSON, which is YAML too) and
+// validates it strictly: an unknown key, kind or field, a bad pattern or
+// date format, a link to a kind that cannot be a parent… each is a
+// *ProfileError naming the key and what is wrong; all of them are
+// returned, joined.
+func LoadProfile(source string, text []byte) (*Profile, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return nil, &ProfileError{Source: source, Msg: "not YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	l := &profileLoader{source: source}
+	p := &Profile{text: append([]byte(nil), text...), kinds: map[ledger.Kind]*kindSpec{}}
+	if len(doc.Content) == 0 {
+		return nil, &ProfileError{Source: source, Msg: "the file is empty"}
+	}
+	l.profile(p, doc.Content[0])
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	return p, nil
+}
+
+type profileLoader struct {
+	source string
+	errs   []error
+}
+
+func (l *profileLoader) fail(n *yaml.Node, at, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	l.errs = append(l.errs, &ProfileError{Source: l.source, Line: line, Path: at, Msg: fmt.Sprintf(format, args...)})
+}
+
+// entry is one key of a mapping.
+type entry struct {
+	key  string
+	node *yaml.Node // the key's node, for its line
+	val  *yaml.Node
+}
+
+// mapping returns the keys of a mapping node in order, refusing keys not in
+// allowed (when given).
+func (l *profileLoader) mapping(n *yaml.Node, at string, allowed ...string) []entry {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		l.fail(n, at, "expected a mapping of keys, found %s", describeNode(n))
+		return nil
+	}
+	var out []entry
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			l.fail(k, at, "a key must be text, found %s", describeNode(k))
+			continue
+		}
+		if len(allowed) > 0 && !contains(allowed, k.Value) {
+			l.fail(k, join(at, k.Value), "unknown key %q (known here: %s)", k.Value, strings.Join(allowed, ", "))
+			continue
+		}
+		out = append(out, entry{key: k.Value, node: k, val: v})
+	}
+	return out
+}
+
+func (l *profileLoader) str(n *yaml.Node, at string) (string, bool) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		l.fail(n, at, "expected a text value, found %s", describeNode(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// strs reads one text or a list of texts.
+func (l *profileLoader) strs(n *yaml.Node, at string) ([]string, bool) {
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return []string{n.Value}, true
+	}
+	if n.Kind != yaml.SequenceNode {
+		l.fail(n, at, "expected a text or a list of texts, found %s", describeNode(n))
+		return nil, false
+	}
+	var out []string
+	for i, c := range n.Content {
+		s, ok := l.str(c, fmt.Sprintf("%s[%d]", at, i))
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// columns reads a column or a list of alternate columns: none empty.
+func (l *profileLoader) columns(n *yaml.Node, at string) ([]string, bool) {
+	cols, ok := l.strs(n, at)
+	if !ok {
+		return nil, false
+	}
+	if len(cols) == 0 {
+		l.fail(n, at, "names no column")
+		return nil, false
+	}
+	for _, c := range cols {
+		if normaliseHeader(c) == "" {
+			l.fail(n, at, "a column name is empty")
+			return nil, false
+		}
+	}
+	return cols, true
+}
+
+// deref follows a YAML alias (*name) to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return strconv.Quote(n.Value)
+	}
+	return "something else"
+}
+
+func join(at, key string) string {
+	if at == "" {
+		return key
+	}
+	return at + "." + key
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var profileNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
+	var kindsNode *yaml.Node
+	seen := map[string]bool{}
+	for _, e := range l.mapping(n, "", "name", "description", "match", "ids", "empty", "booleans", "dates", "repeated_headers", "kinds") {
+		seen[e.key] = true
+		switch e.key {
+		case "name":
+			if s, ok := l.str(e.val, "name"); ok {
+				if !profileNameRE.MatchString(s) {
+					l.fail(e.val, "name", "%q is not a profile name (lower-case letters, digits, - and _)", s)
+				}
+				p.Name = s
+			}
+		case "description":
+			p.Description, _ = l.str(e.val, "description")
+		case "match":
+			keys, ok := l.strs(e.val, "match")
+			for _, k := range keys {
+				switch k {
+				case "email":
+					p.MatchEmail = true
+				case "domain":
+					p.MatchDomain = true
+				default:
+					l.fail(e.val, "match", "unknown natural key %q (email: contacts, domain: companies)", k)
+				}
+			}
+			_ = ok
+		case "ids":
+			if s, ok := l.str(e.val, "ids"); ok {
+				switch s {
+				case "plain":
+					p.ids = idsPlain
+				case "salesforce":
+					p.ids = idsSalesforce
+				default:
+					l.fail(e.val, "ids", "unknown id rule %q (plain, or salesforce: 15-character ids made 18, 000000000000000AAA empty, @Ref references)", s)
+				}
+			}
+		case "empty":
+			if list, ok := l.strs(e.val, "empty"); ok {
+				p.empty = map[string]bool{}
+				for _, s := range list {
+					p.empty[strings.TrimSpace(s)] = true
+				}
+			}
+		case "booleans":
+			for _, b := range l.mapping(e.val, "booleans", "true", "false") {
+				words, ok := l.strs(b.val, "booleans."+b.key)
+				if !ok {
+					continue
+				}
+				m := map[string]bool{}
+				for _, w := range words {
+					m[strings.ToLower(strings.TrimSpace(w))] = true
+				}
+				if b.key == "true" {
+					p.trueWords = m
+				} else {
+					p.falseWords = m
+				}
+			}
+		case "dates":
+			specs, _ := l.strs(e.val, "dates")
+			for i, s := range specs {
+				layout, hasTime, err := dateLayout(s)
+				if err != nil {
+					l.fail(e.val, fmt.Sprintf("dates[%d]", i), "%v", err)
+					continue
+				}
+				p.dates = append(p.dates, dateFormat{spec: s, layout: layout, hasTime: hasTime})
+			}
+		case "repeated_headers":
+			if s, ok := l.str(e.val, "repeated_headers"); ok {
+				switch s {
+				case "fail":
+				case "first":
+					p.repeatedFirst = true
+				default:
+					l.fail(e.val, "repeated_headers", "unknown rule %q (fail, or first: the first column gives the field, the others go to extra)", s)
+				}
+			}
+		case "kinds":
+			kindsNode = e.val
+		}
+	}
+	if !seen["name"] {
+		l.fail(n, "name", "missing: every profile has a name")
+	}
+	if kindsNode == nil {
+		l.fail(n, "kinds", "missing: a profile says which files hold which kind")
+		return
+	}
+	for _, e := range l.mapping(kindsNode, "kinds") {
+		k, err := ledger.ParseKind(e.key)
+		if err != nil || e.key != string(k) {
+			l.fail(e.node, join("kinds", e.key), "unknown kind (one of: company, contact, deal, note, activity, email)")
+			continue
+		}
+		p.kinds[k] = l.kind(p, k, e.val, join("kinds", e.key))
+	}
+	if len(p.kinds) == 0 && len(l.errs) == 0 {
+		l.fail(kindsNode, "kinds", "names no kind")
+	}
+	// Links by name need the parent kind's files in the export.
+	for _, k := range p.Kinds() {
+		for i, ls := range p.kinds[k].links {
+			if ls.byName && p.kinds[ls.kind] == nil {
+				l.fail(kindsNode, fmt.Sprintf("kinds.%s.links[%d]", k, i), "links by name to %s, which the profile does not read", ls.kind)
+			}
+		}
+	}
+}
+
+func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string) *kindSpec {
+	ks := &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
+	var filesNode *yaml.Node
+	for _, e := range l.mapping(n, at, "files", "fields", "links") {
+		switch e.key {
+		case "files":
+			filesNode = e.val
+		case "fields":
+			for _, f := range l.mapping(e.val, join(at, "fields")) {
+				fat := join(at, "fields."+f.key)
+				if !contains(canonicalFields[k], f.key) {
+					l.fail(f.node, fat, "unknown field of %s (its fields: %s)", k, strings.Join(canonicalFields[k], ", "))
+					continue
+				}
+				if fs := l.field(f.val, fat, f.key); fs != nil {
+					ks.fields[f.key] = fs
+				}
+			}
+			if ks.fields["id"] == nil {
+				l.fail(e.val, join(at, "fields"), "no id: every kind says which column holds the record's id")
+			}
+			gives := map[string]string{}
+			for _, f := range canonicalFields[k] {
+				if fs := ks.fields[f]; fs != nil {
+					for _, c := range fs.columns {
+						n := normaliseHeader(c)
+						if other, ok := gives[n]; ok && other != f {
+							l.fail(e.val, join(at, "fields."+f), "column %q also gives %s: a column gives one field", c, other)
+						}
+						gives[n] = f
+					}
+				}
+			}
+		case "links":
+			ks.links = l.links(k, e.val, join(at, "links"))
+		}
+	}
+	if filesNode == nil {
+		l.fail(n, join(at, "files"), "missing: which files hold %s records", k.Plural())
+	} else {
+		ks.files = l.files(k, filesNode, join(at, "files"))
+	}
+	if _, ok := ks.fields["id"]; !ok && len(ks.fields) == 0 {
+		l.fail(n, join(at, "fields"), "missing: which column gives each field (at least the id)")
+	}
+	return ks
+}
+
+func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
+	n = deref(n)
+	if n.Kind == yaml.MappingNode {
+		fs := &fieldSpec{}
+		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only") {
+			switch e.key {
+			case "date_only":
+				if !dateFields[field] {
+					l.fail(e.node, join(at, "date_only"), "%s is not a date", field)
+				}
+				if s, ok := l.str(e.val, join(at, "date_only")); ok {
+					switch s {
+					case "true":
+						fs.dateOnly = true
+					case "false":
+					default:
+						l.fail(e.val, join(at, "date_only"), "expected true or false, found %q", s)
+					}
+				}
+			case "columns":
+				fs.columns, _ = l.columns(e.val, join(at, "columns"))
+			case "multi":
+				if s, ok := l.str(e.val, join(at, "multi")); ok {
+					if s == "" {
+						l.fail(e.val, join(at, "multi"), "the separator is empty")
+					}
+					fs.multi = s
+				}
+			case "map":
+				fs.valueMap = map[string]string{}
+				for _, m := range l.mapping(e.val, join(at, "map")) {
+					if v, ok := l.str(m.val, join(at, "map."+m.key)); ok {
+						fs.valueMap[strings.ToLower(strings.TrimSpace(m.key))] = v
+					}
+				}
+			case "default":
+				if field == "id" {
+					l.fail(e.node, join(at, "default"), "an id has no default: every record has its own")
+				}
+				fs.def, _ = l.str(e.val, join(at, "default"))
+			}
+		}
+		if len(fs.columns) == 0 {
+			l.fail(n, join(at, "columns"), "missing: which column gives %s", field)
+			return nil
+		}
+		return fs
+	}
+	cols, ok := l.columns(n, at)
+	if !ok {
+		return nil
+	}
+	return &fieldSpec{columns: cols}
+}
+
+func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpec {
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode {
+		n = &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n}, Line: n.Line}
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		l.fail(n, at, "expected a list of file name patterns, found %s", describeNode(n))
+		return nil
+	}
+	var out []*fileSpec
+	for i, c := range n.Content {
+		c = deref(c)
+		fat := fmt.Sprintf("%s[%d]", at, i)
+		fsp := &fileSpec{}
+		if c.Kind == yaml.ScalarNode {
+			fsp.pattern = l.pattern(c, fat, c.Value)
+			out = append(out, fsp)
+			continue
+		}
+		for _, e := range l.mapping(c, fat, "file", "where", "defaults", "join", "body_file") {
+			switch e.key {
+			case "file":
+				if s, ok := l.str(e.val, join(fat, "file")); ok {
+					fsp.pattern = l.pattern(e.val, join(fat, "file"), s)
+				}
+			case "where":
+				for _, w := range l.mapping(e.val, join(fat, "where")) {
+					vals, ok := l.strs(w.val, join(fat, "where."+w.key))
+					if ok && len(vals) == 0 {
+						l.fail(w.val, join(fat, "where."+w.key), "lists no value")
+					}
+					fsp.where = append(fsp.where, whereCond{column: w.key, values: vals})
+				}
+			case "defaults":
+				fsp.defaults = map[string]string{}
+				for _, d := range l.mapping(e.val, join(fat, "defaults")) {
+					if !contains(canonicalFields[k], d.key) || d.key == "id" {
+						l.fail(d.node, join(fat, "defaults."+d.key), "not a field of %s that can have a default", k)
+						continue
+					}
+					fsp.defaults[d.key], _ = l.str(d.val, join(fat, "defaults."+d.key))
+				}
+			case "join":
+				fsp.joins = l.joins(k, e.val, join(fat, "join"))
+			case "body_file":
+				if s, ok := l.str(e.val, join(fat, "body_file")); ok {
+					if !contains(canonicalFields[k], "body") {
+						l.fail(e.node, join(fat, "body_file"), "%s has no body", k)
+					} else if err := checkBodyTemplate(s); err != nil {
+						l.fail(e.val, join(fat, "body_file"), "%v", err)
+					}
+					fsp.bodyFile = s
+				}
+			}
+		}
+		if fsp.pattern == "" {
+			l.fail(c, join(fat, "file"), "missing: the file name pattern")
+		}
+		out = append(out, fsp)
+	}
+	return out
+}
+
+// pattern checks a file name pattern: a valid glob ending in a format's
+// extension.
+func (l *profileLoader) pattern(n *yaml.Node, at, s string) string {
+	p := strings.ToLower(strings.TrimSpace(s))
+	if _, err := path.Match(p, ""); err != nil || strings.Contains(p, "/") {
+		l.fail(n, at, "%q is not a file name pattern (a name with * and ? as wildcards, no folder)", s)
+		return p
+	}
+	if _, ok := formatOf(p); !ok {
+		l.fail(n, at, "%q does not end in .csv, .json, .jsonl or .ndjson: the extension tells how to read the file", s)
+	}
+	return p
+}
+
+func checkBodyTemplate(s string) error {
+	if strings.Contains(s, "..") || strings.HasPrefix(s, "/") || strings.Contains(s, "\\") {
+		return fmt.Errorf("%q: a body file is a path inside the export (a folder and a {Column}), no .. and no leading /", s)
+	}
+	open := strings.Count(s, "{")
+	if open == 0 || open != strings.Count(s, "}") {
+		return fmt.Errorf("%q: name the file with the row's columns in braces, e.g. ContentVersion/{Id}", s)
+	}
+	return nil
+}
+
+func (l *profileLoader) joins(k ledger.Kind, n *yaml.Node, at string) []*joinSpec {
+	n = deref(n)
+	if n.Kind != yaml.SequenceNode {
+		l.fail(n, at, "expected a list of joined files, found %s", describeNode(n))
+		return nil
+	}
+	var out []*joinSpec
+	for i, c := range n.Content {
+		c = deref(c)
+		jat := fmt.Sprintf("%s[%d]", at, i)
+		js := &joinSpec{}
+		for _, e := range l.mapping(c, jat, "file", "key", "on", "prefer", "deleted", "links") {
+			switch e.key {
+			case "file":
+				if s, ok := l.str(e.val, join(jat, "file")); ok {
+					js.file = l.pattern(e.val, join(jat, "file"), s)
+				}
+			case "key":
+				js.key, _ = l.str(e.val, join(jat, "key"))
+			case "on":
+				js.on, _ = l.columns(e.val, join(jat, "on"))
+			case "prefer":
+				js.prefer, _ = l.str(e.val, join(jat, "prefer"))
+			case "deleted":
+				js.deleted, _ = l.str(e.val, join(jat, "deleted"))
+			case "links":
+				js.links = l.links(k, e.val, join(jat, "links"))
+			}
+		}
+		if js.file == "" {
+			l.fail(c, join(jat, "file"), "missing: the pattern of the joined file")
+		}
+		if js.key == "" {
+			l.fail(c, join(jat, "key"), "missing: the joined file's column that holds this record's key")
+		}
+		if len(js.links) == 0 {
+			l.fail(c, join(jat, "links"), "missing: the links the joined rows give")
+		}
+		for _, ls := range js.links {
+			if ls.byName {
+				l.fail(c, join(jat, "links"), "a joined file's links are ids, not names")
+			}
+		}
+		out = append(out, js)
+	}
+	return out
+}
+
+func (l *profileLoader) links(k ledger.Kind, n *yaml.Node, at string) []*linkSpec {
+	n = deref(n)
+	if n.Kind != yaml.SequenceNode {
+		l.fail(n, at, "expected a list of link columns, found %s", describeNode(n))
+		return nil
+	}
+	var out []*linkSpec
+	for i, c := range n.Content {
+		c = deref(c)
+		lat := fmt.Sprintf("%s[%d]", at, i)
+		ls := &linkSpec{}
+		hasKind, hasPrefixes := false, false
+		for _, e := range l.mapping(c, lat, "column", "kind", "prefixes", "list", "by", "name") {
+			switch e.key {
+			case "column":
+				ls.columns, _ = l.columns(e.val, join(lat, "column"))
+			case "kind":
+				hasKind = true
+				if s, ok := l.str(e.val, join(lat, "kind")); ok {
+					ls.kind = l.parentKind(k, e.val, join(lat, "kind"), s)
+				}
+			case "prefixes":
+				hasPrefixes = true
+				for _, pr := range l.mapping(e.val, join(lat, "prefixes")) {
+					s, ok := l.str(pr.val, join(lat, "prefixes."+pr.key))
+					if !ok {
+						continue
+					}
+					if pr.key == "" {
+						l.fail(pr.node, join(lat, "prefixes"), "an empty prefix matches every id")
+						continue
+					}
+					rule := prefixRule{prefix: pr.key}
+					if s != "ignore" {
+						rule.kind = l.parentKind(k, pr.val, join(lat, "prefixes."+pr.key), s)
+						if rule.kind == "" {
+							continue
+						}
+					}
+					ls.prefixes = append(ls.prefixes, rule)
+				}
+				sort.SliceStable(ls.prefixes, func(a, b int) bool { return len(ls.prefixes[a].prefix) > len(ls.prefixes[b].prefix) })
+			case "list":
+				if s, ok := l.str(e.val, join(lat, "list")); ok {
+					if s == "" {
+						l.fail(e.val, join(lat, "list"), `the separator is empty (a text such as ";", or json for a JSON array)`)
+					}
+					ls.list = s
+				}
+			case "by":
+				if s, ok := l.str(e.val, join(lat, "by")); ok {
+					if s != "name" && s != "id" {
+						l.fail(e.val, join(lat, "by"), "unknown %q (id, the default, or name: the parent's exact name within the export)", s)
+					}
+					ls.byName = s == "name"
+				}
+			case "name":
+				ls.nameColumns, _ = l.columns(e.val, join(lat, "name"))
+			}
+		}
+		switch {
+		case len(ls.columns) == 0:
+			l.fail(c, join(lat, "column"), "missing: the column that holds the link")
+		case hasKind == hasPrefixes:
+			l.fail(c, lat, "say either kind (the parent's kind) or prefixes (the parent's kind by id prefix)")
+		case ls.byName && hasPrefixes:
+			l.fail(c, join(lat, "by"), "a link by name names one kind, not prefixes")
+		case len(ls.nameColumns) > 0 && !ls.byName:
+			l.fail(c, join(lat, "name"), "only a link by name (by: name) looks names up")
+		}
+		out = append(out, ls)
+	}
+	return out
+}
+
+func (l *profileLoader) parentKind(child ledger.Kind, n *yaml.Node, at, s string) ledger.Kind {
+	k, err := ledger.ParseKind(s)
+	if err != nil || s != string(k) {
+		l.fail(n, at, "unknown kind %q (one of: company, contact, deal)", s)
+		return ""
+	}
+	if !isParent(child, k) {
+		var ps []string
+		for _, p := range parents(child) {
+			ps = append(ps, string(p.kind))
+		}
+		if len(ps) == 0 {
+			l.fail(n, at, "a %s links to nothing", child)
+		} else {
+			l.fail(n, at, "a %s cannot link to a %s (it links to: %s)", child, k, strings.Join(ps, ", "))
+		}
+		return ""
+	}
+	return k
+}
+
+// dateLayout turns a date format written with tokens (YYYY-MM-DD HH:mm:ss,
+// DD.MM.YYYY, M/D/YY h:mm A) into a Go layout.
+func dateLayout(spec string) (layout string, hasTime bool, err error) {
+	tokens := []struct {
+		tok, layout string
+		time        bool
+	}{
+		{"YYYY", "2006", false}, {"YY", "06", false}, {"MM", "01", false}, {"M", "1", false},
+		{"DD", "02", false}, {"D", "2", false}, {"HH", "15", true}, {"H", "15", true},
+		{"hh", "03", true}, {"h", "3", true}, {"mm", "04", true}, {"ss", "05", true}, {"A", "PM", true},
+	}
+	var b strings.Builder
+	hasDay, hasYear := false, false
+	for s := spec; s != ""; {
+		matched := false
+		for _, t := range tokens {
+			if strings.HasPrefix(s, t.tok) {
+				b.WriteString(t.layout)
+				hasTime = hasTime || t.time
+				hasDay = hasDay || t.tok == "D" || t.tok == "DD"
+				hasYear = hasYear || strings.HasPrefix(t.tok, "Y")
+				s = s[len(t.tok):]
+				matched = true
+				break
+			}
+		}
+		if matched {
+			continue
+		}
+		c := s[0]
+		if !strings.ContainsRune(" -/.:,T", rune(c)) {
+			return "", false, fmt.Errorf("date format %q: unknown %q (use YYYY YY MM M DD D HH H hh h mm ss A and - / . : , T or spaces)", spec, string(c))
+		}
+		b.WriteByte(c)
+		s = s[1:]
+	}
+	if !hasDay || !hasYear {
+		return "", false, fmt.Errorf("date format %q: needs a year (YYYY or YY) and a day (DD or D)", spec)
+	}
+	return b.String(), hasTime, nil
+}

@@ -1,0 +1,120 @@
+package importer
+
+// What a profile does to a value before it is judged: spellings of empty,
+// multi-values, value maps, ids, flags and date formats, composed once per
+// field and file.
+
+import (
+	"strings"
+	"time"
+)
+
+// valueFunc turns a value as read into the canonical spelling a profile
+// says it has (an 18-character id, "true", an ISO date); keep reports that
+// the value as read holds more than the field takes (other values of a
+// multi-value column), so that it is also kept in extra.
+type valueFunc func(v string) (out string, keep bool)
+
+// valueFunc composes what the profile does to the values of field f, or
+// nil when it does nothing (the canonical profile).
+func (m *mapper) valueFunc(f string) valueFunc {
+	p := m.p
+	spec := m.ks.fields[f]
+	var steps []valueFunc
+	if len(p.empty) > 0 {
+		empty := p.empty
+		steps = append(steps, func(v string) (string, bool) {
+			if empty[strings.TrimSpace(v)] {
+				return "", false
+			}
+			return v, false
+		})
+	}
+	if spec != nil && spec.multi != "" {
+		sep := spec.multi
+		steps = append(steps, func(v string) (string, bool) {
+			first, _, found := strings.Cut(v, sep)
+			if !found {
+				return v, false
+			}
+			return strings.TrimSpace(first), true
+		})
+	}
+	if spec != nil && len(spec.valueMap) > 0 {
+		vm := spec.valueMap
+		steps = append(steps, func(v string) (string, bool) {
+			if to, ok := vm[strings.ToLower(strings.TrimSpace(v))]; ok {
+				return to, false
+			}
+			return v, false
+		})
+	}
+	if p.ids == idsSalesforce && (f == "id" || strings.HasSuffix(f, "_id")) {
+		steps = append(steps, func(v string) (string, bool) { return salesforceID(v), false })
+	}
+	if (f == "deleted" || f == "done") && (len(p.trueWords) > 0 || len(p.falseWords) > 0) {
+		tw, fw := p.trueWords, p.falseWords
+		steps = append(steps, func(v string) (string, bool) {
+			w := strings.ToLower(strings.TrimSpace(v))
+			switch {
+			case tw[w]:
+				return "true", false
+			case fw[w]:
+				return "false", false
+			}
+			return v, false
+		})
+	}
+	if dateFields[f] && len(p.dates) > 0 {
+		formats := p.dates
+		steps = append(steps, func(v string) (string, bool) { return profileDate(formats, v), false })
+	}
+	if spec != nil && spec.dateOnly {
+		steps = append(steps, func(v string) (string, bool) {
+			s := strings.TrimSpace(v)
+			if len(s) == 19 && (s[10] == ' ' || s[10] == 'T') && s[11:] == "00:00:00" {
+				return s[:10], false
+			}
+			return v, false
+		})
+	}
+	switch len(steps) {
+	case 0:
+		return nil
+	case 1:
+		return steps[0]
+	}
+	return func(v string) (string, bool) {
+		keep := false
+		for _, s := range steps {
+			var k bool
+			v, k = s(v)
+			keep = keep || k
+		}
+		return v, keep
+	}
+}
+
+// profileDate writes a date in one of a profile's formats as ISO 8601; a
+// value that is ISO already, or in none of the formats, is left for
+// validation to judge.
+func profileDate(formats []dateFormat, v string) string {
+	s := strings.TrimSpace(v)
+	if s == "" {
+		return v
+	}
+	if _, ok := parseDate(s); ok {
+		return v
+	}
+	for _, f := range formats {
+		t, err := time.Parse(f.layout, s)
+		if err != nil {
+			continue
+		}
+		if f.hasTime {
+			return t.Format("2006-01-02T15:04:05")
+		}
+		return t.Format("2006-01-02")
+	}
+	return v
+}
