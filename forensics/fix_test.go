@@ -3,6 +3,7 @@ package forensics_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -32,7 +33,9 @@ func TestResumeFromFixesTheStrandedRetry(t *testing.T) {
 	require.Contains(t, err.Error(), "`crmimport resume 1 --from PATH`")
 
 	// An export without contacts: refused before anything changes.
-	_, _, err = imp.ResumeFrom(ctx, 1, filepath.Join(dumps, "poisoned-ledger", "export"))
+	noContacts := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(noContacts, "notes.csv"), []byte("id,body,contact_id\nn-1,Hello,c-1\n"), 0o600))
+	_, _, err = imp.ResumeFrom(ctx, 1, noContacts)
 	var input *importer.InputError
 	require.ErrorAs(t, err, &input)
 	require.Contains(t, err.Error(), "has no file for contacts, which run 1 has left to do")
@@ -69,7 +72,7 @@ func TestRunOnlyFixesThePoisonedLedger(t *testing.T) {
 	ctx := context.Background()
 	db, _ := loadFixture(t, "poisoned-ledger")
 	imp := importer.New(phases.New(db, nil))
-	run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "hubspot", Profile: "canonical",
+	run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "hubspot",
 		Input: filepath.Join(dumps, "poisoned-ledger", "export"), Only: []ledger.Kind{ledger.Note, ledger.Activity}})
 	require.NoError(t, err)
 	run, err = imp.Execute(ctx, run.ID)
