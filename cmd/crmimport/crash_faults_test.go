@@ -23,7 +23,6 @@ func crashFaultsGroup(t *testing.T, ref *crashRef) {
 		pts := ref.batchPoints()
 		first := crashStep{cmd: "run", fp: "commit:" + strings.TrimPrefix(pts[r.IntN(len(pts))], "batch:") + "=full", expect: "fault"}
 		c.point = first.String()
-		c.skipKnownBug()
 		path := dbPath(t)
 		st := checkFault(c, path, ref, first, runStep(t, path, first, ref))
 		checkCheckpoints(c, path)
@@ -38,7 +37,6 @@ func crashFaultsGroup(t *testing.T, ref *crashRef) {
 			}
 			again := crashStep{cmd: "resume", fp: "commit:" + strings.TrimPrefix(left[r.IntN(len(left))], "batch:") + "=full", expect: "fault"}
 			c.point += " → " + again.String()
-			c.skipKnownBug()
 			st = checkFault(c, path, ref, again, runStep(t, path, again, ref, st.id))
 			checkCheckpoints(c, path)
 		}

@@ -283,7 +283,6 @@ func crashKillsGroup(t *testing.T, ref *crashRef) {
 		}
 		desc := []string{first.String()}
 		c.point = strings.Join(desc, " → ")
-		c.skipKnownBug()
 
 		res := runStep(t, path, first, ref)
 		var st runState
@@ -313,7 +312,6 @@ func crashKillsGroup(t *testing.T, ref *crashRef) {
 			}
 			desc = append(desc, second.String())
 			c.point = strings.Join(desc, " → ")
-			c.skipKnownBug()
 			res := runStep(t, path, second, ref, st.id)
 			st = afterStep(c, path, ref, second, res)
 			stats.add(func(s *crashStats) {

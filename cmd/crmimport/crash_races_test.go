@@ -47,7 +47,6 @@ func crashRacesGroup(t *testing.T, ref *crashRef) {
 		fresh := r.IntN(2) == 0
 		k := *crashRacers
 		c.point = fmt.Sprintf("%d × run at one instant, database %s", k, map[bool]string{true: "not yet created", false: "ready"}[fresh])
-		c.skipKnownBug()
 		path := dbPath(t)
 		if !fresh {
 			openDB(t, path)
@@ -62,7 +61,6 @@ func crashRacesGroup(t *testing.T, ref *crashRef) {
 		ps := startRacers(c, path, ref, "batch:company:1=sleep:300ms", tenants...)
 		winner := -1
 		var results []stepResult
-		out := map[int]bool{} // racers that a known engine bug stopped before they could race
 		for i, p := range ps {
 			res := p.result(t, 0)
 			results = append(results, res)
@@ -75,10 +73,7 @@ func crashRacesGroup(t *testing.T, ref *crashRef) {
 			case exitRefused:
 			default:
 				msg := fmt.Sprintf("racer %d: exit %d, want %d (admitted) or 6 (refused); stderr:\n%s", i+1, res.code, ref.code, res.stderr)
-				if _, known := c.knownBug(msg); !known {
-					c.failNow(msg)
-				}
-				out[i] = true
+				c.failNow(msg)
 			}
 		}
 		if winner < 0 {
@@ -89,7 +84,7 @@ func crashRacesGroup(t *testing.T, ref *crashRef) {
 			c.fatalf("the winner's summary: %v\n%s", err, results[winner].stdout)
 		}
 		for i, res := range results {
-			if i == winner || out[i] {
+			if i == winner {
 				continue
 			}
 			var doc struct {
@@ -127,7 +122,6 @@ func crashTenantsGroup(t *testing.T, ref *crashRef) {
 		r := caseRand("Tenants", n)
 		fresh := r.IntN(2) == 0
 		c.point = fmt.Sprintf("two tenants at one instant, database %s", map[bool]string{true: "not yet created", false: "ready"}[fresh])
-		c.skipKnownBug()
 		path := dbPath(t)
 		if !fresh {
 			openDB(t, path)
@@ -138,10 +132,7 @@ func crashTenantsGroup(t *testing.T, ref *crashRef) {
 			res := p.result(t, 0)
 			if res.code != ref.code {
 				msg := fmt.Sprintf("tenant %s: exit %d, want %d; stderr:\n%s", tenants[i], res.code, ref.code, res.stderr)
-				if _, known := c.knownBug(msg); !known {
-					c.failNow(msg)
-				}
-				continue // that tenant never ran; the other must still be right
+				c.failNow(msg)
 			}
 			sum, err := decodeSummary(res.stdout)
 			if err != nil {

@@ -39,7 +39,6 @@ func crashStopsGroup(t *testing.T, ref *crashRef) {
 		killResume := r.IntN(4) == 0
 		c.point = fmt.Sprintf("run[%s] + %s after %s (%.0f%% of the reference run) once the run is planned", fp, how,
 			delay.Round(time.Millisecond), 100*frac)
-		c.skipKnownBug()
 
 		path := dbPath(t)
 		env := map[string]string{}
@@ -82,14 +81,7 @@ func crashStopsGroup(t *testing.T, ref *crashRef) {
 			}
 			if !ok {
 				msg := fmt.Sprintf("crmimport stop %d (run exit %d): exit %d\nstdout: %s\nstderr: %s", id, res.code, sr.code, sr.stdout, sr.stderr)
-				if cancelled {
-					c.failNow(msg)
-				}
-				if _, known := c.knownBug(msg); !known {
-					c.failNow(msg)
-				}
-				// The stop was refused by a known engine bug; the run
-				// itself must still be right: go on.
+				c.failNow(msg)
 			}
 		}
 		st := afterStep(c, path, ref, crashStep{cmd: "run", fp: fp}, res)
@@ -120,7 +112,6 @@ func crashStopsGroup(t *testing.T, ref *crashRef) {
 			kp := pts[r.IntN(len(pts))]
 			s := crashStep{cmd: "resume", fp: kp + "=exit", expect: "kill"}
 			c.point += " → " + s.String()
-			c.skipKnownBug()
 			st = afterStep(c, path, ref, s, runStep(t, path, s, ref, st.id))
 		}
 		if !st.finished {

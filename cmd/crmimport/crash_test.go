@@ -61,36 +61,11 @@ const (
 	crashTenant   = "acme"
 )
 
-// knownEngineBugs are where the engine is known to be wrong. The suite
-// excludes exactly these — a case of the entry's group whose point contains
-// the entry's Point and whose failure says Symptom — and names them in its
-// summary line, so that it is green otherwise. Remove an entry when the
-// engine is fixed: the suite then checks those cases again.
-// TestKnownEngineBugs (crash_known_test.go, -crash.knownbugs) reproduces
-// each of them on its own and fails until it is fixed.
-var knownEngineBugs = []knownBug{
-	// Fixed, with TestFixedEngineBugs (crash_known_test.go) reproducing them:
-	// stop-starves (`crmimport stop` waited for a busy run's write lock; it
-	// now signals the owner on this host) and open-races-wal (processes
-	// opening one new file at once were told "busy"; store.Open retries).
-}
-
-type knownBug struct {
-	Name, Group, Point, Symptom string
-}
-
-// knownBug reports whether a failure of this case with message msg is a
-// known engine bug, and counts it.
-func (c *crashCase) knownBug(msg string) (knownBug, bool) {
-	for _, b := range knownEngineBugs {
-		if b.Group == c.group && strings.Contains(c.point, b.Point) && strings.Contains(msg, b.Symptom) {
-			stats.excluded(b.Name)
-			c.t.Logf("known engine bug %s, excluded: %s case %d, point %s: %s", b.Name, c.group, c.n, c.point, msg)
-			return b, true
-		}
-	}
-	return knownBug{}, false
-}
+// The suite found two engine bugs, both fixed and kept as reproductions in
+// TestFixedEngineBugs (crash_known_test.go): stop-starves (`crmimport stop`
+// waited for a busy run's write lock; it now signals the owner on this
+// host) and open-races-wal (processes opening one new file at once were
+// told "busy"; store.Open tries again). A failure is never skipped.
 
 // crashRef is what one uninterrupted run of the export gives.
 type crashRef struct {
@@ -431,14 +406,10 @@ func (c *crashCase) replay() string {
 
 func (c *crashCase) fatalf(format string, args ...any) {
 	c.t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if b, ok := c.knownBug(msg); ok {
-		c.t.Skipf("known engine bug %s: %s", b.Name, msg)
-	}
-	c.failNow(msg)
+	c.failNow(fmt.Sprintf(format, args...))
 }
 
-// failNow fails the case whether or not its failure is a known bug.
+// failNow fails the case with its seed, point and replay command.
 func (c *crashCase) failNow(msg string) {
 	c.t.Helper()
 	c.t.Fatalf("%s case %d, seed %d, point %s:\n%s\nreplay: %s", c.group, c.n, *crashSeed, c.point, msg, c.replay())
@@ -456,17 +427,6 @@ func newCase(t *testing.T, group string, n int) *crashCase {
 		}
 	})
 	return c
-}
-
-// skipKnownBug skips a case whose exact point is a known engine bug with
-// no symptom to wait for.
-func (c *crashCase) skipKnownBug() {
-	for _, b := range knownEngineBugs {
-		if b.Group == c.group && b.Point != "" && strings.Contains(c.point, b.Point) && b.Symptom == "" {
-			stats.excluded(b.Name)
-			c.t.Skipf("known engine bug %s, excluded: %s", b.Name, c.point)
-		}
-	}
 }
 
 // cases runs group cases 1..n (or only -crash.only) as parallel subtests.
@@ -563,7 +523,6 @@ type crashStats struct {
 	tenants     int
 	faults      int
 	failedBy    map[string]int
-	excludedBy  []string
 	drift       []string
 }
 
@@ -603,10 +562,6 @@ func (s *crashStats) wall(d time.Duration) {
 
 func (s *crashStats) failed(group string) { s.add(func(s *crashStats) { s.failedBy[group]++ }) }
 
-func (s *crashStats) excluded(p string) {
-	s.add(func(s *crashStats) { s.excludedBy = append(s.excludedBy, p) })
-}
-
 // line is the one summary line of make crashtest.
 func (s *crashStats) line() string {
 	s.mu.Lock()
@@ -628,18 +583,6 @@ func (s *crashStats) line() string {
 	fmt.Fprintf(&b, " stops=%d (%d SIGTERM, %d SIGINT, %d stop; %d cancelled, %d ended first)", total,
 		s.stops["SIGTERM"], s.stops["SIGINT"], s.stops["stop"], s.stopsCancel, s.stopsEarly)
 	fmt.Fprintf(&b, " races=%d×%d (%d admitted exactly one) tenants=%d faults=%d", s.races, *crashRacers, s.racesOK, s.tenants, s.faults)
-	if len(s.excludedBy) > 0 {
-		byName := map[string]int{}
-		for _, n := range s.excludedBy {
-			byName[n]++
-		}
-		var names []string
-		for n, k := range byName {
-			names = append(names, fmt.Sprintf("%s ×%d", n, k))
-		}
-		sort.Strings(names)
-		fmt.Fprintf(&b, "; %d known engine bug(s) excluded: %s", len(byName), strings.Join(names, ", "))
-	}
 	if len(s.drift) > 0 {
 		fmt.Fprintf(&b, "; the reference differs from fixtures/gen's model in %s (see -v)", strings.Join(s.drift, ", "))
 	}
