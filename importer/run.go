@@ -40,6 +40,9 @@ type Options struct {
 	BatchSize int        `json:"batch_size"`
 	Strict    bool       `json:"strict,omitempty"`
 	Encoding  string     `json:"encoding,omitempty"`
+	// Reread reads every file, even one an earlier task vouches for
+	// (sameinput.go).
+	Reread bool `json:"reread,omitempty"`
 }
 
 // DecodeOptions reads a run's persisted options.
@@ -65,6 +68,7 @@ type RunSpec struct {
 	BatchSize int
 	Strict    bool
 	Encoding  string // "" means: UTF-8, or Windows-1252 for a file that is not valid UTF-8
+	Reread    bool   // read every file, even one the ledger has already taken whole (sameinput.go)
 }
 
 // Importer plans runs over exports and does their work.
@@ -134,7 +138,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 		return phases.Run{}, err
 	}
 	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: profile.Name, Aux: aux,
-		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding}
+		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread}
 	if !profile.BuiltIn {
 		opts.ProfileFile, _ = filepath.Abs(spec.Profile)
 		opts.ProfileText = string(profile.Text())
@@ -145,7 +149,8 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	plan := phases.PlanSpec{Tenant: spec.Tenant, Source: spec.Source, Options: opts, Notices: notices}
 	for _, f := range files {
 		plan.Tasks = append(plan.Tasks, phases.TaskSpec{Kind: f.Kind, Phase: phases.Phase(f.Kind), File: f.Path,
-			Format: string(f.Format), Encoding: f.Encoding, Fingerprint: f.Info.Fingerprint})
+			Format: string(f.Format), Encoding: f.Encoding, Fingerprint: f.Info.Fingerprint,
+			InputKey: inputKey(profile, f, opts)})
 	}
 	return imp.Engine.Plan(ctx, plan)
 }
@@ -243,6 +248,9 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	profile, err := runProfile(opts)
 	if err != nil {
 		return nil, err
+	}
+	if work, err := imp.openSameInput(ctx, run, t, opts); work != nil || err != nil {
+		return work, err
 	}
 	w, err := imp.openFile(profile, t)
 	if err != nil {

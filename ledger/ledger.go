@@ -316,3 +316,30 @@ func nullInt(n int64) any {
 	}
 	return n
 }
+
+// epochSQL reads the ledger's epoch: a number that moves whenever a final
+// slot is deleted or changed (schema 3's triggers). crmimport never does
+// either (R2); a hand repair does. A task that read a file while the epoch
+// stood still, and left every record of it in a final slot, vouches for
+// that file's records for as long as the epoch stays where it was.
+const epochSQL = `SELECT n FROM ledger_epoch`
+
+// Epoch returns the ledger's epoch (see epochSQL).
+func Epoch(ctx context.Context, q Querier) (int64, error) {
+	rows, err := q.QueryContext(ctx, epochSQL)
+	if err != nil {
+		return 0, fmt.Errorf("read the ledger's epoch: %w", err)
+	}
+	defer rows.Close()
+	var n int64
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("read the ledger's epoch: %w", err)
+		}
+		return 0, errors.New("read the ledger's epoch: ledger_epoch is empty")
+	}
+	if err := rows.Scan(&n); err != nil {
+		return 0, fmt.Errorf("read the ledger's epoch: %w", err)
+	}
+	return n, rows.Close()
+}

@@ -116,6 +116,9 @@ type TaskSpec struct {
 	Format      string
 	Encoding    string
 	Fingerprint string
+	// InputKey names everything that decides which records the task reads
+	// (see Task.InputKey); "" for none.
+	InputKey string
 }
 
 const insertRunSQL = `
@@ -125,8 +128,8 @@ VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)
 RETURNING id`
 
 const insertTaskSQL = `
-INSERT INTO migration_tasks (migration_id, kind, phase, status, file, format, encoding, fingerprint, updated_at)
-VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)`
+INSERT INTO migration_tasks (migration_id, kind, phase, status, file, format, encoding, fingerprint, input_key, updated_at)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, nullif(?, ''), ?)`
 
 // Plan commits a new run and its whole plan before any record is read (R10).
 // The one-live-run index refuses a second live run of the tenant (R13) with
@@ -166,7 +169,7 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 		}
 		for _, t := range tasks {
 			if _, err := tx.ExecContext(ctx, insertTaskSQL, id, string(t.Kind), t.Phase, t.File, t.Format,
-				t.Encoding, t.Fingerprint, now); err != nil {
+				t.Encoding, t.Fingerprint, t.InputKey, now); err != nil {
 				return fmt.Errorf("plan: insert task %s: %w", t.File, err)
 			}
 		}

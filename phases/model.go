@@ -126,11 +126,16 @@ type Task struct {
 	Format      string
 	Encoding    string
 	Fingerprint string
-	Checkpoint  Checkpoint
-	Attempts    int
-	LastError   string
-	Counts      Counts
-	UpdatedAt   time.Time
+	// InputKey is the file's fingerprint together with everything that
+	// decides which records the task reads from it (format, encoding,
+	// profile, the files read beside it): two tasks with the same key read
+	// the same records. "" for a task planned without one.
+	InputKey   string
+	Checkpoint Checkpoint
+	Attempts   int
+	LastError  string
+	Counts     Counts
+	UpdatedAt  time.Time
 }
 
 // queryer is a *sql.DB or a *sql.Tx.
@@ -233,7 +238,7 @@ func scanRun(s scanner) (Run, error) {
 }
 
 const loadTasksSQL = `SELECT id, migration_id, kind, phase, status, file, format, encoding, fingerprint,
-	checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at
+	coalesce(input_key, ''), checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at
 FROM migration_tasks WHERE migration_id = ? ORDER BY phase, id`
 
 // LoadTasks reads a run's tasks in plan order.
@@ -251,7 +256,7 @@ func LoadTasks(ctx context.Context, q queryer, runID int64) ([]Task, error) {
 			file, format, enc, fp, lastError    sql.NullString
 		)
 		err := rows.Scan(&t.ID, &t.RunID, &kind, &t.Phase, &status, &file, &format, &enc, &fp,
-			&checkpoint, &t.Attempts, &lastError, &t.Counts.Imported, &t.Counts.Matched, &t.Counts.Unchanged,
+			&t.InputKey, &checkpoint, &t.Attempts, &lastError, &t.Counts.Imported, &t.Counts.Matched, &t.Counts.Unchanged,
 			&t.Counts.Skipped, &t.Counts.Failed, &t.Counts.Duplicate, &t.Counts.Unlinked, &updatedAt)
 		if err != nil {
 			return nil, fmt.Errorf("load tasks of run %d: %w", runID, err)

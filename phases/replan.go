@@ -168,7 +168,7 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 		sort.SliceStable(extra, func(i, j int) bool { return extra[i].Phase < extra[j].Phase })
 		for _, t := range extra {
 			if _, err := tx.ExecContext(ctx, insertTaskSQL, run.ID, string(t.Kind), t.Phase, t.File, t.Format,
-				t.Encoding, t.Fingerprint, now); err != nil {
+				t.Encoding, t.Fingerprint, t.InputKey, now); err != nil {
 				return fmt.Errorf("resume --from: insert task %s: %w", t.File, err)
 			}
 		}

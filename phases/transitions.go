@@ -11,12 +11,20 @@ import (
 // Each function below is one edge of the state table in doc.go. Its UPDATE
 // names the from-state in its WHERE and goes through expectRows (R11).
 
+// startTaskSQL also notes the ledger's epoch when the task begins at its
+// first record; a task that goes on from a checkpoint keeps the epoch of
+// its beginning.
 const startTaskSQL = `
-UPDATE migration_tasks SET status = 'running', attempts = attempts + 1, updated_at = ?
+UPDATE migration_tasks SET status = 'running', attempts = attempts + 1, updated_at = ?,
+    ledger_epoch = CASE WHEN json_extract(checkpoint, '$.rows') = 0 THEN ? ELSE ledger_epoch END
 WHERE id = ? AND status = 'pending'`
 
 func startTask(ctx context.Context, tx *sql.Tx, id int64, now string) error {
-	return expectRows(ctx, tx, 1, "start task", startTaskSQL, now, id)
+	epoch, err := ledger.Epoch(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return expectRows(ctx, tx, 1, "start task", startTaskSQL, now, epoch, id)
 }
 
 // checkpointTaskSQL commits a batch's counters and the task's new
@@ -38,11 +46,20 @@ func checkpointTask(ctx context.Context, tx *sql.Tx, id int64, cp Checkpoint, c 
 		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked, now, id)
 }
 
+// succeedTaskSQL keeps the task's epoch only if the ledger's has not moved
+// since the task began: then every final slot the task counted is still
+// there (SameInput).
 const succeedTaskSQL = `
-UPDATE migration_tasks SET status = 'succeeded', updated_at = ? WHERE id = ? AND status = 'running'`
+UPDATE migration_tasks SET status = 'succeeded', updated_at = ?,
+    ledger_epoch = CASE WHEN ledger_epoch = ? THEN ledger_epoch END
+WHERE id = ? AND status = 'running'`
 
 func succeedTask(ctx context.Context, tx *sql.Tx, id int64, now string) error {
-	return expectRows(ctx, tx, 1, "finish task", succeedTaskSQL, now, id)
+	epoch, err := ledger.Epoch(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return expectRows(ctx, tx, 1, "finish task", succeedTaskSQL, now, epoch, id)
 }
 
 const failTaskSQL = `

@@ -31,7 +31,10 @@ do next.
 
 A rerun of the same export imports nothing twice: records already imported
 are counted unchanged. Skipped records (for example notes whose contact was
-missing) are taken over by a later run once their parents are there.
+missing) are taken over by a later run once their parents are there. A file
+whose very bytes an earlier run read, leaving every record of it in a final
+slot still there, is counted unchanged without being read again (the run log
+says so); --reread reads it anyway.
 
 PATH is a folder, a zip (read in place, never extracted), a .gz file or one
 file; the several zips of one export (Salesforce's _1.ZIP, _2.ZIP) are given
@@ -57,6 +60,7 @@ Examples:
 			&cli.BoolFlag{Name: "strict", Usage: "exit 7 when this run skipped records"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "import into a throwaway copy of the database and report what would happen"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: UTF-8, or Windows-1252 for a file that is not valid UTF-8)"},
+			&cli.BoolFlag{Name: "reread", Usage: "read every file, even one whose every record an earlier run of the same bytes left in a final slot"},
 		},
 		Action: a.runAction,
 	}
@@ -69,7 +73,7 @@ func (a *app) runAction(c *cli.Context) error {
 	spec := importer.RunSpec{
 		Tenant: strings.TrimSpace(c.String("tenant")), Source: strings.TrimSpace(c.String("source")),
 		Profile: c.String("profile"), Input: c.Args().First(), Inputs: c.Args().Tail(), BatchSize: c.Int("batch-size"),
-		Strict: c.Bool("strict"), Encoding: c.String("encoding"),
+		Strict: c.Bool("strict"), Encoding: c.String("encoding"), Reread: c.Bool("reread"),
 	}
 	switch {
 	case spec.Tenant == "":

@@ -1,0 +1,62 @@
+package phases
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"crmimport/ledger"
+)
+
+// An earlier task that read the same input (the same InputKey) for the
+// same tenant and source, succeeded with no record skipped or failed, and
+// began and ended while the ledger's epoch stood where it stands now, left
+// every record of that input in a final slot that is still there. Reading
+// the input again can only count each of them unchanged (R2): the
+// importer counts them so without reading it (SameInput).
+
+// SameInput is such a task.
+type SameInput struct {
+	Task, Run  int64
+	Records    int64      // its records: imported (created or matched) or unchanged
+	Checkpoint Checkpoint // where it ended: the end of the input
+}
+
+// sameInputSQL finds the latest such task. failed = 0 also rules out
+// duplicates (a duplicate is a failure).
+const sameInputSQL = `
+SELECT t.id, t.migration_id, t.imported + t.unchanged, t.checkpoint
+FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
+WHERE m.tenant_id = ? AND m.source = ? AND t.kind = ? AND t.input_key = ? AND t.id <> ?
+  AND t.status = 'succeeded' AND t.skipped = 0 AND t.failed = 0 AND t.ledger_epoch = ?
+ORDER BY t.id DESC LIMIT 1`
+
+// FindSameInput returns the latest earlier task that vouches for every
+// record of task's input (see SameInput), read in q (the batch's
+// transaction, so that the epoch cannot move before the batch commits).
+// A task without an input key has none.
+func FindSameInput(ctx context.Context, q queryer, run Run, task Task) (SameInput, bool, error) {
+	if task.InputKey == "" {
+		return SameInput{}, false, nil
+	}
+	epoch, err := ledger.Epoch(ctx, q)
+	if err != nil {
+		return SameInput{}, false, err
+	}
+	var s SameInput
+	var cp string
+	err = q.QueryRowContext(ctx, sameInputSQL, run.Tenant, run.Source, string(task.Kind), task.InputKey, task.ID, epoch).
+		Scan(&s.Task, &s.Run, &s.Records, &cp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return SameInput{}, false, nil
+	}
+	if err != nil {
+		return SameInput{}, false, fmt.Errorf("look for a task that read the same %s: %w", task.Kind.Plural(), err)
+	}
+	if err := json.Unmarshal([]byte(cp), &s.Checkpoint); err != nil {
+		return SameInput{}, false, fmt.Errorf("task %d: checkpoint %q: %w", s.Task, cp, err)
+	}
+	return s, true, nil
+}
