@@ -2,9 +2,12 @@
 // .import of the same CSV files (no ledger, no validation, no links). For
 // each scale it writes a canonical export with fixtures/gen, then runs, in
 // alternation and ROUNDS times, sqlite3 .import, a first crmimport run into
-// a fresh database, and a rerun of the same export; it prints records per
-// second, each time as a ratio to the floor of the same round, and the peak
-// memory (max RSS) of each process. Ratios are taken inside one round,
+// a fresh database, a rerun of the same export (whose files the ledger has
+// taken whole: counted unchanged without reading them), and a rerun with
+// --reread (every file read and every record looked up); it prints records
+// per second, each time as a ratio to the floor of the same round, and the
+// peak memory (max RSS) of each process. Each rerun must count every record
+// unchanged. Ratios are taken inside one round,
 // since absolute times drift on shared machines; the table shows medians.
 //
 //	go run ./bench -crmimport bin/crmimport -scales "0.1 1 4"
@@ -63,7 +66,8 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 	fmt.Printf("crmimport bench · %s · %s/%s · %d CPUs · %s\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH,
 		runtime.NumCPU(), cpuModel())
 	_ = host
-	fmt.Printf("%-6s %9s %8s  %-22s %-22s %-22s %s\n", "scale", "records", "CSV MB", "sqlite3 .import", "crmimport run", "rerun", "per record vs 0.1x")
+	fmt.Printf("%-6s %9s %8s  %-26s %-26s %-26s %-26s %s\n", "scale", "records", "CSV MB", "sqlite3 .import", "crmimport run",
+		"rerun", "rerun --reread", "per record vs 0.1x")
 	var base float64
 	for _, sc := range scales {
 		scale, err := strconv.ParseFloat(sc, 64)
@@ -80,8 +84,8 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 			records += n
 		}
 		size := dirSize(export)
-		var floors, firsts, reruns []measure
-		var firstRatio, rerunRatio []float64
+		var floors, firsts, reruns, rereads []measure
+		var firstRatio, rerunRatio, rereadRatio []float64
 		for r := 0; r < rounds; r++ {
 			floor, err := sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))
 			if err != nil {
@@ -89,20 +93,25 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 			}
 			db := filepath.Join(dir, "crm.db")
 			removeDB(db)
-			first, err := crm(bin, db, export, exp.Status.First)
+			first, err := crm(bin, db, export, exp.Status.First, -1)
 			if err != nil {
 				return err
 			}
-			rerun, err := crm(bin, db, export, exp.Status.Rerun)
+			rerun, err := crm(bin, db, export, exp.Status.Rerun, records)
+			if err != nil {
+				return err
+			}
+			reread, err := crm(bin, db, export, exp.Status.Rerun, records, "--reread")
 			if err != nil {
 				return err
 			}
 			removeDB(db)
-			floors, firsts, reruns = append(floors, floor), append(firsts, first), append(reruns, rerun)
+			floors, firsts, reruns, rereads = append(floors, floor), append(firsts, first), append(reruns, rerun), append(rereads, reread)
 			firstRatio = append(firstRatio, first.wall.Seconds()/floor.wall.Seconds())
 			rerunRatio = append(rerunRatio, rerun.wall.Seconds()/floor.wall.Seconds())
+			rereadRatio = append(rereadRatio, reread.wall.Seconds()/floor.wall.Seconds())
 		}
-		f, fi, re := median(floors), median(firsts), median(reruns)
+		f, fi, re, rr := median(floors), median(firsts), median(reruns), median(rereads)
 		perRecord := fi.wall.Seconds() / float64(records)
 		growth := "—"
 		if base == 0 {
@@ -110,8 +119,9 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 		} else {
 			growth = fmt.Sprintf("%+.0f%%", (perRecord/base-1)*100)
 		}
-		fmt.Printf("%-6s %9d %8.0f  %-22s %-22s %-22s %s\n", sc, records, float64(size)/1e6,
-			cell(f, records, 0), cell(fi, records, medianOf(firstRatio)), cell(re, records, medianOf(rerunRatio)), growth)
+		fmt.Printf("%-6s %9d %8.0f  %-26s %-26s %-26s %-26s %s\n", sc, records, float64(size)/1e6,
+			cell(f, records, 0), cell(fi, records, medianOf(firstRatio)), cell(re, records, medianOf(rerunRatio)),
+			cell(rr, records, medianOf(rereadRatio)), growth)
 	}
 	fmt.Println("each cell: median wall time, records/s, ratio to sqlite3 .import of the same round (median), peak RSS")
 	return nil
@@ -158,15 +168,27 @@ func sqliteImport(sqlite, export, db string) (measure, error) {
 	return m, err
 }
 
-// crm runs crmimport on the export and checks the status it reports.
-func crm(bin, db, export, want string) (measure, error) {
-	cmd := exec.Command(bin, "--db", db, "--json", "--quiet", "run", "--tenant", "bench", "--source", "canonical", export)
+// crm runs crmimport on the export and checks the status it reports and,
+// unless unchanged is negative, that it counted that many records unchanged.
+func crm(bin, db, export, want string, unchanged int, flags ...string) (measure, error) {
+	args := append([]string{"--db", db, "--json", "--quiet", "run", "--tenant", "bench", "--source", "canonical"}, flags...)
+	cmd := exec.Command(bin, append(args, export)...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	m, err := timed(cmd)
-	var s struct{ Status string }
+	var s struct {
+		Status string
+		Kinds  map[string]struct{ Unchanged int }
+	}
 	if jerr := json.Unmarshal(out.Bytes(), &s); jerr != nil || s.Status != want {
 		return m, fmt.Errorf("crmimport ended %q (want %q): %v %s", s.Status, want, err, out.String())
+	}
+	got := 0
+	for _, k := range s.Kinds {
+		got += k.Unchanged
+	}
+	if unchanged >= 0 && got != unchanged {
+		return m, fmt.Errorf("crmimport %s counted %d records unchanged, want %d", strings.Join(flags, " "), got, unchanged)
 	}
 	return m, nil
 }
