@@ -16,6 +16,9 @@
 // ledger.Record (R1) and failures to record_failures (R4), inside the batch
 // transaction that phases owns (R12). A run loaded from a dump has no
 // files here: ResumeFrom plans its unfinished tasks over a local export
-// (from.go, R10), and Resume refuses it until then. Column names from a
+// (from.go, R10), and Resume refuses it until then. A task whose input an
+// earlier task read whole, the same bytes read the same way, with every
+// record left in a final slot that is still there, is counted unchanged
+// without reading the file (sameinput.go, R2). Column names from a
 // profile are only compared with headers; they never reach SQL text.
 package importer

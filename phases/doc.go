@@ -43,6 +43,10 @@
 //	task  pending     -> cancelled   cancelLater (a failed phase) / cancelQueued (stop)
 //	task  failed|cancelled|running -> pending  rearmTasks (resume)
 //
+// A task notes the ledger's epoch when it starts at its first record, and
+// keeps it at success only if no final slot went away meanwhile; such a
+// task vouches for the records of its input (FindSameInput, sameinput.go).
+//
 // A run loaded from a dump (`ledger load`) has no plan here; ResumeFrom
 // (replan.go) plans its unfinished tasks over local files (R10):
 //
