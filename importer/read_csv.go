@@ -51,7 +51,7 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool) (*csvSource, erro
 		// one header row, and no record would be imported.
 		rest = crToLF{bufio.NewReader(rest)}
 	}
-	s.track = &csvTracker{r: rest, limit: maxRecordBytes}
+	s.track = &csvTracker{r: rest, limit: maxRecordBytes, cutAt: -1}
 	s.r = csv.NewReader(s.track)
 	s.r.Comma = comma
 	s.r.FieldsPerRecord = -1 // a ragged row fails alone, see next
@@ -301,9 +301,15 @@ type csvTracker struct {
 
 	// win holds the input from offset winAt on, so that the text of a
 	// record that cannot be parsed can be kept (R4: the raw row); forget
-	// drops what lies before the current record.
-	win   []byte
-	winAt int64
+	// drops what lies before the current record. Of a record longer than
+	// maxKeptText (a 50 MB note), win keeps the first maxKeptText bytes
+	// only, up to cutAt, and tail the input last read, from tailAt on,
+	// where the next record begins; cutAt is -1 otherwise.
+	win    []byte
+	winAt  int64
+	cutAt  int64
+	tail   []byte
+	tailAt int64
 
 	cur      int64 // bytes after the last '\n'
 	prev     int64 // length of the line ended by the last '\n', without "\r\n"
@@ -323,11 +329,19 @@ func (t *csvTracker) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// maxKeptText is how much of one record's text is kept for its failure's
+// raw row; tailKept is how much of the input last read is kept past it,
+// more than csv.Reader reads ahead of the record it parses (4 KiB).
+const (
+	maxKeptText = 1 << 20
+	tailKept    = 64 << 10
+)
+
 func (t *csvTracker) observe(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	t.win = append(t.win, p...)
+	t.keep(p)
 	t.total += int64(len(p))
 	last := bytes.LastIndexByte(p, '\n')
 	if last < 0 {
@@ -354,9 +368,41 @@ func (t *csvTracker) observe(p []byte) {
 	t.lastByte = p[len(p)-1]
 }
 
+// keep adds the input just read to the window: whole, or, past
+// maxKeptText of the current record, to the tail only.
+func (t *csvTracker) keep(p []byte) {
+	if t.cutAt < 0 {
+		t.win = append(t.win, p...)
+		head := max(t.recStart-t.winAt, 0) + maxKeptText
+		if int64(len(t.win)) <= head+2*tailKept {
+			return
+		}
+		t.tail = append(t.tail[:0], t.win[int64(len(t.win))-tailKept:]...)
+		t.tailAt = t.winAt + int64(len(t.win)) - tailKept
+		t.win = t.win[:head]
+		t.cutAt = t.winAt + head
+		return
+	}
+	t.tail = append(t.tail, p...)
+	if drop := len(t.tail) - 2*tailKept; drop > 0 {
+		n := copy(t.tail, t.tail[drop:])
+		t.tail = t.tail[:n]
+		t.tailAt += int64(drop)
+	}
+}
+
 // forget lets the input before offset off go: once it is most of the
 // buffer, what is left moves to the front, and the buffer is reused.
 func (t *csvTracker) forget(off int64) {
+	if t.cutAt >= 0 {
+		if off < t.tailAt {
+			return // still inside the long record
+		}
+		// The long record is over: the window goes on from the tail.
+		t.win = append(t.win[:0], t.tail[off-t.tailAt:]...)
+		t.winAt, t.cutAt = off, -1
+		t.tail = t.tail[:0]
+	}
 	cut := min(max(off-t.winAt, 0), int64(len(t.win)))
 	if cut < 64<<10 || cut < int64(len(t.win))/2 {
 		return
@@ -369,11 +415,15 @@ func (t *csvTracker) forget(off int64) {
 	}
 }
 
-// text returns the input between two offsets, as far as it is kept.
+// text returns the input between two offsets, as far as it is kept: of a
+// record longer than maxKeptText, its start and a note of what is left out.
 func (t *csvTracker) text(from, to int64) string {
 	a := min(max(from-t.winAt, 0), int64(len(t.win)))
 	b := min(max(to-t.winAt, a), int64(len(t.win)))
-	return string(t.win[a:b])
+	if t.cutAt < 0 || to <= t.cutAt {
+		return string(t.win[a:b])
+	}
+	return string(t.win[a:b]) + fmt.Sprintf("\n[… %d more bytes of this record, not kept]", to-max(t.cutAt, from))
 }
 
 // endsInside reports whether pe is a quoted field cut off by the end of

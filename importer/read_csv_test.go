@@ -433,3 +433,42 @@ func text(r Row, t string) Row {
 	r.Text = t
 	return r
 }
+
+// TestReadCSVLongRecordText: of a record longer than maxKeptText that
+// cannot be parsed, its start is kept with a note of what is left out; the
+// text of a broken record after a long one is whole.
+func TestReadCSVLongRecordText(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("<p>a \"\"quoted\"\" line</p>\n", 3*maxKeptText/25)
+	in := "id,body\n" +
+		"1,\"" + long + "\"\n" + // long and fine
+		"2,\"x\"y\n" + // a stray quote: its text is whole
+		"3,ok\n" +
+		"4,\"" + long + "\"z\n" // long and broken
+	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "long.csv", Format: FormatCSV})
+	require.NoError(t, err)
+
+	row, err := rr.Next()
+	require.NoError(t, err)
+	require.Nil(t, row.Err)
+	require.Equal(t, strings.ReplaceAll(long, `""`, `"`), row.Cols[1].Value)
+
+	row, err = rr.Next()
+	require.NoError(t, err)
+	require.NotNil(t, row.Err)
+	require.Equal(t, `2,"x"y`, row.Text)
+
+	row, err = rr.Next()
+	require.NoError(t, err)
+	require.Equal(t, []Col{{Name: "id", Value: "3"}, {Name: "body", Value: "ok"}}, row.Cols)
+
+	row, err = rr.Next()
+	require.NoError(t, err)
+	require.NotNil(t, row.Err)
+	record := "4,\"" + long + "\"z"
+	require.Less(t, len(row.Text), maxKeptText+100)
+	require.True(t, strings.HasPrefix(row.Text, record[:maxKeptText]), "the record's start is kept")
+	require.Regexp(t, `\n\[… \d+ more bytes of this record, not kept\]$`, row.Text)
+	_, err = rr.Next()
+	require.ErrorIs(t, err, io.EOF)
+}
