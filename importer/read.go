@@ -3,6 +3,7 @@ package importer
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,10 @@ type ReadOptions struct {
 	// "windows-1252"/"cp1252"; or any name htmlindex knows. An unknown name
 	// is an error from NewRowReader.
 	Encoding string
+
+	// keptText overrides maxKeptText (csvTracker), for tests; 0 means the
+	// default.
+	keptText int64
 }
 
 // RowReader reads the records of one CSV, JSON or JSON Lines file as Rows.
@@ -152,7 +157,7 @@ func NewRowReader(r io.Reader, opt ReadOptions) (*RowReader, error) {
 
 	switch opt.Format {
 	case FormatCSV:
-		rr.csv, err = newCSVSource(name, text, enc.isUTF8)
+		rr.csv, err = newCSVSource(name, text, enc.isUTF8, cmp.Or(opt.keptText, maxKeptText))
 		if err != nil {
 			return nil, err
 		}

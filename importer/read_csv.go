@@ -35,7 +35,7 @@ type csvSource struct {
 	lastLine   int  // line of the last record read, for errors that have none
 }
 
-func newCSVSource(name string, text io.Reader, checkUTF8 bool) (*csvSource, error) {
+func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (*csvSource, error) {
 	br := bufio.NewReaderSize(text, 64<<10)
 	head, skipped, comma, bareCR, err := sniffHeader(br)
 	if err != nil {
@@ -51,7 +51,7 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool) (*csvSource, erro
 		// one header row, and no record would be imported.
 		rest = crToLF{bufio.NewReader(rest)}
 	}
-	s.track = &csvTracker{r: rest, limit: maxRecordBytes, cutAt: -1}
+	s.track = &csvTracker{r: rest, limit: maxRecordBytes, cutAt: -1, keptText: keptText}
 	s.r = csv.NewReader(s.track)
 	s.r.Comma = comma
 	s.r.FieldsPerRecord = -1 // a ragged row fails alone, see next
@@ -305,11 +305,12 @@ type csvTracker struct {
 	// maxKeptText (a 50 MB note), win keeps the first maxKeptText bytes
 	// only, up to cutAt, and tail the input last read, from tailAt on,
 	// where the next record begins; cutAt is -1 otherwise.
-	win    []byte
-	winAt  int64
-	cutAt  int64
-	tail   []byte
-	tailAt int64
+	win      []byte
+	winAt    int64
+	cutAt    int64
+	tail     []byte
+	tailAt   int64
+	keptText int64 // maxKeptText, but in tests
 
 	cur      int64 // bytes after the last '\n'
 	prev     int64 // length of the line ended by the last '\n', without "\r\n"
@@ -373,7 +374,7 @@ func (t *csvTracker) observe(p []byte) {
 func (t *csvTracker) keep(p []byte) {
 	if t.cutAt < 0 {
 		t.win = append(t.win, p...)
-		head := max(t.recStart-t.winAt, 0) + maxKeptText
+		head := max(t.recStart-t.winAt, 0) + t.keptText
 		if int64(len(t.win)) <= head+2*tailKept {
 			return
 		}

@@ -3,7 +3,9 @@ package importer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -471,4 +473,72 @@ func TestReadCSVLongRecordText(t *testing.T) {
 	require.Regexp(t, `\n\[… \d+ more bytes of this record, not kept\]$`, row.Text)
 	_, err = rr.Next()
 	require.ErrorIs(t, err, io.EOF)
+}
+
+// TestReadCSVKeptTextAgainstWhole reads random files, with long records
+// and broken ones, twice: keeping every record's text, and keeping 100
+// bytes of it. The rows are the same; the text of a broken record is the
+// same (it may be, up to 100 bytes and twice tailKept), or its first 100
+// bytes and a note of how many more there were.
+func TestReadCSVKeptTextAgainstWhole(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(4, 2))
+	cut, after := 0, 0 // texts cut short, broken rows read after a cut one
+	for n := range 30 {
+		var b strings.Builder
+		b.WriteString("id,body,x\n")
+		for i := range 1 + rnd.IntN(40) {
+			body := strings.Repeat(fmt.Sprintf("line %d, \"\"q\"\"\n", i), rnd.IntN(16000))
+			switch rnd.IntN(6) {
+			case 0: // a stray quote after the field
+				fmt.Fprintf(&b, "%d,\"%s\"oops,y\n", i, body)
+			case 1: // a bare quote in an unquoted field
+				fmt.Fprintf(&b, "%d,a\"b,y\n", i)
+			case 2: // a ragged row
+				fmt.Fprintf(&b, "%d,\"%s\"\n", i, body)
+			default:
+				fmt.Fprintf(&b, "%d,\"%s\",y\n", i, body)
+			}
+		}
+		if rnd.IntN(4) == 0 {
+			b.WriteString("99,\"never closed\n" + strings.Repeat("z", rnd.IntN(20000)))
+		}
+		in := b.String()
+		whole := readAllRows(t, in, 1<<40)
+		kept := readAllRows(t, in, 100)
+		require.Len(t, kept, len(whole), "file %d", n)
+		sawCut := false
+		for i := range whole {
+			w, k := whole[i], kept[i]
+			require.Equal(t, w.Cols, k.Cols, "file %d row %d", n, i)
+			require.Equal(t, w.Err, k.Err, "file %d row %d", n, i)
+			if sawCut && w.Err != nil {
+				after++
+			}
+			if len(w.Text) <= 100+2*tailKept && k.Text == w.Text {
+				continue // short enough to be kept whole
+			}
+			cut++
+			sawCut = true
+			require.True(t, strings.HasPrefix(k.Text, w.Text[:100]), "file %d row %d", n, i)
+			require.Regexp(t, `^\n\[… \d+ more bytes of this record, not kept\]$`, k.Text[100:], "file %d row %d", n, i)
+		}
+	}
+	require.Greater(t, cut, 5, "texts cut short")
+	require.Greater(t, after, 5, "broken rows read after a long one")
+}
+
+func readAllRows(t *testing.T, in string, keptText int64) []Row {
+	t.Helper()
+	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "r.csv", Format: FormatCSV, keptText: keptText})
+	require.NoError(t, err)
+	var rows []Row
+	for {
+		row, err := rr.Next()
+		if errors.Is(err, io.EOF) {
+			return rows
+		}
+		require.NoError(t, err)
+		rows = append(rows, row)
+	}
 }
