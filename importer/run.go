@@ -249,7 +249,11 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	if err != nil {
 		return nil, err
 	}
-	if work, err := imp.openSameInput(ctx, run, t, opts); work != nil || err != nil {
+	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if work, err := imp.openSameInput(ctx, run, t, tasks, opts); work != nil || err != nil {
 		return work, err
 	}
 	w, err := imp.openFile(profile, t)
@@ -262,7 +266,7 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	}
 	w.run = run
 	w.idx = imp.index(run)
-	if err := imp.prepareIndex(ctx, run, t, profile, w.idx); err != nil {
+	if err := imp.prepareIndex(ctx, t, tasks, profile, w.idx); err != nil {
 		w.close()
 		return nil, err
 	}
@@ -320,11 +324,7 @@ func (imp *Importer) index(run phases.Run) *runIndex {
 // prepareIndex loads what the task's kind needs, lets go of what no task
 // left needs, and rebuilds, in a new process, the ids that earlier tasks of
 // the same kind read in this run (SPEC §4 step 2 holds across a resume).
-func (imp *Importer) prepareIndex(ctx context.Context, run phases.Run, t phases.Task, profile *Profile, x *runIndex) error {
-	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID)
-	if err != nil {
-		return err
-	}
+func (imp *Importer) prepareIndex(ctx context.Context, t phases.Task, tasks []phases.Task, profile *Profile, x *runIndex) error {
 	var remaining []ledger.Kind
 	for _, u := range tasks {
 		if u.Status == phases.TaskPending || u.Status == phases.TaskRunning {

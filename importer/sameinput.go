@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,25 +60,18 @@ func inputKey(p *Profile, f inputFile, opts Options) string {
 
 // baseName is an input's name without the folder or zip it is in.
 func baseName(ref string) string {
-	r := parseRef(ref)
-	name := r.entry
-	if name == "" {
-		name = r.path
+	if r := parseRef(ref); r.entry != "" {
+		return path.Base(r.entry)
 	}
-	name = strings.TrimRight(strings.ReplaceAll(name, `\`, "/"), "/")
-	return name[strings.LastIndexByte(name, '/')+1:]
+	return filepath.Base(ref)
 }
 
 // openSameInput returns the work of a task whose input an earlier task
 // vouches for (see above), or nil to read it. It is tried only for a task
 // at its first record.
-func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases.Task, opts Options) (*phases.Work, error) {
+func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases.Task, tasks []phases.Task, opts Options) (*phases.Work, error) {
 	if opts.Reread || t.InputKey == "" || t.Checkpoint.Rows != 0 {
 		return nil, nil
-	}
-	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID)
-	if err != nil {
-		return nil, err
 	}
 	for _, u := range tasks {
 		if u.Kind == t.Kind && u.ID != t.ID {

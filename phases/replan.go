@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-
-	"crmimport/store"
 )
 
 // A run loaded from a dump (`crmimport ledger load`) has no plan here: its
@@ -132,29 +130,14 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 	}
 	err = e.inTx(ctx, func(tx *sql.Tx) error {
 		now := e.now()
-		var err error
-		if run.Status == RunRunning {
-			err = takeOver(ctx, tx, run.ID, run.Owner, e.Self, now)
-		} else {
-			err = reopen(ctx, tx, run.ID, run.Status, e.Self, now)
-		}
-		var rows *RowsError
-		switch {
-		case store.IsUnique(err):
-			return e.admissionError(ctx, tx, run.Tenant)
-		case errors.As(err, &rows):
-			now, lerr := LoadRun(ctx, tx, run.ID)
-			if lerr != nil {
-				return errors.Join(err, lerr)
-			}
-			return &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: now.Owner, TakenOver: true}
-		case err != nil:
+		if err := e.own(ctx, tx, run, now); err != nil {
 			return err
 		}
 		if err := expectRows(ctx, tx, 1, "set options of run", setOptionsSQL, string(opts), run.ID); err != nil {
 			return err
 		}
 		for _, t := range unfinished {
+			var err error
 			if in, ok := plan.Inputs[t.ID]; ok {
 				err = replanTask(ctx, tx, t, in, now)
 			} else {

@@ -56,24 +56,7 @@ func (e *Engine) Resume(ctx context.Context, runID int64, check CheckFunc) (Run,
 	}
 	err = e.inTx(ctx, func(tx *sql.Tx) error {
 		now := e.now()
-		var err error
-		if run.Status == RunRunning {
-			err = takeOver(ctx, tx, run.ID, run.Owner, e.Self, now)
-		} else {
-			err = reopen(ctx, tx, run.ID, run.Status, e.Self, now)
-		}
-		var rows *RowsError
-		switch {
-		case store.IsUnique(err):
-			return e.admissionError(ctx, tx, run.Tenant)
-		case errors.As(err, &rows):
-			// Someone else moved the run since we read it: another resume won.
-			now, lerr := LoadRun(ctx, tx, run.ID)
-			if lerr != nil {
-				return errors.Join(err, lerr)
-			}
-			return &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: now.Owner, TakenOver: true}
-		case err != nil:
+		if err := e.own(ctx, tx, run, now); err != nil {
 			return err
 		}
 		n, err := rearmTasks(ctx, tx, run.ID, now)
@@ -107,4 +90,30 @@ func (e *Engine) Resume(ctx context.Context, runID int64, check CheckFunc) (Run,
 	}
 	run, err = LoadRun(ctx, e.DB, runID)
 	return run, rearm, err
+}
+
+// own makes run this process's again, as it was read, with one fenced
+// UPDATE (R8): taken over from a process that is gone, or reopened from a
+// terminal status. It passes the admission check of a new run (R13), and
+// of two resumes only one wins: the other finds the run moved.
+func (e *Engine) own(ctx context.Context, tx *sql.Tx, run Run, now string) error {
+	var err error
+	if run.Status == RunRunning {
+		err = takeOver(ctx, tx, run.ID, run.Owner, e.Self, now)
+	} else {
+		err = reopen(ctx, tx, run.ID, run.Status, e.Self, now)
+	}
+	var rows *RowsError
+	switch {
+	case store.IsUnique(err):
+		return e.admissionError(ctx, tx, run.Tenant)
+	case errors.As(err, &rows):
+		// Someone else moved the run since we read it: another resume won.
+		moved, lerr := LoadRun(ctx, tx, run.ID)
+		if lerr != nil {
+			return errors.Join(err, lerr)
+		}
+		return &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: moved.Owner, TakenOver: true}
+	}
+	return err
 }
