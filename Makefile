@@ -74,11 +74,13 @@ fuzz: ## fuzz the CSV reader, the JSON reader and the profile mapper, FUZZTIME e
 	done
 
 # Issue 4's measure: crmimport next to sqlite3's bare .import of the same
-# CSV files (the floor), three rounds per scale, medians and ratios taken
+# CSV files (the floor) and to the schema floor (the same rows and a slot
+# each, written into crmimport's schema and nothing else:
+# bench/schemafloor.go), three rounds per scale, medians and ratios taken
 # inside a round (times drift on shared machines). Scale 1 is the seed's
 # customer: 100,000 contacts, about 300,000 records.
 SCALES ?= 1
-bench: build ## crmimport vs sqlite3 .import: first run, rerun, peak RSS (SCALES="0.1 1 4")
+bench: build ## crmimport vs sqlite3 .import and the schema floor: first run, reruns, peak RSS (SCALES="0.1 1 4")
 	@command -v sqlite3 >/dev/null || { echo "installing sqlite3 (the floor)"; \
 	  (apt-get update -qq && apt-get install -y -qq sqlite3) >/dev/null || { echo "install sqlite3 first"; exit 1; }; }
 	$(GO) run ./bench -crmimport $(BIN) -scales "$(SCALES)"
