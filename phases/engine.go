@@ -144,13 +144,33 @@ func (e *Engine) Plan(ctx context.Context, spec PlanSpec) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("plan: options: %w", err)
 	}
-	// A live run of the tenant is seen without the write lock, which that
-	// run holds batch after batch: the refusal is at once. The unique index
-	// stays the authority for two runs that start at the same instant.
-	if live, err := scanRun(e.DB.QueryRowContext(ctx, liveRunSQL, spec.Tenant)); err == nil {
-		return Run{}, &AdmissionError{Tenant: spec.Tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
+	if err := e.refuseLive(ctx, spec.Tenant); err != nil {
+		return Run{}, err
 	}
 	return e.insertPlan(ctx, spec, tasks, opts)
+}
+
+// refuseLive refuses at once when the tenant has a live run (R13): that run
+// is seen without the write lock, which it holds batch after batch. The
+// unique index stays the authority for two runs that start at the same
+// instant.
+func (e *Engine) refuseLive(ctx context.Context, tenant string) error {
+	if live, err := scanRun(e.DB.QueryRowContext(ctx, liveRunSQL, tenant)); err == nil {
+		return &AdmissionError{Tenant: tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
+	}
+	return nil
+}
+
+// refuseTaken refuses a resume of run at once (R13) when a live process
+// owns it, or when it is not running and its tenant has another live run.
+func (e *Engine) refuseTaken(ctx context.Context, run Run) error {
+	if run.Status != RunRunning {
+		return e.refuseLive(ctx, run.Tenant)
+	}
+	if e.Alive(run) {
+		return &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: run.Owner}
+	}
+	return nil
 }
 
 // insertPlan writes the run and its tasks in one transaction; the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -263,6 +264,32 @@ func TestResumeOfPartialRunIsAdmissionControlled(t *testing.T) {
 	require.Equal(t, live, adm.LiveRun)
 	require.Equal(t, RunPartial, runOf(t, db, old).Status, "a refused resume changes nothing")
 	require.Equal(t, TaskFailed, tasksOf(t, db, old)[ledger.Contact].Status)
+}
+
+// TestAdmissionRefusedWhileTheLiveRunHoldsTheLock: R13, a live run holds
+// the write lock batch after batch; a new plan and a resume of another run
+// of its tenant are refused as soon as asked, not after waiting for the lock
+// (which would end in "database is locked", or here in the deadline).
+func TestAdmissionRefusedWhileTheLiveRunHoldsTheLock(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db := openDB(t, path)
+	old := seedRun(t, db, RunPartial, 2, CurrentOwner(), taskState{ledger.Contact, TaskFailed, 10})
+	live := seedRun(t, db, RunRunning, 1, CurrentOwner(), taskState{ledger.Company, TaskRunning, 0})
+
+	batch, err := openDB(t, path).BeginTx(context.Background(), nil) // the live run's batch: the write lock
+	require.NoError(t, err)
+	defer batch.Rollback()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var adm *AdmissionError
+	_, err = newEngine(db).Plan(ctx, fullPlan())
+	require.ErrorAs(t, err, &adm)
+	require.Equal(t, live, adm.LiveRun)
+	_, _, err = newEngine(db).Resume(ctx, old, nil)
+	require.ErrorAs(t, err, &adm)
+	require.Equal(t, live, adm.LiveRun)
 }
 
 // TestResumeReusesIdentityAndPlan: R10, a resumed run keeps its id, its

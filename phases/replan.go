@@ -90,13 +90,8 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 	if dump == "" {
 		return run, nil, &StateError{Run: run.ID, Status: run.Status, Op: "resume --from (it was planned here, not loaded from a dump)"}
 	}
-	if run.Status == RunRunning && e.Alive(run) {
-		return run, nil, &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: run.Owner}
-	}
-	if run.Status != RunRunning {
-		if live, err := scanRun(e.DB.QueryRowContext(ctx, liveRunSQL, run.Tenant)); err == nil {
-			return run, nil, &AdmissionError{Tenant: run.Tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
-		}
+	if err := e.refuseTaken(ctx, run); err != nil {
+		return run, nil, err
 	}
 	tasks, err := LoadTasks(ctx, e.DB, runID)
 	if err != nil {

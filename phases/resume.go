@@ -26,18 +26,11 @@ func (e *Engine) Resume(ctx context.Context, runID int64, check CheckFunc) (Run,
 	if err != nil {
 		return Run{}, nil, err
 	}
-	switch {
-	case run.Status == RunSucceeded:
+	if run.Status == RunSucceeded {
 		return run, nil, &StateError{Run: run.ID, Status: run.Status, Op: "resume"}
-	case run.Status == RunRunning && e.Alive(run):
-		return run, nil, &AdmissionError{Tenant: run.Tenant, LiveRun: run.ID, Owner: run.Owner}
 	}
-	if run.Status != RunRunning {
-		// Another live run of the tenant refuses this one at once (R13),
-		// without waiting for the write lock it holds.
-		if live, err := scanRun(e.DB.QueryRowContext(ctx, liveRunSQL, run.Tenant)); err == nil {
-			return run, nil, &AdmissionError{Tenant: run.Tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
-		}
+	if err := e.refuseTaken(ctx, run); err != nil {
+		return run, nil, err
 	}
 	tasks, err := LoadTasks(ctx, e.DB, runID)
 	if err != nil {
