@@ -15,7 +15,7 @@ import (
 // long rarely meets the moment between a busy run's batches (see
 // BatchPause) — it could wait for a whole run, or give up with "database is
 // locked". Every write of crmimport begins here.
-func Begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+func Begin(ctx context.Context, db beginner) (*sql.Tx, error) {
 	deadline := time.Now().Add(BusyTimeout)
 	for {
 		tx, err := db.BeginTx(ctx, nil)
@@ -31,6 +31,12 @@ func Begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 		case <-time.After(time.Duration(500+rand.IntN(1000)) * time.Microsecond):
 		}
 	}
+}
+
+// beginner is a *sql.DB, or one of its connections (*sql.Conn) where a
+// setting of the connection must hold for the transaction.
+type beginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
 }
 
 // BatchPause is how long a run leaves the write lock free after each batch

@@ -30,14 +30,39 @@ const lockTry = 20 * time.Millisecond
 // one (links and "already there" are answered from the importer's index).
 const CacheKiB = 16 << 10
 
-// Open opens (creating it with mode 0600 when absent) the database at path
-// and brings its schema up to date.
+// Open opens the database at path, creating it with mode 0600 when
+// absent, and brings its schema up to date. A file that is not a crmimport
+// database (another application's SQLite file, a CSV) is refused before
+// anything is written to it, its journal mode included.
 func Open(ctx context.Context, path string) (*sql.DB, error) {
+	return openDB(ctx, path, true)
+}
+
+// OpenExisting opens the database at path as Open does, but never creates
+// one: the commands that only read refuse a path where no database is
+// (ErrNoDatabase), rather than report on an empty file made by a typo.
+func OpenExisting(ctx context.Context, path string) (*sql.DB, error) {
+	return openDB(ctx, path, false)
+}
+
+func openDB(ctx context.Context, path string, create bool) (*sql.DB, error) {
 	if path == "" {
 		return nil, errors.New("open database: no path given (use --db PATH)")
 	}
-	if err := create(path); err != nil {
+	if err := checkPath(path); err != nil {
 		return nil, err
+	}
+	exists, err := identify(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		if !create {
+			return nil, fmt.Errorf("%s: %w (a database is made by `crmimport run` or `crmimport ledger load`; check --db or $CRMIMPORT_DB)", path, ErrNoDatabase)
+		}
+		if err := createFile(path); err != nil {
+			return nil, err
+		}
 	}
 	q := url.Values{}
 	// SQLite's own wait for a lock is short: Begin does the waiting, with
@@ -65,7 +90,7 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 	// timeout would have waited.
 	deadline := time.Now().Add(BusyTimeout)
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		db, err := open(ctx, path+"?"+q.Encode())
+		db, err := open(ctx, fileURI(path)+"?"+q.Encode())
 		if err == nil || !IsBusy(err) || time.Now().After(deadline) {
 			if err != nil {
 				return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -101,10 +126,8 @@ func open(ctx context.Context, dsn string) (*sql.DB, error) {
 	return db, nil
 }
 
-// create makes an empty file with mode 0600 when none exists, so that SQLite
-// (which copies the database file's mode to its -wal and -shm files) never
-// creates one readable by others.
-func create(path string) error {
+// checkPath refuses a path whose folder is missing or that is a folder.
+func checkPath(path string) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	switch {
@@ -115,17 +138,20 @@ func create(path string) error {
 	case !st.IsDir():
 		return fmt.Errorf("open database %s: %s is not a folder", path, dir)
 	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("open database %s: it is a folder, not a database file", path)
+	}
+	return nil
+}
+
+// createFile makes an empty file with mode 0600 when none exists, so that
+// SQLite (which copies the database file's mode to its -wal and -shm files)
+// never creates one readable by others.
+func createFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		st, err := os.Stat(path)
-		if err != nil {
-			return fmt.Errorf("open database %s: %w", path, err)
-		}
-		if st.IsDir() {
-			return fmt.Errorf("open database %s: it is a folder, not a database file", path)
-		}
-		return nil
+		return nil // another process made it meanwhile
 	case err != nil:
 		return fmt.Errorf("open database %s: %w", path, err)
 	}

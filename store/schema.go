@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -77,6 +78,11 @@ func Upgrade(ctx context.Context, db *sql.DB) error {
 	}
 }
 
+// fkOff is the first line of a step that must run with foreign keys off
+// (rebuilding a table that others refer to); the step checks every foreign
+// key before it commits.
+const fkOff = "-- crmimport: foreign keys off"
+
 func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err error) {
 	// A file that is up to date is only read: opening it never waits for
 	// another process's write transaction.
@@ -87,7 +93,33 @@ func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err err
 	if current == len(all) {
 		return true, nil
 	}
-	tx, err := Begin(ctx, db) // immediate: two processes never both upgrade
+	if current > len(all) {
+		return false, newerError(current, len(all))
+	}
+	// One connection for the whole step: a PRAGMA of the connection
+	// (foreign keys) holds for its transaction.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return false, fmt.Errorf("upgrade schema: %w", err)
+	}
+	defer conn.Close()
+	s := all[current]
+	noFK := strings.HasPrefix(s.sql, fkOff)
+	if noFK {
+		// PRAGMA foreign_keys is a no-op inside a transaction: it is set
+		// before and restored after.
+		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+			return false, fmt.Errorf("upgrade schema to %d: %w", s.version, err)
+		}
+		defer func() {
+			// A connection left without foreign keys would write without
+			// them: a failure here fails the open.
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("upgrade schema to %d: foreign keys back on: %w", s.version, rerr))
+			}
+		}()
+	}
+	tx, err := Begin(ctx, conn) // immediate: two processes never both upgrade
 	if err != nil {
 		return false, fmt.Errorf("upgrade schema: %w", err)
 	}
@@ -100,15 +132,44 @@ func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err err
 	case have == len(all):
 		return true, nil
 	case have > len(all):
-		return false, fmt.Errorf("the file has schema version %d, newer than this crmimport knows (%d): use a newer crmimport", have, len(all))
+		return false, newerError(have, len(all))
+	case have != current:
+		return false, nil // another process upgraded meanwhile: look again
 	}
-	s := all[have]
 	if _, err := tx.ExecContext(ctx, s.sql); err != nil {
 		return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+	}
+	if noFK {
+		if err := foreignKeysHold(ctx, tx); err != nil {
+			return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+		}
 	}
 	// PRAGMA takes no parameters; the version is our own number.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", s.version)); err != nil {
 		return false, fmt.Errorf("set schema version %d: %w", s.version, err)
 	}
 	return false, tx.Commit()
+}
+
+func newerError(have, know int) error {
+	return fmt.Errorf("the file has schema version %d, newer than this crmimport knows (%d): use a newer crmimport", have, know)
+}
+
+// foreignKeysHold fails when a row refers to a row that is not there.
+func foreignKeysHold(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return err
+		}
+		return fmt.Errorf("row %d of %s refers to a row of %s that is not there", rowid.Int64, table, parent)
+	}
+	return rows.Err()
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,7 +151,7 @@ func TestOpenBadPaths(t *testing.T) {
 	notDB := filepath.Join(dir, "contacts.csv")
 	require.NoError(t, os.WriteFile(notDB, []byte(strings.Repeat("id,name\n1,Acme\n", 200)), 0o600))
 	_, err = Open(ctx, notDB)
-	require.ErrorContains(t, err, "not a database", "a CSV passed as --db is refused, not overwritten")
+	require.ErrorContains(t, err, "is not a SQLite database file", "a CSV passed as --db is refused, not overwritten")
 }
 
 func TestConstraintErrorsAreClassifiedByCode(t *testing.T) {
@@ -167,4 +168,73 @@ func TestConstraintErrorsAreClassifiedByCode(t *testing.T) {
 	require.True(t, IsUnique(err), "R13 index: %v", err)
 	_, err = db.ExecContext(ctx, `SELECT * FROM nowhere`)
 	require.False(t, IsConstraint(err))
+}
+
+// TestOpenUpgradesVersion3FileToExactAmounts: issue 11 item 6. Schema 4
+// keeps a deal's amount as the decimal text it was validated as; a file of
+// schema 3 (amount NUMERIC) is rebuilt in place while notes, activities and
+// emails point at its deals, every row and link kept, foreign keys on again
+// afterwards.
+func TestOpenUpgradesVersion3FileToExactAmounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	all, err := steps()
+	require.NoError(t, err)
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	for _, s := range all[:3] {
+		_, err = raw.ExecContext(ctx, s.sql)
+		require.NoError(t, err, s.name)
+	}
+	for _, s := range []string{
+		`PRAGMA user_version = 3`,
+		`INSERT INTO companies (id, tenant_id, name, imported_at) VALUES (1, 'acme', 'Acme', 'then')`,
+		`INSERT INTO deals (id, tenant_id, name, amount, company_id, imported_at) VALUES (5, 'acme', 'Big', '12000.50', 1, 'then')`,
+		`INSERT INTO deals (id, tenant_id, name, amount, imported_at) VALUES (6, 'acme', 'Round', '1500', 'then')`,
+		`INSERT INTO deals (id, tenant_id, name, imported_at) VALUES (7, 'acme', 'None', 'then')`,
+		`INSERT INTO notes (id, tenant_id, body, deal_id, imported_at) VALUES (9, 'acme', 'n', 5, 'then')`,
+		`INSERT INTO activities (id, tenant_id, deal_id, imported_at) VALUES (10, 'acme', 6, 'then')`,
+	} {
+		_, err = raw.ExecContext(ctx, s)
+		require.NoError(t, err, s)
+	}
+	require.NoError(t, raw.Close())
+
+	db, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer db.Close()
+	var v int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v))
+	require.Equal(t, Version(), v)
+	rows, err := db.QueryContext(ctx, `SELECT id, coalesce(amount, '<null>'), typeof(amount), coalesce(company_id, 0) FROM deals ORDER BY id`)
+	require.NoError(t, err)
+	var got []string
+	for rows.Next() {
+		var id, company int
+		var amount, typ string
+		require.NoError(t, rows.Scan(&id, &amount, &typ, &company))
+		got = append(got, fmt.Sprintf("%d|%s|%s|%d", id, amount, typ, company))
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"5|12000.5|text|1", "6|1500|text|0", "7|<null>|null|0"}, got,
+		"amounts as SQLite printed them, now as text; links kept")
+	var links int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM notes n JOIN deals d ON d.id = n.deal_id`).Scan(&links))
+	require.Equal(t, 1, links, "a note still points at its deal")
+	var fk int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk))
+	require.Equal(t, 1, fk, "foreign keys are on again after the rebuild")
+	_, err = db.ExecContext(ctx, `INSERT INTO notes (tenant_id, body, deal_id, imported_at) VALUES ('acme', 'x', 404, 'now')`)
+	require.True(t, IsConstraint(err), "foreign keys hold: %v", err)
+
+	const exact = "12345678901234567.89"
+	long := strings.Repeat("9", 400)
+	for i, a := range []string{exact, long} {
+		_, err = db.ExecContext(ctx, `INSERT INTO deals (id, tenant_id, name, amount, imported_at) VALUES (?, 'acme', 'x', ?, 'now')`, 20+i, a)
+		require.NoError(t, err)
+		var back string
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT amount FROM deals WHERE id = ?`, 20+i).Scan(&back))
+		require.Equal(t, a, back, "an amount is stored exactly as given")
+	}
 }

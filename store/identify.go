@@ -1,0 +1,184 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// AppID is crmimport's PRAGMA application_id ("crmi"), which schema 4 sets:
+// a file that carries it is ours. A file of an older schema is recognised
+// by its tables.
+const AppID = 0x63726d69
+
+// ourTables are the engine tables every schema of crmimport has had.
+var ourTables = []string{"migration_records", "migration_tasks", "migrations", "record_failures", "run_log"}
+
+// NotOursError refuses a file that is not a crmimport database: nothing is
+// written to it, its journal mode included.
+type NotOursError struct {
+	Path string
+	What string // what the file is, in words
+}
+
+func (e *NotOursError) Error() string {
+	return fmt.Sprintf("%s %s, not a crmimport database: crmimport writes nothing to it; give --db a crmimport database or a new file name", e.Path, e.What)
+}
+
+// ErrNoDatabase is returned by OpenExisting for a path where no file is.
+var ErrNoDatabase = errors.New("no such database")
+
+// identify tells, without writing anything (no journal switch, no -wal
+// file), whether the file at path may be opened as a crmimport database:
+// absent or empty (a new database), or ours at any schema version. The
+// header is read first, by hand; only a SQLite file without our
+// application id is opened, read-only, to list its tables.
+func identify(ctx context.Context, path string) (exists bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open database %s: %w", path, err)
+	}
+	head := make([]byte, 100)
+	n, err := io.ReadFull(f, head)
+	f.Close()
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return true, nil // an empty file: ours to make
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+		return true, fmt.Errorf("open database %s: %w", path, err)
+	}
+	head = head[:n]
+	if !bytes.HasPrefix(head, []byte("SQLite format 3\x00")) {
+		return true, &NotOursError{Path: path, What: "is not a SQLite database file (" + looksLike(head) + ")"}
+	}
+	if n < 100 {
+		return true, &NotOursError{Path: path, What: "is a damaged SQLite file (its header is cut short)"}
+	}
+	switch app := binary.BigEndian.Uint32(head[68:72]); app {
+	case AppID:
+		return true, nil
+	case 0:
+	default:
+		return true, &NotOursError{Path: path, What: fmt.Sprintf("is the SQLite database of another application (application_id %#x)", app)}
+	}
+	wal := head[18] == 2
+	tables, version, err := listTables(ctx, path, wal)
+	if err != nil {
+		return true, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if len(tables) == 0 && version == 0 {
+		return true, nil // an empty SQLite database
+	}
+	for _, t := range ourTables {
+		if !slices.Contains(tables, t) {
+			what := fmt.Sprintf("holds the tables of another application (%s)", shortList(tables))
+			if len(tables) == 0 {
+				what = fmt.Sprintf("is a SQLite database with no tables but a user_version of %d", version)
+			}
+			return true, &NotOursError{Path: path, What: what}
+		}
+	}
+	if version == 0 {
+		return true, &NotOursError{Path: path, What: "has crmimport's table names but no schema version: it was not made by crmimport"}
+	}
+	return true, nil
+}
+
+// listTables reads a SQLite file's tables and user_version through a
+// read-only connection. A WAL file whose -wal is gone was closed cleanly:
+// it is read as immutable, so that SQLite creates no -wal or -shm beside
+// it.
+func listTables(ctx context.Context, path string, wal bool) ([]string, int, error) {
+	params := "mode=ro"
+	if _, err := os.Stat(path + "-wal"); wal && errors.Is(err, fs.ErrNotExist) {
+		params += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite", fileURI(path)+"?"+params)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	// One read transaction: the version and the tables of one moment,
+	// even while another process makes the schema.
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, userVersionSQL).Scan(&version); err != nil {
+		return nil, 0, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, 0, err
+		}
+		tables = append(tables, name)
+	}
+	return tables, version, rows.Err()
+}
+
+// fileURI is path as a SQLite URI filename, absolute, with the characters
+// that a URI gives a meaning escaped: a path may hold '?' or '#'.
+func fileURI(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	path = filepath.ToSlash(path)
+	var b strings.Builder
+	b.WriteString("file:")
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; c {
+		case '%', '?', '#':
+			b.WriteString(url.QueryEscape(string(c)))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// looksLike names what a file that is no SQLite database seems to hold.
+func looksLike(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		return "it is a zip archive"
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "it is a gzip file"
+	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf"), []byte("{")),
+		bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf"), []byte("[")):
+		return "it looks like JSON: is it an export? pass exports to `crmimport run`"
+	case utf8.Valid(head) && !bytes.ContainsRune(head, 0):
+		return "it holds text, such as a CSV: is it an export? pass exports to `crmimport run`"
+	}
+	return "its first bytes are no SQLite header"
+}
+
+func shortList(names []string) string {
+	if len(names) > 5 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return strings.Join(names, ", ")
+}
