@@ -51,17 +51,15 @@ type decision struct {
 // its row-to-be (nextID), and what it adds to the index goes to the stage.
 func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 	d := decision{rec: r, outcome: failed}
-	// 1. No id: failed.
-	if r.ID == "" {
-		d.reason = "missing id"
-		if r.Err != nil {
-			d.reason = r.Err.Reason
-		}
+	// 0. A row that cannot be read as a record fails with its reason,
+	// whatever its id: an id read from a broken row cannot be trusted, so
+	// it is neither a duplicate nor remembered as seen.
+	if r.Err != nil {
+		d.reason = r.Err.Reason
 		return d
 	}
-	// An id a spreadsheet rewrote (9.91214E+15) is not an id: failed,
-	// reported, never imported as if it were one.
-	if why := mangledID("id", r.ID); why != "" {
+	// 1. No id, an id too long to be one, or an id a spreadsheet rewrote.
+	if why := badID(r.ID); why != "" {
 		d.reason = why
 		return d
 	}
@@ -72,11 +70,6 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 		return d
 	}
 	st.addSeen(r.ID, firstSeen{file: r.File, line: r.Line})
-	// A row that could not be read as it is fails with its reason.
-	if r.Err != nil {
-		d.reason = r.Err.Reason
-		return d
-	}
 	// 3. A final slot: unchanged, nothing validated or written (R2).
 	if _, found := st.final(r.Kind, r.ID); found {
 		d.outcome = unchanged
@@ -100,10 +93,11 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 			return d
 		}
 	}
-	values, bad := r.values, r.invalid
 	if !r.prepared {
-		values, bad = validate(r)
+		r.prepare()
+		d.rec = r
 	}
+	values, bad := r.values, r.invalid
 	if bad != "" {
 		d.reason = bad
 		return d
@@ -178,6 +172,35 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 	}
 	st.addFinal(r.ID, d.rowID)
 	return d
+}
+
+// MaxIDBytes is the longest source id crmimport takes (the README says
+// so): no CRM comes near it, and a longer "id" is a column mapped wrong or
+// a file that is not an export. It fails alone (SPEC §4 step 1).
+const MaxIDBytes = 4096
+
+// badID says why a record's id is no id (SPEC §4 step 1), or "".
+func badID(id string) string {
+	switch {
+	case id == "":
+		return "missing id"
+	case len(id) > MaxIDBytes:
+		return fmt.Sprintf("id is %d bytes long, longer than the %d bytes an id may have: is the id column the right one?", len(id), MaxIDBytes)
+	}
+	// An id a spreadsheet rewrote (9.91214E+15) is not an id: failed,
+	// reported, never imported as if it were one.
+	return mangledID("id", id)
+}
+
+// seenID is the id a record adds to the ids seen in this run (SPEC §4
+// step 2), as decide adds it; ok=false for a record that adds none. A
+// resume that replays the records before its checkpoint uses it too, so
+// that duplicates are found across a resume exactly as in one go.
+func (r Record) seenID() (string, bool) {
+	if r.notRecord || r.Err != nil || badID(r.ID) != "" {
+		return "", false
+	}
+	return r.ID, true
 }
 
 // asText is a value as a string ("" for none).

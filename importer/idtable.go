@@ -14,6 +14,10 @@ type idTable struct {
 	arena []byte
 	slots []idSlot // a power of two in length
 	n     int
+	// long holds the ids a slot cannot refer to: longer than maxIDBytes
+	// (which no CRM writes, but a ledger loaded from a dump may hold), or
+	// past the arena's 4 GiB. Nil until one comes.
+	long map[string]int64
 }
 
 // idSlot is one entry: where its id is in the arena (off+1, so that zero
@@ -26,8 +30,8 @@ type idSlot struct {
 	val  int64
 }
 
-// maxIDBytes bounds an id that the table keeps; longer ids (which no CRM
-// writes) go to a map on the side.
+// maxIDBytes bounds an id that a slot refers to; longer ids go to the map
+// on the side (long).
 const maxIDBytes = 1<<16 - 1
 
 func newIDTable(hint int) *idTable {
@@ -38,7 +42,7 @@ func newIDTable(hint int) *idTable {
 	return &idTable{seed: maphash.MakeSeed(), slots: make([]idSlot, size)}
 }
 
-func (t *idTable) len() int { return t.n }
+func (t *idTable) len() int { return t.n + len(t.long) }
 
 // find returns the slot of id, or the empty slot where it would go.
 func (t *idTable) find(id string, h uint64) int {
@@ -57,18 +61,28 @@ func (t *idTable) find(id string, h uint64) int {
 
 // get returns the value of id.
 func (t *idTable) get(id string) (int64, bool) {
-	if t == nil || t.n == 0 {
+	if t == nil {
 		return 0, false
 	}
-	s := &t.slots[t.find(id, maphash.String(t.seed, id))]
-	return s.val, s.off != 0
+	if i, ok := t.slot(id); ok {
+		return t.slots[i].val, true
+	}
+	v, ok := t.long[id]
+	return v, ok
 }
 
-// put sets the value of id. It panics on an id longer than maxIDBytes or
-// an arena past 4 GiB, which the callers rule out.
+// put sets the value of id, of any length.
 func (t *idTable) put(id string, v int64) {
 	if len(id) > maxIDBytes || len(t.arena)+len(id) >= 1<<32-1 {
-		panic("importer: id too long for the index")
+		if i, ok := t.slot(id); ok {
+			t.slots[i].val = v
+			return
+		}
+		if t.long == nil {
+			t.long = map[string]int64{}
+		}
+		t.long[id] = v
+		return
 	}
 	h := maphash.String(t.seed, id)
 	i := t.find(id, h)
@@ -82,6 +96,15 @@ func (t *idTable) put(id string, v int64) {
 	if t.n*4 >= len(t.slots)*3 {
 		t.grow()
 	}
+}
+
+// slot finds id among the slots.
+func (t *idTable) slot(id string) (int, bool) {
+	if len(id) > maxIDBytes || t.n == 0 {
+		return 0, false
+	}
+	i := t.find(id, maphash.String(t.seed, id))
+	return i, t.slots[i].off != 0
 }
 
 // grow doubles the table, keeping the arena.
@@ -101,6 +124,3 @@ func (t *idTable) grow() {
 		t.slots[i] = s
 	}
 }
-
-// fits tells whether an id can be kept in a table.
-func fits(id string) bool { return len(id) <= maxIDBytes }

@@ -150,7 +150,7 @@ func (x *runIndex) unpack(v int64) firstSeen {
 
 // remember keeps where id was first read, unless it was read before.
 func (x *runIndex) remember(k ledger.Kind, id string, f firstSeen) {
-	if id == "" || !fits(id) {
+	if id == "" {
 		return
 	}
 	seen := x.seenOf(k)
@@ -222,7 +222,7 @@ func (s *stage) addFinal(id string, rid int64) {
 
 // addEmail and addDomain keep the oldest row of a key (R5).
 func (s *stage) addEmail(key string, id int64) {
-	if _, ok := s.email(key); key == "" || ok || !fits(key) {
+	if _, ok := s.email(key); key == "" || ok {
 		return
 	}
 	s.emails[key] = id
@@ -230,7 +230,7 @@ func (s *stage) addEmail(key string, id int64) {
 }
 
 func (s *stage) addDomain(key string, id int64) {
-	if _, ok := s.domain(key); key == "" || ok || !fits(key) {
+	if _, ok := s.domain(key); key == "" || ok {
 		return
 	}
 	s.domains[key] = id
@@ -270,9 +270,7 @@ func (s *stage) commit() {
 			s.x.finals[s.kind] = f
 		}
 		for k, v := range s.finals {
-			if fits(k) {
-				f.added.put(k, v)
-			}
+			f.added.put(k, v)
 		}
 	}
 	if s.x.emails != nil {

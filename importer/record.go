@@ -515,28 +515,37 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 
 // prepare validates the record and writes its extra columns as JSON, ahead
 // of deciding it (decide uses both only if the record gets that far).
+// Extra columns that cannot be written fail the record: nothing in the
+// export is dropped silently (SPEC §4).
 func (r *Record) prepare() {
 	r.values, r.invalid = validate(*r)
 	if len(r.Extra) > 0 {
-		if b, err := json.Marshal(r.Extra); err == nil {
-			r.extraJSON = string(b)
+		b, err := json.Marshal(r.Extra)
+		if err != nil && r.invalid == "" {
+			r.invalid = fmt.Sprintf("its extra columns cannot be kept as JSON: %v", err)
 		}
+		r.extraJSON = string(b)
 	}
 	r.prepared = true
 }
 
 // prepare reads what the record needs from the export beyond its row (its
-// body file), then prepares it.
+// body file), then prepares it. A body file that cannot be read makes the
+// record invalid (SPEC §4 step 5): its row was read, so its id counts.
 func (m *mapper) prepare(r *Record) {
+	var bodyErr error
 	if r.more != nil && r.more.body != "" && r.Err == nil {
 		body, err := m.aux.readBody(r.more.body)
 		if err != nil {
-			r.Err = &RowError{File: r.File, Line: r.Line, Reason: err.Error()}
+			bodyErr = err
 		} else if i, ok := r.kf.index["body"]; ok {
 			r.vals[i] = body
 		}
 	}
 	r.prepare()
+	if bodyErr != nil {
+		r.invalid = bodyErr.Error()
+	}
 }
 
 // RawJSON is the row as read, a JSON object in file order: what

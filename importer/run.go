@@ -285,8 +285,9 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 		}
 		w.rows++
 		w.line = int64(row.Line)
-		if r := w.mapper.mapRow(row); !r.notRecord {
-			w.idx.remember(t.Kind, r.ID, firstSeen{file: r.File, line: r.Line})
+		r := w.mapper.mapRow(row)
+		if id, ok := r.seenID(); ok {
+			w.idx.remember(t.Kind, id, firstSeen{file: r.File, line: r.Line})
 		}
 	}
 	w.idx.loaded[t.ID] = true
@@ -342,13 +343,28 @@ func (imp *Importer) prepareIndex(ctx context.Context, t phases.Task, tasks []ph
 		if err != nil {
 			return fmt.Errorf("re-read the ids of %s: %w", refName(u.File), err)
 		}
+		// Every record before the task's checkpoint was read once: one
+		// that cannot be read again now would leave its id unseen, and a
+		// duplicate of it unfound (SPEC §4 step 2). The task fails, naming
+		// the file, and resume can try again.
 		for n := int64(0); n < u.Checkpoint.Rows; n++ {
 			row, err := w.rr.Next()
-			if err != nil {
-				break
+			if errors.Is(err, io.EOF) {
+				w.close()
+				return fmt.Errorf("re-read the ids of %s: it ends after %d records, but its task's checkpoint is at record %d",
+					refName(u.File), n, u.Checkpoint.Rows)
 			}
-			if r := w.mapper.mapRow(row); !r.notRecord {
-				x.remember(t.Kind, r.ID, firstSeen{file: r.File, line: r.Line})
+			if err != nil {
+				w.close()
+				return fmt.Errorf("re-read the ids of %s: %w", refName(u.File), err)
+			}
+			r := w.mapper.mapRow(row)
+			if id, ok := r.seenID(); ok {
+				x.remember(t.Kind, id, firstSeen{file: r.File, line: r.Line})
+			}
+			if n%4096 == 0 && ctx.Err() != nil {
+				w.close()
+				return ctx.Err()
 			}
 		}
 		w.close()
