@@ -142,8 +142,16 @@ func (a *app) run(ctx context.Context, args []string) int {
 	return code
 }
 
-// open opens the database of --db.
+// open opens the database of --db, which must exist: a command that only
+// reads, or works on runs the file holds, never makes one (a typo in --db
+// is an error, not an empty report).
 func (a *app) open(ctx context.Context) (*sql.DB, error) {
+	return store.OpenExisting(ctx, a.dbPath)
+}
+
+// openOrCreate opens the database of --db, making it when absent: for the
+// commands that put something in it (run, ledger load).
+func (a *app) openOrCreate(ctx context.Context) (*sql.DB, error) {
 	return store.Open(ctx, a.dbPath)
 }
 

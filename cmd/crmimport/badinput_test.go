@@ -182,7 +182,7 @@ var badInputCases = []badCase{
 			{q: `SELECT c.first_name, c.last_name, c.title, co.name FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`,
 				want: []string{"Ana|García, PhD|Head of Sales, EMEA|Pérez, Hijos y Cía", "Grace|Lindqvist|Operations Manager|Harbor Logistics"}},
 			{q: `SELECT d.name, d.amount, d.currency, c.first_name FROM deals d JOIN contacts c ON c.id = d.contact_id ORDER BY d.id`,
-				want: []string{"Olive oil supply 2024|12000.5|EUR|Ana", "Fleet tracking|4800|USD|Grace"}},
+				want: []string{"Olive oil supply 2024|12000.50|EUR|Ana", "Fleet tracking|4800|USD|Grace"}},
 		},
 	},
 	{
@@ -495,7 +495,7 @@ var badInputCases = []badCase{
 			{q: `SELECT m.source_id, t.first_name, t.email FROM ` + bySourceID("contacts", "contact") + ` ORDER BY t.id`, want: []string{
 				"con-2501|Hannah|hannah.okafor@brightwater-bakery.example.com", "con-2505|<null>|ops@brightwater-bakery.example.com"}},
 			{q: `SELECT d.name, d.amount, c.first_name FROM deals d JOIN contacts c ON c.id = d.contact_id`,
-				want: []string{"Wholesale bread contract|4800|Hannah"}},
+				want: []string{"Wholesale bread contract|4800.00|Hannah"}},
 		},
 	},
 	{

@@ -263,7 +263,7 @@ var hubspotBadCases = []badCase{
 		kinds: map[string]phases.Counts{"company": {Imported: 1}, "contact": {Imported: 1}, "deal": {Imported: 1}},
 		stored: []storedRows{{q: `SELECT d.name, d.amount, d.close_date, co.name, c.first_name, c.email FROM deals d
 			JOIN companies co ON co.id = d.company_id JOIN contacts c ON c.id = d.contact_id`,
-			want: []string{"Aceite de oliva 2024|12000.5|2024-06-30|Pérez, Hijos y Cía|Ana|ana.garcia@perez-hijos.example.com"}}},
+			want: []string{"Aceite de oliva 2024|12000.50|2024-06-30|Pérez, Hijos y Cía|Ana|ana.garcia@perez-hijos.example.com"}}},
 	},
 	{
 		// Excel rewrote an 11-digit Record ID, and the same id in a list:

@@ -57,12 +57,19 @@ func TestFixedEngineBugs(t *testing.T) {
 
 	// open-races-wal: several processes opening a file that does not
 	// exist yet all succeed (busy timeout), none says "database is locked".
+	// Each imports for a tenant of its own (a command that only reads
+	// never makes a file).
 	t.Run("open-races-wal", func(t *testing.T) {
+		export := t.TempDir()
+		if err := os.WriteFile(filepath.Join(export, "companies.csv"), []byte("id,name\nco1,Acme\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		for try := 1; try <= *crashOpenRaces; try++ {
 			path := filepath.Join(t.TempDir(), "crm.db")
 			var ps []*proc
-			for range 8 {
-				ps = append(ps, startProc(t, nil, "--db", path, "--json", "runs"))
+			for i := range 8 {
+				ps = append(ps, startProc(t, nil, "--db", path, "--json", "run", "--tenant", fmt.Sprintf("t%d", i),
+					"--source", "canonical", export))
 			}
 			for i, p := range ps {
 				if res := p.result(t, 0); res.code != exitOK {

@@ -38,7 +38,7 @@ var salesforceFixture = badCase{
 		// A deal's contact is its primary contact role; close dates are dates.
 		{q: `SELECT d.name, d.amount, d.close_date, co.name, c.first_name FROM deals d JOIN companies co ON co.id = d.company_id
 			LEFT JOIN contacts c ON c.id = d.contact_id ORDER BY d.id`, want: []string{
-			"Wholesale bread contract|48000|2024-04-30|Brightwater Bakery|Hannah", "Fleet tracking|125000.5|2023-12-15|Harbor Logistics|Grace",
+			"Wholesale bread contract|48000|2024-04-30|Brightwater Bakery|Hannah", "Fleet tracking|125000.50|2023-12-15|Harbor Logistics|Grace",
 			"EMEA expansion|<null>|2024-09-30|Harbor Logistics (EMEA)|<null>"}},
 		// Enhanced notes (bodies from ContentVersion/, links through
 		// ContentDocumentLink, users ignored) and classic notes (ParentId by prefix).
@@ -157,8 +157,8 @@ var pipedriveFixture = badCase{
 				coalesce(c.first_name, ''), coalesce(json_extract(d.extra, '$.company_id'), '')
 			FROM deals d LEFT JOIN companies co ON co.id = d.company_id LEFT JOIN contacts c ON c.id = d.contact_id ORDER BY d.id`, want: []string{
 			"Wholesale bread contract|48000|USD|Brightwater Bakery|14 Mill Lane, Portland|Hannah|",
-			"Fleet tracking|125000.5|USD|Harbor Logistics|Pier 9, Seattle|Grace|",
-			"Olive oil supply 2024|12000.5|EUR|Pérez, Hijos y Cía|Calle Mayor 1, Madrid|Ana|",
+			"Fleet tracking|125000.50|USD|Harbor Logistics|Pier 9, Seattle|Grace|",
+			"Olive oil supply 2024|12000.50|EUR|Pérez, Hijos y Cía|Calle Mayor 1, Madrid|Ana|",
 			"Rotterdam warehouse|30000|EUR||||Harbor Logistics"}},
 		{q: `SELECT a.type, a.subject, a.due_at, a.done, coalesce(c.first_name, ''), coalesce(co.name, ''), coalesce(d.name, '') FROM activities a
 			LEFT JOIN contacts c ON c.id = a.contact_id LEFT JOIN companies co ON co.id = a.company_id LEFT JOIN deals d ON d.id = a.deal_id

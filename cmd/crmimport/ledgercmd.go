@@ -62,7 +62,7 @@ Examples:
 			if c.NArg() != 1 {
 				return usagef("ledger load takes one DUMP folder, got %d: %s", c.NArg(), strings.Join(c.Args().Slice(), " "))
 			}
-			db, err := a.open(c.Context)
+			db, err := a.openOrCreate(c.Context)
 			if err != nil {
 				return err
 			}

@@ -49,6 +49,10 @@ func (a *app) resumeAction(c *cli.Context) error {
 	if err != nil || id < 1 {
 		return usagef("resume: %q is not a run id (see `crmimport runs`)", c.Args().First())
 	}
+	from := c.String("from")
+	if c.IsSet("from") && from == "" {
+		return usagef("--from needs a PATH: a local export in the canonical format")
+	}
 	db, err := a.open(c.Context)
 	if err != nil {
 		return err
@@ -63,10 +67,7 @@ func (a *app) resumeAction(c *cli.Context) error {
 	defer progress.finish()
 
 	resume, how := imp.Resume, "re-armed"
-	if from := c.String("from"); c.IsSet("from") {
-		if from == "" {
-			return usagef("--from needs a PATH: a local export in the canonical format")
-		}
+	if c.IsSet("from") {
 		resume, how = func(ctx context.Context, id int64) (phases.Run, []phases.Task, error) {
 			return imp.ResumeFrom(ctx, id, from)
 		}, "planned over "+from

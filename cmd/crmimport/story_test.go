@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/store"
 )
 
 // writeExport writes files (name -> content) into a new folder.
@@ -142,12 +145,18 @@ func TestUsageErrors(t *testing.T) {
 		{"NoSuchPath", []string{"run", "--tenant", "a", "--source", "canonical", dir + "/nope"}, nil, "no such file or folder", exitError},
 		{"NoMatchingFile", []string{"run", "--tenant", "a", "--source", "canonical", t.TempDir()}, nil, "no file matches a kind", exitError},
 		{"ResumeNoRun", []string{"resume", "42"}, nil, "run 42: no such run", exitError},
+		{"ResumeNoDatabase", []string{"resume", "42"}, nil, "crm.db: no such database", exitError},
 		{"ResumeNotANumber", []string{"resume", "last"}, nil, `"last" is not a run id`, exitUsage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "crm.db")
+			if c.name == "ResumeNoRun" {
+				db, err := store.Open(context.Background(), path)
+				require.NoError(t, err)
+				require.NoError(t, db.Close())
+			}
 			r := crm(t, c.env, append([]string{"--db", path, "--json"}, c.args...)...)
 			require.Equal(t, c.code, r.code, r.stderr)
 			require.Contains(t, r.stderr, c.want)
@@ -157,6 +166,27 @@ func TestUsageErrors(t *testing.T) {
 			if _, err := os.Stat(path); err == nil {
 				require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run row")
 			}
+		})
+	}
+}
+
+// TestReadOnlyCommandsNeverCreateTheFile: issue 11 item 9. A command that
+// only reads, or works on the runs a file holds, exits 1 on a --db where no
+// database is, saying so — a typo is not a clean bill of health — and
+// makes no file there.
+func TestReadOnlyCommandsNeverCreateTheFile(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"doctor"}, {"runs"}, {"report", "1"}, {"rejects", "1"}, {"ledger", "why", "--tenant", "acme"},
+		{"stop", "1"}, {"resume", "1"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "typo.db")
+			r := crm(t, nil, append([]string{"--db", path}, args...)...)
+			require.Equal(t, exitError, r.code, r.stderr)
+			require.Contains(t, r.stderr, "typo.db: no such database")
+			require.Contains(t, r.stderr, "check --db")
+			_, err := os.Stat(path)
+			require.ErrorIs(t, err, os.ErrNotExist, "no file made at --db")
 		})
 	}
 }
