@@ -62,19 +62,21 @@ func record(t *testing.T, l *ledger.Ledger, s ledger.Slot, write ledger.WriteFun
 }
 
 type slotRow struct {
-	Action, Reason string
-	RunID          int64
-	RecordID       sql.NullInt64
-	CreatedAt      string
+	ID                 int64
+	Action, Reason     string
+	RunID              int64
+	RecordType, Detail sql.NullString
+	RecordID           sql.NullInt64
+	CreatedAt          string
 }
 
 func readSlot(t *testing.T, db *sql.DB, sourceID string) (slotRow, bool) {
 	t.Helper()
 	var s slotRow
 	var reason sql.NullString
-	err := db.QueryRow(`SELECT action, reason, migration_id, record_id, created_at FROM migration_records
+	err := db.QueryRow(`SELECT id, action, reason, migration_id, record_type, record_id, detail, created_at FROM migration_records
 		WHERE tenant_id = 'acme' AND source = 'canonical' AND kind = 'company' AND source_id = ?`, sourceID).
-		Scan(&s.Action, &reason, &s.RunID, &s.RecordID, &s.CreatedAt)
+		Scan(&s.ID, &s.Action, &reason, &s.RunID, &s.RecordType, &s.RecordID, &s.Detail, &s.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, false
 	}
@@ -135,7 +137,7 @@ func TestClaimTable(t *testing.T) {
 				case ledger.Matched:
 					next.RecordType, next.RecordID = "companies", matchTarget
 				case ledger.Skipped:
-					next.Reason = "empty body"
+					next.Reason, next.Detail = "empty body", `{"contact_id":"c9"}`
 				}
 				var won bool
 				inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) { won = record(t, l, next, write) })
@@ -149,7 +151,17 @@ func TestClaimTable(t *testing.T) {
 					require.Equal(t, int64(2), after.RunID, "R3: the latest attempt owns the slot")
 					require.Equal(t, next.Reason, after.Reason, "R3: the reason is refreshed")
 					require.Equal(t, ledger.FormatTime(later), after.CreatedAt, "R3: the time is refreshed")
-					require.Equal(t, in != ledger.Skipped, after.RecordID.Valid)
+					// The claim's own row, type and detail: none of the slot
+					// it took over is left behind.
+					wantRecord := sql.NullInt64{Int64: next.RecordID, Valid: in != ledger.Skipped}
+					require.Equal(t, wantRecord, after.RecordID, "the slot names the row of this claim")
+					wantType := sql.NullString{String: next.RecordType, Valid: in != ledger.Skipped}
+					require.Equal(t, wantType, after.RecordType)
+					wantDetail := sql.NullString{String: next.Detail, Valid: next.Detail != ""}
+					require.Equal(t, wantDetail, after.Detail, "R3: the detail is the latest attempt's (none for a final slot)")
+					if have != "" {
+						require.Equal(t, before.ID, after.ID, "a takeover keeps the slot's id")
+					}
 				} else {
 					require.Equal(t, before, after, "R2: a final slot is left exactly as it was")
 				}

@@ -36,6 +36,9 @@ func uniformHint(k Kind) string {
 
 // Next says what to do next, in order of urgency, in plain words.
 func (r *Report) Next() []string {
+	if r.DryRun != "" {
+		return r.dryRunNext()
+	}
 	id := r.Run.ID
 	var out []string
 	resume := r.resumeCommand()
@@ -102,6 +105,30 @@ func (r *Report) Next() []string {
 	}
 	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
 		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
+	}
+	return out
+}
+
+// dryRunNext is what to do after a dry run. Its run exists only in a
+// throwaway copy of the database: no command here names it.
+func (r *Report) dryRunNext() []string {
+	out := []string{fmt.Sprintf("this was a dry run: nothing was written to %s; the same command without --dry-run imports", r.DryRun)}
+	for _, t := range r.Tasks {
+		if t.Status == phases.TaskFailed {
+			out = append(out, fmt.Sprintf("%s could not be read: %s", importer.InputName(t.File), t.LastError))
+		}
+	}
+	if invalid := r.perKind(func(k Kind) int64 { return k.Failed - k.Duplicate }); invalid.total > 0 {
+		out = append(out, fmt.Sprintf("%s would fail validation (%s): fix those rows first, or import and then list them "+
+			"with `crmimport rejects RUN --out rejects.csv` (RUN: the id the import prints)", invalid.records(), invalid.list))
+	}
+	if dups := r.perKind(func(k Kind) int64 { return k.Duplicate }); dups.total > 0 {
+		out = append(out, fmt.Sprintf("%s %s an id used earlier in the export (%s): the first row of each id would count",
+			dups.records(), dups.verb("repeats", "repeat"), dups.list))
+	}
+	if skipped := r.perKind(func(k Kind) int64 { return k.Skipped }); skipped.total > 0 {
+		out = append(out, fmt.Sprintf("%s would be skipped (%s): a skip is a placeholder that a later run takes over",
+			skipped.records(), skipped.list))
 	}
 	return out
 }

@@ -21,6 +21,9 @@ type Summary struct {
 	Kinds       map[string]phases.Counts `json:"kinds"`
 	Warnings    []string                 `json:"warnings"`
 	Next        []string                 `json:"next"`
+	// DryRun marks the summary of a dry run, whose run is in a throwaway
+	// copy: Run is 0 then, naming no run of the database.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Summary returns the run's JSON summary.
@@ -36,6 +39,9 @@ func (r *Report) Summary() Summary {
 	}
 	for _, k := range r.Kinds {
 		s.Kinds[string(k.Kind)] = k.Counts
+	}
+	if r.DryRun != "" {
+		s.Run, s.DryRun = 0, true
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}

@@ -37,7 +37,10 @@ type Report struct {
 	Kinds       []Kind // in plan order
 	Total       phases.Counts
 	Strict      bool
-	Log         []LogEntry
+	// DryRun is the database a dry run left untouched, "" for a real run:
+	// the run itself is in a throwaway copy, so nothing said names it.
+	DryRun string
+	Log    []LogEntry
 	Dump        string // the dump the run was loaded from, or "" (dump.go)
 }
 

@@ -30,7 +30,11 @@ func Duration(ms *int64) string {
 // WriteSummary writes the end-of-run summary: the four outcomes per kind in
 // their order, the warnings, and what to do next.
 func WriteSummary(w io.Writer, r *Report) {
-	fmt.Fprintf(w, "run %d · tenant %s · source %s · %s · %s\n\n", r.Run.ID, r.Run.Tenant, r.Run.Source,
+	name := fmt.Sprintf("run %d", r.Run.ID)
+	if r.DryRun != "" {
+		name = "dry run (nothing written)"
+	}
+	fmt.Fprintf(w, "%s · tenant %s · source %s · %s · %s\n\n", name, r.Run.Tenant, r.Run.Source,
 		strings.ToUpper(r.StatusWord()), Duration(r.Run.DurationMS))
 	writeOutcomeTable(w, r)
 	writeAdvice(w, r)

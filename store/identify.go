@@ -75,8 +75,7 @@ func identify(ctx context.Context, path string) (exists bool, err error) {
 	default:
 		return true, &NotOursError{Path: path, What: fmt.Sprintf("is the SQLite database of another application (application_id %#x)", app)}
 	}
-	wal := head[18] == 2
-	tables, version, err := listTables(ctx, path, wal)
+	tables, version, err := listTables(ctx, path)
 	if err != nil {
 		return true, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -99,15 +98,10 @@ func identify(ctx context.Context, path string) (exists bool, err error) {
 }
 
 // listTables reads a SQLite file's tables and user_version through a
-// read-only connection. A WAL file whose -wal is gone was closed cleanly:
-// it is read as immutable, so that SQLite creates no -wal or -shm beside
-// it.
-func listTables(ctx context.Context, path string, wal bool) ([]string, int, error) {
-	params := "mode=ro"
-	if _, err := os.Stat(path + "-wal"); wal && errors.Is(err, fs.ErrNotExist) {
-		params += "&immutable=1"
-	}
-	db, err := sql.Open("sqlite", fileURI(path)+"?"+params)
+// read-only connection.
+
+func listTables(ctx context.Context, path string) ([]string, int, error) {
+	db, err := sql.Open("sqlite", fileURI(path)+"?"+readOnlyParams(path))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -138,6 +132,34 @@ func listTables(ctx context.Context, path string, wal bool) ([]string, int, erro
 		tables = append(tables, name)
 	}
 	return tables, version, rows.Err()
+}
+
+// readOnlyParams are the URI parameters of a connection that reads the
+// SQLite file at path and writes nothing. A WAL file whose -wal is gone
+// was closed cleanly: it is read as immutable, so that SQLite makes no
+// -wal or -shm beside it.
+func readOnlyParams(path string) string {
+	params := "mode=ro"
+	if isWAL(path) {
+		if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+			params += "&immutable=1"
+		}
+	}
+	return params
+}
+
+// isWAL reads from the header whether a SQLite file is in WAL mode.
+func isWAL(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 20)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return false
+	}
+	return b[18] == 2
 }
 
 // fileURI is path as a SQLite URI filename, absolute, with the characters
@@ -181,4 +203,32 @@ func shortList(names []string) string {
 		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
 	}
 	return strings.Join(names, ", ")
+}
+
+// Copy writes a consistent copy of the crmimport database at path to dest
+// (a new file) through a read-only connection and VACUUM INTO: the file
+// at path is never written, not even upgraded or switched to WAL, so that
+// a dry run leaves it byte for byte as it was. copied=false when there is
+// no database at path (nothing to copy: a dry run starts empty).
+func Copy(ctx context.Context, path, dest string) (copied bool, err error) {
+	exists, err := identify(ctx, path)
+	if err != nil || !exists {
+		return false, err
+	}
+	if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+		return false, nil
+	}
+	db, err := sql.Open("sqlite", fileURI(path)+"?"+readOnlyParams(path))
+	if err != nil {
+		return false, fmt.Errorf("copy database %s: %w", path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, dest); err != nil {
+		return false, fmt.Errorf("copy database %s: %w", path, err)
+	}
+	if err := os.Chmod(dest, 0o600); err != nil {
+		return false, fmt.Errorf("copy database %s: %w", path, err)
+	}
+	return true, nil
 }

@@ -3,30 +3,90 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/ledger/ledgertest"
+	"crmimport/store"
 )
 
 // TestDryRunWritesNothing: --dry-run reports what a run would do and leaves
-// the database as it was.
+// the database byte for byte as it was (issue 11 items 8 and 24): here a
+// file of an older schema in rollback-journal mode, which opening it for
+// real would upgrade and switch to WAL. Its advice names no run: the run
+// exists only in the throwaway copy.
 func TestDryRunWritesNothing(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crm.db")
 	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
 	require.Equal(t, exitPartial, r.code, r.stderr)
-	before := dump(t, path, "demo")
+	before := dumpAndClose(t, path, "demo")
+	makeSchema3Rollback(t, path)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
 
 	r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--dry-run", demo)
 	require.Equal(t, exitPartial, r.code, r.stderr)
 	s := r.summary(t)
 	require.Equal(t, int64(84), s.Kinds["contact"].Imported, "the dry run reports what the run would do")
 	require.Equal(t, int64(27), s.Kinds["company"].Unchanged, "…against what the database already holds")
-	require.Contains(t, r.stderr, "dry run: nothing was written")
+	var doc map[string]any
+	require.NoError(t, jsonUnmarshal(r.stdout, &doc))
+	require.Equal(t, true, doc["dry_run"])
+	require.Equal(t, float64(0), doc["run"], "no run of the database is named")
+	next := strings.Join(s.Next, "\n")
+	require.Contains(t, next, "this was a dry run: nothing was written to "+path)
+	require.NotRegexp(t, `crmimport (report|rejects|resume) [0-9]`, next, "no advice names a run that will not exist")
+
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(raw, after), "the file's bytes are as they were")
+	for _, side := range []string{"-wal", "-shm"} {
+		_, err := os.Stat(path + side)
+		require.ErrorIs(t, err, os.ErrNotExist, "no %s made beside it", side)
+	}
+	// Opened for real, it is upgraded, and holds what it held.
 	require.Equal(t, before, dump(t, path, "demo"))
 	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`))
+
+	human := crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", "--dry-run", demo)
+	require.Equal(t, exitPartial, human.code, human.stderr)
+	require.Contains(t, human.stdout, "dry run (nothing written) · tenant demo")
+	require.NotRegexp(t, `crmimport (report|rejects|resume) [0-9]`, human.stdout)
+}
+
+// dumpAndClose is dump with the database closed again at once.
+func dumpAndClose(t *testing.T, path, tenant string) string {
+	t.Helper()
+	db, err := store.Open(context.Background(), path)
+	require.NoError(t, err)
+	defer db.Close()
+	s, err := ledgertest.Dump(context.Background(), db, tenant)
+	require.NoError(t, err)
+	return s
+}
+
+// makeSchema3Rollback makes a database file look as a crmimport of schema 3
+// left it: no owner_file, no application id, and the rollback journal
+// instead of WAL.
+func makeSchema3Rollback(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	for _, q := range []string{`PRAGMA journal_mode = DELETE`, `ALTER TABLE migrations DROP COLUMN owner_file`,
+		`PRAGMA application_id = 0`, `PRAGMA user_version = 3`} {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	var mode string
+	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+	require.Equal(t, "delete", mode)
 }
 
 // TestProgressOnTerminalOnly: a bar per phase on stderr when it is a

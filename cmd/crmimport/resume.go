@@ -79,5 +79,5 @@ func (a *app) resumeAction(c *cli.Context) error {
 	a.note("run %d resumed: %d tasks %s — %s", run.ID, len(rearmed), how, describePlan(ctx, imp, run.ID))
 	_, execErr := imp.Execute(ctx, run.ID)
 	progress.finish()
-	return a.finish(ctx, imp, run.ID, execErr)
+	return a.finish(ctx, imp, run.ID, execErr, false)
 }

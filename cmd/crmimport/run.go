@@ -122,15 +122,12 @@ func (a *app) runAction(c *cli.Context) error {
 	a.note("run %d planned: tenant %s, source %s — %s", run.ID, run.Tenant, run.Source, describePlan(ctx, imp, run.ID))
 	_, execErr := imp.Execute(ctx, run.ID)
 	progress.finish()
-	err = a.finish(ctx, imp, run.ID, execErr)
-	if c.Bool("dry-run") {
-		a.note("dry run: nothing was written to %s", a.dbPath)
-	}
-	return err
+	return a.finish(ctx, imp, run.ID, execErr, c.Bool("dry-run"))
 }
 
 // finish prints a run's summary and returns the exit its outcome calls for.
-func (a *app) finish(ctx context.Context, imp *importer.Importer, runID int64, execErr error) error {
+// A dry run's summary names no run (its run is in a throwaway copy).
+func (a *app) finish(ctx context.Context, imp *importer.Importer, runID int64, execErr error, dryRun bool) error {
 	r, err := report.Build(context.WithoutCancel(ctx), imp.Engine.DB, imp.Engine, runID, false)
 	if err != nil {
 		if execErr != nil {
@@ -140,6 +137,9 @@ func (a *app) finish(ctx context.Context, imp *importer.Importer, runID int64, e
 	}
 	opts, _ := importer.DecodeOptions(r.Run)
 	r.Strict = opts.Strict
+	if dryRun {
+		r.DryRun = a.dbPath
+	}
 	if execErr != nil {
 		// The engine could not go on: the run is left for resume. Say so,
 		// with what it holds now, and fail loudly.
@@ -193,7 +193,8 @@ func describePlan(ctx context.Context, imp *importer.Importer, runID int64) stri
 	return fmt.Sprintf("%d tasks: %s", len(parts), strings.Join(parts, ", "))
 }
 
-// dryRunCopy copies the database to a temporary file (VACUUM INTO).
+// dryRunCopy copies the database to a temporary file without writing to
+// it (store.Copy: a read-only connection and VACUUM INTO).
 func (a *app) dryRunCopy(ctx context.Context) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "crmimport-dry-run-")
 	if err != nil {
@@ -201,18 +202,9 @@ func (a *app) dryRunCopy(ctx context.Context) (string, func(), error) {
 	}
 	cleanup := func() { os.RemoveAll(dir) }
 	tmp := filepath.Join(dir, "dry-run.db")
-	if _, err := os.Stat(a.dbPath); err == nil {
-		db, err := a.open(ctx)
-		if err != nil {
-			cleanup()
-			return "", nil, err
-		}
-		_, err = db.ExecContext(ctx, `VACUUM INTO ?`, tmp)
-		db.Close()
-		if err != nil {
-			cleanup()
-			return "", nil, fmt.Errorf("dry run: copy %s: %w", a.dbPath, err)
-		}
+	if _, err := store.Copy(ctx, a.dbPath, tmp); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("dry run: %w", err)
 	}
 	return tmp, cleanup, nil
 }
