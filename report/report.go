@@ -41,7 +41,7 @@ type Report struct {
 	// the run itself is in a throwaway copy, so nothing said names it.
 	DryRun string
 	Log    []LogEntry
-	Dump        string // the dump the run was loaded from, or "" (dump.go)
+	Dump   string // the dump the run was loaded from, or "" (dump.go)
 }
 
 // LogEntry is a line of the run log.
