@@ -239,8 +239,11 @@ type taskWork struct {
 }
 
 // Open opens a task's file at its checkpoint (phases.OpenFunc). An error
-// fails the task with a message naming the file.
-func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*phases.Work, error) {
+// fails the task with a message naming the file. A stop (ctx) ends the long
+// parts of an open (re-reading the ids of earlier tasks) early; what it
+// reads from the database is never cut short.
+func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (*phases.Work, error) {
+	ctx := context.WithoutCancel(stop)
 	opts, err := DecodeOptions(run)
 	if err != nil {
 		return nil, err
@@ -266,7 +269,7 @@ func (imp *Importer) Open(ctx context.Context, run phases.Run, t phases.Task) (*
 	}
 	w.run = run
 	w.idx = imp.index(run)
-	if err := imp.prepareIndex(ctx, t, tasks, profile, w.idx); err != nil {
+	if err := imp.prepareIndex(ctx, stop, t, tasks, profile, w.idx); err != nil {
 		w.close()
 		return nil, err
 	}
@@ -325,7 +328,7 @@ func (imp *Importer) index(run phases.Run) *runIndex {
 // prepareIndex loads what the task's kind needs, lets go of what no task
 // left needs, and rebuilds, in a new process, the ids that earlier tasks of
 // the same kind read in this run (SPEC §4 step 2 holds across a resume).
-func (imp *Importer) prepareIndex(ctx context.Context, t phases.Task, tasks []phases.Task, profile *Profile, x *runIndex) error {
+func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, tasks []phases.Task, profile *Profile, x *runIndex) error {
 	var remaining []ledger.Kind
 	for _, u := range tasks {
 		if u.Status == phases.TaskPending || u.Status == phases.TaskRunning {
@@ -362,9 +365,9 @@ func (imp *Importer) prepareIndex(ctx context.Context, t phases.Task, tasks []ph
 			if id, ok := r.seenID(); ok {
 				x.remember(t.Kind, id, firstSeen{file: r.File, line: r.Line})
 			}
-			if n%4096 == 0 && ctx.Err() != nil {
+			if n%4096 == 0 && stop.Err() != nil {
 				w.close()
-				return ctx.Err()
+				return context.Cause(stop)
 			}
 		}
 		w.close()

@@ -52,7 +52,7 @@ func TestBarrier(t *testing.T) {
 			if c.fenceAt != 0 {
 				at = c.fenceAt
 			}
-			id := seedRun(t, db, RunRunning, at, CurrentOwner(), c.tasks...)
+			id := seedRun(t, db, RunRunning, at, thisOwner(t, db), c.tasks...)
 			tx, err := db.BeginTx(ctx, nil)
 			require.NoError(t, err)
 			defer tx.Rollback()

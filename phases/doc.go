@@ -17,8 +17,12 @@
 //   - R12 A batch's records, counters and checkpoint commit in one
 //     transaction owned here; the importer only fills it (Work.Next).
 //   - R13 Admission control: one live run per tenant, by a unique index; an
-//     owner is its host, pid and the pid's start time.
-//   - R14 Stop: between batches; the task in flight keeps its checkpoint.
+//     owner is its host, pid, the pid's start time and the database file it
+//     has open (device and inode): in a copy of the file the run is
+//     interrupted, never live forever.
+//   - R14 Stop: a request in the run's row, never a signal; the owner reads
+//     it with every batch and every StopPoll between batches; the task in
+//     flight keeps its checkpoint.
 //   - R15 Finalize writes status, finished_at, duration_ms and stats in one
 //     statement.
 //

@@ -53,9 +53,16 @@ type Engine struct {
 	batches map[ledger.Kind]int // batches started per kind in this process (failpoints)
 }
 
-// New returns an engine on db, owned by this process, with the real clock.
+// New returns an engine on db, owned by this process and the database file
+// db has open, with the real clock.
 func New(db *sql.DB, fp *failpoint.Set) *Engine {
-	return &Engine{DB: db, Now: time.Now, Self: CurrentOwner(), Failpoints: fp}
+	self := CurrentOwner()
+	// Where the file cannot be told (no inode here), liveness rests on the
+	// process and the heartbeat, as for a run of an older schema.
+	if id, err := store.FileID(context.Background(), db); err == nil {
+		self.File = id
+	}
+	return &Engine{DB: db, Now: time.Now, Self: self, Failpoints: fp}
 }
 
 func (e *Engine) now() string { return ledger.FormatTime(e.Now()) }
@@ -123,8 +130,8 @@ type TaskSpec struct {
 
 const insertRunSQL = `
 INSERT INTO migrations (tenant_id, source, status, current_phase, options, started_at,
-    owner_host, owner_pid, owner_started, heartbeat_at)
-VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)
+    owner_host, owner_pid, owner_started, owner_file, heartbeat_at)
+VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, nullif(?, ''), ?)
 RETURNING id`
 
 const insertTaskSQL = `
@@ -180,7 +187,7 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 	err := e.inTx(ctx, func(tx *sql.Tx) error {
 		now := e.now()
 		err := tx.QueryRowContext(ctx, insertRunSQL, spec.Tenant, spec.Source, tasks[0].Phase, string(opts), now,
-			e.Self.Host, e.Self.PID, e.Self.Started, now).Scan(&id)
+			e.Self.Host, e.Self.PID, e.Self.Started, e.Self.File, now).Scan(&id)
 		if store.IsUnique(err) {
 			return e.admissionError(ctx, tx, spec.Tenant)
 		}
@@ -228,12 +235,17 @@ const nextPendingSQL = `
 SELECT id FROM migration_tasks WHERE migration_id = ? AND phase = ? AND status = 'pending' ORDER BY id LIMIT 1`
 
 // Execute works on a run that this engine owns until the run is terminal or
-// stopped. Cancelling ctx requests a stop (Ctrl-C, SIGTERM): the batch in
-// flight commits whole, its task is cancelled with its checkpoint, the
-// queued tasks are cancelled and the run ends cancelled (R14). Database work
+// stopped. Cancelling ctx requests a stop (Ctrl-C, SIGTERM), as does a stop
+// request in the run's row (`crmimport stop` from another process), which
+// is read with every batch and, while no batch commits (a task opening its
+// file, re-reading ids), at least every StopPoll: the batch in flight
+// commits whole, its task is cancelled with its checkpoint, the queued
+// tasks are cancelled and the run ends cancelled (R14). Database work
 // itself is never cut short by ctx.
 func (e *Engine) Execute(ctx context.Context, runID int64, open OpenFunc) (Run, error) {
 	db := context.WithoutCancel(ctx)
+	ctx, stopWatching := e.watchStop(ctx, runID)
+	defer stopWatching()
 	for {
 		run, err := LoadRun(db, e.DB, runID)
 		if err != nil {
@@ -246,7 +258,7 @@ func (e *Engine) Execute(ctx context.Context, runID int64, open OpenFunc) (Run, 
 			return run, fmt.Errorf("run %d is owned by %s, not by this process", run.ID, run.Owner)
 		}
 		if ctx.Err() != nil || run.CancelRequested {
-			return e.stopRun(db, run, ctx.Err() != nil)
+			return e.stopRun(db, run, ctx.Err() != nil && !errors.Is(context.Cause(ctx), errStopRequested))
 		}
 		var taskID int64
 		err = e.DB.QueryRowContext(db, nextPendingSQL, run.ID, run.CurrentPhase).Scan(&taskID)
@@ -266,6 +278,47 @@ func (e *Engine) Execute(ctx context.Context, runID int64, open OpenFunc) (Run, 
 			}
 			return LoadRun(db, e.DB, runID)
 		}
+	}
+}
+
+// StopPoll is how often a working run reads its row for a stop request
+// between batches (R14).
+const StopPoll = 500 * time.Millisecond
+
+// errStopRequested is the cause of a stop read from the run's row.
+var errStopRequested = errors.New("stop requested through the run's row")
+
+const stopRequestedSQL = `SELECT cancellation_requested FROM migrations WHERE id = ?`
+
+// watchStop returns ctx, cancelled as well (with errStopRequested) once the
+// run's row holds a stop request: a task that opens its file or re-reads
+// ids for a long while, with no batch to read the request, still stops
+// within StopPoll. A read that fails is tried again at the next tick: the
+// batches read the request too.
+func (e *Engine) watchStop(ctx context.Context, runID int64) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(StopPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			var c int
+			if err := e.DB.QueryRowContext(ctx, stopRequestedSQL, runID).Scan(&c); err == nil && c == 1 {
+				cancel(errStopRequested)
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
 	}
 }
 
@@ -359,8 +412,13 @@ func (e *Engine) runTask(ctx context.Context, run Run, taskID int64, open OpenFu
 	if e.OnTask != nil {
 		e.OnTask(task)
 	}
-	work, err := open(db, run, task)
-	if err != nil {
+	// The task's input is opened with ctx: a stop while it opens (a long
+	// re-read of ids, say) cancels the task, checkpoint kept.
+	work, err := open(ctx, run, task)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return e.endTask(db, task, cancelTask, "warning", "cancelled: stop requested while the task opened its input (checkpoint kept)")
+	case err != nil:
 		return e.endTask(db, task, failTask, "error", err.Error())
 	}
 	defer work.Close()

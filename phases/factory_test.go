@@ -71,13 +71,23 @@ type taskState struct {
 
 // seedRun inserts a run of tenant "acme" in status at current phase, owned
 // by owner, with tasks in the given states (phase from the kind).
+// thisOwner is this process working on db's file, as an engine on db is.
+func thisOwner(t *testing.T, db *sql.DB) Owner {
+	t.Helper()
+	o := CurrentOwner()
+	var err error
+	o.File, err = store.FileID(context.Background(), db)
+	require.NoError(t, err)
+	return o
+}
+
 func seedRun(t *testing.T, db *sql.DB, status RunStatus, current int, owner Owner, tasks ...taskState) int64 {
 	t.Helper()
 	ctx := context.Background()
 	var id int64
 	err := db.QueryRowContext(ctx, `INSERT INTO migrations (tenant_id, source, status, current_phase, started_at,
-		owner_host, owner_pid, owner_started, heartbeat_at) VALUES ('acme', 'canonical', ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		string(status), current, ledger.FormatTime(t0), owner.Host, owner.PID, owner.Started, ledger.FormatTime(t0)).Scan(&id)
+		owner_host, owner_pid, owner_started, owner_file, heartbeat_at) VALUES ('acme', 'canonical', ?, ?, ?, ?, ?, ?, nullif(?, ''), ?) RETURNING id`,
+		string(status), current, ledger.FormatTime(t0), owner.Host, owner.PID, owner.Started, owner.File, ledger.FormatTime(t0)).Scan(&id)
 	require.NoError(t, err)
 	for _, ts := range tasks {
 		_, err := db.ExecContext(ctx, `INSERT INTO migration_tasks (migration_id, kind, phase, status, file, checkpoint, last_error, updated_at)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -82,7 +83,7 @@ func TestResumeRewindsBarrierToFailedWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, "")
-	id := seedRun(t, db, RunPartial, 5, CurrentOwner(),
+	id := seedRun(t, db, RunPartial, 5, thisOwner(t, db),
 		taskState{ledger.Company, TaskSucceeded, 30}, taskState{ledger.Contact, TaskFailed, 10},
 		taskState{ledger.Note, TaskSucceeded, 30}, taskState{ledger.Email, TaskCancelled, 20})
 	e := newEngine(db)
@@ -107,7 +108,7 @@ func TestFinalizeRefusesWhileWorkIsQueued(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, "")
-	id := seedRun(t, db, RunRunning, 5, CurrentOwner(),
+	id := seedRun(t, db, RunRunning, 5, thisOwner(t, db),
 		taskState{ledger.Company, TaskSucceeded, 30}, taskState{ledger.Contact, TaskPending, 0},
 		taskState{ledger.Activity, TaskSucceeded, 30})
 	e := newEngine(db)
@@ -133,7 +134,7 @@ func TestFinalizeCancellingDoesNotWaitForQueuedWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, "")
-	id := seedRun(t, db, RunRunning, 2, CurrentOwner(),
+	id := seedRun(t, db, RunRunning, 2, thisOwner(t, db),
 		taskState{ledger.Company, TaskSucceeded, 30}, taskState{ledger.Contact, TaskPending, 0})
 	_, err := db.Exec(`UPDATE migrations SET cancellation_requested = 1 WHERE id = ?`, id)
 	require.NoError(t, err)
@@ -235,7 +236,7 @@ func TestResumeRefusesLiveRunAndSucceededRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, "")
-	live := seedRun(t, db, RunRunning, 2, CurrentOwner(), taskState{ledger.Contact, TaskRunning, 10})
+	live := seedRun(t, db, RunRunning, 2, thisOwner(t, db), taskState{ledger.Contact, TaskRunning, 10})
 	_, _, err := newEngine(db).Resume(ctx, live, nil)
 	var adm *AdmissionError
 	require.ErrorAs(t, err, &adm)
@@ -243,7 +244,7 @@ func TestResumeRefusesLiveRunAndSucceededRun(t *testing.T) {
 	require.Equal(t, live, adm.LiveRun)
 
 	db2 := openDB(t, "")
-	done := seedRun(t, db2, RunSucceeded, 5, CurrentOwner(), taskState{ledger.Contact, TaskSucceeded, 10})
+	done := seedRun(t, db2, RunSucceeded, 5, thisOwner(t, db2), taskState{ledger.Contact, TaskSucceeded, 10})
 	_, _, err = newEngine(db2).Resume(ctx, done, nil)
 	var st *StateError
 	require.ErrorAs(t, err, &st)
@@ -256,8 +257,8 @@ func TestResumeOfPartialRunIsAdmissionControlled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, "")
-	old := seedRun(t, db, RunPartial, 2, CurrentOwner(), taskState{ledger.Contact, TaskFailed, 10})
-	live := seedRun(t, db, RunRunning, 1, CurrentOwner(), taskState{ledger.Company, TaskRunning, 0})
+	old := seedRun(t, db, RunPartial, 2, thisOwner(t, db), taskState{ledger.Contact, TaskFailed, 10})
+	live := seedRun(t, db, RunRunning, 1, thisOwner(t, db), taskState{ledger.Company, TaskRunning, 0})
 	_, _, err := newEngine(db).Resume(ctx, old, nil)
 	var adm *AdmissionError
 	require.ErrorAs(t, err, &adm)
@@ -274,8 +275,8 @@ func TestAdmissionRefusedWhileTheLiveRunHoldsTheLock(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crm.db")
 	db := openDB(t, path)
-	old := seedRun(t, db, RunPartial, 2, CurrentOwner(), taskState{ledger.Contact, TaskFailed, 10})
-	live := seedRun(t, db, RunRunning, 1, CurrentOwner(), taskState{ledger.Company, TaskRunning, 0})
+	old := seedRun(t, db, RunPartial, 2, thisOwner(t, db), taskState{ledger.Contact, TaskFailed, 10})
+	live := seedRun(t, db, RunRunning, 1, thisOwner(t, db), taskState{ledger.Company, TaskRunning, 0})
 
 	batch, err := openDB(t, path).BeginTx(context.Background(), nil) // the live run's batch: the write lock
 	require.NoError(t, err)
@@ -490,7 +491,7 @@ func TestR11UpdatesThatMatchNothingAreErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, "")
-	id := seedRun(t, db, RunSucceeded, 5, CurrentOwner(), taskState{ledger.Contact, TaskSucceeded, 10})
+	id := seedRun(t, db, RunSucceeded, 5, thisOwner(t, db), taskState{ledger.Contact, TaskSucceeded, 10})
 	taskID := tasksOf(t, db, id)[ledger.Contact].ID
 	now := ledger.FormatTime(t0)
 	for name, f := range map[string]func(tx *sql.Tx) error{
@@ -573,4 +574,49 @@ func TestAdmissionByTheIndex(t *testing.T) {
 	var n int
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM migrations`).Scan(&n))
 	require.Equal(t, 1, n)
+}
+
+// TestStopRequestReachesATaskThatIsOpening: R14 (issue 11 item 10). A stop
+// is a request in the run's row only; the owner reads it between batches
+// too, so a task that takes long to open its input (no batch to read the
+// request with) is cancelled, checkpoint kept, and the run ends cancelled.
+// Without the watch, the open here would give up after a minute and the
+// task would fail.
+func TestStopRequestReachesATaskThatIsOpening(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, "")
+	e := newEngine(db)
+	run, err := e.Plan(ctx, fullPlan())
+	require.NoError(t, err)
+	opening := make(chan struct{})
+	base := fakeOpen(allInputs(1), nil)
+	open := func(ctx context.Context, r Run, task Task) (*Work, error) {
+		if task.Kind != ledger.Contact {
+			return base(ctx, r, task)
+		}
+		close(opening)
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(time.Minute):
+			return nil, errors.New("the open gave up waiting")
+		}
+	}
+	go func() {
+		<-opening
+		stopper := New(db, nil)
+		_, requested, err := stopper.Stop(ctx, run.ID)
+		if err != nil || !requested {
+			panic(fmt.Sprintf("stop: requested=%v err=%v", requested, err))
+		}
+	}()
+	run, err = e.Execute(ctx, run.ID, open)
+	require.NoError(t, err)
+	require.Equal(t, RunCancelled, run.Status)
+	ts := tasksOf(t, db, run.ID)
+	require.Equal(t, TaskSucceeded, ts[ledger.Company].Status)
+	require.Equal(t, TaskCancelled, ts[ledger.Contact].Status)
+	require.Contains(t, ts[ledger.Contact].LastError, "stop requested while the task opened its input")
+	require.Equal(t, TaskCancelled, ts[ledger.Deal].Status)
 }

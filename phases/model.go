@@ -87,11 +87,16 @@ type Checkpoint struct {
 	Line int64 `json:"line"`
 }
 
-// Owner is the process that owns a running run (R13).
+// Owner is the process that owns a running run (R13), and the database
+// file it has open.
 type Owner struct {
 	Host    string
 	PID     int
 	Started string // the process's start time as the OS tells it, against pid reuse
+	// File is the database file the owner has open, by device and inode
+	// (store.FileID): in a copy of the file, the run's owner is not at
+	// work. "" where it is not known (runs of an older schema).
+	File string
 }
 
 func (o Owner) String() string { return fmt.Sprintf("pid %d on %s", o.PID, o.Host) }
@@ -148,7 +153,8 @@ type queryer interface {
 var ErrNoRun = errors.New("no such run")
 
 const runColumns = `id, tenant_id, source, status, current_phase, cancellation_requested, stats, options,
-	started_at, finished_at, duration_ms, message, owner_host, owner_pid, owner_started, heartbeat_at, attempts`
+	started_at, finished_at, duration_ms, message, owner_host, owner_pid, owner_started, heartbeat_at, attempts,
+	coalesce(owner_file, '')`
 
 const loadRunSQL = `SELECT ` + runColumns + ` FROM migrations WHERE id = ?`
 
@@ -199,7 +205,7 @@ func scanRun(s scanner) (Run, error) {
 		options                                  string
 	)
 	err := s.Scan(&r.ID, &r.Tenant, &r.Source, &status, &r.CurrentPhase, &cancel, &stats, &options,
-		&startedAt, &finishedAt, &duration, &message, &host, &pid, &started, &heartbeat, &r.Attempts)
+		&startedAt, &finishedAt, &duration, &message, &host, &pid, &started, &heartbeat, &r.Attempts, &r.Owner.File)
 	if err != nil {
 		return Run{}, err
 	}
@@ -207,7 +213,7 @@ func scanRun(s scanner) (Run, error) {
 	r.CancelRequested = cancel == 1
 	r.Options = json.RawMessage(options)
 	r.Message = message.String
-	r.Owner = Owner{Host: host.String, PID: int(pid.Int64), Started: started.String}
+	r.Owner.Host, r.Owner.PID, r.Owner.Started = host.String, int(pid.Int64), started.String
 	if r.StartedAt, err = ledger.ParseTime(startedAt); err != nil {
 		return Run{}, fmt.Errorf("run %d: started_at: %w", r.ID, err)
 	}

@@ -21,11 +21,16 @@ func CurrentOwner() Owner {
 	return Owner{Host: host, PID: pid, Started: started}
 }
 
-// ownerAlive reports whether the owner of a running run is still at work.
-// On this host it asks the process table at once (pid and its start time,
-// against pid reuse); elsewhere, or where that cannot be read, a heartbeat
-// older than StaleAfter means gone.
+// ownerAlive reports whether the owner of a running run is still at work
+// on this very file. On this host it asks the process table at once (pid
+// and its start time, against pid reuse) after comparing the file the
+// owner has open with this one: in a copy of the database the owner works
+// on the original, so the run here is interrupted. Elsewhere, or where
+// that cannot be read, a heartbeat older than StaleAfter means gone.
 func ownerAlive(self, o Owner, heartbeat *time.Time, now time.Time) bool {
+	if o.Host == self.Host && o.File != "" && self.File != "" && o.File != self.File {
+		return false
+	}
 	if o.Host == self.Host && o.Started != "" && self.Started != "" {
 		started, ok := processStart(o.PID)
 		return ok == nil && started == o.Started

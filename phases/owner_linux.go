@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // processStart returns the boot id and the start time (in clock ticks since
@@ -41,23 +40,4 @@ func processStart(pid int) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(boot)) + "/" + fields[19], nil
-}
-
-// signalStop asks the owner of a run to stop, as Ctrl-C would: SIGTERM,
-// which its command line turns into a stop after the batch in flight
-// (R14). It needs no lock on the database, which a busy run holds batch
-// after batch. The signal goes only to the process that owns the run (pid
-// and start time), and never to this one.
-func signalStop(o Owner) error {
-	if o.PID == os.Getpid() {
-		return errors.New("the owner is this process")
-	}
-	started, err := processStart(o.PID)
-	if err != nil {
-		return err
-	}
-	if started != o.Started {
-		return errors.New("the pid belongs to another process now")
-	}
-	return syscall.Kill(o.PID, syscall.SIGTERM)
 }

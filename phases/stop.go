@@ -7,13 +7,17 @@ import (
 	"fmt"
 )
 
-// Stop requests that a run stop (R14). A live run's process is asked by a
-// signal on this host, else through the run's row; it sees the request
-// after the batch in flight and ends the run cancelled; Stop returns at
-// once with requested=true (or requested=false with the run, when it ended
-// before the request could be written). An interrupted run
-// (its process is gone) is cancelled here directly, taking it over fenced on
-// the dead owner.
+// Stop requests that a run stop (R14). For a live run, the request is the
+// run's row (cancellation_requested) and nothing else — no signal: the
+// owner may be a server that runs imports among other work, and a process
+// that only looks like the owner (a copy of the file names the original's
+// pid) must not be touched. The owner reads the request with every batch
+// and at least every second between them (Execute), ends the task in
+// flight with its checkpoint and the run cancelled. Stop returns at once
+// with requested=true (or requested=false with the run, when it ended
+// before the request could be written). An interrupted run (its process
+// is gone, or works on another file) is cancelled here directly, taking
+// it over fenced on the owner it saw gone.
 func (e *Engine) Stop(ctx context.Context, runID int64) (run Run, requested bool, err error) {
 	run, err = LoadRun(ctx, e.DB, runID)
 	if err != nil {
@@ -23,12 +27,8 @@ func (e *Engine) Stop(ctx context.Context, runID int64) (run Run, requested bool
 		return run, false, &StateError{Run: run.ID, Status: run.Status, Op: "stop"}
 	}
 	if e.Alive(run) {
-		// On this host, the owner is told at once by a signal: a busy run
-		// holds the write lock batch after batch, and a request through its
-		// row could wait for it until the run ends.
-		if run.Owner.Host == e.Self.Host && signalStop(run.Owner) == nil {
-			return run, true, nil
-		}
+		// A busy run leaves the write lock free for a moment after each
+		// batch (store.BatchPause), which Begin's tries find.
 		err := e.inTx(ctx, func(tx *sql.Tx) error {
 			if err := requestStop(ctx, tx, run.ID); err != nil {
 				return err

@@ -140,11 +140,12 @@ func rearmTasks(ctx context.Context, tx *sql.Tx, runID int64, now string) (int64
 const heartbeatSQL = `
 UPDATE migrations SET heartbeat_at = ?
 WHERE id = ? AND status = 'running' AND owner_host = ? AND owner_pid = ? AND owner_started = ?
+  AND coalesce(owner_file, '') = ?
 RETURNING cancellation_requested`
 
 func heartbeat(ctx context.Context, tx *sql.Tx, runID int64, o Owner, now string) (stop bool, err error) {
 	var c int
-	err = tx.QueryRowContext(ctx, heartbeatSQL, now, runID, o.Host, o.PID, o.Started).Scan(&c)
+	err = tx.QueryRowContext(ctx, heartbeatSQL, now, runID, o.Host, o.PID, o.Started, o.File).Scan(&c)
 	if err == sql.ErrNoRows {
 		return false, &RowsError{Stmt: "heartbeat (is this process still the run's owner?)", Want: 1, Got: 0}
 	}
@@ -161,27 +162,28 @@ func requestStop(ctx context.Context, tx *sql.Tx, runID int64) error {
 // takeOverSQL: R8/R13, resume or stop of an interrupted run takes ownership
 // fenced on the owner it saw gone, so that two of them never both win.
 const takeOverSQL = `
-UPDATE migrations SET owner_host = ?, owner_pid = ?, owner_started = ?, heartbeat_at = ?,
+UPDATE migrations SET owner_host = ?, owner_pid = ?, owner_started = ?, owner_file = nullif(?, ''), heartbeat_at = ?,
     cancellation_requested = 0, message = NULL, attempts = attempts + 1
 WHERE id = ? AND status = 'running'
-  AND coalesce(owner_host, '') = ? AND coalesce(owner_pid, 0) = ? AND coalesce(owner_started, '') = ?`
+  AND coalesce(owner_host, '') = ? AND coalesce(owner_pid, 0) = ? AND coalesce(owner_started, '') = ?
+  AND coalesce(owner_file, '') = ?`
 
 func takeOver(ctx context.Context, tx *sql.Tx, runID int64, from, to Owner, now string) error {
 	return expectRows(ctx, tx, 1, "take over run", takeOverSQL,
-		to.Host, to.PID, to.Started, now, runID, from.Host, from.PID, from.Started)
+		to.Host, to.PID, to.Started, to.File, now, runID, from.Host, from.PID, from.Started, from.File)
 }
 
 // reopenSQL: R8, resume of a partial, failed or cancelled run: running
 // again, unfinished again, fenced on the status it was read with. The
 // one-live-run index refuses it while another run of the tenant is live.
 const reopenSQL = `
-UPDATE migrations SET status = 'running', owner_host = ?, owner_pid = ?, owner_started = ?, heartbeat_at = ?,
+UPDATE migrations SET status = 'running', owner_host = ?, owner_pid = ?, owner_started = ?, owner_file = nullif(?, ''), heartbeat_at = ?,
     cancellation_requested = 0, finished_at = NULL, duration_ms = NULL, message = NULL,
     attempts = attempts + 1
 WHERE id = ? AND status = ?`
 
 func reopen(ctx context.Context, tx *sql.Tx, runID int64, from RunStatus, to Owner, now string) error {
-	return expectRows(ctx, tx, 1, "reopen run", reopenSQL, to.Host, to.PID, to.Started, now, runID, string(from))
+	return expectRows(ctx, tx, 1, "reopen run", reopenSQL, to.Host, to.PID, to.Started, to.File, now, runID, string(from))
 }
 
 // finalizeRunSQL: R15, the terminal status, finished_at, duration_ms and

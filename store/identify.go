@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -100,7 +101,25 @@ func identify(ctx context.Context, path string) (exists bool, err error) {
 // listTables reads a SQLite file's tables and user_version through a
 // read-only connection.
 
+// Another process making the file at the same instant holds a lock that
+// SQLite does not always wait for (the switch to WAL): a busy answer is
+// tried again, for as long as a write would wait (BusyTimeout).
 func listTables(ctx context.Context, path string) ([]string, int, error) {
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		tables, version, err := listTablesOnce(ctx, path)
+		if err == nil || !IsBusy(err) || time.Now().After(deadline) {
+			return tables, version, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+func listTablesOnce(ctx context.Context, path string) ([]string, int, error) {
 	db, err := sql.Open("sqlite", fileURI(path)+"?"+readOnlyParams(path))
 	if err != nil {
 		return nil, 0, err

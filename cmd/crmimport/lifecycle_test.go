@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/store"
 )
 
 // runDemo starts a full demo run of tenant acme in batches of 10.
@@ -277,4 +280,34 @@ func TestFailpointsAtOtherPoints(t *testing.T) {
 			require.Equal(t, demoFailures, failures(t, path))
 		})
 	}
+}
+
+// TestStopOnACopyLeavesTheOriginalAlone: issue 11 item 10, R13 and R14. In
+// a copy of the database a run's owner is not at work (it has the original
+// open, not the copy): the run shows as interrupted there, and `stop` on the
+// copy cancels it in the copy alone. A stop is a request in the database,
+// never a signal, so the original's process goes on to the end.
+func TestStopOnACopyLeavesTheOriginalAlone(t *testing.T) {
+	t.Parallel()
+	refDump, _ := reference(t, "10")
+	path := filepath.Join(t.TempDir(), "crm.db")
+	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=sleep:2s"}, demoArgs(path)...)
+	id := waitForRun(t, path, "acme", c)
+	waitForTask(t, path, "contact")
+	cp := filepath.Join(t.TempDir(), "copy.db")
+	copied, err := store.Copy(context.Background(), path, cp)
+	require.NoError(t, err)
+	require.True(t, copied)
+
+	runs := crm(t, nil, "--db", cp, "--json", "runs")
+	require.Equal(t, exitOK, runs.code, runs.stderr)
+	require.Contains(t, runs.stdout, `"interrupted": true`, "in the copy, nobody works on the run")
+	r := crm(t, nil, "--db", cp, "--json", "stop", strconv.FormatInt(id, 10))
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.JSONEq(t, `{"run": `+strconv.FormatInt(id, 10)+`, "status": "cancelled", "stopped": true, "requested": false}`, r.stdout)
+
+	require.Equal(t, exitPartial, c.wait(t), "the original's run went on to its end: %s", c.stderr.String())
+	require.Equal(t, "partial", startedSummary(t, c).Status)
+	require.Equal(t, refDump, dump(t, path, "acme"))
+	require.Equal(t, []string{"cancelled"}, query(t, cp, `SELECT status FROM migrations WHERE id = ?`, id))
 }

@@ -15,9 +15,12 @@ func (a *app) stopCommand() *cli.Command {
 		Usage:     "stop a run: it finishes its batch in flight and ends cancelled",
 		ArgsUsage: "RUN",
 		Description: `Asks a live run to stop (from another shell; Ctrl-C does the same in the
-run's own): the batch in flight commits or rolls back whole, the run's tasks
-are cancelled with their checkpoints, and the run ends cancelled. A run whose
-process is gone (interrupted) is cancelled at once. Either way,
+run's own): the request is written in the run's row — no signal is sent —
+and the run reads it after the batch in flight, which commits or rolls back
+whole; its tasks are cancelled with their checkpoints, and the run ends
+cancelled. A run whose process is gone, or that works on another file than
+this one (a copy of the database), is interrupted and cancelled at once.
+Either way,
 ` + "`crmimport resume RUN`" + ` continues it later.
 
 Examples:
