@@ -19,7 +19,9 @@ func (a *app) rejectsCommand() *cli.Command {
 tries it again) as CSV: run, kind, source_id, file, line, reason, then the
 columns of the raw rows as read (every file's, in the order first seen), so
 that they can be fixed and imported again. A cell that starts with =, +, -,
-@, a tab or a carriage return is written with a leading ' so that a
+@, a tab, a carriage return, | or %, or with a full-width form of one
+(＝ ＋ － ＠ ｜ ％), also after leading blanks (a space, a no-break space,
+any white space or zero-width space), is written with a leading ' so that a
 spreadsheet shows it as text instead of running it as a formula (an
 amount of -5 reads '-5).
 
