@@ -2,12 +2,13 @@ package main
 
 import (
 	"bytes"
-	"os"
+	"io"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
 	"crmimport/forensics"
+	"crmimport/store"
 )
 
 func (a *app) rejectsCommand() *cli.Command {
@@ -29,7 +30,7 @@ Examples:
    crmimport rejects 7 > rejects.csv
    crmimport rejects 7 --out rejects-7.csv`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Usage: "write the CSV to this file instead of stdout"},
+			&cli.StringFlag{Name: "out", Usage: "write the CSV to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -44,17 +45,28 @@ Examples:
 				return err
 			}
 			defer db.Close()
+			out := c.String("out")
+			if out != "" {
+				var n int
+				err := store.WriteOutput(a.dbPath, out, func(w io.Writer) (err error) {
+					n, err = forensics.Rejects(c.Context, db, id, w)
+					return err
+				})
+				if err != nil {
+					return err
+				}
+				if a.json {
+					return a.writeJSON(map[string]any{"run": id, "failed": n, "out": out})
+				}
+				a.say("%d failed records of run %d written to %s", n, id, out)
+				return nil
+			}
 			var buf bytes.Buffer
 			n, err := forensics.Rejects(c.Context, db, id, &buf)
 			if err != nil {
 				return err
 			}
-			out := c.String("out")
 			switch {
-			case out != "":
-				if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
-					return err
-				}
 			case a.json:
 				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
 			default:
@@ -62,12 +74,7 @@ Examples:
 					return err
 				}
 			}
-			if a.json {
-				return a.writeJSON(map[string]any{"run": id, "failed": n, "out": out})
-			}
-			if out != "" {
-				a.say("%d failed records of run %d written to %s", n, id, out)
-			} else if n == 0 {
+			if n == 0 {
 				a.note("run %d has no failed records", id)
 			}
 			return nil

@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
+	"io"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
 	"crmimport/report"
+	"crmimport/store"
 )
 
 func (a *app) reportCommand() *cli.Command {
@@ -21,7 +22,7 @@ func (a *app) reportCommand() *cli.Command {
    crmimport report 7 --format json --out run-7.json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
-			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout"},
+			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -66,7 +67,11 @@ func (a *app) reportCommand() *cli.Command {
 				_, err := a.stdout.Write(buf.Bytes())
 				return err
 			}
-			if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+			err = store.WriteOutput(a.dbPath, out, func(w io.Writer) error {
+				_, err := w.Write(buf.Bytes())
+				return err
+			})
+			if err != nil {
 				return err
 			}
 			if a.json {
