@@ -70,7 +70,9 @@ Examples:
 			case a.json:
 				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
 			default:
-				if _, err := a.stdout.Write(buf.Bytes()); err != nil {
+				// A file of data: its values as they are (safeCell keeps a
+				// spreadsheet from running them).
+				if _, err := a.data.Write(buf.Bytes()); err != nil {
 					return err
 				}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"crmimport/report"
 	"crmimport/store"
+	"crmimport/visible"
 )
 
 func (a *app) reportCommand() *cli.Command {
@@ -48,23 +49,27 @@ func (a *app) reportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// The page is made safe to show wherever it goes, a file
+			// included: the text with every control character from data
+			// made visible, the JSON with them as \u escapes (the same
+			// values to a decoder).
 			var buf bytes.Buffer
 			if format == "json" {
 				b, err := json.MarshalIndent(r.Full(), "", "  ")
 				if err != nil {
 					return err
 				}
-				buf.Write(b)
+				buf.Write(visible.JSON(b))
 				buf.WriteByte('\n')
 			} else {
-				report.WriteReport(&buf, r)
+				report.WriteReport(visible.Writer(&buf), r)
 			}
 			out := c.String("out")
 			if out == "" {
 				if a.json && format != "json" {
 					return a.writeJSON(map[string]any{"report": buf.String()})
 				}
-				_, err := a.stdout.Write(buf.Bytes())
+				_, err := a.data.Write(buf.Bytes())
 				return err
 			}
 			err = store.WriteOutput(a.dbPath, out, func(w io.Writer) error {
