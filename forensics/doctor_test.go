@@ -29,6 +29,7 @@ func TestEachFindingFiresOnItsDumpAlone(t *testing.T) {
 		"poisoned-ledger":    {forensics.UniformSkip, forensics.StaleSkips, forensics.ReadyToTakeOver},
 		"stranded-retry":     {forensics.StrandedWork, forensics.FalseSuccess},
 		"terminal-escapes":   {forensics.ReadyToTakeOver},
+		"shell-quotes":       {forensics.UniformSkip, forensics.ReadyToTakeOver, forensics.Unfinalized, forensics.OrphanSlots},
 	}
 	incidents := map[string]string{"poisoned-ledger": forensics.PoisonedLedger, "stranded-retry": forensics.StrandedRetry}
 	entries, err := os.ReadDir(dumps)
