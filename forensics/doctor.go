@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"crmimport/importer"
@@ -47,7 +48,7 @@ type Finding struct {
 	Summary  string   `json:"summary"`
 	Details  []string `json:"details"`  // one line per run, kind or task
 	Examples []string `json:"examples"` // up to five ids
-	Repair   []string `json:"repair"`   // what to run, in words to paste
+	Repair   []string `json:"repair"`   // what to run: shell command lines to paste, each "CMD   # what it does"
 	runs     map[int64]bool
 }
 
@@ -99,7 +100,7 @@ type doctor struct {
 // reads; each finding says what repairs it.
 func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOptions) (*Diagnosis, error) {
 	if opts.DBPath == "" {
-		opts.DBPath = "crmimport.db"
+		opts.DBPath = defaultDBPath
 	}
 	d := &doctor{ctx: ctx, db: db, engine: e, opts: opts, out: map[string]*Finding{}}
 	var err error
@@ -146,7 +147,11 @@ func (f *Finding) example(s string) {
 	}
 }
 
-func (f *Finding) repair(s string) {
+// repair adds a repair: a command every argument of which is quoted for a
+// POSIX shell, then, as a shell comment, what it does — a line that can be
+// pasted whole.
+func (f *Finding) repair(cmd, note string) {
+	s := commented(cmd, note)
 	for _, r := range f.Repair {
 		if r == s {
 			return
@@ -203,39 +208,60 @@ func loadedRuns(ctx context.Context, db *sql.DB) (map[int64]string, error) {
 	return out, rows.Err()
 }
 
+// crmimport is a crmimport command line for a POSIX shell, every argument
+// quoted, with the database doctor read (--db) unless it is the default.
+func (d *doctor) crmimport(args ...string) string {
+	words := []string{"crmimport"}
+	if d.opts.DBPath != defaultDBPath {
+		words = append(words, "--db", d.opts.DBPath)
+	}
+	return shellCommand(append(words, args...)...)
+}
+
+// defaultDBPath is the database crmimport opens without --db.
+const defaultDBPath = "crmimport.db"
+
+// placeholderPath stands for the export the user gives a command, in a
+// repair's words: left unquoted, for the user to replace.
+const placeholderPath = "PATH"
+
 // runCommand is the `crmimport run` that takes over the records of kinds:
 // a run of this engine takes skipped slots over (R3). A source without a
-// built-in profile of its name reads the export as canonical.
-func runCommand(tenant, source string, kinds []ledger.Kind) string {
+// built-in profile of its name reads the export as canonical. The command
+// ends in PATH; the note says what it stands for.
+func (d *doctor) runCommand(tenant, source string, kinds []ledger.Kind) (cmd, note string) {
 	var names []string
 	for _, k := range sortKinds(kinds) {
 		names = append(names, k.Plural())
 	}
-	profile := ""
+	args := []string{"run", "--tenant", tenant, "--source", source}
 	if _, err := importer.ProfileByName(source); err != nil {
-		profile = " --profile canonical"
+		args = append(args, "--profile", "canonical")
 	}
-	return fmt.Sprintf("crmimport run --tenant %s --source %s%s --only %s PATH   (PATH: an export holding these records)",
-		tenant, source, profile, strings.Join(names, ","))
+	args = append(args, "--only", strings.Join(names, ","))
+	return d.crmimport(args...) + " " + placeholderPath, "PATH: an export holding these records"
 }
 
 // resumeCommand continues a run: a loaded one over a local export (R10).
-func (d *doctor) resumeCommand(runID int64, status phases.RunStatus, kinds []ledger.Kind) string {
+// It is "" for a succeeded run, which is not resumed.
+func (d *doctor) resumeCommand(runID int64, status phases.RunStatus, kinds []ledger.Kind) (cmd, note string) {
 	var names []string
 	for _, k := range sortKinds(kinds) {
 		names = append(names, k.Plural())
 	}
+	id := strconv.FormatInt(runID, 10)
 	if _, ok := d.loaded[runID]; ok {
 		what := "the records it left"
 		if len(names) > 0 {
 			what = "its " + strings.Join(names, ", ")
 		}
-		return fmt.Sprintf("crmimport resume %d --from PATH   (PATH: a canonical export of %s; the run was loaded from a dump)", runID, what)
+		return d.crmimport("resume", id, "--from") + " " + placeholderPath,
+			fmt.Sprintf("PATH: a canonical export of %s; the run was loaded from a dump", what)
 	}
 	if status == phases.RunSucceeded {
-		return ""
+		return "", ""
 	}
-	return fmt.Sprintf("crmimport resume %d", runID)
+	return d.crmimport("resume", id), ""
 }
 
 func sortKinds(kinds []ledger.Kind) []ledger.Kind {
@@ -309,8 +335,8 @@ func (d *doctor) uniformSkips() error {
 			return fmt.Errorf("doctor: uniform skips: %w", err)
 		}
 		if g.reason != importer.ReasonNotLinked {
-			f.repair(fmt.Sprintf("check the export and its profile: crmimport ledger why --tenant %s --kind %s --run %d; "+
-				"a run over the corrected export takes the slots over (R3)", g.tenant, g.kind.Plural(), g.run))
+			f.repair(d.crmimport("ledger", "why", "--tenant", g.tenant, "--kind", g.kind.Plural(), "--run", strconv.FormatInt(g.run, 10)),
+				"check the export and its profile; a run over the corrected export takes the slots over (R3)")
 		}
 	}
 	// Records waiting for their parents are taken over by one run of
@@ -327,7 +353,8 @@ func (d *doctor) uniformSkips() error {
 		}
 	}
 	for _, k := range order {
-		d.finding(UniformSkip, k[0]).repair("once their parents are imported: " + runCommand(k[0], k[1], waiting[k]))
+		cmd, note := d.runCommand(k[0], k[1], waiting[k])
+		d.finding(UniformSkip, k[0]).repair(cmd, "once their parents are imported; "+note)
 	}
 	return nil
 }

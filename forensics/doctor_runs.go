@@ -3,6 +3,7 @@ package forensics
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"crmimport/ledger"
@@ -57,10 +58,11 @@ func (d *doctor) stranded() error {
 		f.runs[r.id] = true
 		f.Details = append(f.Details, fmt.Sprintf("run %d (%s) is at phase %d, but its %s", r.id, r.status, r.phase,
 			strings.Join(r.tasks, "; ")))
-		if cmd := d.resumeCommand(r.id, r.status, r.kinds); cmd != "" {
-			f.repair(cmd + "   (R8: resume rewinds the barrier to the earliest queued phase)")
+		if cmd, note := d.resumeCommand(r.id, r.status, r.kinds); cmd != "" {
+			f.repair(cmd, joinNotes(note, "R8: resume rewinds the barrier to the earliest queued phase"))
 		} else {
-			f.repair(runCommand(r.tenant, r.source, r.kinds) + "   (a succeeded run is not resumed; a new run is safe)")
+			cmd, note := d.runCommand(r.tenant, r.source, r.kinds)
+			f.repair(cmd, note+"; a succeeded run is not resumed, and a new run is safe")
 		}
 	}
 	return nil
@@ -147,10 +149,11 @@ func (d *doctor) falseSuccess() error {
 				kinds = append(kinds, t.Kind)
 			}
 		}
-		if cmd := d.resumeCommand(r.ID, r.Status, kinds); cmd != "" {
-			f.repair(cmd)
+		if cmd, note := d.resumeCommand(r.ID, r.Status, kinds); cmd != "" {
+			f.repair(cmd, note)
 		} else {
-			f.repair(runCommand(r.Tenant, r.Source, kinds) + "   (a succeeded run is not resumed; a new run is safe)")
+			cmd, note := d.runCommand(r.Tenant, r.Source, kinds)
+			f.repair(cmd, note+"; a succeeded run is not resumed, and a new run is safe")
 		}
 	}
 	return nil
@@ -167,7 +170,9 @@ func (d *doctor) unfinalized() error {
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].ID < runs[j].ID })
 	for _, r := range runs {
-		var line, repair string
+		id := strconv.FormatInt(r.ID, 10)
+		var line string
+		var repairs [][2]string // command, note
 		switch {
 		case r.Status == phases.RunRunning && d.engine.Interrupted(r):
 			line = fmt.Sprintf("run %d is running, but no process owns it: interrupted at phase %d", r.ID, r.CurrentPhase)
@@ -183,13 +188,16 @@ func (d *doctor) unfinalized() error {
 						kinds = append(kinds, t.Kind)
 					}
 				}
-				repair = d.resumeCommand(r.ID, r.Status, kinds) + fmt.Sprintf(", or cancel it: crmimport stop %d", r.ID)
+				cmd, note := d.resumeCommand(r.ID, r.Status, kinds)
+				repairs = append(repairs, [2]string{cmd, note})
 			} else {
-				repair = fmt.Sprintf("crmimport resume %d continues it, or crmimport stop %d cancels it", r.ID, r.ID)
+				repairs = append(repairs, [2]string{d.crmimport("resume", id), "continues it"})
 			}
+			repairs = append(repairs, [2]string{d.crmimport("stop", id), "or cancels it"})
 		case r.Status != phases.RunRunning && r.DurationMS == nil:
 			line = fmt.Sprintf("run %d ended %s without duration_ms", r.ID, r.Status)
-			repair = fmt.Sprintf("nothing estimates a lost duration (R15): record run %d as a gap; crmimport report %d shows it as one", r.ID, r.ID)
+			repairs = append(repairs, [2]string{d.crmimport("report", id),
+				fmt.Sprintf("nothing estimates a lost duration (R15): record run %d as a gap, as its report shows it", r.ID)})
 		default:
 			continue
 		}
@@ -198,9 +206,22 @@ func (d *doctor) unfinalized() error {
 		f.runs[r.ID] = true
 		f.example(fmt.Sprintf("run %d", r.ID))
 		f.Details = append(f.Details, line)
-		f.repair(repair)
+		for _, rp := range repairs {
+			f.repair(rp[0], rp[1])
+		}
 	}
 	return nil
+}
+
+// joinNotes joins the notes of a repair that are not empty.
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // incidents names the write-up's incidents in a diagnosis: the poisoned

@@ -71,7 +71,7 @@ func (d *doctor) staleSkips() error {
 		kinds[k] = append(kinds[k], g.kind)
 	}
 	for _, k := range order {
-		d.finding(StaleSkips, k[0]).repair(runCommand(k[0], k[1], kinds[k]))
+		d.finding(StaleSkips, k[0]).repair(d.runCommand(k[0], k[1], kinds[k]))
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func (d *doctor) readyToTakeOver() error {
 		kinds[k] = append(kinds[k], g.kind)
 	}
 	for _, k := range sources {
-		d.finding(ReadyToTakeOver, k[0]).repair(runCommand(k[0], k[1], kinds[k]))
+		d.finding(ReadyToTakeOver, k[0]).repair(d.runCommand(k[0], k[1], kinds[k]))
 	}
 	return nil
 }
@@ -206,13 +206,23 @@ func (d *doctor) orphanSlots() error {
 		f.Details = append(f.Details, fmt.Sprintf("%d %s %s (source %s) %s final, but %s target %s missing (%s)",
 			len(ids[g]), string(g.kind), plural(len(ids[g]), "slot", "slots"), g.source, plural(len(ids[g]), "is", "are"),
 			plural(len(ids[g]), "its", "their"), plural(len(ids[g]), "row is", "rows are"), where))
+		// Step one frees the slots (R2 refuses every claim while they are
+		// there), step two imports the records again. The statement is
+		// SQL with each value a quoted literal, and the whole of it one
+		// argument quoted for the shell, like the database's path.
 		var quoted []string
 		for _, id := range ids[g] {
-			quoted = append(quoted, "'"+strings.ReplaceAll(id, "'", "''")+"'")
+			quoted = append(quoted, sqlString(id))
 		}
-		f.repair(fmt.Sprintf(`sqlite3 %s "DELETE FROM migration_records WHERE tenant_id = '%s' AND source = '%s' AND kind = '%s' AND source_id IN (%s)"   (frees the slots), then %s`,
-			d.opts.DBPath, sqlQuote(g.tenant), sqlQuote(g.source), g.kind, strings.Join(quoted, ", "),
-			runCommand(g.tenant, g.source, []ledger.Kind{g.kind})))
+		stmt := fmt.Sprintf("DELETE FROM migration_records WHERE tenant_id = %s AND source = %s AND kind = %s AND source_id IN (%s)",
+			sqlString(g.tenant), sqlString(g.source), sqlString(string(g.kind)), strings.Join(quoted, ", "))
+		db := d.opts.DBPath
+		if strings.HasPrefix(db, "-") {
+			db = "./" + db // not an option of sqlite3's
+		}
+		f.repair(shellCommand("sqlite3", db, stmt), "1. frees the slots")
+		cmd, note := d.runCommand(g.tenant, g.source, []ledger.Kind{g.kind})
+		f.repair(cmd, "2. imports them again; "+note)
 	}
 	return nil
 }
@@ -221,4 +231,5 @@ func (d *doctor) orphanSlots() error {
 const kindOrder = `CASE r.kind WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'deal' THEN 3 WHEN 'note' THEN 4
     WHEN 'activity' THEN 5 ELSE 6 END`
 
-func sqlQuote(s string) string { return strings.ReplaceAll(s, "'", "''") }
+// sqlString is s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -28,6 +28,8 @@ func TestEachFindingFiresOnItsDumpAlone(t *testing.T) {
 		"orphan-slots":       {forensics.OrphanSlots},
 		"poisoned-ledger":    {forensics.UniformSkip, forensics.StaleSkips, forensics.ReadyToTakeOver},
 		"stranded-retry":     {forensics.StrandedWork, forensics.FalseSuccess},
+		"terminal-escapes":   {forensics.ReadyToTakeOver},
+		"shell-quotes":       {forensics.UniformSkip, forensics.ReadyToTakeOver, forensics.Unfinalized, forensics.OrphanSlots},
 	}
 	incidents := map[string]string{"poisoned-ledger": forensics.PoisonedLedger, "stranded-retry": forensics.StrandedRetry}
 	entries, err := os.ReadDir(dumps)

@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"crmimport/phases"
 )
@@ -30,9 +32,10 @@ FROM record_failures WHERE migration_id = ? ORDER BY id`
 
 // Rejects writes the failed records of a run to w as CSV: run, kind,
 // source_id, file, line, reason, then the raw row's columns. A cell that
-// a spreadsheet would run as a formula — one starting with =, +, -, @, a
-// tab or a carriage return — is written with a leading ' so that it shows
-// as text (a negative amount -5 reads '-5). It returns how many records it
+// a spreadsheet would run as a formula (safeCell: one starting with =, +,
+// -, @, a tab, a carriage return, | or %, or a full-width form of one,
+// blanks before it or not) is written with a leading ' so that it shows as
+// text (a negative amount -5 reads '-5). It returns how many records it
 // wrote; a run without failures gives the header alone.
 func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, error) {
 	if _, err := phases.LoadRun(ctx, db, runID); err != nil {
@@ -162,11 +165,33 @@ func rawValue(v json.RawMessage) string {
 	return string(v)
 }
 
+// formulaStarters are the first characters that make a spreadsheet read a
+// cell as a formula (OWASP, "CSV Injection"): =, +, -, @, a tab and a
+// carriage return; | and %, which older Excel and LibreOffice read as a
+// DDE call or a macro; and the full-width forms of them all, which an East
+// Asian keyboard types and spreadsheets fold into the plain ones.
+const formulaStarters = "=+-@\t\r|%\uff1d\uff0b\uff0d\uff20\uff5c\uff05"
+
 // safeCell neutralises a cell that a spreadsheet would run as a formula
-// (CSV injection): a leading ' makes it text.
+// (CSV injection): one that starts with a formula starter, or with blanks
+// (a space, a no-break space, any white space, a zero-width space) before
+// one, which a spreadsheet skips, gets a leading ' so that it shows as
+// text. Every other cell is written as it is.
 func safeCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+	if startsFormula(s) || startsFormula(strings.TrimLeftFunc(s, blank)) {
 		return "'" + s
 	}
 	return s
+}
+
+func startsFormula(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return s != "" && strings.ContainsRune(formulaStarters, r)
+}
+
+// blank is what a spreadsheet skips before a formula: white space of any
+// kind (unicode.IsSpace: the space, the no-break space, the ideographic
+// space …) and the zero-width space and no-break space.
+func blank(r rune) bool {
+	return unicode.IsSpace(r) || r == '\u200b' || r == '\ufeff'
 }

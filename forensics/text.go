@@ -61,7 +61,7 @@ func WriteLoad(w io.Writer, s *LoadSummary) {
 	}
 	tenant := ""
 	if len(s.Tenants) == 1 {
-		tenant = " --tenant " + s.Tenants[0]
+		tenant = " --tenant " + shellWord(s.Tenants[0])
 	}
 	fmt.Fprintf(w, "\nNext: crmimport doctor%s · crmimport ledger why%s · crmimport runs\n", tenant, orDefault(tenant, " --tenant T"))
 }

@@ -8,4 +8,10 @@
 // The schema is versioned with PRAGMA user_version and upgraded in place from
 // the numbered files in schema/ (never a table called "migrations": that name
 // belongs to the runs table).
+//
+// WriteOutput writes every file a user names for output (rejects --out,
+// report --out) and is the one place that knows what must never be
+// written over: the database in use, its -wal, -shm and -journal files,
+// and any SQLite file. It replaces a file whole, through a temporary file
+// and a rename.
 package store

@@ -18,12 +18,18 @@ import (
 	"crmimport/failpoint"
 	"crmimport/phases"
 	"crmimport/store"
+	"crmimport/visible"
 )
 
 // app is the command line: wiring only. Each action parses its flags,
 // calls one library function and prints.
 type app struct {
+	// stdout and stderr carry human text, with every control character
+	// from data made visible (visible.Writer); data is stdout as it is,
+	// for JSON documents and files of data (rejects CSV) only; bars is
+	// stderr as it is, for the progress bars' own control sequences.
 	stdout, stderr io.Writer
+	data, bars     io.Writer
 	getenv         func(string) string
 	signals        bool        // Ctrl-C and SIGTERM request a stop (off in in-process tests)
 	isTerminal     func() bool // whether stderr is a terminal (progress bars)
@@ -36,7 +42,7 @@ type app struct {
 }
 
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
-	return &app{stdout: stdout, stderr: stderr, getenv: getenv}
+	return &app{stdout: visible.Writer(stdout), stderr: visible.Writer(stderr), data: stdout, bars: stderr, getenv: getenv}
 }
 
 const helpIntro = `crmimport imports CRM exports (CSV, JSON, JSON Lines; a folder, a zip read in
@@ -135,7 +141,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 	var st *statusExit
 	if err != nil && !errors.As(err, &st) {
 		if a.json {
-			fmt.Fprintln(a.stdout, string(errorJSON(err)))
+			fmt.Fprintln(a.data, string(visible.JSON(errorJSON(err))))
 		}
 		fmt.Fprintf(a.stderr, "crmimport: %v\n", err)
 	}
@@ -187,7 +193,7 @@ func (a *app) writeJSON(v any) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(a.stdout, string(b))
+	_, err = fmt.Fprintln(a.data, string(visible.JSON(b)))
 	return err
 }
 
@@ -196,7 +202,7 @@ func (a *app) terminal() bool {
 	if a.isTerminal != nil {
 		return a.isTerminal()
 	}
-	f, ok := a.stderr.(*os.File)
+	f, ok := a.bars.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"database/sql"
 	"fmt"
 	"os"
@@ -540,6 +541,55 @@ var badInputCases = []badCase{
 			}},
 		},
 	},
+	{
+		// Issue 11 item 13: names from a zip reach the terminal with their
+		// control characters visible — a folder that would retitle the
+		// window and clear the screen, with a right-to-left override, and
+		// a folder holding a hyperlink and a C1 CSI — while the task keeps
+		// the name as it is.
+		name: "EscapesInZipFolderNames", dir: "32-escapes-in-zip-names",
+		input: zipUnderFolder("32-escapes-in-zip-names", "escapes.zip", "\x1b]0;pwned\x07\x1b[2Jexport\u202e/",
+			map[string][]byte{"\x1b]8;;mailto:x@evil.example\x07Attachments\x1b]8;;\x07\u009b31m/a.txt": []byte("x")}),
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 1}, "contact": {Imported: 1}},
+		stderr: []string{
+			`notice: ignored the folder escapes.zip!/\x1b]8;;mailto:x@evil.example\x07Attachments\x1b]8;;\x07\u009b31m: `,
+			`1 companies (escapes.zip!/\x1b]0;pwned\x07\x1b[2Jexport\u202e/companies.csv)`,
+		},
+		stderrNot: []string{"\x1b", "\x07", "\u009b", "\u202e"},
+		stored: []storedRows{{q: `SELECT substr(file, instr(file, '!/')) FROM migration_tasks ORDER BY id`, want: []string{
+			"!/\x1b]0;pwned\x07\x1b[2Jexport\u202e/companies.csv", "!/\x1b]0;pwned\x07\x1b[2Jexport\u202e/contacts.csv"}}},
+	},
+}
+
+// zipUnderFolder zips a folder of badFixtures into a temporary zip, every
+// file under folder (which ends in "/"), with extra entries under it too.
+func zipUnderFolder(dir, name, folder string, extra map[string][]byte) func(t *testing.T) []string {
+	return func(t *testing.T) []string {
+		entries, err := os.ReadDir(filepath.Join(badFixtures, dir))
+		require.NoError(t, err)
+		dst := filepath.Join(t.TempDir(), name)
+		f, err := os.Create(dst)
+		require.NoError(t, err)
+		zw := zip.NewWriter(f)
+		add := func(name string, b []byte) {
+			w, err := zw.Create(folder + name)
+			require.NoError(t, err)
+			_, err = w.Write(b)
+			require.NoError(t, err)
+		}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(badFixtures, dir, e.Name()))
+			require.NoError(t, err)
+			add(e.Name(), b)
+		}
+		for n, b := range extra {
+			add(n, b)
+		}
+		require.NoError(t, zw.Close())
+		require.NoError(t, f.Close())
+		return []string{dst}
+	}
 }
 
 // fixedEngineBugs are cases that first showed the engine doing something

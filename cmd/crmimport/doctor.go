@@ -25,7 +25,10 @@ command that repairs it:
    orphan-slots        a created or matched slot whose target row is missing (R1, R2)
 
 and the incidents of write-up 000 they add up to (the poisoned ledger, the
-stranded retry). Exit code 0 when it finds nothing, 3 when it finds something.
+stranded retry). Each repair is a line to paste whole into a shell, the
+command then "# what it does", every argument quoted for a POSIX shell
+(replace PATH with the export to read).
+Exit code 0 when it finds nothing, 3 when it finds something.
 
 Examples:
    crmimport doctor

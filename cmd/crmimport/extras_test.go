@@ -175,3 +175,75 @@ func TestReportAndRuns(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Regexp(t, `1\s+demo\s+canonical\s+partial\s+5\s+270\s+0\s+17\s+13\s+\S+`, r.stdout)
 }
+
+// TestOutNeverOverwritesTheDatabase: `rejects --out` and `report --out`
+// refuse a file that is the database in use — by name, through a symlink
+// or a hard link — its -wal (there while the command has the database
+// open) or -shm, and any other SQLite file, exit 1 naming the file and
+// what it is, and leave the database as it was (its bytes and its runs);
+// a file that is no database is replaced whole, night after night.
+func TestOutNeverOverwritesTheDatabase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.db")
+	r := crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	other := filepath.Join(dir, "other.db")
+	r = crm(t, nil, "--db", other, "runs")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NoError(t, os.Symlink("d.db", filepath.Join(dir, "link.csv")))
+	require.NoError(t, os.Link(path, filepath.Join(dir, "hard.csv")))
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	otherBefore, err := os.ReadFile(other)
+	require.NoError(t, err)
+
+	for _, cmd := range [][]string{{"rejects", "1"}, {"report", "1"}, {"report", "1", "--format", "json"}} {
+		for _, tc := range []struct{ name, out, what string }{
+			{"Database", path, "the database in use (" + path + ")"},
+			{"Symlink", filepath.Join(dir, "link.csv"), "the database in use (" + path + ")"},
+			{"HardLink", filepath.Join(dir, "hard.csv"), "the database in use (" + path + ") under another name (a hard link)"},
+			{"WAL", path + "-wal", "the write-ahead log of the database in use (" + path + "-wal)"},
+			{"SHM", path + "-shm", "the shared-memory index of the database in use (" + path + "-shm)"},
+			{"AnotherSQLiteFile", other, "a SQLite database (it begins with SQLite's header)"},
+		} {
+			t.Run(cmd[0]+cmd[len(cmd)-1]+tc.name, func(t *testing.T) {
+				r := crm(t, nil, append([]string{"--db", path}, append(cmd, "--out", tc.out)...)...)
+				require.Equal(t, exitError, r.code, r.stdout+r.stderr)
+				require.Contains(t, r.stderr, "will not write "+tc.out+": it is "+tc.what+", and writing over it would destroy it")
+				require.Empty(t, r.stdout)
+			})
+		}
+	}
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the database's bytes are as they were")
+	otherAfter, err := os.ReadFile(other)
+	require.NoError(t, err)
+	require.Equal(t, otherBefore, otherAfter)
+	require.Equal(t, []string{"1|partial"}, query(t, path, `SELECT id, status FROM migrations`))
+
+	// A report that is no database is replaced, every night.
+	out := filepath.Join(dir, "r.txt")
+	require.NoError(t, os.WriteFile(out, []byte("last night's report"), 0o644))
+	for range 2 {
+		r = crm(t, nil, "--db", path, "report", "1", "--out", out)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		require.Contains(t, string(b), "status      partial")
+		require.NotContains(t, string(b), "last night's report")
+	}
+	r = crm(t, nil, "--db", path, "rejects", "1", "--out", out)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(b), "run,kind,source_id,file,line,reason,"), "%.80s", b)
+	// A failed write (no such run) leaves the old file whole.
+	r = crm(t, nil, "--db", path, "rejects", "9", "--out", out)
+	require.Equal(t, exitError, r.code)
+	require.Contains(t, r.stderr, "run 9: no such run ("+out+" is left as it was)")
+	b2, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Equal(t, b, b2)
+}

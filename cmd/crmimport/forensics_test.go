@@ -4,7 +4,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,22 +46,51 @@ func doctorJSON(t *testing.T, path string) (diagnosis, result) {
 	return d, r
 }
 
-// suggested is the command a repair suggests, with PATH given: the words
-// before its explanation, without the leading "crmimport".
-func suggested(t *testing.T, repair, path string) []string {
+// fakePrograms are crmimport and sqlite3 for a shell that pastes a repair:
+// each records its name and arguments (NUL-separated, after their count)
+// in $CRMIMPORT_TEST_RECORD and does nothing else.
+const fakeProgram = `#!/bin/sh
+{ printf '%s\0' "${0##*/}" "$#"; [ "$#" -gt 0 ] && printf '%s\0' "$@"; } >> "$CRMIMPORT_TEST_RECORD"
+`
+
+// pasted runs a repair line of doctor's through a real POSIX shell, as a
+// user pasting it would — with its word PATH replaced by path, quoted, and
+// its comment kept — in a folder of its own, with crmimport and sqlite3
+// that only record their arguments. It returns what each program was given
+// (name first), and fails if the line made any file appear (a $(touch X)
+// that ran).
+func pasted(t *testing.T, line, path string) [][]string {
 	t.Helper()
-	if i := strings.Index(repair, "crmimport "); i > 0 {
-		repair = repair[i:] // "once their parents are imported: crmimport run …"
+	bin, cwd := t.TempDir(), t.TempDir()
+	for _, name := range []string{"crmimport", "sqlite3"} {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte(fakeProgram), 0o700))
 	}
-	cmd, _, _ := strings.Cut(repair, "   (")
-	words := strings.Fields(cmd)
-	require.Equal(t, "crmimport", words[0], repair)
-	for i, w := range words {
-		if w == "PATH" {
-			words[i] = path
-		}
+	record := filepath.Join(bin, "record")
+	cmd, note, _ := strings.Cut(line, "   # ")
+	if p, ok := strings.CutSuffix(cmd, " PATH"); ok {
+		cmd = p + " '" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 	}
-	return words[1:]
+	sh := exec.Command("sh", "-c", cmd+"   # "+note)
+	sh.Dir = cwd
+	sh.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "CRMIMPORT_TEST_RECORD="+record)
+	out, err := sh.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", line, out)
+	require.Empty(t, string(out), line)
+	left, err := os.ReadDir(cwd)
+	require.NoError(t, err)
+	require.Empty(t, left, "pasting %s made files appear", line)
+	b, err := os.ReadFile(record)
+	require.NoError(t, err, "%s ran no program", line)
+	fields := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+	var calls [][]string
+	for len(fields) >= 2 {
+		n, err := strconv.Atoi(fields[1])
+		require.NoError(t, err)
+		calls = append(calls, append([]string{fields[0]}, fields[2:2+n]...))
+		fields = fields[2+n:]
+	}
+	require.Empty(t, fields)
+	return calls
 }
 
 // TestIncidentsEndToEnd: from the dump of each incident of write-up 000,
@@ -102,9 +133,13 @@ func TestIncidentsEndToEnd(t *testing.T) {
 					repair = f.Repair[0]
 				}
 			}
-			args := suggested(t, repair, filepath.Join(dumpDir, "export"))
-			r = crm(t, nil, append([]string{"--db", path, "--json"}, args...)...)
-			require.Equal(t, exitOK, r.code, "%s: %s", strings.Join(args, " "), r.stderr)
+			export, err := filepath.Abs(filepath.Join(dumpDir, "export"))
+			require.NoError(t, err)
+			calls := pasted(t, repair, export)
+			require.Len(t, calls, 1, repair)
+			require.Equal(t, []string{"crmimport", "--db", path}, calls[0][:3], "the repair names the database doctor read")
+			r = crm(t, nil, append(calls[0][1:], "--json")...)
+			require.Equal(t, exitOK, r.code, "%s: %s", repair, r.stderr)
 			require.Equal(t, "succeeded", r.summary(t).Status)
 
 			d, r = doctorJSON(t, path)
@@ -116,6 +151,101 @@ func TestIncidentsEndToEnd(t *testing.T) {
 			require.Contains(t, r.stdout, "nothing found")
 		})
 	}
+}
+
+// The hostile names of fixtures/dumps/shell-quotes.
+const (
+	quoteTenant = `it's "Acme" $(touch X) ` + "`touch X`" + ` & co`
+	quoteSource = `crm "one" 's' $(touch X)`
+	quoteOrphan = "c-`touch X`-2 it's"
+	quoteDBDir  = `it's "db" $(touch X) ` + "`touch X`" + ` dir`
+)
+
+// TestDoctorRepairsArePastable (issue 11 item 14): on a database in a
+// folder whose name, and a ledger whose tenant, source and ids, hold ',
+// ", $(…), backticks and spaces, every repair doctor prints — and the load
+// summary's next commands — pasted into a real POSIX shell, runs exactly
+// the program and arguments meant and nothing else (no file X appears);
+// run in that order they do what doctor says: the orphan's slot is freed
+// and imported again, the interrupted run is cancelled, the skipped note
+// is taken over, and doctor is left with the finding that needs a person.
+func TestDoctorRepairsArePastable(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), quoteDBDir)
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	path := filepath.Join(dir, "crm.db")
+	dumpDir := filepath.Join(dumps, "shell-quotes")
+	export, err := filepath.Abs(filepath.Join(dumpDir, "export"))
+	require.NoError(t, err)
+
+	r := crm(t, nil, "--db", path, "ledger", "load", dumpDir)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	_, next, ok := strings.Cut(strings.TrimSpace(r.stdout), "\nNext: ")
+	require.True(t, ok, r.stdout)
+	var nexts [][]string
+	for _, line := range strings.Split(next, " · ") {
+		nexts = append(nexts, pasted(t, line, export)...)
+	}
+	require.Equal(t, [][]string{{"crmimport", "doctor", "--tenant", quoteTenant},
+		{"crmimport", "ledger", "why", "--tenant", quoteTenant}, {"crmimport", "runs"}}, nexts)
+	sqlText, err := os.ReadFile(filepath.Join(dumpDir, "after-load.sql"))
+	require.NoError(t, err)
+	_, err = openDB(t, path).Exec(string(sqlText))
+	require.NoError(t, err)
+
+	d, _ := doctorJSON(t, path)
+	require.Equal(t, []string{"uniform-skip", "ready-to-take-over", "unfinalized", "orphan-slots"}, d.names())
+	text := crm(t, nil, "--db", path, "doctor")
+	require.Equal(t, exitFindings, text.code)
+	var printed []string
+	for _, l := range strings.Split(text.stdout, "\n") {
+		if r, ok := strings.CutPrefix(l, "  repair: "); ok {
+			printed = append(printed, r)
+		}
+	}
+	var lines []string
+	for _, f := range d.Findings {
+		lines = append(lines, f.Repair...)
+	}
+	require.Equal(t, lines, printed, "the text prints the very lines of --json")
+
+	sql := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	db := []string{"crmimport", "--db", path}
+	want := [][]string{
+		append(db, "ledger", "why", "--tenant", quoteTenant, "--kind", "deals", "--run", "3"),
+		append(db, "run", "--tenant", quoteTenant, "--source", quoteSource, "--profile", "canonical", "--only", "notes", export),
+		append(db, "resume", "4", "--from", export),
+		append(db, "stop", "4"),
+		{"sqlite3", path, "DELETE FROM migration_records WHERE tenant_id = " + sql(quoteTenant) + " AND source = " + sql(quoteSource) +
+			" AND kind = 'contact' AND source_id IN (" + sql(quoteOrphan) + ")"},
+		append(db, "run", "--tenant", quoteTenant, "--source", quoteSource, "--profile", "canonical", "--only", "contacts", export),
+	}
+	var got [][]string
+	for _, line := range lines {
+		calls := pasted(t, line, export)
+		require.Len(t, calls, 1, "one program per line: %s", line)
+		got = append(got, calls[0])
+	}
+	require.Equal(t, want, got)
+
+	// What they do, in the order a user would take: look, free the slot,
+	// cancel the interrupted run (its tenant can run again), take the
+	// skipped note over, import the orphan again.
+	r = crm(t, nil, got[0][1:]...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "deleted in source")
+	_, err = openDB(t, got[4][1]).Exec(got[4][2])
+	require.NoError(t, err)
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id = ?`, quoteOrphan))
+	for _, call := range [][]string{got[3], got[1], got[5]} {
+		r = crm(t, nil, call[1:]...)
+		require.Equal(t, exitOK, r.code, "%q: %s", call, r.stderr)
+	}
+	require.Equal(t, []string{"cancelled"}, query(t, path, `SELECT status FROM migrations WHERE id = 4`))
+	require.Equal(t, []string{"note|created", "contact|created"}, query(t, path,
+		`SELECT kind, action FROM migration_records WHERE migration_id > 4 ORDER BY id`))
+	d, _ = doctorJSON(t, path)
+	require.Equal(t, []string{"uniform-skip"}, d.names(), "what is left needs a person: 20 deals deleted in source")
 }
 
 // TestForensicsCommandsTakeFlagsInAnyOrder: flags before or after the

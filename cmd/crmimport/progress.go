@@ -58,7 +58,7 @@ func (p *progressView) task(t phases.Task) {
 		}
 	}
 	p.bar = progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(p.a.stderr),
+		progressbar.OptionSetWriter(p.a.bars), // its own control sequences; it shows no name from data
 		progressbar.OptionSetDescription(phaseName(t.Phase)),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionSetWidth(30),

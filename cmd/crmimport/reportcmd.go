@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
+	"io"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
 	"crmimport/report"
+	"crmimport/store"
+	"crmimport/visible"
 )
 
 func (a *app) reportCommand() *cli.Command {
@@ -21,7 +23,7 @@ func (a *app) reportCommand() *cli.Command {
    crmimport report 7 --format json --out run-7.json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
-			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout"},
+			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -47,26 +49,34 @@ func (a *app) reportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// The page is made safe to show wherever it goes, a file
+			// included: the text with every control character from data
+			// made visible, the JSON with them as \u escapes (the same
+			// values to a decoder).
 			var buf bytes.Buffer
 			if format == "json" {
 				b, err := json.MarshalIndent(r.Full(), "", "  ")
 				if err != nil {
 					return err
 				}
-				buf.Write(b)
+				buf.Write(visible.JSON(b))
 				buf.WriteByte('\n')
 			} else {
-				report.WriteReport(&buf, r)
+				report.WriteReport(visible.Writer(&buf), r)
 			}
 			out := c.String("out")
 			if out == "" {
 				if a.json && format != "json" {
 					return a.writeJSON(map[string]any{"report": buf.String()})
 				}
-				_, err := a.stdout.Write(buf.Bytes())
+				_, err := a.data.Write(buf.Bytes())
 				return err
 			}
-			if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+			err = store.WriteOutput(a.dbPath, out, func(w io.Writer) error {
+				_, err := w.Write(buf.Bytes())
+				return err
+			})
+			if err != nil {
 				return err
 			}
 			if a.json {
