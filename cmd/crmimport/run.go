@@ -70,6 +70,11 @@ func (a *app) runAction(c *cli.Context) error {
 	if c.NArg() < 1 {
 		return usagef("run takes one PATH (a folder, a zip or one file; or the several zips of one export), got none")
 	}
+	for _, p := range c.Args().Slice() {
+		if strings.TrimSpace(p) == "" {
+			return usagef("run: PATH is empty (an unset variable, such as \"$EXPORT\"?): give the folder, zip or file to import")
+		}
+	}
 	spec := importer.RunSpec{
 		Tenant: strings.TrimSpace(c.String("tenant")), Source: strings.TrimSpace(c.String("source")),
 		Profile: c.String("profile"), Input: c.Args().First(), Inputs: c.Args().Tail(), BatchSize: c.Int("batch-size"),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,5 +189,32 @@ func TestReadOnlyCommandsNeverCreateTheFile(t *testing.T) {
 			_, err := os.Stat(path)
 			require.ErrorIs(t, err, os.ErrNotExist, "no file made at --db")
 		})
+	}
+}
+
+// TestAnotherApplicationsFileIsLeftAlone: issue 11 item 9. Every command
+// refuses a --db that is another application's SQLite file, saying what it
+// is, and writes nothing to it: no tables, no switch to WAL.
+func TestAnotherApplicationsFileIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	dir := writeExport(t, map[string]string{"companies.csv": storyCompanies})
+	path := filepath.Join(t.TempDir(), "app.db")
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = raw.Exec(`CREATE TABLE contacts (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO contacts VALUES (1, 'Ann'); PRAGMA user_version = 12`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, args := range [][]string{{"runs"}, {"doctor"}, {"run", "--tenant", "acme", "--source", "canonical", dir},
+		{"run", "--tenant", "acme", "--source", "canonical", "--dry-run", dir}, {"ledger", "load", "../../fixtures/dumps/clean"}} {
+		r := crm(t, nil, append([]string{"--db", path}, args...)...)
+		require.Equal(t, exitError, r.code, "%v: %s", args, r.stderr)
+		require.Contains(t, r.stderr, "holds the tables of another application (contacts)", "%v", args)
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, before, after, "%v: the file is as it was", args)
+		_, err = os.Stat(path + "-wal")
+		require.ErrorIs(t, err, os.ErrNotExist, "%v: not switched to WAL", args)
 	}
 }
