@@ -162,10 +162,15 @@ func (e *Engine) Plan(ctx context.Context, spec PlanSpec) (Run, error) {
 // unique index stays the authority for two runs that start at the same
 // instant.
 func (e *Engine) refuseLive(ctx context.Context, tenant string) error {
-	if live, err := scanRun(e.DB.QueryRowContext(ctx, liveRunSQL, tenant)); err == nil {
-		return &AdmissionError{Tenant: tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
+	live, err := scanRun(e.DB.QueryRowContext(ctx, liveRunSQL, tenant))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		// Not "no live run": a live run that cannot be read is still live.
+		return fmt.Errorf("admission check for tenant %s: its live run cannot be read: %w", tenant, err)
 	}
-	return nil
+	return &AdmissionError{Tenant: tenant, LiveRun: live.ID, Owner: live.Owner, Interrupted: e.Interrupted(live)}
 }
 
 // refuseTaken refuses a resume of run at once (R13) when a live process

@@ -620,3 +620,21 @@ func TestStopRequestReachesATaskThatIsOpening(t *testing.T) {
 	require.Contains(t, ts[ledger.Contact].LastError, "stop requested while the task opened its input")
 	require.Equal(t, TaskCancelled, ts[ledger.Deal].Status)
 }
+
+// TestAdmissionCheckSurfacesErrors: issue 11 item 21. A live run that
+// cannot be read is not "no live run": the admission check says why it
+// cannot admit the run, instead of going on as if the tenant were free.
+func TestAdmissionCheckSurfacesErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, "")
+	id := seedRun(t, db, RunRunning, 1, thisOwner(t, db), taskState{ledger.Company, TaskRunning, 0})
+	_, err := db.ExecContext(ctx, `UPDATE migrations SET stats = 'not json' WHERE id = ?`, id)
+	require.NoError(t, err)
+	e := newEngine(db)
+	err = e.refuseLive(ctx, "acme")
+	require.ErrorContains(t, err, "admission check for tenant acme: its live run cannot be read")
+	var adm *AdmissionError
+	require.False(t, errors.As(err, &adm))
+	require.NoError(t, e.refuseLive(ctx, "globex"), "a tenant without a live run is free")
+}
