@@ -34,6 +34,12 @@ type jsonSource struct {
 	lines     *lineCounter
 	checkUTF8 bool
 	state     jsonState
+	// wrapKey and wrapLine are the key of a wrapper object whose array
+	// holds the records, and the line where it stands.
+	wrapKey  string
+	wrapLine int
+	// survey reads the outline of the file, not its records (surveyJSON).
+	survey bool
 }
 
 func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool) *jsonSource {
@@ -58,24 +64,43 @@ func (s *jsonSource) next() (Row, error) {
 		case json.Delim('['):
 			// An array is tolerated in a .jsonl file too.
 			s.state = jsonArray
+			if s.survey {
+				return Row{}, io.EOF
+			}
 			return s.next()
 		case json.Delim('{'):
 			s.state = jsonStream
 			line := s.tokenLine()
 			if s.format != FormatJSON {
+				if s.survey {
+					return Row{}, io.EOF
+				}
 				return s.readObject(line)
 			}
 			row, wrapped, err := s.readFirstObject(line)
 			if err != nil || !wrapped {
+				if s.survey && err == nil {
+					return Row{}, io.EOF
+				}
 				return row, err
 			}
 			s.state = jsonWrapped
 			return s.next()
 		}
 		s.state = jsonStream
+		if s.survey {
+			return Row{}, io.EOF
+		}
 		return s.nonObject(tok)
 
 	case jsonArray, jsonWrapped:
+		for s.survey && s.dec.More() {
+			var raw json.RawMessage
+			if err := s.dec.Decode(&raw); err != nil {
+				return Row{}, s.fileError(err)
+			}
+			s.lines.lineAt(s.dec.InputOffset()) // one record held at a time
+		}
 		if !s.dec.More() {
 			if _, err := s.token(false); err != nil { // the closing ]
 				return Row{}, err
@@ -128,11 +153,13 @@ func (s *jsonSource) readFirstObject(line int) (row Row, wrapped bool, err error
 			cols = append(cols, Col{Name: key, Value: v, Nested: nested})
 			continue
 		}
+		keyLine := s.tokenLine()
 		tok, err := s.token(false)
 		if err != nil {
 			return Row{}, false, err
 		}
 		if tok == json.Delim('[') {
+			s.wrapKey, s.wrapLine = key, keyLine
 			return Row{}, true, nil
 		}
 		v, err := s.rebuild(tok)
@@ -149,21 +176,79 @@ func (s *jsonSource) readFirstObject(line int) (row Row, wrapped bool, err error
 }
 
 // endWrapper skips what follows the records array in a wrapper object and
-// makes sure nothing follows the object: JSON Lines whose first record
-// happens to hold a "data" array must not lose the other records silently.
+// makes sure that no other array of records is there (a second key of
+// wrapperKeys, or the same key again, holding an array) and that nothing
+// follows the object (JSON Lines whose first record happens to hold a
+// "data" array): either would lose records silently. crmimport cannot tell
+// which of two arrays holds the records, so the file fails (SPEC §4).
 func (s *jsonSource) endWrapper() error {
 	for s.dec.More() {
-		if _, err := s.key(); err != nil {
+		key, err := s.key()
+		if err != nil {
 			return err
 		}
-		if err := s.skipValue(); err != nil {
+		if !isWrapperKey(key) {
+			if err := s.skipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		line := s.tokenLine()
+		tok, err := s.token(false)
+		if err != nil {
 			return err
+		}
+		if tok == json.Delim('[') {
+			return &FileError{File: s.name, Line: line, Reason: s.secondArray(key, line)}
+		}
+		if _, ok := tok.(json.Delim); ok {
+			if err := s.skipRest(); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := s.token(false); err != nil { // the wrapper's closing }
 		return err
 	}
 	return s.expectEnd("after the object holding the records (JSON Lines? name the file .jsonl)")
+}
+
+// secondArray says that the wrapper object holds a second array of
+// records, key at line, and what to do.
+func (s *jsonSource) secondArray(key string, line int) string {
+	what := fmt.Sprintf("holds two arrays of records, %s at line %d and %s at line %d", quoteJSON(s.wrapKey), s.wrapLine, quoteJSON(key), line)
+	if key == s.wrapKey {
+		what = fmt.Sprintf("holds the key %s twice, each an array of records (at lines %d and %d)", quoteJSON(key), s.wrapLine, line)
+	}
+	return what + ": crmimport reads one array per file and cannot tell which one holds the records; " +
+		"keep the one that does (or put each in a file of its own) and run again"
+}
+
+// surveyJSON reads the outline of a JSON file, not its records, and
+// returns the *FileError that reading its records would end with after
+// them, when the file is an object whose array of records is followed by
+// another (or by more data): a task checks this before its first record,
+// so that none of the records of an array that may not be the right one
+// is imported before the file fails. It reads an array's or JSON Lines'
+// first token only, and skips the records of a wrapper's array one by one
+// (never the file whole).
+func surveyJSON(r io.Reader, opt ReadOptions) error {
+	if opt.Format != FormatJSON {
+		return nil
+	}
+	rr, err := NewRowReader(r, opt)
+	if err != nil {
+		return err
+	}
+	rr.json.survey = true
+	for {
+		if _, err := rr.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 // expectEnd returns io.EOF when the input holds nothing more, or a

@@ -78,9 +78,28 @@ func TestReadJSON(t *testing.T) {
 		},
 		{
 			name:   "WrapperFirstKeyHoldingAnArray",
-			in:     `{"data": {"note": "not the records"}, "records": [{"id": "1"}], "results": [{"id": "no"}]}`,
+			in:     `{"data": {"note": "not the records"}, "records": [{"id": "1"}], "results": "none", "data": null}`,
 			format: FormatJSON,
 			want:   []Row{ok(1, "id", "1")},
+		},
+		{
+			// Was: the records of "data" were dropped silently.
+			name:     "WrapperTwoArraysOfRecords",
+			in:       "{\"total\": 2,\n \"results\": [\n{\"id\": \"1\"}\n],\n \"paging\": {\"data\": [1]},\n \"data\": [\n{\"id\": \"2\"}]}",
+			format:   FormatJSON,
+			want:     []Row{ok(3, "id", "1")},
+			wantErr:  `holds two arrays of records, "results" at line 2 and "data" at line 6: crmimport reads one array per file and cannot tell which one holds the records; keep the one that does (or put each in a file of its own) and run again`,
+			wantLine: 6,
+		},
+		{
+			// Was: the records of the second "data" were dropped silently
+			// (a JSON parser that keeps the last key would read only those).
+			name:     "WrapperKeyTwice",
+			in:       "{\"data\": [{\"id\": \"1\"}],\n\"data\": []}",
+			format:   FormatJSON,
+			want:     []Row{ok(1, "id", "1")},
+			wantErr:  `holds the key "data" twice, each an array of records (at lines 1 and 2): crmimport reads one array per file`,
+			wantLine: 2,
 		},
 		{
 			name:   "WrapperEmpty",
@@ -384,4 +403,46 @@ func TestReadJSONNestedFlag(t *testing.T) {
 	require.Len(t, rows, 1)
 	require.Equal(t, []Col{{Name: "a", Value: "[not nested]"}, {Name: "b", Value: `{"x":1}`, Nested: true},
 		{Name: "c", Value: "[1,2]", Nested: true}, {Name: "d", Value: "{}"}}, rows[0].Cols)
+}
+
+// TestSurveyJSON: the outline of a JSON file says, before any record is
+// read, whether reading its records would end in a second array of
+// records (or data after the wrapper object); of an array or JSON Lines it
+// reads the first token only.
+func TestSurveyJSON(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		in       string
+		format   Format
+		wantErr  string
+		wantLine int
+	}{
+		"Array":             {in: "[{\"id\": \"1\"},\n{\"id\": oops}]", format: FormatJSON},
+		"JSONLines":         {in: "{\"id\": \"1\"}\n{\"id\" \"2\"}\n", format: FormatJSON},
+		"JSONLinesFile":     {in: "{\"data\": [1]}\n{\"data\": [2]}\n", format: FormatJSONL},
+		"OneArrayOfRecords": {in: "{\"results\": [{\"id\": \"1\"}, {\"id\": \"2\"}], \"paging\": {\"next\": null}}", format: FormatJSON},
+		"CSV":               {in: "id\n1\n", format: FormatCSV},
+		"TwoArraysOfRecords": {in: "{\"results\": [{\"id\": \"1\"},\n{\"id\": \"2\"}],\n\"data\": [{\"id\": \"3\"}]}", format: FormatJSON,
+			wantErr: `holds two arrays of records, "results" at line 1 and "data" at line 3`, wantLine: 3},
+		"KeyTwice": {in: "{\"records\": [],\n\n\"records\": [{\"id\": \"1\"}]}", format: FormatJSON,
+			wantErr: `holds the key "records" twice, each an array of records (at lines 1 and 3)`, wantLine: 3},
+		"MoreAfterTheWrapper": {in: "{\"id\": \"1\", \"data\": [{\"x\": 1}]}\n{\"id\": \"2\"}\n", format: FormatJSON,
+			wantErr: "unexpected data after the object holding the records (JSON Lines? name the file .jsonl)", wantLine: 2},
+		"SyntaxErrorInTheRecords": {in: "{\"records\": [{\"id\": \"1\"},\n{\"id\": 1 2}]}", format: FormatJSON,
+			wantErr: "invalid JSON", wantLine: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err := surveyJSON(strings.NewReader(c.in), ReadOptions{Name: "s.json", Format: c.format})
+			if c.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			var fe *FileError
+			require.ErrorAs(t, err, &fe)
+			require.Contains(t, fe.Reason, c.wantErr)
+			require.Equal(t, c.wantLine, fe.Line)
+			require.Equal(t, "s.json", fe.File)
+		})
+	}
 }

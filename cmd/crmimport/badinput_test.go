@@ -698,6 +698,20 @@ var fixedEngineBugs = []badCase{
 			"and crmimport cannot tell which one is the export's: extract the zip, keep the right file, and pass the folder"},
 	},
 	{
+		// Was: an object holding two arrays of records imports the first
+		// ("results") and drops the second ("data") silently. The file fails
+		// naming both, before its first record: with a batch of one, no
+		// record of either array is imported.
+		name: "AJSONObjectWithTwoArraysOfRecords", dir: "35-json-two-record-arrays", flags: []string{"--batch-size", "1"},
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {}},
+		tasks: []string{"company|succeeded|",
+			`contact|failed|contacts.json:8: holds two arrays of records, "results" at line 3 and "data" at line 8: ` +
+				"crmimport reads one array per file and cannot tell which one holds the records; keep the one that does"},
+		stderr: []string{`contacts.json:8: holds two arrays of records`},
+		stored: []storedRows{twoCompanies, noContacts},
+	},
+	{
 		// Was: entries named export\companies.csv (older Windows tools)
 		// match no kind, with no hint: "no file matches a kind". Backslashes
 		// are folder separators: the export folder is read, and ..\ is a
