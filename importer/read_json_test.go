@@ -176,14 +176,18 @@ func TestReadJSON(t *testing.T) {
 			},
 		},
 		{
+			// A line of JSON Lines is one record: an array that goes on to
+			// the next line is two broken lines.
 			name:   "JSONLNonObject",
-			in:     "{\"id\":\"1\"}\n[1,\n2]\n\"s\"\n{\"id\":\"2\"}\n",
+			in:     "{\"id\":\"1\"}\n[1,\n2]\n\"s\"\n[{\"id\": \"x\"}]\n{\"id\":\"2\"}\n",
 			format: FormatJSONL,
 			want: []Row{
 				ok(1, "id", "1"),
-				bad(f, 2, "expected an object, found array"),
-				bad(f, 4, "expected an object, found string"),
-				ok(5, "id", "2"),
+				text(bad(f, 2, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)"), "[1,"),
+				text(bad(f, 3, `unexpected data after the record ("]"): a line of JSON Lines holds one record`), "2]"),
+				text(bad(f, 4, "expected an object, found string"), `"s"`),
+				text(bad(f, 5, "expected an object, found array"), `[{"id": "x"}]`),
+				ok(6, "id", "2"),
 			},
 		},
 		{
@@ -210,12 +214,83 @@ func TestReadJSON(t *testing.T) {
 			wantLine: 3,
 		},
 		{
-			name:     "SyntaxErrorJSONL",
-			in:       "{\"id\":\"1\"}\n{\"id\":\"2\"}\n{\"id\" \"3\"}\n{\"id\":\"4\"}\n",
+			// Was: the whole file failed at line 3. A broken line fails
+			// alone, and reading goes on at the next line.
+			name:   "SyntaxErrorJSONL",
+			in:     "{\"id\":\"1\"}\n{\"id\":\"2\"}\n{\"id\" \"3\"}\n{\"id\":\"4\"}\n",
+			format: FormatJSONL,
+			want: []Row{ok(1, "id", "1"), ok(2, "id", "2"),
+				text(bad(f, 3, "invalid JSON: expected colon after object key"), `{"id" "3"}`), ok(4, "id", "4")},
+		},
+		{
+			// Each broken line fails alone with its line, what could be read
+			// of it and its text; reading goes on at the next line.
+			name: "JSONLBrokenLines",
+			in: "{\"id\":\"1\"}\n" +
+				"{\"id\":\"2\", \"name\": \"Bo\n" + // cut short inside a string
+				"{\"id\":\"3\", \"name\": \"Cy\"\r\n" + // the closing brace missing
+				"{\"id\":\"4\"}\r\n" +
+				"not json at all\n" +
+				"{\"id\":\"5\"} {\"id\":\"6\"}\n" + // two records on one line
+				"{\"id\":\"7\", \"n\": 1 2}\n" +
+				"\n" +
+				"{\"id\":\"8\"}\n" +
+				"{\"id\":\"9\",", // the last line, cut short
+			format: FormatJSONL,
+			want: []Row{
+				ok(1, "id", "1"),
+				text(bad(f, 2, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", "id", "2"),
+					`{"id":"2", "name": "Bo`),
+				text(bad(f, 3, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", "id", "3", "name", "Cy"),
+					`{"id":"3", "name": "Cy"`),
+				ok(4, "id", "4"),
+				text(bad(f, 5, "invalid JSON: invalid character 'o' in literal null (expecting 'u')"), "not json at all"),
+				text(bad(f, 6, `unexpected data after the record ("{\"id\":\"6\"}"): a line of JSON Lines holds one record`, "id", "5"),
+					`{"id":"5"} {"id":"6"}`),
+				text(bad(f, 7, "invalid JSON: invalid character '2' after object key:value pair", "id", "7", "n", "1"), `{"id":"7", "n": 1 2}`),
+				ok(9, "id", "8"),
+				text(bad(f, 10, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", "id", "9"), `{"id":"9",`),
+			},
+		},
+		{
+			// The first line broken, and no record ending on a later line
+			// either: it fails alone, and reading goes back to line 2.
+			name:   "JSONLFirstLineBroken",
+			in:     "\n{\"id\":\"1\", \"tags\": [\n{\"id\":\"2\"}\n{\"id\":\"3\"}\n",
+			format: FormatJSONL,
+			want: []Row{
+				text(bad(f, 2, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", "id", "1"), `{"id":"1", "tags": [`),
+				ok(3, "id", "2"),
+				ok(4, "id", "3"),
+			},
+		},
+		{
+			// Pretty-printed objects one after the other (jq without -c) in
+			// a .jsonl file: the first record ends on a later line, so the
+			// file is read as a stream of values, as before.
+			name:   "JSONLPrettyPrinted",
+			in:     "{\n  \"id\": \"1\",\n  \"tags\": [\"a\"]\n}\n{\n  \"id\": \"2\"\n}\n",
+			format: FormatJSONL,
+			want:   []Row{ok(1, "id", "1", "tags", `["a"]`), ok(5, "id", "2")},
+		},
+		{
+			// ... where a syntax error ends the file: no line tells where
+			// the next record starts.
+			name:     "JSONLPrettyPrintedSyntaxError",
+			in:       "{\n  \"id\": \"1\"\n}\n{\n  \"id\": \"2\"\n  \"x\": 1\n}\n",
 			format:   FormatJSONL,
-			want:     []Row{ok(1, "id", "1"), ok(2, "id", "2")},
-			wantErr:  "invalid JSON: expected colon after object key",
-			wantLine: 3,
+			want:     []Row{ok(1, "id", "1")},
+			wantErr:  "invalid JSON: invalid character '\"' after object key:value pair",
+			wantLine: 6,
+		},
+		{
+			// JSON Lines in a .json file: after its first record, line by
+			// line, a broken line failing alone.
+			name:   "JSONLInJSONFileBrokenLine",
+			in:     "{\"id\": \"1\"}\n{\"id\": \"2\" \"x\"}\n{\"id\": \"3\"} \n",
+			format: FormatJSON,
+			want: []Row{ok(1, "id", "1"), text(bad(f, 2, "invalid JSON: invalid character '\"' after object key:value pair", "id", "2"), `{"id": "2" "x"}`),
+				ok(3, "id", "3")},
 		},
 		{
 			name:     "SyntaxErrorBadLiteral",
@@ -445,4 +520,33 @@ func TestSurveyJSON(t *testing.T) {
 			require.Equal(t, "s.json", fe.File)
 		})
 	}
+}
+
+// TestReadJSONLinesLongLine: a line of JSON Lines longer than the limit for
+// one record fails alone, keeping its start; reading goes on at the next
+// line, whose number is right.
+func TestReadJSONLinesLongLine(t *testing.T) {
+	t.Parallel()
+	long := `{"id": "2", "note": "` + strings.Repeat("x", 100<<10) + `"}`
+	in := "{\"id\": \"1\"}\n" + long + "\n{\"id\": \"3\"}\n"
+	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "big.jsonl", Format: FormatJSONL})
+	require.NoError(t, err)
+	rr.json.lines.limit = 16 << 10
+	var rows []Row
+	for {
+		row, err := rr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		rows = append(rows, row)
+	}
+	require.Len(t, rows, 3)
+	require.Equal(t, ok(1, "id", "1"), rows[0])
+	require.Equal(t, 2, rows[1].Line)
+	require.NotNil(t, rows[1].Err)
+	require.Contains(t, rows[1].Err.Reason, "the line is longer than")
+	require.True(t, strings.HasPrefix(rows[1].Text, `{"id": "2", "note": "xxx`), rows[1].Text[:40])
+	require.Less(t, len(rows[1].Text), 17<<10)
+	require.Equal(t, ok(3, "id", "3"), rows[2])
 }

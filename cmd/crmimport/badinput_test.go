@@ -698,6 +698,29 @@ var fixedEngineBugs = []badCase{
 			"and crmimport cannot tell which one is the export's: extract the zip, keep the right file, and pass the folder"},
 	},
 	{
+		// Was: the first broken line fails the whole file
+		// ("contacts.jsonl:2: unexpected end of the file inside a value"),
+		// and no contact imports. Each broken line fails alone; reading goes
+		// on at the next line.
+		name: "JSONLinesWithBrokenLines", dir: "36-jsonl-broken-lines",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 4, Failed: 3}},
+		failures: []string{
+			"contact|con-3602|contacts.jsonl|2|the line ends inside its record (cut short? a line of JSON Lines holds one whole record)",
+			`contact|con-3604|contacts.jsonl|4|invalid JSON: invalid character '"' after object key:value pair`,
+			`contact|con-3606|contacts.jsonl|6|unexpected data after the record (","): a line of JSON Lines holds one record`,
+		},
+		stored: []storedRows{
+			{q: `SELECT m.source_id, t.first_name, co.name FROM ` + bySourceID("contacts", "contact") +
+				` JOIN companies co ON co.id = t.company_id ORDER BY t.id`, want: []string{
+				"con-3601|Hannah|Brightwater Bakery", "con-3603|Luis|Brightwater Bakery",
+				"con-3605|Tomasz|Harbor Logistics", "con-3607|Ada|Harbor Logistics",
+			}},
+			{q: `SELECT source_id, json_extract(raw, '$."(text)"') LIKE '{"id": "' || source_id || '"%' FROM record_failures ORDER BY id`,
+				want: []string{"con-3602|1", "con-3604|1", "con-3606|1"}},
+		},
+	},
+	{
 		// Was: an object holding two arrays of records imports the first
 		// ("results") and drops the second ("data") silently. The file fails
 		// naming both, before its first record: with a batch of one, no
