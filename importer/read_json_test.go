@@ -425,8 +425,10 @@ func FuzzReadJSON(f *testing.F) {
 	for _, seed := range []string{
 		`[{"a":1},{"b":[1,{"c":null}]}]`, `{"records":[{"a":"x"},2]}`, "{\"a\":1}\n\n{\"b\":2}", `[1,"x",[],{}]`,
 		`{"data":{"x":1},"data":[{}]}`, "[\n{\"a\":\n", `{"a":1}]`, `[{"a":1}] x`, "{\"a\":\"\xe9\"}",
+		`{"records":[{"a":1}],"data":[{"b":2}]}`, "{\"a\":1,\n{\"b\":2}\n{\"c\" 3}\n", "{\n \"a\": 1\n}\n{\n \"b\": 2\n}\n",
 	} {
 		f.Add([]byte(seed), false)
+		f.Add([]byte(seed), true)
 	}
 	addFixtureSeeds(f, FormatJSON, func(data []byte, _ string, ff Format) { f.Add(data, ff == FormatJSONL) })
 	f.Fuzz(func(t *testing.T, in []byte, lines bool) {
