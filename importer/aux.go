@@ -261,10 +261,17 @@ func openBodySource(ref, folder string) (bodySource, error) {
 	}
 	b.zip = zr
 	b.entries = map[string]*zip.File{}
-	for _, f := range zr.File {
-		if strings.HasPrefix(f.Name, r.entry) {
-			b.entries[f.Name[len(r.entry):]] = f
+	prefix := entryName(r.entry)
+	for i, f := range zr.File {
+		name := entryName(f.Name)
+		if !strings.HasPrefix(name, prefix) {
+			continue
 		}
+		if first := b.entries[name[len(prefix):]]; first != nil {
+			zr.Close()
+			return b, fmt.Errorf("%s%s: %s", b.name, name[len(prefix):], sameNameReason(&zr.Reader, first, f, i))
+		}
+		b.entries[name[len(prefix):]] = f
 	}
 	return b, nil
 }
@@ -299,12 +306,9 @@ func (a *auxData) readBody(name string) (string, error) {
 			if f == nil {
 				continue
 			}
-			if err := checkEntry(b.name+file, f, defaultLimits()); err != nil {
-				return "", err
-			}
 			var err error
-			if rc, err = f.Open(); err != nil {
-				return "", fmt.Errorf("body file %s: %w", name, err)
+			if rc, err = openEntry(b.name+file, f, defaultLimits()); err != nil {
+				return "", err
 			}
 		}
 		data, err := io.ReadAll(io.LimitReader(rc, maxBodyBytes+1))

@@ -145,14 +145,67 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// findEntry returns the entry named name.
-func findEntry(zr *zip.Reader, name string) *zip.File {
-	for _, f := range zr.File {
-		if f.Name == name {
-			return f
+// entryName is an entry's name as crmimport reads it: with backslashes as
+// folder separators. The zip format says "/", but older Windows tools write
+// export\contacts.csv, which is the file contacts.csv in the folder export.
+func entryName(name string) string { return strings.ReplaceAll(name, `\`, "/") }
+
+// findEntry returns the entry named name (backslashes read as slashes), or
+// an error naming the input when there is none, or more than one: a zip
+// may hold two entries of one name, and reading either would leave the
+// other unread.
+func findEntry(zr *zip.Reader, ref string) (*zip.File, error) {
+	want := entryName(parseRef(ref).entry)
+	var found *zip.File
+	for i, f := range zr.File {
+		if entryName(f.Name) != want {
+			continue
+		}
+		if found != nil {
+			return nil, fmt.Errorf("%s: %s", refName(ref), sameNameReason(zr, found, f, i))
+		}
+		found = f
+	}
+	if found == nil {
+		return nil, fmt.Errorf("%s: no such entry in the zip", refName(ref))
+	}
+	return found, nil
+}
+
+// sameNameReason says that a zip holds entries a and b (the i-th) of one
+// name, and what to do.
+func sameNameReason(zr *zip.Reader, a, b *zip.File, i int) string {
+	first := 0
+	for j, f := range zr.File {
+		if f == a {
+			first = j
+			break
 		}
 	}
-	return nil
+	names := fmt.Sprintf("%q", a.Name)
+	if a.Name != b.Name {
+		names = fmt.Sprintf("%q and %q", a.Name, b.Name)
+	}
+	return fmt.Sprintf("the zip holds two entries named %s (entries %d and %d of %d), and crmimport cannot tell which one is the export's: "+
+		"extract the zip, keep the right file, and pass the folder (or zip it again with one entry of that name)",
+		names, first+1, i+1, len(zr.File))
+}
+
+// openEntry opens a zip's entry for reading, named name in errors: an
+// encrypted entry is refused, saying so, and an entry over the limits.
+func openEntry(name string, f *zip.File, lim archiveLimits) (io.ReadCloser, error) {
+	if f.Flags&0x1 != 0 {
+		return nil, fmt.Errorf("%s: is encrypted (the zip is password-protected), and crmimport cannot decrypt it: "+
+			"extract the zip with its password and pass the folder, or zip the files again without one", name)
+	}
+	if err := checkEntry(name, f, lim); err != nil {
+		return nil, err
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return rc, nil
 }
 
 // openedInput is an input open for reading.
@@ -186,19 +239,15 @@ func openInput(ref string, lim archiveLimits) (*openedInput, error) {
 			zr.Close()
 			return nil, err
 		}
-		f := findEntry(&zr.Reader, r.entry)
-		if f == nil {
-			zr.Close()
-			return nil, fmt.Errorf("%s: no such entry in the zip", name)
-		}
-		if err := checkEntry(name, f, lim); err != nil {
+		f, err := findEntry(&zr.Reader, ref)
+		if err != nil {
 			zr.Close()
 			return nil, err
 		}
-		rc, err := f.Open()
+		rc, err := openEntry(name, f, lim)
 		if err != nil {
 			zr.Close()
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err
 		}
 		raw := &countingReader{r: rc}
 		return &openedInput{Reader: raw, size: int64(f.UncompressedSize64), raw: raw, closers: []io.Closer{zr, rc}}, nil
@@ -301,9 +350,9 @@ func fingerprint(ref string, lim archiveLimits) (string, error) {
 		return "", fmt.Errorf("%s: cannot open the zip: %w", filepath.Base(r.path), unwrapPath(err))
 	}
 	defer zr.Close()
-	f := findEntry(&zr.Reader, r.entry)
-	if f == nil {
-		return "", fmt.Errorf("%s: no such entry in the zip", refName(ref))
+	f, err := findEntry(&zr.Reader, ref)
+	if err != nil {
+		return "", err
 	}
 	return fmt.Sprintf("zip:crc32:%08x:%d", f.CRC32, f.UncompressedSize64), nil
 }
@@ -325,7 +374,7 @@ func InputSize(ref string) int64 {
 		return 0
 	}
 	defer zr.Close()
-	if f := findEntry(&zr.Reader, r.entry); f != nil {
+	if f, err := findEntry(&zr.Reader, ref); err == nil {
 		return int64(f.UncompressedSize64)
 	}
 	return 0
@@ -344,9 +393,10 @@ func folderFingerprint(ref string) (string, error) {
 			return "", fmt.Errorf("%s: cannot open the zip: %w", filepath.Base(r.path), unwrapPath(err))
 		}
 		defer zr.Close()
+		prefix := entryName(r.entry)
 		for _, f := range zr.File {
-			if strings.HasPrefix(f.Name, r.entry) && !strings.HasSuffix(f.Name, "/") {
-				lines = append(lines, fmt.Sprintf("%s\x00%08x\x00%d", f.Name[len(r.entry):], f.CRC32, f.UncompressedSize64))
+			if name := entryName(f.Name); strings.HasPrefix(name, prefix) && !strings.HasSuffix(name, "/") {
+				lines = append(lines, fmt.Sprintf("%s\x00%08x\x00%d", name[len(prefix):], f.CRC32, f.UncompressedSize64))
 			}
 		}
 	} else {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -233,4 +234,182 @@ func TestNestedArchivesAndFolders(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	require.Contains(t, notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
+}
+
+// writeRawZip writes a zip of the given entries, each as written: names
+// kept exactly (backslashes, repeated names: zip.Writer refuses neither),
+// and an entry marked encrypted when asked, as zip -e writes one (flag bit
+// 0, a 12-byte encryption header before the data; not really encrypted
+// here: crmimport refuses the entry by its flag, before reading it).
+func writeRawZip(t *testing.T, path string, entries ...rawEntry) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	zw := zip.NewWriter(f)
+	for _, e := range entries {
+		if !e.encrypted {
+			w, err := zw.Create(e.name)
+			require.NoError(t, err)
+			_, err = w.Write([]byte(e.data))
+			require.NoError(t, err)
+			continue
+		}
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: e.name, Method: zip.Store, Flags: 0x1,
+			CRC32: crc32.ChecksumIEEE([]byte(e.data)), CompressedSize64: uint64(12 + len(e.data)), UncompressedSize64: uint64(len(e.data))})
+		require.NoError(t, err)
+		_, err = w.Write(append(bytes.Repeat([]byte{0xA5}, 12), e.data...))
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+}
+
+type rawEntry struct {
+	name, data string
+	encrypted  bool
+}
+
+// TestZipTwoEntriesOfOneName: a zip holding two entries of one name among
+// those a run reads is refused before the run exists (exit 1, no run row),
+// naming the entry: reading either would leave the other's records
+// nowhere. Backslashes count as slashes. A zip that gained a second entry
+// of a planned name since is refused by resume (R10).
+func TestZipTwoEntriesOfOneName(t *testing.T) {
+	t.Parallel()
+	companies := rawEntry{name: "companies.csv", data: "id,name\nco1,Acme\n"}
+	first := "id,first_name\nc1,Ann\nc2,Bob\n"
+	second := "id,first_name\nc3,Cy\nc4,Di\n"
+	sfContact := `"Id","FirstName","LastName"` + "\n" + `"0035g00000Ab001AAB","Hannah","Okafor"` + "\n"
+	for name, c := range map[string]struct {
+		source  string
+		entries []rawEntry
+		want    string
+	}{
+		"AtTheTop": {entries: []rawEntry{companies, {name: "contacts.csv", data: first}, {name: "contacts.csv", data: second}},
+			want: `export.zip: the zip holds two entries named "contacts.csv" (entries 2 and 3 of 3), and crmimport cannot tell which one is the export's: ` +
+				"extract the zip, keep the right file, and pass the folder"},
+		"InTheExportFolder": {entries: []rawEntry{{name: "export/companies.csv", data: companies.data},
+			{name: "export/contacts.csv", data: first}, {name: "export/notes.csv", data: "id,body\n"}, {name: "export/contacts.csv", data: second}},
+			want: `the zip holds two entries named "export/contacts.csv" (entries 2 and 4 of 4)`},
+		"OneWithBackslashes": {entries: []rawEntry{{name: `export\companies.csv`, data: companies.data}, {name: `export\contacts.csv`, data: first}, {name: "export/contacts.csv", data: second}},
+			want: `the zip holds two entries named "export\\contacts.csv" and "export/contacts.csv" (entries 2 and 3 of 3)`},
+		"ABodyFile": {source: "salesforce", entries: []rawEntry{{name: "Contact.csv", data: sfContact},
+			{name: "ContentVersion.csv", data: `"Id","FileType"` + "\n"},
+			{name: "ContentVersion/0685g00000Cv001AAB", data: "<p>one</p>"}, {name: "ContentVersion/0685g00000Cv001AAB", data: "<p>two</p>"}},
+			want: `the zip holds two entries named "ContentVersion/0685g00000Cv001AAB" (entries 3 and 4 of 4)`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			z := filepath.Join(t.TempDir(), "export.zip")
+			writeRawZip(t, z, c.entries...)
+			db := testDB(t)
+			source := c.source
+			if source == "" {
+				source = "canonical"
+			}
+			_, err := New(phases.New(db, nil)).Plan(context.Background(), RunSpec{Tenant: "acme", Source: source, Input: z})
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			require.Equal(t, z, ie.Path)
+			require.ErrorContains(t, err, c.want)
+			var runs int
+			require.NoError(t, db.QueryRow(`SELECT count(*) FROM migrations`).Scan(&runs))
+			require.Zero(t, runs, "no run row")
+		})
+	}
+
+	t.Run("AddedSinceThePlan", func(t *testing.T) {
+		t.Parallel()
+		z := filepath.Join(t.TempDir(), "export.zip")
+		writeRawZip(t, z, companies, rawEntry{name: "contacts.csv", data: first})
+		db := testDB(t)
+		fps, err := failpoint.Parse("batch:contact:1=error")
+		require.NoError(t, err)
+		ctx := context.Background()
+		imp := New(phases.New(db, fps))
+		run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "canonical", Input: z})
+		require.NoError(t, err)
+		run, err = imp.Execute(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, phases.RunPartial, run.Status)
+		// The same first entry, and a second of its name: its fingerprint
+		// still matches, but the second's records would be read by nobody.
+		writeRawZip(t, z, companies, rawEntry{name: "contacts.csv", data: first}, rawEntry{name: "contacts.csv", data: second})
+		_, _, err = New(phases.New(db, nil)).Resume(ctx, run.ID)
+		var changed *phases.ChangedInputError
+		require.ErrorAs(t, err, &changed)
+		require.ErrorContains(t, err, `export.zip!/contacts.csv: the zip holds two entries named "contacts.csv"`)
+	})
+}
+
+// TestZipBackslashNames: entry names written with backslashes (older
+// Windows tools) are read with backslashes as folder separators: an export
+// zipped with its folder is read from inside it, its tasks name the
+// entries with slashes, and resume finds them again; a "..\" name is what a
+// "../" name is, a folder that is not read.
+func TestZipBackslashNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	z := filepath.Join(dir, "export.zip")
+	contacts := "id,first_name,company_id\nc1,Ann,co1\nc2,Bob,co2\nc3,Cy,co1\n"
+	writeRawZip(t, z, rawEntry{name: `export\companies.csv`, data: "id,name\nco1,Acme\nco2,Globex\n"},
+		rawEntry{name: `export\contacts.csv`, data: contacts})
+	db := testDB(t)
+	fps, err := failpoint.Parse("batch:contact:2=error")
+	require.NoError(t, err)
+	ctx := context.Background()
+	imp := New(phases.New(db, fps))
+	run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "canonical", Input: z, BatchSize: 2})
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunPartial, run.Status)
+	tasks, err := phases.LoadTasks(ctx, db, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{z + "!/export/companies.csv", z + "!/export/contacts.csv"}, []string{tasks[0].File, tasks[1].File})
+	require.Equal(t, int64(2), tasks[1].Checkpoint.Rows)
+	_, _, err = New(phases.New(db, nil)).Resume(ctx, run.ID)
+	require.NoError(t, err)
+	run, err = New(phases.New(db, nil)).Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunSucceeded, run.Status)
+	require.Equal(t, phases.Counts{Imported: 2}, run.Stats[ledger.Company])
+	require.Equal(t, phases.Counts{Imported: 3}, run.Stats[ledger.Contact])
+
+	for _, sep := range []string{"/", `\`} {
+		writeRawZip(t, z, rawEntry{name: "companies.csv", data: "id,name\nco1,Acme\n"},
+			rawEntry{name: ".." + sep + "contacts.csv", data: contacts}, rawEntry{name: "export" + sep + ".." + sep + "deals.csv", data: "id,name\n"})
+		files, _, notices, err := discover([]string{z}, Canonical(), nil, "", defaultLimits())
+		require.NoError(t, err, sep)
+		require.Len(t, files, 1, sep)
+		require.Equal(t, z+"!/companies.csv", files[0].Path, sep)
+		require.Contains(t, notices, "ignored the folders export.zip!/.., export.zip!/export: an export's files are read from its top folder", sep)
+	}
+}
+
+// TestZipEncryptedEntry: an encrypted entry (a password-protected zip) is
+// refused before the run exists, naming the zip and the entry and saying
+// to decrypt it first, instead of "zip: not a valid zip file"; an
+// encrypted body file fails its record alone, saying the same.
+func TestZipEncryptedEntry(t *testing.T) {
+	t.Parallel()
+	z := filepath.Join(t.TempDir(), "export.zip")
+	writeRawZip(t, z, rawEntry{name: "companies.csv", data: "id,name\nco1,Acme\n"},
+		rawEntry{name: "contacts.csv", data: "id,first_name\nc1,Ann\n", encrypted: true})
+	db := testDB(t)
+	_, err := New(phases.New(db, nil)).Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: z})
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	require.ErrorContains(t, err, "export.zip!/contacts.csv: is encrypted (the zip is password-protected), and crmimport cannot decrypt it: "+
+		"extract the zip with its password and pass the folder, or zip the files again without one")
+	require.NotContains(t, err.Error(), "not a valid zip file")
+
+	writeRawZip(t, z, rawEntry{name: "ContentVersion/0685g00000Cv001AAB", data: "<p>one</p>", encrypted: true})
+	b, err := openBodySource(z+"!/ContentVersion/", "contentversion")
+	require.NoError(t, err)
+	a := &auxData{bodies: []bodySource{b}}
+	defer a.close()
+	_, err = a.readBody("ContentVersion/0685g00000Cv001AAB")
+	require.EqualError(t, err, "export.zip!/ContentVersion/0685g00000Cv001AAB: is encrypted (the zip is password-protected), "+
+		"and crmimport cannot decrypt it: extract the zip with its password and pass the folder, or zip the files again without one")
 }

@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -277,4 +278,78 @@ func TestGeneratedExportOutcomes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJSONLinesResumeAfterBrokenLines: broken lines of JSON Lines fail
+// alone (R4, with their line and the id read of them) and are counted as
+// records read, so that a resume at a checkpoint after them lands on the
+// right record (R12) and later failures keep their lines: the run ends as
+// an uninterrupted one.
+func TestJSONLinesResumeAfterBrokenLines(t *testing.T) {
+	t.Parallel()
+	dir := export(t, map[string]string{"contacts.jsonl": `{"id": "c1", "first_name": "Ann"}
+{"id": "c2", "first_name": "Bob"
+{"id": "c3", "first_name": "Cy"}
+garbage
+
+{"id": "c4", "first_name": "Di"}
+{"id": "c5", "first_name": "Ed"} x
+{"id": "c6", "first_name": "Flo"}
+{"id": "c7", "first_name": "Gus"}
+`})
+	outcome := func(db *sql.DB, runID int64) ([]string, []string) {
+		var failures, slots []string
+		rows, err := db.Query(`SELECT coalesce(source_id, ''), line, reason FROM record_failures WHERE migration_id = ? ORDER BY line`, runID)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var id, reason string
+			var line int
+			require.NoError(t, rows.Scan(&id, &line, &reason))
+			failures = append(failures, fmt.Sprintf("%s|%d|%s", id, line, reason))
+		}
+		require.NoError(t, rows.Err())
+		srows, err := db.Query(`SELECT m.source_id, c.first_name FROM migration_records m JOIN contacts c ON c.id = m.record_id ORDER BY m.source_id`)
+		require.NoError(t, err)
+		defer srows.Close()
+		for srows.Next() {
+			var id, name string
+			require.NoError(t, srows.Scan(&id, &name))
+			slots = append(slots, id+"|"+name)
+		}
+		require.NoError(t, srows.Err())
+		return failures, slots
+	}
+	wantFailures := []string{
+		"c2|2|the line ends inside its record (cut short? a line of JSON Lines holds one whole record)",
+		"|4|invalid JSON: invalid character 'g' looking for beginning of value",
+		`c5|7|unexpected data after the record ("x"): a line of JSON Lines holds one record`,
+	}
+	wantSlots := []string{"c1|Ann", "c3|Cy", "c4|Di", "c6|Flo", "c7|Gus"}
+
+	ctx := context.Background()
+	db := testDB(t)
+	fps, err := failpoint.Parse("batch:contact:3=error")
+	require.NoError(t, err)
+	run := importDir(t, New(phases.New(db, fps)), dir, 2)
+	require.Equal(t, phases.RunPartial, run.Status)
+	tasks, err := phases.LoadTasks(ctx, db, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.Checkpoint{Rows: 4, Line: 4}, tasks[0].Checkpoint, "two batches of two: lines 1-4, two of them broken")
+	_, _, err = New(phases.New(db, nil)).Resume(ctx, run.ID)
+	require.NoError(t, err)
+	run, err = New(phases.New(db, nil)).Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunPartial, run.Status)
+	require.Equal(t, phases.Counts{Imported: 5, Failed: 3}, run.Stats[ledger.Contact])
+	failures, slots := outcome(db, run.ID)
+	require.Equal(t, wantFailures, failures)
+	require.Equal(t, wantSlots, slots)
+
+	whole := testDB(t)
+	run = importDir(t, New(phases.New(whole, nil)), dir, 2)
+	require.Equal(t, phases.Counts{Imported: 5, Failed: 3}, run.Stats[ledger.Contact])
+	failures, slots = outcome(whole, run.ID)
+	require.Equal(t, wantFailures, failures, "uninterrupted")
+	require.Equal(t, wantSlots, slots, "uninterrupted")
 }

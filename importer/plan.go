@@ -318,11 +318,13 @@ func (ls *exportListing) add(in string, p *Profile, bodyNames map[string]bool, l
 	return nil
 }
 
-// addZip lists a zip's entries, read in place. An export zipped with its
+// addZip lists a zip's entries, read in place, with backslashes in their
+// names read as folder separators (entryName). An export zipped with its
 // folder (every entry under one top folder) is read from inside that
 // folder. Entries in other folders are not read (Salesforce's Attachments/
 // and Documents/), but for the body folders a profile names; an archive
-// inside the zip is refused.
+// inside the zip is refused, and so is a zip holding two entries of one
+// name among those it reads: either would leave the other unread.
 func (ls *exportListing) addZip(zipPath string, bodyNames map[string]bool, lim archiveLimits) error {
 	zr, err := zip.OpenReader(zipPath)
 	if err != nil {
@@ -335,11 +337,13 @@ func (ls *exportListing) addZip(zipPath string, bodyNames map[string]bool, lim a
 	prefix := commonFolder(zr.File)
 	ignored := map[string]bool{}
 	folders := map[string]bool{}
-	for _, f := range zr.File {
-		if !strings.HasPrefix(f.Name, prefix) {
+	read := map[string]*zip.File{} // the entries read, by name
+	for i, f := range zr.File {
+		name := entryName(f.Name)
+		if !strings.HasPrefix(name, prefix) {
 			continue
 		}
-		rel := f.Name[len(prefix):]
+		rel := name[len(prefix):]
 		if rel == "" || strings.HasSuffix(rel, "/") {
 			continue
 		}
@@ -350,16 +354,24 @@ func (ls *exportListing) addZip(zipPath string, bodyNames map[string]bool, lim a
 					folders[dir] = true
 					ls.folders = append(ls.folders, bodyFolder{ref: zipPath + entrySep + prefix + dir + "/", folder: low})
 				}
-			} else if !ignored[dir] {
-				ignored[dir] = true
-				ls.ignored = append(ls.ignored, filepath.Base(zipPath)+entrySep+dir)
+			} else {
+				if !ignored[dir] {
+					ignored[dir] = true
+					ls.ignored = append(ls.ignored, filepath.Base(zipPath)+entrySep+dir)
+				}
+				continue
 			}
+		} else if strings.HasPrefix(path.Base(rel), ".") || strings.HasPrefix(rel, "__MACOSX") {
 			continue
 		}
-		if strings.HasPrefix(path.Base(rel), ".") || strings.HasPrefix(rel, "__MACOSX") {
-			continue
+		if first := read[name]; first != nil {
+			return &InputError{Path: zipPath, Reason: sameNameReason(&zr.Reader, first, f, i)}
 		}
-		ref := zipPath + entrySep + f.Name
+		read[name] = f
+		if strings.Contains(rel, "/") {
+			continue // a body file, read by the records that name it
+		}
+		ref := zipPath + entrySep + name
 		if isArchiveName(rel) {
 			ls.nested = append(ls.nested, refName(ref))
 			continue
@@ -374,10 +386,11 @@ func (ls *exportListing) addZip(zipPath string, bodyNames map[string]bool, lim a
 func commonFolder(files []*zip.File) string {
 	top := ""
 	for _, f := range files {
-		if strings.HasPrefix(f.Name, "__MACOSX/") {
+		name := entryName(f.Name)
+		if strings.HasPrefix(name, "__MACOSX/") {
 			continue
 		}
-		dir, _, ok := strings.Cut(f.Name, "/")
+		dir, _, ok := strings.Cut(name, "/")
 		if !ok {
 			return ""
 		}

@@ -21,61 +21,97 @@ const (
 	jsonStart   jsonState = iota // nothing read yet
 	jsonArray                    // inside the top-level array
 	jsonWrapped                  // inside the array of a wrapper object
-	jsonStream                   // successive top-level values (JSON Lines)
+	jsonStream                   // successive top-level values that span lines (concatenated JSON)
+	jsonLines                    // JSON Lines: one record per line, each read on its own
 )
 
 // jsonSource streams the records of a JSON or JSON Lines file with
 // json.Decoder tokens, so that only one record is held at a time and keys
-// keep their order.
+// keep their order. An array, a wrapper object and values that span lines
+// are read as one stream, where a syntax error ends the file (the decoder
+// cannot find the next record); JSON Lines are read line by line, each
+// line with a decoder of its own, so that a broken line fails alone and
+// reading goes on at the next (SPEC §4, R4).
 type jsonSource struct {
 	name      string
 	format    Format
-	dec       *json.Decoder
-	lines     *lineCounter
+	text      *bufio.Reader // the file's text, BOM removed
+	dec       *json.Decoder // the stream's decoder (JSON Lines: each line has one of its own)
+	lines     *lineCounter  // what dec reads through; its limit bounds one record in every state
 	checkUTF8 bool
 	state     jsonState
+	// wrapKey and wrapLine are the key of a wrapper object whose array
+	// holds the records, and the line where it stands.
+	wrapKey  string
+	wrapLine int
+	// survey reads the outline of the file, not its records (surveyJSON).
+	survey bool
+	// JSON Lines: the number of the last line read and its bytes; oneLine
+	// marks the reader of one line (linePart), whose end is that line's.
+	lineNo   int
+	lineBuf  []byte
+	oneLine  bool
+	linePart *jsonSource // what reads one line, made once
 }
 
 func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool) *jsonSource {
-	br := bufio.NewReader(text)
+	br := bufio.NewReaderSize(text, 64<<10)
 	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM)) // cannot fail: the bytes are buffered
 	}
 	lines := &lineCounter{r: br, line: 1, limit: maxRecordBytes}
 	dec := json.NewDecoder(lines)
 	dec.UseNumber()
-	return &jsonSource{name: name, format: format, dec: dec, lines: lines, checkUTF8: checkUTF8}
+	return &jsonSource{name: name, format: format, text: br, dec: dec, lines: lines, checkUTF8: checkUTF8}
 }
 
 func (s *jsonSource) next() (Row, error) {
 	switch s.state {
 	case jsonStart:
+		if s.format == FormatJSONL {
+			return s.startLines()
+		}
 		tok, err := s.token(true)
 		if err != nil {
 			return Row{}, err
 		}
 		switch tok {
 		case json.Delim('['):
-			// An array is tolerated in a .jsonl file too.
 			s.state = jsonArray
+			if s.survey {
+				return Row{}, io.EOF
+			}
 			return s.next()
 		case json.Delim('{'):
-			s.state = jsonStream
 			line := s.tokenLine()
-			if s.format != FormatJSON {
-				return s.readObject(line)
-			}
 			row, wrapped, err := s.readFirstObject(line)
-			if err != nil || !wrapped {
-				return row, err
+			switch {
+			case err != nil:
+				return Row{}, err
+			case wrapped:
+				s.state = jsonWrapped
+				return s.next()
+			case s.survey:
+				return Row{}, io.EOF
 			}
-			s.state = jsonWrapped
-			return s.next()
+			s.state = jsonStream
+			s.linesAfter(line)
+			return row, nil
 		}
 		s.state = jsonStream
+		if s.survey {
+			return Row{}, io.EOF
+		}
 		return s.nonObject(tok)
 
 	case jsonArray, jsonWrapped:
+		for s.survey && s.dec.More() {
+			var raw json.RawMessage
+			if err := s.dec.Decode(&raw); err != nil {
+				return Row{}, s.fileError(err)
+			}
+			s.lines.lineAt(s.dec.InputOffset()) // one record held at a time
+		}
 		if !s.dec.More() {
 			if _, err := s.token(false); err != nil { // the closing ]
 				return Row{}, err
@@ -89,22 +125,251 @@ func (s *jsonSource) next() (Row, error) {
 		if err != nil {
 			return Row{}, err
 		}
-		if tok == json.Delim('{') {
-			return s.readObject(s.tokenLine())
-		}
-		return s.nonObject(tok)
+		return s.readRecord(tok)
+
+	case jsonLines:
+		return s.nextLine()
 
 	default: // jsonStream
 		tok, err := s.token(true)
 		if err != nil {
 			return Row{}, err
 		}
-		if tok == json.Delim('{') {
-			return s.readObject(s.tokenLine())
-		}
-		return s.nonObject(tok)
+		return s.readRecord(tok)
 	}
 }
+
+// readRecord reads the value whose first token is tok as a record: an
+// object, or the bad row of a value that is not one.
+func (s *jsonSource) readRecord(tok json.Token) (Row, error) {
+	if tok == json.Delim('{') {
+		return s.readObject(s.tokenLine())
+	}
+	return s.nonObject(tok)
+}
+
+// startLines reads the first record of a JSON Lines file. An array is
+// tolerated in a .jsonl file too, and read as one. A first record that
+// does not end on its line but on a later one makes the file concatenated
+// JSON (pretty-printed objects one after the other, as jq writes them
+// without -c), read as a stream; one that does not end at all is a broken
+// first line, which fails alone.
+func (s *jsonSource) startLines() (Row, error) {
+	s.state = jsonLines
+	for {
+		text, err := s.readLine()
+		if err != nil {
+			return s.lineError(text, err)
+		}
+		t := bytes.TrimLeft(text, jsonSpace)
+		if len(t) == 0 {
+			continue
+		}
+		if t[0] == '[' {
+			// The line with its line break, then the rest; its first token is the [.
+			s.streamFrom(bytes.Clone(s.lineBuf), s.lineNo, s.text)
+			if _, err := s.token(false); err != nil {
+				return Row{}, err
+			}
+			s.state = jsonArray
+			return s.next()
+		}
+		row, incomplete := s.parseLine(text, s.lineNo)
+		if incomplete && t[0] == '{' {
+			if r, ok := s.tryStream(s.lineBuf, s.lineNo); ok {
+				return r, nil
+			}
+		}
+		return row, nil
+	}
+}
+
+// tryStream reads a first record that starts on line (raw: the line with
+// its line break) and does not end there as a stream of values spanning
+// lines. When it ends on a later line, the file is read as such a stream
+// from there on; when it does not, reading goes back to the line after
+// line, as JSON Lines.
+func (s *jsonSource) tryStream(raw []byte, line int) (Row, bool) {
+	rest := s.text
+	rec := &recorder{r: rest}
+	s.streamFrom(bytes.Clone(raw), line, rec)
+	tok, err := s.token(false)
+	var row Row
+	if err == nil {
+		row, err = s.readRecord(tok)
+	}
+	if err == nil {
+		rec.stop()
+		s.state = jsonStream
+		return row, true
+	}
+	// What the attempt read after line is read again, line by line (it is
+	// at most one record: the line counter's limit stopped it).
+	s.text = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rec.buf), rest), 64<<10)
+	rec.stop()
+	return Row{}, false
+}
+
+// streamFrom makes the stream's decoder read prefix, which starts at line,
+// then src.
+func (s *jsonSource) streamFrom(prefix []byte, line int, src io.Reader) {
+	s.lines = &lineCounter{r: io.MultiReader(bytes.NewReader(prefix), src), line: line, limit: s.lines.limit}
+	s.dec = json.NewDecoder(s.lines)
+	s.dec.UseNumber()
+}
+
+// linesAfter goes on line by line after the first record of a .json file
+// holding JSON Lines, when that record, which starts at line, ends there
+// too; the rest of that line is read as a line of its own. A record that
+// spans lines makes the file concatenated JSON, read as a stream.
+func (s *jsonSource) linesAfter(line int) {
+	if s.tokenLine() != line { // the line of its closing }
+		return
+	}
+	rest, _ := io.ReadAll(s.dec.Buffered()) // what the decoder read past the record
+	s.text = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rest), s.text), 64<<10)
+	s.lineNo = line - 1
+	s.state = jsonLines
+}
+
+// nextLine reads the next record of JSON Lines: blank lines are skipped.
+func (s *jsonSource) nextLine() (Row, error) {
+	for {
+		text, err := s.readLine()
+		if err != nil {
+			return s.lineError(text, err)
+		}
+		if len(bytes.Trim(text, jsonSpace)) == 0 {
+			continue
+		}
+		row, _ := s.parseLine(text, s.lineNo)
+		return row, nil
+	}
+}
+
+// jsonSpace is the white space of JSON (RFC 8259).
+const jsonSpace = " \t\r\n"
+
+// parseLine reads one line of JSON Lines as one record, with a decoder of
+// its own. A line that is not one JSON value, or holds more than one,
+// fails alone (SPEC §4, step 0), keeping its text (R4); so does a value
+// that is not an object. incomplete tells a line that ends inside its
+// value.
+func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool) {
+	p := s.linePart
+	if p == nil {
+		p = &jsonSource{name: s.name, format: s.format, lines: &lineCounter{r: &bytes.Reader{}}, checkUTF8: s.checkUTF8, oneLine: true}
+		s.linePart = p
+	}
+	r := p.lines.r.(*bytes.Reader)
+	r.Reset(text)
+	*p.lines = lineCounter{r: r, buf: p.lines.buf[:0], line: line, limit: s.lines.limit}
+	p.dec = json.NewDecoder(p.lines)
+	p.dec.UseNumber()
+	tok, err := p.token(false)
+	if err == nil {
+		row, err = p.readRecord(tok)
+	}
+	if err == nil {
+		if rest := text[p.dec.InputOffset():]; len(bytes.Trim(rest, jsonSpace)) > 0 {
+			err = &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("unexpected data after the record (%q): "+
+				"a line of JSON Lines holds one record", firstLine(bytes.TrimLeft(rest, jsonSpace), 40))}
+		}
+	}
+	notRecord := row.Err != nil && row.Cols == nil
+	if err != nil {
+		reason := err.Error()
+		var fe *FileError
+		if errors.As(err, &fe) {
+			reason = fe.Reason
+		}
+		row.Line = line
+		row.Err = &RowError{File: s.name, Line: line, Reason: reason}
+		incomplete = errors.Is(err, io.ErrUnexpectedEOF)
+		notRecord = true
+	}
+	if notRecord {
+		row.Text = keptLine(text)
+	}
+	return row, incomplete
+}
+
+// readLine reads the next line of JSON Lines, without its line break, and
+// numbers it (lineNo). Of a line longer than the limit for one record it
+// keeps the first maxKeptText bytes, skips the rest and returns
+// errRecordTooLarge; io.EOF after the last line.
+func (s *jsonSource) readLine() ([]byte, error) {
+	if cap(s.lineBuf) > 4<<20 {
+		s.lineBuf = nil // let a long line's buffer go
+	}
+	buf := s.lineBuf[:0]
+	var n int64
+	for {
+		chunk, err := s.text.ReadSlice('\n')
+		n += int64(len(chunk))
+		if room := s.lines.limit - len(buf); room > 0 {
+			buf = append(buf, chunk[:min(room, len(chunk))]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if n == 0 {
+				return nil, io.EOF
+			}
+			err = nil
+		}
+		s.lineBuf = buf
+		if err != nil {
+			return nil, err
+		}
+		s.lineNo++
+		if n > int64(s.lines.limit) {
+			return buf[:min(len(buf), maxKeptText)], errRecordTooLarge
+		}
+		return bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), nil
+	}
+}
+
+// lineError is what readLine's error comes to: the end of the file, a
+// line too long that fails alone, or a read error that ends the file.
+func (s *jsonSource) lineError(text []byte, err error) (Row, error) {
+	switch {
+	case errors.Is(err, io.EOF):
+		return Row{}, io.EOF
+	case errors.Is(err, errRecordTooLarge):
+		reason := fmt.Sprintf("the line is longer than %d MiB, the limit for one record", s.lines.limit>>20)
+		return Row{Line: s.lineNo, Err: &RowError{File: s.name, Line: s.lineNo, Reason: reason},
+			Text: string(text) + "\n[… the rest of this line, not kept]"}, nil
+	}
+	return Row{}, &FileError{File: s.name, Line: s.lineNo + 1, Reason: "read: " + err.Error(), cause: err}
+}
+
+// keptLine is a line's text as a failure keeps it (R4): at most
+// maxKeptText bytes of it.
+func keptLine(text []byte) string {
+	if len(text) <= maxKeptText {
+		return string(text)
+	}
+	return string(text[:maxKeptText]) + fmt.Sprintf("\n[… %d more bytes of this line, not kept]", len(text)-maxKeptText)
+}
+
+// recorder keeps what is read through it, until stopped.
+type recorder struct {
+	r   io.Reader
+	buf []byte
+	off bool
+}
+
+func (r *recorder) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if !r.off {
+		r.buf = append(r.buf, p[:n]...)
+	}
+	return n, err
+}
+
+func (r *recorder) stop() { r.off, r.buf = true, nil }
 
 // readFirstObject reads the first object of a .json file that does not
 // start with "[": either a wrapper, whose first "records"/"results"/"data"
@@ -128,11 +393,13 @@ func (s *jsonSource) readFirstObject(line int) (row Row, wrapped bool, err error
 			cols = append(cols, Col{Name: key, Value: v, Nested: nested})
 			continue
 		}
+		keyLine := s.tokenLine()
 		tok, err := s.token(false)
 		if err != nil {
 			return Row{}, false, err
 		}
 		if tok == json.Delim('[') {
+			s.wrapKey, s.wrapLine = key, keyLine
 			return Row{}, true, nil
 		}
 		v, err := s.rebuild(tok)
@@ -149,21 +416,79 @@ func (s *jsonSource) readFirstObject(line int) (row Row, wrapped bool, err error
 }
 
 // endWrapper skips what follows the records array in a wrapper object and
-// makes sure nothing follows the object: JSON Lines whose first record
-// happens to hold a "data" array must not lose the other records silently.
+// makes sure that no other array of records is there (a second key of
+// wrapperKeys, or the same key again, holding an array) and that nothing
+// follows the object (JSON Lines whose first record happens to hold a
+// "data" array): either would lose records silently. crmimport cannot tell
+// which of two arrays holds the records, so the file fails (SPEC §4).
 func (s *jsonSource) endWrapper() error {
 	for s.dec.More() {
-		if _, err := s.key(); err != nil {
+		key, err := s.key()
+		if err != nil {
 			return err
 		}
-		if err := s.skipValue(); err != nil {
+		if !isWrapperKey(key) {
+			if err := s.skipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		line := s.tokenLine()
+		tok, err := s.token(false)
+		if err != nil {
 			return err
+		}
+		if tok == json.Delim('[') {
+			return &FileError{File: s.name, Line: line, Reason: s.secondArray(key, line)}
+		}
+		if _, ok := tok.(json.Delim); ok {
+			if err := s.skipRest(); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := s.token(false); err != nil { // the wrapper's closing }
 		return err
 	}
 	return s.expectEnd("after the object holding the records (JSON Lines? name the file .jsonl)")
+}
+
+// secondArray says that the wrapper object holds a second array of
+// records, key at line, and what to do.
+func (s *jsonSource) secondArray(key string, line int) string {
+	what := fmt.Sprintf("holds two arrays of records, %s at line %d and %s at line %d", quoteJSON(s.wrapKey), s.wrapLine, quoteJSON(key), line)
+	if key == s.wrapKey {
+		what = fmt.Sprintf("holds the key %s twice, each an array of records (at lines %d and %d)", quoteJSON(key), s.wrapLine, line)
+	}
+	return what + ": crmimport reads one array per file and cannot tell which one holds the records; " +
+		"keep the one that does (or put each in a file of its own) and run again"
+}
+
+// surveyJSON reads the outline of a JSON file, not its records, and
+// returns the *FileError that reading its records would end with after
+// them, when the file is an object whose array of records is followed by
+// another (or by more data): a task checks this before its first record,
+// so that none of the records of an array that may not be the right one
+// is imported before the file fails. It reads an array's or JSON Lines'
+// first token only, and skips the records of a wrapper's array one by one
+// (never the file whole).
+func surveyJSON(r io.Reader, opt ReadOptions) error {
+	if opt.Format != FormatJSON {
+		return nil
+	}
+	rr, err := NewRowReader(r, opt)
+	if err != nil {
+		return err
+	}
+	rr.json.survey = true
+	for {
+		if _, err := rr.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 // expectEnd returns io.EOF when the input holds nothing more, or a
@@ -179,24 +504,26 @@ func (s *jsonSource) expectEnd(after string) error {
 	return &FileError{File: s.name, Line: s.tokenLine(), Reason: "unexpected data " + after}
 }
 
-// readObject reads the rest of an object whose "{" starts at line.
+// readObject reads the rest of an object whose "{" starts at line. On an
+// error it also returns what it could read (a broken line of JSON Lines
+// fails with it).
 func (s *jsonSource) readObject(line int) (Row, error) {
 	var cols []Col
 	badUTF8 := false
 	for s.dec.More() {
 		key, err := s.key()
 		if err != nil {
-			return Row{}, err
+			return Row{Line: line, Cols: cols}, err
 		}
 		v, nested, ok, err := s.value()
 		if err != nil {
-			return Row{}, err
+			return Row{Line: line, Cols: cols}, err
 		}
 		badUTF8 = badUTF8 || !ok
 		cols = append(cols, Col{Name: key, Value: v, Nested: nested})
 	}
 	if _, err := s.token(false); err != nil { // the closing }
-		return Row{}, err
+		return Row{Line: line, Cols: cols}, err
 	}
 	return s.row(line, cols, badUTF8), nil
 }
@@ -378,6 +705,9 @@ func (s *jsonSource) fileError(err error) error {
 	switch {
 	case errors.As(err, &se):
 		return &FileError{File: s.name, Line: s.lines.lineAt(s.syntaxErrorOffset(se)), Reason: "invalid JSON: " + se.Error()}
+	case (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && s.oneLine:
+		return &FileError{File: s.name, Line: s.lines.line,
+			Reason: "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", cause: io.ErrUnexpectedEOF}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return &FileError{File: s.name, Line: s.lines.lineAt(s.lines.total - 1),
 			Reason: "unexpected end of the file inside a value (is the file cut short?)"}

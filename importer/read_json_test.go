@@ -78,9 +78,28 @@ func TestReadJSON(t *testing.T) {
 		},
 		{
 			name:   "WrapperFirstKeyHoldingAnArray",
-			in:     `{"data": {"note": "not the records"}, "records": [{"id": "1"}], "results": [{"id": "no"}]}`,
+			in:     `{"data": {"note": "not the records"}, "records": [{"id": "1"}], "results": "none", "data": null}`,
 			format: FormatJSON,
 			want:   []Row{ok(1, "id", "1")},
+		},
+		{
+			// Was: the records of "data" were dropped silently.
+			name:     "WrapperTwoArraysOfRecords",
+			in:       "{\"total\": 2,\n \"results\": [\n{\"id\": \"1\"}\n],\n \"paging\": {\"data\": [1]},\n \"data\": [\n{\"id\": \"2\"}]}",
+			format:   FormatJSON,
+			want:     []Row{ok(3, "id", "1")},
+			wantErr:  `holds two arrays of records, "results" at line 2 and "data" at line 6: crmimport reads one array per file and cannot tell which one holds the records; keep the one that does (or put each in a file of its own) and run again`,
+			wantLine: 6,
+		},
+		{
+			// Was: the records of the second "data" were dropped silently
+			// (a JSON parser that keeps the last key would read only those).
+			name:     "WrapperKeyTwice",
+			in:       "{\"data\": [{\"id\": \"1\"}],\n\"data\": []}",
+			format:   FormatJSON,
+			want:     []Row{ok(1, "id", "1")},
+			wantErr:  `holds the key "data" twice, each an array of records (at lines 1 and 2): crmimport reads one array per file`,
+			wantLine: 2,
 		},
 		{
 			name:   "WrapperEmpty",
@@ -157,14 +176,18 @@ func TestReadJSON(t *testing.T) {
 			},
 		},
 		{
+			// A line of JSON Lines is one record: an array that goes on to
+			// the next line is two broken lines.
 			name:   "JSONLNonObject",
-			in:     "{\"id\":\"1\"}\n[1,\n2]\n\"s\"\n{\"id\":\"2\"}\n",
+			in:     "{\"id\":\"1\"}\n[1,\n2]\n\"s\"\n[{\"id\": \"x\"}]\n{\"id\":\"2\"}\n",
 			format: FormatJSONL,
 			want: []Row{
 				ok(1, "id", "1"),
-				bad(f, 2, "expected an object, found array"),
-				bad(f, 4, "expected an object, found string"),
-				ok(5, "id", "2"),
+				text(bad(f, 2, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)"), "[1,"),
+				text(bad(f, 3, `unexpected data after the record ("]"): a line of JSON Lines holds one record`), "2]"),
+				text(bad(f, 4, "expected an object, found string"), `"s"`),
+				text(bad(f, 5, "expected an object, found array"), `[{"id": "x"}]`),
+				ok(6, "id", "2"),
 			},
 		},
 		{
@@ -191,12 +214,83 @@ func TestReadJSON(t *testing.T) {
 			wantLine: 3,
 		},
 		{
-			name:     "SyntaxErrorJSONL",
-			in:       "{\"id\":\"1\"}\n{\"id\":\"2\"}\n{\"id\" \"3\"}\n{\"id\":\"4\"}\n",
+			// Was: the whole file failed at line 3. A broken line fails
+			// alone, and reading goes on at the next line.
+			name:   "SyntaxErrorJSONL",
+			in:     "{\"id\":\"1\"}\n{\"id\":\"2\"}\n{\"id\" \"3\"}\n{\"id\":\"4\"}\n",
+			format: FormatJSONL,
+			want: []Row{ok(1, "id", "1"), ok(2, "id", "2"),
+				text(bad(f, 3, "invalid JSON: expected colon after object key"), `{"id" "3"}`), ok(4, "id", "4")},
+		},
+		{
+			// Each broken line fails alone with its line, what could be read
+			// of it and its text; reading goes on at the next line.
+			name: "JSONLBrokenLines",
+			in: "{\"id\":\"1\"}\n" +
+				"{\"id\":\"2\", \"name\": \"Bo\n" + // cut short inside a string
+				"{\"id\":\"3\", \"name\": \"Cy\"\r\n" + // the closing brace missing
+				"{\"id\":\"4\"}\r\n" +
+				"not json at all\n" +
+				"{\"id\":\"5\"} {\"id\":\"6\"}\n" + // two records on one line
+				"{\"id\":\"7\", \"n\": 1 2}\n" +
+				"\n" +
+				"{\"id\":\"8\"}\n" +
+				"{\"id\":\"9\",", // the last line, cut short
+			format: FormatJSONL,
+			want: []Row{
+				ok(1, "id", "1"),
+				text(bad(f, 2, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", "id", "2"),
+					`{"id":"2", "name": "Bo`),
+				text(bad(f, 3, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", "id", "3", "name", "Cy"),
+					`{"id":"3", "name": "Cy"`),
+				ok(4, "id", "4"),
+				text(bad(f, 5, "invalid JSON: invalid character 'o' in literal null (expecting 'u')"), "not json at all"),
+				text(bad(f, 6, `unexpected data after the record ("{\"id\":\"6\"}"): a line of JSON Lines holds one record`, "id", "5"),
+					`{"id":"5"} {"id":"6"}`),
+				text(bad(f, 7, "invalid JSON: invalid character '2' after object key:value pair", "id", "7", "n", "1"), `{"id":"7", "n": 1 2}`),
+				ok(9, "id", "8"),
+				text(bad(f, 10, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", "id", "9"), `{"id":"9",`),
+			},
+		},
+		{
+			// The first line broken, and no record ending on a later line
+			// either: it fails alone, and reading goes back to line 2.
+			name:   "JSONLFirstLineBroken",
+			in:     "\n{\"id\":\"1\", \"tags\": [\n{\"id\":\"2\"}\n{\"id\":\"3\"}\n",
+			format: FormatJSONL,
+			want: []Row{
+				text(bad(f, 2, "the line ends inside its record (cut short? a line of JSON Lines holds one whole record)", "id", "1"), `{"id":"1", "tags": [`),
+				ok(3, "id", "2"),
+				ok(4, "id", "3"),
+			},
+		},
+		{
+			// Pretty-printed objects one after the other (jq without -c) in
+			// a .jsonl file: the first record ends on a later line, so the
+			// file is read as a stream of values, as before.
+			name:   "JSONLPrettyPrinted",
+			in:     "{\n  \"id\": \"1\",\n  \"tags\": [\"a\"]\n}\n{\n  \"id\": \"2\"\n}\n",
+			format: FormatJSONL,
+			want:   []Row{ok(1, "id", "1", "tags", `["a"]`), ok(5, "id", "2")},
+		},
+		{
+			// ... where a syntax error ends the file: no line tells where
+			// the next record starts.
+			name:     "JSONLPrettyPrintedSyntaxError",
+			in:       "{\n  \"id\": \"1\"\n}\n{\n  \"id\": \"2\"\n  \"x\": 1\n}\n",
 			format:   FormatJSONL,
-			want:     []Row{ok(1, "id", "1"), ok(2, "id", "2")},
-			wantErr:  "invalid JSON: expected colon after object key",
-			wantLine: 3,
+			want:     []Row{ok(1, "id", "1")},
+			wantErr:  "invalid JSON: invalid character '\"' after object key:value pair",
+			wantLine: 6,
+		},
+		{
+			// JSON Lines in a .json file: after its first record, line by
+			// line, a broken line failing alone.
+			name:   "JSONLInJSONFileBrokenLine",
+			in:     "{\"id\": \"1\"}\n{\"id\": \"2\" \"x\"}\n{\"id\": \"3\"} \n",
+			format: FormatJSON,
+			want: []Row{ok(1, "id", "1"), text(bad(f, 2, "invalid JSON: invalid character '\"' after object key:value pair", "id", "2"), `{"id": "2" "x"}`),
+				ok(3, "id", "3")},
 		},
 		{
 			name:     "SyntaxErrorBadLiteral",
@@ -331,8 +425,10 @@ func FuzzReadJSON(f *testing.F) {
 	for _, seed := range []string{
 		`[{"a":1},{"b":[1,{"c":null}]}]`, `{"records":[{"a":"x"},2]}`, "{\"a\":1}\n\n{\"b\":2}", `[1,"x",[],{}]`,
 		`{"data":{"x":1},"data":[{}]}`, "[\n{\"a\":\n", `{"a":1}]`, `[{"a":1}] x`, "{\"a\":\"\xe9\"}",
+		`{"records":[{"a":1}],"data":[{"b":2}]}`, "{\"a\":1,\n{\"b\":2}\n{\"c\" 3}\n", "{\n \"a\": 1\n}\n{\n \"b\": 2\n}\n",
 	} {
 		f.Add([]byte(seed), false)
+		f.Add([]byte(seed), true)
 	}
 	addFixtureSeeds(f, FormatJSON, func(data []byte, _ string, ff Format) { f.Add(data, ff == FormatJSONL) })
 	f.Fuzz(func(t *testing.T, in []byte, lines bool) {
@@ -384,4 +480,75 @@ func TestReadJSONNestedFlag(t *testing.T) {
 	require.Len(t, rows, 1)
 	require.Equal(t, []Col{{Name: "a", Value: "[not nested]"}, {Name: "b", Value: `{"x":1}`, Nested: true},
 		{Name: "c", Value: "[1,2]", Nested: true}, {Name: "d", Value: "{}"}}, rows[0].Cols)
+}
+
+// TestSurveyJSON: the outline of a JSON file says, before any record is
+// read, whether reading its records would end in a second array of
+// records (or data after the wrapper object); of an array or JSON Lines it
+// reads the first token only.
+func TestSurveyJSON(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		in       string
+		format   Format
+		wantErr  string
+		wantLine int
+	}{
+		"Array":             {in: "[{\"id\": \"1\"},\n{\"id\": oops}]", format: FormatJSON},
+		"JSONLines":         {in: "{\"id\": \"1\"}\n{\"id\" \"2\"}\n", format: FormatJSON},
+		"JSONLinesFile":     {in: "{\"data\": [1]}\n{\"data\": [2]}\n", format: FormatJSONL},
+		"OneArrayOfRecords": {in: "{\"results\": [{\"id\": \"1\"}, {\"id\": \"2\"}], \"paging\": {\"next\": null}}", format: FormatJSON},
+		"CSV":               {in: "id\n1\n", format: FormatCSV},
+		"TwoArraysOfRecords": {in: "{\"results\": [{\"id\": \"1\"},\n{\"id\": \"2\"}],\n\"data\": [{\"id\": \"3\"}]}", format: FormatJSON,
+			wantErr: `holds two arrays of records, "results" at line 1 and "data" at line 3`, wantLine: 3},
+		"KeyTwice": {in: "{\"records\": [],\n\n\"records\": [{\"id\": \"1\"}]}", format: FormatJSON,
+			wantErr: `holds the key "records" twice, each an array of records (at lines 1 and 3)`, wantLine: 3},
+		"MoreAfterTheWrapper": {in: "{\"id\": \"1\", \"data\": [{\"x\": 1}]}\n{\"id\": \"2\"}\n", format: FormatJSON,
+			wantErr: "unexpected data after the object holding the records (JSON Lines? name the file .jsonl)", wantLine: 2},
+		"SyntaxErrorInTheRecords": {in: "{\"records\": [{\"id\": \"1\"},\n{\"id\": 1 2}]}", format: FormatJSON,
+			wantErr: "invalid JSON", wantLine: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err := surveyJSON(strings.NewReader(c.in), ReadOptions{Name: "s.json", Format: c.format})
+			if c.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			var fe *FileError
+			require.ErrorAs(t, err, &fe)
+			require.Contains(t, fe.Reason, c.wantErr)
+			require.Equal(t, c.wantLine, fe.Line)
+			require.Equal(t, "s.json", fe.File)
+		})
+	}
+}
+
+// TestReadJSONLinesLongLine: a line of JSON Lines longer than the limit for
+// one record fails alone, keeping its start; reading goes on at the next
+// line, whose number is right.
+func TestReadJSONLinesLongLine(t *testing.T) {
+	t.Parallel()
+	long := `{"id": "2", "note": "` + strings.Repeat("x", 100<<10) + `"}`
+	in := "{\"id\": \"1\"}\n" + long + "\n{\"id\": \"3\"}\n"
+	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "big.jsonl", Format: FormatJSONL})
+	require.NoError(t, err)
+	rr.json.lines.limit = 16 << 10
+	var rows []Row
+	for {
+		row, err := rr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		rows = append(rows, row)
+	}
+	require.Len(t, rows, 3)
+	require.Equal(t, ok(1, "id", "1"), rows[0])
+	require.Equal(t, 2, rows[1].Line)
+	require.NotNil(t, rows[1].Err)
+	require.Contains(t, rows[1].Err.Reason, "the line is longer than")
+	require.True(t, strings.HasPrefix(rows[1].Text, `{"id": "2", "note": "xxx`), rows[1].Text[:40])
+	require.Less(t, len(rows[1].Text), 17<<10)
+	require.Equal(t, ok(3, "id", "3"), rows[2])
 }

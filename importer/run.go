@@ -380,11 +380,25 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 // its header.
 func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error) {
 	name := refName(t.File)
+	opt := ReadOptions{Name: name, Format: Format(t.Format), Encoding: t.Encoding}
+	if opt.Format == FormatJSON {
+		// A JSON object holding two arrays of records fails before its
+		// first record is imported (SPEC §4): see surveyJSON.
+		in, err := openInput(t.File, imp.limits)
+		if err != nil {
+			return nil, err
+		}
+		err = surveyJSON(bufio.NewReaderSize(in, 1<<16), opt)
+		in.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
 	in, err := openInput(t.File, imp.limits)
 	if err != nil {
 		return nil, err
 	}
-	rr, err := NewRowReader(bufio.NewReaderSize(in, 1<<16), ReadOptions{Name: name, Format: Format(t.Format), Encoding: t.Encoding})
+	rr, err := NewRowReader(bufio.NewReaderSize(in, 1<<16), opt)
 	if err != nil {
 		in.Close()
 		return nil, err

@@ -2,8 +2,11 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"database/sql"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -592,6 +595,46 @@ func zipUnderFolder(dir, name, folder string, extra map[string][]byte) func(t *t
 	}
 }
 
+// zipEntry is an entry of a zip a case builds from its fixture folder: its
+// name in the zip (kept exactly: backslashes, a name given twice), the
+// fixture file it holds, and whether it is marked encrypted.
+type zipEntry struct {
+	name, file string
+	encrypted  bool
+}
+
+// zipFixture builds, when the case runs, export.zip of files of a folder of
+// badFixtures. An encrypted entry is written as zip -e writes one: flag bit
+// 0 and a 12-byte encryption header before the data (not really
+// encrypted: crmimport refuses it by its flag, before reading it).
+func zipFixture(dir string, entries ...zipEntry) func(t *testing.T) []string {
+	return func(t *testing.T) []string {
+		dst := filepath.Join(t.TempDir(), "export.zip")
+		f, err := os.Create(dst)
+		require.NoError(t, err)
+		zw := zip.NewWriter(f)
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(badFixtures, dir, e.file))
+			require.NoError(t, err)
+			var w io.Writer
+			if e.encrypted {
+				w, err = zw.CreateRaw(&zip.FileHeader{Name: e.name, Method: zip.Store, Flags: 0x1, CRC32: crc32.ChecksumIEEE(b),
+					CompressedSize64: uint64(12 + len(b)), UncompressedSize64: uint64(len(b))})
+				require.NoError(t, err)
+				_, err = w.Write(bytes.Repeat([]byte{0xA5}, 12))
+			} else {
+				w, err = zw.Create(e.name)
+			}
+			require.NoError(t, err)
+			_, err = w.Write(b)
+			require.NoError(t, err)
+		}
+		require.NoError(t, zw.Close())
+		require.NoError(t, f.Close())
+		return []string{dst}
+	}
+}
+
 // fixedEngineBugs are cases that first showed the engine doing something
 // wrong (each says what it did); they pin the fixes.
 var fixedEngineBugs = []badCase{
@@ -690,6 +733,81 @@ var fixedEngineBugs = []badCase{
 			"contact|con-2003|contacts.csv|4|row has 4 fields, the header has 9",
 		},
 		stored: []storedRows{{q: `SELECT instr(raw, '"false"') > 0 FROM record_failures WHERE source_id = 'con-2002'`, want: []string{"1"}}},
+	},
+	{
+		// Was: of two entries named contacts.csv, the first is read twice
+		// (planned, fingerprinted, imported) and the second's records are
+		// nowhere, not imported, not failed. Refused before the run exists,
+		// naming the entry and what to do.
+		name: "AZipWithTwoEntriesOfOneName", dir: "33-zip-two-entries-one-name",
+		input: zipFixture("33-zip-two-entries-one-name", zipEntry{name: "companies.csv", file: "companies.csv"},
+			zipEntry{name: "contacts.csv", file: "first/contacts.csv"}, zipEntry{name: "contacts.csv", file: "second/contacts.csv"}),
+		code: exitError,
+		stderr: []string{`export.zip: the zip holds two entries named "contacts.csv" (entries 2 and 3 of 3), ` +
+			"and crmimport cannot tell which one is the export's: extract the zip, keep the right file, and pass the folder"},
+	},
+	{
+		// Was: the first broken line fails the whole file
+		// ("contacts.jsonl:2: unexpected end of the file inside a value"),
+		// and no contact imports. Each broken line fails alone; reading goes
+		// on at the next line.
+		name: "JSONLinesWithBrokenLines", dir: "37-jsonl-broken-lines",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 4, Failed: 3}},
+		failures: []string{
+			"contact|con-3602|contacts.jsonl|2|the line ends inside its record (cut short? a line of JSON Lines holds one whole record)",
+			`contact|con-3604|contacts.jsonl|4|invalid JSON: invalid character '"' after object key:value pair`,
+			`contact|con-3606|contacts.jsonl|6|unexpected data after the record (","): a line of JSON Lines holds one record`,
+		},
+		stored: []storedRows{
+			{q: `SELECT m.source_id, t.first_name, co.name FROM ` + bySourceID("contacts", "contact") +
+				` JOIN companies co ON co.id = t.company_id ORDER BY t.id`, want: []string{
+				"con-3601|Hannah|Brightwater Bakery", "con-3603|Luis|Brightwater Bakery",
+				"con-3605|Tomasz|Harbor Logistics", "con-3607|Ada|Harbor Logistics",
+			}},
+			{q: `SELECT source_id, json_extract(raw, '$."(text)"') LIKE '{"id": "' || source_id || '"%' FROM record_failures ORDER BY id`,
+				want: []string{"con-3602|1", "con-3604|1", "con-3606|1"}},
+		},
+	},
+	{
+		// Was: an object holding two arrays of records imports the first
+		// ("results") and drops the second ("data") silently. The file fails
+		// naming both, before its first record: with a batch of one, no
+		// record of either array is imported.
+		name: "AJSONObjectWithTwoArraysOfRecords", dir: "36-json-two-record-arrays", flags: []string{"--batch-size", "1"},
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {}},
+		tasks: []string{"company|succeeded|",
+			`contact|failed|contacts.json:8: holds two arrays of records, "results" at line 3 and "data" at line 8: ` +
+				"crmimport reads one array per file and cannot tell which one holds the records; keep the one that does"},
+		stderr: []string{`contacts.json:8: holds two arrays of records`},
+		stored: []storedRows{twoCompanies, noContacts},
+	},
+	{
+		// Was: entries named export\companies.csv (older Windows tools)
+		// match no kind, with no hint: "no file matches a kind". Backslashes
+		// are folder separators: the export folder is read, and ..\ is a
+		// folder that is not read, as ../ is.
+		name: "AZipWithBackslashesInItsNames", dir: "34-zip-backslash-names",
+		input: zipFixture("34-zip-backslash-names", zipEntry{name: `export\companies.csv`, file: "companies.csv"},
+			zipEntry{name: `export\contacts.csv`, file: "contacts.csv"}, zipEntry{name: `export\..\notes.csv`, file: "notes.csv"}),
+		code: exitOK, status: "succeeded",
+		kinds:  map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 2}},
+		stderr: []string{"ignored the folder export.zip!/..: an export's files are read from its top folder"},
+		stored: []storedRows{twoCompanies, twoContacts,
+			{q: `SELECT substr(file, instr(file, '!/')) FROM migration_tasks ORDER BY id`, want: []string{"!/export/companies.csv", "!/export/contacts.csv"}}},
+	},
+	{
+		// Was: an encrypted entry fails planning with "zip: not a valid
+		// zip file". Refused before the run exists, saying what it is and
+		// what to do.
+		name: "AZipWithAnEncryptedEntry", dir: "35-zip-encrypted-entry",
+		input: zipFixture("35-zip-encrypted-entry", zipEntry{name: "companies.csv", file: "companies.csv"},
+			zipEntry{name: "contacts.csv", file: "contacts.csv", encrypted: true}),
+		code: exitError,
+		stderr: []string{"export.zip!/contacts.csv: is encrypted (the zip is password-protected), and crmimport cannot decrypt it: " +
+			"extract the zip with its password and pass the folder"},
+		stderrNot: []string{"not a valid zip file"},
 	},
 }
 
