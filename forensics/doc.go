@@ -11,9 +11,12 @@
 //     or matched slot gets a placeholder target row marked from_dump, so
 //     that links resolve through the ledger (R6) and foreign keys hold. A
 //     file that already holds one of the dump's ids refuses the whole load
-//     and names the ids. A loaded run names its dump (migrations.dump): it
-//     has no input files here, so only `resume RUN --from PATH` continues
-//     it (R10; importer.ResumeFrom).
+//     and names the ids. A load is one transaction, all or nothing, and
+//     streams the dump: runs and tasks are written as they are read, slots
+//     are staged in a temporary table in a file and checked there by SQL,
+//     so that memory does not grow with the dump. A loaded run names its
+//     dump (migrations.dump): it has no input files here, so only `resume
+//     RUN --from PATH` continues it (R10; importer.ResumeFrom).
 //   - The ledger's story (Why, Story; `ledger why`): the slots grouped by
 //     kind, action, reason and run — the query of the write-up
 //     000_724f8abccd17c4ae, as a command — and one slot's story: which run
