@@ -26,6 +26,7 @@ type LoadSummary struct {
 	Slots        map[string]int `json:"slots"`        // by action
 	Placeholders map[string]int `json:"placeholders"` // by target table
 	Notices      []string       `json:"notices"`
+	Warnings     []string       `json:"warnings"` // what the engine would do otherwise than production did
 }
 
 // Load loads a production dump (a folder of migrations, migration_tasks and
@@ -53,7 +54,8 @@ func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (sum *Load
 		return nil, &DumpError{File: dir, Msg: "is not a folder: a dump is a folder of migrations, migration_tasks and migration_records (.csv or .jsonl)"}
 	}
 	l := &loader{dir: abs, given: dir, now: ledger.FormatTime(now), files: map[string]string{},
-		sum:      &LoadSummary{Dump: abs, Slots: map[string]int{}, Placeholders: map[string]int{}, Notices: []string{}},
+		sum: &LoadSummary{Dump: abs, Slots: map[string]int{}, Placeholders: map[string]int{}, Notices: []string{},
+			Warnings: []string{}},
 		conflict: &ConflictError{Dump: abs, Rows: map[string]*IDs{}},
 		runs:     map[int64]*runSeen{}, live: map[string]int64{}, tasks: map[int64]int{}, kinds: map[runKind]*kindSeen{},
 		counted: map[int64]bool{}, tenants: map[string]bool{},
@@ -99,6 +101,7 @@ type loader struct {
 	live      map[string]int64   // tenant -> its running run in the dump (R13)
 	tasks     map[int64]int      // the dump's good tasks -> their line
 	kinds     map[runKind]*kindSeen
+	misphased Names                 // tasks in another phase than their kind's
 	counted   map[int64]bool        // runs with a task that carries counters
 	tenants   map[string]bool       // of the runs loaded
 	staged    int                   // slots in the temporary table
@@ -178,7 +181,7 @@ func (l *loader) notice(s string) { l.sum.Notices = append(l.sum.Notices, s) }
 // load writes the dump in the load's transaction, or says why it may not:
 // its bad rows (problems) first, else the ids this database holds already.
 func (l *loader) load(ctx context.Context) error {
-	steps := []func(context.Context) error{l.loadRuns, l.loadTasks, l.countersFromStats, l.stageSlots, l.numberSlots,
+	steps := []func(context.Context) error{l.loadRuns, l.loadTasks, l.warnMisphased, l.countersFromStats, l.stageSlots, l.numberSlots,
 		l.numberRows, l.slotConflicts, l.writeSlots}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
@@ -312,6 +315,9 @@ func (l *loader) loadTasks(ctx context.Context) error {
 		if t.counts != [7]int64{} {
 			l.counted[t.runID] = true
 		}
+		if p := phases.Phase(t.kind); t.phase != int64(p) {
+			l.misphased.add(fmt.Sprintf("task %d of run %d (%s) in phase %d instead of %d", t.id, t.runID, t.kind.Plural(), t.phase, p))
+		}
 		k := runKind{t.runID, t.kind}
 		seen := l.kinds[k]
 		if seen == nil {
@@ -334,6 +340,23 @@ func (l *loader) loadTasks(ctx context.Context) error {
 		l.sum.Tasks++
 		return nil
 	})
+}
+
+// warnMisphased warns of tasks whose phase is not their kind's in
+// crmimport's plan (R7): production ran them in another order than this
+// engine would, so records may have been imported before their parents,
+// their links lost for good (a created slot is final). resume --from
+// re-arms such a task in its kind's phase.
+func (l *loader) warnMisphased(context.Context) error {
+	if l.misphased.N == 0 {
+		return nil
+	}
+	l.sum.Warnings = append(l.sum.Warnings, fmt.Sprintf("%d %s in another phase than %s kind's in crmimport's plan "+
+		"(1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails): %s. Production's order may have imported "+
+		"records before their parents, their links lost for good (R7); `crmimport resume RUN --from PATH` re-arms an "+
+		"unfinished task in its kind's phase, and `crmimport doctor` names such tasks (%s)",
+		l.misphased.N, plural(l.misphased.N, "task is", "tasks are"), plural(l.misphased.N, "its", "their"), l.misphased, MisphasedTasks))
+	return nil
 }
 
 // setTaskCountersSQL gives a loaded task the counters of its run's stats.
