@@ -138,6 +138,7 @@ type rows struct {
 // runSeen is what the load keeps of a run of the dump.
 type runSeen struct {
 	line    int
+	here    bool // a run of its id is in the database: loaded now, or a conflict
 	started string
 	counts  map[ledger.Kind]phases.Counts // its stats, read; nil without
 }
@@ -247,10 +248,12 @@ func (l *loader) loadRuns(ctx context.Context) error {
 			}
 			l.live[r.tenant] = r.id
 		}
-		l.runs[r.id] = &runSeen{line: line, started: r.started, counts: r.counts}
+		seen := &runSeen{line: line, here: true, started: r.started, counts: r.counts}
+		l.runs[r.id] = seen
 		res, err := stmt.ExecContext(ctx, r.id, r.tenant, r.source, r.status, r.phase, boolInt(r.cancel),
 			r.stats, r.options, r.started, r.finished, r.duration, r.message, r.attempts, r.dump)
 		if store.IsUnique(err) {
+			seen.here = false // refused: its tasks are not written either
 			var live int64
 			if qerr := l.tx.QueryRowContext(ctx, liveRunOfTenantSQL, r.tenant).Scan(&live); qerr != nil {
 				return errors.Join(err, qerr)
@@ -317,6 +320,9 @@ func (l *loader) loadTasks(ctx context.Context) error {
 		}
 		if p := phases.Phase(t.kind); t.phase != int64(p) {
 			l.misphased.add(fmt.Sprintf("task %d of run %d (%s) in phase %d instead of %d", t.id, t.runID, t.kind.Plural(), t.phase, p))
+		}
+		if !run.here {
+			return nil
 		}
 		k := runKind{t.runID, t.kind}
 		seen := l.kinds[k]

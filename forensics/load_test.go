@@ -144,11 +144,13 @@ func TestLoadRefusesConflictingIDs(t *testing.T) {
 }
 
 // TestLoadRefusesSecondLiveRun: a dump's running run of a tenant that
-// already has one here is refused by the one-live-run index (R13).
+// already has one here is refused by the one-live-run index (R13), and so
+// its tasks, which name it, are not written either.
 func TestLoadRefusesSecondLiveRun(t *testing.T) {
 	t.Parallel()
 	db, _ := loadFixture(t, "unfinalized")
-	dir := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n9,soylent,canonical,running,2026-02-05 09:00:00+00\n"})
+	dir := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n9,soylent,canonical,running,2026-02-05 09:00:00+00\n",
+		"migration_tasks.csv": "id,migration_id,kind,status\n9,9,contacts,running\n"})
 	_, err := forensics.Load(context.Background(), db, dir, loadTime)
 	var conflict *forensics.ConflictError
 	require.ErrorAs(t, err, &conflict)
