@@ -65,13 +65,14 @@ func replanTask(ctx context.Context, tx *sql.Tx, t Task, in TaskSpec, now string
 
 // dropTaskSQL: an unfinished task of a loaded run that no local file is
 // left for (another task of its kind reads the file) is cancelled with
-// the reason.
+// the reason, in its kind's phase like the task that reads the file (R7).
 const dropTaskSQL = `
-UPDATE migration_tasks SET status = 'cancelled', last_error = ?, updated_at = ?
-WHERE id = ? AND migration_id = ? AND status = ?`
+UPDATE migration_tasks SET status = 'cancelled', phase = ?, last_error = ?, updated_at = ?
+WHERE id = ? AND migration_id = ? AND status = ? AND phase = ?`
 
 func dropTask(ctx context.Context, tx *sql.Tx, t Task, reason, now string) error {
-	return expectRows(ctx, tx, 1, fmt.Sprintf("drop task %d", t.ID), dropTaskSQL, reason, now, t.ID, t.RunID, string(t.Status))
+	return expectRows(ctx, tx, 1, fmt.Sprintf("drop task %d", t.ID), dropTaskSQL, Phase(t.Kind), reason, now,
+		t.ID, t.RunID, string(t.Status), t.Phase)
 }
 
 // setOptionsSQL: the options of a replanned run (its new input).
@@ -143,17 +144,18 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 		var rephased []string
 		for _, t := range unfinished {
 			var err error
+			what := t.Kind.Plural()
 			if in, ok := plan.Inputs[t.ID]; ok {
 				err = replanTask(ctx, tx, t, in, now)
-				if p := Phase(t.Kind); p != t.Phase {
-					rephased = append(rephased, fmt.Sprintf("task %d (%s): phase %d in the dump, phase %d by its kind",
-						t.ID, t.Kind.Plural(), t.Phase, p))
-				}
 			} else {
 				err = dropTask(ctx, tx, t, plan.Dropped[t.ID], now)
+				what += ", dropped"
 			}
 			if err != nil {
 				return err
+			}
+			if p := Phase(t.Kind); p != t.Phase {
+				rephased = append(rephased, fmt.Sprintf("task %d (%s): phase %d in the dump, phase %d by its kind", t.ID, what, t.Phase, p))
 			}
 		}
 		extra := append([]TaskSpec(nil), plan.Extra...)

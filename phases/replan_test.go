@@ -150,12 +150,14 @@ func TestResumeFromPhasesTasksByKind(t *testing.T) {
 	id := seedLoaded(t, db, RunFailed, 1,
 		taskState{kind: ledger.Company, status: TaskSucceeded},
 		taskState{kind: ledger.Note, status: TaskPending},
-		taskState{kind: ledger.Contact, status: TaskFailed})
+		taskState{kind: ledger.Contact, status: TaskFailed},
+		taskState{kind: ledger.Contact, status: TaskCancelled})
 	_, err := db.Exec(`UPDATE migration_tasks SET phase = 1 WHERE migration_id = ?`, id)
 	require.NoError(t, err)
 
 	run, planned, err := e.ResumeFrom(ctx, id, func(ctx context.Context, run Run, un []Task) (Replan, error) {
-		p, err := planAll(ctx, run, un)
+		p, err := planAll(ctx, run, un[:2])
+		p.Dropped = map[int64]string{un[2].ID: "superseded"}
 		p.Extra = []TaskSpec{{Kind: ledger.Contact, Phase: 1, File: "/local/contacts-2.csv", Format: "csv"}}
 		return p, err
 	})
@@ -167,11 +169,20 @@ func TestResumeFromPhasesTasksByKind(t *testing.T) {
 		got[tk.File] = tk.Phase
 	}
 	require.Equal(t, map[string]int{"/local/contacts.csv": 2, "/local/notes.csv": 4, "/local/contacts-2.csv": 2}, got)
-	require.Equal(t, 1, tasksOf(t, db, id)[ledger.Company].Phase, "a finished task is left as production left it")
+	rows, err := LoadTasks(ctx, db, id)
+	require.NoError(t, err)
+	byID := map[int64]Task{}
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	require.Equal(t, 1, byID[1].Phase, "a finished task is left as production left it")
+	require.Equal(t, TaskCancelled, byID[4].Status)
+	require.Equal(t, 2, byID[4].Phase, "a dropped task is in its kind's phase too")
 
 	var msg string
 	require.NoError(t, db.QueryRow(`SELECT message FROM run_log WHERE migration_id = ? AND level = 'warning'`, id).Scan(&msg))
-	require.Contains(t, msg, "task 2 (notes): phase 1 in the dump, phase 4 by its kind; task 3 (contacts): phase 1 in the dump, phase 2 by its kind")
+	require.Contains(t, msg, "task 2 (notes): phase 1 in the dump, phase 4 by its kind; task 3 (contacts): phase 1 in the dump, "+
+		"phase 2 by its kind; task 4 (contacts, dropped): phase 1 in the dump, phase 2 by its kind")
 
 	run, err = e.Execute(ctx, id, fakeOpen(map[ledger.Kind]*fakeInput{ledger.Contact: {batches: 1}, ledger.Note: {batches: 1}}, nil))
 	require.NoError(t, err)
