@@ -241,7 +241,7 @@ func (l *loader) loadRuns(ctx context.Context) error {
 			l.problems.add(file, line, fmt.Errorf("run id %d is already on line %d", r.id, first.line))
 			return nil
 		}
-		if r.status == "running" {
+		if r.status == string(phases.RunRunning) {
 			if other, ok := l.live[r.tenant]; ok {
 				l.problems.add(file, line, fmt.Errorf("tenant %s has two running runs, %d and %d: at most one run of a tenant is live (R13)", r.tenant, other, r.id))
 				return nil
