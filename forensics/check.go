@@ -43,68 +43,16 @@ type loadedSlot struct {
 	line     int
 }
 
-// dump is a whole dump, read and checked, before anything is written.
-type dump struct {
-	dir      string
-	files    map[string]string
-	runs     []loadedRun
-	tasks    []loadedTask
-	slots    []loadedSlot
-	notices  []string
-	problems []error
-}
-
 // maxProblems is how many bad rows a refused load names.
 const maxProblems = 20
 
-func (d *dump) problem(file string, line int, err error) {
-	if len(d.problems) < maxProblems {
-		d.problems = append(d.problems, &DumpError{File: filepath.Base(file), Line: line, Msg: err.Error()})
-	}
-}
+// problems are the bad rows of a dump: the first maxProblems of them.
+type problems []error
 
-// readDump reads and checks the three tables.
-func readDump(dir string) (*dump, error) {
-	d := &dump{dir: dir, files: map[string]string{}}
-	for _, table := range []string{tableRuns, tableTasks, tableSlots} {
-		p, err := tableFile(dir, table)
-		if err != nil {
-			return nil, err
-		}
-		d.files[table] = p
+func (p *problems) add(file string, line int, err error) {
+	if len(*p) < maxProblems {
+		*p = append(*p, &DumpError{File: filepath.Base(file), Line: line, Msg: err.Error()})
 	}
-	if d.files[tableRuns] == "" && d.files[tableTasks] == "" && d.files[tableSlots] == "" {
-		return nil, &DumpError{File: dir, Msg: "holds no dump: expected migrations, migration_tasks and migration_records as .csv (psql \\copy … CSV HEADER) or .jsonl"}
-	}
-	for _, table := range []string{tableRuns, tableTasks, tableSlots} {
-		if d.files[table] == "" {
-			d.notices = append(d.notices, fmt.Sprintf("the dump has no %s (.csv or .jsonl): none loaded", table))
-		}
-	}
-	runs, err := readTable[runRow](d.files[tableRuns], tableRuns)
-	if err != nil {
-		return nil, err
-	}
-	tasks, err := readTable[taskRow](d.files[tableTasks], tableTasks)
-	if err != nil {
-		return nil, err
-	}
-	slots, err := readTable[slotRow](d.files[tableSlots], tableSlots)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs {
-		d.addRun(r.row, r.line)
-	}
-	for _, t := range tasks {
-		d.addTask(t.row, t.line)
-	}
-	for _, s := range slots {
-		d.addSlot(s.row, s.line)
-	}
-	d.crossCheck()
-	d.countersFromStats()
-	return d, nil
 }
 
 var runStatuses = []string{string(phases.RunRunning), string(phases.RunSucceeded), string(phases.RunPartial),
@@ -115,9 +63,10 @@ var taskStatuses = []string{string(phases.TaskPending), string(phases.TaskRunnin
 
 var actions = []string{string(ledger.Created), string(ledger.Matched), string(ledger.Skipped)}
 
-func (d *dump) addRun(row runRow, line int) {
-	file := d.files[tableRuns]
-	r := loadedRun{line: line, dump: d.dir}
+// checkRun reads a row of migrations in the database's terms, or says
+// what is wrong with it. Its notices go to notice.
+func checkRun(row runRow, line int, dump string, notice func(string)) (loadedRun, error) {
+	r := loadedRun{line: line, dump: dump}
 	var err error
 	check := func(e error) bool {
 		if e != nil && err == nil {
@@ -157,11 +106,10 @@ func (d *dump) addRun(row runRow, line int) {
 		r.attempts, err = row.Attempts.int64("attempts", 1)
 	}
 	if !check(err) {
-		d.problem(file, line, err)
-		return
+		return r, err
 	}
 	r.message = row.Message.nullText()
-	r.stats, r.counts = d.normaliseStats(r.id, row.Stats)
+	r.stats, r.counts = normaliseStats(r.id, row.Stats, notice)
 	r.options = "{}"
 	if !row.Options.null() {
 		// The production options are kept for the record; crmimport's own
@@ -173,13 +121,13 @@ func (d *dump) addRun(row runRow, line int) {
 		b, _ := json.Marshal(map[string]any{"dump_options": v})
 		r.options = string(b)
 	}
-	d.runs = append(d.runs, r)
+	return r, nil
 }
 
 // normaliseStats keeps a run's stats rollup when it reads as crmimport's
 // (per kind the outcome counters), with plural kinds made singular; other
 // shapes are dropped with a notice, and reports then sum the tasks.
-func (d *dump) normaliseStats(runID int64, c Cell) (any, map[ledger.Kind]phases.Counts) {
+func normaliseStats(runID int64, c Cell, notice func(string)) (any, map[ledger.Kind]phases.Counts) {
 	if c.null() {
 		return nil, nil
 	}
@@ -203,53 +151,15 @@ func (d *dump) normaliseStats(runID int64, c Cell) (any, map[ledger.Kind]phases.
 		}
 	}
 	if err != nil {
-		d.notices = append(d.notices, fmt.Sprintf("run %d: its stats are not crmimport's per-kind counters (%v): dropped, reports sum its tasks instead", runID, err))
+		notice(fmt.Sprintf("run %d: its stats are not crmimport's per-kind counters (%v): dropped, reports sum its tasks instead", runID, err))
 		return nil, nil
 	}
 	b, _ := json.Marshal(out)
 	return string(b), out
 }
 
-// countersFromStats gives the tasks of a run whose dump carries no task
-// counters the counters of the run's stats, kind by kind where the run has
-// one task of the kind: a report sums the tasks of a run that is not
-// finalized (and finalize, after resume --from, sums them again), so that
-// what production counted is kept rather than read as zeros.
-func (d *dump) countersFromStats() {
-	type key struct {
-		run  int64
-		kind ledger.Kind
-	}
-	n := map[key]int{}
-	withCounters := map[int64]bool{}
-	for _, t := range d.tasks {
-		n[key{t.runID, t.kind}]++
-		if t.counts != [7]int64{} {
-			withCounters[t.runID] = true
-		}
-	}
-	for _, r := range d.runs {
-		if r.counts == nil || withCounters[r.id] {
-			continue
-		}
-		moved := false
-		for i := range d.tasks {
-			t := &d.tasks[i]
-			c, ok := r.counts[t.kind]
-			if t.runID != r.id || !ok || n[key{r.id, t.kind}] != 1 {
-				continue
-			}
-			t.counts = [7]int64{c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked}
-			moved = true
-		}
-		if moved {
-			d.notices = append(d.notices, fmt.Sprintf("run %d: its tasks carry no counters: each took its kind's from the run's stats", r.id))
-		}
-	}
-}
-
-func (d *dump) addTask(row taskRow, line int) {
-	file := d.files[tableTasks]
+// checkTask reads a row of migration_tasks, or says what is wrong with it.
+func checkTask(row taskRow, line int, notice func(string)) (loadedTask, error) {
 	t := loadedTask{line: line}
 	var err error
 	check := func(e error) bool {
@@ -291,8 +201,7 @@ func (d *dump) addTask(row taskRow, line int) {
 		}
 	}
 	if !check(err) {
-		d.problem(file, line, err)
-		return
+		return t, err
 	}
 	t.lastError = row.LastError.nullText()
 	t.checkpoint = `{"rows":0,"line":0}`
@@ -302,14 +211,15 @@ func (d *dump) addTask(row taskRow, line int) {
 			b, _ := json.Marshal(cp)
 			t.checkpoint = string(b)
 		} else {
-			d.notices = append(d.notices, fmt.Sprintf("task %d: checkpoint %s is not crmimport's {rows, line}: loaded as the start", t.id, row.Checkpoint.text()))
+			notice(fmt.Sprintf("task %d: checkpoint %s is not crmimport's {rows, line}: loaded as the start", t.id, row.Checkpoint.text()))
 		}
 	}
-	d.tasks = append(d.tasks, t)
+	return t, nil
 }
 
-func (d *dump) addSlot(row slotRow, line int) {
-	file := d.files[tableSlots]
+// checkSlot reads a row of migration_records, or says what is wrong with
+// it.
+func checkSlot(row slotRow, line int) (loadedSlot, error) {
 	s := loadedSlot{line: line}
 	var err error
 	check := func(e error) bool {
@@ -346,70 +256,8 @@ func (d *dump) addSlot(row slotRow, line int) {
 		s.created, err = row.CreatedAt.time("created_at")
 	}
 	if !check(err) {
-		d.problem(file, line, err)
-		return
+		return s, err
 	}
 	s.reason, s.detail = row.Reason.nullText(), row.Detail.nullText()
-	d.slots = append(d.slots, s)
-}
-
-// crossCheck finds what no single row shows: an id twice, a task of a run
-// the dump does not hold, two running runs of one tenant.
-func (d *dump) crossCheck() {
-	runs := map[int64]int{}
-	live := map[string]int64{}
-	for _, r := range d.runs {
-		if first, ok := runs[r.id]; ok {
-			d.problem(d.files[tableRuns], r.line, fmt.Errorf("run id %d is already on line %d", r.id, first))
-		}
-		runs[r.id] = r.line
-		if r.status == string(phases.RunRunning) {
-			if other, ok := live[r.tenant]; ok {
-				d.problem(d.files[tableRuns], r.line, fmt.Errorf("tenant %s has two running runs, %d and %d: at most one run of a tenant is live (R13)", r.tenant, other, r.id))
-			}
-			live[r.tenant] = r.id
-		}
-	}
-	started := map[int64]string{}
-	for _, r := range d.runs {
-		started[r.id] = r.started
-	}
-	tasks := map[int64]int{}
-	for i := range d.tasks {
-		t := &d.tasks[i]
-		if first, ok := tasks[t.id]; ok {
-			d.problem(d.files[tableTasks], t.line, fmt.Errorf("task id %d is already on line %d", t.id, first))
-		}
-		tasks[t.id] = t.line
-		if _, ok := runs[t.runID]; !ok {
-			d.problem(d.files[tableTasks], t.line, fmt.Errorf("task %d belongs to run %d, which the dump's migrations do not hold", t.id, t.runID))
-		}
-		if t.at == "" {
-			t.at = started[t.runID]
-		}
-	}
-	keys := map[ledger.Key]int{}
-	ids := map[int64]int{}
-	missing := map[int64]bool{}
-	for _, s := range d.slots {
-		if first, ok := keys[s.key]; ok {
-			d.problem(d.files[tableSlots], s.line, fmt.Errorf("the slot %s/%s %s is already on line %d (a slot is unique on tenant, source, kind and source_id)",
-				s.key.Tenant, s.key.Source, s.key, first))
-		}
-		keys[s.key] = s.line
-		if s.id > 0 {
-			if first, ok := ids[s.id]; ok {
-				d.problem(d.files[tableSlots], s.line, fmt.Errorf("slot id %d is already on line %d", s.id, first))
-			}
-			ids[s.id] = s.line
-		}
-		if id, ok := s.runID.(int64); ok {
-			if _, held := runs[id]; !held {
-				missing[id] = true
-			}
-		}
-	}
-	if len(missing) > 0 && len(d.runs) > 0 {
-		d.notices = append(d.notices, fmt.Sprintf("slots name runs the dump's migrations do not hold: %s", idList(sortedIDs(missing))))
-	}
+	return s, nil
 }

@@ -9,14 +9,16 @@ import (
 )
 
 // ConflictError refuses a load whose ids the database already holds: the
-// dump's ids are kept, so they must be free here.
+// dump's ids are kept, so they must be free here. However many there are,
+// it names them compactly: slot and row ids by their spans, slots by the
+// first few.
 type ConflictError struct {
 	Dump     string
 	Runs     []int64
 	Tasks    []int64
-	Slots    []string // tenant/source kind source_id
-	SlotIDs  []int64
-	Rows     map[string][]int64 // table -> ids
+	Slots    Names // tenant/source kind source_id
+	SlotIDs  IDs
+	Rows     map[string]*IDs // table -> ids
 	LiveRuns []string
 }
 
@@ -28,22 +30,22 @@ func (e *ConflictError) Error() string {
 	if len(e.Tasks) > 0 {
 		parts = append(parts, plural(len(e.Tasks), "task ", "tasks ")+idList(e.Tasks))
 	}
-	if len(e.Slots) > 0 {
-		parts = append(parts, plural(len(e.Slots), "the slot ", "the slots ")+nameList(e.Slots))
+	if e.Slots.N > 0 {
+		parts = append(parts, plural(e.Slots.N, "the slot ", "the slots ")+e.Slots.String())
 	}
-	if len(e.SlotIDs) > 0 {
-		parts = append(parts, plural(len(e.SlotIDs), "slot id ", "slot ids ")+idList(e.SlotIDs))
+	if e.SlotIDs.N > 0 {
+		parts = append(parts, plural(int(e.SlotIDs.N), "slot id ", "slot ids ")+e.SlotIDs.String())
 	}
-	if len(e.Rows) > 0 {
-		var tables []string
-		n := 0
-		for _, k := range ledger.Kinds() {
-			if ids := e.Rows[k.Table()]; len(ids) > 0 {
-				tables = append(tables, k.Table()+" "+idList(ids))
-				n += len(ids)
-			}
+	var tables []string
+	var n int64
+	for _, k := range ledger.Kinds() {
+		if ids := e.Rows[k.Table()]; ids != nil && ids.N > 0 {
+			tables = append(tables, k.Table()+" "+ids.String())
+			n += ids.N
 		}
-		parts = append(parts, plural(n, "the target row ", "the target rows ")+strings.Join(tables, ", "))
+	}
+	if n > 0 {
+		parts = append(parts, plural(int(n), "the target row ", "the target rows ")+strings.Join(tables, ", "))
 	}
 	msg := fmt.Sprintf("ledger load %s: refused, nothing was loaded: the database already holds %s", e.Dump, strings.Join(parts, "; "))
 	if len(e.LiveRuns) > 0 {
@@ -56,7 +58,85 @@ func (e *ConflictError) Error() string {
 }
 
 func (e *ConflictError) any() bool {
-	return len(e.Runs)+len(e.Tasks)+len(e.Slots)+len(e.SlotIDs)+len(e.Rows)+len(e.LiveRuns) > 0
+	n := int64(len(e.Runs) + len(e.Tasks) + e.Slots.N + len(e.LiveRuns))
+	n += e.SlotIDs.N
+	for _, ids := range e.Rows {
+		n += ids.N
+	}
+	return n > 0
+}
+
+// maxSpans is how many spans of ids a message names; maxNames how many
+// names.
+const (
+	maxSpans = 12
+	maxNames = 8
+)
+
+// IDs is a set of ids, however large, kept as what a message says of it:
+// how many, and the first maxSpans spans of consecutive ids. Ids are added
+// in ascending order.
+type IDs struct {
+	N     int64
+	spans [][2]int64
+	more  int // spans past the kept ones
+	last  int64
+}
+
+func (s *IDs) add(id int64) {
+	switch {
+	case s.N > 0 && id <= s.last:
+		return // ascending: a repeat
+	case s.N > 0 && id == s.last+1:
+		if s.more == 0 {
+			s.spans[len(s.spans)-1][1] = id
+		}
+	case len(s.spans) < maxSpans:
+		s.spans = append(s.spans, [2]int64{id, id})
+	default:
+		s.more++
+	}
+	s.N++
+	s.last = id
+}
+
+// String writes the ids compactly: 1–4, 7, 9 (and at most a dozen spans).
+func (s IDs) String() string {
+	var parts []string
+	for _, sp := range s.spans {
+		if sp[1] > sp[0] {
+			parts = append(parts, fmt.Sprintf("%d–%d", sp[0], sp[1]))
+		} else {
+			parts = append(parts, fmt.Sprint(sp[0]))
+		}
+	}
+	out := strings.Join(parts, ", ")
+	if s.more > 0 {
+		out += fmt.Sprintf(" (and %d more spans)", s.more)
+	}
+	return out
+}
+
+// Names is a list of names, however long, kept as what a message says of
+// it: how many, and the first maxNames.
+type Names struct {
+	N     int
+	first []string
+}
+
+func (n *Names) add(name string) {
+	if len(n.first) < maxNames {
+		n.first = append(n.first, name)
+	}
+	n.N++
+}
+
+func (n Names) String() string {
+	out := strings.Join(n.first, ", ")
+	if n.N > len(n.first) {
+		out += fmt.Sprintf(" (and %d more)", n.N-len(n.first))
+	}
+	return out
 }
 
 func plural(n int, one, many string) string {
@@ -77,31 +157,11 @@ func sortedIDs(m map[int64]bool) []int64 {
 
 // idList writes ids compactly: 1–4, 7, 9 (and at most a dozen spans).
 func idList(ids []int64) string {
-	s := append([]int64(nil), ids...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	var parts []string
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] <= s[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d–%d", s[i], s[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(s[i]))
-		}
-		i = j + 1
+	sorted := append([]int64(nil), ids...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	var set IDs
+	for _, id := range sorted {
+		set.add(id)
 	}
-	if len(parts) > 12 {
-		return strings.Join(parts[:12], ", ") + fmt.Sprintf(" (and %d more spans)", len(parts)-12)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// nameList writes names, at most eight.
-func nameList(names []string) string {
-	if len(names) > 8 {
-		return strings.Join(names[:8], ", ") + fmt.Sprintf(" (and %d more)", len(names)-8)
-	}
-	return strings.Join(names, ", ")
+	return set.String()
 }

@@ -9,11 +9,16 @@
 //     `<table>.jsonl`. Ids are kept, plural kinds become singular, unknown
 //     columns are ignored and missing optional ones default. Every created
 //     or matched slot gets a placeholder target row marked from_dump, so
-//     that links resolve through the ledger (R6) and foreign keys hold. A
+//     that links resolve through the ledger (R6) and foreign keys hold.
+//     Tasks in another phase than their kind's load as they are, with a
+//     warning (resume --from re-arms them in their kind's phase, R7). A
 //     file that already holds one of the dump's ids refuses the whole load
-//     and names the ids. A loaded run names its dump (migrations.dump): it
-//     has no input files here, so only `resume RUN --from PATH` continues
-//     it (R10; importer.ResumeFrom).
+//     and names the ids. A load is one transaction, all or nothing, and
+//     streams the dump: runs and tasks are written as they are read, slots
+//     are staged in a temporary table in a file and checked there by SQL,
+//     so that memory does not grow with the dump. A loaded run names its
+//     dump (migrations.dump): it has no input files here, so only `resume
+//     RUN --from PATH` continues it (R10; importer.ResumeFrom).
 //   - The ledger's story (Why, Story; `ledger why`): the slots grouped by
 //     kind, action, reason and run — the query of the write-up
 //     000_724f8abccd17c4ae, as a command — and one slot's story: which run
@@ -21,7 +26,8 @@
 //   - Doctor's findings (Doctor; `doctor`): named patterns, each with a
 //     count, examples, the rule of SPEC it breaks and the command that
 //     repairs it — uniform skips (R9), stale skips (R3), skips whose parent
-//     has arrived (R3, R6), stranded work behind the barrier (R7), terminal
+//     has arrived (R3, R6), stranded work behind the barrier (R7), tasks in
+//     another phase than their kind's in crmimport's plan (R7), terminal
 //     runs with queued work or a success over failures (R9), unfinalized
 //     runs (R15) and slots whose target row is missing (R1, R2) — and the
 //     two incidents of the write-up they add up to. A repair is a line to

@@ -19,6 +19,7 @@ const (
 	StaleSkips      = "stale-skips"
 	ReadyToTakeOver = "ready-to-take-over"
 	StrandedWork    = "stranded-work"
+	MisphasedTasks  = "misphased-tasks"
 	FalseSuccess    = "false-success"
 	Unfinalized     = "unfinalized"
 	OrphanSlots     = "orphan-slots"
@@ -107,7 +108,7 @@ func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOption
 	if d.loaded, err = loadedRuns(ctx, db); err != nil {
 		return nil, err
 	}
-	for _, check := range []func() error{d.uniformSkips, d.staleSkips, d.readyToTakeOver, d.stranded, d.falseSuccess,
+	for _, check := range []func() error{d.uniformSkips, d.staleSkips, d.readyToTakeOver, d.stranded, d.misphased, d.falseSuccess,
 		d.unfinalized, d.orphanSlots} {
 		if err := check(); err != nil {
 			return nil, err
@@ -175,6 +176,10 @@ func describe(name string) (rule, unit, summary string) {
 	case StrandedWork:
 		return "R7, R8", "tasks", "pending or running tasks in a phase below their run's current phase: " +
 			"the barrier only moves forward, so nothing will ever pick them up"
+	case MisphasedTasks:
+		return "R7", "tasks", "tasks in another phase than their kind's in crmimport's plan (1 companies, 2 contacts, 3 deals, " +
+			"4 notes, 5 activities and emails), as a production dump may have them: that barrier ran them in another order, " +
+			"so a record could be imported before its parent and lose its link for good (a created slot is final)"
 	case FalseSuccess:
 		return "R9", "runs", "runs that ended with work still queued, or succeeded over failed tasks or records: " +
 			"no terminal status while work is queued, and never success over a failure"

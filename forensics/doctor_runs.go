@@ -68,6 +68,85 @@ func (d *doctor) stranded() error {
 	return nil
 }
 
+// kindPhase is phases.Phase in SQL: the phase of task t's kind in
+// crmimport's plan.
+const kindPhase = `CASE t.kind WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'deal' THEN 3 WHEN 'note' THEN 4 ELSE 5 END`
+
+// misphasedSQL: R7, tasks whose phase is not their kind's in crmimport's
+// plan, which a plan made here never has: a dump's production engine put
+// them there.
+const misphasedSQL = `
+SELECT m.id, m.tenant_id, m.source, m.status, t.id, t.kind, t.phase, t.status, ` + kindPhase + `
+FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
+WHERE t.phase <> ` + kindPhase + ` AND (?1 = '' OR m.tenant_id = ?1)
+ORDER BY m.tenant_id, m.id, t.id`
+
+// misphased: R7, tasks in another phase than their kind's. An unfinished
+// one is re-armed in its kind's phase by resume (--from for a loaded run);
+// a finished one has run in production's order, and what it left is in
+// the ledger.
+func (d *doctor) misphased() error {
+	type run struct {
+		id             int64
+		tenant, source string
+		status         phases.RunStatus
+		tasks          []string
+		unfinished     []ledger.Kind
+	}
+	var runs []*run
+	err := d.each(misphasedSQL, []any{d.opts.Tenant}, func(s scanner) error {
+		var r run
+		var taskID int64
+		var kind ledger.Kind
+		var phase, want int
+		var status phases.TaskStatus
+		if err := s.Scan(&r.id, &r.tenant, &r.source, &r.status, &taskID, &kind, &phase, &status, &want); err != nil {
+			return err
+		}
+		if len(runs) == 0 || runs[len(runs)-1].id != r.id {
+			runs = append(runs, &r)
+		}
+		last := runs[len(runs)-1]
+		last.tasks = append(last.tasks, fmt.Sprintf("%s task %d (%s) is in phase %d, its kind's is %d", kind.Plural(), taskID, status, phase, want))
+		if status != phases.TaskSucceeded {
+			last.unfinished = append(last.unfinished, kind)
+		}
+		f := d.finding(MisphasedTasks, r.tenant)
+		f.Count++
+		f.example(fmt.Sprintf("task %d", taskID))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("doctor: misphased tasks: %w", err)
+	}
+	for _, r := range runs {
+		f := d.finding(MisphasedTasks, r.tenant)
+		f.runs[r.id] = true
+		f.Details = append(f.Details, fmt.Sprintf("run %d (%s): its %s", r.id, r.status, strings.Join(r.tasks, "; ")))
+		if len(r.unfinished) > 0 {
+			// The resume reads every kind the run has left to do.
+			tasks, err := phases.LoadTasks(d.ctx, d.db, r.id)
+			if err != nil {
+				return err
+			}
+			var left []ledger.Kind
+			for _, t := range tasks {
+				if t.Status != phases.TaskSucceeded {
+					left = append(left, t.Kind)
+				}
+			}
+			if cmd := d.resumeCommand(r.id, r.status, left); cmd != "" {
+				f.repair(cmd + "   (R7: resume re-arms each unfinished task in its kind's phase, parents first)")
+				continue
+			}
+		}
+		f.repair(fmt.Sprintf("nothing to re-run for run %d: its tasks finished in production's order; what they left is in "+
+			"the ledger (crmimport ledger why --tenant %s --run %d), and a record imported before its parent kept its link "+
+			"empty (R6: counted unlinked)", r.id, r.tenant, r.id))
+	}
+	return nil
+}
+
 // failedRecordsSQL: R4, the records a run failed, as this database keeps
 // them (a loaded run's are in its stats and task counters).
 const failedRecordsSQL = `SELECT count(*) FROM record_failures WHERE migration_id = ?`

@@ -26,6 +26,7 @@ func TestEachFindingFiresOnItsDumpAlone(t *testing.T) {
 		"false-success":      {forensics.FalseSuccess},
 		"unfinalized":        {forensics.Unfinalized},
 		"orphan-slots":       {forensics.OrphanSlots},
+		"misphased-tasks":    {forensics.MisphasedTasks},
 		"poisoned-ledger":    {forensics.UniformSkip, forensics.StaleSkips, forensics.ReadyToTakeOver},
 		"stranded-retry":     {forensics.StrandedWork, forensics.FalseSuccess},
 		"terminal-escapes":   {forensics.ReadyToTakeOver},
@@ -161,4 +162,31 @@ func skippedNotesOf(t *testing.T, tenant string, base int) string {
 		"migration_tasks.csv":   fmt.Sprintf("id,migration_id,kind,status\n%d,%d,notes,succeeded\n", base, base),
 		"migration_records.csv": slots,
 	})
+}
+
+// TestMisphasedTasksOfAFinishedRun: tasks that finished in production's
+// order have nothing to re-run; doctor names them and says where to look.
+// A task whose phase is its kind's (deals in phase 3) is no finding.
+func TestMisphasedTasksOfAFinishedRun(t *testing.T) {
+	t.Parallel()
+	db, _ := openDB(t)
+	sum, err := forensics.Load(context.Background(), db, writeDump(t, map[string]string{
+		"migrations.csv": "id,tenant_id,source,status,duration_ms,started_at\n1,t,canonical,succeeded,10,2026-01-05 09:00:00+00\n",
+		"migration_tasks.csv": "id,migration_id,kind,phase,status\n1,1,companies,1,succeeded\n2,1,contacts,1,succeeded\n" +
+			"3,1,deals,3,succeeded\n4,1,emails,4,succeeded\n",
+	}), loadTime)
+	require.NoError(t, err)
+	require.Len(t, sum.Warnings, 1)
+	require.Contains(t, sum.Warnings[0], "2 tasks are in another phase than their kind's in crmimport's plan")
+	require.Contains(t, sum.Warnings[0], "task 2 of run 1 (contacts) in phase 1 instead of 2, task 4 of run 1 (emails) in phase 4 instead of 5")
+	d := doctor(t, db, "")
+	require.Equal(t, []string{forensics.MisphasedTasks}, d.Names())
+	f := d.Findings[0]
+	require.Equal(t, int64(2), f.Count)
+	require.Equal(t, []string{"task 2", "task 4"}, f.Examples)
+	require.Equal(t, []string{"run 1 (succeeded): its contacts task 2 (succeeded) is in phase 1, its kind's is 2; " +
+		"emails task 4 (succeeded) is in phase 4, its kind's is 5"}, f.Details)
+	require.Len(t, f.Repair, 1)
+	require.Contains(t, f.Repair[0], "nothing to re-run for run 1")
+	require.Contains(t, f.Repair[0], "crmimport ledger why --tenant t --run 1")
 }

@@ -3,15 +3,16 @@ package forensics
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"crmimport/ledger"
+	"crmimport/phases"
 	"crmimport/store"
 )
 
@@ -25,6 +26,7 @@ type LoadSummary struct {
 	Slots        map[string]int `json:"slots"`        // by action
 	Placeholders map[string]int `json:"placeholders"` // by target table
 	Notices      []string       `json:"notices"`
+	Warnings     []string       `json:"warnings"` // what the engine would do otherwise than production did
 }
 
 // Load loads a production dump (a folder of migrations, migration_tasks and
@@ -32,7 +34,14 @@ type LoadSummary struct {
 // transaction: a dump with a bad row, or one whose ids the database already
 // holds, loads nothing (*DumpError, *ConflictError). now is written as the
 // time placeholder rows were made.
-func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (*LoadSummary, error) {
+//
+// The dump is streamed, never held whole: runs and tasks are written as
+// they are read, with a few numbers per run and task kept for the checks
+// that span tables; slots go through a temporary table, in a file, where
+// SQL finds what no single row shows (an id or a key twice, ids this
+// database holds already, the numbers of slots and rows the dump leaves
+// out) before they are written. Memory does not grow with the dump.
+func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (sum *LoadSummary, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -44,31 +53,159 @@ func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (*LoadSumm
 	if !st.IsDir() {
 		return nil, &DumpError{File: dir, Msg: "is not a folder: a dump is a folder of migrations, migration_tasks and migration_records (.csv or .jsonl)"}
 	}
-	d, err := readDump(abs)
+	l := &loader{dir: abs, given: dir, now: ledger.FormatTime(now), files: map[string]string{},
+		sum: &LoadSummary{Dump: abs, Slots: map[string]int{}, Placeholders: map[string]int{}, Notices: []string{},
+			Warnings: []string{}},
+		conflict: &ConflictError{Dump: abs, Rows: map[string]*IDs{}},
+		runs:     map[int64]*runSeen{}, live: map[string]int64{}, tasks: map[int64]int{}, kinds: map[runKind]*kindSeen{},
+		counted: map[int64]bool{}, tenants: map[string]bool{},
+		slotIDs: span{min: 1, max: 0}, ledgerIDs: span{min: 1, max: 0}, ascending: true, rows: map[ledger.Kind]*rows{}}
+	if err := l.findFiles(); err != nil {
+		return nil, err
+	}
+	restore, err := store.SpillTemp(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	if err := errors.Join(d.problems...); err != nil {
-		return nil, fmt.Errorf("ledger load %s: nothing was loaded:\n%w", dir, err)
-	}
+	defer func() {
+		if rerr := restore(); rerr != nil && err == nil {
+			sum, err = nil, fmt.Errorf("ledger load %s: loaded, but %w", dir, rerr)
+		}
+	}()
 	tx, err := store.Begin(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	sum, err := d.write(ctx, tx, ledger.FormatTime(now))
-	if err != nil {
+	l.tx = tx
+	if err := l.load(ctx); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ledger load %s: commit: %w", dir, err)
 	}
-	return sum, nil
+	return l.sum, nil
 }
 
-// The statements of a load. Each inserts a row with the dump's id and does
-// nothing where that id is taken, which the load then reports as a
-// conflict (one changed row is a row loaded).
+// loader is one load in progress: what it has written in its transaction,
+// and the little it keeps to check the rest.
+type loader struct {
+	dir, given, now string
+	files           map[string]string
+	tx              *sql.Tx
+	sum             *LoadSummary
+	problems        problems
+	conflict        *ConflictError
+
+	runs      map[int64]*runSeen // the dump's good runs
+	live      map[string]int64   // tenant -> its running run in the dump (R13)
+	tasks     map[int64]int      // the dump's good tasks -> their line
+	kinds     map[runKind]*kindSeen
+	misphased Names                 // tasks in another phase than their kind's
+	counted   map[int64]bool        // runs with a task that carries counters
+	tenants   map[string]bool       // of the runs loaded
+	staged    int                   // slots in the temporary table
+	slotIDs   span                  // of the dump
+	ledgerIDs span                  // of the ledger before the load
+	ascending bool                  // the dump's slot ids come in ascending order: none is there twice
+	tenant    string                // the first tenant of the slots
+	tenantsN  int                   // 1: every slot is of that tenant; 2: more than one
+	rows      map[ledger.Kind]*rows // what the final slots of each kind name
+}
+
+// span is the smallest and largest of some ids (valid when max >= min).
+type span struct{ min, max int64 }
+
+func (s *span) add(id int64) {
+	if s.max < s.min {
+		s.min, s.max = id, id
+		return
+	}
+	s.min, s.max = min(s.min, id), max(s.max, id)
+}
+
+func (s span) overlaps(o span) bool {
+	return s.min <= s.max && o.min <= o.max && s.min <= o.max && o.min <= s.max
+}
+
+// rows: the created and matched slots of a kind, which name its rows.
+type rows struct {
+	final   int   // slots
+	last    int64 // the largest record_id they name
+	without int   // slots that name none: numbered here
+}
+
+// runSeen is what the load keeps of a run of the dump.
+type runSeen struct {
+	line    int
+	here    bool // a run of its id is in the database: loaded now, or a conflict
+	started string
+	counts  map[ledger.Kind]phases.Counts // its stats, read; nil without
+}
+
+type runKind struct {
+	run  int64
+	kind ledger.Kind
+}
+
+// kindSeen: a run's tasks of one kind.
+type kindSeen struct {
+	n        int
+	task     int64 // the first
+	inserted bool  // the first was written
+}
+
+// findFiles finds each table's file; a folder with none is no dump.
+func (l *loader) findFiles() error {
+	for _, table := range []string{tableRuns, tableTasks, tableSlots} {
+		p, err := tableFile(l.dir, table)
+		if err != nil {
+			return err
+		}
+		l.files[table] = p
+	}
+	if l.files[tableRuns] == "" && l.files[tableTasks] == "" && l.files[tableSlots] == "" {
+		return &DumpError{File: l.dir, Msg: "holds no dump: expected migrations, migration_tasks and migration_records as .csv (psql \\copy … CSV HEADER) or .jsonl"}
+	}
+	for _, table := range []string{tableRuns, tableTasks, tableSlots} {
+		if f := l.files[table]; f != "" {
+			l.sum.Files = append(l.sum.Files, filepath.Base(f))
+		} else {
+			l.notice(fmt.Sprintf("the dump has no %s (.csv or .jsonl): none loaded", table))
+		}
+	}
+	return nil
+}
+
+func (l *loader) notice(s string) { l.sum.Notices = append(l.sum.Notices, s) }
+
+// load writes the dump in the load's transaction, or says why it may not:
+// its bad rows (problems) first, else the ids this database holds already.
+func (l *loader) load(ctx context.Context) error {
+	steps := []func(context.Context) error{l.loadRuns, l.loadTasks, l.warnMisphased, l.countersFromStats, l.stageSlots, l.numberSlots,
+		l.numberRows, l.slotConflicts, l.writeSlots}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	if err := errors.Join(l.problems...); err != nil {
+		return fmt.Errorf("ledger load %s: nothing was loaded:\n%w", l.given, err)
+	}
+	if l.conflict.any() {
+		return l.conflict
+	}
+	for _, step := range []func(context.Context) error{l.writePlaceholders, l.summarise} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The statements that load runs and tasks. Each inserts a row with the
+// dump's id and does nothing where that id is taken, which the load then
+// reports as a conflict (one changed row is a row loaded).
 
 // insertDumpRunSQL: a loaded run has no owner here (a running one shows as
 // interrupted, R13) and names its dump.
@@ -78,6 +215,70 @@ INSERT INTO migrations (id, tenant_id, source, status, current_phase, cancellati
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`
 
+const liveRunOfTenantSQL = `SELECT id FROM migrations WHERE tenant_id = ? AND status = 'running'`
+
+// loadLogSQL: a loaded run's log says where it came from; its production
+// log is not part of a dump.
+const loadLogSQL = `INSERT INTO run_log (migration_id, at, level, message) VALUES (?, ?, 'notice', ?)`
+
+// loadRuns writes the dump's runs as it reads them. A run id twice, or two
+// running runs of a tenant, is a bad row; an id this database holds is a
+// conflict.
+func (l *loader) loadRuns(ctx context.Context) error {
+	file := l.files[tableRuns]
+	stmt, err := l.tx.PrepareContext(ctx, insertDumpRunSQL)
+	if err != nil {
+		return fmt.Errorf("load runs: %w", err)
+	}
+	defer stmt.Close()
+	return eachRow(file, tableRuns, func(row runRow, line int) error {
+		r, err := checkRun(row, line, l.dir, l.notice)
+		if err != nil {
+			l.problems.add(file, line, err)
+			return nil
+		}
+		if first, ok := l.runs[r.id]; ok {
+			l.problems.add(file, line, fmt.Errorf("run id %d is already on line %d", r.id, first.line))
+			return nil
+		}
+		if r.status == string(phases.RunRunning) {
+			if other, ok := l.live[r.tenant]; ok {
+				l.problems.add(file, line, fmt.Errorf("tenant %s has two running runs, %d and %d: at most one run of a tenant is live (R13)", r.tenant, other, r.id))
+				return nil
+			}
+			l.live[r.tenant] = r.id
+		}
+		seen := &runSeen{line: line, here: true, started: r.started, counts: r.counts}
+		l.runs[r.id] = seen
+		res, err := stmt.ExecContext(ctx, r.id, r.tenant, r.source, r.status, r.phase, boolInt(r.cancel),
+			r.stats, r.options, r.started, r.finished, r.duration, r.message, r.attempts, r.dump)
+		if store.IsUnique(err) {
+			seen.here = false // refused: its tasks are not written either
+			var live int64
+			if qerr := l.tx.QueryRowContext(ctx, liveRunOfTenantSQL, r.tenant).Scan(&live); qerr != nil {
+				return errors.Join(err, qerr)
+			}
+			l.conflict.LiveRuns = append(l.conflict.LiveRuns, fmt.Sprintf("tenant %s already has a running run here (run %d), and the dump's run %d is running too (R13: one live run per tenant)", r.tenant, live, r.id))
+			return nil
+		}
+		if err := oneRow(res, err); errors.Is(err, errNoRow) {
+			l.conflict.Runs = append(l.conflict.Runs, r.id)
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("load run %d: %w", r.id, err)
+		}
+		l.sum.Runs = append(l.sum.Runs, r.id)
+		l.tenants[r.tenant] = true
+		msg := fmt.Sprintf("run %d was loaded from the dump %s by `crmimport ledger load` as %s; its production log is not part of the dump, "+
+			"and it has no input files here (`crmimport resume %d --from PATH` plans its unfinished tasks over a local export)",
+			r.id, l.dir, r.status, r.id)
+		if _, err := l.tx.ExecContext(ctx, loadLogSQL, r.id, l.now, msg); err != nil {
+			return fmt.Errorf("load run %d: log: %w", r.id, err)
+		}
+		return nil
+	})
+}
+
 // insertDumpTaskSQL: a loaded task has no input file here (R10: resume
 // --from plans one).
 const insertDumpTaskSQL = `
@@ -86,35 +287,336 @@ INSERT INTO migration_tasks (id, migration_id, kind, phase, status, checkpoint, 
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`
 
-// insertDumpSlotSQL restores a slot as production left it. It is not a
-// claim (R1-R3 are the importer's): a slot already here is a conflict.
-const insertDumpSlotSQL = `
-INSERT INTO migration_records (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id,
-    action, reason, detail, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (tenant_id, source, kind, source_id) DO NOTHING`
+// loadTasks writes the dump's tasks as it reads them. A task id twice, or
+// a task of a run the dump does not hold, is a bad row.
+func (l *loader) loadTasks(ctx context.Context) error {
+	file := l.files[tableTasks]
+	stmt, err := l.tx.PrepareContext(ctx, insertDumpTaskSQL)
+	if err != nil {
+		return fmt.Errorf("load tasks: %w", err)
+	}
+	defer stmt.Close()
+	return eachRow(file, tableTasks, func(row taskRow, line int) error {
+		t, err := checkTask(row, line, l.notice)
+		if err != nil {
+			l.problems.add(file, line, err)
+			return nil
+		}
+		if first, ok := l.tasks[t.id]; ok {
+			l.problems.add(file, line, fmt.Errorf("task id %d is already on line %d", t.id, first))
+			return nil
+		}
+		l.tasks[t.id] = line
+		run, ok := l.runs[t.runID]
+		if !ok {
+			l.problems.add(file, line, fmt.Errorf("task %d belongs to run %d, which the dump's migrations do not hold", t.id, t.runID))
+			return nil
+		}
+		if t.at == "" {
+			t.at = run.started
+		}
+		if t.counts != [7]int64{} {
+			l.counted[t.runID] = true
+		}
+		if p := phases.Phase(t.kind); t.phase != int64(p) {
+			l.misphased.add(fmt.Sprintf("task %d of run %d (%s) in phase %d instead of %d", t.id, t.runID, t.kind.Plural(), t.phase, p))
+		}
+		if !run.here {
+			return nil
+		}
+		k := runKind{t.runID, t.kind}
+		seen := l.kinds[k]
+		if seen == nil {
+			seen = &kindSeen{task: t.id}
+			l.kinds[k] = seen
+		}
+		seen.n++
+		c := t.counts
+		res, err := stmt.ExecContext(ctx, t.id, t.runID, string(t.kind), t.phase, t.status, t.checkpoint,
+			t.attempts, t.lastError, c[0], c[1], c[2], c[3], c[4], c[5], c[6], t.at)
+		if err := oneRow(res, err); errors.Is(err, errNoRow) {
+			l.conflict.Tasks = append(l.conflict.Tasks, t.id)
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("load task %d: %w", t.id, err)
+		}
+		if seen.task == t.id {
+			seen.inserted = true
+		}
+		l.sum.Tasks++
+		return nil
+	})
+}
 
-const slotIDsSQL = `SELECT id FROM migration_records`
+// warnMisphased warns of tasks whose phase is not their kind's in
+// crmimport's plan (R7): production ran them in another order than this
+// engine would, so records may have been imported before their parents,
+// their links lost for good (a created slot is final). resume --from
+// re-arms such a task in its kind's phase.
+func (l *loader) warnMisphased(context.Context) error {
+	if l.misphased.N == 0 {
+		return nil
+	}
+	l.sum.Warnings = append(l.sum.Warnings, fmt.Sprintf("%d %s in another phase than %s kind's in crmimport's plan "+
+		"(1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails): %s. Production's order may have imported "+
+		"records before their parents, their links lost for good (R7); `crmimport resume RUN --from PATH` re-arms an "+
+		"unfinished task in its kind's phase, and `crmimport doctor` names such tasks (%s)",
+		l.misphased.N, plural(l.misphased.N, "task is", "tasks are"), plural(l.misphased.N, "its", "their"), l.misphased, MisphasedTasks))
+	return nil
+}
+
+// setTaskCountersSQL gives a loaded task the counters of its run's stats.
+const setTaskCountersSQL = `
+UPDATE migration_tasks SET imported = ?, matched = ?, unchanged = ?, skipped = ?, failed = ?, duplicate = ?, unlinked = ?
+WHERE id = ?`
+
+// countersFromStats gives the tasks of a run whose dump carries no task
+// counters the counters of the run's stats, kind by kind where the run has
+// one task of the kind: a report sums the tasks of a run that is not
+// finalized (and finalize, after resume --from, sums them again), so that
+// what production counted is kept rather than read as zeros.
+func (l *loader) countersFromStats(ctx context.Context) error {
+	ids := make([]int64, 0, len(l.runs))
+	for id := range l.runs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return l.runs[ids[i]].line < l.runs[ids[j]].line })
+	for _, id := range ids {
+		r := l.runs[id]
+		if r.counts == nil || l.counted[id] {
+			continue
+		}
+		moved := false
+		for _, k := range ledger.Kinds() {
+			seen := l.kinds[runKind{id, k}]
+			c, ok := r.counts[k]
+			if !ok || seen == nil || seen.n != 1 || !seen.inserted {
+				continue
+			}
+			res, err := l.tx.ExecContext(ctx, setTaskCountersSQL, c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed,
+				c.Duplicate, c.Unlinked, seen.task)
+			if err := oneRow(res, err); err != nil {
+				return fmt.Errorf("load task %d: counters from the stats of run %d: %w", seen.task, id, err)
+			}
+			moved = true
+		}
+		if moved {
+			l.notice(fmt.Sprintf("run %d: its tasks carry no counters: each took its kind's from the run's stats", id))
+		}
+	}
+	return nil
+}
+
+// The slots of a dump are many: they are staged in a temporary table
+// (temp.dump_slots, in a file: store.SpillTemp), numbered by the line they
+// start on, checked there by SQL and then written in one statement. The
+// statements below read and write it; none of them holds the dump in Go.
+
+const createStageSQL = `
+CREATE TEMP TABLE dump_slots (
+    line         INTEGER PRIMARY KEY,
+    tenant_id    TEXT    NOT NULL,
+    source       TEXT    NOT NULL,
+    kind         TEXT    NOT NULL,
+    source_id    TEXT    NOT NULL,
+    id           INTEGER, -- NULL: numbered here
+    migration_id INTEGER,
+    record_type  TEXT,
+    record_id    INTEGER, -- NULL: none (a skip), or a placeholder numbered here
+    action       TEXT    NOT NULL,
+    reason       TEXT,
+    detail       TEXT,
+    created_at   TEXT    NOT NULL
+)`
+
+// stageColumns is the number of columns a staged slot gives.
+const stageColumns = 13
+
+// stageBatch is how many slots one INSERT stages.
+const stageBatch = 256
+
+// stageSQL stages n slots in one statement.
+func stageSQL(n int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", stageColumns), ", ") + ")"
+	return `INSERT INTO dump_slots (line, tenant_id, source, kind, source_id, id, migration_id, record_type, record_id,
+    action, reason, detail, created_at) VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// stageSlots reads the dump's slots into the temporary table, checking
+// each row as it goes.
+func (l *loader) stageSlots(ctx context.Context) error {
+	file := l.files[tableSlots]
+	if file == "" {
+		return nil
+	}
+	if _, err := l.tx.ExecContext(ctx, createStageSQL); err != nil {
+		return fmt.Errorf("load slots: %w", err)
+	}
+	full, err := l.tx.PrepareContext(ctx, stageSQL(stageBatch))
+	if err != nil {
+		return fmt.Errorf("load slots: %w", err)
+	}
+	defer full.Close()
+	args := make([]any, 0, stageBatch*stageColumns)
+	flush := func() error {
+		n := len(args) / stageColumns
+		var err error
+		switch n {
+		case 0:
+			return nil
+		case stageBatch:
+			_, err = full.ExecContext(ctx, args...)
+		default:
+			_, err = l.tx.ExecContext(ctx, stageSQL(n), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("load slots: stage: %w", err)
+		}
+		l.staged += n
+		args = args[:0]
+		return nil
+	}
+	err = eachRow(file, tableSlots, func(row slotRow, line int) error {
+		s, err := checkSlot(row, line)
+		if err != nil {
+			l.problems.add(file, line, err)
+			return nil
+		}
+		var recordType, recordID, id any
+		if s.action.Final() {
+			recordType = s.key.Kind.Table()
+			r := l.rows[s.key.Kind]
+			if r == nil {
+				r = &rows{}
+				l.rows[s.key.Kind] = r
+			}
+			r.final++
+			if s.recordID != 0 {
+				recordID = s.recordID
+				r.last = max(r.last, s.recordID)
+			} else {
+				r.without++
+			}
+		}
+		if s.id != 0 {
+			id = s.id
+			l.ascending = l.ascending && (l.slotIDs.max < l.slotIDs.min || s.id > l.slotIDs.max)
+			l.slotIDs.add(s.id)
+		}
+		switch {
+		case l.tenantsN == 0:
+			l.tenant, l.tenantsN = s.key.Tenant, 1
+		case s.key.Tenant != l.tenant:
+			l.tenantsN = 2
+		}
+		l.sum.Slots[string(s.action)]++
+		args = append(args, line, s.key.Tenant, s.key.Source, string(s.key.Kind), s.key.SourceID, id, s.runID, recordType,
+			recordID, string(s.action), s.reason, s.detail, s.created)
+		if len(args) == cap(args) {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// twiceIDSQL: a slot id twice in the dump; the rows after the first are
+// bad rows.
+const twiceIDSQL = `
+SELECT line, id, first FROM (
+    SELECT line, id, min(line) OVER (PARTITION BY id) AS first FROM dump_slots WHERE id IS NOT NULL)
+WHERE line > first ORDER BY line LIMIT ?`
+
+// slotIDSpanSQL: the smallest and largest slot id of the ledger.
+const slotIDSpanSQL = `SELECT coalesce(min(id), 1), coalesce(max(id), 0) FROM migration_records`
+
+// takenSlotIDsSQL: the dump's slot ids that the ledger already uses.
+const takenSlotIDsSQL = `
+SELECT DISTINCT id FROM dump_slots WHERE id IN (SELECT id FROM migration_records) ORDER BY id`
 
 const nextSlotIDSQL = `SELECT next FROM slot_ids`
+
+// numberSlotsSQL gives the slots without an id the next ones, in the order
+// of the dump: past the ledger's and the dump's own.
+const numberSlotsSQL = `
+UPDATE dump_slots SET id = ? + n.i - 1
+FROM (SELECT line, row_number() OVER (ORDER BY line) AS i FROM dump_slots WHERE id IS NULL) AS n
+WHERE dump_slots.line = n.line`
 
 // bumpSlotIDsSQL: the ledger numbers new slots past every loaded one.
 const bumpSlotIDsSQL = `UPDATE slot_ids SET next = max(next, ?)`
 
-// placeholderSQL inserts the placeholder row of a created or matched slot
-// whose row the dump does not carry, with the slot's record_id. Its one
-// visible text says what it is; NOT NULL columns are filled by it.
-var placeholderSQL = map[ledger.Kind]string{
-	ledger.Company:  `INSERT INTO companies (id, tenant_id, name, extra, imported_at, from_dump) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO NOTHING`,
-	ledger.Contact:  `INSERT INTO contacts (id, tenant_id, last_name, extra, imported_at, from_dump) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO NOTHING`,
-	ledger.Deal:     `INSERT INTO deals (id, tenant_id, name, extra, imported_at, from_dump) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO NOTHING`,
-	ledger.Note:     `INSERT INTO notes (id, tenant_id, body, extra, imported_at, from_dump) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO NOTHING`,
-	ledger.Activity: `INSERT INTO activities (id, tenant_id, subject, extra, imported_at, from_dump) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO NOTHING`,
-	ledger.Email:    `INSERT INTO emails (id, tenant_id, subject, extra, imported_at, from_dump) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO NOTHING`,
+// numberSlots finds a slot id that the dump holds twice (unless its ids
+// come in ascending order) or that the ledger already uses (unless the two
+// spans of ids are apart), and numbers the slots without one.
+func (l *loader) numberSlots(ctx context.Context) error {
+	if l.staged == 0 {
+		return nil
+	}
+	if !l.ascending {
+		file := l.files[tableSlots]
+		err := l.each(ctx, twiceIDSQL, []any{maxProblems}, func(s scanner) error {
+			var line, first int
+			var id int64
+			if err := s.Scan(&line, &id, &first); err != nil {
+				return err
+			}
+			l.problems.add(file, line, fmt.Errorf("slot id %d is already on line %d", id, first))
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load slots: ids: %w", err)
+		}
+	}
+	if err := l.tx.QueryRowContext(ctx, slotIDSpanSQL).Scan(&l.ledgerIDs.min, &l.ledgerIDs.max); err != nil {
+		return fmt.Errorf("load: slot ids: %w", err)
+	}
+	if l.ledgerIDs.overlaps(l.slotIDs) {
+		err := l.each(ctx, takenSlotIDsSQL, nil, func(s scanner) error {
+			var id int64
+			if err := s.Scan(&id); err != nil {
+				return err
+			}
+			l.conflict.SlotIDs.add(id)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load: slot ids: %w", err)
+		}
+	}
+	var next int64
+	if err := l.tx.QueryRowContext(ctx, nextSlotIDSQL).Scan(&next); err != nil {
+		return fmt.Errorf("load: next slot id: %w", err)
+	}
+	next = max(next, l.slotIDs.max+1)
+	res, err := l.tx.ExecContext(ctx, numberSlotsSQL, next)
+	if err != nil {
+		return fmt.Errorf("load: number slots from %d: %w", next, err)
+	}
+	numbered, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("load: number slots from %d: %w", next, err)
+	}
+	if _, err := l.tx.ExecContext(ctx, bumpSlotIDsSQL, next+numbered); err != nil {
+		return fmt.Errorf("load: number slots past the dump's: %w", err)
+	}
+	return nil
 }
 
-// maxRowIDSQL: a final slot without a record_id gets a placeholder row
-// past every row of its table.
+// Every created or matched slot gets a placeholder target row: one per
+// (table, record_id) that such slots name (two sources may match one row),
+// and a new id, past the table's and the dump's, for a slot that names
+// none. The statements per kind differ only in the table and its one
+// visible text column, which says what the row is; NOT NULL columns are
+// filled by it.
+
+// maxRowIDSQL: the last id of a target table.
 var maxRowIDSQL = map[ledger.Kind]string{
 	ledger.Company:  `SELECT coalesce(max(id), 0) FROM companies`,
 	ledger.Contact:  `SELECT coalesce(max(id), 0) FROM contacts`,
@@ -124,231 +626,283 @@ var maxRowIDSQL = map[ledger.Kind]string{
 	ledger.Email:    `SELECT coalesce(max(id), 0) FROM emails`,
 }
 
-const liveRunOfTenantSQL = `SELECT id FROM migrations WHERE tenant_id = ? AND status = 'running'`
-
-// loadLogSQL: a loaded run's log says where it came from; its production
-// log is not part of a dump.
-const loadLogSQL = `INSERT INTO run_log (migration_id, at, level, message) VALUES (?, ?, 'notice', ?)`
-
-// write inserts the dump in tx, or returns a *ConflictError naming every
-// id the database already holds.
-func (d *dump) write(ctx context.Context, tx *sql.Tx, now string) (*LoadSummary, error) {
-	conflict := &ConflictError{Dump: d.dir}
-	sum := &LoadSummary{Dump: d.dir, Slots: map[string]int{}, Placeholders: map[string]int{}, Notices: d.notices}
-	for _, table := range []string{tableRuns, tableTasks, tableSlots} {
-		if f := d.files[table]; f != "" {
-			sum.Files = append(sum.Files, filepath.Base(f))
-		}
-	}
-	tenants := map[string]bool{}
-	for _, r := range d.runs {
-		res, err := tx.ExecContext(ctx, insertDumpRunSQL, r.id, r.tenant, r.source, r.status, r.phase, boolInt(r.cancel),
-			r.stats, r.options, r.started, r.finished, r.duration, r.message, r.attempts, r.dump)
-		if store.IsUnique(err) {
-			var live int64
-			if qerr := tx.QueryRowContext(ctx, liveRunOfTenantSQL, r.tenant).Scan(&live); qerr != nil {
-				return nil, errors.Join(err, qerr)
-			}
-			conflict.LiveRuns = append(conflict.LiveRuns, fmt.Sprintf("tenant %s already has a running run here (run %d), and the dump's run %d is running too (R13: one live run per tenant)", r.tenant, live, r.id))
-			continue
-		}
-		if err := oneRow(res, err); errors.Is(err, errNoRow) {
-			conflict.Runs = append(conflict.Runs, r.id)
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("load run %d: %w", r.id, err)
-		}
-		sum.Runs = append(sum.Runs, r.id)
-		tenants[r.tenant] = true
-		msg := fmt.Sprintf("run %d was loaded from the dump %s by `crmimport ledger load` as %s; its production log is not part of the dump, "+
-			"and it has no input files here (`crmimport resume %d --from PATH` plans its unfinished tasks over a local export)",
-			r.id, d.dir, r.status, r.id)
-		if _, err := tx.ExecContext(ctx, loadLogSQL, r.id, now, msg); err != nil {
-			return nil, fmt.Errorf("load run %d: log: %w", r.id, err)
-		}
-	}
-	for _, t := range d.tasks {
-		c := t.counts
-		res, err := tx.ExecContext(ctx, insertDumpTaskSQL, t.id, t.runID, string(t.kind), t.phase, t.status, t.checkpoint,
-			t.attempts, t.lastError, c[0], c[1], c[2], c[3], c[4], c[5], c[6], t.at)
-		if err := oneRow(res, err); errors.Is(err, errNoRow) {
-			conflict.Tasks = append(conflict.Tasks, t.id)
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("load task %d: %w", t.id, err)
-		}
-		sum.Tasks++
-	}
-	if err := d.numberSlots(ctx, tx, conflict); err != nil {
-		return nil, err
-	}
-	rows, err := d.placeholders(ctx, tx)
-	if err != nil {
-		return nil, err
-	}
-	// A dump holds many slots and rows: one statement each, prepared once.
-	slotStmt, err := tx.PrepareContext(ctx, insertDumpSlotSQL)
-	if err != nil {
-		return nil, fmt.Errorf("load slots: %w", err)
-	}
-	defer slotStmt.Close()
-	rowStmts := map[ledger.Kind]*sql.Stmt{}
-	for _, s := range d.slots {
-		var recordType, recordID any
-		if s.action.Final() {
-			recordType, recordID = s.key.Kind.Table(), s.recordID
-		}
-		res, err := slotStmt.ExecContext(ctx, s.key.Tenant, s.key.Source, string(s.key.Kind), s.key.SourceID, s.id,
-			s.runID, recordType, recordID, string(s.action), s.reason, s.detail, s.created)
-		if err := oneRow(res, err); errors.Is(err, errNoRow) {
-			conflict.Slots = append(conflict.Slots, fmt.Sprintf("%s/%s %s %s", s.key.Tenant, s.key.Source, s.key.Kind, s.key.SourceID))
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("load slot %s: %w", s.key, err)
-		}
-		sum.Slots[string(s.action)]++
-		tenants[s.key.Tenant] = true
-	}
-	for _, p := range rows {
-		extra, _ := json.Marshal(map[string]string{"loaded_from_dump": d.dir, "source": p.source, "source_id": p.sourceID})
-		text := fmt.Sprintf("(loaded from a dump: %s %s)", p.kind, p.sourceID)
-		st, ok := rowStmts[p.kind]
-		if !ok {
-			if st, err = tx.PrepareContext(ctx, placeholderSQL[p.kind]); err != nil {
-				return nil, fmt.Errorf("load placeholders of %s: %w", p.kind.Table(), err)
-			}
-			defer st.Close()
-			rowStmts[p.kind] = st
-		}
-		res, err := st.ExecContext(ctx, p.id, p.tenant, text, string(extra), now)
-		if err := oneRow(res, err); errors.Is(err, errNoRow) {
-			if conflict.Rows == nil {
-				conflict.Rows = map[string][]int64{}
-			}
-			conflict.Rows[p.kind.Table()] = append(conflict.Rows[p.kind.Table()], p.id)
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("load placeholder %s %s: %w", p.kind, p.sourceID, err)
-		}
-		sum.Placeholders[p.kind.Table()]++
-	}
-	if conflict.any() {
-		return nil, conflict
-	}
-	var maxID int64
-	for _, s := range d.slots {
-		maxID = max(maxID, s.id)
-	}
-	if _, err := tx.ExecContext(ctx, bumpSlotIDsSQL, maxID+1); err != nil {
-		return nil, fmt.Errorf("load: number slots past %d: %w", maxID, err)
-	}
-	for t := range tenants {
-		sum.Tenants = append(sum.Tenants, t)
-	}
-	sort.Strings(sum.Tenants)
-	if sum.Notices == nil {
-		sum.Notices = []string{}
-	}
-	return sum, nil
+// takenRowsSQL: the dump's record ids of a kind that its table already
+// holds.
+var takenRowsSQL = map[ledger.Kind]string{
+	ledger.Company:  `SELECT DISTINCT s.record_id FROM dump_slots s JOIN companies t ON t.id = s.record_id WHERE s.kind = 'company' ORDER BY 1`,
+	ledger.Contact:  `SELECT DISTINCT s.record_id FROM dump_slots s JOIN contacts t ON t.id = s.record_id WHERE s.kind = 'contact' ORDER BY 1`,
+	ledger.Deal:     `SELECT DISTINCT s.record_id FROM dump_slots s JOIN deals t ON t.id = s.record_id WHERE s.kind = 'deal' ORDER BY 1`,
+	ledger.Note:     `SELECT DISTINCT s.record_id FROM dump_slots s JOIN notes t ON t.id = s.record_id WHERE s.kind = 'note' ORDER BY 1`,
+	ledger.Activity: `SELECT DISTINCT s.record_id FROM dump_slots s JOIN activities t ON t.id = s.record_id WHERE s.kind = 'activity' ORDER BY 1`,
+	ledger.Email:    `SELECT DISTINCT s.record_id FROM dump_slots s JOIN emails t ON t.id = s.record_id WHERE s.kind = 'email' ORDER BY 1`,
 }
 
-// numberSlots gives the slots without an id one past the ledger's and the
-// dump's, and finds the dump's slot ids that the ledger already uses.
-func (d *dump) numberSlots(ctx context.Context, tx *sql.Tx, conflict *ConflictError) error {
-	taken := map[int64]bool{}
-	rows, err := tx.QueryContext(ctx, slotIDsSQL)
-	if err != nil {
-		return fmt.Errorf("load: read slot ids: %w", err)
-	}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
+// placeholderSQL inserts the placeholder rows of a kind, one per record_id,
+// with the tenant, source and source_id of the first slot that names it:
+// the slots after it that name the same row do nothing (the checks made
+// sure that no row of the dump is here already).
+var placeholderSQL = map[ledger.Kind]string{
+	ledger.Company:  `INSERT INTO companies (id, tenant_id, name, extra, imported_at, from_dump) ` + placeholderRows,
+	ledger.Contact:  `INSERT INTO contacts (id, tenant_id, last_name, extra, imported_at, from_dump) ` + placeholderRows,
+	ledger.Deal:     `INSERT INTO deals (id, tenant_id, name, extra, imported_at, from_dump) ` + placeholderRows,
+	ledger.Note:     `INSERT INTO notes (id, tenant_id, body, extra, imported_at, from_dump) ` + placeholderRows,
+	ledger.Activity: `INSERT INTO activities (id, tenant_id, subject, extra, imported_at, from_dump) ` + placeholderRows,
+	ledger.Email:    `INSERT INTO emails (id, tenant_id, subject, extra, imported_at, from_dump) ` + placeholderRows,
+}
+
+// placeholderRows: ?1 the kind, ?2 the dump, ?3 the time.
+const placeholderRows = `
+SELECT record_id, tenant_id, '(loaded from a dump: ' || ?1 || ' ' || source_id || ')',
+       json_object('loaded_from_dump', ?2, 'source', source, 'source_id', source_id), ?3, 1
+FROM dump_slots WHERE kind = ?1 AND record_id IS NOT NULL ORDER BY line
+ON CONFLICT (id) DO NOTHING`
+
+// numberRowsSQL gives the final slots of a kind that name no row the next
+// ids after ?2, in the order of the dump.
+const numberRowsSQL = `
+UPDATE dump_slots SET record_id = ?2 + n.i
+FROM (SELECT line, row_number() OVER (ORDER BY line) AS i FROM dump_slots
+      WHERE kind = ?1 AND record_type IS NOT NULL AND record_id IS NULL) AS n
+WHERE dump_slots.line = n.line`
+
+// rowOfTwoTenantsSQL: a row belongs to one tenant; the first final slot
+// that names a row which an earlier one gives to another tenant.
+const rowOfTwoTenantsSQL = `
+SELECT line, kind, source_id, tenant_id, record_id, first, first_tenant FROM (
+    SELECT line, kind, source_id, tenant_id, record_id,
+           first_value(line) OVER w AS first, first_value(tenant_id) OVER w AS first_tenant
+    FROM dump_slots WHERE record_id IS NOT NULL
+    WINDOW w AS (PARTITION BY kind, record_id ORDER BY line))
+WHERE tenant_id <> first_tenant ORDER BY line LIMIT 1`
+
+// numberRows numbers the placeholder rows that the dump's final slots
+// leave without one, past the table's and the dump's; finds a row that two
+// tenants' slots name (when the dump has several); and the record ids
+// whose rows this database already holds (when the table has any).
+func (l *loader) numberRows(ctx context.Context) error {
+	taken := map[ledger.Kind]bool{}
+	for _, k := range ledger.Kinds() {
+		r := l.rows[k]
+		if r == nil {
+			continue
 		}
-		taken[id] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	var next int64
-	if err := tx.QueryRowContext(ctx, nextSlotIDSQL).Scan(&next); err != nil {
-		return fmt.Errorf("load: next slot id: %w", err)
-	}
-	for _, s := range d.slots {
-		next = max(next, s.id+1)
-		if s.id > 0 && taken[s.id] {
-			conflict.SlotIDs = append(conflict.SlotIDs, s.id)
+		var inTable int64
+		if err := l.tx.QueryRowContext(ctx, maxRowIDSQL[k]).Scan(&inTable); err != nil {
+			return fmt.Errorf("load: next %s id: %w", k, err)
+		}
+		taken[k] = inTable > 0
+		if r.without == 0 {
+			continue
+		}
+		if _, err := l.tx.ExecContext(ctx, numberRowsSQL, string(k), max(inTable, r.last)); err != nil {
+			return fmt.Errorf("load: number %s rows: %w", k, err)
 		}
 	}
-	for i := range d.slots {
-		if d.slots[i].id == 0 {
-			d.slots[i].id = next
-			next++
+	if l.tenantsN > 1 && len(l.rows) > 0 {
+		var line, first int
+		var kind ledger.Kind
+		var sourceID, tenant, firstTenant string
+		var recordID int64
+		err := l.tx.QueryRowContext(ctx, rowOfTwoTenantsSQL).Scan(&line, &kind, &sourceID, &tenant, &recordID, &first, &firstTenant)
+		switch {
+		case err == nil:
+			l.problems.add(l.files[tableSlots], line, fmt.Errorf(
+				"%s %s of tenant %s names %s row %d, which line %d gives to tenant %s: a row belongs to one tenant",
+				kind, sourceID, tenant, kind.Table(), recordID, first, firstTenant))
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("load: rows of two tenants: %w", err)
+		}
+	}
+	for _, k := range ledger.Kinds() {
+		if !taken[k] {
+			continue
+		}
+		ids := &IDs{}
+		err := l.each(ctx, takenRowsSQL[k], nil, func(s scanner) error {
+			var id int64
+			if err := s.Scan(&id); err != nil {
+				return err
+			}
+			ids.add(id)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load: %s rows: %w", k.Table(), err)
+		}
+		if ids.N > 0 {
+			l.conflict.Rows[k.Table()] = ids
 		}
 	}
 	return nil
 }
 
-// placeholder is one target row that stands for a row of production.
-type placeholder struct {
-	kind     ledger.Kind
-	id       int64
-	tenant   string
-	source   string
-	sourceID string
-	line     int
+// takenSlotsSQL: the dump's slots whose key the ledger already holds.
+const takenSlotsSQL = `
+SELECT s.tenant_id, s.source, s.kind, s.source_id FROM dump_slots s
+JOIN migration_records r ON r.tenant_id = s.tenant_id AND r.source = s.source AND r.kind = s.kind AND r.source_id = s.source_id
+ORDER BY s.line`
+
+// slotConflicts finds the dump's slots that the ledger already holds
+// (when it holds any).
+func (l *loader) slotConflicts(ctx context.Context) error {
+	if l.staged == 0 || l.ledgerIDs.max < l.ledgerIDs.min {
+		return nil
+	}
+	err := l.each(ctx, takenSlotsSQL, nil, func(s scanner) error {
+		var k ledger.Key
+		if err := s.Scan(&k.Tenant, &k.Source, &k.Kind, &k.SourceID); err != nil {
+			return err
+		}
+		l.conflict.Slots.add(fmt.Sprintf("%s/%s %s %s", k.Tenant, k.Source, k.Kind, k.SourceID))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load: slots: %w", err)
+	}
+	return nil
 }
 
-// placeholders decides the placeholder rows: one per (table, record_id)
-// that created or matched slots name (two sources may match one row), and
-// a new id, past the table's and the dump's, for a final slot that names
-// none.
-func (d *dump) placeholders(ctx context.Context, tx *sql.Tx) ([]placeholder, error) {
-	type rowKey struct {
-		kind ledger.Kind
-		id   int64
+// writeSlotsSQL restores the slots as production left them, in the
+// ledger's key order. It is not a claim (R1-R3 are the importer's): a slot
+// whose key is here already does nothing, and is a conflict (found above)
+// or a key the dump holds twice (found below).
+const writeSlotsSQL = `
+INSERT INTO migration_records (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id,
+    action, reason, detail, created_at)
+SELECT tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, reason, detail, created_at
+FROM dump_slots WHERE true
+ON CONFLICT (tenant_id, source, kind, source_id) DO NOTHING`
+
+// twiceKeySQL: a slot is unique on tenant, source, kind and source_id; the
+// rows after the first of a key are bad rows.
+const twiceKeySQL = `
+SELECT line, tenant_id, source, kind, source_id, first FROM (
+    SELECT line, tenant_id, source, kind, source_id,
+           min(line) OVER (PARTITION BY tenant_id, source, kind, source_id) AS first
+    FROM dump_slots)
+WHERE line > first ORDER BY line LIMIT ?`
+
+// writeSlots writes the staged slots into the ledger; when some are not
+// written, it finds the keys that the dump holds twice.
+func (l *loader) writeSlots(ctx context.Context) error {
+	if l.staged == 0 {
+		return nil
 	}
-	dumpMax := map[ledger.Kind]int64{}
-	for _, s := range d.slots {
-		if s.action.Final() {
-			dumpMax[s.key.Kind] = max(dumpMax[s.key.Kind], s.recordID)
+	res, err := l.tx.ExecContext(ctx, writeSlotsSQL)
+	if err != nil {
+		return fmt.Errorf("load slots: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("load slots: %w", err)
+	}
+	if n == int64(l.staged) {
+		return nil
+	}
+	file := l.files[tableSlots]
+	err = l.each(ctx, twiceKeySQL, []any{maxProblems}, func(s scanner) error {
+		var line, first int
+		var k ledger.Key
+		if err := s.Scan(&line, &k.Tenant, &k.Source, &k.Kind, &k.SourceID, &first); err != nil {
+			return err
 		}
+		l.problems.add(file, line, fmt.Errorf("the slot %s/%s %s is already on line %d (a slot is unique on tenant, source, kind and source_id)",
+			k.Tenant, k.Source, k, first))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load slots: keys: %w", err)
 	}
-	next := map[ledger.Kind]int64{} // the last id given to a slot without one
-	seen := map[rowKey]int{}
-	var out []placeholder
-	for i := range d.slots {
-		s := &d.slots[i]
-		if !s.action.Final() {
+	return nil
+}
+
+// writePlaceholders writes the placeholder rows of the final slots.
+func (l *loader) writePlaceholders(ctx context.Context) error {
+	for _, k := range ledger.Kinds() {
+		if l.rows[k] == nil {
 			continue
 		}
-		if s.recordID == 0 {
-			if _, ok := next[s.key.Kind]; !ok {
-				var m int64
-				if err := tx.QueryRowContext(ctx, maxRowIDSQL[s.key.Kind]).Scan(&m); err != nil {
-					return nil, fmt.Errorf("load: next %s id: %w", s.key.Kind, err)
-				}
-				next[s.key.Kind] = max(m, dumpMax[s.key.Kind])
-			}
-			next[s.key.Kind]++
-			s.recordID = next[s.key.Kind]
+		res, err := l.tx.ExecContext(ctx, placeholderSQL[k], string(k), l.dir, l.now)
+		if err != nil {
+			return fmt.Errorf("load placeholders of %s: %w", k.Table(), err)
 		}
-		k := rowKey{s.key.Kind, s.recordID}
-		if j, ok := seen[k]; ok {
-			if out[j].tenant != s.key.Tenant {
-				return nil, &DumpError{File: filepath.Base(d.files[tableSlots]), Line: s.line, Msg: fmt.Sprintf(
-					"%s %s of tenant %s names %s row %d, which line %d gives to tenant %s: a row belongs to one tenant",
-					s.key.Kind, s.key.SourceID, s.key.Tenant, s.key.Kind.Table(), s.recordID, out[j].line, out[j].tenant)}
-			}
-			continue
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("load placeholders of %s: %w", k.Table(), err)
 		}
-		seen[k] = len(out)
-		out = append(out, placeholder{kind: s.key.Kind, id: s.recordID, tenant: s.key.Tenant, source: s.key.Source,
-			sourceID: s.key.SourceID, line: s.line})
+		l.sum.Placeholders[k.Table()] = int(n)
 	}
-	return out, nil
+	return nil
+}
+
+// stagedTenantsSQL: the tenants of the dump's slots.
+const stagedTenantsSQL = `SELECT DISTINCT tenant_id FROM dump_slots`
+
+// strangerRunsSQL: the runs that slots name and the dump does not hold.
+const strangerRunsSQL = `
+SELECT DISTINCT s.migration_id FROM dump_slots s
+WHERE s.migration_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM migrations m WHERE m.id = s.migration_id AND m.dump = ?)
+ORDER BY 1`
+
+// dropStageSQL: the temporary table goes with the load.
+const dropStageSQL = `DROP TABLE temp.dump_slots`
+
+// summarise completes the summary and drops the temporary table.
+func (l *loader) summarise(ctx context.Context) error {
+	if l.staged > 0 && len(l.runs) > 0 {
+		var strangers IDs
+		err := l.each(ctx, strangerRunsSQL, []any{l.dir}, func(s scanner) error {
+			var id int64
+			if err := s.Scan(&id); err != nil {
+				return err
+			}
+			strangers.add(id)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load: runs of slots: %w", err)
+		}
+		if strangers.N > 0 {
+			l.notice("slots name runs the dump's migrations do not hold: " + strangers.String())
+		}
+	}
+	if l.files[tableSlots] != "" {
+		err := l.each(ctx, stagedTenantsSQL, nil, func(s scanner) error {
+			var t string
+			if err := s.Scan(&t); err != nil {
+				return err
+			}
+			l.tenants[t] = true
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load: tenants: %w", err)
+		}
+		if _, err := l.tx.ExecContext(ctx, dropStageSQL); err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+	}
+	for t := range l.tenants {
+		l.sum.Tenants = append(l.sum.Tenants, t)
+	}
+	sort.Strings(l.sum.Tenants)
+	return nil
+}
+
+// each runs a query in the load's transaction and calls f for every row.
+func (l *loader) each(ctx context.Context, query string, args []any, f func(scanner) error) error {
+	rows, err := l.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := f(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 var errNoRow = errors.New("no row changed")

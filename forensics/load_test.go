@@ -5,10 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/fixtures/gen"
 	"crmimport/forensics"
 	"crmimport/phases"
 )
@@ -124,8 +127,8 @@ func TestLoadRefusesConflictingIDs(t *testing.T) {
 	require.ErrorAs(t, err, &conflict)
 	require.Equal(t, []int64{1}, conflict.Runs)
 	require.Equal(t, []int64{1, 2, 3, 4}, conflict.Tasks)
-	require.Len(t, conflict.Slots, 12)
-	require.Len(t, conflict.SlotIDs, 12)
+	require.Equal(t, 12, conflict.Slots.N)
+	require.Equal(t, int64(12), conflict.SlotIDs.N)
 	require.Contains(t, err.Error(), "the database already holds run 1; tasks 1–4; the slots globex/pipedrive company co-1, ")
 	require.Contains(t, err.Error(), "(and 4 more); slot ids 1–12; the target rows companies 1–4, deals 1–3, activities 1–5")
 	require.Contains(t, err.Error(), "nothing was loaded")
@@ -141,11 +144,13 @@ func TestLoadRefusesConflictingIDs(t *testing.T) {
 }
 
 // TestLoadRefusesSecondLiveRun: a dump's running run of a tenant that
-// already has one here is refused by the one-live-run index (R13).
+// already has one here is refused by the one-live-run index (R13), and so
+// its tasks, which name it, are not written either.
 func TestLoadRefusesSecondLiveRun(t *testing.T) {
 	t.Parallel()
 	db, _ := loadFixture(t, "unfinalized")
-	dir := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n9,soylent,canonical,running,2026-02-05 09:00:00+00\n"})
+	dir := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n9,soylent,canonical,running,2026-02-05 09:00:00+00\n",
+		"migration_tasks.csv": "id,migration_id,kind,status\n9,9,contacts,running\n"})
 	_, err := forensics.Load(context.Background(), db, dir, loadTime)
 	var conflict *forensics.ConflictError
 	require.ErrorAs(t, err, &conflict)
@@ -178,7 +183,26 @@ func TestLoadRejectsBadRows(t *testing.T) {
 		"RaggedRow": {map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n1,a,s,failed\n"},
 			[]string{"migrations.csv:2: wrong number of fields"}},
 		"TwoForms": {map[string]string{"migrations.csv": "id\n", "migrations.jsonl": "\n"}, []string{"holds both migrations.csv and migrations.jsonl"}},
-		"NoDump":   {map[string]string{"notes.csv": "id\n"}, []string{"holds no dump"}},
+		// What no single row shows, across the whole dump.
+		"RunIDTwice": {map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n1,a,s,failed,2026-01-05\n1,b,s,failed,2026-01-05\n"},
+			[]string{"migrations.csv:3: run id 1 is already on line 2"}},
+		"TwoRunningRunsOfATenant": {map[string]string{"migrations.jsonl": `{"id":1,"tenant_id":"a","source":"s","status":"running","started_at":"2026-01-05"}` + "\n" +
+			`{"id":2,"tenant_id":"a","source":"s","status":"running","started_at":"2026-01-05"}` + "\n"},
+			[]string{"migrations.jsonl:2: tenant a has two running runs, 1 and 2: at most one run of a tenant is live (R13)"}},
+		"TaskIDTwice": {map[string]string{
+			"migrations.csv":      "id,tenant_id,source,status,started_at\n1,a,s,failed,2026-01-05\n",
+			"migration_tasks.csv": "id,migration_id,kind,status\n1,1,contacts,failed\n1,1,notes,pending\n"},
+			[]string{"migration_tasks.csv:3: task id 1 is already on line 2"}},
+		"SlotKeyTwice": {map[string]string{"migration_records.csv": "tenant_id,source,kind,source_id,action,created_at\n" +
+			"a,s,note,n-1,skipped,2026-01-05\na,s,note,n-2,skipped,2026-01-05\na,s,notes,n-1,created,2026-01-05\n"},
+			[]string{"migration_records.csv:4: the slot a/s note n-1 is already on line 2"}},
+		"SlotIDTwice": {map[string]string{"migration_records.csv": "id,tenant_id,source,kind,source_id,action,created_at\n" +
+			"7,a,s,note,n-1,skipped,2026-01-05\n3,a,s,note,n-2,skipped,2026-01-05\n7,a,s,note,n-3,skipped,2026-01-05\n"},
+			[]string{"migration_records.csv:4: slot id 7 is already on line 2"}},
+		"RowOfTwoTenants": {map[string]string{"migration_records.csv": "tenant_id,source,kind,source_id,record_id,action,created_at\n" +
+			"a,s,company,co-1,5,created,2026-01-05\nb,s,company,co-1,5,matched,2026-01-05\n"},
+			[]string{"migration_records.csv:3: company co-1 of tenant b names companies row 5, which line 2 gives to tenant a: a row belongs to one tenant"}},
+		"NoDump": {map[string]string{"notes.csv": "id\n"}, []string{"holds no dump"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -196,6 +220,23 @@ func TestLoadRejectsBadRows(t *testing.T) {
 	}
 }
 
+// TestLoadNoticesSlotsOfRunsItDoesNotHold: slots may name runs that the
+// dump's migrations leave out; they load, and the summary says which.
+func TestLoadNoticesSlotsOfRunsItDoesNotHold(t *testing.T) {
+	t.Parallel()
+	db, _ := openDB(t)
+	dir := writeDump(t, map[string]string{
+		"migrations.csv": "id,tenant_id,source,status,started_at\n1,a,s,succeeded,2026-01-05\n",
+		"migration_records.csv": "tenant_id,source,kind,source_id,migration_id,action,created_at\n" +
+			"a,s,note,n-1,1,skipped,2026-01-05\na,s,note,n-2,7,skipped,2026-01-05\na,s,note,n-3,5,skipped,2026-01-05\na,s,note,n-4,6,skipped,2026-01-05\n",
+	})
+	sum, err := forensics.Load(context.Background(), db, dir, loadTime)
+	require.NoError(t, err)
+	require.Equal(t, []string{"the dump has no migration_tasks (.csv or .jsonl): none loaded",
+		"slots name runs the dump's migrations do not hold: 5–7"}, sum.Notices)
+	require.Equal(t, map[string]int{"skipped": 4}, sum.Slots)
+}
+
 // TestParseDumpTimes: the timestamps a dump holds.
 func TestParseDumpTimes(t *testing.T) {
 	t.Parallel()
@@ -211,4 +252,77 @@ func TestParseDumpTimes(t *testing.T) {
 		{"2026-01-05T09:00:00.123456Z"}, {"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.000000Z"},
 		{"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.500000Z"}, {"2026-01-05T00:00:00.000000Z"},
 	}, query(t, db, `SELECT started_at FROM migrations ORDER BY id`))
+}
+
+// TestLoadStreamsTheDump: a load keeps what it reads in the database, not
+// in Go: the peak of the Go heap while loading a dump of 100,000 slots is
+// within a few MiB of that of a dump of 5,000 (held whole, the larger one
+// took 100 MiB more). Not parallel: the heap is the process's.
+func TestLoadStreamsTheDump(t *testing.T) {
+	ctx := context.Background()
+	peak := map[int]uint64{}
+	for _, n := range []int{5_000, 100_000} {
+		dir := t.TempDir()
+		exp, err := gen.WriteDump(dir, gen.DumpConfig{Slots: n})
+		require.NoError(t, err)
+		db, _ := openDB(t)
+		runtime.GC()
+		var base runtime.MemStats
+		runtime.ReadMemStats(&base)
+		done := make(chan struct{})
+		sampled := make(chan uint64)
+		go func() {
+			var top uint64
+			var m runtime.MemStats
+			for {
+				runtime.ReadMemStats(&m)
+				top = max(top, m.HeapAlloc)
+				select {
+				case <-done:
+					sampled <- top
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+		}()
+		sum, err := forensics.Load(ctx, db, dir, loadTime)
+		close(done)
+		top := <-sampled
+		require.NoError(t, err)
+		require.Equal(t, exp.Slots, sum.Slots)
+		require.Equal(t, exp.Tasks, sum.Tasks)
+		var rows int
+		for _, c := range sum.Placeholders {
+			rows += c
+		}
+		require.Equal(t, exp.Rows, rows)
+		peak[n] = top - min(top, base.HeapAlloc)
+	}
+	t.Logf("peak Go heap while loading: %.1f MiB for 5,000 slots, %.1f MiB for 100,000", mib(peak[5_000]), mib(peak[100_000]))
+	require.Less(t, mib(peak[100_000]), mib(peak[5_000])+16, "the load's Go heap grows with the dump")
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// TestLoadRefusesABigConflictCompactly: loading a dump of 20,000 slots
+// twice names the taken ids by their spans, and the refusal stays short.
+func TestLoadRefusesABigConflictCompactly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	_, err := gen.WriteDump(dir, gen.DumpConfig{Slots: 20_000})
+	require.NoError(t, err)
+	db, _ := openDB(t)
+	_, err = forensics.Load(ctx, db, dir, loadTime)
+	require.NoError(t, err)
+	_, err = forensics.Load(ctx, db, dir, loadTime)
+	var conflict *forensics.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	require.Equal(t, int64(20_000), conflict.SlotIDs.N)
+	require.Equal(t, 20_000, conflict.Slots.N)
+	require.Equal(t, int64(17_001), conflict.Rows["companies"].N+conflict.Rows["contacts"].N+conflict.Rows["deals"].N+
+		conflict.Rows["notes"].N+conflict.Rows["activities"].N+conflict.Rows["emails"].N)
+	require.Contains(t, err.Error(), "runs 1–4; tasks 1–24; the slots globex/hubspot contact con-1, globex/hubspot deal dea-2")
+	require.Contains(t, err.Error(), "(and 19992 more); slot ids 1–20000; the target rows companies 1–2667, contacts 1–3001, deals 1–2667, notes 1–3000, activities 1–2666, emails 1–3000")
+	require.Less(t, len(err.Error()), 1000)
 }

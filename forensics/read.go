@@ -100,12 +100,6 @@ func (e *DumpError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
 
-// located is a row with the line it starts on.
-type located[T any] struct {
-	row  T
-	line int
-}
-
 // tableFile finds a table's file in the dump folder: <table>.csv or
 // <table>.jsonl; "" when it has neither.
 func tableFile(dir, table string) (string, error) {
@@ -132,85 +126,55 @@ func tableFile(dir, table string) (string, error) {
 	return "", &DumpError{File: dir, Msg: fmt.Sprintf("holds both %s and %s: keep one", filepath.Base(found[0]), filepath.Base(found[1]))}
 }
 
-// readTable reads one table of the dump ("" path: the table is absent).
-func readTable[T any](path, table string) ([]located[T], error) {
+// eachRow reads one table of the dump row by row, streamed: f gets each
+// row with the line it starts on, and nothing else of the file is kept. A
+// file that cannot be read as the table stops it with a *DumpError; an
+// error of f stops it as it is. An absent table ("" path) has no rows.
+func eachRow[T any](path, table string, f func(row T, line int) error) error {
 	if path == "" {
-		return nil, nil
+		return nil
 	}
-	f, err := os.Open(path)
+	file, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer f.Close()
+	defer file.Close()
 	if strings.HasSuffix(path, ".jsonl") {
-		return readJSONL[T](f, path, table)
+		return eachJSONL(file, path, table, f)
 	}
-	return readCSV[T](f, path, table)
-}
-
-// lineReader is the *csv.Reader that gocsv reads through: it lower-cases
-// the header (psql writes column names as they are; a hand-made dump may
-// not) and keeps the line each record starts on, from csv.Reader.FieldPos
-// (gocsv's own line numbers are wrong after a multi-line field, STYLE 15).
-type lineReader struct {
-	r      *csv.Reader
-	header []string
-	lines  []int
-}
-
-func (l *lineReader) Read() ([]string, error) {
-	rec, err := l.r.Read()
-	if err != nil {
-		return nil, err
-	}
-	line, _ := l.r.FieldPos(0)
-	if l.header == nil {
-		for i, h := range rec {
-			rec[i] = strings.ToLower(strings.TrimSpace(h))
-		}
-		l.header = rec
-	}
-	l.lines = append(l.lines, line)
-	return rec, nil
-}
-
-func (l *lineReader) ReadAll() ([][]string, error) {
-	var out [][]string
-	for {
-		rec, err := l.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rec)
-	}
+	return eachCSV(file, path, table, f)
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-func readCSV[T any](r io.Reader, path, table string) ([]located[T], error) {
-	br := bufio.NewReader(r)
+// eachCSV reads CSV through gocsv's Unmarshaller over a *csv.Reader built
+// here (STYLE 15: no process-wide setting). The header is lower-cased (psql
+// writes column names as they are; a hand-made dump may not), and each
+// row's line comes from csv.Reader.FieldPos (gocsv's own line numbers are
+// wrong after a multi-line field).
+func eachCSV[T any](r io.Reader, path, table string, f func(row T, line int) error) error {
+	br := bufio.NewReaderSize(r, 1<<16)
 	if head, err := br.Peek(3); err == nil && bytes.Equal(head, utf8BOM) {
 		_, _ = br.Discard(3)
 	}
 	cr := csv.NewReader(br)
-	cr.ReuseRecord = false
-	lr := &lineReader{r: cr}
-	var rows []T
-	err := gocsv.UnmarshalCSV(lr, &rows)
-	var pe *csv.ParseError
-	switch {
-	case errors.Is(err, gocsv.ErrEmptyCSVFile):
-		return nil, &DumpError{File: path, Msg: "is empty: a dump's table has at least its header line"}
-	case errors.As(err, &pe):
-		return nil, &DumpError{File: path, Line: pe.StartLine, Msg: pe.Err.Error()}
-	case err != nil:
-		return nil, &DumpError{File: path, Msg: err.Error()}
+	cr.ReuseRecord = true
+	var zero T
+	um, err := gocsv.NewUnmarshaller(cr, zero)
+	if err == nil {
+		err = um.RenormalizeHeaders(func(h []string) []string {
+			out := make([]string, len(h))
+			for i, c := range h {
+				out[i] = strings.ToLower(strings.TrimSpace(c))
+			}
+			return out
+		})
+	}
+	if err != nil {
+		return csvError(path, err)
 	}
 	have := map[string]bool{}
-	for _, h := range lr.header {
+	for _, h := range um.Headers {
 		have[h] = true
 	}
 	var missing []string
@@ -220,19 +184,37 @@ func readCSV[T any](r io.Reader, path, table string) ([]located[T], error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &DumpError{File: path, Line: 1, Msg: fmt.Sprintf("the header has no %s column (a dump of %s needs %s)",
+		return &DumpError{File: path, Line: 1, Msg: fmt.Sprintf("the header has no %s column (a dump of %s needs %s)",
 			strings.Join(missing, ", "), table, strings.Join(requiredColumns[table], ", "))}
 	}
-	out := make([]located[T], len(rows))
-	for i, row := range rows {
-		out[i] = located[T]{row: row, line: lr.lines[i+1]}
+	for {
+		v, err := um.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return csvError(path, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if err := f(v.(T), line); err != nil {
+			return err
+		}
 	}
-	return out, nil
 }
 
-func readJSONL[T any](r io.Reader, path, table string) ([]located[T], error) {
-	br := bufio.NewReader(r)
-	var out []located[T]
+func csvError(path string, err error) error {
+	var pe *csv.ParseError
+	switch {
+	case errors.Is(err, io.EOF):
+		return &DumpError{File: path, Msg: "is empty: a dump's table has at least its header line"}
+	case errors.As(err, &pe):
+		return &DumpError{File: path, Line: pe.StartLine, Msg: pe.Err.Error()}
+	}
+	return &DumpError{File: path, Msg: err.Error()}
+}
+
+func eachJSONL[T any](r io.Reader, path, table string, f func(row T, line int) error) error {
+	br := bufio.NewReaderSize(r, 1<<16)
 	for line := 1; ; line++ {
 		b, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(b)) > 0 {
@@ -241,15 +223,17 @@ func readJSONL[T any](r io.Reader, path, table string) ([]located[T], error) {
 			}
 			var row T
 			if jerr := json.Unmarshal(b, &row); jerr != nil {
-				return nil, &DumpError{File: path, Line: line, Msg: "not a JSON object of a " + table + " row: " + jerr.Error()}
+				return &DumpError{File: path, Line: line, Msg: "not a JSON object of a " + table + " row: " + jerr.Error()}
 			}
-			out = append(out, located[T]{row: row, line: line})
+			if ferr := f(row, line); ferr != nil {
+				return ferr
+			}
 		}
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, &DumpError{File: path, Line: line, Msg: err.Error()}
+			return &DumpError{File: path, Line: line, Msg: err.Error()}
 		}
 	}
 }

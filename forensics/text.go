@@ -17,7 +17,7 @@ func WriteDiagnosis(w io.Writer, d *Diagnosis) {
 	}
 	if d.Clean {
 		fmt.Fprintf(w, "doctor: %s — nothing found: no uniform or stale skips, no skips ready to take over, no stranded work, "+
-			"no false success, no unfinalized run, no slot without its row\n", scope)
+			"no task out of its kind's phase, no false success, no unfinalized run, no slot without its row\n", scope)
 		return
 	}
 	fmt.Fprintf(w, "doctor: %s — %d %s\n", scope, len(d.Findings), plural(len(d.Findings), "finding", "findings"))
@@ -58,6 +58,9 @@ func WriteLoad(w io.Writer, s *LoadSummary) {
 	fmt.Fprintf(w, "  placeholders: %d target rows marked from_dump, for the created and matched slots (%s)\n", n, orNone(strings.Join(rows, ", ")))
 	for _, m := range s.Notices {
 		fmt.Fprintf(w, "  notice: %s\n", m)
+	}
+	for _, m := range s.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", m)
 	}
 	tenant := ""
 	if len(s.Tenants) == 1 {

@@ -74,8 +74,10 @@ func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *P
 		}
 		tasks[t.Kind] = append(tasks[t.Kind], t)
 	}
-	spec := func(k ledger.Kind, phase int, f inputFile) phases.TaskSpec {
-		return phases.TaskSpec{Kind: k, Phase: phase, File: f.Path, Format: string(f.Format), Encoding: f.Encoding,
+	// Each task in its kind's phase, as a plan made here (R7); the engine
+	// holds to it whatever the dump said.
+	spec := func(k ledger.Kind, f inputFile) phases.TaskSpec {
+		return phases.TaskSpec{Kind: k, Phase: phases.Phase(k), File: f.Path, Format: string(f.Format), Encoding: f.Encoding,
 			Fingerprint: f.Info.Fingerprint}
 	}
 	var missing []string
@@ -87,13 +89,13 @@ func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *P
 		}
 		for i, t := range ts {
 			if i < len(fs) {
-				plan.Inputs[t.ID] = spec(k, t.Phase, fs[i])
+				plan.Inputs[t.ID] = spec(k, fs[i])
 				continue
 			}
 			plan.Dropped[t.ID] = fmt.Sprintf("superseded by resume --from %s: task %d reads its %s", input, ts[0].ID, k.Plural())
 		}
 		for _, f := range fs[min(len(ts), len(fs)):] {
-			plan.Extra = append(plan.Extra, spec(k, ts[0].Phase, f))
+			plan.Extra = append(plan.Extra, spec(k, f))
 		}
 	}
 	if len(missing) > 0 {

@@ -55,6 +55,6 @@
 // (replan.go) plans its unfinished tasks over local files (R10):
 //
 //	run   any status, but a live running one -> running   takeOver or reopen, as resume
-//	task  pending|running|failed|cancelled -> pending    replanTask: a local file, from its start
+//	task  pending|running|failed|cancelled -> pending    replanTask: a local file, from its start, in its kind's phase (R7)
 //	task  pending|running|failed|cancelled -> cancelled  dropTask: another task of its kind reads the file
 package phases

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // A run loaded from a dump (`crmimport ledger load`) has no plan here: its
@@ -29,10 +30,12 @@ func LoadedFrom(ctx context.Context, q queryer, runID int64) (string, error) {
 	return dump, err
 }
 
-// Replan is the new plan of a loaded run's unfinished tasks.
+// Replan is the new plan of a loaded run's unfinished tasks. ResumeFrom
+// gives every task it re-arms or adds the phase of its kind (Phase), not
+// the dump's: a TaskSpec's Phase is not read.
 type Replan struct {
 	Options any                // the run's options from now on (persisted as JSON)
-	Inputs  map[int64]TaskSpec // unfinished task id -> its input from now on (its kind and phase stay)
+	Inputs  map[int64]TaskSpec // unfinished task id -> its input from now on (its kind stays)
 	Extra   []TaskSpec         // more files of a kind than it has unfinished tasks: new tasks
 	Dropped map[int64]string   // unfinished tasks left without a file of their own: cancelled, with this reason
 	Notices []string           // written to the run log
@@ -44,27 +47,32 @@ type ReplanFunc func(ctx context.Context, run Run, unfinished []Task) (Replan, e
 
 // replanTaskSQL: R10, an unfinished task of a loaded run is pointed at a
 // local file and starts from its beginning: checkpoint and counters start
-// over. Fenced on the status it was read with.
+// over. R7: its phase becomes its kind's in crmimport's plan, whatever the
+// dump said — a dump that put contacts in phase 1 beside companies would
+// otherwise import contacts first and lose their company links for good
+// (a created slot is final). Fenced on the status and the phase it was
+// read with.
 const replanTaskSQL = `
-UPDATE migration_tasks SET status = 'pending', file = ?, format = ?, encoding = ?, fingerprint = ?,
+UPDATE migration_tasks SET status = 'pending', phase = ?, file = ?, format = ?, encoding = ?, fingerprint = ?,
     checkpoint = '{"rows":0,"line":0}', last_error = NULL,
     imported = 0, matched = 0, unchanged = 0, skipped = 0, failed = 0, duplicate = 0, unlinked = 0, updated_at = ?
-WHERE id = ? AND migration_id = ? AND status = ?`
+WHERE id = ? AND migration_id = ? AND status = ? AND phase = ?`
 
 func replanTask(ctx context.Context, tx *sql.Tx, t Task, in TaskSpec, now string) error {
 	return expectRows(ctx, tx, 1, fmt.Sprintf("replan task %d", t.ID), replanTaskSQL,
-		in.File, in.Format, in.Encoding, in.Fingerprint, now, t.ID, t.RunID, string(t.Status))
+		Phase(t.Kind), in.File, in.Format, in.Encoding, in.Fingerprint, now, t.ID, t.RunID, string(t.Status), t.Phase)
 }
 
 // dropTaskSQL: an unfinished task of a loaded run that no local file is
 // left for (another task of its kind reads the file) is cancelled with
-// the reason.
+// the reason, in its kind's phase like the task that reads the file (R7).
 const dropTaskSQL = `
-UPDATE migration_tasks SET status = 'cancelled', last_error = ?, updated_at = ?
-WHERE id = ? AND migration_id = ? AND status = ?`
+UPDATE migration_tasks SET status = 'cancelled', phase = ?, last_error = ?, updated_at = ?
+WHERE id = ? AND migration_id = ? AND status = ? AND phase = ?`
 
 func dropTask(ctx context.Context, tx *sql.Tx, t Task, reason, now string) error {
-	return expectRows(ctx, tx, 1, fmt.Sprintf("drop task %d", t.ID), dropTaskSQL, reason, now, t.ID, t.RunID, string(t.Status))
+	return expectRows(ctx, tx, 1, fmt.Sprintf("drop task %d", t.ID), dropTaskSQL, Phase(t.Kind), reason, now,
+		t.ID, t.RunID, string(t.Status), t.Phase)
 }
 
 // setOptionsSQL: the options of a replanned run (its new input).
@@ -76,8 +84,10 @@ const setOptionsSQL = `UPDATE migrations SET options = ? WHERE id = ? AND status
 // stranded or falsely finished production run — are planned anew by
 // replan, each from the beginning; the run is taken over or reopened with
 // one fenced UPDATE and passes the same admission check as a new run
-// (R13); the barrier rewinds to the earliest pending phase. The caller then
-// calls Execute. It returns the replanned tasks.
+// (R13); each re-armed or added task takes its kind's phase (Phase: R7,
+// parents first), logged beside the dump's where they differ; the barrier
+// then rewinds to the earliest pending phase. The caller then calls
+// Execute. It returns the replanned tasks.
 func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc) (Run, []Task, error) {
 	run, err := LoadRun(ctx, e.DB, runID)
 	if err != nil {
@@ -131,23 +141,40 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 		if err := expectRows(ctx, tx, 1, "set options of run", setOptionsSQL, string(opts), run.ID); err != nil {
 			return err
 		}
+		var rephased []string
 		for _, t := range unfinished {
 			var err error
+			what := t.Kind.Plural()
 			if in, ok := plan.Inputs[t.ID]; ok {
 				err = replanTask(ctx, tx, t, in, now)
 			} else {
 				err = dropTask(ctx, tx, t, plan.Dropped[t.ID], now)
+				what += ", dropped"
 			}
 			if err != nil {
 				return err
 			}
+			if p := Phase(t.Kind); p != t.Phase {
+				rephased = append(rephased, fmt.Sprintf("task %d (%s): phase %d in the dump, phase %d by its kind", t.ID, what, t.Phase, p))
+			}
 		}
 		extra := append([]TaskSpec(nil), plan.Extra...)
+		for i := range extra {
+			extra[i].Phase = Phase(extra[i].Kind)
+		}
 		sort.SliceStable(extra, func(i, j int) bool { return extra[i].Phase < extra[j].Phase })
 		for _, t := range extra {
 			if _, err := tx.ExecContext(ctx, insertTaskSQL, run.ID, string(t.Kind), t.Phase, t.File, t.Format,
 				t.Encoding, t.Fingerprint, t.InputKey, now); err != nil {
 				return fmt.Errorf("resume --from: insert task %s: %w", t.File, err)
+			}
+		}
+		if len(rephased) > 0 {
+			msg := fmt.Sprintf("resume --from planned %d tasks in the phase of their kind in crmimport's plan "+
+				"(1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails), not the dump's, so that parents "+
+				"import before the records that link to them (R7): %s", len(rephased), strings.Join(rephased, "; "))
+			if err := e.log(ctx, tx, run.ID, "warning", msg); err != nil {
+				return err
 			}
 		}
 		queued, earliest, err := countQueued(ctx, tx, run.ID)

@@ -136,3 +136,55 @@ func TestResumeFromDropsAndAdds(t *testing.T) {
 		"note pending notes.jsonl "}, got)
 	require.Equal(t, 2, runOf(t, db, id).CurrentPhase)
 }
+
+// TestResumeFromPhasesTasksByKind: a dump whose tasks put contacts and
+// notes in phase 1 beside companies. resume --from re-arms each task in
+// its kind's phase of crmimport's plan (R7: parents first), an added task
+// too whatever its spec says, logs the dump's phase beside the new one,
+// and the barrier rewinds to the earliest phase by kind, not the dump's.
+func TestResumeFromPhasesTasksByKind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, "")
+	e := newEngine(db)
+	id := seedLoaded(t, db, RunFailed, 1,
+		taskState{kind: ledger.Company, status: TaskSucceeded},
+		taskState{kind: ledger.Note, status: TaskPending},
+		taskState{kind: ledger.Contact, status: TaskFailed},
+		taskState{kind: ledger.Contact, status: TaskCancelled})
+	_, err := db.Exec(`UPDATE migration_tasks SET phase = 1 WHERE migration_id = ?`, id)
+	require.NoError(t, err)
+
+	run, planned, err := e.ResumeFrom(ctx, id, func(ctx context.Context, run Run, un []Task) (Replan, error) {
+		p, err := planAll(ctx, run, un[:2])
+		p.Dropped = map[int64]string{un[2].ID: "superseded"}
+		p.Extra = []TaskSpec{{Kind: ledger.Contact, Phase: 1, File: "/local/contacts-2.csv", Format: "csv"}}
+		return p, err
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, run.CurrentPhase, "R8: the barrier rewinds to the earliest pending phase by kind (contacts), not to the dump's 1")
+	require.Len(t, planned, 3)
+	got := map[string]int{}
+	for _, tk := range planned {
+		got[tk.File] = tk.Phase
+	}
+	require.Equal(t, map[string]int{"/local/contacts.csv": 2, "/local/notes.csv": 4, "/local/contacts-2.csv": 2}, got)
+	rows, err := LoadTasks(ctx, db, id)
+	require.NoError(t, err)
+	byID := map[int64]Task{}
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	require.Equal(t, 1, byID[1].Phase, "a finished task is left as production left it")
+	require.Equal(t, TaskCancelled, byID[4].Status)
+	require.Equal(t, 2, byID[4].Phase, "a dropped task is in its kind's phase too")
+
+	var msg string
+	require.NoError(t, db.QueryRow(`SELECT message FROM run_log WHERE migration_id = ? AND level = 'warning'`, id).Scan(&msg))
+	require.Contains(t, msg, "task 2 (notes): phase 1 in the dump, phase 4 by its kind; task 3 (contacts): phase 1 in the dump, "+
+		"phase 2 by its kind; task 4 (contacts, dropped): phase 1 in the dump, phase 2 by its kind")
+
+	run, err = e.Execute(ctx, id, fakeOpen(map[ledger.Kind]*fakeInput{ledger.Contact: {batches: 1}, ledger.Note: {batches: 1}}, nil))
+	require.NoError(t, err)
+	require.Equal(t, RunPartial, run.Status, "the company task's production failures still count (R9)")
+}

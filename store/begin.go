@@ -44,3 +44,29 @@ type beginner interface {
 // stop, resume) gets its turn: a few milliseconds against a batch of a few
 // hundred.
 const BatchPause = 2 * time.Millisecond
+
+// spillTempSQL and keepTempSQL: where the connection keeps temporary tables
+// and the sorts of large statements. Open keeps them in memory (a batch's
+// savepoint journal is small and hot).
+const (
+	spillTempSQL = `PRAGMA temp_store = FILE`
+	keepTempSQL  = `PRAGMA temp_store = MEMORY`
+)
+
+// SpillTemp moves the connection's temporary tables and sorts to a
+// temporary file, which SQLite deletes when it closes it, until restore is
+// called: for work whose temporary data grows with its input (`ledger
+// load` stages a dump of any size), so that memory does not. Call it
+// outside a transaction; the pool's one connection (Open) keeps the
+// setting for the transactions begun meanwhile.
+func SpillTemp(ctx context.Context, db *sql.DB) (restore func() error, err error) {
+	if _, err := db.ExecContext(ctx, spillTempSQL); err != nil {
+		return nil, fmt.Errorf("temporary storage in a file: %w", err)
+	}
+	return func() error {
+		if _, err := db.ExecContext(context.WithoutCancel(ctx), keepTempSQL); err != nil {
+			return fmt.Errorf("temporary storage back in memory: %w", err)
+		}
+		return nil
+	}, nil
+}

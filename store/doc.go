@@ -4,6 +4,9 @@
 // foreign keys on, a busy timeout, transactions that take the write lock when
 // they begin (BEGIN IMMEDIATE), a single connection per process, and a file
 // created with mode 0600 because it holds customer data (SPEC §6).
+// Temporary tables and sorts stay in memory, but for work whose temporary
+// data grows with its input (SpillTemp: a temporary file, deleted as it
+// closes).
 //
 // The schema is versioned with PRAGMA user_version and upgraded in place from
 // the numbered files in schema/ (never a table called "migrations": that name

@@ -20,6 +20,7 @@ command that repairs it:
    stale-skips         skips older than a later run that processed their kind (R3)
    ready-to-take-over  skips whose parent, named in the slot's detail, is imported now (R3, R6)
    stranded-work       pending or running tasks below their run's current phase (R7)
+   misphased-tasks     tasks in another phase than their kind's in crmimport's plan (R7)
    false-success       a run that ended with work queued, or succeeded over failures (R9)
    unfinalized         a run without duration_ms, or running with no live owner (R15)
    orphan-slots        a created or matched slot whose target row is missing (R1, R2)

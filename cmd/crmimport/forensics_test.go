@@ -363,6 +363,58 @@ func TestLoadedRunsAreNeverResumedByAccident(t *testing.T) {
 	require.Contains(t, r.stderr, "run 1 was planned here and reads its own files")
 }
 
+// TestResumeFromPhasesTasksByKind: a dump whose contacts task sits in
+// phase 1 beside the companies (task 1, so it would run first). ledger
+// load warns of it, in text and in --json; doctor names it
+// (misphased-tasks); the resume --from it suggests re-arms the contacts in
+// phase 2, their kind's (R7), says so in the run log, and every contact's
+// company link is set: none is lost for good behind a created slot.
+// doctor is clean after.
+func TestResumeFromPhasesTasksByKind(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	dumpDir := filepath.Join(dumps, "misphased-tasks")
+	r := crm(t, nil, "--db", path, "--json", "ledger", "load", dumpDir)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var sum struct {
+		Warnings []string `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &sum), r.stdout)
+	require.Len(t, sum.Warnings, 1)
+	require.Contains(t, sum.Warnings[0], "1 task is in another phase than its kind's in crmimport's plan")
+	require.Contains(t, sum.Warnings[0], "task 1 of run 1 (contacts) in phase 1 instead of 2")
+	text := crm(t, nil, "--db", filepath.Join(t.TempDir(), "text.db"), "ledger", "load", dumpDir)
+	require.Equal(t, exitOK, text.code, text.stderr)
+	require.Contains(t, text.stdout, "  warning: 1 task is in another phase than its kind's")
+
+	d, r := doctorJSON(t, path)
+	require.Equal(t, exitFindings, r.code, r.stderr)
+	require.Equal(t, []string{"misphased-tasks"}, d.names())
+	f := d.Findings[0]
+	require.Equal(t, "R7", f.Rule)
+	require.Equal(t, int64(1), f.Count)
+	require.Equal(t, []string{"task 1"}, f.Examples)
+	require.Len(t, f.Repair, 1)
+	args := suggested(t, f.Repair[0], filepath.Join(dumpDir, "export"))
+	require.Equal(t, []string{"resume", "1", "--from", filepath.Join(dumpDir, "export")}, args)
+
+	r = crm(t, nil, append([]string{"--db", path, "--json"}, args...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, "succeeded", r.summary(t).Status)
+	require.Equal(t, []string{"c-1 co-1", "c-2 co-2", "c-3 co-2"}, query(t, path, `SELECT s.source_id || ' ' || coalesce(p.source_id, 'unlinked')
+		FROM contacts c JOIN migration_records s ON s.kind = 'contact' AND s.record_id = c.id
+		LEFT JOIN migration_records p ON p.kind = 'company' AND p.record_id = c.company_id ORDER BY s.source_id`),
+		"R6, R7: the companies imported before the contacts that link to them")
+	require.Contains(t, r.stderr, "task 1 (contacts): phase 1 in the dump, phase 2 by its kind")
+	require.Equal(t, []string{"1 contact 2", "2 company 1"}, query(t, path, `SELECT id || ' ' || kind || ' ' || phase FROM migration_tasks ORDER BY id`))
+	require.Equal(t, []string{"1 warning"}, query(t, path, `SELECT count(*) || ' ' || level FROM run_log
+		WHERE message LIKE '%phase 1 in the dump, phase 2 by its kind%'`), "the run log keeps the dump's phase beside the new one")
+
+	d, r = doctorJSON(t, path)
+	require.Equal(t, exitOK, r.code, r.stdout)
+	require.True(t, d.Clean)
+}
+
 // TestRejectsCommand: the failed records of the demo run, to stdout or to
 // a file, and in one JSON document under --json.
 func TestRejectsCommand(t *testing.T) {

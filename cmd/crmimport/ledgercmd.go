@@ -49,7 +49,10 @@ columns crmimport does not know are ignored and missing optional ones
 default. Every created or matched slot gets a placeholder target row,
 marked from_dump, so that links resolve and foreign keys hold. A database
 that already holds one of the dump's ids refuses the whole load and names
-them: load a dump into a file of its own.
+them: load a dump into a file of its own. The load is one transaction and
+streams the dump, so that its memory does not grow with it. Tasks in
+another phase than their kind's in crmimport's plan load as they are, with
+a warning: resume --from re-arms them in their kind's phase.
 
 A loaded run has no input files here. A running one shows as interrupted;
 ` + "`crmimport resume RUN --from PATH`" + ` plans its unfinished tasks over a local
