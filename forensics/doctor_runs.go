@@ -135,14 +135,17 @@ func (d *doctor) misphased() error {
 					left = append(left, t.Kind)
 				}
 			}
-			if cmd := d.resumeCommand(r.id, r.status, left); cmd != "" {
-				f.repair(cmd + "   (R7: resume re-arms each unfinished task in its kind's phase, parents first)")
+			if cmd, note := d.resumeCommand(r.id, r.status, left); cmd != "" {
+				if note != "" {
+					note += "; "
+				}
+				f.repair(cmd, note+"R7: resume re-arms each unfinished task in its kind's phase, parents first")
 				continue
 			}
 		}
-		f.repair(fmt.Sprintf("nothing to re-run for run %d: its tasks finished in production's order; what they left is in "+
-			"the ledger (crmimport ledger why --tenant %s --run %d), and a record imported before its parent kept its link "+
-			"empty (R6: counted unlinked)", r.id, r.tenant, r.id))
+		f.repair(d.crmimport("ledger", "why", "--tenant", r.tenant, "--run", strconv.FormatInt(r.id, 10)), fmt.Sprintf(
+			"nothing to re-run for run %d: its tasks finished in production's order; what they left is in the ledger, "+
+				"and a record imported before its parent kept its link empty (R6: counted unlinked)", r.id))
 	}
 	return nil
 }
