@@ -263,7 +263,7 @@ func chooseEncoding(name string, info FileInfo, asked string) (string, string) {
 		return asked, ""
 	case bytes.HasPrefix(info.Head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(info.Head, []byte{0xFE, 0xFF}):
 		return "utf-16", fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16", name)
-	case info.ValidUTF8 || notText(info.Head):
+	case info.ValidUTF8 || sniffBinary(info.Head).name != "":
 		// An archive or binary data is no text at all: the reader says
 		// what it is when its task runs.
 		return "utf-8", ""
@@ -411,11 +411,4 @@ func pluralWord(n int, word string) string {
 		return word
 	}
 	return word + "s"
-}
-
-// notText tells a file whose first bytes show it is an archive or binary
-// data, which no text encoding would make readable.
-func notText(head []byte) bool {
-	return bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06")) ||
-		bytes.HasPrefix(head, []byte{0x1f, 0x8b}) || bytes.IndexByte(head, 0) >= 0
 }

@@ -68,11 +68,12 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (
 		return nil, s.readError(err)
 	}
 	s.lastLine = s.line()
-	if checkUTF8 {
-		for _, h := range rec {
-			if !utf8.ValidString(h) {
-				return nil, &FileError{File: name, Line: s.lastLine, Reason: "header is " + invalidUTF8Reason}
-			}
+	for i, h := range rec {
+		switch {
+		case checkUTF8 && !utf8.ValidString(h):
+			return nil, &FileError{File: name, Line: s.lastLine, Reason: "header is " + invalidUTF8Reason}
+		case strings.IndexByte(h, 0) >= 0:
+			return nil, &FileError{File: name, Line: s.lastLine, Reason: fmt.Sprintf("header holds a NUL byte (field %d): it is not text", i+1)}
 		}
 	}
 	s.header = rec
@@ -121,38 +122,71 @@ func (s *csvSource) line() int {
 
 // row pairs rec with the header by position; a reason makes it a bad row.
 // Fields past the header's count are kept as "(column N)", so that the
-// raw row of a failure holds everything the line held.
+// raw row of a failure holds everything the line held. A row holding a
+// NUL byte fails alone, naming its field and where it stands.
 func (s *csvSource) row(line int, rec []string, reason string) Row {
 	var cols []Col
 	if len(rec) > 0 {
 		cols = make([]Col, len(rec))
 	}
-	badUTF8 := false
+	badUTF8, nul := false, -1
 	for i := range rec {
 		v := rec[i]
+		if nul < 0 && strings.IndexByte(v, 0) >= 0 {
+			nul = i
+		}
 		if s.checkUTF8 && !utf8.ValidString(v) {
 			badUTF8 = true
 			v = strings.ToValidUTF8(v, "\uFFFD") // readable in a rejects file, never imported
 		}
-		var name string
-		if i < len(s.header) {
-			name = s.header[i]
-		} else {
-			name = fmt.Sprintf("(column %d)", i+1)
-		}
-		cols[i] = Col{Name: name, Value: v}
+		cols[i] = Col{Name: s.colName(i), Value: v}
+	}
+	var reasons []string
+	if reason != "" {
+		reasons = append(reasons, reason)
 	}
 	if badUTF8 {
-		if reason != "" {
-			reason += "; "
-		}
-		reason += invalidUTF8Reason
+		reasons = append(reasons, invalidUTF8Reason)
+	}
+	if nul >= 0 {
+		reasons = append(reasons, fmt.Sprintf("a NUL byte in %s%s: text never holds one (binary data in the export?)", s.fieldName(nul),
+			s.where(line, func(raw []byte) int { return bytes.IndexByte(raw, 0) })))
 	}
 	row := Row{Line: line, Cols: cols}
-	if reason != "" {
-		row.Err = &RowError{File: s.name, Line: line, Reason: reason}
+	if len(reasons) > 0 {
+		row.Err = &RowError{File: s.name, Line: line, Reason: strings.Join(reasons, "; ")}
 	}
 	return row
+}
+
+// colName is the name of field i of a row: its header's, or "(column N)"
+// past the header.
+func (s *csvSource) colName(i int) string {
+	if i < len(s.header) {
+		return s.header[i]
+	}
+	return fmt.Sprintf("(column %d)", i+1)
+}
+
+// fieldName names field i of a row in a reason: `field 3 ("last_name")`.
+func (s *csvSource) fieldName(i int) string {
+	return fmt.Sprintf("field %d (%q)", i+1, s.colName(i))
+}
+
+// where says where the record just read, starting at line, holds the byte
+// that find finds in its text: ", at line L, column C" (C counts bytes
+// from 1, as encoding/csv's columns do). The record's text is kept up to
+// maxKeptText; past it, where says nothing.
+func (s *csvSource) where(line int, find func(raw []byte) int) string {
+	raw, whole := s.track.raw(s.track.recStart, s.r.InputOffset())
+	// encoding/csv skips empty lines before a record: they are before its line.
+	raw = bytes.TrimLeft(raw, "\r\n")
+	k := find(raw)
+	if k < 0 || !whole && k >= len(raw)-utf8.UTFMax {
+		return ""
+	}
+	before := raw[:k]
+	return fmt.Sprintf(", at line %d, column %d", line+bytes.Count(before, []byte{'\n'}), k-bytes.LastIndexByte(before, '\n'))
 }
 
 func (s *csvSource) parseErrorReason(pe *csv.ParseError) string {
@@ -425,6 +459,14 @@ func (t *csvTracker) text(from, to int64) string {
 		return string(t.win[a:b])
 	}
 	return string(t.win[a:b]) + fmt.Sprintf("\n[… %d more bytes of this record, not kept]", to-max(t.cutAt, from))
+}
+
+// raw returns the input between two offsets as far as it is kept, and
+// whether that is all of it.
+func (t *csvTracker) raw(from, to int64) ([]byte, bool) {
+	a := min(max(from-t.winAt, 0), int64(len(t.win)))
+	b := min(max(to-t.winAt, a), int64(len(t.win)))
+	return t.win[a:b], t.cutAt < 0 || to <= t.cutAt
 }
 
 // endsInside reports whether pe is a quoted field cut off by the end of

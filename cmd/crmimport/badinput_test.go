@@ -641,6 +641,31 @@ var fixedEngineBugs = []badCase{
 		},
 		stored: []storedRows{{q: `SELECT instr(raw, '"false"') > 0 FROM record_failures WHERE source_id = 'con-2002'`, want: []string{"1"}}},
 	},
+	{
+		// Was: a NUL inside one field made the whole file "binary data".
+		// That row fails alone, naming the NUL, its field and where it is.
+		name: "ANULInAField", dir: "36-nul-in-a-field",
+		code: exitPartial, status: "partial",
+		kinds:    map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 2, Failed: 1}},
+		failures: []string{`contact|con-3602|contacts.csv|3|a NUL byte in field 4 ("email"), at line 3, column 41: text never holds one`},
+		stored:   []storedRows{{q: `SELECT first_name FROM contacts ORDER BY id`, want: []string{"Hannah", "Nadia"}}},
+	},
+	{
+		// A file that is binary is still refused whole, saying what it is
+		// (was: "binary data (it contains NUL bytes)" for anything).
+		name: "APNGSavedAsCSV", dir: "37-png-as-csv",
+		code: exitPartial, status: "partial",
+		kinds:  map[string]phases.Counts{"company": {Imported: 2}, "contact": {}},
+		tasks:  []string{"company|succeeded|", "contact|failed|contacts.csv: is a PNG image, not CSV"},
+		stored: []storedRows{twoCompanies, noContacts},
+	},
+	{
+		name: "UTF32SavedAsCSV", dir: "38-utf32-as-csv",
+		code: exitPartial, status: "partial",
+		kinds:  map[string]phases.Counts{"company": {Imported: 2}, "contact": {}},
+		tasks:  []string{"company|succeeded|", "contact|failed|contacts.csv: is UTF-32 text, not CSV (crmimport reads UTF-8, UTF-16 and single-byte encodings: save it as UTF-8)"},
+		stored: []storedRows{twoCompanies, noContacts},
+	},
 }
 
 // TestBadInput runs each fixture of fixtures/bad/canonical (SPEC §4: bad
