@@ -232,5 +232,5 @@ func TestNestedArchivesAndFolders(t *testing.T) {
 	files, _, notices, err := discover([]string{z}, Canonical(), nil, "", defaultLimits())
 	require.NoError(t, err)
 	require.Len(t, files, 1)
-	require.Contains(t, notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
+	require.Contains(t, notices.notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
 }

@@ -16,8 +16,13 @@ import (
 const maxHeaderSniff = 1 << 20
 
 // invalidUTF8Reason is the reason of a row that is not valid UTF-8 while
-// the file is read as UTF-8.
+// the file is read as UTF-8 (JSON; a CSV row's reason names the byte).
 const invalidUTF8Reason = "not valid UTF-8 (try --encoding windows-1252)"
+
+// encodingHint ends the reason of a CSV row that holds a byte UTF-8 cannot
+// read: the file is read as UTF-8 because it holds UTF-8 elsewhere, or
+// because it was asked to be.
+const encodingHint = "(if the file is not UTF-8, name its encoding with --encoding, e.g. --encoding windows-1252)"
 
 var errRecordTooLarge = errors.New("record too large")
 
@@ -71,7 +76,7 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (
 	for i, h := range rec {
 		switch {
 		case checkUTF8 && !utf8.ValidString(h):
-			return nil, &FileError{File: name, Line: s.lastLine, Reason: "header is " + invalidUTF8Reason}
+			return nil, &FileError{File: name, Line: s.lastLine, Reason: fmt.Sprintf("header is not valid UTF-8 (field %d) %s", i+1, encodingHint)}
 		case strings.IndexByte(h, 0) >= 0:
 			return nil, &FileError{File: name, Line: s.lastLine, Reason: fmt.Sprintf("header holds a NUL byte (field %d): it is not text", i+1)}
 		}
@@ -123,20 +128,23 @@ func (s *csvSource) line() int {
 // row pairs rec with the header by position; a reason makes it a bad row.
 // Fields past the header's count are kept as "(column N)", so that the
 // raw row of a failure holds everything the line held. A row holding a
-// NUL byte fails alone, naming its field and where it stands.
+// NUL byte, or (read as UTF-8) a byte that is not UTF-8, fails alone,
+// naming the byte, its field and where it stands.
 func (s *csvSource) row(line int, rec []string, reason string) Row {
 	var cols []Col
 	if len(rec) > 0 {
 		cols = make([]Col, len(rec))
 	}
-	badUTF8, nul := false, -1
+	badUTF8, nul := -1, -1
 	for i := range rec {
 		v := rec[i]
 		if nul < 0 && strings.IndexByte(v, 0) >= 0 {
 			nul = i
 		}
 		if s.checkUTF8 && !utf8.ValidString(v) {
-			badUTF8 = true
+			if badUTF8 < 0 {
+				badUTF8 = i
+			}
 			v = strings.ToValidUTF8(v, "\uFFFD") // readable in a rejects file, never imported
 		}
 		cols[i] = Col{Name: s.colName(i), Value: v}
@@ -145,8 +153,10 @@ func (s *csvSource) row(line int, rec []string, reason string) Row {
 	if reason != "" {
 		reasons = append(reasons, reason)
 	}
-	if badUTF8 {
-		reasons = append(reasons, invalidUTF8Reason)
+	if badUTF8 >= 0 {
+		b := rec[badUTF8][firstInvalid(rec[badUTF8])]
+		reasons = append(reasons, fmt.Sprintf("not valid UTF-8: byte 0x%02X in %s%s %s", b, s.fieldName(badUTF8),
+			s.where(line, func(raw []byte) int { return firstInvalid(string(raw)) }), encodingHint))
 	}
 	if nul >= 0 {
 		reasons = append(reasons, fmt.Sprintf("a NUL byte in %s%s: text never holds one (binary data in the export?)", s.fieldName(nul),
@@ -187,6 +197,19 @@ func (s *csvSource) where(line int, find func(raw []byte) int) string {
 	}
 	before := raw[:k]
 	return fmt.Sprintf(", at line %d, column %d", line+bytes.Count(before, []byte{'\n'}), k-bytes.LastIndexByte(before, '\n'))
+}
+
+// firstInvalid is the index of the first byte of s that is not UTF-8, or
+// -1.
+func firstInvalid(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func (s *csvSource) parseErrorReason(pe *csv.ParseError) string {

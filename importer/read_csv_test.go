@@ -294,7 +294,7 @@ func TestReadCSV(t *testing.T) {
 			in:         "id,name\n1,Ren\xe9\n2,Ok\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
 			want: []Row{
-				bad(f, 2, "not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD"),
+				bad(f, 2, `not valid UTF-8: byte 0xE9 in field 2 ("name"), at line 2, column 6 `+encodingHint, "id", "1", "name", "Ren\uFFFD"),
 				ok(3, "id", "2", "name", "Ok"),
 			},
 		},
@@ -303,13 +303,14 @@ func TestReadCSV(t *testing.T) {
 			in:         "id,name\n1,Ren\xe9,x\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
 			want: []Row{
-				bad(f, 2, "row has 3 fields, the header has 2; not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD", "(column 3)", "x"),
+				bad(f, 2, `row has 3 fields, the header has 2; not valid UTF-8: byte 0xE9 in field 2 ("name"), at line 2, column 6 `+encodingHint,
+					"id", "1", "name", "Ren\uFFFD", "(column 3)", "x"),
 			},
 		},
 		{
 			name:     "InvalidUTF8Header",
 			in:       "id,Pr\xe9nom\n1,Ann\n",
-			wantErr:  "header is not valid UTF-8 (try --encoding windows-1252)",
+			wantErr:  "header is not valid UTF-8 (field 2) " + encodingHint,
 			wantLine: 1,
 		},
 		{

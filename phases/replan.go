@@ -31,11 +31,12 @@ func LoadedFrom(ctx context.Context, q queryer, runID int64) (string, error) {
 
 // Replan is the new plan of a loaded run's unfinished tasks.
 type Replan struct {
-	Options any                // the run's options from now on (persisted as JSON)
-	Inputs  map[int64]TaskSpec // unfinished task id -> its input from now on (its kind and phase stay)
-	Extra   []TaskSpec         // more files of a kind than it has unfinished tasks: new tasks
-	Dropped map[int64]string   // unfinished tasks left without a file of their own: cancelled, with this reason
-	Notices []string           // written to the run log
+	Options  any                // the run's options from now on (persisted as JSON)
+	Inputs   map[int64]TaskSpec // unfinished task id -> its input from now on (its kind and phase stay)
+	Extra    []TaskSpec         // more files of a kind than it has unfinished tasks: new tasks
+	Dropped  map[int64]string   // unfinished tasks left without a file of their own: cancelled, with this reason
+	Notices  []string           // written to the run log
+	Warnings []string           // written to the run log as warnings
 }
 
 // ReplanFunc plans a loaded run's unfinished tasks over local files. An
@@ -170,6 +171,11 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 		}
 		for _, n := range plan.Notices {
 			if err := e.log(ctx, tx, run.ID, "notice", n); err != nil {
+				return err
+			}
+		}
+		for _, w := range plan.Warnings {
+			if err := e.log(ctx, tx, run.ID, "warning", w); err != nil {
 				return err
 			}
 		}

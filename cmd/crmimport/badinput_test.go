@@ -46,6 +46,12 @@ type badCase struct {
 	tasks []string
 	// stderr holds substrings of stderr; stderrNot what must not be there.
 	stderr, stderrNot []string
+	// warnings are the JSON summary's warnings, in order, each as a
+	// substring: a run with none has none.
+	warnings []string
+	// log holds substrings of the run log's entries, as "level: message".
+	log []string
+
 	// stored are queries of what was written, with their exact rows.
 	stored []storedRows
 }
@@ -65,7 +71,7 @@ func bySourceID(table, kind string) string {
 }
 
 const (
-	notUTF8   = "not valid UTF-8 (try --encoding windows-1252)"
+	notUTF8   = "not valid UTF-8: byte "
 	excelID   = "looks like a number a spreadsheet rewrote in scientific notation: the real id is lost"
 	notADate  = "is not a date (expected ISO 8601"
 	notNumber = "is not a number (use digits and a dot"
@@ -87,15 +93,26 @@ var (
 
 var badInputCases = []badCase{
 	{
+		// No UTF-8 sequence in any file, and every byte above 0x7F a
+		// Windows-1252 character: read as Windows-1252. That is a guess no
+		// record failure would reveal, so it is a warning — in the run log,
+		// on stderr and in the summary — never only a notice.
 		name: "Windows1252DetectedAndDecoded", dir: "01-windows-1252",
 		code: exitOK, status: "succeeded",
 		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 3}, "note": {Imported: 2}},
 		tasks: []string{"company|succeeded|", "contact|succeeded|", "note|succeeded|"},
 		stderr: []string{
-			"notice: companies.csv is not valid UTF-8: reading it as Windows-1252",
-			"notice: contacts.csv is not valid UTF-8: reading it as Windows-1252",
-			"notice: notes.csv is not valid UTF-8: reading it as Windows-1252",
+			"warning: companies.csv was read as Windows-1252, not UTF-8",
+			"warning: contacts.csv was read as Windows-1252, not UTF-8",
+			"warning: notes.csv was read as Windows-1252, not UTF-8",
 		},
+		warnings: []string{
+			`companies.csv was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0xE9 "é", at byte offset 60)`,
+			`contacts.csv was read as Windows-1252, not UTF-8`,
+			`notes.csv was read as Windows-1252, not UTF-8`,
+		},
+		log: []string{"warning: companies.csv was read as Windows-1252", "warning: contacts.csv was read as Windows-1252",
+			"warning: notes.csv was read as Windows-1252"},
 		stored: []storedRows{
 			{q: `SELECT encoding FROM migration_tasks ORDER BY id`, want: []string{"windows-1252", "windows-1252", "windows-1252"}},
 			{q: `SELECT name FROM companies ORDER BY id`, want: []string{"Café Müller GmbH", "Harbor Logistics"}},
@@ -113,12 +130,12 @@ var badInputCases = []badCase{
 		kinds: map[string]phases.Counts{"company": {Imported: 1, Failed: 1}, "contact": {Imported: 1, Failed: 2},
 			"note": {Imported: 1, Failed: 1}},
 		failures: []string{
-			"company|acc-101|companies.csv|2|" + notUTF8,
-			"contact|con-101|contacts.csv|2|" + notUTF8,
-			"contact|con-103|contacts.csv|4|" + notUTF8,
-			"note|nt-101|notes.csv|2|" + notUTF8,
+			`company|acc-101|companies.csv|2|` + notUTF8 + `0xE9 in field 2 ("name"), at line 2, column 12`,
+			`contact|con-101|contacts.csv|2|` + notUTF8 + `0xFC in field 2 ("first_name"), at line 2, column 10`,
+			`contact|con-103|contacts.csv|4|` + notUTF8 + `0xEB in field 2 ("first_name"), at line 4, column 11`,
+			`note|nt-101|notes.csv|2|` + notUTF8 + `0x80 in field 2 ("body"), at line 2, column 21`,
 		},
-		stderrNot: []string{"Windows-1252"},
+		stderrNot: []string{"read as Windows-1252"},
 		stored: []storedRows{
 			{q: `SELECT encoding FROM migration_tasks ORDER BY id`, want: []string{"utf-8", "utf-8", "utf-8"}},
 			{q: `SELECT name FROM companies`, want: []string{"Harbor Logistics"}},
@@ -642,6 +659,63 @@ var fixedEngineBugs = []badCase{
 		stored: []storedRows{{q: `SELECT instr(raw, '"false"') > 0 FROM record_failures WHERE source_id = 'con-2002'`, want: []string{"1"}}},
 	},
 	{
+		// Was: one stray 0x92 made the whole UTF-8 file Windows-1252, so
+		// every José became JosÃ© for good, and the run ended succeeded
+		// with no warning. A file holding UTF-8 is UTF-8: the row with the
+		// stray byte fails alone, naming it; the others import as written.
+		name: "UTF8WithAStrayByte", dir: "32-utf8-with-a-stray-byte",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 3, Failed: 1}},
+		failures: []string{
+			`contact|con-3203|contacts.csv|4|` + notUTF8 + `0x92 in field 3 ("last_name"), at line 4, column 19 (if the file is not UTF-8, name its encoding with --encoding`,
+		},
+		stderr:    []string{"notice: contacts.csv is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x92, at byte offset 276)"},
+		stderrNot: []string{"Windows-1252 character"},
+		stored: []storedRows{
+			{q: `SELECT first_name, last_name FROM contacts ORDER BY id`, want: []string{"José|Martínez", "Zoë|Brontë", "Grace|Lindqvist"}},
+			{q: `SELECT encoding FROM migration_tasks ORDER BY id`, want: []string{"utf-8", "utf-8"}},
+		},
+	},
+	{
+		// Pure ASCII but one 0x92: an apostrophe in Windows-1252, not broken
+		// UTF-8. Read so, and said in a warning (was: only a notice).
+		name: "ASCIIWithAWindows1252Apostrophe", dir: "33-ascii-with-a-windows-1252-apostrophe",
+		code: exitOK, status: "succeeded",
+		kinds:    map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 2}},
+		warnings: []string{`contacts.csv was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x92 "’", at byte offset 185)`},
+		log:      []string{"warning: contacts.csv was read as Windows-1252, not UTF-8"},
+		stored: []storedRows{
+			{q: `SELECT last_name FROM contacts ORDER BY id`, want: []string{"Okafor", "O’Brien"}},
+			{q: `SELECT encoding FROM migration_tasks ORDER BY id`, want: []string{"utf-8", "windows-1252"}},
+		},
+	},
+	{
+		// No UTF-8, and 0x81, which Windows-1252 leaves undefined: no
+		// encoding can be told, so nothing is guessed. Read as UTF-8, the
+		// row with such bytes fails alone naming the first; the ASCII rows
+		// import; a notice says to name the encoding.
+		name: "NeitherUTF8NorWindows1252", dir: "34-neither-utf8-nor-windows-1252",
+		code: exitPartial, status: "partial",
+		kinds:    map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 2, Failed: 1}},
+		failures: []string{`contact|con-3402|contacts.csv|3|` + notUTF8 + `0x81 in field 2 ("first_name"), at line 3, column 11`},
+		stderr:   []string{"notice: contacts.csv is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x81 at byte offset"},
+		stored:   []storedRows{{q: `SELECT first_name FROM contacts ORDER BY id`, want: []string{"Hannah", "Grace"}}},
+	},
+	{
+		// Was: Excel's "Unicode text" (tab-separated UTF-16LE, no
+		// byte-order mark) was refused as binary data for its NUL bytes.
+		// Their pattern says UTF-16: read as UTF-16LE, with a notice.
+		name: "UTF16WithoutABOMIsReadAsUTF16", dir: "35-utf16-without-bom",
+		code: exitOK, status: "succeeded",
+		kinds:  map[string]phases.Counts{"company": {Imported: 2}, "contact": {Imported: 2}},
+		stderr: []string{`notice: contacts.csv is UTF-16LE text without a byte-order mark (as Excel saves "Unicode text"): reading it as UTF-16LE`},
+		stored: []storedRows{
+			{q: `SELECT c.first_name, c.last_name, c.title, co.name FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`,
+				want: []string{"Hannah|Okafor|Owner|Brightwater Bakery", "José|Martínez|Jefe de almacén|Harbor Logistics"}},
+			{q: `SELECT encoding FROM migration_tasks ORDER BY id`, want: []string{"utf-8", "utf-16le"}},
+		},
+	},
+	{
 		// Was: a NUL inside one field made the whole file "binary data".
 		// That row fails alone, naming the NUL, its field and where it is.
 		name: "ANULInAField", dir: "36-nul-in-a-field",
@@ -713,8 +787,19 @@ func runBadCase(t *testing.T, c badCase) {
 	s := r.summary(t)
 	require.Equal(t, c.status, s.Status, r.stderr)
 	require.Equal(t, c.kinds, s.Kinds, "per-kind outcomes")
+	require.Len(t, s.Warnings, len(c.warnings), "summary warnings: %q", s.Warnings)
+	for i, want := range c.warnings {
+		require.Contains(t, s.Warnings[i], want, "warning %d", i+1)
+	}
 
 	db := openDB(t, path)
+	if c.log != nil {
+		entries := strings.Join(storedText(t, db, `SELECT level || ': ' || message FROM run_log ORDER BY id`), "\n")
+		for _, want := range c.log {
+			require.Contains(t, entries, want, "run log")
+		}
+	}
+
 	got := storedText(t, db, `SELECT kind, coalesce(source_id, ''), file, line, reason FROM record_failures ORDER BY id`)
 	require.Len(t, got, len(c.failures), "record failures: %q", got)
 	for i, want := range c.failures {
