@@ -11,10 +11,11 @@
 // (inspect.go), on which planning decides how it is read (plan.go's
 // chooseEncoding: a guess is a warning the summary repeats), and the
 // task keeps that decision. A task reads its file as a stream (read*.go:
-// what a file holds is sniffed first; a bad row fails alone, R4), maps
-// each row onto the canonical fields of its kind (record.go: what the
-// profile says is resolved once per file and header; values.go, links.go,
-// columns.go), validates it (validate.go),
+// what a file holds is sniffed first; a bad row fails alone, R4; a CSV's
+// footer is told from its records, footer.go), maps each row onto the
+// canonical fields of its kind (record.go: what the profile says is
+// resolved once per file and header; values.go, links.go, columns.go),
+// validates it (validate.go),
 // and decides its outcome in the order of SPEC §4 (decide.go): no id,
 // duplicate in this run, already there (R2), deleted, invalid, empty note,
 // links (R6), matched (R5) or created — writing target rows only through

@@ -201,8 +201,26 @@ func (r *RowReader) Header() []string {
 	return append([]string(nil), r.csv.header...)
 }
 
-// Delimiter returns the CSV delimiter sniffed from the header line (0 for
-// JSON).
+// Footer returns, once Next has returned io.EOF, the block at the end of a
+// CSV file that was not read because it is a footer (footer.go), or nil.
+func (r *RowReader) Footer() *Footer {
+	if r.csv == nil {
+		return nil
+	}
+	return r.csv.foot.footer
+}
+
+// watchFooter lets a CSV reader tell rows with an id from rows without:
+// after an empty row, a block of rows without ids to the end of the file is
+// a footer. Without it, only Salesforce's report footer is told apart.
+func (r *RowReader) watchFooter(hasID func(Row) bool) {
+	if r.csv != nil {
+		r.csv.foot.hasID = hasID
+	}
+}
+
+// Delimiter returns the CSV delimiter named by a sep= line or sniffed from
+// the header line (0 for JSON).
 func (r *RowReader) Delimiter() rune {
 	if r.csv == nil {
 		return 0

@@ -393,6 +393,7 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 		in.Close()
 		return nil, err
 	}
+	rr.watchFooter(func(row Row) bool { return m.mapRow(row).ID != "" })
 	return &taskWork{imp: imp, task: t, profile: profile, in: in, size: in.size, rr: rr, mapper: m}, nil
 }
 
@@ -465,6 +466,15 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	if err := w.idx.err; err != nil {
 		w.idx.err = nil // the batch fails; a later one may load again
 		return phases.Batch{}, err
+	}
+	if done {
+		// What the file holds past its records, said once, with the last
+		// batch (the feed has read to the end: its reader is at rest).
+		if f := w.rr.Footer(); f != nil {
+			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(refName(w.task.File))); err != nil {
+				return phases.Batch{}, err
+			}
+		}
 	}
 	read := w.feed.bytes
 	return phases.Batch{
