@@ -950,3 +950,40 @@ func TestBadInputFixturesAreCovered(t *testing.T) {
 		require.Contains(t, string(readme), "`"+e.Name()+"`", "README.md does not list %s", e.Name())
 	}
 }
+
+// TestAGuessedEncodingIsAWarningEverywhere: a file read as Windows-1252 on
+// the evidence of its bytes is a warning wherever the run is shown — the
+// summary (text and --json), the run log, and `report` in text and JSON —
+// never only a notice on stderr (issue 11 item 2).
+func TestAGuessedEncodingIsAWarningEverywhere(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	dir := filepath.Join(badFixtures, "33-ascii-with-a-windows-1252-apostrophe")
+	const warning = "contacts.csv was read as Windows-1252, not UTF-8"
+	r := crm(t, nil, "--db", path, "run", "--tenant", "acme", "--source", "canonical", dir)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "warning: "+warning, "the text summary")
+	require.Contains(t, r.stderr, "warning: "+warning, "told as the run log is written")
+
+	r = crm(t, nil, "--db", path, "report", "1")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "warning: "+warning)
+	require.Regexp(t, `warning\s+`+warning, r.stdout, "the run log, as a warning")
+
+	r = crm(t, nil, "--db", path, "report", "1", "--format", "json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var full struct {
+		Warnings []string
+		Log      []struct{ Level, Message string }
+	}
+	require.NoError(t, jsonUnmarshal(r.stdout, &full))
+	require.Len(t, full.Warnings, 1)
+	require.Contains(t, full.Warnings[0], warning)
+	var logged []string
+	for _, l := range full.Log {
+		if strings.Contains(l.Message, warning) {
+			logged = append(logged, l.Level)
+		}
+	}
+	require.Equal(t, []string{"warning"}, logged)
+}
