@@ -233,7 +233,7 @@ func TestNestedArchivesAndFolders(t *testing.T) {
 	files, _, notices, err := discover([]string{z}, Canonical(), nil, "", defaultLimits())
 	require.NoError(t, err)
 	require.Len(t, files, 1)
-	require.Contains(t, notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
+	require.Contains(t, notices.notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
 }
 
 // writeRawZip writes a zip of the given entries, each as written: names
@@ -383,7 +383,7 @@ func TestZipBackslashNames(t *testing.T) {
 		require.NoError(t, err, sep)
 		require.Len(t, files, 1, sep)
 		require.Equal(t, z+"!/companies.csv", files[0].Path, sep)
-		require.Contains(t, notices, "ignored the folders export.zip!/.., export.zip!/export: an export's files are read from its top folder", sep)
+		require.Contains(t, notices.notices, "ignored the folders export.zip!/.., export.zip!/export: an export's files are read from its top folder", sep)
 	}
 }
 

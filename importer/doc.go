@@ -6,10 +6,16 @@
 // an export's files in folders, zips read in place and gzip files
 // (container.go, bounded against bombs), plans them as tasks with their
 // fingerprints (R10), and the files tasks read beside their own (joined
-// files, parents looked up by name, body folders: aux.go). A task reads its
-// file as a stream (read*.go), maps each row onto the canonical fields of
-// its kind (record.go: what the profile says is resolved once per file and
-// header; values.go, links.go, columns.go), validates it (validate.go),
+// files, parents looked up by name, body folders: aux.go). The pass that
+// fingerprints a file also gathers the evidence of its encoding
+// (inspect.go), on which planning decides how it is read (plan.go's
+// chooseEncoding: a guess is a warning the summary repeats), and the
+// task keeps that decision. A task reads its file as a stream (read*.go:
+// what a file holds is sniffed first; a bad row fails alone, R4; a CSV's
+// footer is told from its records, footer.go), maps each row onto the
+// canonical fields of its kind (record.go: what the profile says is
+// resolved once per file and header; values.go, links.go, columns.go),
+// validates it (validate.go),
 // and decides its outcome in the order of SPEC §4 (decide.go): no id,
 // duplicate in this run, already there (R2), deleted, invalid, empty note,
 // links (R6), matched (R5) or created — writing target rows only through

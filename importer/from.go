@@ -35,12 +35,12 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 		return phases.Run{}, nil, &InputError{Path: path, Reason: err.Error()}
 	}
 	profile := Canonical()
-	files, _, notices, err := discover([]string{input}, profile, nil, "", imp.limits) // the canonical profile joins no files
+	files, _, notes, err := discover([]string{input}, profile, nil, "", imp.limits) // the canonical profile joins no files
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
 	replan := func(ctx context.Context, run phases.Run, unfinished []phases.Task) (phases.Replan, error) {
-		return planFrom(run, unfinished, input, profile, files, notices)
+		return planFrom(run, unfinished, input, profile, files, notes)
 	}
 	run, planned, err := imp.Engine.ResumeFrom(ctx, runID, replan)
 	if err != nil {
@@ -52,7 +52,7 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 
 // planFrom points the unfinished tasks of a loaded run at the export's
 // files, kind by kind.
-func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *Profile, files []inputFile, notices []string) (phases.Replan, error) {
+func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *Profile, files []inputFile, notes planNotes) (phases.Replan, error) {
 	opts := map[string]any{}
 	var old map[string]json.RawMessage
 	if json.Unmarshal(run.Options, &old) == nil {
@@ -61,7 +61,11 @@ func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *P
 		}
 	}
 	opts["input"], opts["profile"], opts["batch_size"] = input, profile.Name, DefaultBatchSize
-	plan := phases.Replan{Options: opts, Inputs: map[int64]phases.TaskSpec{}, Dropped: map[int64]string{}, Notices: notices}
+	if len(notes.warnings) > 0 {
+		opts["warnings"] = notes.warnings // the files read here from now on: what the summary repeats
+	}
+	plan := phases.Replan{Options: opts, Inputs: map[int64]phases.TaskSpec{}, Dropped: map[int64]string{},
+		Notices: notes.notices, Warnings: notes.warnings}
 	byKind := map[ledger.Kind][]inputFile{}
 	for _, f := range files {
 		byKind[f.Kind] = append(byKind[f.Kind], f)

@@ -163,3 +163,109 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// TestInspectTextEvidence: the evidence of a file's encoding, gathered in
+// the fingerprinting pass, whatever the size of the pieces it arrives in.
+func TestInspectTextEvidence(t *testing.T) {
+	t.Parallel()
+	pad := func(n int) string { return strings.Repeat("a", n) }
+	none := TextEvidence{Invalid: -1, Undefined: -1}
+	tests := []struct {
+		name string
+		in   string
+		want TextEvidence
+	}{
+		{"ASCII", "id,name\n1,Ann\n", none},
+		{"UTF8", "1,José\n", TextEvidence{MultiByte: true, Invalid: -1, Undefined: -1}},
+		{"UTF8WithAStrayByte", "1,José\n2,O\x92Brien\n", TextEvidence{MultiByte: true, Invalid: 11, InvalidByte: 0x92, Undefined: -1}},
+		{"StrayByteBeforeTheUTF8", "2,O\x92Brien\n1,José\n", TextEvidence{MultiByte: true, Invalid: 3, InvalidByte: 0x92, Undefined: -1}},
+		{"ASCIIWithOneApostrophe", "1,O\x92Brien\n", TextEvidence{Invalid: 3, InvalidByte: 0x92, Undefined: -1}},
+		{"Windows1252", "Caf\xe9 M\xfcller \x80 \x96", TextEvidence{Invalid: 3, InvalidByte: 0xE9, Undefined: -1}},
+		{"UndefinedIn1252", "a\xe9b\x81c\x9d", TextEvidence{Invalid: 1, InvalidByte: 0xE9, Undefined: 3, UndefinedByte: 0x81}},
+		{"UndefinedIn1252ThenUTF8", "a\x8fb é", TextEvidence{MultiByte: true, Invalid: 1, InvalidByte: 0x8F, Undefined: 1, UndefinedByte: 0x8F}},
+		{"TruncatedRuneAtTheEnd", "abc\xe2\x82", TextEvidence{Invalid: 3, InvalidByte: 0xE2, Undefined: -1}},
+		{"UTF8AcrossTheBufferBoundary", pad(64<<10-1) + "€" + pad(10), TextEvidence{MultiByte: true, Invalid: -1, Undefined: -1}},
+		{"StrayByteFarIn", pad(64<<10+5) + "\x92" + "é", TextEvidence{MultiByte: true, Invalid: 64<<10 + 5, InvalidByte: 0x92, Undefined: -1}},
+		{"UndefinedFarIn", pad(200<<10) + "\x9d", TextEvidence{Invalid: 200 << 10, InvalidByte: 0x9D, Undefined: 200 << 10, UndefinedByte: 0x9D}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, r := range []struct {
+				name string
+				r    io.Reader
+			}{
+				{"Whole", strings.NewReader(tt.in)},
+				{"OneByte", iotest.OneByteReader(strings.NewReader(tt.in))},
+				{"HalfReader", iotest.HalfReader(strings.NewReader(tt.in))},
+			} {
+				info, err := Inspect(r.r)
+				require.NoError(t, err, r.name)
+				require.Equal(t, tt.want, info.Text, r.name)
+				require.Equal(t, tt.want.Invalid < 0, info.ValidUTF8, r.name)
+			}
+		})
+	}
+}
+
+// TestChooseEncoding: how a file is read, on the evidence of its bytes
+// (issue 11 item 2): UTF-8 as soon as it holds UTF-8, its stray bytes
+// failing their rows; Windows-1252 only for a file without UTF-8 whose high
+// bytes are all Windows-1252 characters, and that is a warning; neither
+// when it holds bytes Windows-1252 leaves undefined; UTF-16 by its NULs.
+func TestChooseEncoding(t *testing.T) {
+	t.Parallel()
+	utf16le := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			b.WriteByte(byte(r))
+			b.WriteByte(byte(r >> 8))
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, in, asked string
+		want            string
+		notice, warning string // substrings; "" for none
+	}{
+		{"ASCII", "id,name\n1,Ann\n", "", "utf-8", "", ""},
+		{"UTF8", "id,name\n1,José\n", "", "utf-8", "", ""},
+		{"UTF8WithAStray0x92", "id,name\n1,José\n2,O\x92Brien\n", "", "utf-8",
+			"c.csv is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x92, at byte offset 19)", ""},
+		{"ASCIIWithOne0x92", "id,name\n1,O\x92Brien\n", "", "windows-1252", "",
+			"c.csv was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x92 \"’\", at byte offset 11)"},
+		{"Neither", "id,name\n1,Ren\xe9\n2,\x81x\n", "", "utf-8",
+			"c.csv is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x81 at byte offset 17 is undefined there)", ""},
+		{"AskedWins", "id,name\n1,José\n", "windows-1252", "windows-1252", "", ""},
+		{"UTF16BOM", "\xff\xfe" + utf16le("id,name\n"), "", "utf-16", "reading it as UTF-16", ""},
+		{"UTF16LEWithoutBOM", utf16le("id\tname\r\n1\tJosé\r\n"), "", "utf-16le",
+			`c.csv is UTF-16LE text without a byte-order mark (as Excel saves "Unicode text"): reading it as UTF-16LE`, ""},
+		{"UTF32BOMIsNotUTF16", "\xff\xfe\x00\x00i\x00\x00\x00", "", "utf-8", "", ""},
+		{"PNG", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\xe9", "", "utf-8", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			info, err := Inspect(strings.NewReader(tt.in))
+			require.NoError(t, err)
+			enc, notice, warning := chooseEncoding("c.csv", info, tt.asked)
+			require.Equal(t, tt.want, enc)
+			if tt.notice == "" {
+				require.Empty(t, notice)
+			} else {
+				require.Contains(t, notice, tt.notice)
+			}
+			if tt.warning == "" {
+				require.Empty(t, warning)
+			} else {
+				require.Contains(t, warning, tt.warning)
+			}
+			// The reader agrees: a file planned as text is not refused, and
+			// reads in the encoding chosen.
+			if tt.name != "PNG" && tt.name != "UTF32BOMIsNotUTF16" {
+				_, _, err := readAll(t, []byte(tt.in), ReadOptions{Name: "c.csv", Format: FormatCSV, Encoding: enc})
+				require.NoError(t, err)
+			}
+		})
+	}
+}

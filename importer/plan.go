@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/text/encoding/charmap"
+
 	"crmimport/ledger"
 )
 
@@ -67,22 +69,32 @@ type exportListing struct {
 	ignored []string // folders not read
 }
 
+// planNotes are what planning found worth telling: notices for the run
+// log, and warnings, which the run log holds too and the run's summary
+// repeats (Options.Warnings): what may have been read wrong without any
+// record failing to say so.
+type planNotes struct {
+	notices, warnings []string
+}
+
 // discover finds the files of an export (folders, zips read in place, .gz
 // files, single files), keeps those of the kinds asked for, finds what
 // their tasks will also read (joined files, parents looked up by name,
-// body folders), and fingerprints all of it. notices say what it ignored
-// and which files it reads as Windows-1252.
-func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, lim archiveLimits) ([]inputFile, []AuxInput, []string, error) {
+// body folders), and fingerprints all of it, learning in that same pass
+// how each file is encoded (chooseEncoding). Its notes say what it
+// ignored and how it reads files that are not plain UTF-8.
+func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, lim archiveLimits) ([]inputFile, []AuxInput, planNotes, error) {
 	var ls exportListing
+	var notes planNotes
 	bodyNames := p.bodyFolders()
 	for _, in := range paths {
 		if err := ls.add(in, p, bodyNames, lim, len(paths) == 1); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, notes, err
 		}
 	}
 	first := paths[0]
 	if len(ls.nested) > 0 {
-		return nil, nil, nil, &InputError{Path: first, Reason: fmt.Sprintf(
+		return nil, nil, notes, &InputError{Path: first, Reason: fmt.Sprintf(
 			"holds %s inside an archive (%s), which crmimport does not open: extract the outer archive and pass the folder, "+
 				"or pass the inner archive itself", plural(len(ls.nested), "archive"), strings.Join(ls.nested, ", "))}
 	}
@@ -185,28 +197,26 @@ func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, l
 		if len(only) > 0 {
 			reason = "no file matches the kinds asked for with --only"
 		}
-		return nil, nil, nil, &InputError{Path: first, Reason: reason}
+		return nil, nil, notes, &InputError{Path: first, Reason: reason}
 	}
 	sort.SliceStable(files, func(i, j int) bool { return refName(files[i].Path) < refName(files[j].Path) })
 	for i := range files {
 		f := &files[i]
 		info, err := inspectInput(f.Path, lim)
 		if err != nil {
-			return nil, nil, nil, inputError(f.Path, err)
+			return nil, nil, notes, inputError(f.Path, err)
 		}
 		f.Info = info
-		var notice string
-		f.Encoding, notice = chooseEncoding(refName(f.Path), info, encoding)
-		if notice != "" {
-			notices = append(notices, notice)
-		}
+		var notice, warning string
+		f.Encoding, notice, warning = chooseEncoding(refName(f.Path), info, encoding)
+		notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
 	}
 	for i := range aux {
 		a := &aux[i]
 		if a.Format == "folder" {
 			fp, err := folderFingerprint(a.File)
 			if err != nil {
-				return nil, nil, nil, &InputError{Path: a.File, Reason: err.Error()}
+				return nil, nil, notes, &InputError{Path: a.File, Reason: err.Error()}
 			}
 			a.Fingerprint = fp
 			continue
@@ -217,16 +227,24 @@ func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, l
 		}
 		info, err := inspectInput(a.File, lim)
 		if err != nil {
-			return nil, nil, nil, inputError(a.File, err)
+			return nil, nil, notes, inputError(a.File, err)
 		}
 		a.Fingerprint = info.Fingerprint
-		var notice string
-		a.Encoding, notice = chooseEncoding(refName(a.File), info, encoding)
-		if notice != "" && !planned(files, a.File) {
-			notices = append(notices, notice)
+		var notice, warning string
+		a.Encoding, notice, warning = chooseEncoding(refName(a.File), info, encoding)
+		if !planned(files, a.File) {
+			notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
 		}
 	}
-	return files, aux, notices, nil
+	notes.notices = notices
+	return files, aux, notes, nil
+}
+
+func appendNote(notes []string, note string) []string {
+	if note == "" {
+		return notes
+	}
+	return append(notes, note)
 }
 
 // inputError is an input that cannot be planned: its path, and what is
@@ -254,21 +272,65 @@ func kindHasPattern(files []inputFile, k ledger.Kind, fsp *fileSpec) bool {
 	return false
 }
 
-// chooseEncoding decides how a file is read: as asked with --encoding,
-// UTF-16 when a byte-order mark says so, UTF-8 when it is valid (or no text
-// at all), else Windows-1252 — with a notice saying so.
-func chooseEncoding(name string, info FileInfo, asked string) (string, string) {
-	switch {
+// chooseEncoding decides how a file is read, on the evidence that
+// fingerprinting it gathered (FileInfo.Text, from the same single pass):
+//
+//   - as asked with --encoding;
+//   - UTF-16 when a byte-order mark says so, or when the NUL bytes of its
+//     start fall in every other byte (Excel's "Unicode text", which has
+//     none): said in a notice;
+//   - UTF-8 when it is valid, or no text at all (the reader says what it
+//     is when its task runs);
+//   - UTF-8 when it holds at least one valid multi-byte UTF-8 sequence, even
+//     with bytes that are not UTF-8: each row holding one fails alone (R4),
+//     naming the byte, and the notice names the first. Read as
+//     Windows-1252, every "José" of the file would become "JosÃ©" for good;
+//   - Windows-1252 when it holds no multi-byte sequence and each of its
+//     bytes above 0x7F is a character there: a pure-ASCII file with one
+//     0x92 is an apostrophe, not broken UTF-8. That is a guess no record
+//     failure would reveal, so it is a warning: in the run log and in the
+//     run's summary (Options.Warnings);
+//   - UTF-8 when it holds neither (a byte Windows-1252 leaves undefined,
+//     such as 0x81, and no UTF-8): no guess is safe, so nothing is
+//     reinterpreted — the rows holding such bytes fail alone, each naming
+//     its byte, the ASCII rows import, and the notice says to name the
+//     encoding with --encoding.
+//
+// It returns the encoding and a notice or a warning (or neither).
+func chooseEncoding(name string, info FileInfo, asked string) (enc, notice, warning string) {
+	ev := info.Text
+	switch what := sniffBinary(info.Head); {
 	case asked != "":
-		return asked, ""
+		return asked, "", ""
 	case bytes.HasPrefix(info.Head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(info.Head, []byte{0xFE, 0xFF}):
-		return "utf-16", fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16", name)
-	case info.ValidUTF8 || notText(info.Head):
-		// An archive or binary data is no text at all: the reader says
-		// what it is when its task runs.
-		return "utf-8", ""
+		if what.name != "" {
+			return "utf-8", "", "" // UTF-32's mark starts as UTF-16's: the reader refuses it
+		}
+		return "utf-16", fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16", name), ""
+	case what.encoding != "":
+		return what.encoding, fmt.Sprintf("%s is %s (as Excel saves \"Unicode text\"): reading it as %s",
+			name, what.name, strings.ToUpper(what.encoding)), ""
+	case what.name != "" || info.ValidUTF8:
+		return "utf-8", "", ""
+	case ev.MultiByte:
+		return "utf-8", fmt.Sprintf("%s is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x%02X, at byte offset %d): "+
+			"the rows holding them fail alone; if the file is in another encoding, name it with --encoding", name, ev.InvalidByte, ev.Invalid), ""
+	case ev.Undefined < 0:
+		return "windows-1252", "", windows1252Warning(name, ev)
 	}
-	return "windows-1252", fmt.Sprintf("%s is not valid UTF-8: reading it as Windows-1252 (choose another with --encoding)", name)
+	return "utf-8", fmt.Sprintf("%s is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x%02X at byte offset %d is undefined there): "+
+		"nothing is guessed — the rows holding bytes above 0x7F fail alone; name the file's encoding with --encoding",
+		name, ev.UndefinedByte, ev.Undefined), ""
+}
+
+// windows1252Warning says that a file was read as Windows-1252 on the
+// evidence of its bytes.
+func windows1252Warning(name string, ev TextEvidence) string {
+	ch, _ := charmap.Windows1252.NewDecoder().Bytes([]byte{ev.InvalidByte})
+	return fmt.Sprintf("%s was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a "+
+		"Windows-1252 character (the first: 0x%02X %q, at byte offset %d). If its accents look wrong, it is in another encoding, "+
+		"which --encoding names; the records imported now stay as they are (a rerun counts them unchanged)",
+		name, ev.InvalidByte, string(ch), ev.Invalid)
 }
 
 // add lists what one input path holds.
@@ -424,11 +486,4 @@ func pluralWord(n int, word string) string {
 		return word
 	}
 	return word + "s"
-}
-
-// notText tells a file whose first bytes show it is an archive or binary
-// data, which no text encoding would make readable.
-func notText(head []byte) bool {
-	return bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06")) ||
-		bytes.HasPrefix(head, []byte{0x1f, 0x8b}) || bytes.IndexByte(head, 0) >= 0
 }

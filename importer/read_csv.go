@@ -3,6 +3,7 @@ package importer
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -16,8 +17,13 @@ import (
 const maxHeaderSniff = 1 << 20
 
 // invalidUTF8Reason is the reason of a row that is not valid UTF-8 while
-// the file is read as UTF-8.
+// the file is read as UTF-8 (JSON; a CSV row's reason names the byte).
 const invalidUTF8Reason = "not valid UTF-8 (try --encoding windows-1252)"
+
+// encodingHint ends the reason of a CSV row that holds a byte UTF-8 cannot
+// read: the file is read as UTF-8 because it holds UTF-8 elsewhere, or
+// because it was asked to be.
+const encodingHint = "(if the file is not UTF-8, name its encoding with --encoding, e.g. --encoding windows-1252)"
 
 var errRecordTooLarge = errors.New("record too large")
 
@@ -30,9 +36,11 @@ type csvSource struct {
 	track      *csvTracker
 	header     []string // nil: the file holds no record at all
 	comma      rune
-	lineOffset int  // blank lines removed before the header, to add to csv's line numbers
+	lineOffset int  // lines removed before the header (blank, sep=), to add to csv's line numbers
 	checkUTF8  bool // flag rows that are not valid UTF-8
 	lastLine   int  // line of the last record read, for errors that have none
+
+	foot footerWatch
 }
 
 func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (*csvSource, error) {
@@ -45,12 +53,10 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (
 	if head == nil {
 		return s, nil // empty, or only a BOM and blank lines
 	}
-	var rest io.Reader = io.MultiReader(bytes.NewReader(head), br)
-	if bareCR {
-		// encoding/csv knows only \n and \r\n: the whole file would be
-		// one header row, and no record would be imported.
-		rest = crToLF{bufio.NewReader(rest)}
-	}
+	// encoding/csv knows only \n and \r\n as line ends: a lone \r (Excel
+	// for Mac's "CSV (Macintosh)", or lines of several tools in one file)
+	// would merge lines into one record, and shift every line number after.
+	rest := &lineEnds{r: bufio.NewReader(io.MultiReader(bytes.NewReader(head), br)), comma: byte(comma), inQuotes: bareCR}
 	s.track = &csvTracker{r: rest, limit: maxRecordBytes, cutAt: -1, keptText: keptText}
 	s.r = csv.NewReader(s.track)
 	s.r.Comma = comma
@@ -68,20 +74,45 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (
 		return nil, s.readError(err)
 	}
 	s.lastLine = s.line()
-	if checkUTF8 {
-		for _, h := range rec {
-			if !utf8.ValidString(h) {
-				return nil, &FileError{File: name, Line: s.lastLine, Reason: "header is " + invalidUTF8Reason}
-			}
+	for i, h := range rec {
+		switch {
+		case checkUTF8 && !utf8.ValidString(h):
+			return nil, &FileError{File: name, Line: s.lastLine, Reason: fmt.Sprintf("header is not valid UTF-8 (field %d) %s", i+1, encodingHint)}
+		case strings.IndexByte(h, 0) >= 0:
+			return nil, &FileError{File: name, Line: s.lastLine, Reason: fmt.Sprintf("header holds a NUL byte (field %d): it is not text", i+1)}
 		}
 	}
 	s.header = rec
+	s.foot.prevEnd = s.endLine(rec)
 	return s, nil
 }
 
+// next returns the next record. The rows after an empty row are held
+// back until they show whether they are records or a footer (footerWatch).
 func (s *csvSource) next() (Row, error) {
+	for {
+		if row, ok := s.foot.release(); ok {
+			return row, nil
+		}
+		if s.foot.end != nil {
+			return Row{}, s.foot.end
+		}
+		row, last, err := s.read()
+		if err != nil {
+			s.foot.finish(err)
+			continue
+		}
+		if s.foot.hold(row, last) {
+			continue
+		}
+		return row, nil
+	}
+}
+
+// read reads the next record that is not blank, and the line it ends on.
+func (s *csvSource) read() (Row, int, error) {
 	if s.header == nil {
-		return Row{}, io.EOF
+		return Row{}, 0, io.EOF
 	}
 	for {
 		s.track.recStart = s.r.InputOffset()
@@ -90,27 +121,37 @@ func (s *csvSource) next() (Row, error) {
 		var pe *csv.ParseError
 		switch {
 		case errors.Is(err, io.EOF):
-			return Row{}, io.EOF
+			return Row{}, 0, io.EOF
 		case errors.As(err, &pe):
 			line := pe.StartLine + s.lineOffset
 			s.lastLine = line
 			row := s.row(line, rec, s.parseErrorReason(pe))
 			row.Text = strings.TrimRight(s.track.text(s.track.recStart, s.r.InputOffset()), "\r\n")
-			return row, nil
+			return row, pe.Line + s.lineOffset, nil
 		case err != nil:
-			return Row{}, s.readError(err)
+			return Row{}, 0, s.readError(err)
 		}
 		line := s.line()
 		s.lastLine = line
-		if len(rec) == 1 && len(s.header) > 1 && strings.TrimSpace(rec[0]) == "" {
-			continue // a line of spaces: as blank as the empty lines csv skips
+		if blankRecord(rec) {
+			continue // a line of spaces, or of empty fields (Excel's empty row): as blank as the empty lines csv skips
 		}
 		reason := ""
 		if len(rec) != len(s.header) {
 			reason = fmt.Sprintf("row has %s, the header has %d", plural(len(rec), "field"), len(s.header))
 		}
-		return s.row(line, rec, reason), nil
+		return s.row(line, rec, reason), s.endLine(rec), nil
 	}
+}
+
+// blankRecord: every field of rec is empty or spaces.
+func blankRecord(rec []string) bool {
+	for _, f := range rec {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // line is the line where the record just read starts.
@@ -119,40 +160,99 @@ func (s *csvSource) line() int {
 	return line + s.lineOffset
 }
 
+// endLine is the line where the record just read, rec, ends: where its
+// last field starts, and the line breaks inside that field.
+func (s *csvSource) endLine(rec []string) int {
+	last := len(rec) - 1
+	line, _ := s.r.FieldPos(last)
+	return line + s.lineOffset + strings.Count(rec[last], "\n")
+}
+
 // row pairs rec with the header by position; a reason makes it a bad row.
 // Fields past the header's count are kept as "(column N)", so that the
-// raw row of a failure holds everything the line held.
+// raw row of a failure holds everything the line held. A row holding a
+// NUL byte, or (read as UTF-8) a byte that is not UTF-8, fails alone,
+// naming the byte, its field and where it stands.
 func (s *csvSource) row(line int, rec []string, reason string) Row {
 	var cols []Col
 	if len(rec) > 0 {
 		cols = make([]Col, len(rec))
 	}
-	badUTF8 := false
+	badUTF8, nul := -1, -1
 	for i := range rec {
 		v := rec[i]
+		if nul < 0 && strings.IndexByte(v, 0) >= 0 {
+			nul = i
+		}
 		if s.checkUTF8 && !utf8.ValidString(v) {
-			badUTF8 = true
+			if badUTF8 < 0 {
+				badUTF8 = i
+			}
 			v = strings.ToValidUTF8(v, "\uFFFD") // readable in a rejects file, never imported
 		}
-		var name string
-		if i < len(s.header) {
-			name = s.header[i]
-		} else {
-			name = fmt.Sprintf("(column %d)", i+1)
-		}
-		cols[i] = Col{Name: name, Value: v}
+		cols[i] = Col{Name: s.colName(i), Value: v}
 	}
-	if badUTF8 {
-		if reason != "" {
-			reason += "; "
-		}
-		reason += invalidUTF8Reason
+	var reasons []string
+	if reason != "" {
+		reasons = append(reasons, reason)
+	}
+	if badUTF8 >= 0 {
+		b := rec[badUTF8][firstInvalid(rec[badUTF8])]
+		reasons = append(reasons, fmt.Sprintf("not valid UTF-8: byte 0x%02X in %s%s %s", b, s.fieldName(badUTF8),
+			s.where(line, func(raw []byte) int { return firstInvalid(string(raw)) }), encodingHint))
+	}
+	if nul >= 0 {
+		reasons = append(reasons, fmt.Sprintf("a NUL byte in %s%s: text never holds one (binary data in the export?)", s.fieldName(nul),
+			s.where(line, func(raw []byte) int { return bytes.IndexByte(raw, 0) })))
 	}
 	row := Row{Line: line, Cols: cols}
-	if reason != "" {
-		row.Err = &RowError{File: s.name, Line: line, Reason: reason}
+	if len(reasons) > 0 {
+		row.Err = &RowError{File: s.name, Line: line, Reason: strings.Join(reasons, "; ")}
 	}
 	return row
+}
+
+// colName is the name of field i of a row: its header's, or "(column N)"
+// past the header.
+func (s *csvSource) colName(i int) string {
+	if i < len(s.header) {
+		return s.header[i]
+	}
+	return fmt.Sprintf("(column %d)", i+1)
+}
+
+// fieldName names field i of a row in a reason: `field 3 ("last_name")`.
+func (s *csvSource) fieldName(i int) string {
+	return fmt.Sprintf("field %d (%q)", i+1, s.colName(i))
+}
+
+// where says where the record just read, starting at line, holds the byte
+// that find finds in its text: ", at line L, column C" (C counts bytes
+// from 1, as encoding/csv's columns do). The record's text is kept up to
+// maxKeptText; past it, where says nothing.
+func (s *csvSource) where(line int, find func(raw []byte) int) string {
+	raw, whole := s.track.raw(s.track.recStart, s.r.InputOffset())
+	// encoding/csv skips empty lines before a record: they are before its line.
+	raw = bytes.TrimLeft(raw, "\r\n")
+	k := find(raw)
+	if k < 0 || !whole && k >= len(raw)-utf8.UTFMax {
+		return ""
+	}
+	before := raw[:k]
+	return fmt.Sprintf(", at line %d, column %d", line+bytes.Count(before, []byte{'\n'}), k-bytes.LastIndexByte(before, '\n'))
+}
+
+// firstInvalid is the index of the first byte of s that is not UTF-8, or
+// -1.
+func firstInvalid(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func (s *csvSource) parseErrorReason(pe *csv.ParseError) string {
@@ -178,16 +278,25 @@ func (s *csvSource) readError(err error) *FileError {
 }
 
 // sniffHeader reads the first record (which may hold quoted line breaks)
-// and chooses the delimiter: the most frequent of , ; and tab outside
-// quotes, "," on a tie or when there is none. Leading blank lines (and a
-// BOM) are dropped and counted in skipped; head is nil when the input has
-// nothing else. bareCR reports lines that end with a lone "\r" (Excel's
-// "CSV (Macintosh)"). The caller reads on from head, then br.
+// and chooses the delimiter: the one a first line "sep=;" names (Excel's
+// way of saying it, which is not the header), else the most frequent of ,
+// ; and tab outside quotes, "," on a tie or when there is none. Leading
+// blank lines, the sep= line (and a BOM) are dropped and counted in
+// skipped; head is nil when the input has nothing else. bareCR reports
+// lines that end with a lone "\r" (Excel's "CSV (Macintosh)"). The caller
+// reads on from head, then br.
 func sniffHeader(br *bufio.Reader) (head []byte, skipped int, comma rune, bareCR bool, err error) {
 	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
 		if _, err := br.Discard(len(utf8BOM)); err != nil {
 			return nil, 0, 0, false, err
 		}
+	}
+	sep, n := sepLine(br)
+	if n > 0 {
+		if _, err := br.Discard(n); err != nil {
+			return nil, 0, 0, false, err
+		}
+		skipped++
 	}
 	loneCR := func() bool {
 		next, err := br.Peek(1)
@@ -249,7 +358,10 @@ scan:
 		}
 	}
 	if !started {
-		return nil, skipped, ',', false, nil
+		return nil, skipped, cmp.Or(sep, ','), false, nil
+	}
+	if sep != 0 {
+		return buf, skipped, sep, bareCR, nil
 	}
 	comma = ','
 	best, tie := 0, false
@@ -267,24 +379,172 @@ scan:
 	return buf, skipped, comma, bareCR, nil
 }
 
-// crToLF turns lone carriage returns into "\n", leaving "\r\n" alone.
-type crToLF struct{ r *bufio.Reader }
+// sepLine reads, without taking it, a first line "sep=X" (any case) that
+// names the delimiter X: a tab or a printable ASCII character but the
+// quote. It returns X and the length of the line with its line end, or 0, 0.
+func sepLine(br *bufio.Reader) (rune, int) {
+	p, _ := br.Peek(7)
+	if len(p) < 5 || !strings.EqualFold(string(p[:4]), "sep=") {
+		return 0, 0
+	}
+	d := p[4]
+	if d != '\t' && (d < 0x20 || d >= 0x7f || d == '"') {
+		return 0, 0
+	}
+	switch rest := p[5:]; {
+	case len(rest) == 0:
+		return rune(d), 5
+	case bytes.HasPrefix(rest, []byte("\r\n")):
+		return rune(d), 7
+	case rest[0] == '\n' || rest[0] == '\r':
+		return rune(d), 6
+	}
+	return 0, 0
+}
 
-func (c crToLF) Read(p []byte) (int, error) {
+// lineEnds makes every lone carriage return outside quotes a line end
+// ("\n") for encoding/csv, which knows only "\n" and "\r\n": Excel for
+// Mac's "CSV (Macintosh)" ends its lines with "\r", and a file appended to
+// by several tools mixes all three. Inside a quoted field a lone "\r" is
+// data, but in a file whose own lines end with it (inQuotes: the header's
+// line did), where it is a line break too.
+//
+// Where a quoted field starts and ends is tracked as encoding/csv parses it
+// (LazyQuotes off): a quote opens a quoted field only at a field's start,
+// "" inside one is a quote, and after a quote error (a bare quote, text
+// after a closing quote) csv drops the rest of the line.
+type lineEnds struct {
+	r        *bufio.Reader
+	comma    byte
+	inQuotes bool
+	state    uint8
+}
+
+const (
+	atField   = iota // at the start of a field
+	inField          // in an unquoted field
+	inQuoted         // in a quoted field
+	quoteSeen        // a quote in a quoted field: its end, or the first of ""
+	toLineEnd        // after a quote error, to the end of the line
+)
+
+func (c *lineEnds) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	for i := range p[:n] {
-		if p[i] != '\r' {
-			continue
+	q := p[:n]
+	cr := -2 // the next "\r" at or after i: -1 for none, -2 not looked for yet
+	for i := 0; i < n; {
+		if cr != -1 && cr < i {
+			cr = indexFrom(q, i, '\r')
 		}
-		if i+1 < n {
-			if p[i+1] != '\n' {
-				p[i] = '\n'
+		switch c.state {
+		case inQuoted:
+			// Nothing but the closing quote matters, and a line break of
+			// the file's own in CR.
+			j := indexFrom(q, i, '"')
+			if c.inQuotes && cr >= 0 && (j < 0 || cr < j) {
+				j = cr
 			}
-		} else if next, perr := c.r.Peek(1); perr != nil || next[0] != '\n' {
-			p[i] = '\n'
+			if j < 0 {
+				return n, err
+			}
+			i = j
+		case atField, inField, toLineEnd:
+			// Up to the next quote or "\r", what state the bytes leave is
+			// told by the last of them: past a "\n" no error holds, and a
+			// field starts after a delimiter or a line end.
+			j := indexFrom(q, i, '"')
+			if j < 0 || cr >= 0 && cr < j {
+				j = cr
+			}
+			e := j
+			if e < 0 {
+				e = n
+			}
+			if c.state == toLineEnd && bytes.IndexByte(q[i:e], '\n') >= 0 {
+				c.state = inField
+			}
+			if c.state != toLineEnd && e > i {
+				c.state = inField
+				if b := q[e-1]; b == c.comma || b == '\n' {
+					c.state = atField
+				}
+			}
+			if j < 0 {
+				return n, err
+			}
+			i = j
 		}
+		c.step(q, i)
+		i++
 	}
 	return n, err
+}
+
+// step reads the byte at q[i] (the last of the input read when i is at its
+// end): a lone "\r" becomes "\n" where it ends a line, and the state moves
+// as encoding/csv's parse would.
+func (c *lineEnds) step(q []byte, i int) {
+	b := q[i]
+	if b == '\r' {
+		lone := false
+		if i+1 < len(q) {
+			lone = q[i+1] != '\n'
+		} else if next, err := c.r.Peek(1); err != nil || next[0] != '\n' {
+			lone = true
+		}
+		switch {
+		case !lone:
+			return // "\r\n": its "\n" ends the line
+		case c.state == inQuoted:
+			if c.inQuotes {
+				q[i] = '\n' // a line break of the file's own
+			}
+			return
+		}
+		q[i], b = '\n', '\n'
+	}
+	switch c.state {
+	case atField:
+		switch b {
+		case '"':
+			c.state = inQuoted
+		case c.comma, '\n':
+		default:
+			c.state = inField
+		}
+	case inField:
+		switch b {
+		case c.comma, '\n':
+			c.state = atField
+		case '"':
+			c.state = toLineEnd // a bare quote
+		}
+	case inQuoted:
+		if b == '"' {
+			c.state = quoteSeen
+		}
+	case quoteSeen:
+		switch b {
+		case '"':
+			c.state = inQuoted
+		case c.comma, '\n':
+			c.state = atField
+		default:
+			c.state = toLineEnd // text after the closing quote
+		}
+	case toLineEnd:
+		if b == '\n' {
+			c.state = atField
+		}
+	}
+}
+
+// indexFrom is the index of the first c in q at or after i, or -1.
+func indexFrom(q []byte, i int, c byte) int {
+	if j := bytes.IndexByte(q[i:], c); j >= 0 {
+		return i + j
+	}
+	return -1
 }
 
 // csvTracker sits between the text and csv.Reader. It bounds the size of
@@ -425,6 +685,14 @@ func (t *csvTracker) text(from, to int64) string {
 		return string(t.win[a:b])
 	}
 	return string(t.win[a:b]) + fmt.Sprintf("\n[… %d more bytes of this record, not kept]", to-max(t.cutAt, from))
+}
+
+// raw returns the input between two offsets as far as it is kept, and
+// whether that is all of it.
+func (t *csvTracker) raw(from, to int64) ([]byte, bool) {
+	a := min(max(from-t.winAt, 0), int64(len(t.win)))
+	b := min(max(to-t.winAt, a), int64(len(t.win)))
+	return t.win[a:b], t.cutAt < 0 || to <= t.cutAt
 }
 
 // endsInside reports whether pe is a quoted field cut off by the end of

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
 )
@@ -27,6 +29,7 @@ func TestReadCSV(t *testing.T) {
 		want       []Row
 		wantErr    string // of the *FileError that ends reading
 		wantLine   int    // of that error
+		wantFooter *Footer
 	}{
 		{
 			name:       "Plain",
@@ -75,6 +78,74 @@ func TestReadCSV(t *testing.T) {
 			in:         "\"a\rb\",c\n1,\"x\ry\"\n",
 			wantHeader: []string{"a\rb", "c"}, wantDelim: ',',
 			want: []Row{ok(2, "a\rb", "1", "c", "x\ry")},
+		},
+		{
+			// Lone CRs after an LF header: line ends too (they merged three
+			// records into one).
+			name:       "LoneCRLinesAfterAnLFHeader",
+			in:         "id,name\n1,Ann\r2,Bob\r3,Cy\r",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "Ann"), ok(3, "id", "2", "name", "Bob"), ok(4, "id", "3", "name", "Cy")},
+		},
+		{
+			// LF, CRLF and lone CR in one file; a lone CR inside quotes of an
+			// LF file is data, a CRLF inside quotes a line break.
+			name:       "MixedLineEnds",
+			in:         "id,name\n1,Ann\r\n2,Bob\r3,\"Cy\rDe\"\n4,\"Di\r\nEd\"\r5,\"\"\"Fa\"\"\"\r6,Gu",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "Ann"), ok(3, "id", "2", "name", "Bob"), ok(4, "id", "3", "name", "Cy\rDe"),
+				ok(5, "id", "4", "name", "Di\nEd"), ok(7, "id", "5", "name", `"Fa"`), ok(8, "id", "6", "name", "Gu")},
+		},
+		{
+			// A bare quote makes encoding/csv drop the rest of its line: the
+			// quote opened after it opens nothing, and the lone CR after it
+			// still ends the line.
+			name:       "LoneCRAfterABareQuote",
+			in:         "id,name\n1,a\"b,\"x\r2,Bob\r3,\"Cy\"z,\"\r4,Di\r",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{
+				text(bad(f, 2, `bare " in an unquoted field at line 2, column 4 (a field holding " must be quoted, with each " doubled)`, "id", "1"), `1,a"b,"x`),
+				ok(3, "id", "2", "name", "Bob"),
+				text(bad(f, 4, `extraneous " in a quoted field at line 4, column 6 (a " inside a quoted field must be doubled)`, "id", "3"), `3,"Cy"z,"`),
+				ok(5, "id", "4", "name", "Di"),
+			},
+		},
+		{
+			name:       "SepLineSemicolon",
+			in:         "sep=;\nid;name\n1;Doe, Ann\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ';',
+			want: []Row{ok(3, "id", "1", "name", "Doe, Ann")},
+		},
+		{
+			// sep= says what the sniff would not guess: commas in the
+			// header's names, one real delimiter.
+			name:       "SepLineCommaOverridesTheSniff",
+			in:         "\xef\xbb\xbfSEP=,\r\nid;a;b,name\r\n1;2;3,Ann\r\n",
+			wantHeader: []string{"id;a;b", "name"}, wantDelim: ',',
+			want: []Row{ok(3, "id;a;b", "1;2;3", "name", "Ann")},
+		},
+		{
+			name:       "SepLineTab",
+			in:         "sep=\t\rid\tname\r1\tAnn\r",
+			wantHeader: []string{"id", "name"}, wantDelim: '\t',
+			want: []Row{ok(3, "id", "1", "name", "Ann")},
+		},
+		{
+			name:       "SepLinePipeThenBlankLines",
+			in:         "sep=|\n\n\nid|name\n1|Ann\n",
+			wantHeader: []string{"id", "name"}, wantDelim: '|',
+			want: []Row{ok(5, "id", "1", "name", "Ann")},
+		},
+		{
+			name:       "SepLineOnly",
+			in:         "sep=;\n",
+			wantHeader: nil, wantDelim: ';',
+		},
+		{
+			name:       "NotASepLine",
+			in:         "sep=;x\n1\n",
+			wantHeader: []string{"sep=", "x"}, wantDelim: ';',
+			want: []Row{bad(f, 2, "row has 1 field, the header has 2", "sep=", "1")},
 		},
 		{
 			name:       "NoFinalNewline",
@@ -195,6 +266,33 @@ func TestReadCSV(t *testing.T) {
 			},
 		},
 		{
+			// Without the task's ids, only Salesforce's footer is told
+			// apart: it is not read, and said so.
+			name: "SalesforceReportFooter",
+			in: "id,name\n1,Ann\n\n\"Copyright (c) 2000-2024 salesforce.com, inc. All rights reserved.\"\n" +
+				"\"Confidential Information - Do Not Distribute\"\n\n\"Acme\"\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want:       []Row{ok(2, "id", "1", "name", "Ann")},
+			wantFooter: &Footer{Blank: 3, First: 4, Last: 7, Salesforce: true},
+		},
+		{
+			// Records after it are records: the block was no footer.
+			name:       "SalesforceFooterThenRecords",
+			in:         "id,name\n1,Ann\n\n\"Copyright (c) 2000-2024 salesforce.com, inc. All rights reserved.\"\n2,Bob\n",
+			wantHeader: []string{"id", "name"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "Ann"),
+				bad(f, 4, "row has 1 field, the header has 2", "id", "Copyright (c) 2000-2024 salesforce.com, inc. All rights reserved."),
+				ok(5, "id", "2", "name", "Bob")},
+		},
+		{
+			// Excel writes an empty row as its delimiters: blank, as an
+			// empty line is.
+			name:       "ExcelEmptyRowIsBlank",
+			in:         "id,name,x\n1,Ann,y\n,,\n , ,\n2,Bob,z\n",
+			wantHeader: []string{"id", "name", "x"}, wantDelim: ',',
+			want: []Row{ok(2, "id", "1", "name", "Ann", "x", "y"), ok(5, "id", "2", "name", "Bob", "x", "z")},
+		},
+		{
 			name:       "BareQuote",
 			in:         "id,name\n1,Ann \"the\" Doe\n2,Bob\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
@@ -294,7 +392,7 @@ func TestReadCSV(t *testing.T) {
 			in:         "id,name\n1,Ren\xe9\n2,Ok\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
 			want: []Row{
-				bad(f, 2, "not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD"),
+				bad(f, 2, `not valid UTF-8: byte 0xE9 in field 2 ("name"), at line 2, column 6 `+encodingHint, "id", "1", "name", "Ren\uFFFD"),
 				ok(3, "id", "2", "name", "Ok"),
 			},
 		},
@@ -303,13 +401,14 @@ func TestReadCSV(t *testing.T) {
 			in:         "id,name\n1,Ren\xe9,x\n",
 			wantHeader: []string{"id", "name"}, wantDelim: ',',
 			want: []Row{
-				bad(f, 2, "row has 3 fields, the header has 2; not valid UTF-8 (try --encoding windows-1252)", "id", "1", "name", "Ren\uFFFD", "(column 3)", "x"),
+				bad(f, 2, `row has 3 fields, the header has 2; not valid UTF-8: byte 0xE9 in field 2 ("name"), at line 2, column 6 `+encodingHint,
+					"id", "1", "name", "Ren\uFFFD", "(column 3)", "x"),
 			},
 		},
 		{
 			name:     "InvalidUTF8Header",
 			in:       "id,Pr\xe9nom\n1,Ann\n",
-			wantErr:  "header is not valid UTF-8 (try --encoding windows-1252)",
+			wantErr:  "header is not valid UTF-8 (field 2) " + encodingHint,
 			wantLine: 1,
 		},
 		{
@@ -343,8 +442,65 @@ func TestReadCSV(t *testing.T) {
 			for i := range tt.want { // one by one: a 5 MiB diff is unreadable
 				require.Equal(t, tt.want[i], rows[i], "row %d", i)
 			}
+			require.Equal(t, tt.wantFooter, rr.Footer())
 		})
 	}
+}
+
+// TestReadCSVFooter: a block after an empty row to the end of the file
+// whose rows have no id is a footer, not read; rows with ids after a stray
+// blank line are read as usual, and so is a block too long for a footer
+// (issue 11 item 18).
+func TestReadCSVFooter(t *testing.T) {
+	t.Parallel()
+	const f = "t.csv"
+	hasID := func(r Row) bool { return len(r.Cols) > 0 && strings.TrimSpace(r.Cols[0].Value) != "" }
+	long := strings.Repeat(",Total,9\n", maxFooterRows+1)
+	tests := []struct {
+		name   string
+		in     string
+		lines  []int // of the rows read
+		footer *Footer
+	}{
+		{"TotalsWithoutIDs", "id,name,n\n1,Ann,4\n2,Bob,5\n\n,Total,9\n,,\n,\"Filtered by: all\",\n", []int{2, 3}, &Footer{Blank: 4, First: 5, Last: 7}},
+		{"IDsAfterAStrayBlankLine", "id,name,n\n1,Ann,4\n\n\n2,Bob,5\n3,Cy,6\n", []int{2, 5, 6}, nil},
+		{"IDlessRowsThenIDs", "id,name,n\n1,Ann,4\n\n,Subtotal,4\n2,Bob,5\n", []int{2, 4, 5}, nil},
+		{"IDlessRowsThenIDsThenAFooter", "id,name,n\n1,Ann,4\n\n,Sub,4\n2,Bob,5\n\n,Total,9\n", []int{2, 4, 5}, &Footer{Blank: 6, First: 7, Last: 7}},
+		{"AMultiLineFooterRow", "id,name\n1,Ann\n\n,\"Total\nof all\"\n", []int{2}, &Footer{Blank: 3, First: 4, Last: 5}},
+		{"TooLongForAFooter", "id,name,n\n1,Ann,4\n\n" + long, func() []int {
+			out := []int{2}
+			for i := range maxFooterRows + 1 {
+				out = append(out, 4+i)
+			}
+			return out
+		}(), nil},
+		{"NoEmptyRowBefore", "id,name,n\n1,Ann,4\n,Total,4\n", []int{2, 3}, nil},
+		{"ABrokenRowIsHeldToo", "id,name\n1,Ann\n\n,\"Total\" 4\n", []int{2}, &Footer{Blank: 3, First: 4, Last: 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rr, err := NewRowReader(strings.NewReader(tt.in), ReadOptions{Name: f, Format: FormatCSV})
+			require.NoError(t, err)
+			rr.watchFooter(hasID)
+			var lines []int
+			for {
+				row, err := rr.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				require.NoError(t, err)
+				lines = append(lines, row.Line)
+			}
+			require.Equal(t, tt.lines, lines)
+			require.Equal(t, tt.footer, rr.Footer())
+		})
+	}
+	ft := &Footer{Blank: 4, First: 5, Last: 8, Salesforce: true}
+	require.Equal(t, `contacts.csv: lines 5–8, after the empty row at line 4, are Salesforce's report footer (copyright, "Generated By"), `+
+		"not records: 4 lines not read (give them ids if they are records)", ft.Notice("contacts.csv"))
+	require.Equal(t, "a.csv: line 7, after the empty row at line 6, hold no id: a footer, not records: 1 line not read (give them ids if they are records)",
+		(&Footer{Blank: 6, First: 7, Last: 7}).Notice("a.csv"))
 }
 
 // TestReadCSVRecordTooLarge: a quote that is never closed in a big file
@@ -392,11 +548,14 @@ func TestReadCSVHugeField(t *testing.T) {
 }
 
 // FuzzReadCSV: whatever the bytes, reading ends, never panics, and lines
-// only go forward.
+// only go forward; a footer, when one is told apart, comes after every row
+// read.
 func FuzzReadCSV(f *testing.F) {
 	for _, seed := range []string{
 		"id,name\n1,Ann\n", "a;b\n\"x\n", "a,b\n1,\"2\"3\n", "\xef\xbb\xbf\n\n", "a\tb\n\"\"\"\n",
 		"id,note\r\n1,\"a\r\nb\"\r\n", "a,b\n\"", "\"a\nb\",c\n1,2", "a,b\n1,\xe9\n", "x\n \n\"\"x",
+		"sep=;\na;b\r1;\"x\ry\"\r\n\n;total\r", "id,n\n1,a\x00b\n\n\"Copyright (c) 2024 salesforce.com\"\n",
+		"id,n\n1,a\r2,\"b\"c,\"\r3,d\n,,\n\n,e\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -408,6 +567,9 @@ func FuzzReadCSV(f *testing.F) {
 			require.ErrorAs(t, err, &fe)
 			return
 		}
+		if len(in)%2 == 0 {
+			rr.watchFooter(func(r Row) bool { return len(r.Cols) > 0 && strings.TrimSpace(r.Cols[0].Value) != "" })
+		}
 		last := 0
 		for range len(in) + 2 {
 			row, err := rr.Next()
@@ -415,6 +577,9 @@ func FuzzReadCSV(f *testing.F) {
 				var fe *FileError
 				if !errors.Is(err, io.EOF) {
 					require.ErrorAs(t, err, &fe)
+				} else if ft := rr.Footer(); ft != nil {
+					require.Greater(t, ft.First, max(last, ft.Blank))
+					require.GreaterOrEqual(t, ft.Last, ft.First)
 				}
 				return
 			}
@@ -541,4 +706,61 @@ func readAllRows(t *testing.T, in string, keptText int64) []Row {
 		require.NoError(t, err)
 		rows = append(rows, row)
 	}
+}
+
+// TestLineEndsAgainstByteByByte: lineEnds, which jumps from quote to quote
+// and "\r" to "\r", gives what a byte-by-byte reading of encoding/csv's
+// states gives, whatever the input and however it arrives.
+func TestLineEndsAgainstByteByByte(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(11, 18))
+	const alphabet = `ab,;""` + "\r\r\n\n "
+	for n := range 3000 {
+		in := make([]byte, rnd.IntN(60))
+		for i := range in {
+			in[i] = alphabet[rnd.IntN(len(alphabet))]
+		}
+		comma := byte(",;"[rnd.IntN(2)])
+		inQuotes := rnd.IntN(2) == 0
+		want := lineEndsByteByByte(in, comma, inQuotes)
+		for _, r := range []io.Reader{bytes.NewReader(in), iotest.OneByteReader(bytes.NewReader(in)), iotest.HalfReader(bytes.NewReader(in))} {
+			got, err := io.ReadAll(&lineEnds{r: bufio.NewReaderSize(r, 16), comma: comma, inQuotes: inQuotes})
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got), "input %d: %q (comma %q, inQuotes %v)", n, in, comma, inQuotes)
+		}
+	}
+}
+
+// lineEndsByteByByte is lineEnds written the plain way, for the test above.
+func lineEndsByteByByte(in []byte, comma byte, inQuotes bool) []byte {
+	out := bytes.Clone(in)
+	state := atField
+	for i := 0; i < len(out); i++ {
+		b := out[i]
+		if b == '\r' {
+			if i+1 < len(out) && out[i+1] == '\n' {
+				continue
+			}
+			if state == inQuoted {
+				if inQuotes {
+					out[i] = '\n'
+				}
+				continue
+			}
+			out[i], b = '\n', '\n'
+		}
+		switch {
+		case state == atField && b == '"', state == quoteSeen && b == '"':
+			state = inQuoted
+		case state == inQuoted && b == '"':
+			state = quoteSeen
+		case (state == atField || state == inField || state == quoteSeen) && (b == comma || b == '\n'), state == toLineEnd && b == '\n':
+			state = atField
+		case state == atField:
+			state = inField
+		case state == inField && b == '"', state == quoteSeen:
+			state = toLineEnd
+		}
+	}
+	return out
 }

@@ -134,12 +134,27 @@ func TestReadMagic(t *testing.T) {
 		{"JSONArrayAsCSV", "[{\"message\":\"Session expired\"}]", FormatCSV, "looks like JSON, not CSV"},
 		{"JSONAfterBOMAsCSV", "\xef\xbb\xbf{}", FormatCSV, "looks like JSON, not CSV"},
 		{"HTMLAsCSV", "<!DOCTYPE html>\n<html><body>Login</body></html>", FormatCSV, "looks like an HTML page, not CSV"},
-		{"BinaryAsCSV", "id,name\n1,a\x00b\n", FormatCSV, "is binary data (it contains NUL bytes), not CSV"},
+		{"PNGAsCSV", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01", FormatCSV, "is a PNG image, not CSV"},
+		{"JPEGAsCSV", "\xff\xd8\xff\xe0\x00\x10JFIF\x00", FormatCSV, "is a JPEG image, not CSV"},
+		{"GIFAsCSV", "GIF89a\x01\x00\x01\x00", FormatCSV, "is a GIF image, not CSV"},
+		{"PDFAsCSV", "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", FormatCSV, "is a PDF document, not CSV"},
+		{"SQLiteAsCSV", "SQLite format 3\x00\x10\x00", FormatCSV, "is an SQLite database, not CSV"},
+		{"XLSAsCSV", "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1\x00\x00", FormatCSV, "is an Excel 97-2003 workbook (xls) or another Office document, not CSV (save or export it as CSV)"},
+		{"UTF32LEWithBOMAsCSV", "\xff\xfe\x00\x00i\x00\x00\x00d\x00\x00\x00", FormatCSV, "is UTF-32 text, not CSV (crmimport reads UTF-8, UTF-16"},
+		{"UTF32BEWithBOMAsCSV", "\x00\x00\xfe\xff\x00\x00\x00i\x00\x00\x00d", FormatCSV, "is UTF-32 text, not CSV"},
+		{"UTF32LEAsCSV", "i\x00\x00\x00d\x00\x00\x00,\x00\x00\x00n\x00\x00\x00\n\x00\x00\x00", FormatCSV, "is UTF-32 text, not CSV"},
+		{"UTF32BEAsCSV", "\x00\x00\x00i\x00\x00\x00d\x00\x00\x00,\x00\x00\x00n", FormatCSV, "is UTF-32 text, not CSV"},
+		{"BinaryNoiseAsCSV", noise(512), FormatCSV, "is binary data ("},
 		{"UTF16WithoutEncoding", "\xff\xfei\x00d\x00", FormatCSV, "is UTF-16 text (try --encoding utf-16)"},
+		{"UTF16LEWithoutBOMWithoutEncoding", "i\x00d\x00\t\x00n\x00\r\x00\n\x001\x00\t\x00A\x00", FormatCSV,
+			"is UTF-16LE text without a byte-order mark (try --encoding utf-16le)"},
+		{"UTF16BEWithoutBOMWithoutEncoding", "\x00i\x00d\x00\t\x00n\x00\r\x00\n\x001\x00\t\x00A", FormatCSV,
+			"is UTF-16BE text without a byte-order mark (try --encoding utf-16be)"},
 		{"ZipAsJSON", zipHead, FormatJSON, "is a zip archive, not JSON"},
 		{"GzipAsJSONL", "\x1f\x8b\x08", FormatJSONL, "is a gzip archive, not JSON"},
 		{"CSVAsJSON", "id,name\n1,Ann\n", FormatJSON, `does not look like JSON (it starts with "id,name")`},
-		{"BinaryAsJSON", "[\x00]", FormatJSON, "is binary data (it contains NUL bytes), not JSON"},
+		{"BinaryAsJSON", "[" + noise(512), FormatJSON, "is binary data ("},
+		{"PNGAsJSON", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", FormatJSON, "is a PNG image, not JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,15 +168,73 @@ func TestReadMagic(t *testing.T) {
 	}
 }
 
-// TestReadNUL: NUL bytes after the first 4 KiB are not sniffed; they are
-// data (and the caller's UTF-8 check does not object to them).
-func TestReadNULAfterSniff(t *testing.T) {
+// TestReadNULFailsItsRow: a NUL byte inside a field, in the first bytes
+// of the file or far after them, fails its row alone, naming the byte's
+// field and place; the file is not "binary data" for it (issue 11 item 17).
+func TestReadNULFailsItsRow(t *testing.T) {
 	t.Parallel()
-	in := "id,name\n" + strings.Repeat("1,a\n", 2000) + "2,a\x00b\n"
-	_, rows, err := readAll(t, []byte(in), ReadOptions{Format: FormatCSV})
+	in := "id,name\n1,a\x00b\n" + strings.Repeat("2,a\n", 2000) + "3,\"x\ny\x00\"\n4,ok\n"
+	_, rows, err := readAll(t, []byte(in), ReadOptions{Name: "t.csv", Format: FormatCSV})
 	require.NoError(t, err)
-	require.Len(t, rows, 2001)
-	require.Equal(t, ok(2002, "id", "2", "name", "a\x00b"), rows[2000])
+	require.Len(t, rows, 2003)
+	const why = ": text never holds one (binary data in the export?)"
+	require.Equal(t, bad("t.csv", 2, `a NUL byte in field 2 ("name"), at line 2, column 4`+why, "id", "1", "name", "a\x00b"), rows[0])
+	require.Equal(t, ok(3, "id", "2", "name", "a"), rows[1])
+	require.Equal(t, bad("t.csv", 2003, `a NUL byte in field 2 ("name"), at line 2004, column 2`+why, "id", "3", "name", "x\ny\x00"), rows[2001])
+	require.Equal(t, ok(2005, "id", "4", "name", "ok"), rows[2002])
+}
+
+// TestSniffBinary: a file that is mostly binary is refused whole, saying
+// what it looks like; text with a few NUL bytes is text (its rows fail
+// alone); UTF-16 without a byte-order mark is told by where its NULs are.
+func TestSniffBinary(t *testing.T) {
+	t.Parallel()
+	utf16le := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			b.WriteByte(byte(r))
+			b.WriteByte(byte(r >> 8))
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, in, want, encoding string
+	}{
+		{"ASCII", "id,name\n1,Ann\n", "", ""},
+		{"AStrayNUL", "id,name\n1,a\x00b\n2,Bob\n", "", ""},
+		{"NULsInALongText", strings.Repeat("id,name\n1,a\x00b\n", 100), "", ""},
+		{"UTF16LEWithBOM", "\xff\xfe" + utf16le("id\tname\r\n"), "", ""},
+		{"UTF16LEWithoutBOM", utf16le("id\tname\tcity\r\n1\tJosé\tZürich\r\n"), "UTF-16LE text without a byte-order mark", "utf-16le"},
+		{"UTF16LEMostlyCyrillic", utf16le("id\tимя\r\n1\tАнна Петрова\r\n2\tБорис\r\n"), "UTF-16LE text without a byte-order mark", "utf-16le"},
+		{"UTF32LE", "i\x00\x00\x00d\x00\x00\x00\n\x00\x00\x00", "UTF-32 text", ""},
+		{"PNG", "\x89PNG\r\n\x1a\n", "a PNG image", ""},
+		{"Noise", noise(4096), "binary data (", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := sniffBinary([]byte(tt.in))
+			if tt.want == "" {
+				require.Empty(t, got.name)
+			} else {
+				require.Contains(t, got.name, tt.want)
+			}
+			require.Equal(t, tt.encoding, got.encoding)
+		})
+	}
+}
+
+// noise is n bytes that look like compressed data: every byte value alike.
+func noise(n int) string {
+	b := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = byte(x)
+	}
+	return string(b)
 }
 
 // TestReadBytesRead: the progress counter grows and ends at the size of

@@ -43,6 +43,24 @@ type Options struct {
 	// Reread reads every file, even one an earlier task vouches for
 	// (sameinput.go).
 	Reread bool `json:"reread,omitempty"`
+	// Warnings are what planning found that may have been read wrong
+	// without any record failing to say so (a file read as Windows-1252 on
+	// the evidence of its bytes): kept with the run, so that its summary
+	// and report repeat them whenever they are shown.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// PlanWarnings are the warnings planning kept with a run (Options.Warnings).
+// A run loaded from a dump carries production's options, which may hold
+// anything: options that do not read as ours have no warnings of ours.
+func PlanWarnings(r phases.Run) []string {
+	var o struct {
+		Warnings []string `json:"warnings"`
+	}
+	if json.Unmarshal(r.Options, &o) != nil {
+		return nil
+	}
+	return o.Warnings
 }
 
 // DecodeOptions reads a run's persisted options.
@@ -67,7 +85,7 @@ type RunSpec struct {
 	Only      []ledger.Kind
 	BatchSize int
 	Strict    bool
-	Encoding  string // "" means: UTF-8, or Windows-1252 for a file that is not valid UTF-8
+	Encoding  string // "" means: each file's own, on the evidence of its bytes (chooseEncoding)
 	Reread    bool   // read every file, even one the ledger has already taken whole (sameinput.go)
 }
 
@@ -133,12 +151,12 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 		}
 		inputs = append(inputs, abs)
 	}
-	files, aux, notices, err := discover(inputs, profile, spec.Only, spec.Encoding, imp.limits)
+	files, aux, notes, err := discover(inputs, profile, spec.Only, spec.Encoding, imp.limits)
 	if err != nil {
 		return phases.Run{}, err
 	}
 	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: profile.Name, Aux: aux,
-		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread}
+		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Warnings: notes.warnings}
 	if !profile.BuiltIn {
 		opts.ProfileFile, _ = filepath.Abs(spec.Profile)
 		opts.ProfileText = string(profile.Text())
@@ -146,7 +164,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	for _, k := range spec.Only {
 		opts.Only = append(opts.Only, string(k))
 	}
-	plan := phases.PlanSpec{Tenant: spec.Tenant, Source: spec.Source, Options: opts, Notices: notices}
+	plan := phases.PlanSpec{Tenant: spec.Tenant, Source: spec.Source, Options: opts, Notices: notes.notices, Warnings: notes.warnings}
 	for _, f := range files {
 		plan.Tasks = append(plan.Tasks, phases.TaskSpec{Kind: f.Kind, Phase: phases.Phase(f.Kind), File: f.Path,
 			Format: string(f.Format), Encoding: f.Encoding, Fingerprint: f.Info.Fingerprint,
@@ -408,6 +426,7 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 		in.Close()
 		return nil, err
 	}
+	rr.watchFooter(func(row Row) bool { return m.mapRow(row).ID != "" })
 	return &taskWork{imp: imp, task: t, profile: profile, in: in, size: in.size, rr: rr, mapper: m}, nil
 }
 
@@ -480,6 +499,15 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	if err := w.idx.err; err != nil {
 		w.idx.err = nil // the batch fails; a later one may load again
 		return phases.Batch{}, err
+	}
+	if done {
+		// What the file holds past its records, said once, with the last
+		// batch (the feed has read to the end: its reader is at rest).
+		if f := w.rr.Footer(); f != nil {
+			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(refName(w.task.File))); err != nil {
+				return phases.Batch{}, err
+			}
+		}
 	}
 	read := w.feed.bytes
 	return phases.Batch{

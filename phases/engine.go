@@ -113,6 +113,10 @@ type PlanSpec struct {
 	Options any // persisted as JSON, read back on resume
 	Tasks   []TaskSpec
 	Notices []string // what planning found worth telling (written to the run log)
+	// Warnings are what planning found that may have been read wrong
+	// without a record failing to say so: written to the run log as
+	// warnings.
+	Warnings []string
 }
 
 // TaskSpec is one planned task.
@@ -211,6 +215,11 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 		}
 		for _, n := range spec.Notices {
 			if err := e.log(ctx, tx, id, "notice", n); err != nil {
+				return err
+			}
+		}
+		for _, w := range spec.Warnings {
+			if err := e.log(ctx, tx, id, "warning", w); err != nil {
 				return err
 			}
 		}

@@ -34,11 +34,12 @@ func LoadedFrom(ctx context.Context, q queryer, runID int64) (string, error) {
 // gives every task it re-arms or adds the phase of its kind (Phase), not
 // the dump's: a TaskSpec's Phase is not read.
 type Replan struct {
-	Options any                // the run's options from now on (persisted as JSON)
-	Inputs  map[int64]TaskSpec // unfinished task id -> its input from now on (its kind stays)
-	Extra   []TaskSpec         // more files of a kind than it has unfinished tasks: new tasks
-	Dropped map[int64]string   // unfinished tasks left without a file of their own: cancelled, with this reason
-	Notices []string           // written to the run log
+	Options  any                // the run's options from now on (persisted as JSON)
+	Inputs   map[int64]TaskSpec // unfinished task id -> its input from now on (its kind stays)
+	Extra    []TaskSpec         // more files of a kind than it has unfinished tasks: new tasks
+	Dropped  map[int64]string   // unfinished tasks left without a file of their own: cancelled, with this reason
+	Notices  []string           // written to the run log
+	Warnings []string           // written to the run log as warnings
 }
 
 // ReplanFunc plans a loaded run's unfinished tasks over local files. An
@@ -197,6 +198,11 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 		}
 		for _, n := range plan.Notices {
 			if err := e.log(ctx, tx, run.ID, "notice", n); err != nil {
+				return err
+			}
+		}
+		for _, w := range plan.Warnings {
+			if err := e.log(ctx, tx, run.ID, "warning", w); err != nil {
 				return err
 			}
 		}

@@ -10,9 +10,11 @@ import (
 	"crmimport/phases"
 )
 
-// Warnings are R9's call-outs: a kind whose every record took the same skip.
+// Warnings are what planning kept with the run (a file read as
+// Windows-1252 on the evidence of its bytes), then R9's call-outs: a kind
+// whose every record took the same skip.
 func (r *Report) Warnings() []string {
-	var out []string
+	out := append([]string(nil), importer.PlanWarnings(r.Run)...)
 	for _, k := range r.Kinds {
 		if k.UniformSkip == "" {
 			continue

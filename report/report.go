@@ -167,14 +167,19 @@ func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger
 	return rows.Err()
 }
 
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+var (
+	quoted   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	position = regexp.MustCompile(`\bline \d+, column \d+\b`)
+)
 
 // ReasonClass groups failure reasons that differ only in the value they
-// quote or the place they point to: `email "x" is not …` → `email "…" is not …`.
+// quote or the place they point to: `email "x" is not …` → `email "…" is
+// not …`, `… at line 4, column 19` → `… at line …, column …`.
 func ReasonClass(reason string) string {
 	if i := strings.Index(reason, ", first at "); i >= 0 {
 		reason = reason[:i]
 	}
+	reason = position.ReplaceAllString(reason, "line …, column …")
 	return quoted.ReplaceAllString(reason, `"…"`)
 }
 

@@ -59,7 +59,7 @@ Examples:
 			&cli.IntFlag{Name: "batch-size", Value: importer.DefaultBatchSize, Usage: "records per committed batch (a crash loses at most one)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 7 when this run skipped records"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "import into a throwaway copy of the database and report what would happen"},
-			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: UTF-8, or Windows-1252 for a file that is not valid UTF-8)"},
+			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes: UTF-8, else Windows-1252 with a warning, or UTF-16)"},
 			&cli.BoolFlag{Name: "reread", Usage: "read every file, even one whose every record an earlier run of the same bytes left in a final slot"},
 		},
 		Action: a.runAction,
