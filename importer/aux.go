@@ -255,7 +255,7 @@ func openBodySource(ref, folder string) (bodySource, error) {
 		b.dir = r.path
 		return b, nil
 	}
-	zr, err := zip.OpenReader(r.path)
+	zr, err := openZip(r.path)
 	if err != nil {
 		return b, fmt.Errorf("%s: cannot open the zip: %w", filepath.Base(r.path), unwrapPath(err))
 	}
@@ -293,7 +293,7 @@ func (a *auxData) readBody(name string) (string, error) {
 		}
 		var rc io.ReadCloser
 		if b.dir != "" {
-			f, err := os.Open(filepath.Join(b.dir, file))
+			f, err := openRegular(filepath.Join(b.dir, file))
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -231,7 +232,7 @@ func openInput(ref string, lim archiveLimits) (*openedInput, error) {
 	r := parseRef(ref)
 	name := refName(ref)
 	if r.entry != "" {
-		zr, err := zip.OpenReader(r.path)
+		zr, err := openZip(r.path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot open the zip: %w", filepath.Base(r.path), unwrapPath(err))
 		}
@@ -252,7 +253,7 @@ func openInput(ref string, lim archiveLimits) (*openedInput, error) {
 		raw := &countingReader{r: rc}
 		return &openedInput{Reader: raw, size: int64(f.UncompressedSize64), raw: raw, closers: []io.Closer{zr, rc}}, nil
 	}
-	f, err := os.Open(r.path)
+	f, err := openRegular(r.path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot open: %w", name, unwrapPath(err))
 	}
@@ -307,20 +308,27 @@ func (g *bombGuard) Read(p []byte) (int, error) {
 }
 
 // inspectInput reads an input once, as planning does: its fingerprint
-// (R10), whether it is valid UTF-8 and its first bytes. A zip entry's
+// (R10), the evidence of its encoding and its first bytes. A zip entry's
 // fingerprint is the zip's own CRC-32 and size of it, which resume checks
-// without reading the entry; a gzip's is that of its compressed bytes.
-func inspectInput(ref string, lim archiveLimits) (FileInfo, error) {
+// without reading the entry; a gzip's is that of its compressed bytes. A
+// stop (ctx) ends the read.
+func inspectInput(ctx context.Context, ref string, lim archiveLimits) (FileInfo, error) {
 	in, err := openInput(ref, lim)
 	if err != nil {
 		return FileInfo{}, err
 	}
 	defer in.Close()
-	info, err := Inspect(in)
+	info, err := Inspect(stopReader{ctx: ctx, r: in})
 	if err != nil {
+		if ctx.Err() != nil {
+			return FileInfo{}, ctx.Err()
+		}
 		return FileInfo{}, fmt.Errorf("%s: %w", refName(ref), err)
 	}
-	fp, err := fingerprint(ref, lim)
+	if r := parseRef(ref); r.entry == "" && !isGzipName(r.path) {
+		return info, nil // the bytes read are the file's own: so is the fingerprint
+	}
+	fp, err := fingerprint(ctx, ref, lim)
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -331,21 +339,24 @@ func inspectInput(ref string, lim archiveLimits) (FileInfo, error) {
 // fingerprint is an input's fingerprint (R10): for a file or a gzip, the
 // CRC-32C and size of its bytes; for a zip entry, "zip:" and the CRC-32
 // and size the zip's directory records for it.
-func fingerprint(ref string, lim archiveLimits) (string, error) {
+func fingerprint(ctx context.Context, ref string, lim archiveLimits) (string, error) {
 	r := parseRef(ref)
 	if r.entry == "" {
-		f, err := os.Open(r.path)
+		f, err := openRegular(r.path)
 		if err != nil {
 			return "", fmt.Errorf("%s: cannot open: %w", refName(ref), unwrapPath(err))
 		}
 		defer f.Close()
-		info, err := Inspect(f)
+		info, err := Inspect(stopReader{ctx: ctx, r: f})
 		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
 			return "", fmt.Errorf("%s: %w", refName(ref), err)
 		}
 		return info.Fingerprint, nil
 	}
-	zr, err := zip.OpenReader(r.path)
+	zr, err := openZip(r.path)
 	if err != nil {
 		return "", fmt.Errorf("%s: cannot open the zip: %w", filepath.Base(r.path), unwrapPath(err))
 	}
@@ -369,7 +380,7 @@ func InputSize(ref string) int64 {
 		}
 		return st.Size()
 	}
-	zr, err := zip.OpenReader(r.path)
+	zr, err := openZip(r.path)
 	if err != nil {
 		return 0
 	}
@@ -388,7 +399,7 @@ func folderFingerprint(ref string) (string, error) {
 	r := parseRef(ref)
 	var lines []string
 	if r.entry != "" {
-		zr, err := zip.OpenReader(r.path)
+		zr, err := openZip(r.path)
 		if err != nil {
 			return "", fmt.Errorf("%s: cannot open the zip: %w", filepath.Base(r.path), unwrapPath(err))
 		}
@@ -423,7 +434,7 @@ func isZipFile(p string, byMagic bool) bool {
 	if !byMagic {
 		return false
 	}
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if err != nil {
 		return false
 	}

@@ -225,12 +225,12 @@ func TestNestedArchivesAndFolders(t *testing.T) {
 	dir := t.TempDir()
 	z := filepath.Join(dir, "export.zip")
 	writeZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"contacts.csv.gz", "x"})
-	_, _, _, err := discover([]string{z}, Canonical(), nil, "", defaultLimits())
+	_, _, _, err := discover(context.Background(), []string{z}, Canonical(), nil, "", defaultLimits())
 	require.ErrorContains(t, err, "holds 1 archive inside an archive (export.zip!/contacts.csv.gz)")
 
 	writeZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"Attachments/00P000000000001", "%PDF"},
 		[2]string{"Attachments/inner.zip", "PK"}, [2]string{"__MACOSX/._companies.csv", "x"})
-	files, _, notices, err := discover([]string{z}, Canonical(), nil, "", defaultLimits())
+	files, _, notices, err := discover(context.Background(), []string{z}, Canonical(), nil, "", defaultLimits())
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	require.Contains(t, notices.notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
@@ -379,7 +379,7 @@ func TestZipBackslashNames(t *testing.T) {
 	for _, sep := range []string{"/", `\`} {
 		writeRawZip(t, z, rawEntry{name: "companies.csv", data: "id,name\nco1,Acme\n"},
 			rawEntry{name: ".." + sep + "contacts.csv", data: contacts}, rawEntry{name: "export" + sep + ".." + sep + "deals.csv", data: "id,name\n"})
-		files, _, notices, err := discover([]string{z}, Canonical(), nil, "", defaultLimits())
+		files, _, notices, err := discover(context.Background(), []string{z}, Canonical(), nil, "", defaultLimits())
 		require.NoError(t, err, sep)
 		require.Len(t, files, 1, sep)
 		require.Equal(t, z+"!/companies.csv", files[0].Path, sep)

@@ -35,7 +35,7 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 		return phases.Run{}, nil, &InputError{Path: path, Reason: err.Error()}
 	}
 	profile := Canonical()
-	files, _, notes, err := discover([]string{input}, profile, nil, "", imp.limits) // the canonical profile joins no files
+	files, _, notes, err := discover(ctx, []string{input}, profile, nil, "", imp.limits) // the canonical profile joins no files
 	if err != nil {
 		return phases.Run{}, nil, err
 	}

@@ -3,6 +3,7 @@ package importer
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -83,7 +84,7 @@ type planNotes struct {
 // body folders), and fingerprints all of it, learning in that same pass
 // how each file is encoded (chooseEncoding). Its notes say what it
 // ignored and how it reads files that are not plain UTF-8.
-func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, lim archiveLimits) ([]inputFile, []AuxInput, planNotes, error) {
+func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kind, encoding string, lim archiveLimits) ([]inputFile, []AuxInput, planNotes, error) {
 	var ls exportListing
 	var notes planNotes
 	bodyNames := p.bodyFolders()
@@ -202,7 +203,7 @@ func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, l
 	sort.SliceStable(files, func(i, j int) bool { return refName(files[i].Path) < refName(files[j].Path) })
 	for i := range files {
 		f := &files[i]
-		info, err := inspectInput(f.Path, lim)
+		info, err := inspectInput(ctx, f.Path, lim)
 		if err != nil {
 			return nil, nil, notes, inputError(f.Path, err)
 		}
@@ -225,7 +226,7 @@ func discover(paths []string, p *Profile, only []ledger.Kind, encoding string, l
 			format, _ := formatOf(matchName(a.File))
 			a.Format = string(format)
 		}
-		info, err := inspectInput(a.File, lim)
+		info, err := inspectInput(ctx, a.File, lim)
 		if err != nil {
 			return nil, nil, notes, inputError(a.File, err)
 		}
@@ -343,6 +344,9 @@ func (ls *exportListing) add(in string, p *Profile, bodyNames map[string]bool, l
 		return &InputError{Path: in, Reason: err.Error()}
 	}
 	if !st.IsDir() {
+		if why := notRegular(in); why != "" {
+			return &InputError{Path: in, Reason: why}
+		}
 		if isZipFile(in, true) {
 			return ls.addZip(in, bodyNames, lim)
 		}
@@ -360,6 +364,9 @@ func (ls *exportListing) add(in string, p *Profile, bodyNames map[string]bool, l
 		full := filepath.Join(in, e.Name())
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
+		}
+		if why := notRegular(full); why != "" {
+			return &InputError{Path: full, Reason: why}
 		}
 		if e.IsDir() {
 			if bodyNames[strings.ToLower(e.Name())] {
@@ -388,7 +395,7 @@ func (ls *exportListing) add(in string, p *Profile, bodyNames map[string]bool, l
 // inside the zip is refused, and so is a zip holding two entries of one
 // name among those it reads: either would leave the other unread.
 func (ls *exportListing) addZip(zipPath string, bodyNames map[string]bool, lim archiveLimits) error {
-	zr, err := zip.OpenReader(zipPath)
+	zr, err := openZip(zipPath)
 	if err != nil {
 		return &InputError{Path: zipPath, Reason: "cannot be read as a zip: " + unwrapPath(err).Error()}
 	}

@@ -151,7 +151,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 		}
 		inputs = append(inputs, abs)
 	}
-	files, aux, notes, err := discover(inputs, profile, spec.Only, spec.Encoding, imp.limits)
+	files, aux, notes, err := discover(ctx, inputs, profile, spec.Only, spec.Encoding, imp.limits)
 	if err != nil {
 		return phases.Run{}, err
 	}
@@ -200,7 +200,7 @@ func (imp *Importer) checkInputs(ctx context.Context, run phases.Run, rearm []ph
 		if t.File == "" {
 			return &phases.ChangedInputError{Run: run.ID, File: t.Kind.Plural() + " task", Reason: "has no input file here"}
 		}
-		if err := imp.checkInput(run, t.File, "", t.Fingerprint); err != nil {
+		if err := imp.checkInput(ctx, run, t.File, "", t.Fingerprint); err != nil {
 			return err
 		}
 	}
@@ -209,14 +209,14 @@ func (imp *Importer) checkInputs(ctx context.Context, run phases.Run, rearm []ph
 		return err
 	}
 	for _, a := range opts.Aux {
-		if err := imp.checkInput(run, a.File, a.Format, a.Fingerprint); err != nil {
+		if err := imp.checkInput(ctx, run, a.File, a.Format, a.Fingerprint); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (imp *Importer) checkInput(run phases.Run, file, format, want string) error {
+func (imp *Importer) checkInput(ctx context.Context, run phases.Run, file, format, want string) error {
 	r := parseRef(file)
 	if _, err := os.Stat(r.path); err != nil {
 		return &phases.ChangedInputError{Run: run.ID, File: file, Reason: "cannot be opened (" + unwrapPath(err).Error() + ")"}
@@ -226,7 +226,10 @@ func (imp *Importer) checkInput(run phases.Run, file, format, want string) error
 	if format == "folder" {
 		got, err = folderFingerprint(file)
 	} else {
-		got, err = fingerprint(file, imp.limits)
+		got, err = fingerprint(ctx, file, imp.limits)
+	}
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // stopped while checking: nothing changed
 	}
 	if err != nil {
 		return &phases.ChangedInputError{Run: run.ID, File: file, Reason: "cannot be read (" + err.Error() + ")"}

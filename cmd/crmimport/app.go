@@ -221,9 +221,13 @@ func (a *app) stopOnSignal(ctx context.Context, runID func() int64) (context.Con
 		select {
 		case s := <-sigs:
 			signal.Stop(sigs)
-			id := runID()
-			fmt.Fprintf(a.stderr, "\n%s: stopping after the current batch; `crmimport resume %d` continues later "+
-				"(press Ctrl-C again to quit at once, which is safe too)\n", strings.ToLower(s.String()), id)
+			if id := runID(); id > 0 {
+				fmt.Fprintf(a.stderr, "\n%s: stopping after the current batch; `crmimport resume %d` continues later "+
+					"(press Ctrl-C again to quit at once, which is safe too)\n", strings.ToLower(s.String()), id)
+			} else {
+				fmt.Fprintf(a.stderr, "\n%s: stopping before any run is planned or resumed: nothing is written "+
+					"(press Ctrl-C again to quit at once)\n", strings.ToLower(s.String()))
+			}
 			cancel()
 		case <-done:
 		}

@@ -31,6 +31,12 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
 
+// stoppedError is a stop (Ctrl-C, SIGTERM) that came before a run was
+// planned or taken over: nothing was written (exit 5).
+type stoppedError struct{ what string }
+
+func (e *stoppedError) Error() string { return "stopped while " + e.what + ": nothing was written" }
+
 // statusExit ends a command whose output is already written with the exit
 // code its outcome calls for (a partial run: 3).
 type statusExit struct{ code int }
@@ -44,6 +50,7 @@ func exitCode(err error) int {
 		use *usageError
 		iu  *importer.UsageError
 		adm *phases.AdmissionError
+		stp *stoppedError
 	)
 	switch {
 	case err == nil:
@@ -54,6 +61,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &adm):
 		return exitRefused
+	case errors.As(err, &stp):
+		return exitCancelled
 	default:
 		return exitError
 	}

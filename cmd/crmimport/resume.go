@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 
@@ -74,6 +75,9 @@ func (a *app) resumeAction(c *cli.Context) error {
 	}
 	run, rearmed, err := resume(ctx, id)
 	if err != nil {
+		if ctx.Err() != nil {
+			return &stoppedError{what: fmt.Sprintf("checking the files of run %d, before it was resumed", id)}
+		}
 		return err
 	}
 	a.note("run %d resumed: %d tasks %s — %s", run.ID, len(rearmed), how, describePlan(ctx, imp, run.ID))

@@ -121,6 +121,9 @@ func (a *app) runAction(c *cli.Context) error {
 
 	run, err := imp.Plan(ctx, spec)
 	if err != nil {
+		if ctx.Err() != nil {
+			return &stoppedError{what: "planning (reading the export's files), before any run existed"}
+		}
 		return err
 	}
 	runID.Store(run.ID)
