@@ -369,7 +369,15 @@ type scanner interface{ Scan(dest ...any) error }
 
 // each runs a query and calls f for every row.
 func (d *doctor) each(query string, args []any, f func(scanner) error) error {
-	rows, err := d.db.QueryContext(d.ctx, query, args...)
+	return queryEach(d.ctx, d.db, query, args, f)
+}
+
+// queryEach runs a query on a *sql.DB or in a *sql.Tx and calls f for every
+// row.
+func queryEach(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args []any, f func(scanner) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}

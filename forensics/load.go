@@ -892,17 +892,7 @@ func (l *loader) summarise(ctx context.Context) error {
 
 // each runs a query in the load's transaction and calls f for every row.
 func (l *loader) each(ctx context.Context, query string, args []any, f func(scanner) error) error {
-	rows, err := l.tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := f(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return queryEach(ctx, l.tx, query, args, f)
 }
 
 var errNoRow = errors.New("no row changed")
