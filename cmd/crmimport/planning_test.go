@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -52,7 +53,7 @@ func TestStopWhilePlanning(t *testing.T) {
 	require.NoError(t, os.Truncate(big, 8<<40))
 	path := filepath.Join(t.TempDir(), "crm.db")
 	c := startChild(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", dir)
-	time.Sleep(500 * time.Millisecond)
+	waitReading(t, c, big)
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
 	require.Contains(t, c.stderr.String(), "stopping before any run is planned or resumed: nothing is written")
@@ -62,4 +63,24 @@ func TestStopWhilePlanning(t *testing.T) {
 	require.Equal(t, "stopped while planning (reading the export's files), before any run existed: nothing was written", doc["error"])
 	require.Equal(t, float64(exitCancelled), doc["exit_code"])
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run row")
+}
+
+// waitReading waits until the child process has file open (Linux: its
+// /proc fd table): planning has begun, the signal handler is in place.
+func waitReading(t *testing.T, c *childProc, file string) {
+	t.Helper()
+	fds := fmt.Sprintf("/proc/%d/fd", c.cmd.Process.Pid)
+	for i := 0; i < 3000; i++ {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && target == file {
+				return
+			}
+		}
+		if c.cmd.ProcessState != nil {
+			t.Fatalf("the child ended before it read %s: %s", file, c.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the child never opened %s", file)
 }
