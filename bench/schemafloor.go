@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 )
@@ -291,9 +292,9 @@ func floorRead(ctx context.Context, path string, k ledger.Kind, ids map[ledger.K
 				var v any
 				switch {
 				case c == "email_key":
-					v = nullText(ledger.EmailKey(get(rec, "email")))
+					v = nullText(canon.EmailKey(get(rec, "email")))
 				case c == "domain_key":
-					v = nullText(ledger.DomainKey(get(rec, "domain")))
+					v = nullText(canon.DomainKey(get(rec, "domain")))
 				case c == "done":
 					v = 0
 					if truthy(get(rec, "done")) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"crmimport/ledger"
+	"crmimport/target"
 )
 
 // staleSkipsSQL: R3, a skip is a placeholder, not a verdict. For each
@@ -153,18 +154,11 @@ func (d *doctor) readyToTakeOver() error {
 // orphanSlotsSQL: R1 and R2, a created or matched slot names the target
 // row it wrote or found; a slot whose row is gone (or belongs to another
 // tenant) refuses every later claim, so the record is never written again.
-const orphanSlotsSQL = `
+var orphanSlotsSQL = `
 SELECT r.tenant_id, r.source, r.kind, r.source_id, coalesce(r.record_id, 0)
 FROM migration_records r
 WHERE r.action IN ('created', 'matched') AND (?1 = '' OR r.tenant_id = ?1)
-  AND (r.record_id IS NULL OR CASE r.kind
-    WHEN 'company'  THEN NOT EXISTS (SELECT 1 FROM companies  x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
-    WHEN 'contact'  THEN NOT EXISTS (SELECT 1 FROM contacts   x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
-    WHEN 'deal'     THEN NOT EXISTS (SELECT 1 FROM deals      x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
-    WHEN 'note'     THEN NOT EXISTS (SELECT 1 FROM notes      x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
-    WHEN 'activity' THEN NOT EXISTS (SELECT 1 FROM activities x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
-    WHEN 'email'    THEN NOT EXISTS (SELECT 1 FROM emails     x WHERE x.id = r.record_id AND x.tenant_id = r.tenant_id)
-  END)
+  AND (r.record_id IS NULL OR ` + target.MissingRow("r.kind", "r.record_id", "r.tenant_id") + `)
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
 
 func (d *doctor) orphanSlots() error {

@@ -14,6 +14,7 @@ import (
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
+	"crmimport/target"
 )
 
 // LoadSummary is what a load brought in.
@@ -616,46 +617,17 @@ func (l *loader) numberSlots(ctx context.Context) error {
 // visible text column, which says what the row is; NOT NULL columns are
 // filled by it.
 
-// maxRowIDSQL: the last id of a target table.
-var maxRowIDSQL = map[ledger.Kind]string{
-	ledger.Company:  `SELECT coalesce(max(id), 0) FROM companies`,
-	ledger.Contact:  `SELECT coalesce(max(id), 0) FROM contacts`,
-	ledger.Deal:     `SELECT coalesce(max(id), 0) FROM deals`,
-	ledger.Note:     `SELECT coalesce(max(id), 0) FROM notes`,
-	ledger.Activity: `SELECT coalesce(max(id), 0) FROM activities`,
-	ledger.Email:    `SELECT coalesce(max(id), 0) FROM emails`,
-}
+// placeholderRowsSQL: the placeholder rows of a kind's final slots, one
+// per record_id, with the tenant, source and source_id of the first slot
+// that names it (target.InsertPlaceholders writes the first of an id):
+// ?1 the kind, ?2 the dump, ?3 the time.
+const placeholderRowsSQL = `
+SELECT record_id AS id, tenant_id, '(loaded from a dump: ' || ?1 || ' ' || source_id || ')' AS label,
+       json_object('loaded_from_dump', ?2, 'source', source, 'source_id', source_id) AS extra, ?3 AS imported_at, line AS ord
+FROM dump_slots WHERE kind = ?1 AND record_id IS NOT NULL`
 
-// takenRowsSQL: the dump's record ids of a kind that its table already
-// holds.
-var takenRowsSQL = map[ledger.Kind]string{
-	ledger.Company:  `SELECT DISTINCT s.record_id FROM dump_slots s JOIN companies t ON t.id = s.record_id WHERE s.kind = 'company' ORDER BY 1`,
-	ledger.Contact:  `SELECT DISTINCT s.record_id FROM dump_slots s JOIN contacts t ON t.id = s.record_id WHERE s.kind = 'contact' ORDER BY 1`,
-	ledger.Deal:     `SELECT DISTINCT s.record_id FROM dump_slots s JOIN deals t ON t.id = s.record_id WHERE s.kind = 'deal' ORDER BY 1`,
-	ledger.Note:     `SELECT DISTINCT s.record_id FROM dump_slots s JOIN notes t ON t.id = s.record_id WHERE s.kind = 'note' ORDER BY 1`,
-	ledger.Activity: `SELECT DISTINCT s.record_id FROM dump_slots s JOIN activities t ON t.id = s.record_id WHERE s.kind = 'activity' ORDER BY 1`,
-	ledger.Email:    `SELECT DISTINCT s.record_id FROM dump_slots s JOIN emails t ON t.id = s.record_id WHERE s.kind = 'email' ORDER BY 1`,
-}
-
-// placeholderSQL inserts the placeholder rows of a kind, one per record_id,
-// with the tenant, source and source_id of the first slot that names it:
-// the slots after it that name the same row do nothing (the checks made
-// sure that no row of the dump is here already).
-var placeholderSQL = map[ledger.Kind]string{
-	ledger.Company:  `INSERT INTO companies (id, tenant_id, name, extra, imported_at, from_dump) ` + placeholderRows,
-	ledger.Contact:  `INSERT INTO contacts (id, tenant_id, last_name, extra, imported_at, from_dump) ` + placeholderRows,
-	ledger.Deal:     `INSERT INTO deals (id, tenant_id, name, extra, imported_at, from_dump) ` + placeholderRows,
-	ledger.Note:     `INSERT INTO notes (id, tenant_id, body, extra, imported_at, from_dump) ` + placeholderRows,
-	ledger.Activity: `INSERT INTO activities (id, tenant_id, subject, extra, imported_at, from_dump) ` + placeholderRows,
-	ledger.Email:    `INSERT INTO emails (id, tenant_id, subject, extra, imported_at, from_dump) ` + placeholderRows,
-}
-
-// placeholderRows: ?1 the kind, ?2 the dump, ?3 the time.
-const placeholderRows = `
-SELECT record_id, tenant_id, '(loaded from a dump: ' || ?1 || ' ' || source_id || ')',
-       json_object('loaded_from_dump', ?2, 'source', source, 'source_id', source_id), ?3, 1
-FROM dump_slots WHERE kind = ?1 AND record_id IS NOT NULL ORDER BY line
-ON CONFLICT (id) DO NOTHING`
+// dumpRowIDsSQL: the record ids the dump's final slots of a kind name.
+const dumpRowIDsSQL = `SELECT record_id AS id FROM dump_slots WHERE kind = ?`
 
 // numberRowsSQL gives the final slots of a kind that name no row the next
 // ids after ?2, in the order of the dump.
@@ -686,9 +658,9 @@ func (l *loader) numberRows(ctx context.Context) error {
 		if r == nil {
 			continue
 		}
-		var inTable int64
-		if err := l.tx.QueryRowContext(ctx, maxRowIDSQL[k]).Scan(&inTable); err != nil {
-			return fmt.Errorf("load: next %s id: %w", k, err)
+		inTable, err := target.MaxID(ctx, l.tx, k)
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
 		}
 		taken[k] = inTable > 0
 		if r.without == 0 {
@@ -718,11 +690,7 @@ func (l *loader) numberRows(ctx context.Context) error {
 			continue
 		}
 		ids := &IDs{}
-		err := l.each(ctx, takenRowsSQL[k], nil, func(s scanner) error {
-			var id int64
-			if err := s.Scan(&id); err != nil {
-				return err
-			}
+		err := target.Taken(ctx, l.tx, k, dumpRowIDsSQL, []any{string(k)}, func(id int64) error {
 			ids.add(id)
 			return nil
 		})
@@ -822,11 +790,7 @@ func (l *loader) writePlaceholders(ctx context.Context) error {
 		if l.rows[k] == nil {
 			continue
 		}
-		res, err := l.tx.ExecContext(ctx, placeholderSQL[k], string(k), l.dir, l.now)
-		if err != nil {
-			return fmt.Errorf("load placeholders of %s: %w", k.Table(), err)
-		}
-		n, err := res.RowsAffected()
+		n, err := target.InsertPlaceholders(ctx, l.tx, k, placeholderRowsSQL, []any{string(k), l.dir, l.now})
 		if err != nil {
 			return fmt.Errorf("load placeholders of %s: %w", k.Table(), err)
 		}

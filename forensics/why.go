@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"sort"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/target"
 )
 
 // Group is one line of the ledger grouped by kind, action, reason and run.
@@ -210,21 +212,6 @@ FROM record_failures f JOIN migrations m ON m.id = f.migration_id
 WHERE m.tenant_id = ?1 AND (?2 = '' OR f.kind = ?2) AND f.source_id = ?3
 ORDER BY f.id`
 
-// rowSQL reads a final slot's target row: whether it is there, and whether
-// it is a placeholder loaded from a dump.
-var rowSQL = map[ledger.Kind]string{
-	ledger.Company:  `SELECT from_dump FROM companies WHERE id = ? AND tenant_id = ?`,
-	ledger.Contact:  `SELECT from_dump FROM contacts WHERE id = ? AND tenant_id = ?`,
-	ledger.Deal:     `SELECT from_dump FROM deals WHERE id = ? AND tenant_id = ?`,
-	ledger.Note:     `SELECT from_dump FROM notes WHERE id = ? AND tenant_id = ?`,
-	ledger.Activity: `SELECT from_dump FROM activities WHERE id = ? AND tenant_id = ?`,
-	ledger.Email:    `SELECT from_dump FROM emails WHERE id = ? AND tenant_id = ?`,
-}
-
-// parentKinds maps the link fields a skip's detail names to their kinds
-// (R6: a note's contact_id is a contact).
-var parentKinds = map[string]ledger.Kind{"company_id": ledger.Company, "contact_id": ledger.Contact, "deal_id": ledger.Deal}
-
 // StoryOf tells the story of the tenant's record sourceID (of kind, or ""
 // for every kind).
 func StoryOf(ctx context.Context, db *sql.DB, e *phases.Engine, tenant string, kind ledger.Kind, sourceID string) (*Story, error) {
@@ -280,15 +267,11 @@ func (s *SlotStory) fill(ctx context.Context, db *sql.DB, tenant string, runs *r
 	}
 	s.Later, s.Parents = []RunRef{}, []ParentRef{}
 	if s.Row != nil {
-		var fromDump int
-		err := db.QueryRowContext(ctx, rowSQL[s.Kind], s.Row.ID, tenant).Scan(&fromDump)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			s.Row.Missing = true
-		case err != nil:
+		found, placeholder, err := target.RowState(ctx, db, s.Kind, s.Row.ID, tenant)
+		if err != nil {
 			return fmt.Errorf("ledger why: row of %s %s: %w", s.Kind, s.SourceID, err)
 		}
-		s.Row.Placeholder = fromDump == 1
+		s.Row.Missing, s.Row.Placeholder = !found, placeholder
 	}
 	later, err := db.QueryContext(ctx, laterRunsSQL, tenant, s.Source, string(s.Kind), s.RunID)
 	if err != nil {
@@ -329,7 +312,7 @@ func (s *SlotStory) fill(ctx context.Context, db *sql.DB, tenant string, runs *r
 	}
 	sort.Strings(fields)
 	for _, f := range fields {
-		k, ok := parentKinds[f]
+		k, ok := canon.KindOfLinkField(f)
 		if !ok {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -156,7 +157,7 @@ func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in
 		if r.notRecord || r.ID == "" || r.Err != nil {
 			return nil
 		}
-		if del, ok := parseBool(r.get("deleted")); ok && del {
+		if del, ok := canon.ParseBool(r.get("deleted")); ok && del {
 			return nil
 		}
 		var n string
@@ -209,7 +210,7 @@ func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in A
 			return nil
 		}
 		if js.deleted != "" {
-			if del, ok := parseBool(p.value(row.Cols, deletedCol)); ok && del {
+			if del, ok := canon.ParseBool(p.value(row.Cols, deletedCol)); ok && del {
 				return nil
 			}
 		}
@@ -229,7 +230,7 @@ func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in A
 		}
 		prefer := false
 		if js.prefer != "" {
-			prefer, _ = parseBool(p.value(row.Cols, preferCol))
+			prefer, _ = canon.ParseBool(p.value(row.Cols, preferCol))
 		}
 		list := idx.rows[key]
 		if prefer {

@@ -18,6 +18,7 @@ import (
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
+	"crmimport/target"
 )
 
 var benchContacts = flag.Int("import.contacts", 2000, "contacts in BenchmarkImport's generated export")
@@ -171,8 +172,9 @@ func BenchmarkWriteBatch(b *testing.B) {
 		require.NoError(b, err)
 		l := ledger.New(tx)
 		wr := &writer{ctx: ctx, tx: tx, ledger: l, run: run, now: time.Now(), imported: "2026-01-01T00:00:00.000000Z",
-			stmts: map[string]*sql.Stmt{}}
-		require.NoError(b, tx.QueryRowContext(ctx, nextIDSQL(ledger.Note)).Scan(&wr.next))
+			rows: target.NewWriter(tx, run.Tenant, "2026-01-01T00:00:00.000000Z"), stmts: map[string]*sql.Stmt{}}
+		wr.next, err = target.NextID(ctx, tx, ledger.Note)
+		require.NoError(b, err)
 		for c := 0; c < 5000; c += chunkSize {
 			ds := make([]decision, chunkSize)
 			for i := range ds {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -40,7 +41,7 @@ type decision struct {
 	detail    string // what a skip could not resolve (JSON), or ""
 	duplicate bool
 	unlinked  bool
-	values    Values
+	values    canon.Values
 	links     map[string]int64
 	extra     map[string]any
 	rowID     int64 // created: the id its row will have; matched: the row found
@@ -76,19 +77,19 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 		return d
 	}
 	// 4. Deleted in source: skipped.
-	if del, ok := parseBool(r.get("deleted")); ok && del {
+	if del, ok := canon.ParseBool(r.get("deleted")); ok && del {
 		d.outcome, d.reason = skipped, ReasonDeleted
 		return d
 	}
 	// 5. Invalid: failed.
-	for _, l := range parents(r.Kind) {
-		if why := mangledID(l.field, r.get(l.field)); why != "" {
+	for _, l := range canon.Parents(r.Kind) {
+		if why := canon.MangledID(l.Field, r.get(l.Field)); why != "" {
 			d.reason = why
 			return d
 		}
 	}
 	for _, l := range r.links() {
-		if why := mangledID(l.label, l.shown); why != "" && !l.byName {
+		if why := canon.MangledID(l.label, l.shown); why != "" && !l.byName {
 			d.reason = why
 			return d
 		}
@@ -110,27 +111,27 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 	}
 	// 7. Links, only through final slots (R6).
 	var unresolved map[string]string
-	for _, l := range parents(r.Kind) {
-		v := strings.TrimSpace(r.get(l.field))
+	for _, l := range canon.Parents(r.Kind) {
+		v := strings.TrimSpace(r.get(l.Field))
 		if v == "" {
 			continue
 		}
-		if rid, found := st.final(l.kind, v); found && rid > 0 {
+		if rid, found := st.final(l.Kind, v); found && rid > 0 {
 			if d.links == nil {
 				d.links = map[string]int64{}
 			}
-			d.links[l.field] = rid
+			d.links[l.Field] = rid
 			continue
 		}
 		if unresolved == nil {
 			unresolved = map[string]string{}
 		}
-		unresolved[l.field] = v
+		unresolved[l.Field] = v
 	}
 	if r.more != nil {
 		unresolved = resolveLinks(st, r.more.links, &d, unresolved)
 	}
-	if needsParent(r.Kind) && len(d.links) == 0 {
+	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
 		d.outcome, d.reason = skipped, ReasonNotLinked
 		if len(unresolved) > 0 {
 			b, _ := json.Marshal(unresolved)
@@ -152,7 +153,7 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 	// 8. Matched (R5), else created.
 	switch {
 	case r.Kind == ledger.Contact && p.MatchEmail:
-		key := ledger.EmailKey(asText(values.get("email")))
+		key := canon.EmailKey(values.Text("email"))
 		if id, ok := st.email(key); ok {
 			d.outcome, d.rowID = matched, id
 		} else {
@@ -160,7 +161,7 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 			st.addEmail(key, d.rowID)
 		}
 	case r.Kind == ledger.Company && p.MatchDomain:
-		key := ledger.DomainKey(asText(values.get("domain")))
+		key := canon.DomainKey(values.Text("domain"))
 		if id, ok := st.domain(key); ok {
 			d.outcome, d.rowID = matched, id
 		} else {
@@ -189,7 +190,7 @@ func badID(id string) string {
 	}
 	// An id a spreadsheet rewrote (9.91214E+15) is not an id: failed,
 	// reported, never imported as if it were one.
-	return mangledID("id", id)
+	return canon.MangledID("id", id)
 }
 
 // seenID is the id a record adds to the ids seen in this run (SPEC §4
@@ -219,7 +220,7 @@ func resolveLinks(st *stage, links []linkValue, d *decision, unresolved map[stri
 			continue
 		}
 		if l.id != "" {
-			if k, ok := kindOfLinkField(l.field); ok {
+			if k, ok := canon.KindOfLinkField(l.field); ok {
 				if rid, found := st.final(k, l.id); found && rid > 0 {
 					if d.links == nil {
 						d.links = map[string]int64{}
@@ -242,17 +243,4 @@ func resolveLinks(st *stage, links []linkValue, d *decision, unresolved map[stri
 		delete(unresolved, f)
 	}
 	return unresolved
-}
-
-// kindOfLinkField is the parent kind a link field points to.
-func kindOfLinkField(f string) (ledger.Kind, bool) {
-	switch f {
-	case "company_id":
-		return ledger.Company, true
-	case "contact_id":
-		return ledger.Contact, true
-	case "deal_id":
-		return ledger.Deal, true
-	}
-	return "", false
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -161,8 +162,9 @@ func TestResumeFailsWhenEarlierIDsCannotBeReread(t *testing.T) {
 // silently); before, the record imported without them.
 func TestExtraThatCannotBeJSONFailsTheRecord(t *testing.T) {
 	t.Parallel()
-	kf := newKindFields([]string{"id", "first_name"})
-	r := Record{Kind: ledger.Contact, ID: "c1", kf: kf, vals: []string{"c1", "Ann"}}
+	fs := canon.FieldsOf(ledger.Contact)
+	r := Record{Kind: ledger.Contact, ID: "c1", fields: fs, vals: make([]string, len(fs.Names))}
+	r.vals[fs.Index["id"]], r.vals[fs.Index["first_name"]] = "c1", "Ann"
 	r.addExtra("nested", Col{Name: "nested", Value: `{"broken":`, Nested: true})
 	r.prepare()
 	require.Contains(t, r.invalid, "extra columns cannot be kept as JSON")

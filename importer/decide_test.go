@@ -164,26 +164,6 @@ func TestExtraKeepsUnmappedColumns(t *testing.T) {
 	require.JSONEq(t, `{"Lead Source":"Fair","Lead Source#2":"Web","notes":"a, b"}`, extra)
 }
 
-func TestParseDate(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"2024-03-01":                "2024-03-01",
-		"2024-03-01T10:00:00Z":      "2024-03-01T10:00:00Z",
-		"2024-03-01T10:00:00+02:00": "2024-03-01T10:00:00+02:00",
-		"2024-03-01 10:00:00":       "2024-03-01T10:00:00",
-		"2024-03-01T10:00:00.250":   "2024-03-01T10:00:00.25",
-		"2024-03-01T10:00":          "2024-03-01T10:00:00",
-	} {
-		got, ok := parseDate(in)
-		require.True(t, ok, in)
-		require.Equal(t, want, got, in)
-	}
-	for _, bad := range []string{"2/5/24 1:51", "31/12/2024", "2024-13-01", "next Tuesday", "2024-02-30", "20240301"} {
-		_, ok := parseDate(bad)
-		require.False(t, ok, bad)
-	}
-}
-
 // TestOneImporterManyRuns: "earlier in this run" means this run: an
 // importer that runs an export twice finds it unchanged, not duplicated.
 func TestOneImporterManyRuns(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -123,14 +124,14 @@ func FuzzMapRow(f *testing.F) {
 			r := m.mapRow(row)
 			require.Equal(t, strings.TrimSpace(r.ID), r.ID)
 			require.Positive(t, r.Line)
-			require.Len(t, r.vals, len(p.Fields(k)))
+			require.Len(t, r.vals, len(canon.Fields(k)))
 			require.True(t, json.Valid([]byte(r.RawJSON())), r.RawJSON())
 			for _, l := range r.links() {
-				_, isField := kindOfLinkField(l.field)
+				_, isField := canon.KindOfLinkField(l.field)
 				require.True(t, isField || l.field == l.label, "link value %+v", l)
 				if isField {
-					lk, _ := kindOfLinkField(l.field)
-					require.True(t, isParent(k, lk), "%s links to %s", k, lk)
+					lk, _ := canon.KindOfLinkField(l.field)
+					require.True(t, canon.IsParent(k, lk), "%s links to %s", k, lk)
 				}
 			}
 			if r.notRecord {
@@ -140,7 +141,7 @@ func FuzzMapRow(f *testing.F) {
 			if r.extraJSON != "" {
 				require.True(t, json.Valid([]byte(r.extraJSON)), r.extraJSON)
 			}
-			require.True(t, r.invalid != "" || r.values.vals != nil)
+			require.True(t, r.invalid != "" || r.values.Valid())
 			if r.Kind != ledger.Kind(k) {
 				t.Fatalf("kind %s, want %s", r.Kind, k)
 			}

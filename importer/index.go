@@ -3,7 +3,9 @@ package importer
 import (
 	"context"
 
+	"crmimport/canon"
 	"crmimport/ledger"
+	"crmimport/target"
 )
 
 // runIndex is what the importer keeps in memory for one run, so that a
@@ -61,8 +63,8 @@ func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, re
 	keep := map[ledger.Kind]bool{}
 	for _, r := range append(remaining, k) {
 		keep[r] = true
-		for _, l := range parents(r) {
-			keep[l.kind] = true
+		for _, l := range canon.Parents(r) {
+			keep[l.Kind] = true
 		}
 	}
 	for kind := range x.finals {
@@ -104,7 +106,7 @@ func (x *runIndex) loadFinals(k ledger.Kind) *finalSet {
 func (x *runIndex) emailKeys() *idTable {
 	if x.emails == nil && x.err == nil {
 		t := newIDTable(0)
-		if x.err = ledger.LoadEmailKeys(x.ctx, x.q, x.tenant, t.put); x.err == nil {
+		if x.err = target.LoadEmailKeys(x.ctx, x.q, x.tenant, t.put); x.err == nil {
 			x.emails = t
 		}
 	}
@@ -114,7 +116,7 @@ func (x *runIndex) emailKeys() *idTable {
 func (x *runIndex) domainKeys() *idTable {
 	if x.domains == nil && x.err == nil {
 		t := newIDTable(0)
-		if x.err = ledger.LoadDomainKeys(x.ctx, x.q, x.tenant, t.put); x.err == nil {
+		if x.err = target.LoadDomainKeys(x.ctx, x.q, x.tenant, t.put); x.err == nil {
 			x.domains = t
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"crmimport/canon"
 )
 
 // linkValue is one value of a link column that is more than a plain link
@@ -70,7 +72,7 @@ func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
 			continue
 		}
 		if ls.kind != "" {
-			out = append(out, linkValue{field: linkField(ls.kind), label: label, id: id, shown: shown})
+			out = append(out, linkValue{field: canon.LinkField(ls.kind), label: label, id: id, shown: shown})
 			continue
 		}
 		v := linkValue{field: label, label: label, shown: shown} // a prefix no kind takes: kept as unresolved
@@ -80,7 +82,7 @@ func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
 				if pr.kind == "" {
 					ignore = true
 				} else {
-					v.field, v.id = linkField(pr.kind), id
+					v.field, v.id = canon.LinkField(pr.kind), id
 				}
 				break
 			}
@@ -96,7 +98,7 @@ func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
 // one record with that exact name is the link; none, or several, is no
 // link (never a guess), with a note saying so when several.
 func (m *mapper) byName(ls *linkSpec, label, name string) linkValue {
-	v := linkValue{field: linkField(ls.kind), label: label, shown: name, byName: true}
+	v := linkValue{field: canon.LinkField(ls.kind), label: label, shown: name, byName: true}
 	if m.aux == nil || m.aux.names[ls] == nil {
 		return v
 	}

@@ -117,19 +117,6 @@ type dateFormat struct {
 	hasTime bool
 }
 
-// canonicalFields are each kind's canonical fields in order (SPEC §4).
-var canonicalFields = map[ledger.Kind][]string{
-	ledger.Company:  {"id", "name", "domain", "phone", "industry", "created_at", "deleted"},
-	ledger.Contact:  {"id", "first_name", "last_name", "email", "phone", "title", "company_id", "created_at", "deleted"},
-	ledger.Deal:     {"id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "deleted"},
-	ledger.Note:     {"id", "body", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
-	ledger.Activity: {"id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
-	ledger.Email:    {"id", "subject", "body", "from", "to", "sent_at", "contact_id", "company_id", "deal_id", "deleted"},
-}
-
-// Fields returns the canonical fields of kind, in order.
-func (p *Profile) Fields(k ledger.Kind) []string { return canonicalFields[k] }
-
 // Text is the profile as written (YAML or JSON).
 func (p *Profile) Text() []byte { return append([]byte(nil), p.text...) }
 
@@ -316,41 +303,4 @@ func normaliseHeader(h string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// parents lists the link fields of a kind and the kind each points to (R6).
-func parents(k ledger.Kind) []link {
-	switch k {
-	case ledger.Contact:
-		return []link{{"company_id", ledger.Company}}
-	case ledger.Deal:
-		return []link{{"company_id", ledger.Company}, {"contact_id", ledger.Contact}}
-	case ledger.Note, ledger.Activity, ledger.Email:
-		return []link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}}
-	}
-	return nil
-}
-
-type link struct {
-	field string
-	kind  ledger.Kind
-}
-
-// linkField is the link field that points to parent kind k.
-func linkField(k ledger.Kind) string { return string(k) + "_id" }
-
-// isParent reports whether kind child may link to kind parent.
-func isParent(child, parent ledger.Kind) bool {
-	for _, l := range parents(child) {
-		if l.kind == parent {
-			return true
-		}
-	}
-	return false
-}
-
-// needsParent: a note, activity or email with no resolvable parent is
-// skipped (R6); a contact or deal imports with the link empty.
-func needsParent(k ledger.Kind) bool {
-	return k == ledger.Note || k == ledger.Activity || k == ledger.Email
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -319,8 +320,8 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 		case "fields":
 			for _, f := range l.mapping(e.val, join(at, "fields")) {
 				fat := join(at, "fields."+f.key)
-				if !contains(canonicalFields[k], f.key) {
-					l.fail(f.node, fat, "unknown field of %s (its fields: %s)", k, strings.Join(canonicalFields[k], ", "))
+				if !contains(canon.Fields(k), f.key) {
+					l.fail(f.node, fat, "unknown field of %s (its fields: %s)", k, strings.Join(canon.Fields(k), ", "))
 					continue
 				}
 				if fs := l.field(f.val, fat, f.key); fs != nil {
@@ -331,7 +332,7 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 				l.fail(e.val, join(at, "fields"), "no id: every kind says which column holds the record's id")
 			}
 			gives := map[string]string{}
-			for _, f := range canonicalFields[k] {
+			for _, f := range canon.Fields(k) {
 				if fs := ks.fields[f]; fs != nil {
 					for _, c := range fs.columns {
 						n := normaliseHeader(c)
@@ -364,7 +365,7 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only") {
 			switch e.key {
 			case "date_only":
-				if !dateFields[field] {
+				if !canon.IsDateField(field) {
 					l.fail(e.node, join(at, "date_only"), "%s is not a date", field)
 				}
 				if s, ok := l.str(e.val, join(at, "date_only")); ok {
@@ -448,7 +449,7 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 			case "defaults":
 				fsp.defaults = map[string]string{}
 				for _, d := range l.mapping(e.val, join(fat, "defaults")) {
-					if !contains(canonicalFields[k], d.key) || d.key == "id" {
+					if !contains(canon.Fields(k), d.key) || d.key == "id" {
 						l.fail(d.node, join(fat, "defaults."+d.key), "not a field of %s that can have a default", k)
 						continue
 					}
@@ -458,7 +459,7 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 				fsp.joins = l.joins(k, e.val, join(fat, "join"))
 			case "body_file":
 				if s, ok := l.str(e.val, join(fat, "body_file")); ok {
-					if !contains(canonicalFields[k], "body") {
+					if !contains(canon.Fields(k), "body") {
 						l.fail(e.node, join(fat, "body_file"), "%s has no body", k)
 					} else if err := checkBodyTemplate(s); err != nil {
 						l.fail(e.val, join(fat, "body_file"), "%v", err)
@@ -629,10 +630,10 @@ func (l *profileLoader) parentKind(child ledger.Kind, n *yaml.Node, at, s string
 		l.fail(n, at, "unknown kind %q (one of: company, contact, deal)", s)
 		return ""
 	}
-	if !isParent(child, k) {
+	if !canon.IsParent(child, k) {
 		var ps []string
-		for _, p := range parents(child) {
-			ps = append(ps, string(p.kind))
+		for _, p := range canon.Parents(child) {
+			ps = append(ps, string(p.Kind))
 		}
 		if len(ps) == 0 {
 			l.fail(n, at, "a %s links to nothing", child)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -40,8 +41,8 @@ func TestCanonicalProfileIsTheDocumentedLayout(t *testing.T) {
 		ks := p.kinds[k]
 		require.NotNil(t, ks, k)
 		require.Equal(t, []string{k.Plural() + ".csv", k.Plural() + ".json", k.Plural() + ".jsonl", k.Plural() + ".ndjson"}, p.FilePatterns(k))
-		require.Len(t, ks.fields, len(canonicalFields[k]), k)
-		for _, f := range canonicalFields[k] {
+		require.Len(t, ks.fields, len(canon.Fields(k)), k)
+		for _, f := range canon.Fields(k) {
 			require.Equal(t, []string{f}, ks.fields[f].columns, "%s.%s", k, f)
 		}
 		require.Empty(t, ks.links)

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -21,19 +21,19 @@ type Record struct {
 	Extra map[string]any // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
 	Err   *RowError      // the row could not be read as it is
 
-	kf   *kindFields // the kind's canonical fields
-	vals []string    // value as read per canonical field, in kf order
-	row  Row         // the row as read, for the raw row of a failure (RawJSON)
-	more *recordMore // what a profile adds beyond plain fields; nil for most records
+	fields *canon.FieldSet // the kind's canonical fields
+	vals   []string        // value as read per canonical field, in fields order
+	row    Row             // the row as read, for the raw row of a failure (RawJSON)
+	more   *recordMore     // what a profile adds beyond plain fields; nil for most records
 	// notRecord: the row is not a record of its kind (a profile's where),
 	// so it has no outcome; it still counts as read for the checkpoint.
 	notRecord bool
 
 	// What prepare works out ahead, off the writing goroutine.
 	prepared  bool
-	values    Values // the validated values to write
-	invalid   string // why the record is invalid, or ""
-	extraJSON string // Extra as JSON, or ""
+	values    canon.Values // the validated values to write
+	invalid   string       // why the record is invalid, or ""
+	extraJSON string       // Extra as JSON, or ""
 }
 
 // recordMore is what some profiles add to a record: kept out of Record
@@ -53,40 +53,24 @@ func (r *Record) links() []linkValue {
 
 // get is the value of canonical field f as read ("" when absent).
 func (r *Record) get(f string) string {
-	if i, ok := r.kf.index[f]; ok {
+	if i, ok := r.fields.Index[f]; ok {
 		return r.vals[i]
 	}
 	return ""
-}
-
-// kindFields are a kind's canonical fields, with what each one is.
-type kindFields struct {
-	names   []string
-	index   map[string]int
-	isValue []bool // an id, link, date, number, flag or address (see valueFields)
-}
-
-func newKindFields(names []string) *kindFields {
-	kf := &kindFields{names: names, index: map[string]int{}, isValue: make([]bool, len(names))}
-	for i, f := range names {
-		kf.index[f] = i
-		kf.isValue[i] = valueFields[f]
-	}
-	return kf
 }
 
 // mapper maps rows of one file of one kind onto canonical fields. What the
 // profile says is resolved once per file (valueFuncs, the columns each link
 // reads) and once per header (layout), not per row.
 type mapper struct {
-	kind  ledger.Kind
-	file  string
-	kf    *kindFields
-	p     *Profile
-	ks    *kindSpec
-	fs    *fileSpec         // the file's pattern, with its where, defaults, joins and body
-	index map[string]colRef // normalised column name -> the field it gives
-	last  *layout           // the column layout of the last row (CSV: the header)
+	kind   ledger.Kind
+	file   string
+	fields *canon.FieldSet
+	p      *Profile
+	ks     *kindSpec
+	fs     *fileSpec         // the file's pattern, with its where, defaults, joins and body
+	index  map[string]colRef // normalised column name -> the field it gives
+	last   *layout           // the column layout of the last row (CSV: the header)
 
 	xf         []valueFunc     // per field; nil when the profile changes no value
 	roots      map[string]bool // JSON keys whose objects are flattened into dotted columns
@@ -129,7 +113,7 @@ const (
 )
 
 func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
-	m := &mapper{kind: k, file: file, kf: newKindFields(p.Fields(k)), p: p, ks: p.kinds[k], index: map[string]colRef{}}
+	m := &mapper{kind: k, file: file, fields: canon.FieldsOf(k), p: p, ks: p.kinds[k], index: map[string]colRef{}}
 	if m.ks == nil {
 		m.ks = &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
 	}
@@ -137,7 +121,7 @@ func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
 	if m.fs == nil {
 		m.fs = &fileSpec{}
 	}
-	for i, f := range m.kf.names {
+	for i, f := range m.fields.Names {
 		fs := m.ks.fields[f]
 		if fs == nil {
 			continue
@@ -166,10 +150,10 @@ func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
 		m.special = true
 	}
 	m.body = parseTemplate(m.fs.bodyFile)
-	for i, f := range m.kf.names {
+	for i, f := range m.fields.Names {
 		if x := m.valueFunc(f); x != nil {
 			if m.xf == nil {
-				m.xf = make([]valueFunc, len(m.kf.names))
+				m.xf = make([]valueFunc, len(m.fields.Names))
 			}
 			m.xf[i] = x
 		}
@@ -255,7 +239,7 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 		l.alts = append(l.alts, altGroup{field: f, cols: keep})
 	}
 	sort.Slice(l.alts, func(a, b int) bool { return l.alts[a].field < l.alts[b].field })
-	if id := m.kf.index["id"]; byField[id] == nil {
+	if id := m.fields.Index["id"]; byField[id] == nil {
 		l.idMissing = true
 	}
 	if len(m.ks.links) > 0 {
@@ -305,7 +289,7 @@ func (m *mapper) checkHeader(header []string) error {
 	if i, j := l.repeated[0], l.repeated[1]; i >= 0 {
 		f := m.index[normaliseHeader(header[i])].field
 		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
-			"columns %d (%q) and %d (%q) both give %s: rename or remove one", i+1, header[i], j+1, header[j], m.kf.names[f])}
+			"columns %d (%q) and %d (%q) both give %s: rename or remove one", i+1, header[i], j+1, header[j], m.fields.Names[f])}
 	}
 	for wi, at := range l.whereCols {
 		if at < 0 {
@@ -359,7 +343,7 @@ func preview(h []string) string {
 // A repeated header keeps every value: the second "Phone" is "Phone#2",
 // counted by position whatever the values, as in the raw row.
 func (m *mapper) mapRow(row Row) Record {
-	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, kf: m.kf, vals: make([]string, len(m.kf.names)), row: row}
+	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, fields: m.fields, vals: make([]string, len(m.fields.Names)), row: row}
 	cols := row.Cols
 	if m.roots != nil {
 		cols = flatten(cols, m.roots)
@@ -371,7 +355,7 @@ func (m *mapper) mapRow(row Row) Record {
 			if c.Nested && r.Err == nil {
 				r.Err = m.nestedError(row.Line, f, v)
 			}
-			if m.kf.isValue[f] && emptySpelling(v) {
+			if m.fields.IsValue[f] && emptySpelling(v) {
 				v = ""
 			}
 			if m.xf != nil && m.xf[f] != nil {
@@ -416,7 +400,7 @@ func (m *mapper) nestedError(line, f int, v string) *RowError {
 	if strings.HasPrefix(v, "{") {
 		what = "object"
 	}
-	return &RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.kf.names[f], what)}
+	return &RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.fields.Names[f], what)}
 }
 
 // mapSpecial does what a profile asks beyond one column per field: the
@@ -438,7 +422,7 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 		for _, i := range g.cols {
 			c := cols[i]
 			v := c.Value
-			if m.kf.isValue[g.field] && emptySpelling(v) {
+			if m.fields.IsValue[g.field] && emptySpelling(v) {
 				v = ""
 			}
 			keep := false
@@ -459,7 +443,7 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 			}
 		}
 	}
-	for i, f := range m.kf.names {
+	for i, f := range m.fields.Names {
 		if strings.TrimSpace(r.vals[i]) != "" {
 			continue
 		}
@@ -471,7 +455,7 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 	}
 	var more recordMore
 	for li, ls := range m.ks.links {
-		if ls.byName && hasIDFor(more.links, linkField(ls.kind)) {
+		if ls.byName && hasIDFor(more.links, canon.LinkField(ls.kind)) {
 			continue // an id where there is one; the name only where there is none
 		}
 		for _, i := range l.linkCols[li] {
@@ -489,7 +473,7 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 	}
 	if len(m.fs.joins) > 0 && m.aux != nil {
 		for _, js := range m.fs.joins {
-			key := r.vals[m.kf.index["id"]]
+			key := r.vals[m.fields.Index["id"]]
 			if js.on != nil {
 				key = ""
 				for _, on := range js.on {
@@ -518,7 +502,7 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 // Extra columns that cannot be written fail the record: nothing in the
 // export is dropped silently (SPEC §4).
 func (r *Record) prepare() {
-	r.values, r.invalid = validate(*r)
+	r.values, r.invalid = canon.Validate(r.Kind, r.vals)
 	if len(r.Extra) > 0 {
 		b, err := json.Marshal(r.Extra)
 		if err != nil && r.invalid == "" {
@@ -538,7 +522,7 @@ func (m *mapper) prepare(r *Record) {
 		body, err := m.aux.readBody(r.more.body)
 		if err != nil {
 			bodyErr = err
-		} else if i, ok := r.kf.index["body"]; ok {
+		} else if i, ok := r.fields.Index["body"]; ok {
 			r.vals[i] = body
 		}
 	}
@@ -588,15 +572,6 @@ func rawJSON(row Row) string {
 
 func trimID(s string) string { return strings.TrimSpace(s) }
 
-// valueFields hold ids, links, dates, numbers, flags and addresses, where
-// an export's spellings of "nothing" mean empty. Free text (names, bodies,
-// phone numbers) is kept as written: somebody may be called Null.
-var valueFields = map[string]bool{
-	"id": true, "company_id": true, "contact_id": true, "deal_id": true,
-	"created_at": true, "close_date": true, "due_at": true, "sent_at": true,
-	"amount": true, "done": true, "deleted": true, "email": true, "domain": true, "from": true, "to": true,
-}
-
 // emptySpelling: the ways exports and spreadsheets write an empty value.
 func emptySpelling(s string) bool {
 	if len(s) > 8 {
@@ -607,20 +582,4 @@ func emptySpelling(s string) bool {
 		return true
 	}
 	return false
-}
-
-// excelNumber matches an id that a spreadsheet rewrote in scientific
-// notation (9.91214E+15): the digits it dropped are gone for good.
-var excelNumber = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?[eE][+-]?[0-9]+$`)
-
-// mangledID says why an id or link value cannot be trusted, or "".
-func mangledID(field, v string) string {
-	if !strings.ContainsAny(v, "Ee") {
-		return ""
-	}
-	if excelNumber.MatchString(strings.TrimSpace(v)) {
-		return fmt.Sprintf("%s %q looks like a number a spreadsheet rewrote in scientific notation: the real id is lost; "+
-			"export the file again and do not open it in a spreadsheet before importing", field, v)
-	}
-	return ""
 }

@@ -15,6 +15,7 @@ import (
 
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/target"
 )
 
 // DefaultBatchSize is how many records commit together with their
@@ -464,11 +465,13 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	l := ledger.New(tx)
 	defer l.Close()
 	now := w.imp.Engine.Now()
+	imported := ledger.FormatTime(now)
 	wr := &writer{ctx: ctx, tx: tx, ledger: l, run: w.run, task: w.task, now: now,
-		imported: ledger.FormatTime(now), stmts: map[string]*sql.Stmt{}}
+		imported: imported, rows: target.NewWriter(tx, w.run.Tenant, imported), stmts: map[string]*sql.Stmt{}}
 	defer wr.close()
-	if err := tx.QueryRowContext(ctx, nextIDSQL(w.task.Kind)).Scan(&wr.next); err != nil {
-		return phases.Batch{}, fmt.Errorf("next %s id: %w", w.task.Kind, err)
+	var err error
+	if wr.next, err = target.NextID(ctx, tx, w.task.Kind); err != nil {
+		return phases.Batch{}, err
 	}
 	w.idx.ctx, w.idx.q = ctx, tx // what the index loads on first need, it reads in this batch
 	st := newStage(w.idx, w.task.Kind)

@@ -7,6 +7,8 @@ package importer
 import (
 	"strings"
 	"time"
+
+	"crmimport/canon"
 )
 
 // valueFunc turns a value as read into the canonical spelling a profile
@@ -65,7 +67,7 @@ func (m *mapper) valueFunc(f string) valueFunc {
 			return v, false
 		})
 	}
-	if dateFields[f] && len(p.dates) > 0 {
+	if canon.IsDateField(f) && len(p.dates) > 0 {
 		formats := p.dates
 		steps = append(steps, func(v string) (string, bool) { return profileDate(formats, v), false })
 	}
@@ -103,7 +105,7 @@ func profileDate(formats []dateFormat, v string) string {
 	if s == "" {
 		return v
 	}
-	if _, ok := parseDate(s); ok {
+	if _, ok := canon.ParseDate(s); ok {
 		return v
 	}
 	for _, f := range formats {

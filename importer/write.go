@@ -12,103 +12,16 @@ import (
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
+	"crmimport/target"
 )
 
-// The target rows, written many per statement. They are written only from
-// inside ledger.Record, after their slots' claims have won (R1), with the
-// ids the slots name.
-
-// columns are each target table's columns as this package writes them.
-var columns = map[ledger.Kind][]string{
-	ledger.Company:  {"id", "tenant_id", "name", "domain", "domain_key", "phone", "industry", "created_at", "extra", "imported_at"},
-	ledger.Contact:  {"id", "tenant_id", "first_name", "last_name", "email", "email_key", "phone", "title", "company_id", "created_at", "extra", "imported_at"},
-	ledger.Deal:     {"id", "tenant_id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "extra", "imported_at"},
-	ledger.Note:     {"id", "tenant_id", "body", "contact_id", "company_id", "deal_id", "created_at", "extra", "imported_at"},
-	ledger.Activity: {"id", "tenant_id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "extra", "imported_at"},
-	ledger.Email:    {"id", "tenant_id", "subject", "body", `"from"`, `"to"`, "sent_at", "contact_id", "company_id", "deal_id", "extra", "imported_at"},
-}
-
-// insertSQL inserts n rows of kind. What every row of a batch shares —
-// the tenant (?1) and the time of the import (?2) — is bound once; each row
-// binds the rest:
-//
-//	INSERT INTO table (columns) SELECT column1, ?1, column2, …, ?2 FROM (VALUES (?, …), …) WHERE true
-//
-// The text is built from the constants above only.
-func insertSQL(k ledger.Kind, n int) string {
-	cols := columns[k]
-	var sel []string
-	per := 0
-	for _, c := range cols {
-		switch c {
-		case "tenant_id":
-			sel = append(sel, "?1")
-		case "imported_at":
-			sel = append(sel, "?2")
-		default:
-			per++
-			sel = append(sel, fmt.Sprintf("column%d", per))
-		}
-	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", per), ", ") + ")"
-	return "INSERT INTO " + k.Table() + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(sel, ", ") +
-		" FROM (VALUES " + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + ") WHERE true"
-}
-
-// rowArgs appends the values of a created record's row, in column order,
-// but for the tenant and the time of the import (bound once: insertSQL).
-func rowArgs(args []any, d *decision) ([]any, error) {
-	v := d.values
-	link := func(f string) any {
-		if id, ok := d.links[f]; ok {
-			return id
-		}
-		return nil
-	}
-	var extra any
-	switch {
-	case !d.unlinked && d.rec.extraJSON != "":
-		extra = d.rec.extraJSON // made ahead by prepare
-	case len(d.extra) > 0:
-		b, err := json.Marshal(d.extra)
-		if err != nil {
-			return nil, err
-		}
-		extra = string(b)
-	}
-	args = append(args, d.rowID)
-	switch d.rec.Kind {
-	case ledger.Company:
-		args = append(args, v.get("name"), v.get("domain"), nullIfEmpty(ledger.DomainKey(asText(v.get("domain")))), v.get("phone"), v.get("industry"), v.get("created_at"))
-	case ledger.Contact:
-		args = append(args, v.get("first_name"), v.get("last_name"), v.get("email"), nullIfEmpty(ledger.EmailKey(asText(v.get("email")))), v.get("phone"),
-			v.get("title"), link("company_id"), v.get("created_at"))
-	case ledger.Deal:
-		args = append(args, v.get("name"), v.get("amount"), v.get("currency"), v.get("stage"), v.get("close_date"),
-			link("company_id"), link("contact_id"), v.get("created_at"))
-	case ledger.Note:
-		args = append(args, v.get("body"), link("contact_id"), link("company_id"), link("deal_id"), v.get("created_at"))
-	case ledger.Activity:
-		done := 0
-		if b, _ := v.get("done").(bool); b {
-			done = 1
-		}
-		args = append(args, v.get("type"), v.get("subject"), v.get("body"), v.get("due_at"), done,
-			link("contact_id"), link("company_id"), link("deal_id"), v.get("created_at"))
-	case ledger.Email:
-		args = append(args, v.get("subject"), v.get("body"), v.get("from"), v.get("to"), v.get("sent_at"),
-			link("contact_id"), link("company_id"), link("deal_id"))
-	}
-	return append(args, extra), nil
-}
+// A batch's decisions are written in its transaction: the created rows by
+// target.Writer, only from inside ledger.Record after their slots' claims
+// have won (R1), with the ids the slots name; the failures to
+// record_failures (R4).
 
 const insertFailuresHead = `INSERT INTO record_failures (migration_id, task_id, kind, source_id, file, line, reason, raw) VALUES `
 const failureTuple = `(?, ?, ?, ?, ?, ?, ?, ?)`
-
-// maxIDSQL gives the next free row id of each target table, read inside the
-// batch's transaction (which holds the write lock), so that ids given out
-// in memory never meet another process's rows.
-func nextIDSQL(k ledger.Kind) string { return "SELECT coalesce(max(id), 0) + 1 FROM " + k.Table() }
 
 // writer writes one batch's decisions inside its transaction.
 type writer struct {
@@ -120,6 +33,7 @@ type writer struct {
 	now      time.Time
 	imported string // now, as written to imported_at
 	next     int64  // the next row id of the task's table
+	rows     *target.Writer
 	stmts    map[string]*sql.Stmt
 }
 
@@ -136,6 +50,7 @@ func (w *writer) stmt(query string) (*sql.Stmt, error) {
 }
 
 func (w *writer) close() {
+	w.rows.Close()
 	for q, s := range w.stmts {
 		s.Close()
 		delete(w.stmts, q)
@@ -194,37 +109,37 @@ func (w *writer) slot(d *decision, a ledger.Action) ledger.Slot {
 	return s
 }
 
-// rowChunk is how many rows one insert statement holds.
+// rowChunk is how many failures one insert statement holds.
 const rowChunk = 256
 
+// insertRows writes the rows of the created decisions.
 func (w *writer) insertRows(ds []decision) error {
-	var todo []*decision
+	var rows []target.Row
 	for i := range ds {
-		if ds[i].outcome == created {
-			todo = append(todo, &ds[i])
+		d := &ds[i]
+		if d.outcome != created {
+			continue
 		}
-	}
-	for start := 0; start < len(todo); start += rowChunk {
-		chunk := todo[start:min(start+rowChunk, len(todo))]
-		st, err := w.stmt(insertSQL(chunk[0].rec.Kind, len(chunk)))
-		if err != nil {
-			return fmt.Errorf("prepare insert %s: %w", chunk[0].rec.Kind.Plural(), err)
-		}
-		args := make([]any, 0, 2+len(chunk)*len(columns[chunk[0].rec.Kind]))
-		args = append(args, w.run.Tenant, w.imported)
-		for _, d := range chunk {
-			if args, err = rowArgs(args, d); err != nil {
-				return err
+		extra := d.rec.extraJSON // made ahead by prepare
+		if d.unlinked || extra == "" {
+			if len(d.extra) == 0 {
+				extra = ""
+			} else {
+				b, err := json.Marshal(d.extra)
+				if err != nil {
+					return err
+				}
+				extra = string(b)
 			}
 		}
-		if _, err := st.ExecContext(w.ctx, args...); err != nil {
-			return err
-		}
+		rows = append(rows, target.Row{Kind: d.rec.Kind, ID: d.rowID, Values: d.values, Links: d.links, Extra: extra})
 	}
-	return nil
+	if len(rows) == 0 {
+		return nil
+	}
+	return w.rows.Insert(w.ctx, rows)
 }
 
-// insertFailures writes failed records (R4), in the batch's transaction.
 func (w *writer) insertFailures(fs []*decision) error {
 	for start := 0; start < len(fs); start += rowChunk {
 		chunk := fs[start:min(start+rowChunk, len(fs))]
@@ -235,7 +150,11 @@ func (w *writer) insertFailures(fs []*decision) error {
 		args := make([]any, 0, 8*len(chunk))
 		for _, d := range chunk {
 			r := d.rec
-			args = append(args, w.run.ID, w.task.ID, string(r.Kind), nullIfEmpty(r.ID), r.File, r.Line, d.reason, r.RawJSON())
+			var id any
+			if r.ID != "" {
+				id = r.ID
+			}
+			args = append(args, w.run.ID, w.task.ID, string(r.Kind), id, r.File, r.Line, d.reason, r.RawJSON())
 		}
 		if _, err := st.ExecContext(w.ctx, args...); err != nil {
 			return fmt.Errorf("record failures of %s: %w", w.task.Kind.Plural(), err)

@@ -11,8 +11,8 @@
 //   - R3 A skip is a placeholder, not a verdict: the claim statement takes a
 //     skipped slot over, whatever comes next, refreshing reason, owner and time.
 //   - R4 Failures claim nothing (callers write record_failures instead).
-//   - R5 Matched means found, not made: LoadEmailKeys and LoadDomainKeys
-//     read the natural keys of the tenant's rows (the oldest row per key).
+//   - R5 Matched means found, not made: a matched slot names the row that
+//     was found (the natural keys are canon's, the rows target's).
 //   - R6 Links resolve through the ledger: LoadFinal reads final slots only,
 //     which the importer keeps in memory for links and for "already there".
 //

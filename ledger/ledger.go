@@ -262,27 +262,6 @@ func LoadFinal(ctx context.Context, q Querier, tenant, source string, kind Kind,
 	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), finalsSQL, add, tenant, source, string(kind))
 }
 
-// emailKeysSQL: R5, a contact is found by its email key among the tenant's
-// rows, from any source; with several, the oldest.
-const emailKeysSQL = `
-SELECT email_key, min(id) FROM contacts WHERE tenant_id = ? AND email_key IS NOT NULL GROUP BY email_key`
-
-// LoadEmailKeys calls add for every email key of the tenant's contacts with
-// the oldest contact that has it.
-func LoadEmailKeys(ctx context.Context, q Querier, tenant string, add func(key string, id int64)) error {
-	return each(ctx, q, "read email keys", emailKeysSQL, add, tenant)
-}
-
-// domainKeysSQL: R5, a company is found by its domain key.
-const domainKeysSQL = `
-SELECT domain_key, min(id) FROM companies WHERE tenant_id = ? AND domain_key IS NOT NULL GROUP BY domain_key`
-
-// LoadDomainKeys calls add for every domain key of the tenant's companies
-// with the oldest company that has it.
-func LoadDomainKeys(ctx context.Context, q Querier, tenant string, add func(key string, id int64)) error {
-	return each(ctx, q, "read domain keys", domainKeysSQL, add, tenant)
-}
-
 func each(ctx context.Context, q Querier, what, query string, add func(string, int64), args ...any) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {

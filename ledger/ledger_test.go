@@ -287,48 +287,6 @@ func TestLoadFinalSeesOnlyFinalSlots(t *testing.T) {
 	require.Empty(t, none)
 }
 
-// TestNaturalKeys: R5, natural keys of the tenant's rows, the oldest row
-// per key, never another tenant's, never an empty key.
-func TestNaturalKeys(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	db := openDB(t)
-	_, err := db.Exec(`INSERT INTO contacts (id, tenant_id, email, email_key, imported_at) VALUES
-		(10, 'acme', 'Ann@Example.com', 'ann@example.com', 'now'),
-		(11, 'acme', 'ann@example.com', 'ann@example.com', 'now'),
-		(12, 'globex', 'bob@example.com', 'bob@example.com', 'now'),
-		(13, 'acme', '', NULL, 'now')`)
-	require.NoError(t, err)
-	_, err = db.Exec(`INSERT INTO companies (id, tenant_id, name, domain, domain_key, imported_at) VALUES
-		(20, 'acme', 'Acme', 'https://www.Acme.example/about', 'acme.example', 'now')`)
-	require.NoError(t, err)
-	emails := map[string]int64{}
-	require.NoError(t, ledger.LoadEmailKeys(ctx, db, "acme", func(k string, id int64) { emails[k] = id }))
-	require.Equal(t, map[string]int64{"ann@example.com": 10}, emails)
-	domains := map[string]int64{}
-	require.NoError(t, ledger.LoadDomainKeys(ctx, db, "acme", func(k string, id int64) { domains[k] = id }))
-	require.Equal(t, map[string]int64{"acme.example": 20}, domains)
-	require.Equal(t, ledger.DomainKey("http://acme.EXAMPLE"), "acme.example")
-}
-
-func TestDomainKey(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"acme.example":                      "acme.example",
-		"  ACME.example ":                   "acme.example",
-		"https://www.acme.example/":         "acme.example",
-		"http://WWW.Acme.Example/contact?x": "acme.example",
-		"www.acme.example:8080":             "acme.example",
-		"acme.example.":                     "acme.example",
-		"info@acme.example":                 "acme.example",
-		"":                                  "",
-		"wwwacme.example":                   "wwwacme.example",
-	} {
-		require.Equal(t, want, ledger.DomainKey(in), in)
-	}
-	require.Equal(t, "ann@example.com", ledger.EmailKey(" Ann@Example.COM\t"))
-}
-
 func TestParseKind(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]ledger.Kind{"contacts": ledger.Contact, "Contact": ledger.Contact,

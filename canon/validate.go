@@ -1,8 +1,9 @@
-package importer
+package canon
 
 import (
 	"fmt"
 	"net/mail"
+	"regexp"
 	"strings"
 	"time"
 
@@ -10,33 +11,55 @@ import (
 )
 
 // Values are a record's fields after validation, ready to write: one per
-// canonical field of its kind, in order; nil for none.
+// canonical field of its kind, in order; nil for none. A date is its
+// normalised text, a flag a bool, an amount its decimal text, any other
+// field its text.
 type Values struct {
-	kf   *kindFields
+	fs   *FieldSet
 	vals []any
 }
 
-// get is the value of canonical field f (nil for none).
-func (v Values) get(f string) any {
-	if i, ok := v.kf.index[f]; ok && v.vals != nil {
+// Get is the value of canonical field f (nil for none).
+func (v Values) Get(f string) any {
+	if v.fs == nil {
+		return nil
+	}
+	if i, ok := v.fs.Index[f]; ok && v.vals != nil {
 		return v.vals[i]
 	}
 	return nil
 }
 
-// dateFields are the fields that hold a date or a date-time.
-var dateFields = map[string]bool{"created_at": true, "close_date": true, "due_at": true, "sent_at": true}
+// Valid reports whether v holds a validated record's values (the zero
+// Values holds none).
+func (v Values) Valid() bool { return v.vals != nil }
 
-const dateHint = "(expected ISO 8601, e.g. 2024-03-01 or 2024-03-01T10:00:00Z)"
+// Text is the value of field f as text ("" for none, or for a value that
+// is not text).
+func (v Values) Text(f string) string {
+	s, _ := v.Get(f).(string)
+	return s
+}
 
-// validate checks a record of the canonical format (SPEC §4, "Fails") and
+// DateHint says what a date looks like.
+const DateHint = "(expected ISO 8601, e.g. 2024-03-01 or 2024-03-01T10:00:00Z)"
+
+// Validate checks a record of kind k of the canonical format (SPEC §4,
+// "Fails") — vals holds one string per field of FieldsOf(k), as read — and
 // returns its values to write, or the reason it fails. Fields are checked
 // in their canonical order, so that a record with two faults always gives
 // the same reason.
-func validate(r Record) (Values, string) {
-	v := Values{kf: r.kf, vals: make([]any, len(r.vals))}
-	for i, f := range r.kf.names {
-		raw := r.vals[i]
+func Validate(k ledger.Kind, vals []string) (Values, string) {
+	fs := FieldsOf(k)
+	get := func(f string) string {
+		if i, ok := fs.Index[f]; ok {
+			return vals[i]
+		}
+		return ""
+	}
+	v := Values{fs: fs, vals: make([]any, len(vals))}
+	for i, f := range fs.Names {
+		raw := vals[i]
 		if f == "id" || f == "deleted" || strings.HasSuffix(f, "_id") {
 			continue
 		}
@@ -45,18 +68,18 @@ func validate(r Record) (Values, string) {
 		case s == "" && f != "done":
 			continue
 		case dateFields[f]:
-			d, ok := parseDate(s)
+			d, ok := ParseDate(s)
 			if !ok {
-				return Values{}, fmt.Sprintf("%s %q is not a date %s", f, s, dateHint)
+				return Values{}, fmt.Sprintf("%s %q is not a date %s", f, s, DateHint)
 			}
 			v.vals[i] = d
 		case f == "amount":
-			if !isAmount(s) {
+			if !IsAmount(s) {
 				return Values{}, fmt.Sprintf("amount %q is not a number (use digits and a dot, e.g. 12000.50)", s)
 			}
 			v.vals[i] = s
 		case f == "done":
-			b, ok := parseBool(s)
+			b, ok := ParseBool(s)
 			if !ok {
 				return Values{}, fmt.Sprintf("done %q is not true or false", s)
 			}
@@ -67,30 +90,30 @@ func validate(r Record) (Values, string) {
 			v.vals[i] = s
 		}
 	}
-	if d := strings.TrimSpace(r.get("deleted")); d != "" {
-		if _, ok := parseBool(d); !ok {
+	if d := strings.TrimSpace(get("deleted")); d != "" {
+		if _, ok := ParseBool(d); !ok {
 			return Values{}, fmt.Sprintf("deleted %q is not true or false", d)
 		}
 	}
-	switch r.Kind {
+	switch k {
 	case ledger.Company, ledger.Deal:
-		if v.get("name") == nil {
-			return Values{}, fmt.Sprintf("%s has no name", r.Kind)
+		if v.Get("name") == nil {
+			return Values{}, fmt.Sprintf("%s has no name", k)
 		}
 	case ledger.Contact:
-		email := strings.TrimSpace(r.get("email"))
-		if v.get("first_name") == nil && v.get("last_name") == nil && email == "" {
+		email := strings.TrimSpace(get("email"))
+		if v.Get("first_name") == nil && v.Get("last_name") == nil && email == "" {
 			return Values{}, "contact has neither a name nor an email"
 		}
-		if email != "" && !isAddress(email) {
+		if email != "" && !IsAddress(email) {
 			return Values{}, fmt.Sprintf("email %q is not an email address", email)
 		}
 	}
 	return v, ""
 }
 
-// isAmount: a plain decimal number, such as 1200, -3.5 or .5.
-func isAmount(s string) bool {
+// IsAmount: a plain decimal number, such as 1200, -3.5 or .5.
+func IsAmount(s string) bool {
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		s = s[1:]
 	}
@@ -108,20 +131,14 @@ func isAmount(s string) bool {
 	return digits > 0
 }
 
-func isAddress(s string) bool {
+// IsAddress: an email address alone, such as ann@example.com.
+func IsAddress(s string) bool {
 	a, err := mail.ParseAddress(s)
 	return err == nil && a.Name == "" && a.Address == s && strings.Contains(a.Address, "@")
 }
 
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// parseBool reads the spellings of a flag; empty is false.
-func parseBool(s string) (bool, bool) {
+// ParseBool reads the spellings of a flag; empty is false.
+func ParseBool(s string) (bool, bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "0", "false", "f", "no", "n":
 		return false, true
@@ -131,11 +148,11 @@ func parseBool(s string) (bool, bool) {
 	return false, false
 }
 
-// parseDate reads an ISO 8601 date or date-time and writes it back in one
+// ParseDate reads an ISO 8601 date or date-time and writes it back in one
 // form: a date as 2006-01-02, a date-time as 2006-01-02T15:04:05 with its
 // fraction and zone when given. The layout is chosen by the value's shape,
 // so that a valid value is parsed once.
-func parseDate(s string) (string, bool) {
+func ParseDate(s string) (string, bool) {
 	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
 		return "", false
 	}
@@ -171,4 +188,20 @@ func parseDate(s string) (string, bool) {
 	// time.Parse takes a fraction of seconds after the seconds even when the
 	// layout has none.
 	return t.Format("2006-01-02T15:04:05.999999999"), true
+}
+
+// excelNumber matches an id that a spreadsheet rewrote in scientific
+// notation (9.91214E+15): the digits it dropped are gone for good.
+var excelNumber = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?[eE][+-]?[0-9]+$`)
+
+// MangledID says why an id or link value cannot be trusted, or "".
+func MangledID(field, v string) string {
+	if !strings.ContainsAny(v, "Ee") {
+		return ""
+	}
+	if excelNumber.MatchString(strings.TrimSpace(v)) {
+		return fmt.Sprintf("%s %q looks like a number a spreadsheet rewrote in scientific notation: the real id is lost; "+
+			"export the file again and do not open it in a spreadsheet before importing", field, v)
+	}
+	return ""
 }

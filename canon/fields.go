@@ -1,0 +1,120 @@
+package canon
+
+import "crmimport/ledger"
+
+// fields are each kind's canonical fields in order (SPEC §4).
+var fields = map[ledger.Kind][]string{
+	ledger.Company:  {"id", "name", "domain", "phone", "industry", "created_at", "deleted"},
+	ledger.Contact:  {"id", "first_name", "last_name", "email", "phone", "title", "company_id", "created_at", "deleted"},
+	ledger.Deal:     {"id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "deleted"},
+	ledger.Note:     {"id", "body", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
+	ledger.Activity: {"id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
+	ledger.Email:    {"id", "subject", "body", "from", "to", "sent_at", "contact_id", "company_id", "deal_id", "deleted"},
+}
+
+// Fields returns the canonical fields of kind k, in order.
+func Fields(k ledger.Kind) []string { return append([]string(nil), fields[k]...) }
+
+// HasField reports whether f is a canonical field of kind k.
+func HasField(k ledger.Kind, f string) bool {
+	for _, g := range fields[k] {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// FieldSet is a kind's canonical fields with where each one is and what it
+// holds: the shape of a record's values, one string per field.
+type FieldSet struct {
+	Names   []string
+	Index   map[string]int
+	IsValue []bool // see IsValueField
+}
+
+var fieldSets = func() map[ledger.Kind]*FieldSet {
+	out := map[ledger.Kind]*FieldSet{}
+	for k, names := range fields {
+		fs := &FieldSet{Names: names, Index: map[string]int{}, IsValue: make([]bool, len(names))}
+		for i, f := range names {
+			fs.Index[f] = i
+			fs.IsValue[i] = valueFields[f]
+		}
+		out[k] = fs
+	}
+	return out
+}()
+
+// FieldsOf is the FieldSet of kind k, shared: never change it.
+func FieldsOf(k ledger.Kind) *FieldSet { return fieldSets[k] }
+
+// valueFields hold ids, links, dates, numbers, flags and addresses, where
+// an export's spellings of "nothing" mean empty. Free text (names, bodies,
+// phone numbers) is kept as written: somebody may be called Null.
+var valueFields = map[string]bool{
+	"id": true, "company_id": true, "contact_id": true, "deal_id": true,
+	"created_at": true, "close_date": true, "due_at": true, "sent_at": true,
+	"amount": true, "done": true, "deleted": true, "email": true, "domain": true, "from": true, "to": true,
+}
+
+// IsValueField reports whether f holds a value rather than free text.
+func IsValueField(f string) bool { return valueFields[f] }
+
+// dateFields are the fields that hold a date or a date-time.
+var dateFields = map[string]bool{"created_at": true, "close_date": true, "due_at": true, "sent_at": true}
+
+// IsDateField reports whether f holds a date or a date-time.
+func IsDateField(f string) bool { return dateFields[f] }
+
+// IsFlagField reports whether f holds true or false.
+func IsFlagField(f string) bool { return f == "done" || f == "deleted" }
+
+// Link is a link field of a kind and the parent kind it points to (R6).
+type Link struct {
+	Field string
+	Kind  ledger.Kind
+}
+
+// Parents lists the link fields of kind k, in the order a link is looked
+// for (R6).
+func Parents(k ledger.Kind) []Link {
+	switch k {
+	case ledger.Contact:
+		return []Link{{"company_id", ledger.Company}}
+	case ledger.Deal:
+		return []Link{{"company_id", ledger.Company}, {"contact_id", ledger.Contact}}
+	case ledger.Note, ledger.Activity, ledger.Email:
+		return []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}}
+	}
+	return nil
+}
+
+// LinkField is the link field that points to parent kind k.
+func LinkField(k ledger.Kind) string { return string(k) + "_id" }
+
+// KindOfLinkField is the parent kind a link field points to.
+func KindOfLinkField(f string) (ledger.Kind, bool) {
+	for _, k := range []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal} {
+		if f == LinkField(k) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// IsParent reports whether kind child may link to kind parent.
+func IsParent(child, parent ledger.Kind) bool {
+	for _, l := range Parents(child) {
+		if l.Kind == parent {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsParent: a note, activity or email with no resolvable parent is
+// skipped (R6); a contact or deal imports with the link empty.
+func NeedsParent(k ledger.Kind) bool {
+	return k == ledger.Note || k == ledger.Activity || k == ledger.Email
+}

@@ -1,0 +1,44 @@
+package target
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"crmimport/ledger"
+)
+
+// ChildrenFirst is the order in which rows are taken back (SPEC §10, R16):
+// activities and emails, notes, deals, contacts, companies — every row
+// before the rows it links to, so that every foreign key holds at every
+// commit.
+func ChildrenFirst() []ledger.Kind {
+	return []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, ledger.Company}
+}
+
+// Delete removes tenant's rows of kind with the ids given, in chunks, and
+// returns how many it removed. A row that another row still links to is
+// refused by its foreign key: the caller takes children back first.
+func Delete(ctx context.Context, tx *sql.Tx, k ledger.Kind, tenant string, ids []int64) (int64, error) {
+	var n int64
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		q := "DELETE FROM " + k.Table() + " WHERE tenant_id = ? AND id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(part)), ", ") + ")"
+		args := make([]any, 0, 1+len(part))
+		args = append(args, tenant)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return n, fmt.Errorf("delete %s rows: %w", k.Plural(), err)
+		}
+		m, err := res.RowsAffected()
+		if err != nil {
+			return n, fmt.Errorf("delete %s rows: %w", k.Plural(), err)
+		}
+		n += m
+	}
+	return n, nil
+}

@@ -1,0 +1,168 @@
+package target
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"crmimport/canon"
+	"crmimport/ledger"
+)
+
+// Row is one created record's row.
+type Row struct {
+	Kind   ledger.Kind
+	ID     int64            // the id its slot names
+	Values canon.Values     // its validated fields
+	Links  map[string]int64 // link field -> the parent's row id
+	Extra  string           // the columns nothing mapped, as JSON; "" for none
+}
+
+// columns are each target table's columns as Writer writes them.
+var columns = map[ledger.Kind][]string{
+	ledger.Company:  {"id", "tenant_id", "name", "domain", "domain_key", "phone", "industry", "created_at", "extra", "imported_at"},
+	ledger.Contact:  {"id", "tenant_id", "first_name", "last_name", "email", "email_key", "phone", "title", "company_id", "created_at", "extra", "imported_at"},
+	ledger.Deal:     {"id", "tenant_id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "extra", "imported_at"},
+	ledger.Note:     {"id", "tenant_id", "body", "contact_id", "company_id", "deal_id", "created_at", "extra", "imported_at"},
+	ledger.Activity: {"id", "tenant_id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "extra", "imported_at"},
+	ledger.Email:    {"id", "tenant_id", "subject", "body", `"from"`, `"to"`, "sent_at", "contact_id", "company_id", "deal_id", "extra", "imported_at"},
+}
+
+// insertSQL inserts n rows of kind. What every row of a batch shares —
+// the tenant (?1) and the time of the import (?2) — is bound once; each row
+// binds the rest:
+//
+//	INSERT INTO table (columns) SELECT column1, ?1, column2, …, ?2 FROM (VALUES (?, …), …) WHERE true
+//
+// The text is built from the constants above only.
+func insertSQL(k ledger.Kind, n int) string {
+	cols := columns[k]
+	var sel []string
+	per := 0
+	for _, c := range cols {
+		switch c {
+		case "tenant_id":
+			sel = append(sel, "?1")
+		case "imported_at":
+			sel = append(sel, "?2")
+		default:
+			per++
+			sel = append(sel, fmt.Sprintf("column%d", per))
+		}
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", per), ", ") + ")"
+	return "INSERT INTO " + k.Table() + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(sel, ", ") +
+		" FROM (VALUES " + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + ") WHERE true"
+}
+
+// rowArgs appends the values of a row, in column order, but for the tenant
+// and the time of the import (bound once: insertSQL).
+func rowArgs(args []any, r *Row) []any {
+	v := r.Values
+	link := func(f string) any {
+		if id, ok := r.Links[f]; ok {
+			return id
+		}
+		return nil
+	}
+	args = append(args, r.ID)
+	switch r.Kind {
+	case ledger.Company:
+		args = append(args, v.Get("name"), v.Get("domain"), nullIfEmpty(canon.DomainKey(v.Text("domain"))), v.Get("phone"),
+			v.Get("industry"), v.Get("created_at"))
+	case ledger.Contact:
+		args = append(args, v.Get("first_name"), v.Get("last_name"), v.Get("email"), nullIfEmpty(canon.EmailKey(v.Text("email"))),
+			v.Get("phone"), v.Get("title"), link("company_id"), v.Get("created_at"))
+	case ledger.Deal:
+		args = append(args, v.Get("name"), v.Get("amount"), v.Get("currency"), v.Get("stage"), v.Get("close_date"),
+			link("company_id"), link("contact_id"), v.Get("created_at"))
+	case ledger.Note:
+		args = append(args, v.Get("body"), link("contact_id"), link("company_id"), link("deal_id"), v.Get("created_at"))
+	case ledger.Activity:
+		done := 0
+		if b, _ := v.Get("done").(bool); b {
+			done = 1
+		}
+		args = append(args, v.Get("type"), v.Get("subject"), v.Get("body"), v.Get("due_at"), done,
+			link("contact_id"), link("company_id"), link("deal_id"), v.Get("created_at"))
+	case ledger.Email:
+		args = append(args, v.Get("subject"), v.Get("body"), v.Get("from"), v.Get("to"), v.Get("sent_at"),
+			link("contact_id"), link("company_id"), link("deal_id"))
+	}
+	return append(args, nullIfEmpty(r.Extra))
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// chunk is how many rows one insert statement holds.
+const chunk = 256
+
+// Writer inserts rows inside one transaction, preparing each statement
+// (one per kind and number of rows) once.
+type Writer struct {
+	tx         *sql.Tx
+	tenant     string
+	importedAt string
+	stmts      map[string]*sql.Stmt
+}
+
+// NewWriter writes rows of tenant, imported at importedAt, in tx.
+func NewWriter(tx *sql.Tx, tenant, importedAt string) *Writer {
+	return &Writer{tx: tx, tenant: tenant, importedAt: importedAt, stmts: map[string]*sql.Stmt{}}
+}
+
+// Insert writes rows, all of one kind.
+func (w *Writer) Insert(ctx context.Context, rows []Row) error {
+	for start := 0; start < len(rows); start += chunk {
+		part := rows[start:min(start+chunk, len(rows))]
+		k := part[0].Kind
+		q := insertSQL(k, len(part))
+		st, ok := w.stmts[q]
+		if !ok {
+			var err error
+			if st, err = w.tx.PrepareContext(ctx, q); err != nil {
+				return fmt.Errorf("prepare insert %s: %w", k.Plural(), err)
+			}
+			w.stmts[q] = st
+		}
+		args := make([]any, 0, 2+len(part)*len(columns[k]))
+		args = append(args, w.tenant, w.importedAt)
+		for i := range part {
+			args = rowArgs(args, &part[i])
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close lets go of the prepared statements.
+func (w *Writer) Close() {
+	for q, s := range w.stmts {
+		s.Close()
+		delete(w.stmts, q)
+	}
+}
+
+// NextID is the next free row id of kind's table, read inside the batch's
+// write transaction, so that ids given out in memory never meet another
+// process's rows.
+func NextID(ctx context.Context, tx *sql.Tx, k ledger.Kind) (int64, error) {
+	var next int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) + 1 FROM "+k.Table()).Scan(&next); err != nil {
+		return 0, fmt.Errorf("next %s id: %w", k, err)
+	}
+	return next, nil
+}
+
+// Querier is a *sql.DB or a *sql.Tx.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
