@@ -142,6 +142,16 @@ const insertTaskSQL = `
 INSERT INTO migration_tasks (migration_id, kind, phase, status, file, format, encoding, fingerprint, input_key, updated_at)
 VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, nullif(?, ''), ?)`
 
+// insertTask adds a pending task to run: the plan of a new run (R10), or a
+// task that resume --from adds to a loaded run.
+func insertTask(ctx context.Context, tx *sql.Tx, runID int64, t TaskSpec, now string) error {
+	if _, err := tx.ExecContext(ctx, insertTaskSQL, runID, string(t.Kind), t.Phase, t.File, t.Format,
+		t.Encoding, t.Fingerprint, t.InputKey, now); err != nil {
+		return fmt.Errorf("insert task %s: %w", t.File, err)
+	}
+	return nil
+}
+
 // Plan commits a new run and its whole plan before any record is read (R10).
 // The one-live-run index refuses a second live run of the tenant (R13) with
 // an *AdmissionError; the refused attempt leaves no row.
@@ -204,9 +214,8 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 			return fmt.Errorf("plan: insert run: %w", err)
 		}
 		for _, t := range tasks {
-			if _, err := tx.ExecContext(ctx, insertTaskSQL, id, string(t.Kind), t.Phase, t.File, t.Format,
-				t.Encoding, t.Fingerprint, t.InputKey, now); err != nil {
-				return fmt.Errorf("plan: insert task %s: %w", t.File, err)
+			if err := insertTask(ctx, tx, id, t, now); err != nil {
+				return fmt.Errorf("plan: %w", err)
 			}
 		}
 		msg := fmt.Sprintf("run %d planned for tenant %s, source %s: %d tasks", id, spec.Tenant, spec.Source, len(tasks))

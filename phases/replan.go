@@ -165,9 +165,8 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 		}
 		sort.SliceStable(extra, func(i, j int) bool { return extra[i].Phase < extra[j].Phase })
 		for _, t := range extra {
-			if _, err := tx.ExecContext(ctx, insertTaskSQL, run.ID, string(t.Kind), t.Phase, t.File, t.Format,
-				t.Encoding, t.Fingerprint, t.InputKey, now); err != nil {
-				return fmt.Errorf("resume --from: insert task %s: %w", t.File, err)
+			if err := insertTask(ctx, tx, run.ID, t, now); err != nil {
+				return fmt.Errorf("resume --from: %w", err)
 			}
 		}
 		if len(rephased) > 0 {

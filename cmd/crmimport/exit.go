@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
 
 	"crmimport/importer"
 	"crmimport/phases"
@@ -30,6 +33,19 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
+
+// runArg reads a command's one argument, a run id; usage says what the
+// command takes when it is not given exactly one.
+func runArg(c *cli.Context, usage string) (int64, error) {
+	if c.NArg() != 1 {
+		return 0, usagef("%s", usage)
+	}
+	id, err := strconv.ParseInt(c.Args().First(), 10, 64)
+	if err != nil || id < 1 {
+		return 0, usagef("%s: %q is not a run id (see `crmimport runs`)", c.Command.Name, c.Args().First())
+	}
+	return id, nil
+}
 
 // stoppedError is a stop (Ctrl-C, SIGTERM) that came before a run was
 // planned or taken over: nothing was written (exit 5).

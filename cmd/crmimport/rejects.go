@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"io"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,12 +32,9 @@ Examples:
 			&cli.StringFlag{Name: "out", Usage: "write the CSV to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("rejects takes one RUN id")
-			}
-			id, err := strconv.ParseInt(c.Args().First(), 10, 64)
-			if err != nil || id < 1 {
-				return usagef("rejects: %q is not a run id (see `crmimport runs`)", c.Args().First())
+			id, err := runArg(c, "rejects takes one RUN id")
+			if err != nil {
+				return err
 			}
 			db, err := a.open(c.Context)
 			if err != nil {

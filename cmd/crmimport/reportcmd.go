@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,12 +25,9 @@ func (a *app) reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("report takes one RUN id")
-			}
-			id, err := strconv.ParseInt(c.Args().First(), 10, 64)
-			if err != nil || id < 1 {
-				return usagef("report: %q is not a run id (see `crmimport runs`)", c.Args().First())
+			id, err := runArg(c, "report takes one RUN id")
+			if err != nil {
+				return err
 			}
 			format := c.String("format")
 			if a.json && !c.IsSet("format") {

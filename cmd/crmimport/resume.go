@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
@@ -43,12 +42,9 @@ Examples:
 }
 
 func (a *app) resumeAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("resume takes one RUN id (and --from PATH for a run loaded from a dump)")
-	}
-	id, err := strconv.ParseInt(c.Args().First(), 10, 64)
-	if err != nil || id < 1 {
-		return usagef("resume: %q is not a run id (see `crmimport runs`)", c.Args().First())
+	id, err := runArg(c, "resume takes one RUN id (and --from PATH for a run loaded from a dump)")
+	if err != nil {
+		return err
 	}
 	from := c.String("from")
 	if c.IsSet("from") && from == "" {

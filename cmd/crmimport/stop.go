@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -34,12 +33,9 @@ Examples:
 }
 
 func (a *app) stopAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("stop takes one RUN id")
-	}
-	id, err := strconv.ParseInt(c.Args().First(), 10, 64)
-	if err != nil || id < 1 {
-		return usagef("stop: %q is not a run id (see `crmimport runs`)", c.Args().First())
+	id, err := runArg(c, "stop takes one RUN id")
+	if err != nil {
+		return err
 	}
 	db, err := a.open(c.Context)
 	if err != nil {
