@@ -9,7 +9,7 @@
 // closes).
 //
 // The schema is versioned with PRAGMA user_version and upgraded in place from
-// the numbered files in schema/ (never a table called "migrations": that name
+// the numbered files in schema/sqlite/ (never a table called "migrations": that name
 // belongs to the runs table).
 //
 // WriteOutput writes every file a user names for output (rejects --out,

@@ -13,11 +13,14 @@ import (
 	"strings"
 )
 
-//go:embed schema/*.sql
+//go:embed schema/sqlite/*.sql
 var schemaFiles embed.FS
 
-// step is one numbered schema file: schema/NNN_name.sql upgrades a database
-// at user_version NNN-1 to NNN.
+// schemaDir holds SQLite's schema files.
+const schemaDir = "schema/sqlite"
+
+// step is one numbered schema file: schema/sqlite/NNN_name.sql upgrades a
+// database at user_version NNN-1 to NNN.
 type step struct {
 	version int
 	name    string
@@ -25,7 +28,7 @@ type step struct {
 }
 
 func steps() ([]step, error) {
-	entries, err := fs.ReadDir(schemaFiles, "schema")
+	entries, err := fs.ReadDir(schemaFiles, schemaDir)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +39,7 @@ func steps() ([]step, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("schema file %s: name must start with its version number", e.Name())
 		}
-		b, err := schemaFiles.ReadFile(path.Join("schema", e.Name()))
+		b, err := schemaFiles.ReadFile(path.Join(schemaDir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
