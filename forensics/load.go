@@ -651,6 +651,7 @@ var placeholderSQL = map[ledger.Kind]string{
 }
 
 // placeholderRows: ?1 the kind, ?2 the dump, ?3 the time.
+// json_object is SQLite's spelling (store.Dialect).
 const placeholderRows = `
 SELECT record_id, tenant_id, '(loaded from a dump: ' || ?1 || ' ' || source_id || ')',
        json_object('loaded_from_dump', ?2, 'source', source, 'source_id', source_id), ?3, 1
