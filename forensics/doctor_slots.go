@@ -83,6 +83,7 @@ func (d *doctor) staleSkips() error {
 // JOIN keeps SQLite's planner to that order — each link of the detail,
 // then its parent's slot by the ledger's key — rather than the tenant's
 // every slot for each skip.
+// json_each and json_valid are SQLite's spelling (store.Dialect).
 const readySQL = `
 SELECT r.tenant_id, r.source, r.kind, r.source_id,
     (SELECT group_concat(DISTINCT p.kind) FROM json_each(r.detail) j

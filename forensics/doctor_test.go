@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/forensics"
+	"crmimport/store/storetest"
 )
 
 // TestEachFindingFiresOnItsDumpAlone loads every dump of fixtures/dumps into
@@ -104,7 +105,7 @@ func TestUniformSkipNeedsEnoughRecords(t *testing.T) {
 		// every record it processed was skipped.
 		{forensics.UniformSkipMin, "0,3", nil},
 	} {
-		db, _ := openDB(t)
+		db := storetest.OpenDB(t)
 		_, err := forensics.Load(ctx, db, skippedNotes(t, tc.n, tc.counters), loadTime)
 		require.NoError(t, err)
 		d := doctor(t, db, "")
@@ -125,7 +126,7 @@ func TestUniformSkipNeedsEnoughRecords(t *testing.T) {
 func TestStaleSkipsNeedALaterRunThatProcessedTheKind(t *testing.T) {
 	t.Parallel()
 	for status, want := range map[string][]string{"cancelled": nil, "failed": nil, "succeeded": {forensics.StaleSkips}} {
-		db, _ := openDB(t)
+		db := storetest.OpenDB(t)
 		dir := writeDump(t, map[string]string{
 			"migrations.csv": "id,tenant_id,source,status,duration_ms,started_at\n" +
 				"1,t,canonical,succeeded,10,2026-01-05 09:00:00+00\n2,t,canonical,partial,10,2026-01-06 09:00:00+00\n",
@@ -169,7 +170,7 @@ func skippedNotesOf(t *testing.T, tenant string, base int) string {
 // A task whose phase is its kind's (deals in phase 3) is no finding.
 func TestMisphasedTasksOfAFinishedRun(t *testing.T) {
 	t.Parallel()
-	db, _ := openDB(t)
+	db := storetest.OpenDB(t)
 	sum, err := forensics.Load(context.Background(), db, writeDump(t, map[string]string{
 		"migrations.csv": "id,tenant_id,source,status,duration_ms,started_at\n1,t,canonical,succeeded,10,2026-01-05 09:00:00+00\n",
 		"migration_tasks.csv": "id,migration_id,kind,phase,status\n1,1,companies,1,succeeded\n2,1,contacts,1,succeeded\n" +

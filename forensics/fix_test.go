@@ -14,6 +14,7 @@ import (
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/store/storetest"
 )
 
 // TestResumeFromFixesTheStrandedRetry: the loaded run of incident two is
@@ -92,7 +93,7 @@ func TestRunOnlyFixesThePoisonedLedger(t *testing.T) {
 func TestResumeFromLeavesFinishedTasksAlone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := storetest.OpenDB(t)
 	dir := writeDump(t, map[string]string{
 		"migrations.csv":      "id,tenant_id,source,status,current_phase,started_at,duration_ms\n4,t,canonical,partial,2,2026-01-05 09:00:00+00,10\n",
 		"migration_tasks.csv": "id,migration_id,kind,status,checkpoint\n1,4,contacts,succeeded,\"{\"\"rows\"\":500,\"\"line\"\":501}\"\n2,4,contacts,failed,\n",

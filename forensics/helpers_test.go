@@ -12,7 +12,7 @@ import (
 
 	"crmimport/forensics"
 	"crmimport/phases"
-	"crmimport/store"
+	"crmimport/store/storetest"
 )
 
 // dumps is the folder of the dump fixtures.
@@ -20,20 +20,12 @@ const dumps = "../fixtures/dumps"
 
 var loadTime = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
 
-func openDB(t *testing.T) (*sql.DB, string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	db, err := store.Open(context.Background(), path)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db, path
-}
-
 // loadFixture loads fixtures/dumps/name into a fresh database, and applies
 // its after-load.sql when it has one (what a dump cannot carry).
 func loadFixture(t *testing.T, name string) (*sql.DB, string) {
 	t.Helper()
-	db, path := openDB(t)
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db := storetest.OpenFile(t, path)
 	_, err := forensics.Load(context.Background(), db, filepath.Join(dumps, name), loadTime)
 	require.NoError(t, err)
 	if b, err := os.ReadFile(filepath.Join(dumps, name, "after-load.sql")); err == nil {

@@ -620,7 +620,8 @@ func (l *loader) numberSlots(ctx context.Context) error {
 // placeholderRowsSQL: the placeholder rows of a kind's final slots, one
 // per record_id, with the tenant, source and source_id of the first slot
 // that names it (target.InsertPlaceholders writes the first of an id):
-// ?1 the kind, ?2 the dump, ?3 the time.
+// ?1 the kind, ?2 the dump, ?3 the time. json_object is SQLite's
+// spelling (store.Dialect).
 const placeholderRowsSQL = `
 SELECT record_id AS id, tenant_id, '(loaded from a dump: ' || ?1 || ' ' || source_id || ')' AS label,
        json_object('loaded_from_dump', ?2, 'source', source, 'source_id', source_id) AS extra, ?3 AS imported_at, line AS ord

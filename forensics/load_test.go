@@ -14,6 +14,7 @@ import (
 	"crmimport/fixtures/gen"
 	"crmimport/forensics"
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // writeDump writes files (name -> content) into a new dump folder.
@@ -54,7 +55,7 @@ const psqlSlots = `id,tenant_id,source,kind,source_id,migration_id,record_type,r
 // missing ones defaulted.
 func TestLoadReadsPsqlCSV(t *testing.T) {
 	t.Parallel()
-	db, _ := openDB(t)
+	db := storetest.OpenDB(t)
 	dir := writeDump(t, map[string]string{"migrations.csv": psqlRuns, "migration_tasks.csv": psqlTasks, "migration_records.csv": psqlSlots})
 	sum, err := forensics.Load(context.Background(), db, dir, loadTime)
 	require.NoError(t, err)
@@ -206,7 +207,7 @@ func TestLoadRejectsBadRows(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			db, _ := openDB(t)
+			db := storetest.OpenDB(t)
 			_, err := forensics.Load(context.Background(), db, writeDump(t, tc.files), loadTime)
 			require.Error(t, err)
 			var de *forensics.DumpError
@@ -224,7 +225,7 @@ func TestLoadRejectsBadRows(t *testing.T) {
 // dump's migrations leave out; they load, and the summary says which.
 func TestLoadNoticesSlotsOfRunsItDoesNotHold(t *testing.T) {
 	t.Parallel()
-	db, _ := openDB(t)
+	db := storetest.OpenDB(t)
 	dir := writeDump(t, map[string]string{
 		"migrations.csv": "id,tenant_id,source,status,started_at\n1,a,s,succeeded,2026-01-05\n",
 		"migration_records.csv": "tenant_id,source,kind,source_id,migration_id,action,created_at\n" +
@@ -240,7 +241,7 @@ func TestLoadNoticesSlotsOfRunsItDoesNotHold(t *testing.T) {
 // TestParseDumpTimes: the timestamps a dump holds.
 func TestParseDumpTimes(t *testing.T) {
 	t.Parallel()
-	db, _ := openDB(t)
+	db := storetest.OpenDB(t)
 	rows := "id,tenant_id,source,status,started_at\n"
 	for i, s := range []string{"2026-01-05 09:00:00.123456+00", "2026-01-05T09:00:00Z", "2026-01-05 11:30:00+02:30",
 		"2026-01-05 09:00:00", "2026-01-05T04:00:00-05", "2026-01-05 09:00:00.5 +00:00", "2026-01-05"} {
@@ -265,7 +266,7 @@ func TestLoadStreamsTheDump(t *testing.T) {
 		dir := t.TempDir()
 		exp, err := gen.WriteDump(dir, gen.DumpConfig{Slots: n})
 		require.NoError(t, err)
-		db, _ := openDB(t)
+		db := storetest.OpenDB(t)
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)
@@ -312,7 +313,7 @@ func TestLoadRefusesABigConflictCompactly(t *testing.T) {
 	dir := t.TempDir()
 	_, err := gen.WriteDump(dir, gen.DumpConfig{Slots: 20_000})
 	require.NoError(t, err)
-	db, _ := openDB(t)
+	db := storetest.OpenDB(t)
 	_, err = forensics.Load(ctx, db, dir, loadTime)
 	require.NoError(t, err)
 	_, err = forensics.Load(ctx, db, dir, loadTime)

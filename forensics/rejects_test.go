@@ -14,6 +14,7 @@ import (
 	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // TestRejectsWritesFailedRecordsSafely: a run's failed records as CSV —
@@ -23,7 +24,7 @@ import (
 func TestRejectsWritesFailedRecordsSafely(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := storetest.OpenDB(t)
 	imp := importer.New(phases.New(db, nil))
 	export := writeDump(t, map[string]string{
 		"contacts.csv": "id,first_name,email,phone\n" +
@@ -88,7 +89,7 @@ func TestRejectsWritesFailedRecordsSafely(t *testing.T) {
 func TestRejectsNeutralisesEveryFormulaStarter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := storetest.OpenDB(t)
 	imp := importer.New(phases.New(db, nil))
 	dangerous := []string{
 		"=cmd|' /C calc'!A0", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1+1)*cmd|' /C calc'!A0", "\t=1", "\r=1",

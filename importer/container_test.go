@@ -17,6 +17,7 @@ import (
 	"crmimport/failpoint"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // writeZip writes a zip of the given entries (deflated, in order).
@@ -72,7 +73,7 @@ func TestParseRef(t *testing.T) {
 // fingerprinted by its compressed bytes.
 func TestGzipInput(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "companies.csv.gz"), gzipped(t, "id,name\nco1,Acme\nco2,Globex\n"), 0o600))
 	run := importDir(t, New(phases.New(db, nil)), dir, 10)
@@ -89,7 +90,7 @@ func TestGzipInput(t *testing.T) {
 // refused while it is planned, before any run exists.
 func TestGzipBomb(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "companies.csv.gz"),
 		gzipped(t, "id,name\n"+string(bytes.Repeat([]byte("x"), 8<<20))), 0o600))
@@ -117,7 +118,7 @@ func TestZipLimits(t *testing.T) {
 		fmt.Fprintf(&big, "co%d,%x\n", i, uint64(i)*0x9E3779B97F4A7C15) // compresses a few times, as text does
 	}
 	writeZip(t, z, [2]string{"companies.csv", big.String()}, [2]string{"contacts.csv", "id,email\n"})
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	for _, c := range []struct {
 		lim  archiveLimits
 		want string
@@ -147,7 +148,7 @@ func TestZipEntriesResume(t *testing.T) {
 	z := filepath.Join(dir, "export.zip")
 	contacts := "id,first_name,company_id\nc1,Ann,co1\nc2,Bob,co2\nc3,Cy,co1\nc4,Di,co2\n"
 	writeZip(t, z, [2]string{"export/companies.csv", "id,name\nco1,Acme\nco2,Globex\n"}, [2]string{"export/contacts.csv", contacts})
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	fps, err := failpoint.Parse("batch:contact:2=error")
 	require.NoError(t, err)
 	imp := New(phases.New(db, fps))
@@ -197,7 +198,7 @@ func TestResumeChecksAuxiliaryFiles(t *testing.T) {
 		"Opportunity.csv":            `"Id","Name","AccountId"` + "\n" + `"006000000000001AAA","Rockets","001000000000001AAA"` + "\n",
 		"OpportunityContactRole.csv": `"Id","OpportunityId","ContactId","IsPrimary"` + "\n",
 	})
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	fps, err := failpoint.Parse("batch:deal:1=error")
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -302,7 +303,7 @@ func TestZipTwoEntriesOfOneName(t *testing.T) {
 			t.Parallel()
 			z := filepath.Join(t.TempDir(), "export.zip")
 			writeRawZip(t, z, c.entries...)
-			db := testDB(t)
+			db := storetest.OpenDB(t)
 			source := c.source
 			if source == "" {
 				source = "canonical"
@@ -322,7 +323,7 @@ func TestZipTwoEntriesOfOneName(t *testing.T) {
 		t.Parallel()
 		z := filepath.Join(t.TempDir(), "export.zip")
 		writeRawZip(t, z, companies, rawEntry{name: "contacts.csv", data: first})
-		db := testDB(t)
+		db := storetest.OpenDB(t)
 		fps, err := failpoint.Parse("batch:contact:1=error")
 		require.NoError(t, err)
 		ctx := context.Background()
@@ -354,7 +355,7 @@ func TestZipBackslashNames(t *testing.T) {
 	contacts := "id,first_name,company_id\nc1,Ann,co1\nc2,Bob,co2\nc3,Cy,co1\n"
 	writeRawZip(t, z, rawEntry{name: `export\companies.csv`, data: "id,name\nco1,Acme\nco2,Globex\n"},
 		rawEntry{name: `export\contacts.csv`, data: contacts})
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	fps, err := failpoint.Parse("batch:contact:2=error")
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -396,7 +397,7 @@ func TestZipEncryptedEntry(t *testing.T) {
 	z := filepath.Join(t.TempDir(), "export.zip")
 	writeRawZip(t, z, rawEntry{name: "companies.csv", data: "id,name\nco1,Acme\n"},
 		rawEntry{name: "contacts.csv", data: "id,first_name\nc1,Ann\n", encrypted: true})
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	_, err := New(phases.New(db, nil)).Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: z})
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)

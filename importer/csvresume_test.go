@@ -10,6 +10,7 @@ import (
 	"crmimport/failpoint"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // macContacts is a contacts file as Excel for Mac writes it: lone-CR line
@@ -51,10 +52,10 @@ func resumeAtCheckpoint(t *testing.T, contacts string) {
 	ctx := context.Background()
 	dir := export(t, map[string]string{"companies.csv": "id,name\nco1,Acme\nco2,Globex\n", "contacts.csv": contacts})
 
-	whole := testDB(t)
+	whole := storetest.OpenDB(t)
 	importDir(t, New(phases.New(whole, nil)), dir, 2)
 
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	fps, err := failpoint.Parse("batch:contact:2=error")
 	require.NoError(t, err)
 	imp := New(phases.New(db, fps))

@@ -13,6 +13,7 @@ import (
 	"crmimport/failpoint"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // TestUnreadableRowFailsWhateverItsID: SPEC §4 step 0 (issue 11 item 22).
@@ -22,7 +23,7 @@ import (
 // so that a good row with that id later in the file imports.
 func TestUnreadableRowFailsWhateverItsID(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	importDir(t, New(phases.New(db, nil)), export(t, map[string]string{"contacts.csv": "id,first_name\nc1,Ann\n"}), 10)
 
 	run := importDir(t, New(phases.New(db, nil)), export(t, map[string]string{"contacts.csv": "id,first_name\n" +
@@ -55,7 +56,7 @@ func TestUnreadableRowFailsWhateverItsID(t *testing.T) {
 // the decimal text it was validated as: no digit rounded away, no Inf.
 func TestAmountsStoredExactly(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	long := strings.Repeat("9", 400) + ".01"
 	run := importDir(t, New(phases.New(db, nil)), export(t, map[string]string{"deals.csv": "id,name,amount\n" +
 		"d1,Big,12345678901234567.89\n" +
@@ -79,7 +80,7 @@ func TestAmountsStoredExactly(t *testing.T) {
 // on a resume.
 func TestLongIDs(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	tooLong := "c" + strings.Repeat("x", MaxIDBytes)
 	justRight := strings.Repeat("y", MaxIDBytes)
 	dir := export(t, map[string]string{"contacts.csv": "id,first_name\n" + tooLong + ",Ann\n" + justRight + ",Bob\nc3,Cy\n"})
@@ -121,7 +122,7 @@ func TestLongIDs(t *testing.T) {
 // ids unseen (a duplicate then passed as unchanged).
 func TestResumeFailsWhenEarlierIDsCannotBeReread(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	dir := export(t, map[string]string{
 		"contacts.csv":   "id,first_name\nc1,A\nc2,B\nc3,C\n",
 		"contacts.jsonl": `{"id":"c4","first_name":"D"}` + "\n" + `{"id":"c1","first_name":"A"}` + "\n",

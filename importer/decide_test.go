@@ -14,16 +14,8 @@ import (
 	"crmimport/fixtures/gen"
 	"crmimport/ledger"
 	"crmimport/phases"
-	"crmimport/store"
+	"crmimport/store/storetest"
 )
-
-func testDB(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "crm.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func export(t *testing.T, files map[string]string) string {
 	t.Helper()
@@ -64,7 +56,7 @@ func failureReasons(t *testing.T, db *sql.DB, runID int64) map[string]string {
 // is validated again; deleted comes before invalid.
 func TestOrderOfDecisions(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	first := export(t, map[string]string{"contacts.csv": "id,first_name,email\n" +
 		"c1,Ann,ann@example.com\n" +
 		"c2,Bob,bob@example.com\n"})
@@ -94,7 +86,7 @@ func TestOrderOfDecisions(t *testing.T) {
 // TestLinksAndMatches: R5 and R6 through the importer.
 func TestLinksAndMatches(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	dir := export(t, map[string]string{
 		"companies.csv": "id,name,domain\nco1,Acme,acme.example\nco2,Acme Again,https://www.ACME.example/about\nco3,Other,\nco4,Blank,\n",
 		"contacts.csv": "id,first_name,email,company_id\n" +
@@ -138,7 +130,7 @@ func TestLinksAndMatches(t *testing.T) {
 // holds exactly the committed batches' ids.
 func TestRolledBackBatchLeavesNothingInTheIndex(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	dir := export(t, map[string]string{"contacts.csv": "id,first_name\nc1,A\nc2,B\nc3,C\nc4,D\nc5,E\n"})
 	fps, err := failpoint.Parse("batch:contact:2=error")
 	require.NoError(t, err)
@@ -156,7 +148,7 @@ func TestRolledBackBatchLeavesNothingInTheIndex(t *testing.T) {
 // TestExtraKeepsUnmappedColumns: nothing in the export is dropped silently.
 func TestExtraKeepsUnmappedColumns(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	dir := export(t, map[string]string{"companies.csv": "ID,Name,Lead Source,Lead Source,notes,empty\nco1,Acme,Fair,Web,\"a, b\",\n"})
 	importDir(t, New(phases.New(db, nil)), dir, 10)
 	var extra string
@@ -168,7 +160,7 @@ func TestExtraKeepsUnmappedColumns(t *testing.T) {
 // importer that runs an export twice finds it unchanged, not duplicated.
 func TestOneImporterManyRuns(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	dir := export(t, map[string]string{"contacts.csv": "id,first_name\nc1,A\nc2,B\n"})
 	imp := New(phases.New(db, nil))
 	importDir(t, imp, dir, 10)
@@ -184,7 +176,7 @@ func TestOneImporterManyRuns(t *testing.T) {
 // claims nothing.
 func TestChunkRedoneRecordByRecord(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	imp := New(phases.New(db, nil))
 	importDir(t, imp, export(t, map[string]string{"companies.csv": "id,name\nco1,Acme\nco2,Gone\n"}), 10)
 	_, err := db.Exec(`DELETE FROM companies WHERE name = 'Gone'`)
@@ -209,7 +201,7 @@ func TestChunkRedoneRecordByRecord(t *testing.T) {
 // rest of its chunk imports.
 func TestRefusedClaimCountsUnchanged(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	imp := New(phases.New(db, nil))
 	once := false
 	imp.Progress = func(phases.Task, int64, int64) {
@@ -242,7 +234,7 @@ func TestGeneratedExportOutcomes(t *testing.T) {
 			dir := t.TempDir()
 			exp, err := gen.Write(dir, gen.Config{Contacts: 1500, Seed: 7, Dirty: true, Format: format})
 			require.NoError(t, err)
-			db := testDB(t)
+			db := storetest.OpenDB(t)
 			for _, pass := range []struct {
 				want   map[string]gen.Outcome
 				status string
@@ -308,7 +300,7 @@ garbage
 	wantSlots := []string{"c1|Ann", "c3|Cy", "c4|Di", "c6|Flo", "c7|Gus"}
 
 	ctx := context.Background()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	fps, err := failpoint.Parse("batch:contact:3=error")
 	require.NoError(t, err)
 	run := importDir(t, New(phases.New(db, fps)), dir, 2)
@@ -326,7 +318,7 @@ garbage
 	require.Equal(t, wantFailures, failures)
 	require.Equal(t, wantSlots, slots)
 
-	whole := testDB(t)
+	whole := storetest.OpenDB(t)
 	run = importDir(t, New(phases.New(whole, nil)), dir, 2)
 	require.Equal(t, phases.Counts{Imported: 5, Failed: 3}, run.Stats[ledger.Contact])
 	failures, slots = outcome(whole, run.ID)

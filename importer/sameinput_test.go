@@ -15,6 +15,7 @@ import (
 	"crmimport/ledger"
 	"crmimport/ledger/ledgertest"
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 const notReadAgain = "counted unchanged without reading it again"
@@ -61,7 +62,7 @@ func dump(t *testing.T, db *sql.DB) string {
 // nothing written. The export's place does not matter, its bytes do.
 func TestRerunOfTheSameBytesIsNotReadAgain(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	imp := New(phases.New(db, nil))
 	dir := t.TempDir()
 	exp, err := gen.Write(dir, gen.Config{Contacts: 300, Seed: 7})
@@ -107,7 +108,7 @@ func TestRerunOfTheSameBytesIsNotReadAgain(t *testing.T) {
 // changed.
 func TestRerunReadsWhatTheLedgerDoesNotVouchFor(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	imp := New(phases.New(db, nil))
 	dir := t.TempDir()
 	exp, err := gen.Write(dir, gen.Config{Contacts: 200, Seed: 8})
@@ -161,7 +162,7 @@ func TestRerunReadsWhatTheLedgerDoesNotVouchFor(t *testing.T) {
 // not known, and the other file may repeat them (a duplicate, not unchanged).
 func TestRerunReadsAKindOfSeveralFiles(t *testing.T) {
 	t.Parallel()
-	db := testDB(t)
+	db := storetest.OpenDB(t)
 	imp := New(phases.New(db, nil))
 	dir := export(t, map[string]string{"companies.csv": "id,name\nco1,Acme\nco2,Globex\n"})
 	first := runSpec(t, imp, RunSpec{Input: dir})

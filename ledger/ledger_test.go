@@ -13,20 +13,13 @@ import (
 
 	"crmimport/ledger"
 	"crmimport/store"
+	"crmimport/store/storetest"
 )
 
 var (
 	earlier = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	later   = time.Date(2026, 1, 12, 9, 0, 0, 0, time.UTC)
 )
-
-func openDB(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "crm.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 // inTx runs f in one transaction and commits it.
 func inTx(t *testing.T, db *sql.DB, f func(l *ledger.Ledger, tx *sql.Tx)) {
@@ -107,70 +100,71 @@ func TestClaimTable(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				db := openDB(t)
-				key := ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: "42"}
-				const matchTarget = 7
-				inTx(t, db, func(l *ledger.Ledger, tx *sql.Tx) {
-					require.NoError(t, insertCompany(matchTarget, "Found by domain")(ctx, tx))
-					if have == "" {
-						return
-					}
-					first := ledger.Slot{Key: key, RunID: 1, Action: have, At: earlier}
+				storetest.Run(t, func(t *testing.T, db *sql.DB) {
+					key := ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: "42"}
+					const matchTarget = 7
+					inTx(t, db, func(l *ledger.Ledger, tx *sql.Tx) {
+						require.NoError(t, insertCompany(matchTarget, "Found by domain")(ctx, tx))
+						if have == "" {
+							return
+						}
+						first := ledger.Slot{Key: key, RunID: 1, Action: have, At: earlier}
+						var write ledger.WriteFunc
+						switch have {
+						case ledger.Created:
+							first.RecordType, first.RecordID, write = "companies", 10, insertCompany(10, "Acme")
+						case ledger.Matched:
+							first.RecordType, first.RecordID = "companies", matchTarget
+						case ledger.Skipped:
+							first.Reason, first.Detail = "not linked to any record", `{"parent":"7"}`
+						}
+						require.True(t, record(t, l, first, write), "an empty slot takes any first claim")
+					})
+					before, _ := readSlot(t, db, "42")
+
+					next := ledger.Slot{Key: key, RunID: 2, Action: in, At: later}
 					var write ledger.WriteFunc
-					switch have {
+					switch in {
 					case ledger.Created:
-						first.RecordType, first.RecordID, write = "companies", 10, insertCompany(10, "Acme")
+						next.RecordType, next.RecordID, write = "companies", 11, insertCompany(11, "Acme again")
 					case ledger.Matched:
-						first.RecordType, first.RecordID = "companies", matchTarget
+						next.RecordType, next.RecordID = "companies", matchTarget
 					case ledger.Skipped:
-						first.Reason, first.Detail = "not linked to any record", `{"parent":"7"}`
+						next.Reason, next.Detail = "empty body", `{"contact_id":"c9"}`
 					}
-					require.True(t, record(t, l, first, write), "an empty slot takes any first claim")
+					var won bool
+					inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) { won = record(t, l, next, write) })
+
+					wantWon := !have.Final() // R2 refuses, R3 takes over
+					require.Equal(t, wantWon, won)
+					after, ok := readSlot(t, db, "42")
+					require.True(t, ok)
+					if wantWon {
+						require.Equal(t, string(in), after.Action)
+						require.Equal(t, int64(2), after.RunID, "R3: the latest attempt owns the slot")
+						require.Equal(t, next.Reason, after.Reason, "R3: the reason is refreshed")
+						require.Equal(t, ledger.FormatTime(later), after.CreatedAt, "R3: the time is refreshed")
+						// The claim's own row, type and detail: none of the slot
+						// it took over is left behind.
+						wantRecord := sql.NullInt64{Int64: next.RecordID, Valid: in != ledger.Skipped}
+						require.Equal(t, wantRecord, after.RecordID, "the slot names the row of this claim")
+						wantType := sql.NullString{String: next.RecordType, Valid: in != ledger.Skipped}
+						require.Equal(t, wantType, after.RecordType)
+						wantDetail := sql.NullString{String: next.Detail, Valid: next.Detail != ""}
+						require.Equal(t, wantDetail, after.Detail, "R3: the detail is the latest attempt's (none for a final slot)")
+						if have != "" {
+							require.Equal(t, before.ID, after.ID, "a takeover keeps the slot's id")
+						}
+					} else {
+						require.Equal(t, before, after, "R2: a final slot is left exactly as it was")
+					}
+					wantRow := 0
+					if wantWon && in == ledger.Created {
+						wantRow = 1
+					}
+					require.Equal(t, wantRow, countCompanies(t, db, "Acme again"),
+						"R1: a refused claim writes no target row")
 				})
-				before, _ := readSlot(t, db, "42")
-
-				next := ledger.Slot{Key: key, RunID: 2, Action: in, At: later}
-				var write ledger.WriteFunc
-				switch in {
-				case ledger.Created:
-					next.RecordType, next.RecordID, write = "companies", 11, insertCompany(11, "Acme again")
-				case ledger.Matched:
-					next.RecordType, next.RecordID = "companies", matchTarget
-				case ledger.Skipped:
-					next.Reason, next.Detail = "empty body", `{"contact_id":"c9"}`
-				}
-				var won bool
-				inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) { won = record(t, l, next, write) })
-
-				wantWon := !have.Final() // R2 refuses, R3 takes over
-				require.Equal(t, wantWon, won)
-				after, ok := readSlot(t, db, "42")
-				require.True(t, ok)
-				if wantWon {
-					require.Equal(t, string(in), after.Action)
-					require.Equal(t, int64(2), after.RunID, "R3: the latest attempt owns the slot")
-					require.Equal(t, next.Reason, after.Reason, "R3: the reason is refreshed")
-					require.Equal(t, ledger.FormatTime(later), after.CreatedAt, "R3: the time is refreshed")
-					// The claim's own row, type and detail: none of the slot
-					// it took over is left behind.
-					wantRecord := sql.NullInt64{Int64: next.RecordID, Valid: in != ledger.Skipped}
-					require.Equal(t, wantRecord, after.RecordID, "the slot names the row of this claim")
-					wantType := sql.NullString{String: next.RecordType, Valid: in != ledger.Skipped}
-					require.Equal(t, wantType, after.RecordType)
-					wantDetail := sql.NullString{String: next.Detail, Valid: next.Detail != ""}
-					require.Equal(t, wantDetail, after.Detail, "R3: the detail is the latest attempt's (none for a final slot)")
-					if have != "" {
-						require.Equal(t, before.ID, after.ID, "a takeover keeps the slot's id")
-					}
-				} else {
-					require.Equal(t, before, after, "R2: a final slot is left exactly as it was")
-				}
-				wantRow := 0
-				if wantWon && in == ledger.Created {
-					wantRow = 1
-				}
-				require.Equal(t, wantRow, countCompanies(t, db, "Acme again"),
-					"R1: a refused claim writes no target row")
 			})
 		}
 	}
@@ -189,7 +183,7 @@ func title(a ledger.Action) string {
 func TestRecordFailedWriteLeavesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t)
+	db := storetest.OpenDB(t)
 	key := func(id string) ledger.Key {
 		return ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: id}
 	}
@@ -227,7 +221,7 @@ func TestRecordFailedWriteLeavesNothing(t *testing.T) {
 func TestClaimManyAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t)
+	db := storetest.OpenDB(t)
 	slots := func(run int64, from, to int, a ledger.Action) []ledger.Slot {
 		var out []ledger.Slot
 		for i := from; i < to; i++ {
@@ -263,7 +257,7 @@ func TestClaimManyAtOnce(t *testing.T) {
 func TestLoadFinalSeesOnlyFinalSlots(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t)
+	db := storetest.OpenDB(t)
 	slot := func(tenant, source, id string, a ledger.Action, rid int64) ledger.Slot {
 		return ledger.Slot{Key: ledger.Key{Tenant: tenant, Source: source, Kind: ledger.Company, SourceID: id},
 			RunID: 1, Action: a, RecordType: "companies", RecordID: rid, Reason: "r", At: earlier}

@@ -2,11 +2,13 @@ package phases
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"crmimport/ledger"
+	"crmimport/store/storetest"
 )
 
 // TestBarrier: R7, one case per rule of the barrier.
@@ -47,26 +49,27 @@ func TestBarrier(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db := openDB(t, "")
-			at := c.current
-			if c.fenceAt != 0 {
-				at = c.fenceAt
-			}
-			id := seedRun(t, db, RunRunning, at, thisOwner(t, db), c.tasks...)
-			tx, err := db.BeginTx(ctx, nil)
-			require.NoError(t, err)
-			defer tx.Rollback()
-			v, err := checkBarrier(ctx, tx, id, c.current)
-			if c.wantRows {
-				var rows *RowsError
-				require.ErrorAs(t, err, &rows, "R11: a fenced move that changes no row is an error")
-				require.Equal(t, int64(0), rows.Got)
-			} else {
+			storetest.Run(t, func(t *testing.T, db *sql.DB) {
+				at := c.current
+				if c.fenceAt != 0 {
+					at = c.fenceAt
+				}
+				id := seedRun(t, db, RunRunning, at, thisOwner(t, db), c.tasks...)
+				tx, err := db.BeginTx(ctx, nil)
 				require.NoError(t, err)
-				require.Equal(t, c.want, v)
-			}
-			require.NoError(t, tx.Commit())
-			require.Equal(t, c.after, runOf(t, db, id).CurrentPhase)
+				defer tx.Rollback()
+				v, err := checkBarrier(ctx, tx, id, c.current)
+				if c.wantRows {
+					var rows *RowsError
+					require.ErrorAs(t, err, &rows, "R11: a fenced move that changes no row is an error")
+					require.Equal(t, int64(0), rows.Got)
+				} else {
+					require.NoError(t, err)
+					require.Equal(t, c.want, v)
+				}
+				require.NoError(t, tx.Commit())
+				require.Equal(t, c.after, runOf(t, db, id).CurrentPhase)
+			})
 		})
 	}
 }

@@ -505,7 +505,7 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 		return false, false, fmt.Errorf("commit batch %d of %s: %w", n, task.Kind.Plural(), err)
 	}
 	if e.Failpoints.Full(failpoint.Commit(task.Kind, n)) {
-		if err := fillUp(db, tx, run.ID); err != nil {
+		if err := fillUp(db, store.DialectOf(e.DB), tx, run.ID); err != nil {
 			return false, false, fmt.Errorf("commit batch %d of %s: %w", n, task.Kind.Plural(), err)
 		}
 	}
@@ -534,24 +534,17 @@ func (e *Engine) endTask(ctx context.Context, task Task, edge taskEdge, level, r
 }
 
 // fillUp is the "full" failpoint: the database may not grow any more, and
-// one more write needs room, so SQLite itself fails it as it would on a
-// full disk. The limit is lifted again once the transaction is over.
-func fillUp(ctx context.Context, tx *sql.Tx, runID int64) error {
-	var pages, size int64
-	if err := tx.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+// one more write needs room, so the database itself fails it as it would
+// on a full disk. The limit is lifted again once the transaction is over.
+func fillUp(ctx context.Context, d store.Dialect, tx *sql.Tx, runID int64) error {
+	page, grow, err := d.StopGrowth(ctx, tx)
+	if err != nil {
 		return err
 	}
-	if err := tx.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
-		return err
-	}
-	// PRAGMA takes no parameters; the numbers are SQLite's own.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO run_log (migration_id, at, level, message) VALUES (?, '', 'info', ?)`,
-		runID, strings.Repeat("x", int(4*size)))
-	if _, lerr := tx.ExecContext(ctx, `PRAGMA max_page_count = 4294967294`); lerr != nil {
-		return errors.Join(err, lerr)
+	_, err = tx.ExecContext(ctx, `INSERT INTO run_log (migration_id, at, level, message) VALUES (?, '', 'info', ?)`,
+		runID, strings.Repeat("x", int(4*page)))
+	if gerr := grow(); gerr != nil {
+		return errors.Join(err, gerr)
 	}
 	if err == nil {
 		return errors.New("failpoint full: the database still grew")

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,8 +15,8 @@ import (
 	"crmimport/store"
 )
 
-// The test factory: real SQLite files, runs and tasks inserted in the
-// states a test needs.
+// The test factory: runs and tasks inserted in the states a test needs,
+// into the real databases of store/storetest.
 
 var t0 = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
 
@@ -32,17 +31,6 @@ func (c *clock) Now() time.Time {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(time.Second)
 	return c.now
-}
-
-func openDB(t *testing.T, path string) *sql.DB {
-	t.Helper()
-	if path == "" {
-		path = filepath.Join(t.TempDir(), "crm.db")
-	}
-	db, err := store.Open(context.Background(), path)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 func newEngine(db *sql.DB) *Engine {

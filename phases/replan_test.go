@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/ledger"
+	"crmimport/store/storetest"
 )
 
 // seedLoaded is seedRun for a run loaded from a dump: no owner, no files,
@@ -41,7 +42,7 @@ func planAll(ctx context.Context, run Run, unfinished []Task) (Replan, error) {
 func TestResumeFromReplansAFalselyFinishedRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, "")
+	db := storetest.OpenDB(t)
 	e := newEngine(db)
 	id := seedLoaded(t, db, RunSucceeded, 5,
 		taskState{kind: ledger.Company, status: TaskSucceeded, rows: 4},
@@ -80,7 +81,7 @@ func TestResumeFromReplansAFalselyFinishedRun(t *testing.T) {
 func TestResumeFromRefuses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, "")
+	db := storetest.OpenDB(t)
 	e := newEngine(db)
 
 	local := seedRun(t, db, RunFailed, 2, Owner{}, taskState{kind: ledger.Contact, status: TaskFailed})
@@ -111,7 +112,7 @@ func TestResumeFromRefuses(t *testing.T) {
 func TestResumeFromDropsAndAdds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, "")
+	db := storetest.OpenDB(t)
 	e := newEngine(db)
 	id := seedLoaded(t, db, RunFailed, 4,
 		taskState{kind: ledger.Contact, status: TaskFailed}, taskState{kind: ledger.Contact, status: TaskCancelled},
@@ -145,7 +146,7 @@ func TestResumeFromDropsAndAdds(t *testing.T) {
 func TestResumeFromPhasesTasksByKind(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, "")
+	db := storetest.OpenDB(t)
 	e := newEngine(db)
 	id := seedLoaded(t, db, RunFailed, 1,
 		taskState{kind: ledger.Company, status: TaskSucceeded},

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/ledger"
+	"crmimport/store/storetest"
 )
 
 // sameInputRun plans and runs one companies task with input key "k"; its
@@ -73,7 +74,7 @@ func TestSameInputVouchesOnlyForWhatIsStillFinal(t *testing.T) {
 		{name: "a skipped slot deleted after the task", counts: all, then: `DELETE FROM migration_records WHERE source_id = 's1'`, want: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db := openDB(t, "")
+			db := storetest.OpenDB(t)
 			e := newEngine(db)
 			_, err := db.ExecContext(ctx, insertFinalSlot)
 			require.NoError(t, err)
@@ -104,7 +105,7 @@ func TestSameInputVouchesOnlyForWhatIsStillFinal(t *testing.T) {
 // another tenant's task, vouches for nothing.
 func TestSameInputNeedsTheSameKeyTenantAndSource(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, "")
+	db := storetest.OpenDB(t)
 	e := newEngine(db)
 	sameInputRun(t, e, Counts{Imported: 10}, "")
 	for _, c := range []struct {
@@ -134,7 +135,7 @@ func TestSameInputNeedsTheSameKeyTenantAndSource(t *testing.T) {
 // slot removed between its first batches and its resume is seen.
 func TestSameInputSeesWhatWentAwayBeforeAResume(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, "")
+	db := storetest.OpenDB(t)
 	e := newEngine(db)
 	_, err := db.ExecContext(ctx, insertFinalSlot)
 	require.NoError(t, err)

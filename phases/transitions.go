@@ -13,7 +13,7 @@ import (
 
 // startTaskSQL also notes the ledger's epoch when the task begins at its
 // first record; a task that goes on from a checkpoint keeps the epoch of
-// its beginning.
+// its beginning. json_extract is SQLite's spelling (store.Dialect).
 const startTaskSQL = `
 UPDATE migration_tasks SET status = 'running', attempts = attempts + 1, updated_at = ?,
     ledger_epoch = CASE WHEN json_extract(checkpoint, '$.rows') = 0 THEN ? ELSE ledger_epoch END

@@ -8,18 +8,24 @@ import (
 	"time"
 )
 
-// Begin starts a write transaction (BEGIN IMMEDIATE: it takes the write
-// lock at once). When another process holds the lock, Begin tries again
-// every millisecond or so, for as long as BusyTimeout: SQLite's own busy
-// handler sleeps up to 100 ms between tries, and a waiter that sleeps that
-// long rarely meets the moment between a busy run's batches (see
-// BatchPause) — it could wait for a whole run, or give up with "database is
-// locked". Every write of crmimport begins here.
-func Begin(ctx context.Context, db beginner) (*sql.Tx, error) {
+// Begin starts a write transaction on db, in db's dialect (Dialect.Begin).
+// Every write of crmimport begins here.
+func Begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	return DialectOf(db).Begin(ctx, db)
+}
+
+// Begin starts a write transaction that takes the write lock at once (on
+// SQLite BEGIN IMMEDIATE, a setting of every connection Open makes). When
+// another process holds the lock, Begin tries again every millisecond or
+// so, for as long as BusyTimeout: SQLite's own busy handler sleeps up to
+// 100 ms between tries, and a waiter that sleeps that long rarely meets the
+// moment between a busy run's batches (see BatchPause) — it could wait for
+// a whole run, or give up with "database is locked".
+func (d Dialect) Begin(ctx context.Context, db beginner) (*sql.Tx, error) {
 	deadline := time.Now().Add(BusyTimeout)
 	for {
 		tx, err := db.BeginTx(ctx, nil)
-		if err == nil || !IsBusy(err) || time.Now().After(deadline) {
+		if err == nil || !d.IsBusy(err) || time.Now().After(deadline) {
 			if err != nil {
 				return nil, fmt.Errorf("begin: %w", err)
 			}
@@ -45,28 +51,8 @@ type beginner interface {
 // hundred.
 const BatchPause = 2 * time.Millisecond
 
-// spillTempSQL and keepTempSQL: where the connection keeps temporary tables
-// and the sorts of large statements. Open keeps them in memory (a batch's
-// savepoint journal is small and hot).
-const (
-	spillTempSQL = `PRAGMA temp_store = FILE`
-	keepTempSQL  = `PRAGMA temp_store = MEMORY`
-)
-
-// SpillTemp moves the connection's temporary tables and sorts to a
-// temporary file, which SQLite deletes when it closes it, until restore is
-// called: for work whose temporary data grows with its input (`ledger
-// load` stages a dump of any size), so that memory does not. Call it
-// outside a transaction; the pool's one connection (Open) keeps the
-// setting for the transactions begun meanwhile.
+// SpillTemp moves db's temporary tables and sorts out of memory until
+// restore is called (Dialect.SpillTemp).
 func SpillTemp(ctx context.Context, db *sql.DB) (restore func() error, err error) {
-	if _, err := db.ExecContext(ctx, spillTempSQL); err != nil {
-		return nil, fmt.Errorf("temporary storage in a file: %w", err)
-	}
-	return func() error {
-		if _, err := db.ExecContext(context.WithoutCancel(ctx), keepTempSQL); err != nil {
-			return fmt.Errorf("temporary storage back in memory: %w", err)
-		}
-		return nil
-	}, nil
+	return DialectOf(db).SpillTemp(ctx, db)
 }

@@ -1,20 +1,34 @@
-// Package store opens the crmimport database file and owns its schema.
+// Package store opens the crmimport database and owns its schema and its
+// dialect: the ground floor, which imports no package of crmimport.
 //
 // It fixes the connection settings the ledger rules depend on: WAL journal,
 // foreign keys on, a busy timeout, transactions that take the write lock when
-// they begin (BEGIN IMMEDIATE), a single connection per process, and a file
+// they begin (BEGIN IMMEDIATE, through Begin, which waits its turn behind
+// another process's batch), a single connection per process, and a file
 // created with mode 0600 because it holds customer data (SPEC §6).
 // Temporary tables and sorts stay in memory, but for work whose temporary
 // data grows with its input (SpillTemp: a temporary file, deleted as it
 // closes).
 //
-// The schema is versioned with PRAGMA user_version and upgraded in place from
-// the numbered files in schema/ (never a table called "migrations": that name
-// belongs to the runs table).
+// Dialect holds what differs between SQLite and a later PostgreSQL (SPEC
+// §7), and no more: those connection settings, beginning a write
+// transaction, busy, constraint and unique-key errors (told by the driver's
+// code, never by the message), the schema's folder and version, foreign keys
+// off for a schema step, VACUUM INTO, and the PRAGMAs of the "full"
+// failpoint. Only SQLite exists. A handle knows its dialect (DialectOf), so
+// the other packages pass *sql.DB and *sql.Tx and call Begin, IsUnique and
+// the rest, which ask it.
+//
+// The schema is versioned (SQLite's PRAGMA user_version) and upgraded in
+// place from the dialect's numbered files in schema/sqlite/ (never a table
+// called "migrations": that name belongs to the runs table).
 //
 // WriteOutput writes every file a user names for output (rejects --out,
 // report --out) and is the one place that knows what must never be
 // written over: the database in use, its -wal, -shm and -journal files,
 // and any SQLite file. It replaces a file whole, through a temporary file
 // and a rename.
+//
+// Tests get real databases from store/storetest, and run the rules' tests
+// on every dialect through storetest.Run.
 package store

@@ -7,22 +7,38 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// IsConstraint reports whether err is SQLite refusing a row for a
+// An error tells its dialect by its type (a *sqlite.Error is SQLite's):
+// the functions below ask each dialect, which answers for its own
+// driver's errors only.
+
+// IsConstraint reports whether err is the database refusing a row for a
 // constraint (NOT NULL, CHECK, UNIQUE, FOREIGN KEY): a fault of the record,
-// not of the database. Matched by the driver's result code, never by text.
-func IsConstraint(err error) bool {
+// not of the database.
+func IsConstraint(err error) bool { return SQLite.IsConstraint(err) }
+
+// IsUnique reports whether err is a UNIQUE or PRIMARY KEY constraint failure.
+func IsUnique(err error) bool { return SQLite.IsUnique(err) }
+
+// IsBusy reports whether err is the database giving up on a lock held by
+// another connection.
+func IsBusy(err error) bool { return SQLite.IsBusy(err) }
+
+// IsConstraint reports whether err is SQLite refusing a row for a
+// constraint. Matched by the driver's result code, never by text.
+func (d Dialect) IsConstraint(err error) bool {
 	return primaryCode(err) == sqlite3.SQLITE_CONSTRAINT
 }
 
-// IsUnique reports whether err is a UNIQUE or PRIMARY KEY constraint failure.
-func IsUnique(err error) bool {
+// IsUnique reports whether err is SQLite's UNIQUE or PRIMARY KEY
+// constraint failure.
+func (d Dialect) IsUnique(err error) bool {
 	c := extendedCode(err)
 	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
 
 // IsBusy reports whether err is SQLite giving up on a lock held by another
 // connection.
-func IsBusy(err error) bool {
+func (d Dialect) IsBusy(err error) bool {
 	c := primaryCode(err)
 	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 }

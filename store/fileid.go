@@ -12,28 +12,16 @@ import (
 // the same. R13 records it with a run's owner, so that a run is live only in
 // the file its owner has open. "" where the system tells no inode.
 func FileID(ctx context.Context, db *sql.DB) (string, error) {
-	rows, err := db.QueryContext(ctx, `PRAGMA database_list`)
+	file, err := DialectOf(db).File(ctx, db)
 	if err != nil {
 		return "", fmt.Errorf("read the database's file: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq int
-		var name, file string
-		if err := rows.Scan(&seq, &name, &file); err != nil {
-			return "", fmt.Errorf("read the database's file: %w", err)
-		}
-		if name != "main" {
-			continue
-		}
-		if file == "" {
-			return "", nil // in memory: no file
-		}
-		st, err := os.Stat(file)
-		if err != nil {
-			return "", fmt.Errorf("read the database's file: %w", err)
-		}
-		return fileIdentity(st), nil
+	if file == "" {
+		return "", nil // in memory: no file
 	}
-	return "", rows.Err()
+	st, err := os.Stat(file)
+	if err != nil {
+		return "", fmt.Errorf("read the database's file: %w", err)
+	}
+	return fileIdentity(st), nil
 }

@@ -133,8 +133,8 @@ func listTablesOnce(ctx context.Context, path string) ([]string, int, error) {
 		return nil, 0, err
 	}
 	defer tx.Rollback()
-	var version int
-	if err := tx.QueryRowContext(ctx, userVersionSQL).Scan(&version); err != nil {
+	version, err := SQLite.schemaVersion(ctx, tx)
+	if err != nil {
 		return nil, 0, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
@@ -243,7 +243,7 @@ func Copy(ctx context.Context, path, dest string) (copied bool, err error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, dest); err != nil {
+	if err := SQLite.copyInto(ctx, db, dest); err != nil {
 		return false, fmt.Errorf("copy database %s: %w", path, err)
 	}
 	if err := os.Chmod(dest, 0o600); err != nil {

@@ -110,7 +110,7 @@ func TestOpenTakesEmptyAndOlderFiles(t *testing.T) {
 	empty := filepath.Join(dir, "empty.db")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
 	emptySQLite, _ := foreignFile(t, "empty-sqlite.db", `PRAGMA user_version = 0`)
-	all, err := steps()
+	all, err := steps(SQLite)
 	require.NoError(t, err)
 	older, _ := foreignFile(t, "v3.db", all[0].sql, all[1].sql, all[2].sql, `PRAGMA user_version = 3`)
 	for _, path := range []string{empty, emptySQLite, older} {

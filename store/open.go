@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -64,26 +63,7 @@ func openDB(ctx context.Context, path string, create bool) (*sql.DB, error) {
 			return nil, err
 		}
 	}
-	q := url.Values{}
-	// SQLite's own wait for a lock is short: Begin does the waiting, with
-	// tries close enough together to find the lock free between two batches
-	// of a busy run.
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", lockTry.Milliseconds()))
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	// Under WAL, NORMAL syncs at checkpoints, not at every commit: a crash
-	// of the process (SIGKILL) loses nothing committed; a power cut may
-	// lose the last committed batches, never consistency — a batch's rows,
-	// slots and checkpoint commit together, so what survives agrees (R12).
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -CacheKiB))
-	// The savepoint around each chunk of claims and rows journals the pages
-	// it changes: in memory, not in a temporary file.
-	q.Add("_pragma", "temp_store(MEMORY)")
-	// Copy the WAL into the database every 64 MiB rather than every 4 MiB:
-	// a page written by many batches is copied once (5% of an import).
-	q.Add("_pragma", "wal_autocheckpoint(16384)")
-	q.Set("_txlock", "immediate")
+	q := SQLite.params()
 	// A new file is switched to WAL, which takes an exclusive lock that
 	// SQLite does not wait for: several processes opening one new file at
 	// once may be told "busy" at once. They try again, as long as the busy

@@ -13,19 +13,19 @@ import (
 	"strings"
 )
 
-//go:embed schema/*.sql
+//go:embed schema/sqlite/*.sql
 var schemaFiles embed.FS
 
-// step is one numbered schema file: schema/NNN_name.sql upgrades a database
-// at user_version NNN-1 to NNN.
+// step is one numbered schema file of a dialect: schema/sqlite/NNN_name.sql
+// upgrades a database at version NNN-1 to NNN.
 type step struct {
 	version int
 	name    string
 	sql     string
 }
 
-func steps() ([]step, error) {
-	entries, err := fs.ReadDir(schemaFiles, "schema")
+func steps(d Dialect) ([]step, error) {
+	entries, err := fs.ReadDir(schemaFiles, d.schemaDir())
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func steps() ([]step, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("schema file %s: name must start with its version number", e.Name())
 		}
-		b, err := schemaFiles.ReadFile(path.Join("schema", e.Name()))
+		b, err := schemaFiles.ReadFile(path.Join(d.schemaDir(), e.Name()))
 		if err != nil {
 			return nil, err
 		}
@@ -51,27 +51,27 @@ func steps() ([]step, error) {
 	return out, nil
 }
 
-// Version is the schema version this binary writes.
+// Version is the schema version this binary writes (SQLite's steps).
 func Version() int {
-	s, err := steps()
+	s, err := steps(SQLite)
 	if err != nil {
 		return 0
 	}
 	return len(s)
 }
 
-const userVersionSQL = `PRAGMA user_version`
-
-// Upgrade brings the schema of db to Version(), one numbered file per
-// transaction, each setting user_version in the same transaction, so that an
-// older file opens with a newer binary and an interrupted upgrade resumes.
+// Upgrade brings the schema of db to Version(), one numbered file of its
+// dialect per transaction, each setting the schema's version (SQLite's
+// user_version) in the same transaction, so that an older file opens with a
+// newer binary and an interrupted upgrade resumes.
 func Upgrade(ctx context.Context, db *sql.DB) error {
-	all, err := steps()
+	d := DialectOf(db)
+	all, err := steps(d)
 	if err != nil {
 		return err
 	}
 	for {
-		done, err := upgradeOne(ctx, db, all)
+		done, err := upgradeOne(ctx, d, db, all)
 		if err != nil || done {
 			return err
 		}
@@ -83,11 +83,11 @@ func Upgrade(ctx context.Context, db *sql.DB) error {
 // key before it commits.
 const fkOff = "-- crmimport: foreign keys off"
 
-func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err error) {
+func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bool, err error) {
 	// A file that is up to date is only read: opening it never waits for
 	// another process's write transaction.
-	var current int
-	if err := db.QueryRowContext(ctx, userVersionSQL).Scan(&current); err != nil {
+	current, err := d.schemaVersion(ctx, db)
+	if err != nil {
 		return false, fmt.Errorf("read schema version: %w", err)
 	}
 	if current == len(all) {
@@ -106,26 +106,25 @@ func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err err
 	s := all[current]
 	noFK := strings.HasPrefix(s.sql, fkOff)
 	if noFK {
-		// PRAGMA foreign_keys is a no-op inside a transaction: it is set
-		// before and restored after.
-		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
-			return false, fmt.Errorf("upgrade schema to %d: %w", s.version, err)
+		on, ferr := d.foreignKeysOff(ctx, conn)
+		if ferr != nil {
+			return false, fmt.Errorf("upgrade schema to %d: %w", s.version, ferr)
 		}
 		defer func() {
 			// A connection left without foreign keys would write without
 			// them: a failure here fails the open.
-			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); rerr != nil {
+			if rerr := on(); rerr != nil {
 				err = errors.Join(err, fmt.Errorf("upgrade schema to %d: foreign keys back on: %w", s.version, rerr))
 			}
 		}()
 	}
-	tx, err := Begin(ctx, conn) // immediate: two processes never both upgrade
+	tx, err := d.Begin(ctx, conn) // immediate: two processes never both upgrade
 	if err != nil {
 		return false, fmt.Errorf("upgrade schema: %w", err)
 	}
 	defer tx.Rollback()
-	var have int
-	if err := tx.QueryRowContext(ctx, userVersionSQL).Scan(&have); err != nil {
+	have, err := d.schemaVersion(ctx, tx)
+	if err != nil {
 		return false, fmt.Errorf("read schema version: %w", err)
 	}
 	switch {
@@ -140,12 +139,11 @@ func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err err
 		return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
 	}
 	if noFK {
-		if err := foreignKeysHold(ctx, tx); err != nil {
+		if err := d.foreignKeysHold(ctx, tx); err != nil {
 			return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
 		}
 	}
-	// PRAGMA takes no parameters; the version is our own number.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", s.version)); err != nil {
+	if err := d.setSchemaVersion(ctx, tx, s.version); err != nil {
 		return false, fmt.Errorf("set schema version %d: %w", s.version, err)
 	}
 	return false, tx.Commit()
@@ -153,23 +151,4 @@ func upgradeOne(ctx context.Context, db *sql.DB, all []step) (done bool, err err
 
 func newerError(have, know int) error {
 	return fmt.Errorf("the file has schema version %d, newer than this crmimport knows (%d): use a newer crmimport", have, know)
-}
-
-// foreignKeysHold fails when a row refers to a row that is not there.
-func foreignKeysHold(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if rows.Next() {
-		var table, parent string
-		var rowid sql.NullInt64
-		var fk int
-		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
-			return err
-		}
-		return fmt.Errorf("row %d of %s refers to a row of %s that is not there", rowid.Int64, table, parent)
-	}
-	return rows.Err()
 }

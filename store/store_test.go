@@ -87,7 +87,7 @@ func TestOpenUpgradesVersion1File(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	all, err := steps()
+	all, err := steps(SQLite)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(all), 2)
 	raw, err := sql.Open("sqlite", path)
@@ -179,7 +179,7 @@ func TestOpenUpgradesVersion3FileToExactAmounts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	all, err := steps()
+	all, err := steps(SQLite)
 	require.NoError(t, err)
 	raw, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
@@ -237,4 +237,44 @@ func TestOpenUpgradesVersion3FileToExactAmounts(t *testing.T) {
 		require.NoError(t, db.QueryRowContext(ctx, `SELECT amount FROM deals WHERE id = ?`, 20+i).Scan(&back))
 		require.Equal(t, a, back, "an amount is stored exactly as given")
 	}
+}
+
+// TestDialectOfAnOpenedFile: a handle of Open knows its dialect, and the
+// dialect tells the file it has open.
+func TestDialectOfAnOpenedFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer db.Close()
+	require.Equal(t, SQLite, DialectOf(db))
+	file, err := DialectOf(db).File(ctx, db)
+	require.NoError(t, err)
+	abs, err := filepath.Abs(path)
+	require.NoError(t, err)
+	require.Equal(t, abs, file)
+}
+
+// TestStopGrowthFailsAWriteAsAFullDisk: the "full" failpoint's ground
+// (SPEC §8): held at its size, the database refuses a write that needs
+// room, and takes it once it may grow again.
+func TestStopGrowthFailsAWriteAsAFullDisk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "crm.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	tx, err := Begin(ctx, db)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	const insert = `INSERT INTO companies (tenant_id, name, imported_at) VALUES ('acme', ?, 'now')`
+	page, grow, err := SQLite.StopGrowth(ctx, tx)
+	require.NoError(t, err)
+	require.Greater(t, page, int64(0))
+	_, err = tx.ExecContext(ctx, insert, strings.Repeat("x", int(4*page)))
+	require.ErrorContains(t, err, "full")
+	require.NoError(t, grow())
+	_, err = tx.ExecContext(ctx, insert, strings.Repeat("x", int(4*page)))
+	require.NoError(t, err, "room again once it may grow")
 }

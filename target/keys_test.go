@@ -2,31 +2,22 @@ package target_test
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"crmimport/canon"
-	"crmimport/store"
+	"crmimport/store/storetest"
 	"crmimport/target"
 )
 
-func openDB(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "crm.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 // TestNaturalKeys: R5, natural keys of the tenant's rows, the oldest row
 // per key, never another tenant's, never an empty key.
 func TestNaturalKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t)
+	db := storetest.OpenDB(t)
 	_, err := db.Exec(`INSERT INTO contacts (id, tenant_id, email, email_key, imported_at) VALUES
 		(10, 'acme', 'Ann@Example.com', 'ann@example.com', 'now'),
 		(11, 'acme', 'ann@example.com', 'ann@example.com', 'now'),

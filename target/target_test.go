@@ -9,6 +9,7 @@ import (
 	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
+	"crmimport/store/storetest"
 	"crmimport/target"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestWriterAndDelete(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t)
+	db := storetest.OpenDB(t)
 	tx, err := store.Begin(ctx, db)
 	require.NoError(t, err)
 	defer tx.Rollback()

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // badFixtures holds one canonical export per defect (FORMATS.md, "Nasty
@@ -1005,7 +1006,7 @@ func runBadCase(t *testing.T, c badCase) {
 		require.Contains(t, s.Warnings[i], want, "warning %d", i+1)
 	}
 
-	db := openDB(t, path)
+	db := storetest.OpenFile(t, path)
 	if c.log != nil {
 		entries := strings.Join(storedText(t, db, `SELECT level || ': ' || message FROM run_log ORDER BY id`), "\n")
 		for _, want := range c.log {

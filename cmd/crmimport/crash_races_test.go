@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"crmimport/store/storetest"
 )
 
 // raceLead is how far ahead the racers are told to start: enough for every
@@ -49,7 +51,7 @@ func crashRacesGroup(t *testing.T, ref *crashRef) {
 		c.point = fmt.Sprintf("%d × run at one instant, database %s", k, map[bool]string{true: "not yet created", false: "ready"}[fresh])
 		path := dbPath(t)
 		if !fresh {
-			openDB(t, path)
+			storetest.OpenFile(t, path)
 		}
 		tenants := make([]string, k)
 		for i := range tenants {
@@ -124,7 +126,7 @@ func crashTenantsGroup(t *testing.T, ref *crashRef) {
 		c.point = fmt.Sprintf("two tenants at one instant, database %s", map[bool]string{true: "not yet created", false: "ready"}[fresh])
 		path := dbPath(t)
 		if !fresh {
-			openDB(t, path)
+			storetest.OpenFile(t, path)
 		}
 		tenants := []string{crashTenant, "globex"}
 		ps := startRacers(c, path, ref, "", tenants...)

@@ -40,6 +40,7 @@ import (
 	"crmimport/ledger/ledgertest"
 	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/store/storetest"
 )
 
 // Suite sizes: small by default (make test), full in make crashtest.
@@ -299,7 +300,7 @@ func decodeSummary(stdout string) (report.Summary, error) {
 // must neither be lost nor written twice either.
 func crashDump(t *testing.T, path, tenant string) string {
 	t.Helper()
-	db := openDB(t, path)
+	db := storetest.OpenFile(t, path)
 	s, err := ledgertest.Dump(context.Background(), db, tenant)
 	if err != nil {
 		t.Fatalf("dump %s: %v", path, err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/store/storetest"
 )
 
 const dumps = "../../fixtures/dumps"
@@ -190,7 +192,7 @@ func TestDoctorRepairsArePastable(t *testing.T) {
 		{"crmimport", "ledger", "why", "--tenant", quoteTenant}, {"crmimport", "runs"}}, nexts)
 	sqlText, err := os.ReadFile(filepath.Join(dumpDir, "after-load.sql"))
 	require.NoError(t, err)
-	_, err = openDB(t, path).Exec(string(sqlText))
+	_, err = storetest.OpenFile(t, path).Exec(string(sqlText))
 	require.NoError(t, err)
 
 	d, _ := doctorJSON(t, path)
@@ -234,7 +236,7 @@ func TestDoctorRepairsArePastable(t *testing.T) {
 	r = crm(t, nil, got[0][1:]...)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Contains(t, r.stdout, "deleted in source")
-	_, err = openDB(t, got[4][1]).Exec(got[4][2])
+	_, err = storetest.OpenFile(t, got[4][1]).Exec(got[4][2])
 	require.NoError(t, err)
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id = ?`, quoteOrphan))
 	for _, call := range [][]string{got[3], got[1], got[5]} {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -17,7 +16,7 @@ import (
 
 	"crmimport/ledger/ledgertest"
 	"crmimport/report"
-	"crmimport/store"
+	"crmimport/store/storetest"
 )
 
 // The test binary doubles as crmimport: with CRMIMPORT_TEST_CHILD=1 it runs
@@ -111,19 +110,11 @@ func (c *childProc) wait(t *testing.T) int {
 	return c.cmd.ProcessState.ExitCode()
 }
 
-func openDB(t *testing.T, path string) *sql.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), path)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 // waitForRun waits until the database holds a running run of tenant and
 // returns its id.
 func waitForRun(t *testing.T, path, tenant string, c *childProc) int64 {
 	t.Helper()
-	db := openDB(t, path)
+	db := storetest.OpenFile(t, path)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		var id int64
@@ -143,7 +134,7 @@ func waitForRun(t *testing.T, path, tenant string, c *childProc) int64 {
 // dump is the canonical dump of a tenant's ledger and rows.
 func dump(t *testing.T, path, tenant string) string {
 	t.Helper()
-	db := openDB(t, path)
+	db := storetest.OpenFile(t, path)
 	s, err := ledgertest.Dump(context.Background(), db, tenant)
 	require.NoError(t, err)
 	return s
@@ -168,7 +159,7 @@ func kindsOf(t *testing.T, r result) map[string]any {
 
 func query(t *testing.T, path, q string, args ...any) []string {
 	t.Helper()
-	db := openDB(t, path)
+	db := storetest.OpenFile(t, path)
 	rows, err := db.Query(q, args...)
 	require.NoError(t, err)
 	defer rows.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // realExports is a folder of ../shared/real-exports, beside the project
@@ -93,7 +94,7 @@ func unchangedOf(kinds map[string]phases.Counts) map[string]phases.Counts {
 // database: every account link kept, custom __c columns in extra.
 func checkRealSalesforce(t *testing.T, path string) {
 	t.Helper()
-	db := openDB(t, path)
+	db := storetest.OpenFile(t, path)
 	// Every contact whose AccountId names an account is linked to it (20);
 	// the 15 others hold 000000000000000AAA, the empty lookup: no link, and
 	// not "unlinked" either.
@@ -178,7 +179,7 @@ func TestRealSalesforceDataExportZipped(t *testing.T) {
 			require.Equal(t, exitOK, r.code, r.stderr)
 			require.Equal(t, realSalesforceKinds, r.summary(t).Kinds)
 			checkRealSalesforce(t, path)
-			db := openDB(t, path)
+			db := storetest.OpenFile(t, path)
 			require.Equal(t, []string{
 				"company|" + zip1 + "!/Account.csv|zip:crc32:",
 				"contact|" + zip1 + "!/Contact.csv|zip:crc32:",
@@ -208,7 +209,7 @@ func TestRealSalesforceTreeJSON(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Equal(t, map[string]phases.Counts{"company": {Imported: 3}, "contact": {Imported: 7}}, r.summary(t).Kinds)
 	require.Contains(t, r.stderr, "ignored 1 file not of the salesforce profile: Account-Contact-plan.json")
-	db := openDB(t, path)
+	db := storetest.OpenFile(t, path)
 	require.Equal(t, []string{
 		"Amy|Taylor|amy.taylor@acme.example.com|Acme Corporation",
 		"Michael|Jones|michael.jones@acme.example.com|Acme Corporation",

@@ -8,6 +8,7 @@ import (
 
 	"crmimport/fixtures/gen"
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // A rerun of the same export counts every record unchanged without reading
@@ -27,7 +28,7 @@ func TestRerunAndReread(t *testing.T) {
 
 	notRead := func(run int64) int {
 		var n int
-		require.NoError(t, openDB(t, db).QueryRow(`SELECT count(*) FROM run_log WHERE migration_id = ? AND message LIKE ?`,
+		require.NoError(t, storetest.OpenFile(t, db).QueryRow(`SELECT count(*) FROM run_log WHERE migration_id = ? AND message LIKE ?`,
 			run, "%counted unchanged without reading it again%").Scan(&n))
 		return n
 	}

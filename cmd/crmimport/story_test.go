@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/store"
+	"crmimport/store/storetest"
 )
 
 // writeExport writes files (name -> content) into a new folder.
@@ -79,7 +80,7 @@ func TestPoisonedLedgerStory(t *testing.T) {
 // queryRaw is query without flattening line breaks.
 func queryRaw(t *testing.T, path, q string) []string {
 	t.Helper()
-	db := openDB(t, path)
+	db := storetest.OpenFile(t, path)
 	rows, err := db.Query(q)
 	require.NoError(t, err)
 	defer rows.Close()

@@ -1,0 +1,93 @@
+// Package storetest holds the database helpers of the packages' tests: a
+// real database in the test's own folder, another handle on it as a second
+// process has, and Run, which runs a test once on each dialect that store
+// knows, so that the rules' tests hold on every one. Non-test code never
+// imports it.
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/store"
+)
+
+// OpenDB opens a new SQLite database, a file in t.TempDir(), through
+// store.Open; it is closed when the test ends.
+func OpenDB(t testing.TB) *sql.DB {
+	t.Helper()
+	return OpenFile(t, filepath.Join(t.TempDir(), "crm.db"))
+}
+
+// OpenFile opens the database at path through store.Open, which creates it
+// when absent; it is closed when the test ends.
+func OpenFile(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Run runs test once per dialect, as a subtest named after the dialect,
+// each time on a new, empty database of it. The subtests run one after
+// the other, within the test: what follows Run sees what they did.
+func Run(t *testing.T, test func(t *testing.T, db *sql.DB)) {
+	t.Helper()
+	for _, b := range backends() {
+		t.Run(string(b.dialect), func(t *testing.T) { test(t, b.open(t)) })
+	}
+}
+
+// OpenDialect opens a new, empty database of dialect d, closed when the
+// test ends: a second database beside the one Run gave.
+func OpenDialect(t testing.TB, d store.Dialect) *sql.DB {
+	t.Helper()
+	return backendOf(t, d).open(t)
+}
+
+// Reopen opens another handle on db's database, as a second process has
+// its own; it is closed when the test ends.
+func Reopen(t testing.TB, db *sql.DB) *sql.DB {
+	t.Helper()
+	return backendOf(t, store.DialectOf(db)).reopen(t, db)
+}
+
+// backend is how the tests get databases of one dialect.
+type backend struct {
+	dialect store.Dialect
+	open    func(t testing.TB) *sql.DB             // a new, empty database
+	reopen  func(t testing.TB, db *sql.DB) *sql.DB // another handle on db's
+}
+
+// backends are the dialects the tests run on: a second dialect adds
+// itself here, and every test that goes through Run runs on it too.
+func backends() []backend {
+	return []backend{
+		{dialect: store.SQLite, open: OpenDB, reopen: reopenFile},
+	}
+}
+
+func backendOf(t testing.TB, d store.Dialect) backend {
+	t.Helper()
+	for _, b := range backends() {
+		if b.dialect == d {
+			return b
+		}
+	}
+	t.Fatalf("storetest: no test database for dialect %q", d)
+	return backend{}
+}
+
+// reopenFile opens the file that db has open once more.
+func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
+	t.Helper()
+	path, err := store.DialectOf(db).File(context.Background(), db)
+	require.NoError(t, err)
+	require.NotEmpty(t, path, "a database in memory cannot be opened twice")
+	return OpenFile(t, path)
+}
