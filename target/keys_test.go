@@ -11,7 +11,6 @@ import (
 	"crmimport/target"
 )
 
-
 // TestNaturalKeys: R5, natural keys of the tenant's rows, the oldest row
 // per key, never another tenant's, never an empty key.
 func TestNaturalKeys(t *testing.T) {
