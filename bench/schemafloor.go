@@ -221,7 +221,7 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 					row++
 				}
 			}
-			l := ledger.New(tx)
+			l := ledger.New(tx, store.SQLite)
 			won, err := l.Claim(ctx, slots)
 			l.Close()
 			if err == nil && !won {

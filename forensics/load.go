@@ -54,7 +54,7 @@ func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (sum *Load
 	if !st.IsDir() {
 		return nil, &DumpError{File: dir, Msg: "is not a folder: a dump is a folder of migrations, migration_tasks and migration_records (.csv or .jsonl)"}
 	}
-	l := &loader{dir: abs, given: dir, now: ledger.FormatTime(now), files: map[string]string{},
+	l := &loader{d: store.DialectOf(db), dir: abs, given: dir, now: ledger.FormatTime(now), files: map[string]string{},
 		sum: &LoadSummary{Dump: abs, Slots: map[string]int{}, Placeholders: map[string]int{}, Notices: []string{},
 			Warnings: []string{}},
 		conflict: &ConflictError{Dump: abs, Rows: map[string]*IDs{}},
@@ -91,6 +91,7 @@ func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (sum *Load
 // loader is one load in progress: what it has written in its transaction,
 // and the little it keeps to check the rest.
 type loader struct {
+	d               store.Dialect // the database's: its id allocators
 	dir, given, now string
 	files           map[string]string
 	tx              *sql.Tx
@@ -541,17 +542,12 @@ const slotIDSpanSQL = `SELECT coalesce(min(id), 1), coalesce(max(id), 0) FROM mi
 const takenSlotIDsSQL = `
 SELECT DISTINCT id FROM dump_slots WHERE id IN (SELECT id FROM migration_records) ORDER BY id`
 
-const nextSlotIDSQL = `SELECT next FROM slot_ids`
-
 // numberSlotsSQL gives the slots without an id the next ones, in the order
 // of the dump: past the ledger's and the dump's own.
 const numberSlotsSQL = `
 UPDATE dump_slots SET id = ? + n.i - 1
 FROM (SELECT line, row_number() OVER (ORDER BY line) AS i FROM dump_slots WHERE id IS NULL) AS n
 WHERE dump_slots.line = n.line`
-
-// bumpSlotIDsSQL: the ledger numbers new slots past every loaded one.
-const bumpSlotIDsSQL = `UPDATE slot_ids SET next = max(next, ?)`
 
 // numberSlots finds a slot id that the dump holds twice (unless its ids
 // come in ascending order) or that the ledger already uses (unless the two
@@ -591,8 +587,8 @@ func (l *loader) numberSlots(ctx context.Context) error {
 			return fmt.Errorf("load: slot ids: %w", err)
 		}
 	}
-	var next int64
-	if err := l.tx.QueryRowContext(ctx, nextSlotIDSQL).Scan(&next); err != nil {
+	next, err := l.d.NextID(ctx, l.tx, slotsTable)
+	if err != nil {
 		return fmt.Errorf("load: next slot id: %w", err)
 	}
 	next = max(next, l.slotIDs.max+1)
@@ -604,7 +600,8 @@ func (l *loader) numberSlots(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load: number slots from %d: %w", next, err)
 	}
-	if _, err := l.tx.ExecContext(ctx, bumpSlotIDsSQL, next+numbered); err != nil {
+	// The ledger numbers new slots past every loaded one.
+	if err := l.d.AdvanceIDs(ctx, l.tx, slotsTable, next+numbered-1); err != nil {
 		return fmt.Errorf("load: number slots past the dump's: %w", err)
 	}
 	return nil
@@ -616,6 +613,9 @@ func (l *loader) numberSlots(ctx context.Context) error {
 // none. The statements per kind differ only in the table and its one
 // visible text column, which says what the row is; NOT NULL columns are
 // filled by it.
+
+// slotsTable names the slot table's id allocator.
+const slotsTable = "migration_records"
 
 // placeholderRowsSQL: the placeholder rows of a kind's final slots, one
 // per record_id, with the tenant, source and source_id of the first slot
@@ -664,11 +664,23 @@ func (l *loader) numberRows(ctx context.Context) error {
 			return fmt.Errorf("load: %w", err)
 		}
 		taken[k] = inTable > 0
-		if r.without == 0 {
-			continue
+		// New rows are numbered past the table's allocator (which is past
+		// every id the table ever held) and the dump's own ids; then the
+		// allocator moves past them all.
+		next, err := target.NextID(ctx, l.d, l.tx, k)
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
 		}
-		if _, err := l.tx.ExecContext(ctx, numberRowsSQL, string(k), max(inTable, r.last)); err != nil {
-			return fmt.Errorf("load: number %s rows: %w", k, err)
+		last := r.last
+		if r.without > 0 {
+			base := max(next-1, r.last)
+			if _, err := l.tx.ExecContext(ctx, numberRowsSQL, string(k), base); err != nil {
+				return fmt.Errorf("load: number %s rows: %w", k, err)
+			}
+			last = base + int64(r.without)
+		}
+		if err := target.AdvanceIDs(ctx, l.d, l.tx, k, last); err != nil {
+			return fmt.Errorf("load: %w", err)
 		}
 	}
 	if l.tenantsN > 1 && len(l.rows) > 0 {

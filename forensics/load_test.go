@@ -2,6 +2,7 @@ package forensics_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -91,7 +92,7 @@ func TestLoadReadsPsqlCSV(t *testing.T) {
 	require.Equal(t, [][]string{{"501", "acme", "(loaded from a dump: company co-1)", "1"}},
 		query(t, db, `SELECT id, tenant_id, name, from_dump FROM companies`))
 	require.Equal(t, [][]string{{"1", "(loaded from a dump: contact c-1)", "1"}}, query(t, db, `SELECT id, last_name, from_dump FROM contacts`))
-	require.Equal(t, [][]string{{"11"}}, query(t, db, `SELECT next FROM slot_ids`), "new slots are numbered past the loaded ones")
+	require.Equal(t, [][]string{{"11"}}, query(t, db, `SELECT next FROM id_allocators WHERE name = 'migration_records'`), "new slots are numbered past the loaded ones")
 
 	run, err := phases.LoadRun(context.Background(), db, 2)
 	require.NoError(t, err)
@@ -121,7 +122,7 @@ func TestLoadRefusesConflictingIDs(t *testing.T) {
 	ctx := context.Background()
 	db, _ := loadFixture(t, "stranded-retry")
 	before := query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
-		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM slot_ids)`)
+		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM id_allocators WHERE name = 'migration_records')`)
 
 	_, err := forensics.Load(ctx, db, filepath.Join(dumps, "stranded-retry"), loadTime)
 	var conflict *forensics.ConflictError
@@ -134,7 +135,7 @@ func TestLoadRefusesConflictingIDs(t *testing.T) {
 	require.Contains(t, err.Error(), "(and 4 more); slot ids 1–12; the target rows companies 1–4, deals 1–3, activities 1–5")
 	require.Contains(t, err.Error(), "nothing was loaded")
 	require.Equal(t, before, query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
-		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM slot_ids)`))
+		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM id_allocators WHERE name = 'migration_records')`))
 
 	// Another dump whose run id only is taken: refused too.
 	other := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n1,initech,canonical,succeeded,2026-01-05 09:00:00+00\n"})
@@ -326,4 +327,36 @@ func TestLoadRefusesABigConflictCompactly(t *testing.T) {
 	require.Contains(t, err.Error(), "runs 1–4; tasks 1–24; the slots globex/hubspot contact con-1, globex/hubspot deal dea-2")
 	require.Contains(t, err.Error(), "(and 19992 more); slot ids 1–20000; the target rows companies 1–2667, contacts 1–3001, deals 1–2667, notes 1–3000, activities 1–2666, emails 1–3000")
 	require.Less(t, len(err.Error()), 1000)
+}
+
+// TestLoadAdvancesTheIDAllocators: what must hold on every dialect (issue
+// 12 item 4): a load moves each table's id allocator past every id it
+// loads — the dump's slot ids, its record ids and the placeholder rows it
+// numbers — and never back, even where the table gave out higher ids
+// whose rows are gone.
+func TestLoadAdvancesTheIDAllocators(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		_, err := db.Exec(`UPDATE id_allocators SET next = 900 WHERE name = 'contacts'`)
+		require.NoError(t, err)
+		_, err = forensics.Load(context.Background(), db, filepath.Join(dumps, "poisoned-ledger"), loadTime)
+		require.NoError(t, err)
+		tables := map[string]string{"company": "companies", "contact": "contacts", "deal": "deals", "note": "notes",
+			"activity": "activities", "email": "emails"}
+		for kind, table := range tables {
+			var next, maxRow, maxNamed int64
+			require.NoError(t, db.QueryRow(`SELECT next FROM id_allocators WHERE name = ?`, table).Scan(&next))
+			require.NoError(t, db.QueryRow(`SELECT coalesce(max(id), 0) FROM `+table).Scan(&maxRow))
+			require.NoError(t, db.QueryRow(`SELECT coalesce(max(record_id), 0) FROM migration_records WHERE kind = ?`, kind).Scan(&maxNamed))
+			require.Greater(t, next, maxRow, "%s: past every row the load wrote", table)
+			require.Greater(t, next, maxNamed, "%s: past every row a slot names", table)
+		}
+		var contacts int64
+		require.NoError(t, db.QueryRow(`SELECT next FROM id_allocators WHERE name = 'contacts'`).Scan(&contacts))
+		require.GreaterOrEqual(t, contacts, int64(900), "an allocator never moves back")
+		var next, maxSlot int64
+		require.NoError(t, db.QueryRow(`SELECT next FROM id_allocators WHERE name = 'migration_records'`).Scan(&next))
+		require.NoError(t, db.QueryRow(`SELECT max(id) FROM migration_records`).Scan(&maxSlot))
+		require.Greater(t, next, maxSlot, "slots: past every slot the load wrote")
+	})
 }

@@ -170,10 +170,10 @@ func BenchmarkWriteBatch(b *testing.B) {
 	for b.Loop() {
 		tx, err := db.BeginTx(ctx, nil)
 		require.NoError(b, err)
-		l := ledger.New(tx)
+		l := ledger.New(tx, store.SQLite)
 		wr := &writer{ctx: ctx, tx: tx, ledger: l, run: run, now: time.Now(), imported: "2026-01-01T00:00:00.000000Z",
 			rows: target.NewWriter(tx, run.Tenant, "2026-01-01T00:00:00.000000Z"), stmts: map[string]*sql.Stmt{}}
-		wr.next, err = target.NextID(ctx, tx, ledger.Note)
+		wr.ids, err = target.IDs(ctx, store.SQLite, tx, ledger.Note)
 		require.NoError(b, err)
 		for c := 0; c < 5000; c += chunkSize {
 			ds := make([]decision, chunkSize)
@@ -181,10 +181,11 @@ func BenchmarkWriteBatch(b *testing.B) {
 				id++
 				r := m.mapRow(Row{Line: id, Cols: []Col{{Name: "id", Value: fmt.Sprintf("nt-%07d", id)}, {Name: "body", Value: body}}})
 				r.prepare()
-				ds[i] = decision{rec: r, outcome: created, values: r.values, rowID: wr.nextID()}
+				ds[i] = decision{rec: r, outcome: created, values: r.values, rowID: wr.ids.Next()}
 			}
 			require.NoError(b, wr.flush(ds))
 		}
+		require.NoError(b, wr.ids.Save(ctx))
 		wr.close()
 		require.NoError(b, l.Close())
 		require.NoError(b, tx.Commit())

@@ -15,6 +15,7 @@ import (
 
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store"
 	"crmimport/target"
 )
 
@@ -462,7 +463,8 @@ const chunkSize = 256
 // next decides the next batch of records inside tx and writes them, many
 // per statement (R12: the engine commits them with the checkpoint).
 func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
-	l := ledger.New(tx)
+	d := store.DialectOf(w.imp.Engine.DB)
+	l := ledger.New(tx, d)
 	defer l.Close()
 	now := w.imp.Engine.Now()
 	imported := ledger.FormatTime(now)
@@ -470,7 +472,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 		imported: imported, rows: target.NewWriter(tx, w.run.Tenant, imported), stmts: map[string]*sql.Stmt{}}
 	defer wr.close()
 	var err error
-	if wr.next, err = target.NextID(ctx, tx, w.task.Kind); err != nil {
+	if wr.ids, err = target.IDs(ctx, d, tx, w.task.Kind); err != nil {
 		return phases.Batch{}, err
 	}
 	w.idx.ctx, w.idx.q = ctx, tx // what the index loads on first need, it reads in this batch
@@ -506,6 +508,9 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 		w.idx.err = nil // the batch fails; a later one may load again
 		return phases.Batch{}, err
 	}
+	if err := wr.ids.Save(ctx); err != nil { // the row ids given out, with the batch
+		return phases.Batch{}, err
+	}
 	if done {
 		// What the file holds past its records, said once, with the last
 		// batch (the feed has read to the end: its reader is at rest).
@@ -534,10 +539,10 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 // chunk is taken back whole and redone record by record, so that only that
 // record fails (R4) or is counted unchanged (R2).
 func (w *taskWork) writeChunk(wr *writer, st *stage, recs []Record, counts *phases.Counts) error {
-	mark, next := st.mark(), wr.next
+	mark, next := st.mark(), wr.ids.Mark()
 	ds := make([]decision, len(recs))
 	for i, r := range recs {
-		ds[i] = decide(st, w.profile, r, wr.nextID)
+		ds[i] = decide(st, w.profile, r, wr.ids.Next)
 	}
 	err := wr.flush(ds)
 	if err == nil {
@@ -550,10 +555,10 @@ func (w *taskWork) writeChunk(wr *writer, st *stage, recs []Record, counts *phas
 		return err
 	}
 	st.undo(mark)
-	wr.next = next
+	wr.ids.Reset(next)
 	for _, r := range recs {
 		m := st.mark()
-		d := decide(st, w.profile, r, wr.nextID)
+		d := decide(st, w.profile, r, wr.ids.Next)
 		err := wr.flush([]decision{d})
 		switch {
 		case err == nil:

@@ -31,8 +31,8 @@ type writer struct {
 	run      phases.Run
 	task     phases.Task
 	now      time.Time
-	imported string // now, as written to imported_at
-	next     int64  // the next row id of the task's table
+	imported string     // now, as written to imported_at
+	ids      *store.IDs // the row ids of the task's table
 	rows     *target.Writer
 	stmts    map[string]*sql.Stmt
 }
@@ -55,13 +55,6 @@ func (w *writer) close() {
 		s.Close()
 		delete(w.stmts, q)
 	}
-}
-
-// nextID gives out the next row id of the task's table.
-func (w *writer) nextID() int64 {
-	id := w.next
-	w.next++
-	return id
 }
 
 // flush writes a chunk of decisions: failures to record_failures (R4), then
@@ -164,7 +157,10 @@ func (w *writer) insertFailures(fs []*decision) error {
 }
 
 // isRecordFault tells an error that is one record's (a constraint, or a
-// claim refused) from one of the database's.
+// claim refused) from one of the engine's. A row refused for its id is the
+// engine's: the allocator gave out an id that is taken (a table changed
+// behind its back); filing it as the record's failure would hide it, and
+// every later record would meet it too. It fails the batch.
 func isRecordFault(err error) bool {
-	return errors.Is(err, ledger.ErrRefused) || store.IsConstraint(err)
+	return errors.Is(err, ledger.ErrRefused) || store.IsConstraint(err) && !store.IsPrimaryKey(err)
 }

@@ -17,5 +17,6 @@
 //     which the importer keeps in memory for links and for "already there".
 //
 // All the SQL of these rules lives in this package and nowhere else. It
-// imports no other package of the project.
+// imports store (the ground floor: slot ids come from the slot table's
+// allocator, never max(id) + 1) and no other package of the project.
 package ledger

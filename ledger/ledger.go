@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"crmimport/store"
 )
 
 // TimeFormat is how every time is written to the database: UTC, fixed width,
@@ -49,13 +51,20 @@ type Slot struct {
 // Ledger runs the ledger's statements inside one transaction that its caller
 // owns (STYLE 9). Statements are prepared once per transaction, on first use.
 type Ledger struct {
-	tx     *sql.Tx
-	stmts  map[string]*sql.Stmt
-	nextID int64 // the next slot id, read from slot_ids on first claim
+	tx    *sql.Tx
+	d     store.Dialect
+	stmts map[string]*sql.Stmt
+	ids   *store.IDs // the slot ids, from the slot table's allocator on first claim
 }
 
-// New returns a Ledger working inside tx. Close it before the transaction ends.
-func New(tx *sql.Tx) *Ledger { return &Ledger{tx: tx, stmts: map[string]*sql.Stmt{}} }
+// New returns a Ledger working inside tx, a write transaction of a
+// database of dialect d. Close it before the transaction ends.
+func New(tx *sql.Tx, d store.Dialect) *Ledger {
+	return &Ledger{tx: tx, d: d, stmts: map[string]*sql.Stmt{}}
+}
+
+// slotTable is the name of the slot table's id allocator.
+const slotTable = "migration_records"
 
 // Close releases the prepared statements.
 func (l *Ledger) Close() error {
@@ -121,10 +130,6 @@ func claimSQL(n int) string {
 	return claimHead + strings.TrimSuffix(strings.Repeat(claimRow+", ", n), ", ") + claimTail
 }
 
-const nextSlotIDSQL = `SELECT next FROM slot_ids`
-
-const setSlotIDSQL = `UPDATE slot_ids SET next = ?`
-
 // Claim claims the slots, each for its own key, and reports whether every
 // claim won. won=false means at least one was refused by a final slot (R2):
 // an expected outcome, not an error. Keys must be distinct.
@@ -132,10 +137,8 @@ func (l *Ledger) Claim(ctx context.Context, slots []Slot) (won bool, err error) 
 	if len(slots) == 0 {
 		return true, nil
 	}
-	if l.nextID == 0 {
-		if err := l.tx.QueryRowContext(ctx, nextSlotIDSQL).Scan(&l.nextID); err != nil {
-			return false, fmt.Errorf("claim %s: next slot id: %w", slots[0].Key, err)
-		}
+	if err := l.slotIDs(ctx); err != nil {
+		return false, fmt.Errorf("claim %s: %w", slots[0].Key, err)
 	}
 	won = true
 	for start := 0; start < len(slots); {
@@ -154,8 +157,7 @@ func (l *Ledger) Claim(ctx context.Context, slots []Slot) (won bool, err error) 
 		args := make([]any, 0, 6+6*len(chunk))
 		args = append(args, first.Tenant, first.Source, string(first.Kind), first.RunID, first.Kind.Table(), FormatTime(first.At))
 		for _, s := range chunk {
-			args = append(args, s.SourceID, l.nextID, nullInt(s.RecordID), string(s.Action), nullString(s.Reason), nullString(s.Detail))
-			l.nextID++
+			args = append(args, s.SourceID, l.ids.Next(), nullInt(s.RecordID), string(s.Action), nullString(s.Reason), nullString(s.Detail))
 		}
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
@@ -169,14 +171,23 @@ func (l *Ledger) Claim(ctx context.Context, slots []Slot) (won bool, err error) 
 			won = false
 		}
 	}
-	res, err := l.tx.ExecContext(ctx, setSlotIDSQL, l.nextID)
-	if err != nil {
-		return false, fmt.Errorf("claim: next slot id: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return false, fmt.Errorf("claim: next slot id: changed %d rows, want 1 (%v)", n, err)
+	if err := l.ids.Save(ctx); err != nil {
+		return false, fmt.Errorf("claim: %w", err)
 	}
 	return won, nil
+}
+
+// slotIDs reads the slot table's id allocator, once per Ledger.
+func (l *Ledger) slotIDs(ctx context.Context) error {
+	if l.ids != nil {
+		return nil
+	}
+	ids, err := l.d.TakeIDs(ctx, l.tx, slotTable)
+	if err != nil {
+		return err
+	}
+	l.ids = ids
+	return nil
 }
 
 func sameGroup(a, b Slot) bool {
@@ -217,19 +228,24 @@ func (l *Ledger) Record(ctx context.Context, slots []Slot, write WriteFunc) erro
 		}
 		return cause
 	}
-	next := l.nextID
+	if err := l.slotIDs(ctx); err != nil {
+		return undo(fmt.Errorf("record %s: %w", slots[0].Key, err))
+	}
+	// What the savepoint takes back, the ids it gave out are given again:
+	// they were never committed.
+	mark := l.ids.Mark()
 	won, err := l.Claim(ctx, slots)
 	switch {
 	case err != nil:
-		l.nextID = next
+		l.ids.Reset(mark)
 		return undo(err)
 	case !won:
-		l.nextID = next
+		l.ids.Reset(mark)
 		return undo(ErrRefused)
 	}
 	if write != nil {
 		if err := write(ctx, l.tx); err != nil {
-			l.nextID = next
+			l.ids.Reset(mark)
 			return undo(err)
 		}
 	}

@@ -28,7 +28,7 @@ func inTx(t *testing.T, db *sql.DB, f func(l *ledger.Ledger, tx *sql.Tx)) {
 	tx, err := db.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer tx.Rollback()
-	l := ledger.New(tx)
+	l := ledger.New(tx, store.SQLite)
 	f(l, tx)
 	require.NoError(t, l.Close())
 	require.NoError(t, tx.Commit())
@@ -305,7 +305,7 @@ func BenchmarkClaim(b *testing.B) {
 		b.StopTimer()
 		tx, err := db.BeginTx(ctx, nil)
 		require.NoError(b, err)
-		l := ledger.New(tx)
+		l := ledger.New(tx, store.SQLite)
 		b.StartTimer()
 		slots := make([]ledger.Slot, 1000)
 		for i := range slots {

@@ -32,11 +32,9 @@ import (
 // whole beside its rule (STYLE 3), and a second dialect finds them by that
 // comment and gives them its own text.
 //
-// Not here yet: id allocation (coalesce(max(id), 0) + 1 and the ledger's
-// slot_ids are correct on SQLite only because it serialises writers: a
-// NextIDs method belongs here, with the schema that gives ids an
-// allocator), and the ? and ?N placeholders every statement is written
-// with.
+// Ids are given out by the dialect's allocators (TakeIDs, AdvanceIDs:
+// ids.go), never as max(id) + 1. Not here yet: the ? and ?N placeholders
+// every statement is written with.
 type Dialect string
 
 // SQLite is the dialect of a file that Open opens (modernc.org/sqlite).

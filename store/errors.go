@@ -19,6 +19,11 @@ func IsConstraint(err error) bool { return SQLite.IsConstraint(err) }
 // IsUnique reports whether err is a UNIQUE or PRIMARY KEY constraint failure.
 func IsUnique(err error) bool { return SQLite.IsUnique(err) }
 
+// IsPrimaryKey reports whether err is a row refused for an id its table
+// holds already: an engine error (the allocator gave an id that is taken),
+// never a record's own fault.
+func IsPrimaryKey(err error) bool { return SQLite.IsPrimaryKey(err) }
+
 // IsBusy reports whether err is the database giving up on a lock held by
 // another connection.
 func IsBusy(err error) bool { return SQLite.IsBusy(err) }
@@ -34,6 +39,12 @@ func (d Dialect) IsConstraint(err error) bool {
 func (d Dialect) IsUnique(err error) bool {
 	c := extendedCode(err)
 	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// IsPrimaryKey reports whether err is SQLite's PRIMARY KEY constraint
+// failure.
+func (d Dialect) IsPrimaryKey(err error) bool {
+	return extendedCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
 
 // IsBusy reports whether err is SQLite giving up on a lock held by another

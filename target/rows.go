@@ -8,6 +8,7 @@ import (
 
 	"crmimport/canon"
 	"crmimport/ledger"
+	"crmimport/store"
 )
 
 // Row is one created record's row.
@@ -151,15 +152,22 @@ func (w *Writer) Close() {
 	}
 }
 
-// NextID is the next free row id of kind's table, read inside the batch's
-// write transaction, so that ids given out in memory never meet another
-// process's rows.
-func NextID(ctx context.Context, tx *sql.Tx, k ledger.Kind) (int64, error) {
-	var next int64
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) + 1 FROM "+k.Table()).Scan(&next); err != nil {
-		return 0, fmt.Errorf("next %s id: %w", k, err)
-	}
-	return next, nil
+// IDs gives out the row ids of kind's table inside a write transaction,
+// from its allocator (store: never max(id) + 1, so that an id is never
+// given again once its row is deleted). Save them before the commit.
+func IDs(ctx context.Context, d store.Dialect, tx *sql.Tx, k ledger.Kind) (*store.IDs, error) {
+	return d.TakeIDs(ctx, tx, k.Table())
+}
+
+// NextID is the row id kind's allocator gives out next.
+func NextID(ctx context.Context, d store.Dialect, tx *sql.Tx, k ledger.Kind) (int64, error) {
+	return d.NextID(ctx, tx, k.Table())
+}
+
+// AdvanceIDs makes kind's allocator give out ids past id only (ledger
+// load, past the rows it writes).
+func AdvanceIDs(ctx context.Context, d store.Dialect, tx *sql.Tx, k ledger.Kind, id int64) error {
+	return d.AdvanceIDs(ctx, tx, k.Table(), id)
 }
 
 // Querier is a *sql.DB or a *sql.Tx.
