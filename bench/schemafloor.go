@@ -4,11 +4,14 @@ package main
 // §6, R1 and R5 with modernc.org/sqlite. It writes the export's rows into
 // crmimport's own schema (store.Open: WAL, foreign keys on, the
 // natural-key indexes) and claims one ledger slot per record through
-// ledger.Claim, many rows per statement, in batches of 10,000 records per
+// ledger.Claim, its rows through target.Writer (crmimport's own row
+// writer, many rows per statement), in batches of 10,000 records per
 // transaction, with links resolved from Go maps, and nothing else: no
-// validation, no savepoint, no checkpoint, no index of final slots, no
-// decisions. Parsing runs on its own goroutine, as in crmimport. It is a
-// measure, not an importer: it trusts the export (fixtures/gen's) whole.
+// savepoint, no checkpoint, no index of final slots, no decisions.
+// Parsing, and the values canon.Validate gives each record, run on their
+// own goroutine, as in crmimport. It is a measure, not an importer: it
+// trusts the export (fixtures/gen's) whole, and fails on a record that
+// does not validate.
 //
 // Parts can be left out (-floor.without ledger,fk,keys) to price each one
 // inside the same round.
@@ -28,25 +31,11 @@ import (
 	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
+	"crmimport/target"
 )
 
 // floorKinds are the export's files in the order their links need.
 var floorKinds = []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
-
-// floorLinks names the kind each link column points at.
-var floorLinks = map[string]ledger.Kind{"company_id": ledger.Company, "contact_id": ledger.Contact, "deal_id": ledger.Deal}
-
-// floorColumns are the target columns the floor writes, per kind: the
-// canonical fields as the export names them, the natural key beside the
-// field it comes from.
-var floorColumns = map[ledger.Kind][]string{
-	ledger.Company:  {"name", "domain", "domain_key", "phone", "industry", "created_at"},
-	ledger.Contact:  {"first_name", "last_name", "email", "email_key", "phone", "title", "company_id", "created_at"},
-	ledger.Deal:     {"name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at"},
-	ledger.Note:     {"body", "contact_id", "company_id", "deal_id", "created_at"},
-	ledger.Activity: {"type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at"},
-	ledger.Email:    {"subject", "body", "from", "to", "sent_at", "contact_id", "company_id", "deal_id"},
-}
 
 const (
 	floorBatch = 10000
@@ -115,11 +104,14 @@ func schemaFloor(export, db string, o floorOptions) error {
 	// A measure that did nothing measures nothing: every record read has
 	// its slot, every created one its row.
 	var slots, written int
-	q := `SELECT (SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies) + (SELECT count(*) FROM contacts) +
-	(SELECT count(*) FROM deals) + (SELECT count(*) FROM notes) + (SELECT count(*) FROM activities) + (SELECT count(*) FROM emails)`
-	if err := conn.QueryRowContext(ctx, q).Scan(&slots, &written); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM migration_records`).Scan(&slots); err != nil {
 		return err
 	}
+	all, err := target.Count(ctx, conn)
+	if err != nil {
+		return err
+	}
+	written = int(all)
 	if !o.ledger {
 		slots = records
 	}
@@ -131,8 +123,8 @@ func schemaFloor(export, db string, o floorOptions) error {
 
 type floorRow struct {
 	id     string
-	args   []any // the target row's columns, in floorColumns order
-	create bool  // false: deleted in the source, a skipped slot and no row
+	row    target.Row // its id given when it is written
+	create bool       // false: deleted in the source, a skipped slot and no row
 }
 
 // floorLoad writes one file's records and tells how many it read.
@@ -146,27 +138,6 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 
 	var next int64 = 1
 	records := 0
-	cols := append([]string{"id", "tenant_id"}, floorColumns[k]...)
-	cols = append(cols, "imported_at")
-	for i, c := range cols {
-		if c == "from" || c == "to" {
-			cols[i] = `"` + c + `"`
-		}
-	}
-	// What every row shares (the tenant, the time; for slots also the
-	// source, kind, run and table) is bound once per statement, as
-	// crmimport does: each row binds only its own values.
-	per := len(cols) - 2 // the id and the fields
-	sel := []string{"column1", "?1"}
-	for i := 2; i <= per; i++ {
-		sel = append(sel, fmt.Sprintf("column%d", i))
-	}
-	sel = append(sel, "?2")
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", per), ", ") + ")"
-	rowSQL := func(n int) string {
-		return "INSERT INTO " + k.Table() + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(sel, ", ") +
-			" FROM (VALUES " + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + ") WHERE true"
-	}
 	mine := ids[k]
 	for rows := range batches {
 		records += len(rows)
@@ -174,36 +145,21 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 		if err != nil {
 			return 0, err
 		}
-		stmts := map[string]*sql.Stmt{}
-		exec := func(query string, args []any) error {
-			st, ok := stmts[query]
-			if !ok {
-				var err error
-				if st, err = tx.PrepareContext(ctx, query); err != nil {
-					return err
-				}
-				stmts[query] = st
-			}
-			_, err := st.ExecContext(ctx, args...)
-			return err
-		}
-		var created []floorRow
+		var created []target.Row
+		first := next
 		for i := range rows {
 			if rows[i].create {
-				created = append(created, rows[i])
+				r := rows[i].row
+				r.ID = next
+				next++
+				created = append(created, r)
 			}
 		}
-		first := next
-		for start := 0; start < len(created); start += floorChunk {
-			chunk := created[start:min(start+floorChunk, len(created))]
-			args := make([]any, 0, 2+len(chunk)*per)
-			args = append(args, "bench", imported)
-			for _, r := range chunk {
-				args = append(args, next)
-				args = append(args, r.args...)
-				next++
-			}
-			if err := exec(rowSQL(len(chunk)), args); err != nil {
+		if len(created) > 0 {
+			w := target.NewWriter(tx, "bench", imported)
+			err := w.Insert(ctx, created)
+			w.Close()
+			if err != nil {
 				tx.Rollback()
 				return 0, err
 			}
@@ -237,9 +193,11 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 		}
 		// The batch committed: its rows are parents from now on.
 		row := first
-		for _, r := range created {
-			mine[r.id] = row
-			row++
+		for _, r := range rows {
+			if r.create {
+				mine[r.id] = row
+				row++
+			}
 		}
 	}
 	return records, <-errc
@@ -288,26 +246,23 @@ func floorRead(ctx context.Context, path string, k ledger.Kind, ids map[ledger.K
 		seen[id] = true
 		row := floorRow{id: id, create: !truthy(get(rec, "deleted"))}
 		if row.create {
-			for _, c := range floorColumns[k] {
-				var v any
-				switch {
-				case c == "email_key":
-					v = nullText(canon.EmailKey(get(rec, "email")))
-				case c == "domain_key":
-					v = nullText(canon.DomainKey(get(rec, "domain")))
-				case c == "done":
-					v = 0
-					if truthy(get(rec, "done")) {
-						v = 1
+			fs := canon.FieldsOf(k)
+			vals := make([]string, len(fs.Names))
+			for i, f := range fs.Names {
+				vals[i] = get(rec, f)
+			}
+			values, bad := canon.Validate(k, vals)
+			if bad != "" {
+				return fmt.Errorf("%s %s: %s (the schema floor takes clean exports only)", k, id, bad)
+			}
+			row.row = target.Row{Kind: k, Values: values}
+			for _, l := range canon.Parents(k) {
+				if pid, ok := ids[l.Kind][get(rec, l.Field)]; ok {
+					if row.row.Links == nil {
+						row.row.Links = map[string]int64{}
 					}
-				case floorLinks[c] != "":
-					if id, ok := ids[floorLinks[c]][get(rec, c)]; ok {
-						v = id
-					}
-				default:
-					v = nullText(get(rec, c))
+					row.row.Links[l.Field] = pid
 				}
-				row.args = append(row.args, v)
 			}
 		}
 		batch = append(batch, row)
@@ -336,11 +291,4 @@ func truthy(s string) bool {
 		return true
 	}
 	return false
-}
-
-func nullText(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

@@ -92,3 +92,16 @@ func RowState(ctx context.Context, db *sql.DB, k ledger.Kind, id int64, tenant s
 	}
 	return true, fromDump == 1, nil
 }
+
+// Count is how many rows the six tables hold, all tenants.
+func Count(ctx context.Context, db *sql.DB) (int64, error) {
+	var n int64
+	for _, k := range ledger.Kinds() {
+		var m int64
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+k.Table()).Scan(&m); err != nil {
+			return 0, fmt.Errorf("count %s: %w", k.Plural(), err)
+		}
+		n += m
+	}
+	return n, nil
+}
