@@ -204,12 +204,6 @@ func (r Record) seenID() (string, bool) {
 	return r.ID, true
 }
 
-// asText is a value as a string ("" for none).
-func asText(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
 // resolveLinks resolves a record's link values beyond its plain link
 // fields, in order of preference: the first value that resolves gives its
 // field (R6); the values that do not are unresolved, unless their field was
