@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -118,13 +119,13 @@ func (imp *Importer) loadAux(ctx context.Context, p *Profile, m *mapper, aux []A
 }
 
 // eachRow reads every row of an auxiliary input.
-func (imp *Importer) eachRow(ctx context.Context, in AuxInput, f func(Row) error) error {
+func (imp *Importer) eachRow(ctx context.Context, in AuxInput, f func(reader.Row) error) error {
 	o, err := openInput(in.File, imp.limits)
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	rr, err := NewRowReader(bufio.NewReaderSize(o, 1<<16), ReadOptions{Name: refName(in.File), Format: Format(in.Format), Encoding: in.Encoding})
+	rr, err := reader.NewRowReader(bufio.NewReaderSize(o, 1<<16), reader.ReadOptions{Name: refName(in.File), Format: reader.Format(in.Format), Encoding: in.Encoding})
 	if err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in
 	name := refName(in.File)
 	pm := newMapper(p, ls.kind, name)
 	var pick picker
-	err := imp.eachRow(ctx, in, func(row Row) error {
+	err := imp.eachRow(ctx, in, func(row reader.Row) error {
 		r := pm.mapRow(row)
 		if r.notRecord || r.ID == "" || r.Err != nil {
 			return nil
@@ -201,7 +202,7 @@ func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in A
 	preferred := map[string]int{} // key -> how many preferred values lead its list
 	var p picker
 	keyCol, deletedCol, preferCol := normaliseHeader(js.key), normaliseHeader(js.deleted), normaliseHeader(js.prefer)
-	err := imp.eachRow(ctx, in, func(row Row) error {
+	err := imp.eachRow(ctx, in, func(row reader.Row) error {
 		if row.Err != nil {
 			return nil
 		}
@@ -221,7 +222,7 @@ func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in A
 				if v == "" {
 					continue
 				}
-				vals = append(vals, m.linkValues(ls, Col{Name: c, Value: v}, name+" "+c)...)
+				vals = append(vals, m.linkValues(ls, reader.Col{Name: c, Value: v}, name+" "+c)...)
 				break
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/fixtures/gen"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -96,7 +97,7 @@ func BenchmarkReadAndMap(b *testing.B) {
 	for b.Loop() {
 		f, err := os.Open(path)
 		require.NoError(b, err)
-		rr, err := NewRowReader(bufio.NewReaderSize(f, 1<<16), ReadOptions{Name: "notes.csv", Format: FormatCSV})
+		rr, err := reader.NewRowReader(bufio.NewReaderSize(f, 1<<16), reader.ReadOptions{Name: "notes.csv", Format: reader.FormatCSV})
 		require.NoError(b, err)
 		m := newMapper(p, ledger.Note, "notes.csv")
 		n := 0
@@ -135,7 +136,7 @@ func BenchmarkDecideAndResolve(b *testing.B) {
 	m := newMapper(p, ledger.Note, "notes.csv")
 	var recs []Record
 	for i := range n {
-		r := m.mapRow(Row{Line: i + 2, Cols: []Col{{Name: "id", Value: fmt.Sprintf("nt-%06d", i)},
+		r := m.mapRow(reader.Row{Line: i + 2, Cols: []reader.Col{{Name: "id", Value: fmt.Sprintf("nt-%06d", i)},
 			{Name: "body", Value: "Called about the renewal, they want a quote"},
 			{Name: "contact_id", Value: fmt.Sprintf("contact-%06d", i)}, {Name: "deal_id", Value: fmt.Sprintf("deal-%06d", i)},
 			{Name: "created_at", Value: "2024-03-01T10:00:00Z"}}})
@@ -179,7 +180,7 @@ func BenchmarkWriteBatch(b *testing.B) {
 			ds := make([]decision, chunkSize)
 			for i := range ds {
 				id++
-				r := m.mapRow(Row{Line: id, Cols: []Col{{Name: "id", Value: fmt.Sprintf("nt-%07d", id)}, {Name: "body", Value: body}}})
+				r := m.mapRow(reader.Row{Line: id, Cols: []reader.Col{{Name: "id", Value: fmt.Sprintf("nt-%07d", id)}, {Name: "body", Value: body}}})
 				r.prepare()
 				ds[i] = decision{rec: r, outcome: created, values: r.values, rowID: wr.nextID()}
 			}

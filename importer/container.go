@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"crmimport/importer/reader"
 )
 
 // An input of a run is a file on disk, a gzip file (NAME.gz, read through
@@ -212,8 +214,8 @@ func openEntry(name string, f *zip.File, lim archiveLimits) (io.ReadCloser, erro
 // openedInput is an input open for reading.
 type openedInput struct {
 	io.Reader
-	size    int64           // what progress measures against: the file's bytes (the entry's, uncompressed)
-	raw     *countingReader // what progress counts: bytes of size read so far
+	size    int64                  // what progress measures against: the file's bytes (the entry's, uncompressed)
+	raw     *reader.CountingReader // what progress counts: bytes of size read so far
 	closers []io.Closer
 }
 
@@ -250,7 +252,7 @@ func openInput(ref string, lim archiveLimits) (*openedInput, error) {
 			zr.Close()
 			return nil, err
 		}
-		raw := &countingReader{r: rc}
+		raw := reader.NewCountingReader(rc)
 		return &openedInput{Reader: raw, size: int64(f.UncompressedSize64), raw: raw, closers: []io.Closer{zr, rc}}, nil
 	}
 	f, err := openRegular(r.path)
@@ -262,7 +264,7 @@ func openInput(ref string, lim archiveLimits) (*openedInput, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	raw := &countingReader{r: f}
+	raw := reader.NewCountingReader(f)
 	in := &openedInput{Reader: raw, size: st.Size(), raw: raw, closers: []io.Closer{f}}
 	if isGzipName(r.path) {
 		gz, err := gzip.NewReader(bufio.NewReaderSize(raw, 64<<10))
@@ -288,7 +290,7 @@ func unwrapPath(err error) error {
 // and the ratio to the compressed bytes read so far.
 type bombGuard struct {
 	r    io.Reader
-	raw  *countingReader
+	raw  *reader.CountingReader
 	n    int64
 	name string
 	lim  archiveLimits
@@ -300,9 +302,9 @@ func (g *bombGuard) Read(p []byte) (int, error) {
 	switch {
 	case g.n > g.lim.entry:
 		return n, fmt.Errorf("%s: uncompresses to more than %s, the limit for one file: refused as a possible gzip bomb", g.name, byteSize(g.lim.entry))
-	case g.n > ratioFloor && g.n > g.lim.ratio*max(g.raw.n, 1):
+	case g.n > ratioFloor && g.n > g.lim.ratio*max(g.raw.BytesRead(), 1):
 		return n, fmt.Errorf("%s: uncompresses to more than %d times its size (over the limit of %d:1): refused as a possible gzip bomb",
-			g.name, g.n/max(g.raw.n, 1), g.lim.ratio)
+			g.name, g.n/max(g.raw.BytesRead(), 1), g.lim.ratio)
 	}
 	return n, err
 }

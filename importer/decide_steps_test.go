@@ -11,6 +11,7 @@ import (
 
 	"crmimport/canon"
 	"crmimport/failpoint"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -165,7 +166,7 @@ func TestExtraThatCannotBeJSONFailsTheRecord(t *testing.T) {
 	fs := canon.FieldsOf(ledger.Contact)
 	r := Record{Kind: ledger.Contact, ID: "c1", fields: fs, vals: make([]string, len(fs.Names))}
 	r.vals[fs.Index["id"]], r.vals[fs.Index["first_name"]] = "c1", "Ann"
-	r.addExtra("nested", Col{Name: "nested", Value: `{"broken":`, Nested: true})
+	r.addExtra("nested", reader.Col{Name: "nested", Value: `{"broken":`, Nested: true})
 	r.prepare()
 	require.Contains(t, r.invalid, "extra columns cannot be kept as JSON")
 }

@@ -8,11 +8,11 @@
 // fingerprints (R10), and the files tasks read beside their own (joined
 // files, parents looked up by name, body folders: aux.go). The pass that
 // fingerprints a file also gathers the evidence of its encoding
-// (inspect.go), on which planning decides how it is read (plan.go's
-// chooseEncoding: a guess is a warning the summary repeats), and the
-// task keeps that decision. A task reads its file as a stream (read*.go:
-// what a file holds is sniffed first; a bad row fails alone, R4; a CSV's
-// footer is told from its records, footer.go), maps each row onto the
+// (inspect.go), on which planning decides how it is read
+// (reader.ChooseEncoding: a guess is a warning the summary repeats), and
+// the task keeps that decision. A task reads its file as a stream (package
+// reader: what a file holds is sniffed first; a bad row fails alone, R4; a
+// CSV's footer is told from its records), maps each row onto the
 // canonical fields of its kind (record.go: what the profile says is
 // resolved once per file and header; values.go, links.go, columns.go),
 // validates it (validate.go),

@@ -2,6 +2,8 @@ package importer
 
 import (
 	"sync"
+
+	"crmimport/importer/reader"
 )
 
 // feedChunkSize is how many records the feed hands over at a time.
@@ -32,7 +34,7 @@ type feedChunk struct {
 // again), so the feed does not validate them.
 //
 // raw counts the bytes of the input read so far, for progress.
-func startFeed(rr *RowReader, m *mapper, known *idTable, raw *countingReader) *feed {
+func startFeed(rr *reader.RowReader, m *mapper, known *idTable, raw *reader.CountingReader) *feed {
 	f := &feed{ch: make(chan feedChunk, 4), quit: make(chan struct{})}
 	f.done.Add(1)
 	go func() {
@@ -53,7 +55,7 @@ func startFeed(rr *RowReader, m *mapper, known *idTable, raw *countingReader) *f
 				recs = append(recs, r)
 			}
 			select {
-			case f.ch <- feedChunk{recs: recs, err: err, bytes: raw.n}:
+			case f.ch <- feedChunk{recs: recs, err: err, bytes: raw.BytesRead()}:
 			case <-f.quit:
 				return
 			}

@@ -5,65 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
+	"crmimport/importer/reader/readertest"
 	"crmimport/ledger"
 )
-
-// fixtureFiles are the files of fixtures/ that seed the fuzz targets (the
-// hand-made exports and the bad-input corpus), with the profile each was
-// made for ("" for the canonical and generated ones).
-func fixtureFiles(tb testing.TB) map[string]string {
-	tb.Helper()
-	out := map[string]string{}
-	root := filepath.Join("..", "fixtures")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if _, ok := formatOf(matchName(p)); !ok {
-			return nil
-		}
-		if info, err := d.Info(); err != nil || info.Size() > 128<<10 {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		profile := "canonical"
-		switch {
-		case len(parts) > 2 && parts[0] == "bad":
-			profile = parts[1]
-		case len(parts) > 1 && parts[0] != "demo" && parts[0] != "gen":
-			profile = parts[0]
-		}
-		out[p] = profile
-		return nil
-	})
-	require.NoError(tb, err)
-	require.NotEmpty(tb, out)
-	return out
-}
-
-// addFixtureSeeds adds the fixture files of a format to a fuzz target.
-// JSON takes JSON Lines files too (add is told which).
-func addFixtureSeeds(f *testing.F, format Format, add func(data []byte, profile string, ff Format)) {
-	for p, profile := range fixtureFiles(f) {
-		ff, _ := formatOf(matchName(p))
-		if ff != format && !(format == FormatJSON && ff == FormatJSONL) {
-			continue
-		}
-		data, err := os.ReadFile(p)
-		require.NoError(f, err)
-		add(data, profile, ff)
-	}
-}
 
 // FuzzMapRow: whatever the bytes and whichever profile and kind, reading
 // and mapping rows (alternate columns, value rules, links, flattened JSON)
@@ -76,8 +27,8 @@ func FuzzMapRow(f *testing.F) {
 	for i, n := range profiles {
 		index[n] = uint8(i)
 	}
-	addFixtureSeeds(f, FormatCSV, func(data []byte, profile string, _ Format) { f.Add(data, index[profile], uint8(0), false) })
-	addFixtureSeeds(f, FormatJSON, func(data []byte, profile string, _ Format) { f.Add(data, index[profile], uint8(1), true) })
+	readertest.FixtureSeeds(f, reader.FormatCSV, func(data []byte, profile string, _ reader.Format) { f.Add(data, index[profile], uint8(0), false) })
+	readertest.FixtureSeeds(f, reader.FormatJSON, func(data []byte, profile string, _ reader.Format) { f.Add(data, index[profile], uint8(1), true) })
 	f.Add([]byte("Record ID,Associated Company IDs,Associated Company IDs (Primary)\n1, ;;2 ; ,\n"), index["hubspot"], uint8(1), false)
 	f.Add([]byte(`{"results":[{"id":"1","properties":{"a":{"b":[1,{"c":null}]}},"associations":{"companies":{"results":[{"id":7},"x",{}]}}}]}`),
 		index["hubspot"], uint8(1), true)
@@ -88,13 +39,13 @@ func FuzzMapRow(f *testing.F) {
 		require.NoError(t, err)
 		kinds := p.Kinds()
 		k := kinds[int(kindIndex)%len(kinds)]
-		format := FormatCSV
+		format := reader.FormatCSV
 		if isJSON {
-			format = FormatJSON
+			format = reader.FormatJSON
 		}
-		rr, err := NewRowReader(bytes.NewReader(in), ReadOptions{Name: "fuzz", Format: format})
+		rr, err := reader.NewRowReader(bytes.NewReader(in), reader.ReadOptions{Name: "fuzz", Format: format})
 		if err != nil {
-			var fe *FileError
+			var fe *reader.FileError
 			require.ErrorAs(t, err, &fe)
 			return
 		}
@@ -116,7 +67,7 @@ func FuzzMapRow(f *testing.F) {
 			row, err := rr.Next()
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
-					var fe *FileError
+					var fe *reader.FileError
 					require.ErrorAs(t, err, &fe)
 				}
 				return

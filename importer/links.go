@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
 )
 
 // linkValue is one value of a link column that is more than a plain link
@@ -47,7 +48,7 @@ func (m *mapper) normID(v string) string {
 
 // linkValues reads one link column's value: the values of a list, each
 // given its kind (by the link, or by id prefix) or looked up by name.
-func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
+func (m *mapper) linkValues(ls *linkSpec, c reader.Col, label string) []linkValue {
 	var raw []string
 	switch {
 	case ls.list == "json" || (ls.list != "" && c.Nested):

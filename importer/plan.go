@@ -2,7 +2,6 @@ package importer
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/text/encoding/charmap"
-
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -31,7 +29,7 @@ func (e *InputError) Error() string { return fmt.Sprintf("%s: %s", e.Path, e.Rea
 type inputFile struct {
 	Path     string // the input's name: a file, or ZIP!/ENTRY
 	Kind     ledger.Kind
-	Format   Format
+	Format   reader.Format
 	Encoding string
 	Info     FileInfo
 }
@@ -82,7 +80,7 @@ type planNotes struct {
 // files, single files), keeps those of the kinds asked for, finds what
 // their tasks will also read (joined files, parents looked up by name,
 // body folders), and fingerprints all of it, learning in that same pass
-// how each file is encoded (chooseEncoding). Its notes say what it
+// how each file is encoded (reader.ChooseEncoding). Its notes say what it
 // ignored and how it reads files that are not plain UTF-8.
 func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kind, encoding string, lim archiveLimits) ([]inputFile, []AuxInput, planNotes, error) {
 	var ls exportListing
@@ -96,13 +94,13 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 	first := paths[0]
 	if len(ls.nested) > 0 {
 		return nil, nil, notes, &InputError{Path: first, Reason: fmt.Sprintf(
-			"holds %s inside an archive (%s), which crmimport does not open: extract the outer archive and pass the folder, "+
-				"or pass the inner archive itself", plural(len(ls.nested), "archive"), strings.Join(ls.nested, ", "))}
+			"holds %d %s inside an archive (%s), which crmimport does not open: extract the outer archive and pass the folder, "+
+				"or pass the inner archive itself", len(ls.nested), reader.Plural(len(ls.nested), "archive", "archives"), strings.Join(ls.nested, ", "))}
 	}
 	notices := ls.notices
 	if len(ls.ignored) > 0 {
 		notices = append(notices, fmt.Sprintf("ignored the %s %s: an export's files are read from its top folder",
-			pluralWord(len(ls.ignored), "folder"), strings.Join(ls.ignored, ", ")))
+			reader.Plural(len(ls.ignored), "folder", "folders"), strings.Join(ls.ignored, ", ")))
 	}
 
 	want := map[ledger.Kind]bool{}
@@ -172,7 +170,7 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 			for _, f := range byKind[l.kind] {
 				if !auxed[role+"\x00"+f.ref] {
 					auxed[role+"\x00"+f.ref] = true
-					format, _ := formatOf(matchName(f.name))
+					format, _ := reader.FormatOf(matchName(f.name))
 					aux = append(aux, AuxInput{Role: role, File: f.ref, Format: string(format)})
 				}
 			}
@@ -185,8 +183,8 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 	}
 	if len(ignored) > 0 {
 		sort.Strings(ignored)
-		notices = append(notices, fmt.Sprintf("ignored %s not of the %s profile: %s (it reads %s)",
-			plural(len(ignored), "file"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
+		notices = append(notices, fmt.Sprintf("ignored %d %s not of the %s profile: %s (it reads %s)",
+			len(ignored), reader.Plural(len(ignored), "file", "files"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
 	}
 	for _, k := range only {
 		if !have[k] {
@@ -209,7 +207,7 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 		}
 		f.Info = info
 		var notice, warning string
-		f.Encoding, notice, warning = chooseEncoding(refName(f.Path), info, encoding)
+		f.Encoding, notice, warning = reader.ChooseEncoding(refName(f.Path), info.Head, info.Text, encoding)
 		notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
 	}
 	for i := range aux {
@@ -223,7 +221,7 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 			continue
 		}
 		if a.Format == "" {
-			format, _ := formatOf(matchName(a.File))
+			format, _ := reader.FormatOf(matchName(a.File))
 			a.Format = string(format)
 		}
 		info, err := inspectInput(ctx, a.File, lim)
@@ -232,7 +230,7 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 		}
 		a.Fingerprint = info.Fingerprint
 		var notice, warning string
-		a.Encoding, notice, warning = chooseEncoding(refName(a.File), info, encoding)
+		a.Encoding, notice, warning = reader.ChooseEncoding(refName(a.File), info.Head, info.Text, encoding)
 		if !planned(files, a.File) {
 			notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
 		}
@@ -271,67 +269,6 @@ func kindHasPattern(files []inputFile, k ledger.Kind, fsp *fileSpec) bool {
 		}
 	}
 	return false
-}
-
-// chooseEncoding decides how a file is read, on the evidence that
-// fingerprinting it gathered (FileInfo.Text, from the same single pass):
-//
-//   - as asked with --encoding;
-//   - UTF-16 when a byte-order mark says so, or when the NUL bytes of its
-//     start fall in every other byte (Excel's "Unicode text", which has
-//     none): said in a notice;
-//   - UTF-8 when it is valid, or no text at all (the reader says what it
-//     is when its task runs);
-//   - UTF-8 when it holds at least one valid multi-byte UTF-8 sequence, even
-//     with bytes that are not UTF-8: each row holding one fails alone (R4),
-//     naming the byte, and the notice names the first. Read as
-//     Windows-1252, every "José" of the file would become "JosÃ©" for good;
-//   - Windows-1252 when it holds no multi-byte sequence and each of its
-//     bytes above 0x7F is a character there: a pure-ASCII file with one
-//     0x92 is an apostrophe, not broken UTF-8. That is a guess no record
-//     failure would reveal, so it is a warning: in the run log and in the
-//     run's summary (Options.Warnings);
-//   - UTF-8 when it holds neither (a byte Windows-1252 leaves undefined,
-//     such as 0x81, and no UTF-8): no guess is safe, so nothing is
-//     reinterpreted — the rows holding such bytes fail alone, each naming
-//     its byte, the ASCII rows import, and the notice says to name the
-//     encoding with --encoding.
-//
-// It returns the encoding and a notice or a warning (or neither).
-func chooseEncoding(name string, info FileInfo, asked string) (enc, notice, warning string) {
-	ev := info.Text
-	switch what := sniffBinary(info.Head); {
-	case asked != "":
-		return asked, "", ""
-	case bytes.HasPrefix(info.Head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(info.Head, []byte{0xFE, 0xFF}):
-		if what.name != "" {
-			return "utf-8", "", "" // UTF-32's mark starts as UTF-16's: the reader refuses it
-		}
-		return "utf-16", fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16", name), ""
-	case what.encoding != "":
-		return what.encoding, fmt.Sprintf("%s is %s (as Excel saves \"Unicode text\"): reading it as %s",
-			name, what.name, strings.ToUpper(what.encoding)), ""
-	case what.name != "" || info.ValidUTF8:
-		return "utf-8", "", ""
-	case ev.MultiByte:
-		return "utf-8", fmt.Sprintf("%s is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x%02X, at byte offset %d): "+
-			"the rows holding them fail alone; if the file is in another encoding, name it with --encoding", name, ev.InvalidByte, ev.Invalid), ""
-	case ev.Undefined < 0:
-		return "windows-1252", "", windows1252Warning(name, ev)
-	}
-	return "utf-8", fmt.Sprintf("%s is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x%02X at byte offset %d is undefined there): "+
-		"nothing is guessed — the rows holding bytes above 0x7F fail alone; name the file's encoding with --encoding",
-		name, ev.UndefinedByte, ev.Undefined), ""
-}
-
-// windows1252Warning says that a file was read as Windows-1252 on the
-// evidence of its bytes.
-func windows1252Warning(name string, ev TextEvidence) string {
-	ch, _ := charmap.Windows1252.NewDecoder().Bytes([]byte{ev.InvalidByte})
-	return fmt.Sprintf("%s was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a "+
-		"Windows-1252 character (the first: 0x%02X %q, at byte offset %d). If its accents look wrong, it is in another encoding, "+
-		"which --encoding names; the records imported now stay as they are (a rerun counts them unchanged)",
-		name, ev.InvalidByte, string(ch), ev.Invalid)
 }
 
 // add lists what one input path holds.
@@ -486,11 +423,4 @@ func (p *Profile) bodyFolders() map[string]bool {
 		}
 	}
 	return out
-}
-
-func pluralWord(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -231,16 +232,16 @@ func ResolveProfile(nameOrFile string) (*Profile, error) {
 // FileKind tells which kind a file holds, from its name, and its format;
 // ok=false for a file the profile does not know. A name ending in .gz is
 // matched without it.
-func (p *Profile) FileKind(name string) (ledger.Kind, Format, bool) {
+func (p *Profile) FileKind(name string) (ledger.Kind, reader.Format, bool) {
 	k, f, _, ok := p.fileKind(name)
 	return k, f, ok
 }
 
 // fileKind also returns which of the kind's file patterns matched. Kinds
 // are tried in plan order, and each kind's patterns in order.
-func (p *Profile) fileKind(name string) (ledger.Kind, Format, *fileSpec, bool) {
+func (p *Profile) fileKind(name string) (ledger.Kind, reader.Format, *fileSpec, bool) {
 	base := matchName(name)
-	f, ok := formatOf(base)
+	f, ok := reader.FormatOf(base)
 	if !ok {
 		return "", "", nil, false
 	}
@@ -263,19 +264,6 @@ func (p *Profile) fileKind(name string) (ledger.Kind, Format, *fileSpec, bool) {
 func matchName(name string) string {
 	base := strings.ToLower(path.Base(filepath.ToSlash(name)))
 	return strings.TrimSuffix(base, ".gz")
-}
-
-// formatOf tells the format of a file from its name's extension.
-func formatOf(name string) (Format, bool) {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".csv":
-		return FormatCSV, true
-	case ".json":
-		return FormatJSON, true
-	case ".jsonl", ".ndjson":
-		return FormatJSONL, true
-	}
-	return "", false
 }
 
 // ExpectedFiles lists the file names the profile reads, for messages.

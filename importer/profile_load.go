@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -484,7 +485,7 @@ func (l *profileLoader) pattern(n *yaml.Node, at, s string) string {
 		l.fail(n, at, "%q is not a file name pattern (a name with * and ? as wildcards, no folder)", s)
 		return p
 	}
-	if _, ok := formatOf(p); !ok {
+	if _, ok := reader.FormatOf(p); !ok {
 		l.fail(n, at, "%q does not end in .csv, .json, .jsonl or .ndjson: the extension tells how to read the file", s)
 	}
 	return p

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -17,13 +18,13 @@ type Record struct {
 	Kind  ledger.Kind
 	File  string
 	Line  int
-	ID    string         // trimmed; "" when missing
-	Extra map[string]any // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
-	Err   *RowError      // the row could not be read as it is
+	ID    string           // trimmed; "" when missing
+	Extra map[string]any   // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
+	Err   *reader.RowError // the row could not be read as it is
 
 	fields *canon.FieldSet // the kind's canonical fields
 	vals   []string        // value as read per canonical field, in fields order
-	row    Row             // the row as read, for the raw row of a failure (RawJSON)
+	row    reader.Row      // the row as read, for the raw row of a failure (RawJSON)
 	more   *recordMore     // what a profile adds beyond plain fields; nil for most records
 	// notRecord: the row is not a record of its kind (a profile's where),
 	// so it has no outcome; it still counts as read for the checkpoint.
@@ -177,7 +178,7 @@ func (m *mapper) addRoot(col string) {
 
 // layoutOf returns the layout of a row's columns; rows of a CSV file, and
 // most JSON objects of a file, share one.
-func (m *mapper) layoutOf(cols []Col) *layout {
+func (m *mapper) layoutOf(cols []reader.Col) *layout {
 	if l := m.last; l != nil && len(l.names) == len(cols) {
 		same := true
 		for i := range cols {
@@ -281,20 +282,20 @@ func (m *mapper) checkHeader(header []string) error {
 	if header == nil {
 		return nil // an empty file: no rows
 	}
-	cols := make([]Col, len(header))
+	cols := make([]reader.Col, len(header))
 	for i, h := range header {
-		cols[i] = Col{Name: h}
+		cols[i] = reader.Col{Name: h}
 	}
 	l := m.layoutOf(cols)
 	if i, j := l.repeated[0], l.repeated[1]; i >= 0 {
 		f := m.index[normaliseHeader(header[i])].field
-		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+		return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 			"columns %d (%q) and %d (%q) both give %s: rename or remove one", i+1, header[i], j+1, header[j], m.fields.Names[f])}
 	}
 	for wi, at := range l.whereCols {
 		if at < 0 {
 			w := m.fs.where[wi]
-			return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+			return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 				"no %q column: the %s profile reads only the rows whose %s is %s", w.column, m.p.Name, w.column, orList(w.values))}
 		}
 	}
@@ -303,7 +304,7 @@ func (m *mapper) checkHeader(header []string) error {
 		if fs := m.ks.fields["id"]; fs != nil {
 			ids = fs.columns
 		}
-		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+		return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 			"no id column: the header has %d columns (%s) and none of them is %s", len(header), preview(header), orList(ids))}
 	}
 	return nil
@@ -342,7 +343,7 @@ func preview(h []string) string {
 // mapRow maps one row. Unknown columns go to Extra; nothing is dropped.
 // A repeated header keeps every value: the second "Phone" is "Phone#2",
 // counted by position whatever the values, as in the raw row.
-func (m *mapper) mapRow(row Row) Record {
+func (m *mapper) mapRow(row reader.Row) Record {
 	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, fields: m.fields, vals: make([]string, len(m.fields.Names)), row: row}
 	cols := row.Cols
 	if m.roots != nil {
@@ -384,7 +385,7 @@ func (m *mapper) mapRow(row Row) Record {
 	return r
 }
 
-func (r *Record) addExtra(name string, c Col) {
+func (r *Record) addExtra(name string, c reader.Col) {
 	if r.Extra == nil {
 		r.Extra = map[string]any{}
 	}
@@ -395,18 +396,18 @@ func (r *Record) addExtra(name string, c Col) {
 	}
 }
 
-func (m *mapper) nestedError(line, f int, v string) *RowError {
+func (m *mapper) nestedError(line, f int, v string) *reader.RowError {
 	what := "array"
 	if strings.HasPrefix(v, "{") {
 		what = "object"
 	}
-	return &RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.fields.Names[f], what)}
+	return &reader.RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.fields.Names[f], what)}
 }
 
 // mapSpecial does what a profile asks beyond one column per field: the
 // file's where conditions, alternate columns, defaults, links, joined rows
 // and body files.
-func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
+func (m *mapper) mapSpecial(r *Record, cols []reader.Col, l *layout) {
 	for wi, w := range m.fs.where {
 		v := ""
 		if at := l.whereCols[wi]; at >= 0 {
@@ -540,13 +541,13 @@ func (r Record) RawJSON() string { return rawJSON(r.row) }
 // rawJSON writes the row as a JSON object in file order (a repeated header
 // name gets "#2", "#3"); a record that could not be parsed also keeps its
 // text as it stands in the file, under "(text)".
-func rawJSON(row Row) string {
+func rawJSON(row reader.Row) string {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	used := map[string]int{}
 	cols := row.Cols
 	if row.Text != "" {
-		cols = append(append([]Col(nil), cols...), Col{Name: "(text)", Value: row.Text})
+		cols = append(append([]reader.Col(nil), cols...), reader.Col{Name: "(text)", Value: row.Text})
 	}
 	for i, c := range cols {
 		name := c.Name

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/target"
@@ -86,7 +87,7 @@ type RunSpec struct {
 	Only      []ledger.Kind
 	BatchSize int
 	Strict    bool
-	Encoding  string // "" means: each file's own, on the evidence of its bytes (chooseEncoding)
+	Encoding  string // "" means: each file's own, on the evidence of its bytes (reader.ChooseEncoding)
 	Reread    bool   // read every file, even one the ledger has already taken whole (sameinput.go)
 }
 
@@ -140,7 +141,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 		spec.BatchSize = DefaultBatchSize
 	}
 	if spec.Encoding != "" {
-		if _, err := NewRowReader(bytes.NewReader(nil), ReadOptions{Name: "--encoding", Format: FormatCSV, Encoding: spec.Encoding}); err != nil {
+		if _, err := reader.NewRowReader(bytes.NewReader(nil), reader.ReadOptions{Name: "--encoding", Format: reader.FormatCSV, Encoding: spec.Encoding}); err != nil {
 			return phases.Run{}, &UsageError{Msg: fmt.Sprintf("--encoding %s: %v", spec.Encoding, err)}
 		}
 	}
@@ -250,7 +251,7 @@ type taskWork struct {
 	profile   *Profile
 	in        *openedInput
 	size      int64
-	rr        *RowReader
+	rr        *reader.RowReader
 	mapper    *mapper
 	idx       *runIndex
 	feed      *feed
@@ -402,15 +403,15 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 // its header.
 func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error) {
 	name := refName(t.File)
-	opt := ReadOptions{Name: name, Format: Format(t.Format), Encoding: t.Encoding}
-	if opt.Format == FormatJSON {
+	opt := reader.ReadOptions{Name: name, Format: reader.Format(t.Format), Encoding: t.Encoding}
+	if opt.Format == reader.FormatJSON {
 		// A JSON object holding two arrays of records fails before its
-		// first record is imported (SPEC §4): see surveyJSON.
+		// first record is imported (SPEC §4): see reader.SurveyJSON.
 		in, err := openInput(t.File, imp.limits)
 		if err != nil {
 			return nil, err
 		}
-		err = surveyJSON(bufio.NewReaderSize(in, 1<<16), opt)
+		err = reader.SurveyJSON(bufio.NewReaderSize(in, 1<<16), opt)
 		in.Close()
 		if err != nil {
 			return nil, err
@@ -420,7 +421,7 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 	if err != nil {
 		return nil, err
 	}
-	rr, err := NewRowReader(bufio.NewReaderSize(in, 1<<16), opt)
+	rr, err := reader.NewRowReader(bufio.NewReaderSize(in, 1<<16), opt)
 	if err != nil {
 		in.Close()
 		return nil, err
@@ -430,7 +431,7 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 		in.Close()
 		return nil, err
 	}
-	rr.watchFooter(func(row Row) bool { return m.mapRow(row).ID != "" })
+	rr.WatchFooter(func(row reader.Row) bool { return m.mapRow(row).ID != "" })
 	return &taskWork{imp: imp, task: t, profile: profile, in: in, size: in.size, rr: rr, mapper: m}, nil
 }
 

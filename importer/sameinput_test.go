@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/fixtures/gen"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/ledger/ledgertest"
 	"crmimport/phases"
@@ -183,7 +184,7 @@ func TestInputKey(t *testing.T) {
 	require.NoError(t, err)
 	custom, err := LoadProfile("mine.yaml", append(p.Text(), []byte("\n# changed\n")...))
 	require.NoError(t, err)
-	f := inputFile{Path: "/a/export/contacts.csv", Kind: ledger.Contact, Format: FormatCSV, Encoding: "utf-8",
+	f := inputFile{Path: "/a/export/contacts.csv", Kind: ledger.Contact, Format: reader.FormatCSV, Encoding: "utf-8",
 		Info: FileInfo{Fingerprint: "crc32c:0badf00d:10"}}
 	opts := Options{Aux: []AuxInput{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f1"}}}
 	base := inputKey(p, f, opts)
@@ -197,7 +198,7 @@ func TestInputKey(t *testing.T) {
 	for name, key := range map[string]string{
 		"content":        inputKey(p, func() inputFile { g := f; g.Info.Fingerprint = "crc32c:0badf00e:10"; return g }(), opts),
 		"name":           inputKey(p, func() inputFile { g := f; g.Path = "/a/export/contacts.jsonl"; return g }(), opts),
-		"format":         inputKey(p, func() inputFile { g := f; g.Format = FormatJSON; return g }(), opts),
+		"format":         inputKey(p, func() inputFile { g := f; g.Format = reader.FormatJSON; return g }(), opts),
 		"encoding":       inputKey(p, func() inputFile { g := f; g.Encoding = "windows-1252"; return g }(), opts),
 		"asked encoding": inputKey(p, f, Options{Aux: opts.Aux, Encoding: "windows-1252"}),
 		"profile":        inputKey(custom, f, opts),
