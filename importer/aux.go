@@ -1,19 +1,17 @@
 package importer
 
 import (
-	"archive/zip"
 	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"crmimport/canon"
+	"crmimport/importer/input"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
@@ -45,13 +43,10 @@ type joinIndex struct {
 	rows map[string][]linkValue
 }
 
-// bodySource is a folder of body files: in a zip, or on disk.
+// bodySource is a folder of body files.
 type bodySource struct {
-	folder  string // lower-cased, as the profile's body_file names it
-	dir     string // on disk, or ""
-	zip     *zip.ReadCloser
-	entries map[string]*zip.File // file name -> entry
-	name    string               // for messages
+	folder string // lower-cased, as the profile's body_file names it
+	files  *input.FolderReader
 }
 
 // maxBodyBytes bounds one body file.
@@ -62,9 +57,7 @@ func (a *auxData) close() {
 		return
 	}
 	for _, b := range a.bodies {
-		if b.zip != nil {
-			b.zip.Close()
-		}
+		b.files.Close()
 	}
 }
 
@@ -107,12 +100,12 @@ func (imp *Importer) loadAux(ctx context.Context, p *Profile, m *mapper, aux []A
 			if in.Role != "bodies:"+folder {
 				continue
 			}
-			b, err := openBodySource(in.File, folder)
+			files, err := input.OpenFolder(in.File)
 			if err != nil {
 				a.close()
 				return nil, err
 			}
-			a.bodies = append(a.bodies, b)
+			a.bodies = append(a.bodies, bodySource{folder: folder, files: files})
 		}
 	}
 	return a, nil
@@ -120,12 +113,12 @@ func (imp *Importer) loadAux(ctx context.Context, p *Profile, m *mapper, aux []A
 
 // eachRow reads every row of an auxiliary input.
 func (imp *Importer) eachRow(ctx context.Context, in AuxInput, f func(reader.Row) error) error {
-	o, err := openInput(in.File, imp.limits)
+	o, err := input.Open(in.File, imp.limits)
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	rr, err := reader.NewRowReader(bufio.NewReaderSize(o, 1<<16), reader.ReadOptions{Name: refName(in.File), Format: reader.Format(in.Format), Encoding: in.Encoding})
+	rr, err := reader.NewRowReader(bufio.NewReaderSize(o, 1<<16), reader.ReadOptions{Name: input.Name(in.File), Format: reader.Format(in.Format), Encoding: in.Encoding})
 	if err != nil {
 		return err
 	}
@@ -150,7 +143,7 @@ func (imp *Importer) eachRow(ctx context.Context, in AuxInput, f func(reader.Row
 // by the profile, by their exact name. A record deleted in the source, or
 // without id, names nothing.
 func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in AuxInput, idx *nameIndex) error {
-	name := refName(in.File)
+	name := input.Name(in.File)
 	pm := newMapper(p, ls.kind, name)
 	var pick picker
 	err := imp.eachRow(ctx, in, func(row reader.Row) error {
@@ -198,7 +191,7 @@ func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in
 // rows, rows flagged by the join's prefer column first, deleted rows left
 // out.
 func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in AuxInput, idx *joinIndex) error {
-	name := refName(in.File)
+	name := input.Name(in.File)
 	preferred := map[string]int{} // key -> how many preferred values lead its list
 	var p picker
 	keyCol, deletedCol, preferCol := normaliseHeader(js.key), normaliseHeader(js.deleted), normaliseHeader(js.prefer)
@@ -250,34 +243,6 @@ func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in A
 	return nil
 }
 
-func openBodySource(ref, folder string) (bodySource, error) {
-	r := parseRef(ref)
-	b := bodySource{folder: folder, name: refName(ref)}
-	if r.entry == "" {
-		b.dir = r.path
-		return b, nil
-	}
-	zr, err := openZip(r.path)
-	if err != nil {
-		return b, fmt.Errorf("%s: cannot open the zip: %w", filepath.Base(r.path), unwrapPath(err))
-	}
-	b.zip = zr
-	b.entries = map[string]*zip.File{}
-	prefix := entryName(r.entry)
-	for i, f := range zr.File {
-		name := entryName(f.Name)
-		if !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		if first := b.entries[name[len(prefix):]]; first != nil {
-			zr.Close()
-			return b, fmt.Errorf("%s%s: %s", b.name, name[len(prefix):], sameNameReason(&zr.Reader, first, f, i))
-		}
-		b.entries[name[len(prefix):]] = f
-	}
-	return b, nil
-}
-
 // readBody reads a body file ("ContentVersion/068…") from the export's
 // body folders: at most maxBodyBytes of valid UTF-8, as it is.
 func (a *auxData) readBody(name string) (string, error) {
@@ -293,25 +258,14 @@ func (a *auxData) readBody(name string) (string, error) {
 		if b.folder != dir {
 			continue
 		}
-		var rc io.ReadCloser
-		if b.dir != "" {
-			f, err := openRegular(filepath.Join(b.dir, file))
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return "", fmt.Errorf("body file %s: %w", name, unwrapPath(err))
-			}
-			rc = f
-		} else {
-			f := b.entries[file]
-			if f == nil {
-				continue
-			}
-			var err error
-			if rc, err = openEntry(b.name+file, f, defaultLimits()); err != nil {
-				return "", err
-			}
+		rc, err := b.files.Open(file)
+		switch {
+		case err != nil && b.files.OnDisk():
+			return "", fmt.Errorf("body file %s: %w", name, err)
+		case err != nil:
+			return "", err
+		case rc == nil:
+			continue
 		}
 		data, err := io.ReadAll(io.LimitReader(rc, maxBodyBytes+1))
 		rc.Close()

@@ -4,11 +4,11 @@
 // the embedded profiles/*.yaml or a user's file) says which files hold
 // which kind and which column gives which field. Planning (plan.go) finds
 // an export's files in folders, zips read in place and gzip files
-// (container.go, bounded against bombs), plans them as tasks with their
+// (package input, bounded against bombs), plans them as tasks with their
 // fingerprints (R10), and the files tasks read beside their own (joined
 // files, parents looked up by name, body folders: aux.go). The pass that
 // fingerprints a file also gathers the evidence of its encoding
-// (inspect.go), on which planning decides how it is read
+// (input.InspectRef), on which planning decides how it is read
 // (reader.ChooseEncoding: a guess is a warning the summary repeats), and
 // the task keeps that decision. A task reads its file as a stream (package
 // reader: what a file holds is sniffed first; a bad row fails alone, R4; a

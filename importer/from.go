@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"crmimport/importer/input"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -20,7 +21,7 @@ import (
 // (a second file of K gets a task of its own; a second unfinished task of K
 // with no file left is cancelled, saying which task reads the file). A kind
 // left to do that path has no file for refuses the resume before anything
-// changes (*InputError), and so does a run planned here (*UsageError).
+// changes (*input.Error), and so does a run planned here (*UsageError).
 func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (phases.Run, []phases.Task, error) {
 	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
 	if err != nil {
@@ -30,17 +31,17 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 		return phases.Run{}, nil, &UsageError{Msg: fmt.Sprintf("run %d was planned here and reads its own files: --from is for a run "+
 			"loaded from a dump (`crmimport ledger load`); continue it with `crmimport resume %d`", runID, runID)}
 	}
-	input, err := filepath.Abs(path)
+	export, err := filepath.Abs(path)
 	if err != nil {
-		return phases.Run{}, nil, &InputError{Path: path, Reason: err.Error()}
+		return phases.Run{}, nil, &input.Error{Path: path, Reason: err.Error()}
 	}
 	profile := Canonical()
-	files, _, notes, err := discover(ctx, []string{input}, profile, nil, "", imp.limits) // the canonical profile joins no files
+	files, _, notes, err := discover(ctx, []string{export}, profile, nil, "", imp.limits) // the canonical profile joins no files
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
 	replan := func(ctx context.Context, run phases.Run, unfinished []phases.Task) (phases.Replan, error) {
-		return planFrom(run, unfinished, input, profile, files, notes)
+		return planFrom(run, unfinished, export, profile, files, notes)
 	}
 	run, planned, err := imp.Engine.ResumeFrom(ctx, runID, replan)
 	if err != nil {
@@ -52,7 +53,7 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 
 // planFrom points the unfinished tasks of a loaded run at the export's
 // files, kind by kind.
-func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *Profile, files []inputFile, notes planNotes) (phases.Replan, error) {
+func planFrom(run phases.Run, unfinished []phases.Task, export string, profile *Profile, files []inputFile, notes planNotes) (phases.Replan, error) {
 	opts := map[string]any{}
 	var old map[string]json.RawMessage
 	if json.Unmarshal(run.Options, &old) == nil {
@@ -60,7 +61,7 @@ func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *P
 			opts[k] = v
 		}
 	}
-	opts["input"], opts["profile"], opts["batch_size"] = input, profile.Name, DefaultBatchSize
+	opts["input"], opts["profile"], opts["batch_size"] = export, profile.Name, DefaultBatchSize
 	if len(notes.warnings) > 0 {
 		opts["warnings"] = notes.warnings // the files read here from now on: what the summary repeats
 	}
@@ -96,14 +97,14 @@ func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *P
 				plan.Inputs[t.ID] = spec(k, fs[i])
 				continue
 			}
-			plan.Dropped[t.ID] = fmt.Sprintf("superseded by resume --from %s: task %d reads its %s", input, ts[0].ID, k.Plural())
+			plan.Dropped[t.ID] = fmt.Sprintf("superseded by resume --from %s: task %d reads its %s", export, ts[0].ID, k.Plural())
 		}
 		for _, f := range fs[min(len(ts), len(fs)):] {
 			plan.Extra = append(plan.Extra, spec(k, f))
 		}
 	}
 	if len(missing) > 0 {
-		return plan, &InputError{Path: input, Reason: fmt.Sprintf("has no file for %s, which run %d has left to do "+
+		return plan, &input.Error{Path: export, Reason: fmt.Sprintf("has no file for %s, which run %d has left to do "+
 			"(the canonical format: %s); nothing was changed", strings.Join(missing, ", "), run.ID, profile.ExpectedFiles())}
 	}
 	return plan, nil

@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"crmimport/importer/input"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -100,12 +100,12 @@ type Importer struct {
 	// runs holds each run's in-memory index (index.go).
 	runs map[int64]*runIndex
 	// limits bound what zips and gzips may uncompress to.
-	limits archiveLimits
+	limits input.Limits
 }
 
 // New returns an importer working through engine.
 func New(engine *phases.Engine) *Importer {
-	return &Importer{Engine: engine, runs: map[int64]*runIndex{}, limits: defaultLimits()}
+	return &Importer{Engine: engine, runs: map[int64]*runIndex{}, limits: input.DefaultLimits()}
 }
 
 // runProfile is the profile a run maps its files with: the custom profile
@@ -123,7 +123,7 @@ type UsageError struct{ Msg string }
 func (e *UsageError) Error() string { return e.Msg }
 
 // Plan discovers the export's files, fingerprints them, and commits the run
-// and its plan (R10). Problems found before the run exists are *InputError
+// and its plan (R10). Problems found before the run exists are *input.Error
 // and leave no row.
 func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error) {
 	var profile *Profile
@@ -149,7 +149,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	for _, in := range append([]string{spec.Input}, spec.Inputs...) {
 		abs, err := filepath.Abs(in)
 		if err != nil {
-			return phases.Run{}, &InputError{Path: in, Reason: err.Error()}
+			return phases.Run{}, &input.Error{Path: in, Reason: err.Error()}
 		}
 		inputs = append(inputs, abs)
 	}
@@ -219,16 +219,15 @@ func (imp *Importer) checkInputs(ctx context.Context, run phases.Run, rearm []ph
 }
 
 func (imp *Importer) checkInput(ctx context.Context, run phases.Run, file, format, want string) error {
-	r := parseRef(file)
-	if _, err := os.Stat(r.path); err != nil {
-		return &phases.ChangedInputError{Run: run.ID, File: file, Reason: "cannot be opened (" + unwrapPath(err).Error() + ")"}
+	if err := input.Stat(file); err != nil {
+		return &phases.ChangedInputError{Run: run.ID, File: file, Reason: "cannot be opened (" + err.Error() + ")"}
 	}
 	var got string
 	var err error
 	if format == "folder" {
-		got, err = folderFingerprint(file)
+		got, err = input.FolderFingerprint(file)
 	} else {
-		got, err = fingerprint(ctx, file, imp.limits)
+		got, err = input.Fingerprint(ctx, file, imp.limits)
 	}
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // stopped while checking: nothing changed
@@ -249,7 +248,7 @@ type taskWork struct {
 	run       phases.Run
 	task      phases.Task
 	profile   *Profile
-	in        *openedInput
+	in        *input.Opened
 	size      int64
 	rr        *reader.RowReader
 	mapper    *mapper
@@ -303,7 +302,7 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 		if errors.Is(err, io.EOF) {
 			w.close()
 			return nil, fmt.Errorf("%s: ends after %d records, but the task's checkpoint is at record %d",
-				refName(t.File), w.rows, t.Checkpoint.Rows)
+				input.Name(t.File), w.rows, t.Checkpoint.Rows)
 		}
 		if err != nil {
 			w.close()
@@ -325,7 +324,7 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if f := w.idx.finals[t.Kind]; f != nil {
 		known = f.loaded
 	}
-	w.feed = startFeed(w.rr, w.mapper, known, w.in.raw)
+	w.feed = startFeed(w.rr, w.mapper, known, w.in.Raw)
 	return &phases.Work{Next: w.next, Close: func() error {
 		w.feed.stop()
 		return w.close()
@@ -367,7 +366,7 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 		}
 		w, err := imp.openFile(profile, u)
 		if err != nil {
-			return fmt.Errorf("re-read the ids of %s: %w", refName(u.File), err)
+			return fmt.Errorf("re-read the ids of %s: %w", input.Name(u.File), err)
 		}
 		// Every record before the task's checkpoint was read once: one
 		// that cannot be read again now would leave its id unseen, and a
@@ -378,11 +377,11 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 			if errors.Is(err, io.EOF) {
 				w.close()
 				return fmt.Errorf("re-read the ids of %s: it ends after %d records, but its task's checkpoint is at record %d",
-					refName(u.File), n, u.Checkpoint.Rows)
+					input.Name(u.File), n, u.Checkpoint.Rows)
 			}
 			if err != nil {
 				w.close()
-				return fmt.Errorf("re-read the ids of %s: %w", refName(u.File), err)
+				return fmt.Errorf("re-read the ids of %s: %w", input.Name(u.File), err)
 			}
 			r := w.mapper.mapRow(row)
 			if id, ok := r.seenID(); ok {
@@ -402,12 +401,12 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 // openFile opens a task's input (a file, a gzip, a zip's entry) and reads
 // its header.
 func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error) {
-	name := refName(t.File)
+	name := input.Name(t.File)
 	opt := reader.ReadOptions{Name: name, Format: reader.Format(t.Format), Encoding: t.Encoding}
 	if opt.Format == reader.FormatJSON {
 		// A JSON object holding two arrays of records fails before its
 		// first record is imported (SPEC §4): see reader.SurveyJSON.
-		in, err := openInput(t.File, imp.limits)
+		in, err := input.Open(t.File, imp.limits)
 		if err != nil {
 			return nil, err
 		}
@@ -417,7 +416,7 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 			return nil, err
 		}
 	}
-	in, err := openInput(t.File, imp.limits)
+	in, err := input.Open(t.File, imp.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +431,7 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 		return nil, err
 	}
 	rr.WatchFooter(func(row reader.Row) bool { return m.mapRow(row).ID != "" })
-	return &taskWork{imp: imp, task: t, profile: profile, in: in, size: in.size, rr: rr, mapper: m}, nil
+	return &taskWork{imp: imp, task: t, profile: profile, in: in, size: in.Size, rr: rr, mapper: m}, nil
 }
 
 // logNotes writes to the run log, as warnings, what records say about
@@ -511,7 +510,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 		// What the file holds past its records, said once, with the last
 		// batch (the feed has read to the end: its reader is at rest).
 		if f := w.rr.Footer(); f != nil {
-			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(refName(w.task.File))); err != nil {
+			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(input.Name(w.task.File))); err != nil {
 				return phases.Batch{}, err
 			}
 		}

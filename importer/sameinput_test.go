@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/fixtures/gen"
+	"crmimport/importer/input"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/ledger/ledgertest"
@@ -40,7 +41,7 @@ func taskCounts(t *testing.T, db *sql.DB, runID int64) (map[string]phases.Counts
 	require.NoError(t, err)
 	counts, unread := map[string]phases.Counts{}, map[string]bool{}
 	for _, task := range tasks {
-		name := refName(task.File)
+		name := input.Name(task.File)
 		counts[name] = task.Counts
 		var n int
 		require.NoError(t, db.QueryRow(`SELECT count(*) FROM run_log WHERE migration_id = ? AND message LIKE ?`,
@@ -185,7 +186,7 @@ func TestInputKey(t *testing.T) {
 	custom, err := LoadProfile("mine.yaml", append(p.Text(), []byte("\n# changed\n")...))
 	require.NoError(t, err)
 	f := inputFile{Path: "/a/export/contacts.csv", Kind: ledger.Contact, Format: reader.FormatCSV, Encoding: "utf-8",
-		Info: FileInfo{Fingerprint: "crc32c:0badf00d:10"}}
+		Info: input.FileInfo{Fingerprint: "crc32c:0badf00d:10"}}
 	opts := Options{Aux: []AuxInput{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f1"}}}
 	base := inputKey(p, f, opts)
 	require.True(t, strings.HasPrefix(base, "sha256:"))
