@@ -66,7 +66,7 @@ lint: ## gofmt, go vet, staticcheck
 # is kept once fixed: go test runs those as regression tests. A target is
 # named with its package (go test fuzzes one package at a time).
 FUZZTIME ?= 5m
-FUZZ_TARGETS := importer/reader:FuzzReadCSV importer/reader:FuzzReadJSON importer:FuzzMapRow
+FUZZ_TARGETS := importer/reader:FuzzReadCSV importer/reader:FuzzReadJSON importer/profile:FuzzMapRow
 
 fuzz: ## fuzz the CSV reader, the JSON reader and the profile mapper, FUZZTIME each (default 5m)
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; target=$${t##*:}; \

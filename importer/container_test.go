@@ -15,6 +15,7 @@ import (
 	"crmimport/failpoint"
 	"crmimport/importer/input"
 	"crmimport/importer/input/inputtest"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -167,8 +168,8 @@ func TestResumeChecksAuxiliaryFiles(t *testing.T) {
 	require.NoError(t, err)
 	opts, err := DecodeOptions(run)
 	require.NoError(t, err)
-	require.Equal(t, []AuxInput{{Role: "join:opportunitycontactrole.csv", File: filepath.Join(dir, "OpportunityContactRole.csv"),
-		Format: "csv", Encoding: "utf-8", Fingerprint: opts.Aux[0].Fingerprint}}, opts.Aux)
+	require.Equal(t, []profile.SideFile{{Role: "join:opportunitycontactrole.csv", File: filepath.Join(dir, "OpportunityContactRole.csv"),
+		Format: "csv", Encoding: "utf-8", Fingerprint: opts.SideFiles[0].Fingerprint}}, opts.SideFiles)
 	_, err = imp.Execute(ctx, run.ID)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "OpportunityContactRole.csv"),
@@ -186,12 +187,12 @@ func TestNestedArchivesAndFolders(t *testing.T) {
 	dir := t.TempDir()
 	z := filepath.Join(dir, "export.zip")
 	inputtest.WriteZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"contacts.csv.gz", "x"})
-	_, _, _, err := discover(context.Background(), []string{z}, Canonical(), nil, "", input.DefaultLimits())
+	_, _, _, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
 	require.ErrorContains(t, err, "holds 1 archive inside an archive (export.zip!/contacts.csv.gz)")
 
 	inputtest.WriteZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"Attachments/00P000000000001", "%PDF"},
 		[2]string{"Attachments/inner.zip", "PK"}, [2]string{"__MACOSX/._companies.csv", "x"})
-	files, _, notices, err := discover(context.Background(), []string{z}, Canonical(), nil, "", input.DefaultLimits())
+	files, _, notices, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	require.Contains(t, notices.notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
@@ -307,7 +308,7 @@ func TestZipBackslashNames(t *testing.T) {
 	for _, sep := range []string{"/", `\`} {
 		inputtest.WriteRawZip(t, z, inputtest.RawEntry{Name: "companies.csv", Data: "id,name\nco1,Acme\n"},
 			inputtest.RawEntry{Name: ".." + sep + "contacts.csv", Data: contacts}, inputtest.RawEntry{Name: "export" + sep + ".." + sep + "deals.csv", Data: "id,name\n"})
-		files, _, notices, err := discover(context.Background(), []string{z}, Canonical(), nil, "", input.DefaultLimits())
+		files, _, notices, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
 		require.NoError(t, err, sep)
 		require.Len(t, files, 1, sep)
 		require.Equal(t, z+"!/companies.csv", files[0].Path, sep)
@@ -317,8 +318,9 @@ func TestZipBackslashNames(t *testing.T) {
 
 // TestZipEncryptedEntry: an encrypted entry (a password-protected zip) is
 // refused before the run exists, naming the zip and the entry and saying
-// to decrypt it first, instead of "zip: not a valid zip file"; an
-// encrypted body file fails its record alone, saying the same.
+// to decrypt it first, instead of "zip: not a valid zip file" (an
+// encrypted body file fails its record alone, saying the same: profile's
+// TestEncryptedBodyFile).
 func TestZipEncryptedEntry(t *testing.T) {
 	t.Parallel()
 	z := filepath.Join(t.TempDir(), "export.zip")
@@ -331,13 +333,4 @@ func TestZipEncryptedEntry(t *testing.T) {
 	require.ErrorContains(t, err, "export.zip!/contacts.csv: is encrypted (the zip is password-protected), and crmimport cannot decrypt it: "+
 		"extract the zip with its password and pass the folder, or zip the files again without one")
 	require.NotContains(t, err.Error(), "not a valid zip file")
-
-	inputtest.WriteRawZip(t, z, inputtest.RawEntry{Name: "ContentVersion/0685g00000Cv001AAB", Data: "<p>one</p>", Encrypted: true})
-	files, err := input.OpenFolder(z + "!/ContentVersion/")
-	require.NoError(t, err)
-	a := &auxData{bodies: []bodySource{{folder: "contentversion", files: files}}}
-	defer a.close()
-	_, err = a.readBody("ContentVersion/0685g00000Cv001AAB")
-	require.EqualError(t, err, "export.zip!/ContentVersion/0685g00000Cv001AAB: is encrypted (the zip is password-protected), "+
-		"and crmimport cannot decrypt it: extract the zip with its password and pass the folder, or zip the files again without one")
 }

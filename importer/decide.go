@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"crmimport/canon"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 )
 
@@ -35,7 +36,7 @@ const (
 
 // decision is one record's outcome and what it writes.
 type decision struct {
-	rec       Record
+	rec       profile.Record
 	outcome   outcome
 	reason    string // of a failure or a skip
 	detail    string // what a skip could not resolve (JSON), or ""
@@ -50,7 +51,7 @@ type decision struct {
 // decide gives one record its outcome, in the order of SPEC §4, from the
 // index alone: no statement is run. A created record is given the id of
 // its row-to-be (nextID), and what it adds to the index goes to the stage.
-func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
+func decide(st *stage, p *profile.Profile, r profile.Record, nextID func() int64) decision {
 	d := decision{rec: r, outcome: failed}
 	// 0. A row that cannot be read as a record fails with its reason,
 	// whatever its id: an id read from a broken row cannot be trusted, so
@@ -77,42 +78,42 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 		return d
 	}
 	// 4. Deleted in source: skipped.
-	if del, ok := canon.ParseBool(r.get("deleted")); ok && del {
+	if del, ok := canon.ParseBool(r.Get("deleted")); ok && del {
 		d.outcome, d.reason = skipped, ReasonDeleted
 		return d
 	}
 	// 5. Invalid: failed.
 	for _, l := range canon.Parents(r.Kind) {
-		if why := canon.MangledID(l.Field, r.get(l.Field)); why != "" {
+		if why := canon.MangledID(l.Field, r.Get(l.Field)); why != "" {
 			d.reason = why
 			return d
 		}
 	}
-	for _, l := range r.links() {
-		if why := canon.MangledID(l.label, l.shown); why != "" && !l.byName {
+	for _, l := range r.Links() {
+		if why := canon.MangledID(l.Label, l.Shown); why != "" && !l.ByName {
 			d.reason = why
 			return d
 		}
 	}
-	if !r.prepared {
-		r.prepare()
+	if !r.Validated() {
+		r.Validate()
 		d.rec = r
 	}
-	values, bad := r.values, r.invalid
+	values, bad := r.Values()
 	if bad != "" {
 		d.reason = bad
 		return d
 	}
 	d.values = values
 	// 6. A note with an empty body: skipped.
-	if r.Kind == ledger.Note && strings.TrimSpace(r.get("body")) == "" {
+	if r.Kind == ledger.Note && strings.TrimSpace(r.Get("body")) == "" {
 		d.outcome, d.reason = skipped, ReasonEmptyBody
 		return d
 	}
 	// 7. Links, only through final slots (R6).
 	var unresolved map[string]string
 	for _, l := range canon.Parents(r.Kind) {
-		v := strings.TrimSpace(r.get(l.Field))
+		v := strings.TrimSpace(r.Get(l.Field))
 		if v == "" {
 			continue
 		}
@@ -128,8 +129,8 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 		}
 		unresolved[l.Field] = v
 	}
-	if r.more != nil {
-		unresolved = resolveLinks(st, r.more.links, &d, unresolved)
+	if links := r.Links(); links != nil {
+		unresolved = resolveLinks(st, links, &d, unresolved)
 	}
 	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
 		d.outcome, d.reason = skipped, ReasonNotLinked
@@ -197,8 +198,8 @@ func badID(id string) string {
 // step 2), as decide adds it; ok=false for a record that adds none. A
 // resume that replays the records before its checkpoint uses it too, so
 // that duplicates are found across a resume exactly as in one go.
-func (r Record) seenID() (string, bool) {
-	if r.notRecord || r.Err != nil || badID(r.ID) != "" {
+func seenID(r profile.Record) (string, bool) {
+	if r.Excluded || r.Err != nil || badID(r.ID) != "" {
 		return "", false
 	}
 	return r.ID, true
@@ -208,18 +209,18 @@ func (r Record) seenID() (string, bool) {
 // fields, in order of preference: the first value that resolves gives its
 // field (R6); the values that do not are unresolved, unless their field was
 // given by another (a list's other elements are kept in extra).
-func resolveLinks(st *stage, links []linkValue, d *decision, unresolved map[string]string) map[string]string {
+func resolveLinks(st *stage, links []profile.LinkValue, d *decision, unresolved map[string]string) map[string]string {
 	for _, l := range links {
-		if _, linked := d.links[l.field]; linked {
+		if _, linked := d.links[l.Field]; linked {
 			continue
 		}
-		if l.id != "" {
-			if k, ok := canon.KindOfLinkField(l.field); ok {
-				if rid, found := st.final(k, l.id); found && rid > 0 {
+		if l.ID != "" {
+			if k, ok := canon.KindOfLinkField(l.Field); ok {
+				if rid, found := st.final(k, l.ID); found && rid > 0 {
 					if d.links == nil {
 						d.links = map[string]int64{}
 					}
-					d.links[l.field] = rid
+					d.links[l.Field] = rid
 					continue
 				}
 			}
@@ -227,10 +228,10 @@ func resolveLinks(st *stage, links []linkValue, d *decision, unresolved map[stri
 		if unresolved == nil {
 			unresolved = map[string]string{}
 		}
-		if prev, ok := unresolved[l.field]; !ok {
-			unresolved[l.field] = l.shown
-		} else if !strings.Contains(", "+prev+", ", ", "+l.shown+", ") {
-			unresolved[l.field] = prev + ", " + l.shown
+		if prev, ok := unresolved[l.Field]; !ok {
+			unresolved[l.Field] = l.Shown
+		} else if !strings.Contains(", "+prev+", ", ", "+l.Shown+", ") {
+			unresolved[l.Field] = prev + ", " + l.Shown
 		}
 	}
 	for f := range d.links {

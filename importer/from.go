@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -35,13 +36,13 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 	if err != nil {
 		return phases.Run{}, nil, &input.Error{Path: path, Reason: err.Error()}
 	}
-	profile := Canonical()
-	files, _, notes, err := discover(ctx, []string{export}, profile, nil, "", imp.limits) // the canonical profile joins no files
+	prof := profile.Canonical()
+	files, _, notes, err := discover(ctx, []string{export}, prof, nil, "", imp.limits) // the canonical profile joins no files
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
 	replan := func(ctx context.Context, run phases.Run, unfinished []phases.Task) (phases.Replan, error) {
-		return planFrom(run, unfinished, export, profile, files, notes)
+		return planFrom(run, unfinished, export, prof, files, notes)
 	}
 	run, planned, err := imp.Engine.ResumeFrom(ctx, runID, replan)
 	if err != nil {
@@ -53,7 +54,7 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 
 // planFrom points the unfinished tasks of a loaded run at the export's
 // files, kind by kind.
-func planFrom(run phases.Run, unfinished []phases.Task, export string, profile *Profile, files []inputFile, notes planNotes) (phases.Replan, error) {
+func planFrom(run phases.Run, unfinished []phases.Task, export string, prof *profile.Profile, files []inputFile, notes planNotes) (phases.Replan, error) {
 	opts := map[string]any{}
 	var old map[string]json.RawMessage
 	if json.Unmarshal(run.Options, &old) == nil {
@@ -61,7 +62,7 @@ func planFrom(run phases.Run, unfinished []phases.Task, export string, profile *
 			opts[k] = v
 		}
 	}
-	opts["input"], opts["profile"], opts["batch_size"] = export, profile.Name, DefaultBatchSize
+	opts["input"], opts["profile"], opts["batch_size"] = export, prof.Name, DefaultBatchSize
 	if len(notes.warnings) > 0 {
 		opts["warnings"] = notes.warnings // the files read here from now on: what the summary repeats
 	}
@@ -105,7 +106,7 @@ func planFrom(run phases.Run, unfinished []phases.Task, export string, profile *
 	}
 	if len(missing) > 0 {
 		return plan, &input.Error{Path: export, Reason: fmt.Sprintf("has no file for %s, which run %d has left to do "+
-			"(the canonical format: %s); nothing was changed", strings.Join(missing, ", "), run.ID, profile.ExpectedFiles())}
+			"(the canonical format: %s); nothing was changed", strings.Join(missing, ", "), run.ID, prof.ExpectedFiles())}
 	}
 	return plan, nil
 }

@@ -3,11 +3,12 @@ package importer
 import (
 	"context"
 	"fmt"
-	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
@@ -19,19 +20,6 @@ type inputFile struct {
 	Format   reader.Format
 	Encoding string
 	Info     input.FileInfo
-}
-
-// AuxInput is a file that tasks read beside their own: a file joined to
-// each record (Salesforce OpportunityContactRole.csv), the parent files
-// that links by name look names up in, a folder of body files. It is
-// fingerprinted with the plan (R10), kept in the run's options, and
-// checked again on resume.
-type AuxInput struct {
-	Role        string `json:"role"` // join:PATTERN, names:KIND or bodies:FOLDER
-	File        string `json:"file"`
-	Format      string `json:"format,omitempty"`
-	Encoding    string `json:"encoding,omitempty"`
-	Fingerprint string `json:"fingerprint"`
 }
 
 // planNotes are what planning found worth telling: notices for the run
@@ -48,9 +36,9 @@ type planNotes struct {
 // body folders), and fingerprints all of it, learning in that same pass
 // how each file is encoded (reader.ChooseEncoding). Its notes say what it
 // ignored and how it reads files that are not plain UTF-8.
-func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kind, encoding string, lim input.Limits) ([]inputFile, []AuxInput, planNotes, error) {
+func discover(ctx context.Context, paths []string, p *profile.Profile, only []ledger.Kind, encoding string, lim input.Limits) ([]inputFile, []profile.SideFile, planNotes, error) {
 	var notes planNotes
-	ls, err := input.List(paths, input.Want{Folders: p.bodyFolders(), NotRead: func(path string) string {
+	ls, err := input.List(paths, input.Want{Folders: p.BodyFolders(), NotRead: func(path string) string {
 		if _, _, ok := p.FileKind(path); !ok {
 			return fmt.Sprintf("is not a file of the %s profile: expected one of %s", p.Name, p.ExpectedFiles())
 		}
@@ -85,56 +73,12 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 		files = append(files, inputFile{Path: f.Ref, Kind: k, Format: format})
 	}
 	// What the planned kinds read beside their files.
-	var aux []AuxInput
-	auxed := map[string]bool{}
-	used := map[string]bool{}
-	for _, k := range p.Kinds() {
-		if !have[k] {
-			continue
-		}
-		ks := p.kinds[k]
-		for _, fsp := range ks.files {
-			for _, js := range fsp.joins {
-				found := false
-				for _, o := range others {
-					if m, _ := path.Match(js.file, matchName(o.Name)); m {
-						found = true
-						used[o.Ref] = true
-						if role := "join:" + js.file; !auxed[role+"\x00"+o.Ref] {
-							auxed[role+"\x00"+o.Ref] = true
-							aux = append(aux, AuxInput{Role: role, File: o.Ref})
-						}
-					}
-				}
-				if !found && kindHasPattern(files, k, fsp) {
-					notices = append(notices, fmt.Sprintf("no file of the export matches %s, which the %s profile joins to %s: "+
-						"their links come from their own columns only", js.file, p.Name, fsp.pattern))
-				}
-			}
-			if fsp.bodyFile != "" {
-				dir := strings.ToLower(path.Dir(fsp.bodyFile))
-				for _, bf := range ls.Folders {
-					if bf.Name == dir && !auxed["bodies:"+dir+"\x00"+bf.Ref] {
-						auxed["bodies:"+dir+"\x00"+bf.Ref] = true
-						aux = append(aux, AuxInput{Role: "bodies:" + dir, File: bf.Ref, Format: "folder"})
-					}
-				}
-			}
-		}
-		for _, l := range ks.links {
-			if !l.byName {
-				continue
-			}
-			role := "names:" + string(l.kind)
-			for _, f := range byKind[l.kind] {
-				if !auxed[role+"\x00"+f.Ref] {
-					auxed[role+"\x00"+f.Ref] = true
-					format, _ := reader.FormatOf(matchName(f.Name))
-					aux = append(aux, AuxInput{Role: role, File: f.Ref, Format: string(format)})
-				}
-			}
-		}
+	planned := map[ledger.Kind][]string{}
+	for _, f := range files {
+		planned[f.Kind] = append(planned[f.Kind], f.Path)
 	}
+	side, used, joinNotices := p.FindSideFiles(planned, byKind, others, ls.Folders)
+	notices = append(notices, joinNotices...)
 	for _, o := range others {
 		if !used[o.Ref] {
 			ignored = append(ignored, input.Name(o.Ref))
@@ -169,8 +113,8 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 		f.Encoding, notice, warning = reader.ChooseEncoding(input.Name(f.Path), info.Head, info.Text, encoding)
 		notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
 	}
-	for i := range aux {
-		a := &aux[i]
+	for i := range side {
+		a := &side[i]
 		if a.Format == "folder" {
 			fp, err := input.FolderFingerprint(a.File)
 			if err != nil {
@@ -179,10 +123,6 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 			a.Fingerprint = fp
 			continue
 		}
-		if a.Format == "" {
-			format, _ := reader.FormatOf(matchName(a.File))
-			a.Format = string(format)
-		}
 		info, err := input.InspectRef(ctx, a.File, lim)
 		if err != nil {
 			return nil, nil, notes, inputError(a.File, err)
@@ -190,12 +130,12 @@ func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kin
 		a.Fingerprint = info.Fingerprint
 		var notice, warning string
 		a.Encoding, notice, warning = reader.ChooseEncoding(input.Name(a.File), info.Head, info.Text, encoding)
-		if !planned(files, a.File) {
+		if !slices.ContainsFunc(files, func(f inputFile) bool { return f.Path == a.File }) {
 			notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
 		}
 	}
 	notes.notices = notices
-	return files, aux, notes, nil
+	return files, side, notes, nil
 }
 
 func appendNote(notes []string, note string) []string {
@@ -209,36 +149,4 @@ func appendNote(notes []string, note string) []string {
 // wrong (without the input's name again when the error starts with it).
 func inputError(ref string, err error) *input.Error {
 	return &input.Error{Path: ref, Reason: strings.TrimPrefix(err.Error(), input.Name(ref)+": ")}
-}
-
-func planned(files []inputFile, ref string) bool {
-	for _, f := range files {
-		if f.Path == ref {
-			return true
-		}
-	}
-	return false
-}
-
-// kindHasPattern reports whether a planned file of kind k matched fsp.
-func kindHasPattern(files []inputFile, k ledger.Kind, fsp *fileSpec) bool {
-	for _, f := range files {
-		if m, _ := path.Match(fsp.pattern, matchName(f.Path)); m && f.Kind == k {
-			return true
-		}
-	}
-	return false
-}
-
-// bodyFolders are the folders a profile reads body files from, lower-cased.
-func (p *Profile) bodyFolders() map[string]bool {
-	out := map[string]bool{}
-	for _, ks := range p.kinds {
-		for _, f := range ks.files {
-			if f.bodyFile != "" {
-				out[strings.ToLower(path.Dir(f.bodyFile))] = true
-			}
-		}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -35,13 +36,14 @@ type Options struct {
 	// the file since (R10). Built-in profiles are named only.
 	ProfileFile string `json:"profile_file,omitempty"`
 	ProfileText string `json:"profile_text,omitempty"`
-	// Aux are the files tasks read beside their own (joined files, parents
-	// looked up by name, body folders), fingerprinted with the plan.
-	Aux       []AuxInput `json:"aux,omitempty"`
-	Only      []string   `json:"only,omitempty"`
-	BatchSize int        `json:"batch_size"`
-	Strict    bool       `json:"strict,omitempty"`
-	Encoding  string     `json:"encoding,omitempty"`
+	// SideFiles are the files tasks read beside their own (joined files,
+	// parents looked up by name, body folders), fingerprinted with the
+	// plan. Their key is "aux", as in the options of older runs.
+	SideFiles []profile.SideFile `json:"aux,omitempty"`
+	Only      []string           `json:"only,omitempty"`
+	BatchSize int                `json:"batch_size"`
+	Strict    bool               `json:"strict,omitempty"`
+	Encoding  string             `json:"encoding,omitempty"`
 	// Reread reads every file, even one an earlier task vouches for
 	// (sameinput.go).
 	Reread bool `json:"reread,omitempty"`
@@ -108,15 +110,6 @@ func New(engine *phases.Engine) *Importer {
 	return &Importer{Engine: engine, runs: map[int64]*runIndex{}, limits: input.DefaultLimits()}
 }
 
-// runProfile is the profile a run maps its files with: the custom profile
-// kept in its options, or the built-in one it names.
-func runProfile(opts Options) (*Profile, error) {
-	if opts.ProfileText != "" {
-		return LoadProfile(filepath.Base(opts.ProfileFile), []byte(opts.ProfileText))
-	}
-	return ProfileByName(opts.Profile)
-}
-
 // UsageError is a request that cannot be right as written (exit 2).
 type UsageError struct{ Msg string }
 
@@ -126,13 +119,13 @@ func (e *UsageError) Error() string { return e.Msg }
 // and its plan (R10). Problems found before the run exists are *input.Error
 // and leave no row.
 func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error) {
-	var profile *Profile
+	var prof *profile.Profile
 	var err error
 	if spec.Profile != "" {
-		profile, err = ResolveProfile(spec.Profile)
-	} else if profile, err = ProfileByName(spec.Source); err != nil {
+		prof, err = ResolveProfile(spec.Profile)
+	} else if prof, err = ProfileByName(spec.Source); err != nil {
 		err = &UsageError{Msg: fmt.Sprintf("unknown profile %q: no built-in profile is named like --source %s (built-in: %s); "+
-			"pass --profile NAME or --profile FILE.yaml", spec.Source, spec.Source, strings.Join(BuiltinProfiles(), ", "))}
+			"pass --profile NAME or --profile FILE.yaml", spec.Source, spec.Source, strings.Join(profile.BuiltinNames(), ", "))}
 	}
 	if err != nil {
 		return phases.Run{}, err
@@ -153,15 +146,15 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 		}
 		inputs = append(inputs, abs)
 	}
-	files, aux, notes, err := discover(ctx, inputs, profile, spec.Only, spec.Encoding, imp.limits)
+	files, side, notes, err := discover(ctx, inputs, prof, spec.Only, spec.Encoding, imp.limits)
 	if err != nil {
 		return phases.Run{}, err
 	}
-	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: profile.Name, Aux: aux,
+	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Warnings: notes.warnings}
-	if !profile.BuiltIn {
+	if !prof.BuiltIn {
 		opts.ProfileFile, _ = filepath.Abs(spec.Profile)
-		opts.ProfileText = string(profile.Text())
+		opts.ProfileText = string(prof.Text())
 	}
 	for _, k := range spec.Only {
 		opts.Only = append(opts.Only, string(k))
@@ -170,7 +163,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	for _, f := range files {
 		plan.Tasks = append(plan.Tasks, phases.TaskSpec{Kind: f.Kind, Phase: phases.Phase(f.Kind), File: f.Path,
 			Format: string(f.Format), Encoding: f.Encoding, Fingerprint: f.Info.Fingerprint,
-			InputKey: inputKey(profile, f, opts)})
+			InputKey: inputKey(prof, f, opts)})
 	}
 	return imp.Engine.Plan(ctx, plan)
 }
@@ -210,7 +203,7 @@ func (imp *Importer) checkInputs(ctx context.Context, run phases.Run, rearm []ph
 	if err != nil {
 		return err
 	}
-	for _, a := range opts.Aux {
+	for _, a := range opts.SideFiles {
 		if err := imp.checkInput(ctx, run, a.File, a.Format, a.Fingerprint); err != nil {
 			return err
 		}
@@ -247,11 +240,11 @@ type taskWork struct {
 	imp       *Importer
 	run       phases.Run
 	task      phases.Task
-	profile   *Profile
+	profile   *profile.Profile
 	in        *input.Opened
 	size      int64
 	rr        *reader.RowReader
-	mapper    *mapper
+	mapper    *profile.Mapper
 	idx       *runIndex
 	feed      *feed
 	batchSize int
@@ -270,7 +263,7 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if err != nil {
 		return nil, err
 	}
-	profile, err := runProfile(opts)
+	prof, err := runProfile(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -281,17 +274,17 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if work, err := imp.openSameInput(ctx, run, t, tasks, opts); work != nil || err != nil {
 		return work, err
 	}
-	w, err := imp.openFile(profile, t)
+	w, err := imp.openFile(prof, t)
 	if err != nil {
 		return nil, err
 	}
-	if w.mapper.aux, err = imp.loadAux(ctx, profile, w.mapper, opts.Aux); err != nil {
+	if err := w.mapper.ReadSideFiles(ctx, opts.SideFiles, imp.limits); err != nil {
 		w.close()
 		return nil, err
 	}
 	w.run = run
 	w.idx = imp.index(run)
-	if err := imp.prepareIndex(ctx, stop, t, tasks, profile, w.idx); err != nil {
+	if err := imp.prepareIndex(ctx, stop, t, tasks, prof, w.idx); err != nil {
 		w.close()
 		return nil, err
 	}
@@ -310,8 +303,8 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 		}
 		w.rows++
 		w.line = int64(row.Line)
-		r := w.mapper.mapRow(row)
-		if id, ok := r.seenID(); ok {
+		r := w.mapper.Map(row)
+		if id, ok := seenID(r); ok {
 			w.idx.remember(t.Kind, id, firstSeen{file: r.File, line: r.Line})
 		}
 	}
@@ -333,7 +326,7 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 
 // close lets go of the task's input and what it read beside it.
 func (w *taskWork) close() error {
-	w.mapper.aux.close()
+	w.mapper.Close()
 	return w.in.Close()
 }
 
@@ -350,7 +343,7 @@ func (imp *Importer) index(run phases.Run) *runIndex {
 // prepareIndex loads what the task's kind needs, lets go of what no task
 // left needs, and rebuilds, in a new process, the ids that earlier tasks of
 // the same kind read in this run (SPEC §4 step 2 holds across a resume).
-func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, tasks []phases.Task, profile *Profile, x *runIndex) error {
+func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, tasks []phases.Task, prof *profile.Profile, x *runIndex) error {
 	var remaining []ledger.Kind
 	for _, u := range tasks {
 		if u.Status == phases.TaskPending || u.Status == phases.TaskRunning {
@@ -364,7 +357,7 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 		if u.Kind != t.Kind || u.ID >= t.ID || x.loaded[u.ID] || u.Checkpoint.Rows == 0 {
 			continue
 		}
-		w, err := imp.openFile(profile, u)
+		w, err := imp.openFile(prof, u)
 		if err != nil {
 			return fmt.Errorf("re-read the ids of %s: %w", input.Name(u.File), err)
 		}
@@ -383,8 +376,8 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 				w.close()
 				return fmt.Errorf("re-read the ids of %s: %w", input.Name(u.File), err)
 			}
-			r := w.mapper.mapRow(row)
-			if id, ok := r.seenID(); ok {
+			r := w.mapper.Map(row)
+			if id, ok := seenID(r); ok {
 				x.remember(t.Kind, id, firstSeen{file: r.File, line: r.Line})
 			}
 			if n%4096 == 0 && stop.Err() != nil {
@@ -400,7 +393,7 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 
 // openFile opens a task's input (a file, a gzip, a zip's entry) and reads
 // its header.
-func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error) {
+func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*taskWork, error) {
 	name := input.Name(t.File)
 	opt := reader.ReadOptions{Name: name, Format: reader.Format(t.Format), Encoding: t.Encoding}
 	if opt.Format == reader.FormatJSON {
@@ -425,29 +418,29 @@ func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error
 		in.Close()
 		return nil, err
 	}
-	m := newMapper(profile, t.Kind, name)
-	if err := m.checkHeader(rr.Header()); err != nil {
+	m := profile.NewMapper(prof, t.Kind, name)
+	if err := m.CheckHeader(rr.Header()); err != nil {
 		in.Close()
 		return nil, err
 	}
-	rr.WatchFooter(func(row reader.Row) bool { return m.mapRow(row).ID != "" })
-	return &taskWork{imp: imp, task: t, profile: profile, in: in, size: in.Size, rr: rr, mapper: m}, nil
+	rr.WatchFooter(func(row reader.Row) bool { return m.Map(row).ID != "" })
+	return &taskWork{imp: imp, task: t, profile: prof, in: in, size: in.Size, rr: rr, mapper: m}, nil
 }
 
 // logNotes writes to the run log, as warnings, what records say about
 // their links (a name that names several parents: SPEC §4, never guessed),
 // once per task and note, in the batch's transaction.
-func (w *taskWork) logNotes(ctx context.Context, tx *sql.Tx, recs []Record) error {
+func (w *taskWork) logNotes(ctx context.Context, tx *sql.Tx, recs []profile.Record) error {
 	for i := range recs {
-		for _, l := range recs[i].links() {
-			if l.note == "" || w.noted[l.note] {
+		for _, l := range recs[i].Links() {
+			if l.Note == "" || w.noted[l.Note] {
 				continue
 			}
 			if w.noted == nil {
 				w.noted = map[string]bool{}
 			}
-			w.noted[l.note] = true
-			msg := fmt.Sprintf("%s:%d: %s", recs[i].File, recs[i].Line, l.note)
+			w.noted[l.Note] = true
+			msg := fmt.Sprintf("%s:%d: %s", recs[i].File, recs[i].Line, l.Note)
 			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "warning", msg); err != nil {
 				return err
 			}
@@ -476,7 +469,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	w.idx.ctx, w.idx.q = ctx, tx // what the index loads on first need, it reads in this batch
 	st := newStage(w.idx, w.task.Kind)
 	var counts phases.Counts
-	chunk := make([]Record, 0, chunkSize)
+	chunk := make([]profile.Record, 0, chunkSize)
 	done := false
 	for n := 0; n < w.batchSize && !done; n++ {
 		r, err := w.feed.next()
@@ -488,7 +481,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 		default:
 			w.rows++
 			w.line = int64(r.Line)
-			if !r.notRecord { // read, but not a record of the kind: no outcome
+			if !r.Excluded { // read, but not a record of the kind: no outcome
 				chunk = append(chunk, r)
 			}
 		}
@@ -533,7 +526,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 // writes fail for one record's fault (a constraint; a claim refused), the
 // chunk is taken back whole and redone record by record, so that only that
 // record fails (R4) or is counted unchanged (R2).
-func (w *taskWork) writeChunk(wr *writer, st *stage, recs []Record, counts *phases.Counts) error {
+func (w *taskWork) writeChunk(wr *writer, st *stage, recs []profile.Record, counts *phases.Counts) error {
 	mark, next := st.mark(), wr.next
 	ds := make([]decision, len(recs))
 	for i, r := range recs {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/phases"
 )
 
@@ -35,7 +36,7 @@ const inputKeyVersion = 1
 // inputKey is what decides the records a task reads from f (phases.Task's
 // InputKey): the file's name and fingerprint, its format and encoding, the
 // encoding asked for, the profile's text, and the files read beside it.
-func inputKey(p *Profile, f inputFile, opts Options) string {
+func inputKey(p *profile.Profile, f inputFile, opts Options) string {
 	h := sha256.New()
 	line := func(name, value string) { fmt.Fprintf(h, "%s %d %s\n", name, len(value), value) }
 	line("crmimport input key", strconv.Itoa(inputKeyVersion))
@@ -45,13 +46,13 @@ func inputKey(p *Profile, f inputFile, opts Options) string {
 	line("encoding", f.Encoding)
 	line("asked encoding", opts.Encoding)
 	line("profile", p.Name)
-	line("profile text", string(p.text))
-	aux := make([]string, 0, len(opts.Aux))
-	for _, a := range opts.Aux {
-		aux = append(aux, a.Role+" "+input.BaseName(a.File)+" "+a.Format+" "+a.Encoding+" "+a.Fingerprint)
+	line("profile text", string(p.Text()))
+	beside := make([]string, 0, len(opts.SideFiles))
+	for _, a := range opts.SideFiles {
+		beside = append(beside, a.Role+" "+input.BaseName(a.File)+" "+a.Format+" "+a.Encoding+" "+a.Fingerprint)
 	}
-	sort.Strings(aux)
-	for _, a := range aux {
+	sort.Strings(beside)
+	for _, a := range beside {
 		line("beside", a)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))

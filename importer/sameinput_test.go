@@ -13,6 +13,7 @@ import (
 
 	"crmimport/fixtures/gen"
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/ledger/ledgertest"
@@ -183,17 +184,17 @@ func TestInputKey(t *testing.T) {
 	t.Parallel()
 	p, err := ProfileByName("canonical")
 	require.NoError(t, err)
-	custom, err := LoadProfile("mine.yaml", append(p.Text(), []byte("\n# changed\n")...))
+	custom, err := profile.Load("mine.yaml", append(p.Text(), []byte("\n# changed\n")...))
 	require.NoError(t, err)
 	f := inputFile{Path: "/a/export/contacts.csv", Kind: ledger.Contact, Format: reader.FormatCSV, Encoding: "utf-8",
 		Info: input.FileInfo{Fingerprint: "crc32c:0badf00d:10"}}
-	opts := Options{Aux: []AuxInput{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f1"}}}
+	opts := Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f1"}}}
 	base := inputKey(p, f, opts)
 	require.True(t, strings.HasPrefix(base, "sha256:"))
 
 	moved := f
 	moved.Path = "/b/elsewhere/contacts.csv"
-	movedOpts := Options{Aux: []AuxInput{{Role: "bodies:x", File: "/b/elsewhere/x", Fingerprint: "f1"}}, Input: "/b"}
+	movedOpts := Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/b/elsewhere/x", Fingerprint: "f1"}}, Input: "/b"}
 	require.Equal(t, base, inputKey(p, moved, movedOpts), "the place of an export is not what it holds")
 
 	for name, key := range map[string]string{
@@ -201,9 +202,9 @@ func TestInputKey(t *testing.T) {
 		"name":           inputKey(p, func() inputFile { g := f; g.Path = "/a/export/contacts.jsonl"; return g }(), opts),
 		"format":         inputKey(p, func() inputFile { g := f; g.Format = reader.FormatJSON; return g }(), opts),
 		"encoding":       inputKey(p, func() inputFile { g := f; g.Encoding = "windows-1252"; return g }(), opts),
-		"asked encoding": inputKey(p, f, Options{Aux: opts.Aux, Encoding: "windows-1252"}),
+		"asked encoding": inputKey(p, f, Options{SideFiles: opts.SideFiles, Encoding: "windows-1252"}),
 		"profile":        inputKey(custom, f, opts),
-		"beside":         inputKey(p, f, Options{Aux: []AuxInput{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f2"}}}),
+		"beside":         inputKey(p, f, Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f2"}}}),
 		"nothing beside": inputKey(p, f, Options{}),
 	} {
 		require.NotEqual(t, base, key, name)

@@ -120,7 +120,7 @@ func (w *writer) insertRows(ds []decision) error {
 		if d.outcome != created {
 			continue
 		}
-		extra := d.rec.extraJSON // made ahead by prepare
+		extra := d.rec.ExtraJSON() // made ahead by Validate
 		if d.unlinked || extra == "" {
 			if len(d.extra) == 0 {
 				extra = ""

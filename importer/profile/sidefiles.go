@@ -1,4 +1,4 @@
-package importer
+package profile
 
 import (
 	"bufio"
@@ -16,11 +16,96 @@ import (
 	"crmimport/ledger"
 )
 
-// auxData is what a task reads from its export beside its own file, once,
-// when it opens: the parents' names for links by name, the rows of joined
-// files, the folders of body files. It is read-only afterwards (the feed
-// goroutine maps rows with it).
-type auxData struct {
+// SideFile is a file that tasks read beside their own: a file joined to
+// each record (Salesforce OpportunityContactRole.csv), the parent files
+// that links by name look names up in, a folder of body files. It is
+// fingerprinted with the plan (R10), kept in the run's options, and
+// checked again on resume.
+type SideFile struct {
+	Role        string `json:"role"` // join:PATTERN, names:KIND or bodies:FOLDER
+	File        string `json:"file"`
+	Format      string `json:"format,omitempty"`
+	Encoding    string `json:"encoding,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// FindSideFiles finds in an export what the tasks of the planned kinds
+// read beside their own files: for each kind planned (planned: the refs of
+// its files), the files joined to its records (among others, the files of
+// no kind), the folders of its body files (among folders), and the files
+// of the parent kinds it looks names up in (byKind: every file of a kind,
+// planned or not). It returns the side files in the order found, which of
+// others it reads, and a notice for each join that finds no file.
+func (p *Profile) FindSideFiles(planned map[ledger.Kind][]string, byKind map[ledger.Kind][]input.File, others []input.File,
+	folders []input.Folder) (side []SideFile, used map[string]bool, notices []string) {
+	found := map[string]bool{} // role and ref of each side file found
+	used = map[string]bool{}
+	for _, k := range p.Kinds() {
+		if len(planned[k]) == 0 {
+			continue
+		}
+		ks := p.kinds[k]
+		for _, fsp := range ks.files {
+			for _, js := range fsp.joins {
+				matched := false
+				for _, o := range others {
+					if m, _ := path.Match(js.file, matchName(o.Name)); m {
+						matched = true
+						used[o.Ref] = true
+						if role := "join:" + js.file; !found[role+"\x00"+o.Ref] {
+							found[role+"\x00"+o.Ref] = true
+							format, _ := reader.FormatOf(matchName(o.Ref))
+							side = append(side, SideFile{Role: role, File: o.Ref, Format: string(format)})
+						}
+					}
+				}
+				if !matched && matchesAny(fsp, planned[k]) {
+					notices = append(notices, fmt.Sprintf("no file of the export matches %s, which the %s profile joins to %s: "+
+						"their links come from their own columns only", js.file, p.Name, fsp.pattern))
+				}
+			}
+			if fsp.bodyFile != "" {
+				dir := strings.ToLower(path.Dir(fsp.bodyFile))
+				for _, bf := range folders {
+					if bf.Name == dir && !found["bodies:"+dir+"\x00"+bf.Ref] {
+						found["bodies:"+dir+"\x00"+bf.Ref] = true
+						side = append(side, SideFile{Role: "bodies:" + dir, File: bf.Ref, Format: "folder"})
+					}
+				}
+			}
+		}
+		for _, l := range ks.links {
+			if !l.byName {
+				continue
+			}
+			role := "names:" + string(l.kind)
+			for _, f := range byKind[l.kind] {
+				if !found[role+"\x00"+f.Ref] {
+					found[role+"\x00"+f.Ref] = true
+					format, _ := reader.FormatOf(matchName(f.Name))
+					side = append(side, SideFile{Role: role, File: f.Ref, Format: string(format)})
+				}
+			}
+		}
+	}
+	return side, used, notices
+}
+
+// matchesAny reports whether one of refs matches fsp's pattern.
+func matchesAny(fsp *fileSpec, refs []string) bool {
+	for _, ref := range refs {
+		if m, _ := path.Match(fsp.pattern, matchName(ref)); m {
+			return true
+		}
+	}
+	return false
+}
+
+// sideFiles is what a task reads from its export beside its own file,
+// once, when it opens: the parents' names for links by name, the rows of
+// joined files, the folders of body files. It is read-only afterwards (the
+// feed goroutine maps rows with it).
+type sideFiles struct {
 	names  map[*linkSpec]*nameIndex
 	joins  map[*joinSpec]*joinIndex
 	bodies []bodySource
@@ -40,7 +125,7 @@ type nameRef struct {
 // joinIndex maps a key (this record's id, or another column) to the link
 // values of the joined rows that hold it, preferred rows first.
 type joinIndex struct {
-	rows map[string][]linkValue
+	rows map[string][]LinkValue
 }
 
 // bodySource is a folder of body files.
@@ -52,7 +137,7 @@ type bodySource struct {
 // maxBodyBytes bounds one body file.
 const maxBodyBytes = 64 << 20
 
-func (a *auxData) close() {
+func (a *sideFiles) close() {
 	if a == nil {
 		return
 	}
@@ -61,59 +146,64 @@ func (a *auxData) close() {
 	}
 }
 
-// loadAux reads what the mapper m needs beside its file, from the run's
-// auxiliary inputs.
-func (imp *Importer) loadAux(ctx context.Context, p *Profile, m *mapper, aux []AuxInput) (*auxData, error) {
-	a := &auxData{names: map[*linkSpec]*nameIndex{}, joins: map[*joinSpec]*joinIndex{}}
+// ReadSideFiles reads what the mapper needs beside its file from the run's
+// side files (names, joined rows; body folders are opened, their files
+// read as records ask for them), within the limits. Close lets go of them.
+func (m *Mapper) ReadSideFiles(ctx context.Context, files []SideFile, lim input.Limits) error {
+	a := &sideFiles{names: map[*linkSpec]*nameIndex{}, joins: map[*joinSpec]*joinIndex{}}
 	for _, ls := range m.ks.links {
 		if !ls.byName {
 			continue
 		}
 		idx := &nameIndex{refs: map[string][]nameRef{}}
-		for _, in := range aux {
+		for _, in := range files {
 			if in.Role != "names:"+string(ls.kind) {
 				continue
 			}
-			if err := imp.readNames(ctx, p, ls, in, idx); err != nil {
+			if err := readNames(ctx, m.p, ls, in, lim, idx); err != nil {
 				a.close()
-				return nil, err
+				return err
 			}
 		}
 		a.names[ls] = idx
 	}
 	for _, js := range m.fs.joins {
-		idx := &joinIndex{rows: map[string][]linkValue{}}
-		for _, in := range aux {
+		idx := &joinIndex{rows: map[string][]LinkValue{}}
+		for _, in := range files {
 			if in.Role != "join:"+js.file {
 				continue
 			}
-			if err := imp.readJoin(ctx, m, js, in, idx); err != nil {
+			if err := readJoin(ctx, m, js, in, lim, idx); err != nil {
 				a.close()
-				return nil, err
+				return err
 			}
 		}
 		a.joins[js] = idx
 	}
 	if m.fs.bodyFile != "" {
 		folder := strings.ToLower(path.Dir(m.fs.bodyFile))
-		for _, in := range aux {
+		for _, in := range files {
 			if in.Role != "bodies:"+folder {
 				continue
 			}
-			files, err := input.OpenFolder(in.File)
+			bodies, err := input.OpenFolder(in.File)
 			if err != nil {
 				a.close()
-				return nil, err
+				return err
 			}
-			a.bodies = append(a.bodies, bodySource{folder: folder, files: files})
+			a.bodies = append(a.bodies, bodySource{folder: folder, files: bodies})
 		}
 	}
-	return a, nil
+	m.side = a
+	return nil
 }
 
-// eachRow reads every row of an auxiliary input.
-func (imp *Importer) eachRow(ctx context.Context, in AuxInput, f func(reader.Row) error) error {
-	o, err := input.Open(in.File, imp.limits)
+// Close lets go of what ReadSideFiles opened.
+func (m *Mapper) Close() { m.side.close() }
+
+// eachRow reads every row of a side file.
+func eachRow(ctx context.Context, in SideFile, lim input.Limits, f func(reader.Row) error) error {
+	o, err := input.Open(in.File, lim)
 	if err != nil {
 		return err
 	}
@@ -142,16 +232,16 @@ func (imp *Importer) eachRow(ctx context.Context, in AuxInput, f func(reader.Row
 // readNames reads the names of a parent file into idx: its records, mapped
 // by the profile, by their exact name. A record deleted in the source, or
 // without id, names nothing.
-func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in AuxInput, idx *nameIndex) error {
+func readNames(ctx context.Context, p *Profile, ls *linkSpec, in SideFile, lim input.Limits, idx *nameIndex) error {
 	name := input.Name(in.File)
-	pm := newMapper(p, ls.kind, name)
+	pm := NewMapper(p, ls.kind, name)
 	var pick picker
-	err := imp.eachRow(ctx, in, func(row reader.Row) error {
-		r := pm.mapRow(row)
-		if r.notRecord || r.ID == "" || r.Err != nil {
+	err := eachRow(ctx, in, lim, func(row reader.Row) error {
+		r := pm.Map(row)
+		if r.Excluded || r.ID == "" || r.Err != nil {
 			return nil
 		}
-		if del, ok := canon.ParseBool(r.get("deleted")); ok && del {
+		if del, ok := canon.ParseBool(r.Get("deleted")); ok && del {
 			return nil
 		}
 		var n string
@@ -166,9 +256,9 @@ func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in
 				}
 			}
 		} else if ls.kind == ledger.Contact {
-			n = strings.TrimSpace(strings.TrimSpace(r.get("first_name")) + " " + strings.TrimSpace(r.get("last_name")))
+			n = strings.TrimSpace(strings.TrimSpace(r.Get("first_name")) + " " + strings.TrimSpace(r.Get("last_name")))
 		} else {
-			n = strings.TrimSpace(r.get("name"))
+			n = strings.TrimSpace(r.Get("name"))
 		}
 		if n == "" {
 			return nil
@@ -190,12 +280,12 @@ func (imp *Importer) readNames(ctx context.Context, p *Profile, ls *linkSpec, in
 // readJoin reads a joined file into idx: per key, the link values of its
 // rows, rows flagged by the join's prefer column first, deleted rows left
 // out.
-func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in AuxInput, idx *joinIndex) error {
+func readJoin(ctx context.Context, m *Mapper, js *joinSpec, in SideFile, lim input.Limits, idx *joinIndex) error {
 	name := input.Name(in.File)
 	preferred := map[string]int{} // key -> how many preferred values lead its list
 	var p picker
 	keyCol, deletedCol, preferCol := normaliseHeader(js.key), normaliseHeader(js.deleted), normaliseHeader(js.prefer)
-	err := imp.eachRow(ctx, in, func(row reader.Row) error {
+	err := eachRow(ctx, in, lim, func(row reader.Row) error {
 		if row.Err != nil {
 			return nil
 		}
@@ -208,7 +298,7 @@ func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in A
 				return nil
 			}
 		}
-		var vals []linkValue
+		var vals []LinkValue
 		for _, ls := range js.links {
 			for _, c := range ls.columns {
 				v := p.value(row.Cols, normaliseHeader(c))
@@ -245,7 +335,7 @@ func (imp *Importer) readJoin(ctx context.Context, m *mapper, js *joinSpec, in A
 
 // readBody reads a body file ("ContentVersion/068…") from the export's
 // body folders: at most maxBodyBytes of valid UTF-8, as it is.
-func (a *auxData) readBody(name string) (string, error) {
+func (a *sideFiles) readBody(name string) (string, error) {
 	dir, file := path.Split(name)
 	dir = strings.ToLower(strings.TrimSuffix(dir, "/"))
 	if file == "" || strings.ContainsAny(file, `/\`) || file == "." || file == ".." {

@@ -1,4 +1,4 @@
-package importer
+package profile
 
 import (
 	"bytes"
@@ -21,17 +21,17 @@ type Record struct {
 	ID    string           // trimmed; "" when missing
 	Extra map[string]any   // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
 	Err   *reader.RowError // the row could not be read as it is
+	// Excluded: the row is not a record of its kind (a profile's where),
+	// so it has no outcome; it still counts as read for the checkpoint.
+	Excluded bool
 
 	fields *canon.FieldSet // the kind's canonical fields
 	vals   []string        // value as read per canonical field, in fields order
 	row    reader.Row      // the row as read, for the raw row of a failure (RawJSON)
 	more   *recordMore     // what a profile adds beyond plain fields; nil for most records
-	// notRecord: the row is not a record of its kind (a profile's where),
-	// so it has no outcome; it still counts as read for the checkpoint.
-	notRecord bool
 
-	// What prepare works out ahead, off the writing goroutine.
-	prepared  bool
+	// What Validate works out ahead, off the writing goroutine.
+	validated bool
 	values    canon.Values // the validated values to write
 	invalid   string       // why the record is invalid, or ""
 	extraJSON string       // Extra as JSON, or ""
@@ -40,30 +40,31 @@ type Record struct {
 // recordMore is what some profiles add to a record: kept out of Record
 // itself, which is copied as it goes from reading to writing.
 type recordMore struct {
-	links []linkValue // link values beyond the plain link fields, in order of preference
-	body  string      // the file that holds the body (a profile's body_file), to read when prepared
+	links []LinkValue // link values beyond the plain link fields, in order of preference
+	body  string      // the file that holds the body (a profile's body_file), to read when completed
 }
 
-// links are the record's link values beyond its plain link fields.
-func (r *Record) links() []linkValue {
+// Links are the record's link values beyond its plain link fields, in
+// order of preference.
+func (r *Record) Links() []LinkValue {
 	if r.more == nil {
 		return nil
 	}
 	return r.more.links
 }
 
-// get is the value of canonical field f as read ("" when absent).
-func (r *Record) get(f string) string {
+// Get is the value of canonical field f as read ("" when absent).
+func (r *Record) Get(f string) string {
 	if i, ok := r.fields.Index[f]; ok {
 		return r.vals[i]
 	}
 	return ""
 }
 
-// mapper maps rows of one file of one kind onto canonical fields. What the
+// Mapper maps rows of one file of one kind onto canonical fields. What the
 // profile says is resolved once per file (valueFuncs, the columns each link
 // reads) and once per header (layout), not per row.
-type mapper struct {
+type Mapper struct {
 	kind   ledger.Kind
 	file   string
 	fields *canon.FieldSet
@@ -77,7 +78,7 @@ type mapper struct {
 	roots      map[string]bool // JSON keys whose objects are flattened into dotted columns
 	special    bool            // links, joins, where, defaults, bodies or alternate columns to work out per row
 	emptyExtra bool            // the profile's spellings of empty also leave extra
-	aux        *auxData        // name lookups, joined rows, body files (Open sets them)
+	side       *sideFiles      // name lookups, joined rows, body files (ReadSideFiles)
 	pick       picker          // columns by name, for joins and body files
 	body       template        // the file's body_file
 }
@@ -113,8 +114,8 @@ const (
 	colAlt   = -2
 )
 
-func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
-	m := &mapper{kind: k, file: file, fields: canon.FieldsOf(k), p: p, ks: p.kinds[k], index: map[string]colRef{}}
+func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
+	m := &Mapper{kind: k, file: file, fields: canon.FieldsOf(k), p: p, ks: p.kinds[k], index: map[string]colRef{}}
 	if m.ks == nil {
 		m.ks = &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
 	}
@@ -165,7 +166,7 @@ func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
 
 // addRoot notes the first part of a dotted column (properties.email): a
 // JSON object under that key is flattened into dotted columns.
-func (m *mapper) addRoot(col string) {
+func (m *Mapper) addRoot(col string) {
 	root, _, ok := strings.Cut(col, ".")
 	if !ok || root == "" {
 		return
@@ -178,7 +179,7 @@ func (m *mapper) addRoot(col string) {
 
 // layoutOf returns the layout of a row's columns; rows of a CSV file, and
 // most JSON objects of a file, share one.
-func (m *mapper) layoutOf(cols []reader.Col) *layout {
+func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 	if l := m.last; l != nil && len(l.names) == len(cols) {
 		same := true
 		for i := range cols {
@@ -275,10 +276,10 @@ func (m *mapper) layoutOf(cols []reader.Col) *layout {
 	return l
 }
 
-// checkHeader refuses a CSV header that cannot be read safely: no id
+// CheckHeader refuses a CSV header that cannot be read safely: no id
 // column, or a canonical field given by two columns of one name (unless
 // the profile keeps the first).
-func (m *mapper) checkHeader(header []string) error {
+func (m *Mapper) CheckHeader(header []string) error {
 	if header == nil {
 		return nil // an empty file: no rows
 	}
@@ -340,10 +341,10 @@ func preview(h []string) string {
 	return b.String()
 }
 
-// mapRow maps one row. Unknown columns go to Extra; nothing is dropped.
+// Map maps one row. Unknown columns go to Extra; nothing is dropped.
 // A repeated header keeps every value: the second "Phone" is "Phone#2",
 // counted by position whatever the values, as in the raw row.
-func (m *mapper) mapRow(row reader.Row) Record {
+func (m *Mapper) Map(row reader.Row) Record {
 	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, fields: m.fields, vals: make([]string, len(m.fields.Names)), row: row}
 	cols := row.Cols
 	if m.roots != nil {
@@ -381,7 +382,7 @@ func (m *mapper) mapRow(row reader.Row) Record {
 	// The id is kept in the run's indexes: a copy of its own, so that it
 	// does not hold the whole record's text in memory (encoding/csv cuts
 	// a record's fields out of one string).
-	r.ID = strings.Clone(trimID(r.get("id")))
+	r.ID = strings.Clone(trimID(r.Get("id")))
 	return r
 }
 
@@ -396,7 +397,7 @@ func (r *Record) addExtra(name string, c reader.Col) {
 	}
 }
 
-func (m *mapper) nestedError(line, f int, v string) *reader.RowError {
+func (m *Mapper) nestedError(line, f int, v string) *reader.RowError {
 	what := "array"
 	if strings.HasPrefix(v, "{") {
 		what = "object"
@@ -407,14 +408,14 @@ func (m *mapper) nestedError(line, f int, v string) *reader.RowError {
 // mapSpecial does what a profile asks beyond one column per field: the
 // file's where conditions, alternate columns, defaults, links, joined rows
 // and body files.
-func (m *mapper) mapSpecial(r *Record, cols []reader.Col, l *layout) {
+func (m *Mapper) mapSpecial(r *Record, cols []reader.Col, l *layout) {
 	for wi, w := range m.fs.where {
 		v := ""
 		if at := l.whereCols[wi]; at >= 0 {
 			v = strings.TrimSpace(cols[at].Value)
 		}
 		if !contains(w.values, v) {
-			r.notRecord = true
+			r.Excluded = true
 			return
 		}
 	}
@@ -472,7 +473,7 @@ func (m *mapper) mapSpecial(r *Record, cols []reader.Col, l *layout) {
 			break
 		}
 	}
-	if len(m.fs.joins) > 0 && m.aux != nil {
+	if len(m.fs.joins) > 0 && m.side != nil {
 		for _, js := range m.fs.joins {
 			key := r.vals[m.fields.Index["id"]]
 			if js.on != nil {
@@ -485,7 +486,7 @@ func (m *mapper) mapSpecial(r *Record, cols []reader.Col, l *layout) {
 				}
 			}
 			key = m.normID(key)
-			if idx := m.aux.joins[js]; idx != nil && key != "" {
+			if idx := m.side.joins[js]; idx != nil && key != "" {
 				more.links = append(more.links, idx.rows[key]...)
 			}
 		}
@@ -498,11 +499,11 @@ func (m *mapper) mapSpecial(r *Record, cols []reader.Col, l *layout) {
 	}
 }
 
-// prepare validates the record and writes its extra columns as JSON, ahead
-// of deciding it (decide uses both only if the record gets that far).
-// Extra columns that cannot be written fail the record: nothing in the
-// export is dropped silently (SPEC §4).
-func (r *Record) prepare() {
+// Validate validates the record and writes its extra columns as JSON,
+// ahead of deciding it (a decision uses both only if the record gets that
+// far). Extra columns that cannot be written fail the record: nothing in
+// the export is dropped silently (SPEC §4).
+func (r *Record) Validate() {
 	r.values, r.invalid = canon.Validate(r.Kind, r.vals)
 	if len(r.Extra) > 0 {
 		b, err := json.Marshal(r.Extra)
@@ -511,23 +512,33 @@ func (r *Record) prepare() {
 		}
 		r.extraJSON = string(b)
 	}
-	r.prepared = true
+	r.validated = true
 }
 
-// prepare reads what the record needs from the export beyond its row (its
-// body file), then prepares it. A body file that cannot be read makes the
+// Validated reports whether Validate has run.
+func (r *Record) Validated() bool { return r.validated }
+
+// Values are what Validate found: the values to write, and why the record
+// is invalid ("" when it is not).
+func (r *Record) Values() (canon.Values, string) { return r.values, r.invalid }
+
+// ExtraJSON is Extra as JSON, as Validate wrote it ("" for none).
+func (r *Record) ExtraJSON() string { return r.extraJSON }
+
+// Complete reads what the record needs from the export beyond its row (its
+// body file), then validates it. A body file that cannot be read makes the
 // record invalid (SPEC §4 step 5): its row was read, so its id counts.
-func (m *mapper) prepare(r *Record) {
+func (m *Mapper) Complete(r *Record) {
 	var bodyErr error
 	if r.more != nil && r.more.body != "" && r.Err == nil {
-		body, err := m.aux.readBody(r.more.body)
+		body, err := m.side.readBody(r.more.body)
 		if err != nil {
 			bodyErr = err
 		} else if i, ok := r.fields.Index["body"]; ok {
 			r.vals[i] = body
 		}
 	}
-	r.prepare()
+	r.Validate()
 	if bodyErr != nil {
 		r.invalid = bodyErr.Error()
 	}

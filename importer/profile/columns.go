@@ -1,4 +1,4 @@
-package importer
+package profile
 
 // Finding columns by name, body file templates, and JSON objects
 // flattened into dotted columns.

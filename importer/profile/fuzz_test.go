@@ -1,4 +1,4 @@
-package importer
+package profile
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // trimmed, whose line is known, whose extra and raw row are JSON, and whose
 // link values name a link field or the column they came from.
 func FuzzMapRow(f *testing.F) {
-	profiles := BuiltinProfiles()
+	profiles := BuiltinNames()
 	index := map[string]uint8{}
 	for i, n := range profiles {
 		index[n] = uint8(i)
@@ -35,7 +35,7 @@ func FuzzMapRow(f *testing.F) {
 	f.Add([]byte("\"Id\",\"WhoId\",\"WhatId\",\"AccountId\"\n\"00T\",\"003aaaaaaaaaaaa\",\"@\",\"000000000000000AAA\"\n"), index["salesforce"], uint8(4), false)
 
 	f.Fuzz(func(t *testing.T, in []byte, profileIndex, kindIndex uint8, isJSON bool) {
-		p, err := ProfileByName(profiles[int(profileIndex)%len(profiles)])
+		p, err := Builtin(profiles[int(profileIndex)%len(profiles)])
 		require.NoError(t, err)
 		kinds := p.Kinds()
 		k := kinds[int(kindIndex)%len(kinds)]
@@ -52,17 +52,17 @@ func FuzzMapRow(f *testing.F) {
 		// The file's name picks the kind's first file pattern: its where,
 		// defaults and joins apply.
 		name := strings.ReplaceAll(p.FilePatterns(k)[0], "*", "x")
-		m := newMapper(p, k, name)
-		m.aux = &auxData{names: map[*linkSpec]*nameIndex{}, joins: map[*joinSpec]*joinIndex{}}
+		m := NewMapper(p, k, name)
+		m.side = &sideFiles{names: map[*linkSpec]*nameIndex{}, joins: map[*joinSpec]*joinIndex{}}
 		for _, ls := range m.ks.links {
 			if ls.byName {
-				m.aux.names[ls] = &nameIndex{refs: map[string][]nameRef{"Harbor Logistics": {{id: "2"}, {id: "3"}}, "Acme": {{id: "1"}}}}
+				m.side.names[ls] = &nameIndex{refs: map[string][]nameRef{"Harbor Logistics": {{id: "2"}, {id: "3"}}, "Acme": {{id: "1"}}}}
 			}
 		}
 		for _, js := range m.fs.joins {
-			m.aux.joins[js] = &joinIndex{rows: map[string][]linkValue{"1": {{field: "contact_id", id: "9", shown: "9"}}}}
+			m.side.joins[js] = &joinIndex{rows: map[string][]LinkValue{"1": {{Field: "contact_id", ID: "9", Shown: "9"}}}}
 		}
-		_ = m.checkHeader(rr.Header())
+		_ = m.CheckHeader(rr.Header())
 		for range len(in) + 2 {
 			row, err := rr.Next()
 			if err != nil {
@@ -72,23 +72,23 @@ func FuzzMapRow(f *testing.F) {
 				}
 				return
 			}
-			r := m.mapRow(row)
+			r := m.Map(row)
 			require.Equal(t, strings.TrimSpace(r.ID), r.ID)
 			require.Positive(t, r.Line)
 			require.Len(t, r.vals, len(canon.Fields(k)))
 			require.True(t, json.Valid([]byte(r.RawJSON())), r.RawJSON())
-			for _, l := range r.links() {
-				_, isField := canon.KindOfLinkField(l.field)
-				require.True(t, isField || l.field == l.label, "link value %+v", l)
+			for _, l := range r.Links() {
+				_, isField := canon.KindOfLinkField(l.Field)
+				require.True(t, isField || l.Field == l.Label, "link value %+v", l)
 				if isField {
-					lk, _ := canon.KindOfLinkField(l.field)
+					lk, _ := canon.KindOfLinkField(l.Field)
 					require.True(t, canon.IsParent(k, lk), "%s links to %s", k, lk)
 				}
 			}
-			if r.notRecord {
+			if r.Excluded {
 				continue
 			}
-			m.prepare(&r)
+			m.Complete(&r)
 			if r.extraJSON != "" {
 				require.True(t, json.Valid([]byte(r.extraJSON)), r.extraJSON)
 			}

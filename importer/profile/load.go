@@ -1,4 +1,4 @@
-package importer
+package profile
 
 import (
 	"errors"
@@ -16,16 +16,16 @@ import (
 	"crmimport/ledger"
 )
 
-// ProfileError is one thing wrong in a profile file: where (the file, the
+// Error is one thing wrong in a profile file: where (the file, the
 // line, the path of keys) and what.
-type ProfileError struct {
+type Error struct {
 	Source string // the file's name
 	Line   int
 	Path   string // kinds.contact.fields.emial
 	Msg    string
 }
 
-func (e *ProfileError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Source)
 	if e.Line > 0 {
@@ -39,20 +39,20 @@ func (e *ProfileError) Error() string {
 	return b.String()
 }
 
-// LoadProfile reads a profile (YAML, or JSON, which is YAML too) and
+// Load reads a profile (YAML, or JSON, which is YAML too) and
 // validates it strictly: an unknown key, kind or field, a bad pattern or
 // date format, a link to a kind that cannot be a parent… each is a
-// *ProfileError naming the key and what is wrong; all of them are
+// *Error naming the key and what is wrong; all of them are
 // returned, joined.
-func LoadProfile(source string, text []byte) (*Profile, error) {
+func Load(source string, text []byte) (*Profile, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
-		return nil, &ProfileError{Source: source, Msg: "not YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, &Error{Source: source, Msg: "not YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	l := &profileLoader{source: source}
 	p := &Profile{text: append([]byte(nil), text...), kinds: map[ledger.Kind]*kindSpec{}}
 	if len(doc.Content) == 0 {
-		return nil, &ProfileError{Source: source, Msg: "the file is empty"}
+		return nil, &Error{Source: source, Msg: "the file is empty"}
 	}
 	l.profile(p, doc.Content[0])
 	if len(l.errs) > 0 {
@@ -71,7 +71,7 @@ func (l *profileLoader) fail(n *yaml.Node, at, format string, args ...any) {
 	if n != nil {
 		line = n.Line
 	}
-	l.errs = append(l.errs, &ProfileError{Source: l.source, Line: line, Path: at, Msg: fmt.Sprintf(format, args...)})
+	l.errs = append(l.errs, &Error{Source: l.source, Line: line, Path: at, Msg: fmt.Sprintf(format, args...)})
 }
 
 // entry is one key of a mapping.
