@@ -105,14 +105,16 @@ func BenchmarkDecideAndResolve(b *testing.B) {
 		r.Validate()
 		recs = append(recs, r)
 	}
+	ctx := context.Background()
 	for b.Loop() {
 		st := newStage(x, ledger.Note)
 		next := int64(1)
 		for _, r := range recs {
-			d := decide(st, p, r, func() int64 { next++; return next })
-			if d.outcome != created || len(d.links) != 2 {
-				b.Fatal(d.outcome, d.reason)
+			d, err := decide(ctx, nil, st, p, r, func() int64 { next++; return next })
+			if err != nil || d.outcome != created || len(d.links) != 2 {
+				b.Fatal(err, d.outcome, d.reason)
 			}
+			st.apply(&d)
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")

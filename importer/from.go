@@ -48,7 +48,11 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 	if err != nil {
 		return run, nil, err
 	}
-	imp.skipFileless(ctx, run)
+	// The index reads the tasks on first need otherwise, and says what it
+	// could not read.
+	if tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID); err == nil {
+		imp.skipFileless(run, tasks)
+	}
 	return run, planned, nil
 }
 
@@ -114,11 +118,7 @@ func planFrom(run phases.Run, unfinished []phases.Task, export string, prof *pro
 // skipFileless keeps the index of ids seen from re-reading the tasks of a
 // loaded run that have no file here (those production finished): their
 // records are in the ledger already.
-func (imp *Importer) skipFileless(ctx context.Context, run phases.Run) {
-	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID)
-	if err != nil {
-		return // the index reads them on first need, and says what it could not read
-	}
+func (imp *Importer) skipFileless(run phases.Run, tasks []phases.Task) {
 	x := imp.index(run)
 	for _, t := range tasks {
 		if t.File == "" {
@@ -127,19 +127,30 @@ func (imp *Importer) skipFileless(ctx context.Context, run phases.Run) {
 	}
 }
 
-// refuseFileless refuses a plain resume of a run loaded from a dump whose
-// unfinished tasks have no file here: only --from can say what they read.
-// A loaded run that --from has planned resumes as any run (R10 checks its
-// files).
-func (imp *Importer) refuseFileless(ctx context.Context, runID int64) error {
-	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
-	if err != nil || dump == "" {
-		return err
-	}
+// resumeLoaded readies a plain resume of a run loaded from a dump (dump:
+// where from): refused while unfinished tasks have no file here (only
+// --from can say what they read); else it resumes as any run (R10 checks
+// its files), the tasks production finished kept from being re-read.
+func (imp *Importer) resumeLoaded(ctx context.Context, runID int64, dump string) error {
 	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, runID)
 	if err != nil {
 		return err
 	}
+	if err := refuseFileless(runID, dump, tasks); err != nil {
+		return err
+	}
+	run, err := phases.LoadRun(ctx, imp.Engine.DB, runID)
+	if err != nil {
+		return err
+	}
+	imp.skipFileless(run, tasks)
+	return nil
+}
+
+// refuseFileless refuses to resume a run loaded from a dump whose
+// unfinished tasks have no file here: a *UsageError naming their kinds and
+// the way on, resume --from.
+func refuseFileless(runID int64, dump string, tasks []phases.Task) error {
 	var kinds []string
 	seen := map[ledger.Kind]bool{}
 	for _, t := range tasks {
@@ -149,11 +160,6 @@ func (imp *Importer) refuseFileless(ctx context.Context, runID int64) error {
 		}
 	}
 	if len(kinds) == 0 {
-		run, err := phases.LoadRun(ctx, imp.Engine.DB, runID)
-		if err != nil {
-			return err
-		}
-		imp.skipFileless(ctx, run)
 		return nil
 	}
 	return &UsageError{Msg: fmt.Sprintf("run %d was loaded from a dump (%s) and has no input files here: its %s left to do have "+

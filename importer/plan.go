@@ -30,14 +30,14 @@ type planNotes struct {
 	notices, warnings []string
 }
 
-// discover finds the files of an export (folders, zips read in place, .gz
-// files, single files), keeps those of the kinds asked for, finds what
-// their tasks will also read (joined files, parents looked up by name,
-// body folders), and fingerprints all of it, learning in that same pass
-// how each file is encoded (reader.ChooseEncoding). Its notes say what it
-// ignored and how it reads files that are not plain UTF-8.
+// discover plans the files of an export: it lists them (folders, zips
+// read in place, .gz files, single files), classifies them by the
+// profile, keeping those of the kinds asked for, finds what their tasks
+// will also read (the profile's side files: joined files, parents looked
+// up by name, body folders), and fingerprints all of it, learning in that
+// same pass how each file is encoded. Its notes say what it left out and
+// how it reads files that are not plain UTF-8.
 func discover(ctx context.Context, paths []string, p *profile.Profile, only []ledger.Kind, encoding string, lim input.Limits) ([]inputFile, []profile.SideFile, planNotes, error) {
-	var notes planNotes
 	ls, err := input.List(paths, input.Want{Folders: p.BodyFolders(), NotRead: func(path string) string {
 		if _, _, ok := p.FileKind(path); !ok {
 			return fmt.Sprintf("is not a file of the %s profile: expected one of %s", p.Name, p.ExpectedFiles())
@@ -45,41 +45,72 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 		return ""
 	}}, lim)
 	if err != nil {
-		return nil, nil, notes, err
+		return nil, nil, planNotes{}, err
 	}
-	first := paths[0]
-	notices := ls.Notices
+	found := classify(p, ls.Files, only)
+	side, used, joinNotices := p.FindSideFiles(found.planned(), found.byKind, found.others, ls.Folders)
+	notices := append(ls.Notices, joinNotices...)
+	notices = append(notices, leftOut(p, found, used, only, paths[0])...)
+	if len(found.files) == 0 {
+		reason := fmt.Sprintf("no file matches a kind of the %s profile (expected %s)", p.Name, p.ExpectedFiles())
+		if len(only) > 0 {
+			reason = "no file matches the kinds asked for with --only"
+		}
+		return nil, nil, planNotes{}, &input.Error{Path: paths[0], Reason: reason}
+	}
+	notes, err := fingerprint(ctx, found.files, side, encoding, lim)
+	if err != nil {
+		return nil, nil, planNotes{}, err
+	}
+	notes.notices = append(notices, notes.notices...)
+	return found.files, side, notes, nil
+}
 
+// classified are an export's files as a profile classifies them.
+type classified struct {
+	files  []inputFile                  // the files of the kinds asked for: each a task
+	byKind map[ledger.Kind][]input.File // every file of each kind, asked for or not
+	others []input.File                 // the files of no kind
+}
+
+// classify tells each file's kind by its name, and plans the files of the
+// kinds in only (of every kind, without only).
+func classify(p *profile.Profile, files []input.File, only []ledger.Kind) classified {
 	want := map[ledger.Kind]bool{}
 	for _, k := range only {
 		want[k] = true
 	}
-	var files []inputFile
-	var ignored []string
-	have := map[ledger.Kind]bool{}
-	byKind := map[ledger.Kind][]input.File{}
-	var others []input.File
-	for _, f := range ls.Files {
+	c := classified{byKind: map[ledger.Kind][]input.File{}}
+	for _, f := range files {
 		k, format, ok := p.FileKind(f.Name)
 		if !ok {
-			others = append(others, f)
+			c.others = append(c.others, f)
 			continue
 		}
-		byKind[k] = append(byKind[k], f)
+		c.byKind[k] = append(c.byKind[k], f)
 		if len(want) > 0 && !want[k] {
 			continue
 		}
-		have[k] = true
-		files = append(files, inputFile{Path: f.Ref, Kind: k, Format: format})
+		c.files = append(c.files, inputFile{Path: f.Ref, Kind: k, Format: format})
 	}
-	// What the planned kinds read beside their files.
-	planned := map[ledger.Kind][]string{}
-	for _, f := range files {
-		planned[f.Kind] = append(planned[f.Kind], f.Path)
+	return c
+}
+
+// planned are the planned files' refs, by kind.
+func (c classified) planned() map[ledger.Kind][]string {
+	out := map[ledger.Kind][]string{}
+	for _, f := range c.files {
+		out[f.Kind] = append(out[f.Kind], f.Path)
 	}
-	side, used, joinNotices := p.FindSideFiles(planned, byKind, others, ls.Folders)
-	notices = append(notices, joinNotices...)
-	for _, o := range others {
+	return out
+}
+
+// leftOut says what planning leaves out: the files of no kind that no task
+// reads beside its own (used), and each kind asked for with --only that
+// the export (first, its first path) has no file of.
+func leftOut(p *profile.Profile, c classified, used map[string]bool, only []ledger.Kind, first string) []string {
+	var notices, ignored []string
+	for _, o := range c.others {
 		if !used[o.Ref] {
 			ignored = append(ignored, input.Name(o.Ref))
 		}
@@ -89,53 +120,55 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 		notices = append(notices, fmt.Sprintf("ignored %d %s not of the %s profile: %s (it reads %s)",
 			len(ignored), reader.Plural(len(ignored), "file", "files"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
 	}
+	planned := c.planned()
 	for _, k := range only {
-		if !have[k] {
+		if len(planned[k]) == 0 {
 			notices = append(notices, fmt.Sprintf("--only %s: no %s file in %s", k.Plural(), k.Plural(), first))
 		}
 	}
-	if len(files) == 0 {
-		reason := fmt.Sprintf("no file matches a kind of the %s profile (expected %s)", p.Name, p.ExpectedFiles())
-		if len(only) > 0 {
-			reason = "no file matches the kinds asked for with --only"
-		}
-		return nil, nil, notes, &input.Error{Path: first, Reason: reason}
-	}
+	return notices
+}
+
+// fingerprint fingerprints the planned files, sorted by name, and the side
+// files (R10), and decides how each is read on the evidence of that same
+// pass (reader.ChooseEncoding). Its notes are what those choices say: of a
+// side file, only when it is not planned too.
+func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile, encoding string, lim input.Limits) (planNotes, error) {
+	var notes planNotes
 	sort.SliceStable(files, func(i, j int) bool { return input.Name(files[i].Path) < input.Name(files[j].Path) })
 	for i := range files {
 		f := &files[i]
 		info, err := input.InspectRef(ctx, f.Path, lim)
 		if err != nil {
-			return nil, nil, notes, inputError(f.Path, err)
+			return planNotes{}, inputError(f.Path, err)
 		}
 		f.Info = info
 		var notice, warning string
 		f.Encoding, notice, warning = reader.ChooseEncoding(input.Name(f.Path), info.Head, info.Text, encoding)
-		notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
+		notes.notices, notes.warnings = appendNote(notes.notices, notice), appendNote(notes.warnings, warning)
 	}
 	for i := range side {
 		a := &side[i]
 		if a.Format == "folder" {
 			fp, err := input.FolderFingerprint(a.File)
 			if err != nil {
-				return nil, nil, notes, &input.Error{Path: a.File, Reason: err.Error()}
+				return planNotes{}, &input.Error{Path: a.File, Reason: err.Error()}
 			}
 			a.Fingerprint = fp
 			continue
 		}
 		info, err := input.InspectRef(ctx, a.File, lim)
 		if err != nil {
-			return nil, nil, notes, inputError(a.File, err)
+			return planNotes{}, inputError(a.File, err)
 		}
 		a.Fingerprint = info.Fingerprint
 		var notice, warning string
 		a.Encoding, notice, warning = reader.ChooseEncoding(input.Name(a.File), info.Head, info.Text, encoding)
 		if !slices.ContainsFunc(files, func(f inputFile) bool { return f.Path == a.File }) {
-			notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
+			notes.notices, notes.warnings = appendNote(notes.notices, notice), appendNote(notes.warnings, warning)
 		}
 	}
-	notes.notices = notices
-	return files, side, notes, nil
+	return notes, nil
 }
 
 func appendNote(notes []string, note string) []string {

@@ -177,8 +177,14 @@ func (imp *Importer) Execute(ctx context.Context, runID int64) (phases.Run, erro
 // read are still those it planned (R8, R10). A run loaded from a dump
 // whose unfinished tasks have no file here is refused: see ResumeFrom.
 func (imp *Importer) Resume(ctx context.Context, runID int64) (phases.Run, []phases.Task, error) {
-	if err := imp.refuseFileless(ctx, runID); err != nil {
+	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
+	if err != nil {
 		return phases.Run{}, nil, err
+	}
+	if dump != "" {
+		if err := imp.resumeLoaded(ctx, runID, dump); err != nil {
+			return phases.Run{}, nil, err
+		}
 	}
 	return imp.Engine.Resume(ctx, runID, imp.checkInputs)
 }
@@ -253,11 +259,16 @@ type taskWork struct {
 	noted     map[string]bool // notes already written to the run log
 }
 
-// Open opens a task's file at its checkpoint (phases.OpenFunc). An error
-// fails the task with a message naming the file. A stop (ctx) ends the long
-// parts of an open (re-reading the ids of earlier tasks) early; what it
-// reads from the database is never cut short.
-func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (*phases.Work, error) {
+// Open opens a task's file at its checkpoint (phases.OpenFunc): the file,
+// then what the task reads beside it (side files), the run's index made
+// ready for the task's kind (what the kind needs loaded, what no task left
+// needs let go of, the ids earlier tasks of the kind read rebuilt: SPEC §4
+// step 2 holds across a resume, in a new process), the records before the
+// checkpoint skipped, and a feed started from there. An error fails the
+// task with a message naming the file. A stop (ctx) ends the long parts
+// of an open (re-reading the ids of earlier tasks) early; what it reads
+// from the database is never cut short.
+func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (_ *phases.Work, err error) {
 	ctx := context.WithoutCancel(stop)
 	opts, err := DecodeOptions(run)
 	if err != nil {
@@ -278,28 +289,50 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if err != nil {
 		return nil, err
 	}
-	if err := w.mapper.ReadSideFiles(ctx, opts.SideFiles, imp.limits); err != nil {
-		w.close()
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	if err = w.mapper.ReadSideFiles(ctx, opts.SideFiles, imp.limits); err != nil {
 		return nil, err
 	}
-	w.run = run
-	w.idx = imp.index(run)
-	if err := imp.prepareIndex(ctx, stop, t, tasks, prof, w.idx); err != nil {
-		w.close()
+	w.run, w.idx = run, imp.index(run)
+	if err = w.idx.need(ctx, imp.Engine.DB, t.Kind, remainingKinds(tasks)); err != nil {
 		return nil, err
 	}
-	// Continue at the checkpoint: skip the records already committed, which
-	// are also added to the index of ids seen in this run.
+	if err = imp.rereadSeen(stop, t, tasks, prof, w.idx); err != nil {
+		return nil, err
+	}
+	if err = w.skipToCheckpoint(); err != nil {
+		return nil, err
+	}
+	return w.start(opts.BatchSize), nil
+}
+
+// remainingKinds are the kinds of the tasks left to run.
+func remainingKinds(tasks []phases.Task) []ledger.Kind {
+	var remaining []ledger.Kind
+	for _, u := range tasks {
+		if u.Status == phases.TaskPending || u.Status == phases.TaskRunning {
+			remaining = append(remaining, u.Kind)
+		}
+	}
+	return remaining
+}
+
+// skipToCheckpoint reads past the records the task has committed, which
+// are also added to the ids seen in this run.
+func (w *taskWork) skipToCheckpoint() error {
+	t := w.task
 	for w.rows < t.Checkpoint.Rows {
 		row, err := w.rr.Next()
 		if errors.Is(err, io.EOF) {
-			w.close()
-			return nil, fmt.Errorf("%s: ends after %d records, but the task's checkpoint is at record %d",
+			return fmt.Errorf("%s: ends after %d records, but the task's checkpoint is at record %d",
 				input.Name(t.File), w.rows, t.Checkpoint.Rows)
 		}
 		if err != nil {
-			w.close()
-			return nil, err
+			return err
 		}
 		w.rows++
 		w.line = int64(row.Line)
@@ -309,19 +342,25 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 		}
 	}
 	w.idx.loaded[t.ID] = true
-	w.batchSize = opts.BatchSize
+	return nil
+}
+
+// start starts the feed from where the task stands, and returns the
+// task's work for the engine: batches of batchSize records.
+func (w *taskWork) start(batchSize int) *phases.Work {
+	w.batchSize = batchSize
 	if w.batchSize <= 0 {
 		w.batchSize = DefaultBatchSize
 	}
 	var known *idTable
-	if f := w.idx.finals[t.Kind]; f != nil {
+	if f := w.idx.finals[w.task.Kind]; f != nil {
 		known = f.loaded
 	}
 	w.feed = startFeed(w.rr, w.mapper, known, w.in.Raw)
 	return &phases.Work{Next: w.next, Close: func() error {
 		w.feed.stop()
 		return w.close()
-	}}, nil
+	}}
 }
 
 // close lets go of the task's input and what it read beside it.
@@ -340,19 +379,10 @@ func (imp *Importer) index(run phases.Run) *runIndex {
 	return x
 }
 
-// prepareIndex loads what the task's kind needs, lets go of what no task
-// left needs, and rebuilds, in a new process, the ids that earlier tasks of
-// the same kind read in this run (SPEC §4 step 2 holds across a resume).
-func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, tasks []phases.Task, prof *profile.Profile, x *runIndex) error {
-	var remaining []ledger.Kind
-	for _, u := range tasks {
-		if u.Status == phases.TaskPending || u.Status == phases.TaskRunning {
-			remaining = append(remaining, u.Kind)
-		}
-	}
-	if err := x.need(ctx, imp.Engine.DB, t.Kind, remaining); err != nil {
-		return err
-	}
+// rereadSeen rebuilds, in a new process, the ids that earlier tasks of the
+// kind of t read in this run before their checkpoints, for the tasks whose
+// ids the index does not hold yet.
+func (imp *Importer) rereadSeen(stop context.Context, t phases.Task, tasks []phases.Task, prof *profile.Profile, x *runIndex) error {
 	for _, u := range tasks {
 		if u.Kind != t.Kind || u.ID >= t.ID || x.loaded[u.ID] || u.Checkpoint.Rows == 0 {
 			continue
@@ -466,7 +496,6 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	if wr.next, err = target.NextID(ctx, tx, w.task.Kind); err != nil {
 		return phases.Batch{}, err
 	}
-	w.idx.ctx, w.idx.q = ctx, tx // what the index loads on first need, it reads in this batch
 	st := newStage(w.idx, w.task.Kind)
 	var counts phases.Counts
 	chunk := make([]profile.Record, 0, chunkSize)
@@ -489,15 +518,11 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 			if err := w.logNotes(ctx, tx, chunk); err != nil {
 				return phases.Batch{}, err
 			}
-			if err := w.writeChunk(wr, st, chunk, &counts); err != nil {
+			if err := w.writeChunk(ctx, tx, wr, st, chunk, &counts); err != nil {
 				return phases.Batch{}, err
 			}
 			chunk = chunk[:0]
 		}
-	}
-	if err := w.idx.err; err != nil {
-		w.idx.err = nil // the batch fails; a later one may load again
-		return phases.Batch{}, err
 	}
 	if done {
 		// What the file holds past its records, said once, with the last
@@ -522,15 +547,21 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	}, nil
 }
 
-// writeChunk decides and writes a chunk of records. When the chunk's
+// writeChunk decides and writes a chunk of records in tx, each decision
+// handed to the stage before the next record is decided. When the chunk's
 // writes fail for one record's fault (a constraint; a claim refused), the
 // chunk is taken back whole and redone record by record, so that only that
 // record fails (R4) or is counted unchanged (R2).
-func (w *taskWork) writeChunk(wr *writer, st *stage, recs []profile.Record, counts *phases.Counts) error {
+func (w *taskWork) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, recs []profile.Record, counts *phases.Counts) error {
 	mark, next := st.mark(), wr.next
 	ds := make([]decision, len(recs))
 	for i, r := range recs {
-		ds[i] = decide(st, w.profile, r, wr.nextID)
+		d, err := decide(ctx, tx, st, w.profile, r, wr.nextID)
+		if err != nil {
+			return err
+		}
+		st.apply(&d)
+		ds[i] = d
 	}
 	err := wr.flush(ds)
 	if err == nil {
@@ -546,8 +577,12 @@ func (w *taskWork) writeChunk(wr *writer, st *stage, recs []profile.Record, coun
 	wr.next = next
 	for _, r := range recs {
 		m := st.mark()
-		d := decide(st, w.profile, r, wr.nextID)
-		err := wr.flush([]decision{d})
+		d, err := decide(ctx, tx, st, w.profile, r, wr.nextID)
+		if err != nil {
+			return err
+		}
+		st.apply(&d)
+		err = wr.flush([]decision{d})
 		switch {
 		case err == nil:
 		case !isRecordFault(err):
