@@ -92,19 +92,19 @@ func planFrom(run phases.Run, unfinished []phases.Task, export string, prof *pro
 	}
 	var missing []string
 	for _, k := range kinds {
-		ts, fs := tasks[k], byKind[k]
-		if len(fs) == 0 {
+		kindTasks, kindFiles := tasks[k], byKind[k]
+		if len(kindFiles) == 0 {
 			missing = append(missing, k.Plural())
 			continue
 		}
-		for i, t := range ts {
-			if i < len(fs) {
-				plan.Inputs[t.ID] = spec(k, fs[i])
+		for i, t := range kindTasks {
+			if i < len(kindFiles) {
+				plan.Inputs[t.ID] = spec(k, kindFiles[i])
 				continue
 			}
-			plan.Dropped[t.ID] = fmt.Sprintf("superseded by resume --from %s: task %d reads its %s", export, ts[0].ID, k.Plural())
+			plan.Dropped[t.ID] = fmt.Sprintf("superseded by resume --from %s: task %d reads its %s", export, kindTasks[0].ID, k.Plural())
 		}
-		for _, f := range fs[min(len(ts), len(fs)):] {
+		for _, f := range kindFiles[min(len(kindTasks), len(kindFiles)):] {
 			plan.Extra = append(plan.Extra, spec(k, f))
 		}
 	}

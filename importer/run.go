@@ -241,8 +241,10 @@ func (imp *Importer) checkInput(ctx context.Context, run phases.Run, file, forma
 	return nil
 }
 
-// taskWork is one task's open input.
-type taskWork struct {
+// openedTask is a task opened on its file: the input, its reader and
+// mapper, and, once Open has readied it, the run's index, the feed, and
+// where the task's batches stand.
+type openedTask struct {
 	imp       *Importer
 	run       phases.Run
 	task      phases.Task
@@ -323,7 +325,7 @@ func remainingKinds(tasks []phases.Task) []ledger.Kind {
 
 // skipToCheckpoint reads past the records the task has committed, which
 // are also added to the ids seen in this run.
-func (w *taskWork) skipToCheckpoint() error {
+func (w *openedTask) skipToCheckpoint() error {
 	t := w.task
 	for w.rows < t.Checkpoint.Rows {
 		row, err := w.rr.Next()
@@ -347,7 +349,7 @@ func (w *taskWork) skipToCheckpoint() error {
 
 // start starts the feed from where the task stands, and returns the
 // task's work for the engine: batches of batchSize records.
-func (w *taskWork) start(batchSize int) *phases.Work {
+func (w *openedTask) start(batchSize int) *phases.Work {
 	w.batchSize = batchSize
 	if w.batchSize <= 0 {
 		w.batchSize = DefaultBatchSize
@@ -364,7 +366,7 @@ func (w *taskWork) start(batchSize int) *phases.Work {
 }
 
 // close lets go of the task's input and what it read beside it.
-func (w *taskWork) close() error {
+func (w *openedTask) close() error {
 	w.mapper.Close()
 	return w.in.Close()
 }
@@ -423,7 +425,7 @@ func (imp *Importer) rereadSeen(stop context.Context, t phases.Task, tasks []pha
 
 // openFile opens a task's input (a file, a gzip, a zip's entry) and reads
 // its header.
-func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*taskWork, error) {
+func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*openedTask, error) {
 	name := input.Name(t.File)
 	opt := reader.ReadOptions{Name: name, Format: reader.Format(t.Format), Encoding: t.Encoding}
 	if opt.Format == reader.FormatJSON {
@@ -454,13 +456,13 @@ func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*taskWork, 
 		return nil, err
 	}
 	rr.WatchFooter(func(row reader.Row) bool { return m.Map(row).ID != "" })
-	return &taskWork{imp: imp, task: t, profile: prof, in: in, size: in.Size, rr: rr, mapper: m}, nil
+	return &openedTask{imp: imp, task: t, profile: prof, in: in, size: in.Size, rr: rr, mapper: m}, nil
 }
 
 // logNotes writes to the run log, as warnings, what records say about
 // their links (a name that names several parents: SPEC §4, never guessed),
 // once per task and note, in the batch's transaction.
-func (w *taskWork) logNotes(ctx context.Context, tx *sql.Tx, recs []profile.Record) error {
+func (w *openedTask) logNotes(ctx context.Context, tx *sql.Tx, recs []profile.Record) error {
 	for i := range recs {
 		for _, l := range recs[i].Links() {
 			if l.Note == "" || w.noted[l.Note] {
@@ -484,7 +486,7 @@ const chunkSize = 256
 
 // next decides the next batch of records inside tx and writes them, many
 // per statement (R12: the engine commits them with the checkpoint).
-func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
+func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	l := ledger.New(tx)
 	defer l.Close()
 	now := w.imp.Engine.Now()
@@ -552,7 +554,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 // writes fail for one record's fault (a constraint; a claim refused), the
 // chunk is taken back whole and redone record by record, so that only that
 // record fails (R4) or is counted unchanged (R2).
-func (w *taskWork) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, recs []profile.Record, counts *phases.Counts) error {
+func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, recs []profile.Record, counts *phases.Counts) error {
 	mark, next := st.mark(), wr.next
 	ds := make([]decision, len(recs))
 	for i, r := range recs {

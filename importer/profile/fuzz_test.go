@@ -54,12 +54,12 @@ func FuzzMapRow(f *testing.F) {
 		name := strings.ReplaceAll(p.FilePatterns(k)[0], "*", "x")
 		m := NewMapper(p, k, name)
 		m.side = &sideFiles{names: map[*linkSpec]*nameIndex{}, joins: map[*joinSpec]*joinIndex{}}
-		for _, ls := range m.ks.links {
+		for _, ls := range m.kindSpec.links {
 			if ls.byName {
 				m.side.names[ls] = &nameIndex{refs: map[string][]nameRef{"Harbor Logistics": {{id: "2"}, {id: "3"}}, "Acme": {{id: "1"}}}}
 			}
 		}
-		for _, js := range m.fs.joins {
+		for _, js := range m.fileSpec.joins {
 			m.side.joins[js] = &joinIndex{rows: map[string][]LinkValue{"1": {{Field: "contact_id", ID: "9", Shown: "9"}}}}
 		}
 		_ = m.CheckHeader(rr.Header())

@@ -131,12 +131,12 @@ func (p *Profile) Kinds() []ledger.Kind {
 
 // FilePatterns lists the file name patterns of kind, as written (lower-cased).
 func (p *Profile) FilePatterns(k ledger.Kind) []string {
-	ks := p.kinds[k]
-	if ks == nil {
+	spec := p.kinds[k]
+	if spec == nil {
 		return nil
 	}
 	var out []string
-	for _, f := range ks.files {
+	for _, f := range spec.files {
 		out = append(out, f.pattern)
 	}
 	return out
@@ -197,11 +197,11 @@ func (p *Profile) fileKind(name string) (ledger.Kind, reader.Format, *fileSpec, 
 		return "", "", nil, false
 	}
 	for _, k := range ledger.Kinds() {
-		ks := p.kinds[k]
-		if ks == nil {
+		spec := p.kinds[k]
+		if spec == nil {
 			continue
 		}
-		for _, fsp := range ks.files {
+		for _, fsp := range spec.files {
 			if m, _ := path.Match(fsp.pattern, base); m {
 				return k, f, fsp, true
 			}
@@ -247,8 +247,8 @@ func normaliseHeader(h string) string {
 // BodyFolders are the folders a profile reads body files from, lower-cased.
 func (p *Profile) BodyFolders() map[string]bool {
 	out := map[string]bool{}
-	for _, ks := range p.kinds {
-		for _, f := range ks.files {
+	for _, spec := range p.kinds {
+		for _, f := range spec.files {
 			if f.bodyFile != "" {
 				out[strings.ToLower(path.Dir(f.bodyFile))] = true
 			}

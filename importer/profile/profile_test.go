@@ -38,14 +38,14 @@ func TestCanonicalProfileIsTheDocumentedLayout(t *testing.T) {
 	require.True(t, p.MatchDomain)
 	require.False(t, p.repeatedFirst)
 	for _, k := range ledger.Kinds() {
-		ks := p.kinds[k]
-		require.NotNil(t, ks, k)
+		spec := p.kinds[k]
+		require.NotNil(t, spec, k)
 		require.Equal(t, []string{k.Plural() + ".csv", k.Plural() + ".json", k.Plural() + ".jsonl", k.Plural() + ".ndjson"}, p.FilePatterns(k))
-		require.Len(t, ks.fields, len(canon.Fields(k)), k)
+		require.Len(t, spec.fields, len(canon.Fields(k)), k)
 		for _, f := range canon.Fields(k) {
-			require.Equal(t, []string{f}, ks.fields[f].columns, "%s.%s", k, f)
+			require.Equal(t, []string{f}, spec.fields[f].columns, "%s.%s", k, f)
 		}
-		require.Empty(t, ks.links)
+		require.Empty(t, spec.links)
 	}
 	for name, want := range map[string]ledger.Kind{"contacts.csv": ledger.Contact, "COMPANIES.JSON": ledger.Company,
 		"notes.jsonl": ledger.Note, "deals.csv.gz": ledger.Deal, "leads.csv": "", "contacts.xlsx": ""} {

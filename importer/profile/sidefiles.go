@@ -44,8 +44,8 @@ func (p *Profile) FindSideFiles(planned map[ledger.Kind][]string, byKind map[led
 		if len(planned[k]) == 0 {
 			continue
 		}
-		ks := p.kinds[k]
-		for _, fsp := range ks.files {
+		spec := p.kinds[k]
+		for _, fsp := range spec.files {
 			for _, js := range fsp.joins {
 				matched := false
 				for _, o := range others {
@@ -74,7 +74,7 @@ func (p *Profile) FindSideFiles(planned map[ledger.Kind][]string, byKind map[led
 				}
 			}
 		}
-		for _, l := range ks.links {
+		for _, l := range spec.links {
 			if !l.byName {
 				continue
 			}
@@ -151,7 +151,7 @@ func (a *sideFiles) close() {
 // read as records ask for them), within the limits. Close lets go of them.
 func (m *Mapper) ReadSideFiles(ctx context.Context, files []SideFile, lim input.Limits) error {
 	a := &sideFiles{names: map[*linkSpec]*nameIndex{}, joins: map[*joinSpec]*joinIndex{}}
-	for _, ls := range m.ks.links {
+	for _, ls := range m.kindSpec.links {
 		if !ls.byName {
 			continue
 		}
@@ -167,7 +167,7 @@ func (m *Mapper) ReadSideFiles(ctx context.Context, files []SideFile, lim input.
 		}
 		a.names[ls] = idx
 	}
-	for _, js := range m.fs.joins {
+	for _, js := range m.fileSpec.joins {
 		idx := &joinIndex{rows: map[string][]LinkValue{}}
 		for _, in := range files {
 			if in.Role != "join:"+js.file {
@@ -180,8 +180,8 @@ func (m *Mapper) ReadSideFiles(ctx context.Context, files []SideFile, lim input.
 		}
 		a.joins[js] = idx
 	}
-	if m.fs.bodyFile != "" {
-		folder := strings.ToLower(path.Dir(m.fs.bodyFile))
+	if m.fileSpec.bodyFile != "" {
+		folder := strings.ToLower(path.Dir(m.fileSpec.bodyFile))
 		for _, in := range files {
 			if in.Role != "bodies:"+folder {
 				continue
@@ -235,7 +235,7 @@ func eachRow(ctx context.Context, in SideFile, lim input.Limits, f func(reader.R
 func readNames(ctx context.Context, p *Profile, ls *linkSpec, in SideFile, lim input.Limits, idx *nameIndex) error {
 	name := input.Name(in.File)
 	pm := NewMapper(p, ls.kind, name)
-	var pick picker
+	var columns picker
 	err := eachRow(ctx, in, lim, func(row reader.Row) error {
 		r := pm.Map(row)
 		if r.Excluded || r.ID == "" || r.Err != nil {
@@ -251,7 +251,7 @@ func readNames(ctx context.Context, p *Profile, ls *linkSpec, in SideFile, lim i
 				cols = flatten(cols, pm.roots)
 			}
 			for _, c := range ls.nameColumns {
-				if n = pick.value(cols, normaliseHeader(c)); n != "" {
+				if n = columns.value(cols, normaliseHeader(c)); n != "" {
 					break
 				}
 			}
@@ -283,25 +283,25 @@ func readNames(ctx context.Context, p *Profile, ls *linkSpec, in SideFile, lim i
 func readJoin(ctx context.Context, m *Mapper, js *joinSpec, in SideFile, lim input.Limits, idx *joinIndex) error {
 	name := input.Name(in.File)
 	preferred := map[string]int{} // key -> how many preferred values lead its list
-	var p picker
+	var columns picker
 	keyCol, deletedCol, preferCol := normaliseHeader(js.key), normaliseHeader(js.deleted), normaliseHeader(js.prefer)
 	err := eachRow(ctx, in, lim, func(row reader.Row) error {
 		if row.Err != nil {
 			return nil
 		}
-		key := m.normID(p.value(row.Cols, keyCol))
+		key := m.normID(columns.value(row.Cols, keyCol))
 		if key == "" {
 			return nil
 		}
 		if js.deleted != "" {
-			if del, ok := canon.ParseBool(p.value(row.Cols, deletedCol)); ok && del {
+			if del, ok := canon.ParseBool(columns.value(row.Cols, deletedCol)); ok && del {
 				return nil
 			}
 		}
 		var vals []LinkValue
 		for _, ls := range js.links {
 			for _, c := range ls.columns {
-				v := p.value(row.Cols, normaliseHeader(c))
+				v := columns.value(row.Cols, normaliseHeader(c))
 				if v == "" {
 					continue
 				}
@@ -314,7 +314,7 @@ func readJoin(ctx context.Context, m *Mapper, js *joinSpec, in SideFile, lim inp
 		}
 		prefer := false
 		if js.prefer != "" {
-			prefer, _ = canon.ParseBool(p.value(row.Cols, preferCol))
+			prefer, _ = canon.ParseBool(columns.value(row.Cols, preferCol))
 		}
 		list := idx.rows[key]
 		if prefer {

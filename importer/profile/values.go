@@ -21,7 +21,7 @@ type valueFunc func(v string) (out string, keep bool)
 // nil when it does nothing (the canonical profile).
 func (m *Mapper) valueFunc(f string) valueFunc {
 	p := m.p
-	spec := m.ks.fields[f]
+	spec := m.kindSpec.fields[f]
 	var steps []valueFunc
 	if len(p.empty) > 0 {
 		empty := p.empty

@@ -280,7 +280,7 @@ func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool)
 				"a line of JSON Lines holds one record", firstLine(bytes.TrimLeft(rest, jsonSpace), 40))}
 		}
 	}
-	notRecord := row.Err != nil && row.Cols == nil
+	keepText := row.Err != nil && row.Cols == nil // a line not read as a record keeps its text
 	if err != nil {
 		reason := err.Error()
 		var fe *FileError
@@ -290,9 +290,9 @@ func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool)
 		row.Line = line
 		row.Err = &RowError{File: s.name, Line: line, Reason: reason}
 		incomplete = errors.Is(err, io.ErrUnexpectedEOF)
-		notRecord = true
+		keepText = true
 	}
-	if notRecord {
+	if keepText {
 		row.Text = keptLine(text)
 	}
 	return row, incomplete
