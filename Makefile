@@ -87,7 +87,7 @@ bench: build ## crmimport vs sqlite3 .import and the schema floor: first run, re
 	$(GO) run ./bench -crmimport $(BIN) -scales "$(SCALES)"
 
 bench-layers: ## the Go benchmarks per layer: read and map, decide and resolve, write a batch, claim
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./ledger/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./importer/profile/ ./ledger/
 
 clean: ## remove the binary and the demo database
 	rm -rf bin $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
