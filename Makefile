@@ -62,15 +62,16 @@ lint: ## gofmt, go vet, staticcheck
 
 # SPEC §4: bad input never panics. Each target runs for FUZZTIME, one after
 # another, seeded from fixtures/ (the hand-made exports and the bad-input
-# corpus) and from importer/testdata/fuzz/, where every crasher found is
-# kept once fixed: go test runs those as regression tests.
+# corpus) and from its package's testdata/fuzz/, where every crasher found
+# is kept once fixed: go test runs those as regression tests. A target is
+# named with its package (go test fuzzes one package at a time).
 FUZZTIME ?= 5m
-FUZZ_TARGETS := FuzzReadCSV FuzzReadJSON FuzzMapRow
+FUZZ_TARGETS := importer/reader:FuzzReadCSV importer/reader:FuzzReadJSON importer/profile:FuzzMapRow
 
 fuzz: ## fuzz the CSV reader, the JSON reader and the profile mapper, FUZZTIME each (default 5m)
-	@for target in $(FUZZ_TARGETS); do \
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; target=$${t##*:}; \
 	  echo "== $$target ($(FUZZTIME))"; \
-	  $(GO) test ./importer -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) || exit 1; \
+	  $(GO) test ./$$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
 # Issue 4's measure: crmimport next to sqlite3's bare .import of the same
@@ -86,7 +87,7 @@ bench: build ## crmimport vs sqlite3 .import and the schema floor: first run, re
 	$(GO) run ./bench -crmimport $(BIN) -scales "$(SCALES)"
 
 bench-layers: ## the Go benchmarks per layer: read and map, decide and resolve, write a batch, claim
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./ledger/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./importer/profile/ ./ledger/
 
 clean: ## remove the binary and the demo database
 	rm -rf bin $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm

@@ -11,6 +11,7 @@ import (
 
 	"crmimport/forensics"
 	"crmimport/importer"
+	"crmimport/importer/input"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
@@ -37,7 +38,7 @@ func TestResumeFromFixesTheStrandedRetry(t *testing.T) {
 	noContacts := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(noContacts, "notes.csv"), []byte("id,body,contact_id\nn-1,Hello,c-1\n"), 0o600))
 	_, _, err = imp.ResumeFrom(ctx, 1, noContacts)
-	var input *importer.InputError
+	var input *input.Error
 	require.ErrorAs(t, err, &input)
 	require.Contains(t, err.Error(), "has no file for contacts, which run 1 has left to do")
 	run, err := phases.LoadRun(ctx, db, 1)

@@ -1,12 +1,10 @@
 package importer
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/fixtures/gen"
+	"crmimport/importer/profile"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -78,43 +78,6 @@ func runOnce(b *testing.B, imp *Importer, dir string, reread bool) phases.Run {
 	return run
 }
 
-// benchExport writes (once per benchmark) a clean generated export.
-func benchExport(b *testing.B, contacts int) (string, gen.Expected) {
-	b.Helper()
-	dir := b.TempDir()
-	exp, err := gen.Write(dir, gen.Config{Contacts: contacts, Seed: 1})
-	require.NoError(b, err)
-	return dir, exp
-}
-
-// BenchmarkReadAndMap is the reading layer alone: parse the notes file (the
-// largest, with multi-line bodies), map each row and validate it.
-func BenchmarkReadAndMap(b *testing.B) {
-	dir, exp := benchExport(b, 5000)
-	path := filepath.Join(dir, "notes.csv")
-	p := Canonical()
-	for b.Loop() {
-		f, err := os.Open(path)
-		require.NoError(b, err)
-		rr, err := NewRowReader(bufio.NewReaderSize(f, 1<<16), ReadOptions{Name: "notes.csv", Format: FormatCSV})
-		require.NoError(b, err)
-		m := newMapper(p, ledger.Note, "notes.csv")
-		n := 0
-		for {
-			row, err := rr.Next()
-			if err != nil {
-				break
-			}
-			r := m.mapRow(row)
-			r.prepare()
-			n++
-		}
-		f.Close()
-		require.Equal(b, exp.Records["note"], n)
-	}
-	b.ReportMetric(float64(exp.Records["note"]*b.N)/b.Elapsed().Seconds(), "records/s")
-}
-
 // BenchmarkDecideAndResolve is deciding alone: the order of decisions of
 // SPEC §4 with every link resolved through the in-memory index of final
 // slots (R6), no statement.
@@ -131,25 +94,27 @@ func BenchmarkDecideAndResolve(b *testing.B) {
 	// The notes' own final slots (none): loaded on first need otherwise,
 	// which would read the ledger through a querier this benchmark has not.
 	x.finals[ledger.Note] = &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
-	p := Canonical()
-	m := newMapper(p, ledger.Note, "notes.csv")
-	var recs []Record
+	p := profile.Canonical()
+	m := profile.NewMapper(p, ledger.Note, "notes.csv")
+	var recs []profile.Record
 	for i := range n {
-		r := m.mapRow(Row{Line: i + 2, Cols: []Col{{Name: "id", Value: fmt.Sprintf("nt-%06d", i)},
+		r := m.Map(reader.Row{Line: i + 2, Cols: []reader.Col{{Name: "id", Value: fmt.Sprintf("nt-%06d", i)},
 			{Name: "body", Value: "Called about the renewal, they want a quote"},
 			{Name: "contact_id", Value: fmt.Sprintf("contact-%06d", i)}, {Name: "deal_id", Value: fmt.Sprintf("deal-%06d", i)},
 			{Name: "created_at", Value: "2024-03-01T10:00:00Z"}}})
-		r.prepare()
+		r.Validate()
 		recs = append(recs, r)
 	}
+	ctx := context.Background()
 	for b.Loop() {
 		st := newStage(x, ledger.Note)
 		next := int64(1)
 		for _, r := range recs {
-			d := decide(st, p, r, func() int64 { next++; return next })
-			if d.outcome != created || len(d.links) != 2 {
-				b.Fatal(d.outcome, d.reason)
+			d, err := decide(ctx, nil, st, p, r, func() int64 { next++; return next })
+			if err != nil || d.outcome != created || len(d.links) != 2 {
+				b.Fatal(err, d.outcome, d.reason)
 			}
+			st.apply(&d)
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
@@ -163,7 +128,7 @@ func BenchmarkWriteBatch(b *testing.B) {
 	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
 	require.NoError(b, err)
 	defer db.Close()
-	m := newMapper(Canonical(), ledger.Note, "notes.csv")
+	m := profile.NewMapper(profile.Canonical(), ledger.Note, "notes.csv")
 	run := phases.Run{ID: 1, Tenant: "bench", Source: "canonical"}
 	body := strings.Repeat("Called about the renewal, they want a quote. ", 15)
 	id := 0
@@ -179,9 +144,10 @@ func BenchmarkWriteBatch(b *testing.B) {
 			ds := make([]decision, chunkSize)
 			for i := range ds {
 				id++
-				r := m.mapRow(Row{Line: id, Cols: []Col{{Name: "id", Value: fmt.Sprintf("nt-%07d", id)}, {Name: "body", Value: body}}})
-				r.prepare()
-				ds[i] = decision{rec: r, outcome: created, values: r.values, rowID: wr.ids.Next()}
+				r := m.Map(reader.Row{Line: id, Cols: []reader.Col{{Name: "id", Value: fmt.Sprintf("nt-%07d", id)}, {Name: "body", Value: body}}})
+				r.Validate()
+				values, _ := r.Values()
+				ds[i] = decision{rec: r, outcome: created, values: values, rowID: wr.ids.Next()}
 			}
 			require.NoError(b, wr.flush(ds))
 		}

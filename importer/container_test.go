@@ -1,13 +1,11 @@
 package importer
 
 import (
-	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,26 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/failpoint"
+	"crmimport/importer/input"
+	"crmimport/importer/input/inputtest"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store/storetest"
 )
-
-// writeZip writes a zip of the given entries (deflated, in order).
-func writeZip(t *testing.T, path string, entries ...[2]string) {
-	t.Helper()
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	zw := zip.NewWriter(f)
-	for _, e := range entries {
-		w, err := zw.Create(e[0])
-		require.NoError(t, err)
-		_, err = w.Write([]byte(e[1]))
-		require.NoError(t, err)
-	}
-	require.NoError(t, zw.Close())
-	require.NoError(t, f.Close())
-}
 
 func gzipped(t *testing.T, s string) []byte {
 	t.Helper()
@@ -44,29 +29,6 @@ func gzipped(t *testing.T, s string) []byte {
 	require.NoError(t, err)
 	require.NoError(t, zw.Close())
 	return b.Bytes()
-}
-
-func TestParseRef(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	weird := filepath.Join(dir, "wow!", "export")
-	require.NoError(t, os.MkdirAll(weird, 0o700))
-	z := filepath.Join(weird, "WE_1.ZIP")
-	writeZip(t, z, [2]string{"Account.csv", "Id\n"})
-	for in, want := range map[string]inputRef{
-		z + "!/Account.csv":                  {path: z, entry: "Account.csv"},
-		z + "!/sub/dir/Account.csv":          {path: z, entry: "sub/dir/Account.csv"},
-		filepath.Join(weird, "a.csv"):        {path: filepath.Join(weird, "a.csv")},
-		"/gone/WE_1.zip!/Account.csv":        {path: "/gone/WE_1.zip", entry: "Account.csv"},
-		"/gone/x!/y.zip!/Contact.csv":        {path: "/gone/x!/y.zip", entry: "Contact.csv"},
-		filepath.Join(dir, "contacts.csv"):   {path: filepath.Join(dir, "contacts.csv")},
-		filepath.Join(dir, "a!/b!/c!/d.csv"): {path: filepath.Join(dir, "a!/b!/c!/d.csv")},
-	} {
-		require.Equal(t, want, parseRef(in), in)
-		require.Equal(t, in, parseRef(in).String())
-	}
-	require.Equal(t, "WE_1.ZIP!/Account.csv", refName(z+"!/Account.csv"))
-	require.Equal(t, "contacts.csv.gz", refName("/x/contacts.csv.gz"))
 }
 
 // TestGzipInput: a .gz file of a profile's file is read through gzip and
@@ -96,12 +58,12 @@ func TestGzipBomb(t *testing.T) {
 		gzipped(t, "id,name\n"+string(bytes.Repeat([]byte("x"), 8<<20))), 0o600))
 	imp := New(phases.New(db, nil))
 	_, err := imp.Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
-	var ie *InputError
+	var ie *input.Error
 	require.ErrorAs(t, err, &ie)
 	require.Contains(t, err.Error(), "companies.csv.gz: uncompresses to more than")
 	require.Contains(t, err.Error(), "refused as a possible gzip bomb")
 
-	imp.limits = archiveLimits{entry: 1 << 20, total: 1 << 30, ratio: 1 << 30}
+	imp.limits = input.Limits{Entry: 1 << 20, Total: 1 << 30, Ratio: 1 << 30}
 	_, err = imp.Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
 	require.ErrorContains(t, err, "uncompresses to more than 1.0 MiB, the limit for one file")
 }
@@ -117,20 +79,20 @@ func TestZipLimits(t *testing.T) {
 	for i := 0; big.Len() < 2<<20; i++ {
 		fmt.Fprintf(&big, "co%d,%x\n", i, uint64(i)*0x9E3779B97F4A7C15) // compresses a few times, as text does
 	}
-	writeZip(t, z, [2]string{"companies.csv", big.String()}, [2]string{"contacts.csv", "id,email\n"})
+	inputtest.WriteZip(t, z, [2]string{"companies.csv", big.String()}, [2]string{"contacts.csv", "id,email\n"})
 	db := storetest.OpenDB(t)
 	for _, c := range []struct {
-		lim  archiveLimits
+		lim  input.Limits
 		want string
 	}{
-		{archiveLimits{entry: 1 << 30, total: 1 << 20, ratio: 1000}, "export.zip: its entries would uncompress to more than 1.0 MiB (the limit for one zip)"},
-		{archiveLimits{entry: 1 << 20, total: 1 << 30, ratio: 1000}, "export.zip!/companies.csv: uncompresses to 2.0 MiB, more than the limit of 1.0 MiB for one entry"},
-		{archiveLimits{entry: 1 << 30, total: 1 << 30, ratio: 1}, "over the limit of 1:1): refused as a possible zip bomb"},
+		{input.Limits{Entry: 1 << 30, Total: 1 << 20, Ratio: 1000}, "export.zip: its entries would uncompress to more than 1.0 MiB (the limit for one zip)"},
+		{input.Limits{Entry: 1 << 20, Total: 1 << 30, Ratio: 1000}, "export.zip!/companies.csv: uncompresses to 2.0 MiB, more than the limit of 1.0 MiB for one entry"},
+		{input.Limits{Entry: 1 << 30, Total: 1 << 30, Ratio: 1}, "over the limit of 1:1): refused as a possible zip bomb"},
 	} {
 		imp := New(phases.New(db, nil))
 		imp.limits = c.lim
 		_, err := imp.Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: z})
-		var ie *InputError
+		var ie *input.Error
 		require.ErrorAs(t, err, &ie)
 		require.ErrorContains(t, err, c.want)
 	}
@@ -147,7 +109,7 @@ func TestZipEntriesResume(t *testing.T) {
 	dir := t.TempDir()
 	z := filepath.Join(dir, "export.zip")
 	contacts := "id,first_name,company_id\nc1,Ann,co1\nc2,Bob,co2\nc3,Cy,co1\nc4,Di,co2\n"
-	writeZip(t, z, [2]string{"export/companies.csv", "id,name\nco1,Acme\nco2,Globex\n"}, [2]string{"export/contacts.csv", contacts})
+	inputtest.WriteZip(t, z, [2]string{"export/companies.csv", "id,name\nco1,Acme\nco2,Globex\n"}, [2]string{"export/contacts.csv", contacts})
 	db := storetest.OpenDB(t)
 	fps, err := failpoint.Parse("batch:contact:2=error")
 	require.NoError(t, err)
@@ -180,7 +142,7 @@ func TestZipEntriesResume(t *testing.T) {
 	require.NoError(t, err)
 	_, err = imp.Execute(ctx, run.ID)
 	require.NoError(t, err)
-	writeZip(t, z, [2]string{"export/companies.csv", "id,name\nco1,Acme\nco2,Globex\n"}, [2]string{"export/contacts.csv", contacts + "c5,Ed,co1\n"})
+	inputtest.WriteZip(t, z, [2]string{"export/companies.csv", "id,name\nco1,Acme\nco2,Globex\n"}, [2]string{"export/contacts.csv", contacts + "c5,Ed,co1\n"})
 	_, _, err = New(phases.New(db, nil)).Resume(ctx, run.ID)
 	var changed *phases.ChangedInputError
 	require.ErrorAs(t, err, &changed)
@@ -207,8 +169,8 @@ func TestResumeChecksAuxiliaryFiles(t *testing.T) {
 	require.NoError(t, err)
 	opts, err := DecodeOptions(run)
 	require.NoError(t, err)
-	require.Equal(t, []AuxInput{{Role: "join:opportunitycontactrole.csv", File: filepath.Join(dir, "OpportunityContactRole.csv"),
-		Format: "csv", Encoding: "utf-8", Fingerprint: opts.Aux[0].Fingerprint}}, opts.Aux)
+	require.Equal(t, []profile.SideFile{{Role: "join:opportunitycontactrole.csv", File: filepath.Join(dir, "OpportunityContactRole.csv"),
+		Format: "csv", Encoding: "utf-8", Fingerprint: opts.SideFiles[0].Fingerprint}}, opts.SideFiles)
 	_, err = imp.Execute(ctx, run.ID)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "OpportunityContactRole.csv"),
@@ -225,49 +187,16 @@ func TestNestedArchivesAndFolders(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	z := filepath.Join(dir, "export.zip")
-	writeZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"contacts.csv.gz", "x"})
-	_, _, _, err := discover(context.Background(), []string{z}, Canonical(), nil, "", defaultLimits())
+	inputtest.WriteZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"contacts.csv.gz", "x"})
+	_, _, _, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
 	require.ErrorContains(t, err, "holds 1 archive inside an archive (export.zip!/contacts.csv.gz)")
 
-	writeZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"Attachments/00P000000000001", "%PDF"},
+	inputtest.WriteZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"Attachments/00P000000000001", "%PDF"},
 		[2]string{"Attachments/inner.zip", "PK"}, [2]string{"__MACOSX/._companies.csv", "x"})
-	files, _, notices, err := discover(context.Background(), []string{z}, Canonical(), nil, "", defaultLimits())
+	files, _, notices, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	require.Contains(t, notices.notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
-}
-
-// writeRawZip writes a zip of the given entries, each as written: names
-// kept exactly (backslashes, repeated names: zip.Writer refuses neither),
-// and an entry marked encrypted when asked, as zip -e writes one (flag bit
-// 0, a 12-byte encryption header before the data; not really encrypted
-// here: crmimport refuses the entry by its flag, before reading it).
-func writeRawZip(t *testing.T, path string, entries ...rawEntry) {
-	t.Helper()
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	zw := zip.NewWriter(f)
-	for _, e := range entries {
-		if !e.encrypted {
-			w, err := zw.Create(e.name)
-			require.NoError(t, err)
-			_, err = w.Write([]byte(e.data))
-			require.NoError(t, err)
-			continue
-		}
-		w, err := zw.CreateRaw(&zip.FileHeader{Name: e.name, Method: zip.Store, Flags: 0x1,
-			CRC32: crc32.ChecksumIEEE([]byte(e.data)), CompressedSize64: uint64(12 + len(e.data)), UncompressedSize64: uint64(len(e.data))})
-		require.NoError(t, err)
-		_, err = w.Write(append(bytes.Repeat([]byte{0xA5}, 12), e.data...))
-		require.NoError(t, err)
-	}
-	require.NoError(t, zw.Close())
-	require.NoError(t, f.Close())
-}
-
-type rawEntry struct {
-	name, data string
-	encrypted  bool
 }
 
 // TestZipTwoEntriesOfOneName: a zip holding two entries of one name among
@@ -277,39 +206,39 @@ type rawEntry struct {
 // of a planned name since is refused by resume (R10).
 func TestZipTwoEntriesOfOneName(t *testing.T) {
 	t.Parallel()
-	companies := rawEntry{name: "companies.csv", data: "id,name\nco1,Acme\n"}
+	companies := inputtest.RawEntry{Name: "companies.csv", Data: "id,name\nco1,Acme\n"}
 	first := "id,first_name\nc1,Ann\nc2,Bob\n"
 	second := "id,first_name\nc3,Cy\nc4,Di\n"
 	sfContact := `"Id","FirstName","LastName"` + "\n" + `"0035g00000Ab001AAB","Hannah","Okafor"` + "\n"
 	for name, c := range map[string]struct {
 		source  string
-		entries []rawEntry
+		entries []inputtest.RawEntry
 		want    string
 	}{
-		"AtTheTop": {entries: []rawEntry{companies, {name: "contacts.csv", data: first}, {name: "contacts.csv", data: second}},
+		"AtTheTop": {entries: []inputtest.RawEntry{companies, {Name: "contacts.csv", Data: first}, {Name: "contacts.csv", Data: second}},
 			want: `export.zip: the zip holds two entries named "contacts.csv" (entries 2 and 3 of 3), and crmimport cannot tell which one is the export's: ` +
 				"extract the zip, keep the right file, and pass the folder"},
-		"InTheExportFolder": {entries: []rawEntry{{name: "export/companies.csv", data: companies.data},
-			{name: "export/contacts.csv", data: first}, {name: "export/notes.csv", data: "id,body\n"}, {name: "export/contacts.csv", data: second}},
+		"InTheExportFolder": {entries: []inputtest.RawEntry{{Name: "export/companies.csv", Data: companies.Data},
+			{Name: "export/contacts.csv", Data: first}, {Name: "export/notes.csv", Data: "id,body\n"}, {Name: "export/contacts.csv", Data: second}},
 			want: `the zip holds two entries named "export/contacts.csv" (entries 2 and 4 of 4)`},
-		"OneWithBackslashes": {entries: []rawEntry{{name: `export\companies.csv`, data: companies.data}, {name: `export\contacts.csv`, data: first}, {name: "export/contacts.csv", data: second}},
+		"OneWithBackslashes": {entries: []inputtest.RawEntry{{Name: `export\companies.csv`, Data: companies.Data}, {Name: `export\contacts.csv`, Data: first}, {Name: "export/contacts.csv", Data: second}},
 			want: `the zip holds two entries named "export\\contacts.csv" and "export/contacts.csv" (entries 2 and 3 of 3)`},
-		"ABodyFile": {source: "salesforce", entries: []rawEntry{{name: "Contact.csv", data: sfContact},
-			{name: "ContentVersion.csv", data: `"Id","FileType"` + "\n"},
-			{name: "ContentVersion/0685g00000Cv001AAB", data: "<p>one</p>"}, {name: "ContentVersion/0685g00000Cv001AAB", data: "<p>two</p>"}},
+		"ABodyFile": {source: "salesforce", entries: []inputtest.RawEntry{{Name: "Contact.csv", Data: sfContact},
+			{Name: "ContentVersion.csv", Data: `"Id","FileType"` + "\n"},
+			{Name: "ContentVersion/0685g00000Cv001AAB", Data: "<p>one</p>"}, {Name: "ContentVersion/0685g00000Cv001AAB", Data: "<p>two</p>"}},
 			want: `the zip holds two entries named "ContentVersion/0685g00000Cv001AAB" (entries 3 and 4 of 4)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			z := filepath.Join(t.TempDir(), "export.zip")
-			writeRawZip(t, z, c.entries...)
+			inputtest.WriteRawZip(t, z, c.entries...)
 			db := storetest.OpenDB(t)
 			source := c.source
 			if source == "" {
 				source = "canonical"
 			}
 			_, err := New(phases.New(db, nil)).Plan(context.Background(), RunSpec{Tenant: "acme", Source: source, Input: z})
-			var ie *InputError
+			var ie *input.Error
 			require.ErrorAs(t, err, &ie)
 			require.Equal(t, z, ie.Path)
 			require.ErrorContains(t, err, c.want)
@@ -322,7 +251,7 @@ func TestZipTwoEntriesOfOneName(t *testing.T) {
 	t.Run("AddedSinceThePlan", func(t *testing.T) {
 		t.Parallel()
 		z := filepath.Join(t.TempDir(), "export.zip")
-		writeRawZip(t, z, companies, rawEntry{name: "contacts.csv", data: first})
+		inputtest.WriteRawZip(t, z, companies, inputtest.RawEntry{Name: "contacts.csv", Data: first})
 		db := storetest.OpenDB(t)
 		fps, err := failpoint.Parse("batch:contact:1=error")
 		require.NoError(t, err)
@@ -335,7 +264,7 @@ func TestZipTwoEntriesOfOneName(t *testing.T) {
 		require.Equal(t, phases.RunPartial, run.Status)
 		// The same first entry, and a second of its name: its fingerprint
 		// still matches, but the second's records would be read by nobody.
-		writeRawZip(t, z, companies, rawEntry{name: "contacts.csv", data: first}, rawEntry{name: "contacts.csv", data: second})
+		inputtest.WriteRawZip(t, z, companies, inputtest.RawEntry{Name: "contacts.csv", Data: first}, inputtest.RawEntry{Name: "contacts.csv", Data: second})
 		_, _, err = New(phases.New(db, nil)).Resume(ctx, run.ID)
 		var changed *phases.ChangedInputError
 		require.ErrorAs(t, err, &changed)
@@ -353,8 +282,8 @@ func TestZipBackslashNames(t *testing.T) {
 	dir := t.TempDir()
 	z := filepath.Join(dir, "export.zip")
 	contacts := "id,first_name,company_id\nc1,Ann,co1\nc2,Bob,co2\nc3,Cy,co1\n"
-	writeRawZip(t, z, rawEntry{name: `export\companies.csv`, data: "id,name\nco1,Acme\nco2,Globex\n"},
-		rawEntry{name: `export\contacts.csv`, data: contacts})
+	inputtest.WriteRawZip(t, z, inputtest.RawEntry{Name: `export\companies.csv`, Data: "id,name\nco1,Acme\nco2,Globex\n"},
+		inputtest.RawEntry{Name: `export\contacts.csv`, Data: contacts})
 	db := storetest.OpenDB(t)
 	fps, err := failpoint.Parse("batch:contact:2=error")
 	require.NoError(t, err)
@@ -378,9 +307,9 @@ func TestZipBackslashNames(t *testing.T) {
 	require.Equal(t, phases.Counts{Imported: 3}, run.Stats[ledger.Contact])
 
 	for _, sep := range []string{"/", `\`} {
-		writeRawZip(t, z, rawEntry{name: "companies.csv", data: "id,name\nco1,Acme\n"},
-			rawEntry{name: ".." + sep + "contacts.csv", data: contacts}, rawEntry{name: "export" + sep + ".." + sep + "deals.csv", data: "id,name\n"})
-		files, _, notices, err := discover(context.Background(), []string{z}, Canonical(), nil, "", defaultLimits())
+		inputtest.WriteRawZip(t, z, inputtest.RawEntry{Name: "companies.csv", Data: "id,name\nco1,Acme\n"},
+			inputtest.RawEntry{Name: ".." + sep + "contacts.csv", Data: contacts}, inputtest.RawEntry{Name: "export" + sep + ".." + sep + "deals.csv", Data: "id,name\n"})
+		files, _, notices, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
 		require.NoError(t, err, sep)
 		require.Len(t, files, 1, sep)
 		require.Equal(t, z+"!/companies.csv", files[0].Path, sep)
@@ -390,27 +319,19 @@ func TestZipBackslashNames(t *testing.T) {
 
 // TestZipEncryptedEntry: an encrypted entry (a password-protected zip) is
 // refused before the run exists, naming the zip and the entry and saying
-// to decrypt it first, instead of "zip: not a valid zip file"; an
-// encrypted body file fails its record alone, saying the same.
+// to decrypt it first, instead of "zip: not a valid zip file" (an
+// encrypted body file fails its record alone, saying the same: profile's
+// TestEncryptedBodyFile).
 func TestZipEncryptedEntry(t *testing.T) {
 	t.Parallel()
 	z := filepath.Join(t.TempDir(), "export.zip")
-	writeRawZip(t, z, rawEntry{name: "companies.csv", data: "id,name\nco1,Acme\n"},
-		rawEntry{name: "contacts.csv", data: "id,first_name\nc1,Ann\n", encrypted: true})
+	inputtest.WriteRawZip(t, z, inputtest.RawEntry{Name: "companies.csv", Data: "id,name\nco1,Acme\n"},
+		inputtest.RawEntry{Name: "contacts.csv", Data: "id,first_name\nc1,Ann\n", Encrypted: true})
 	db := storetest.OpenDB(t)
 	_, err := New(phases.New(db, nil)).Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: z})
-	var ie *InputError
+	var ie *input.Error
 	require.ErrorAs(t, err, &ie)
 	require.ErrorContains(t, err, "export.zip!/contacts.csv: is encrypted (the zip is password-protected), and crmimport cannot decrypt it: "+
 		"extract the zip with its password and pass the folder, or zip the files again without one")
 	require.NotContains(t, err.Error(), "not a valid zip file")
-
-	writeRawZip(t, z, rawEntry{name: "ContentVersion/0685g00000Cv001AAB", data: "<p>one</p>", encrypted: true})
-	b, err := openBodySource(z+"!/ContentVersion/", "contentversion")
-	require.NoError(t, err)
-	a := &auxData{bodies: []bodySource{b}}
-	defer a.close()
-	_, err = a.readBody("ContentVersion/0685g00000Cv001AAB")
-	require.EqualError(t, err, "export.zip!/ContentVersion/0685g00000Cv001AAB: is encrypted (the zip is password-protected), "+
-		"and crmimport cannot decrypt it: extract the zip with its password and pass the folder, or zip the files again without one")
 }

@@ -1,11 +1,13 @@
 package importer
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"crmimport/canon"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 )
 
@@ -35,7 +37,7 @@ const (
 
 // decision is one record's outcome and what it writes.
 type decision struct {
-	rec       Record
+	rec       profile.Record
 	outcome   outcome
 	reason    string // of a failure or a skip
 	detail    string // what a skip could not resolve (JSON), or ""
@@ -45,78 +47,95 @@ type decision struct {
 	links     map[string]int64
 	extra     map[string]any
 	rowID     int64 // created: the id its row will have; matched: the row found
+
+	// What the decision tells the index, once the stage takes it (apply):
+	// the record's id was read in this run (SPEC §4 step 2), and the
+	// natural key of a row created (R5).
+	seen                bool
+	emailKey, domainKey string
 }
 
 // decide gives one record its outcome, in the order of SPEC §4, from the
-// index alone: no statement is run. A created record is given the id of
-// its row-to-be (nextID), and what it adds to the index goes to the stage.
-func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
+// index alone: no statement is run but those that load, through q (the
+// batch's transaction), what the index holds of a kind or of the natural
+// keys on first need. A created record is given the id of its row-to-be
+// (nextID). Nothing is added to the index: the caller hands the decision
+// to the stage (stage.apply) before it decides the next record.
+func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile, r profile.Record, nextID func() int64) (decision, error) {
 	d := decision{rec: r, outcome: failed}
 	// 0. A row that cannot be read as a record fails with its reason,
 	// whatever its id: an id read from a broken row cannot be trusted, so
 	// it is neither a duplicate nor remembered as seen.
 	if r.Err != nil {
 		d.reason = r.Err.Reason
-		return d
+		return d, nil
 	}
 	// 1. No id, an id too long to be one, or an id a spreadsheet rewrote.
 	if why := badID(r.ID); why != "" {
 		d.reason = why
-		return d
+		return d, nil
 	}
 	// 2. The same (kind, source_id) earlier in this run: a duplicate, failed.
 	if first, dup := st.seenAt(r.ID); dup {
 		d.duplicate = true
 		d.reason = fmt.Sprintf("duplicate source_id, first at %s:%d", first.file, first.line)
-		return d
+		return d, nil
 	}
-	st.addSeen(r.ID, firstSeen{file: r.File, line: r.Line})
+	d.seen = true
 	// 3. A final slot: unchanged, nothing validated or written (R2).
-	if _, found := st.final(r.Kind, r.ID); found {
+	_, found, err := st.final(ctx, q, r.Kind, r.ID)
+	switch {
+	case err != nil:
+		return d, err
+	case found:
 		d.outcome = unchanged
-		return d
+		return d, nil
 	}
 	// 4. Deleted in source: skipped.
-	if del, ok := canon.ParseBool(r.get("deleted")); ok && del {
+	if del, ok := canon.ParseBool(r.Get("deleted")); ok && del {
 		d.outcome, d.reason = skipped, ReasonDeleted
-		return d
+		return d, nil
 	}
 	// 5. Invalid: failed.
 	for _, l := range canon.Parents(r.Kind) {
-		if why := canon.MangledID(l.Field, r.get(l.Field)); why != "" {
+		if why := canon.MangledID(l.Field, r.Get(l.Field)); why != "" {
 			d.reason = why
-			return d
+			return d, nil
 		}
 	}
-	for _, l := range r.links() {
-		if why := canon.MangledID(l.label, l.shown); why != "" && !l.byName {
+	for _, l := range r.Links() {
+		if why := canon.MangledID(l.Label, l.Shown); why != "" && !l.ByName {
 			d.reason = why
-			return d
+			return d, nil
 		}
 	}
-	if !r.prepared {
-		r.prepare()
+	if !r.Validated() {
+		r.Validate()
 		d.rec = r
 	}
-	values, bad := r.values, r.invalid
+	values, bad := r.Values()
 	if bad != "" {
 		d.reason = bad
-		return d
+		return d, nil
 	}
 	d.values = values
 	// 6. A note with an empty body: skipped.
-	if r.Kind == ledger.Note && strings.TrimSpace(r.get("body")) == "" {
+	if r.Kind == ledger.Note && strings.TrimSpace(r.Get("body")) == "" {
 		d.outcome, d.reason = skipped, ReasonEmptyBody
-		return d
+		return d, nil
 	}
 	// 7. Links, only through final slots (R6).
 	var unresolved map[string]string
 	for _, l := range canon.Parents(r.Kind) {
-		v := strings.TrimSpace(r.get(l.Field))
+		v := strings.TrimSpace(r.Get(l.Field))
 		if v == "" {
 			continue
 		}
-		if rid, found := st.final(l.Kind, v); found && rid > 0 {
+		rid, found, err := st.final(ctx, q, l.Kind, v)
+		if err != nil {
+			return d, err
+		}
+		if found && rid > 0 {
 			if d.links == nil {
 				d.links = map[string]int64{}
 			}
@@ -128,8 +147,11 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 		}
 		unresolved[l.Field] = v
 	}
-	if r.more != nil {
-		unresolved = resolveLinks(st, r.more.links, &d, unresolved)
+	if links := r.Links(); links != nil {
+		var err error
+		if unresolved, err = resolveLinks(ctx, q, st, links, &d, unresolved); err != nil {
+			return d, err
+		}
 	}
 	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
 		d.outcome, d.reason = skipped, ReasonNotLinked
@@ -137,7 +159,7 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 			b, _ := json.Marshal(unresolved)
 			d.detail = string(b)
 		}
-		return d
+		return d, nil
 	}
 	d.extra = r.Extra
 	if len(unresolved) > 0 {
@@ -154,25 +176,30 @@ func decide(st *stage, p *Profile, r Record, nextID func() int64) decision {
 	switch {
 	case r.Kind == ledger.Contact && p.MatchEmail:
 		key := canon.EmailKey(values.Text("email"))
-		if id, ok := st.email(key); ok {
+		id, ok, err := st.email(ctx, q, key)
+		switch {
+		case err != nil:
+			return d, err
+		case ok:
 			d.outcome, d.rowID = matched, id
-		} else {
-			d.outcome, d.rowID = created, nextID()
-			st.addEmail(key, d.rowID)
+		default:
+			d.outcome, d.rowID, d.emailKey = created, nextID(), key
 		}
 	case r.Kind == ledger.Company && p.MatchDomain:
 		key := canon.DomainKey(values.Text("domain"))
-		if id, ok := st.domain(key); ok {
+		id, ok, err := st.domain(ctx, q, key)
+		switch {
+		case err != nil:
+			return d, err
+		case ok:
 			d.outcome, d.rowID = matched, id
-		} else {
-			d.outcome, d.rowID = created, nextID()
-			st.addDomain(key, d.rowID)
+		default:
+			d.outcome, d.rowID, d.domainKey = created, nextID(), key
 		}
 	default:
 		d.outcome, d.rowID = created, nextID()
 	}
-	st.addFinal(r.ID, d.rowID)
-	return d
+	return d, nil
 }
 
 // MaxIDBytes is the longest source id crmimport takes (the README says
@@ -197,35 +224,34 @@ func badID(id string) string {
 // step 2), as decide adds it; ok=false for a record that adds none. A
 // resume that replays the records before its checkpoint uses it too, so
 // that duplicates are found across a resume exactly as in one go.
-func (r Record) seenID() (string, bool) {
-	if r.notRecord || r.Err != nil || badID(r.ID) != "" {
+func seenID(r profile.Record) (string, bool) {
+	if r.Excluded || r.Err != nil || badID(r.ID) != "" {
 		return "", false
 	}
 	return r.ID, true
-}
-
-// asText is a value as a string ("" for none).
-func asText(v any) string {
-	s, _ := v.(string)
-	return s
 }
 
 // resolveLinks resolves a record's link values beyond its plain link
 // fields, in order of preference: the first value that resolves gives its
 // field (R6); the values that do not are unresolved, unless their field was
 // given by another (a list's other elements are kept in extra).
-func resolveLinks(st *stage, links []linkValue, d *decision, unresolved map[string]string) map[string]string {
+func resolveLinks(ctx context.Context, q ledger.Querier, st *stage, links []profile.LinkValue, d *decision,
+	unresolved map[string]string) (map[string]string, error) {
 	for _, l := range links {
-		if _, linked := d.links[l.field]; linked {
+		if _, linked := d.links[l.Field]; linked {
 			continue
 		}
-		if l.id != "" {
-			if k, ok := canon.KindOfLinkField(l.field); ok {
-				if rid, found := st.final(k, l.id); found && rid > 0 {
+		if l.ID != "" {
+			if k, ok := canon.KindOfLinkField(l.Field); ok {
+				rid, found, err := st.final(ctx, q, k, l.ID)
+				if err != nil {
+					return unresolved, err
+				}
+				if found && rid > 0 {
 					if d.links == nil {
 						d.links = map[string]int64{}
 					}
-					d.links[l.field] = rid
+					d.links[l.Field] = rid
 					continue
 				}
 			}
@@ -233,14 +259,14 @@ func resolveLinks(st *stage, links []linkValue, d *decision, unresolved map[stri
 		if unresolved == nil {
 			unresolved = map[string]string{}
 		}
-		if prev, ok := unresolved[l.field]; !ok {
-			unresolved[l.field] = l.shown
-		} else if !strings.Contains(", "+prev+", ", ", "+l.shown+", ") {
-			unresolved[l.field] = prev + ", " + l.shown
+		if prev, ok := unresolved[l.Field]; !ok {
+			unresolved[l.Field] = l.Shown
+		} else if !strings.Contains(", "+prev+", ", ", "+l.Shown+", ") {
+			unresolved[l.Field] = prev + ", " + l.Shown
 		}
 	}
 	for f := range d.links {
 		delete(unresolved, f)
 	}
-	return unresolved
+	return unresolved, nil
 }

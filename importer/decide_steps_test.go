@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -156,17 +155,4 @@ func TestResumeFailsWhenEarlierIDsCannotBeReread(t *testing.T) {
 	var n int
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM migration_records WHERE source_id = 'c4'`).Scan(&n))
 	require.Equal(t, 0, n, "nothing of the task was decided without its run's ids")
-}
-
-// TestExtraThatCannotBeJSONFailsTheRecord: issue 11 item 21. Extra columns
-// that cannot be written as JSON fail their record (nothing is dropped
-// silently); before, the record imported without them.
-func TestExtraThatCannotBeJSONFailsTheRecord(t *testing.T) {
-	t.Parallel()
-	fs := canon.FieldsOf(ledger.Contact)
-	r := Record{Kind: ledger.Contact, ID: "c1", fields: fs, vals: make([]string, len(fs.Names))}
-	r.vals[fs.Index["id"]], r.vals[fs.Index["first_name"]] = "c1", "Ann"
-	r.addExtra("nested", Col{Name: "nested", Value: `{"broken":`, Nested: true})
-	r.prepare()
-	require.Contains(t, r.invalid, "extra columns cannot be kept as JSON")
 }

@@ -2,6 +2,9 @@ package importer
 
 import (
 	"sync"
+
+	"crmimport/importer/profile"
+	"crmimport/importer/reader"
 )
 
 // feedChunkSize is how many records the feed hands over at a time.
@@ -16,13 +19,13 @@ type feed struct {
 	ch      chan feedChunk
 	quit    chan struct{}
 	done    sync.WaitGroup
-	pending []Record
+	pending []profile.Record
 	end     error // io.EOF or what stopped the reading, once the feed has run dry
 	bytes   int64 // raw bytes read when the last chunk taken was made
 }
 
 type feedChunk struct {
-	recs  []Record
+	recs  []profile.Record
 	err   error // after recs: io.EOF or a read error
 	bytes int64
 }
@@ -32,13 +35,13 @@ type feedChunk struct {
 // again), so the feed does not validate them.
 //
 // raw counts the bytes of the input read so far, for progress.
-func startFeed(rr *RowReader, m *mapper, known *idTable, raw *countingReader) *feed {
+func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, raw *reader.CountingReader) *feed {
 	f := &feed{ch: make(chan feedChunk, 4), quit: make(chan struct{})}
 	f.done.Add(1)
 	go func() {
 		defer f.done.Done()
 		for {
-			recs := make([]Record, 0, feedChunkSize)
+			recs := make([]profile.Record, 0, feedChunkSize)
 			var err error
 			for len(recs) < feedChunkSize {
 				row, rerr := rr.Next()
@@ -46,14 +49,14 @@ func startFeed(rr *RowReader, m *mapper, known *idTable, raw *countingReader) *f
 					err = rerr
 					break
 				}
-				r := m.mapRow(row)
-				if _, ok := known.get(r.ID); !ok && !r.notRecord {
-					m.prepare(&r)
+				r := m.Map(row)
+				if _, ok := known.get(r.ID); !ok && !r.Excluded {
+					m.Complete(&r)
 				}
 				recs = append(recs, r)
 			}
 			select {
-			case f.ch <- feedChunk{recs: recs, err: err, bytes: raw.n}:
+			case f.ch <- feedChunk{recs: recs, err: err, bytes: raw.BytesRead()}:
 			case <-f.quit:
 				return
 			}
@@ -67,10 +70,10 @@ func startFeed(rr *RowReader, m *mapper, known *idTable, raw *countingReader) *f
 
 // next returns the next record, or io.EOF after the last, or the error that
 // stopped the reading.
-func (f *feed) next() (Record, error) {
+func (f *feed) next() (profile.Record, error) {
 	for len(f.pending) == 0 {
 		if f.end != nil {
-			return Record{}, f.end
+			return profile.Record{}, f.end
 		}
 		c := <-f.ch
 		f.pending, f.bytes = c.recs, c.bytes

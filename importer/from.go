@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -20,7 +22,7 @@ import (
 // (a second file of K gets a task of its own; a second unfinished task of K
 // with no file left is cancelled, saying which task reads the file). A kind
 // left to do that path has no file for refuses the resume before anything
-// changes (*InputError), and so does a run planned here (*UsageError).
+// changes (*input.Error), and so does a run planned here (*UsageError).
 func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (phases.Run, []phases.Task, error) {
 	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
 	if err != nil {
@@ -30,29 +32,33 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 		return phases.Run{}, nil, &UsageError{Msg: fmt.Sprintf("run %d was planned here and reads its own files: --from is for a run "+
 			"loaded from a dump (`crmimport ledger load`); continue it with `crmimport resume %d`", runID, runID)}
 	}
-	input, err := filepath.Abs(path)
+	export, err := filepath.Abs(path)
 	if err != nil {
-		return phases.Run{}, nil, &InputError{Path: path, Reason: err.Error()}
+		return phases.Run{}, nil, &input.Error{Path: path, Reason: err.Error()}
 	}
-	profile := Canonical()
-	files, _, notes, err := discover(ctx, []string{input}, profile, nil, "", imp.limits) // the canonical profile joins no files
+	prof := profile.Canonical()
+	files, _, notes, err := discover(ctx, []string{export}, prof, nil, "", imp.limits) // the canonical profile joins no files
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
 	replan := func(ctx context.Context, run phases.Run, unfinished []phases.Task) (phases.Replan, error) {
-		return planFrom(run, unfinished, input, profile, files, notes)
+		return planFrom(run, unfinished, export, prof, files, notes)
 	}
 	run, planned, err := imp.Engine.ResumeFrom(ctx, runID, replan)
 	if err != nil {
 		return run, nil, err
 	}
-	imp.skipFileless(ctx, run)
+	// The index reads the tasks on first need otherwise, and says what it
+	// could not read.
+	if tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID); err == nil {
+		imp.skipFileless(run, tasks)
+	}
 	return run, planned, nil
 }
 
 // planFrom points the unfinished tasks of a loaded run at the export's
 // files, kind by kind.
-func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *Profile, files []inputFile, notes planNotes) (phases.Replan, error) {
+func planFrom(run phases.Run, unfinished []phases.Task, export string, prof *profile.Profile, files []inputFile, notes planNotes) (phases.Replan, error) {
 	opts := map[string]any{}
 	var old map[string]json.RawMessage
 	if json.Unmarshal(run.Options, &old) == nil {
@@ -60,7 +66,7 @@ func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *P
 			opts[k] = v
 		}
 	}
-	opts["input"], opts["profile"], opts["batch_size"] = input, profile.Name, DefaultBatchSize
+	opts["input"], opts["profile"], opts["batch_size"] = export, prof.Name, DefaultBatchSize
 	if len(notes.warnings) > 0 {
 		opts["warnings"] = notes.warnings // the files read here from now on: what the summary repeats
 	}
@@ -86,25 +92,25 @@ func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *P
 	}
 	var missing []string
 	for _, k := range kinds {
-		ts, fs := tasks[k], byKind[k]
-		if len(fs) == 0 {
+		kindTasks, kindFiles := tasks[k], byKind[k]
+		if len(kindFiles) == 0 {
 			missing = append(missing, k.Plural())
 			continue
 		}
-		for i, t := range ts {
-			if i < len(fs) {
-				plan.Inputs[t.ID] = spec(k, fs[i])
+		for i, t := range kindTasks {
+			if i < len(kindFiles) {
+				plan.Inputs[t.ID] = spec(k, kindFiles[i])
 				continue
 			}
-			plan.Dropped[t.ID] = fmt.Sprintf("superseded by resume --from %s: task %d reads its %s", input, ts[0].ID, k.Plural())
+			plan.Dropped[t.ID] = fmt.Sprintf("superseded by resume --from %s: task %d reads its %s", export, kindTasks[0].ID, k.Plural())
 		}
-		for _, f := range fs[min(len(ts), len(fs)):] {
+		for _, f := range kindFiles[min(len(kindTasks), len(kindFiles)):] {
 			plan.Extra = append(plan.Extra, spec(k, f))
 		}
 	}
 	if len(missing) > 0 {
-		return plan, &InputError{Path: input, Reason: fmt.Sprintf("has no file for %s, which run %d has left to do "+
-			"(the canonical format: %s); nothing was changed", strings.Join(missing, ", "), run.ID, profile.ExpectedFiles())}
+		return plan, &input.Error{Path: export, Reason: fmt.Sprintf("has no file for %s, which run %d has left to do "+
+			"(the canonical format: %s); nothing was changed", strings.Join(missing, ", "), run.ID, prof.ExpectedFiles())}
 	}
 	return plan, nil
 }
@@ -112,11 +118,7 @@ func planFrom(run phases.Run, unfinished []phases.Task, input string, profile *P
 // skipFileless keeps the index of ids seen from re-reading the tasks of a
 // loaded run that have no file here (those production finished): their
 // records are in the ledger already.
-func (imp *Importer) skipFileless(ctx context.Context, run phases.Run) {
-	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, run.ID)
-	if err != nil {
-		return // the index reads them on first need, and says what it could not read
-	}
+func (imp *Importer) skipFileless(run phases.Run, tasks []phases.Task) {
 	x := imp.index(run)
 	for _, t := range tasks {
 		if t.File == "" {
@@ -125,19 +127,30 @@ func (imp *Importer) skipFileless(ctx context.Context, run phases.Run) {
 	}
 }
 
-// refuseFileless refuses a plain resume of a run loaded from a dump whose
-// unfinished tasks have no file here: only --from can say what they read.
-// A loaded run that --from has planned resumes as any run (R10 checks its
-// files).
-func (imp *Importer) refuseFileless(ctx context.Context, runID int64) error {
-	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
-	if err != nil || dump == "" {
-		return err
-	}
+// resumeLoaded readies a plain resume of a run loaded from a dump (dump:
+// where from): refused while unfinished tasks have no file here (only
+// --from can say what they read); else it resumes as any run (R10 checks
+// its files), the tasks production finished kept from being re-read.
+func (imp *Importer) resumeLoaded(ctx context.Context, runID int64, dump string) error {
 	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, runID)
 	if err != nil {
 		return err
 	}
+	if err := refuseFileless(runID, dump, tasks); err != nil {
+		return err
+	}
+	run, err := phases.LoadRun(ctx, imp.Engine.DB, runID)
+	if err != nil {
+		return err
+	}
+	imp.skipFileless(run, tasks)
+	return nil
+}
+
+// refuseFileless refuses to resume a run loaded from a dump whose
+// unfinished tasks have no file here: a *UsageError naming their kinds and
+// the way on, resume --from.
+func refuseFileless(runID int64, dump string, tasks []phases.Task) error {
 	var kinds []string
 	seen := map[ledger.Kind]bool{}
 	for _, t := range tasks {
@@ -147,11 +160,6 @@ func (imp *Importer) refuseFileless(ctx context.Context, runID int64) error {
 		}
 	}
 	if len(kinds) == 0 {
-		run, err := phases.LoadRun(ctx, imp.Engine.DB, runID)
-		if err != nil {
-			return err
-		}
-		imp.skipFileless(ctx, run)
 		return nil
 	}
 	return &UsageError{Msg: fmt.Sprintf("run %d was loaded from a dump (%s) and has no input files here: its %s left to do have "+

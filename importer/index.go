@@ -23,13 +23,6 @@ type runIndex struct {
 	seen           map[ledger.Kind]*idTable  // id -> where it was first read (packed firstSeen)
 	files          []string                  // the files of the run, by number, for seen
 	loaded         map[int64]bool            // tasks whose read records are in seen
-
-	// q reads what is loaded on first need (a parent kind's final slots,
-	// the natural keys): the transaction of the batch at work. A rerun,
-	// whose records are all already there, never needs them.
-	q   ledger.Querier
-	ctx context.Context
-	err error // the first load that failed; the batch fails with it
 }
 
 func newRunIndex(tenant, source string) *runIndex {
@@ -58,7 +51,9 @@ func (f *finalSet) get(id string) (int64, bool) {
 // need loads the final slots of kind k (the feed needs them at once, to
 // leave unjudged the records that are already there), and lets go of what
 // no task left to run will ask for: the index holds the kinds in play only.
-// Parents' slots and natural keys are loaded on first need (load).
+// Parents' slots and natural keys are loaded on first need, through the
+// transaction of the batch that needs them (a rerun, whose records are all
+// already there, never needs them).
 func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, remaining []ledger.Kind) error {
 	keep := map[ledger.Kind]bool{}
 	for _, r := range append(remaining, k) {
@@ -83,44 +78,46 @@ func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, re
 	if !keep[ledger.Company] {
 		x.domains = nil
 	}
-	x.ctx, x.q = ctx, q
-	x.loadFinals(k)
-	return x.err
+	_, err := x.finalsOf(ctx, q, k)
+	return err
 }
 
-// loadFinals loads one kind's final slots, once.
-func (x *runIndex) loadFinals(k ledger.Kind) *finalSet {
-	if f, ok := x.finals[k]; ok || x.err != nil {
-		return f
+// finalsOf is one kind's final slots, read through q the first time a
+// kind is asked for.
+func (x *runIndex) finalsOf(ctx context.Context, q ledger.Querier, k ledger.Kind) (*finalSet, error) {
+	if f, ok := x.finals[k]; ok {
+		return f, nil
 	}
 	f := &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
-	if err := ledger.LoadFinal(x.ctx, x.q, x.tenant, x.source, k, f.loaded.put); err != nil {
-		x.err = err
-		return nil
+	if err := ledger.LoadFinal(ctx, q, x.tenant, x.source, k, f.loaded.put); err != nil {
+		return nil, err
 	}
 	x.finals[k] = f
-	return f
+	return f, nil
 }
 
-// emailKeys and domainKeys load the natural keys on first need (R5).
-func (x *runIndex) emailKeys() *idTable {
-	if x.emails == nil && x.err == nil {
+// emailKeys and domainKeys are the natural keys (R5), read through q the
+// first time they are asked for.
+func (x *runIndex) emailKeys(ctx context.Context, q ledger.Querier) (*idTable, error) {
+	if x.emails == nil {
 		t := newIDTable(0)
-		if x.err = target.LoadEmailKeys(x.ctx, x.q, x.tenant, t.put); x.err == nil {
-			x.emails = t
+		if err := target.LoadEmailKeys(ctx, q, x.tenant, t.put); err != nil {
+			return nil, err
 		}
+		x.emails = t
 	}
-	return x.emails
+	return x.emails, nil
 }
 
-func (x *runIndex) domainKeys() *idTable {
-	if x.domains == nil && x.err == nil {
+func (x *runIndex) domainKeys(ctx context.Context, q ledger.Querier) (*idTable, error) {
+	if x.domains == nil {
 		t := newIDTable(0)
-		if x.err = target.LoadDomainKeys(x.ctx, x.q, x.tenant, t.put); x.err == nil {
-			x.domains = t
+		if err := target.LoadDomainKeys(ctx, q, x.tenant, t.put); err != nil {
+			return nil, err
 		}
+		x.domains = t
 	}
-	return x.domains
+	return x.domains, nil
 }
 
 func (x *runIndex) seenOf(k ledger.Kind) *idTable {
@@ -184,27 +181,64 @@ func newStage(x *runIndex, k ledger.Kind) *stage {
 		seen: map[string]firstSeen{}}
 }
 
-func (s *stage) final(k ledger.Kind, id string) (int64, bool) {
+// final, email and domain look a final slot and a natural key up in the
+// stage, then in the index, which reads a kind's slots or the keys
+// through q (the batch's transaction) on first need.
+func (s *stage) final(ctx context.Context, q ledger.Querier, k ledger.Kind, id string) (int64, bool, error) {
 	if k == s.kind {
 		if rid, ok := s.finals[id]; ok {
-			return rid, true
+			return rid, true, nil
 		}
 	}
-	return s.x.loadFinals(k).get(id)
+	f, err := s.x.finalsOf(ctx, q, k)
+	if err != nil {
+		return 0, false, err
+	}
+	rid, ok := f.get(id)
+	return rid, ok, nil
 }
 
-func (s *stage) email(key string) (int64, bool) {
+func (s *stage) email(ctx context.Context, q ledger.Querier, key string) (int64, bool, error) {
 	if id, ok := s.emails[key]; ok {
-		return id, true
+		return id, true, nil
 	}
-	return s.x.emailKeys().get(key)
+	t, err := s.x.emailKeys(ctx, q)
+	if err != nil {
+		return 0, false, err
+	}
+	id, ok := t.get(key)
+	return id, ok, nil
 }
 
-func (s *stage) domain(key string) (int64, bool) {
+func (s *stage) domain(ctx context.Context, q ledger.Querier, key string) (int64, bool, error) {
 	if id, ok := s.domains[key]; ok {
-		return id, true
+		return id, true, nil
 	}
-	return s.x.domainKeys().get(key)
+	t, err := s.x.domainKeys(ctx, q)
+	if err != nil {
+		return 0, false, err
+	}
+	id, ok := t.get(key)
+	return id, ok, nil
+}
+
+// apply adds to the stage what a decision tells the index: its record's
+// id was read (SPEC §4 step 2), the final slot of a record created or
+// matched, and the natural key of a row created (R5).
+func (s *stage) apply(d *decision) {
+	if d.seen {
+		s.addSeen(d.rec.ID, firstSeen{file: d.rec.File, line: d.rec.Line})
+	}
+	if d.outcome != created && d.outcome != matched {
+		return
+	}
+	if d.emailKey != "" {
+		s.addEmail(d.emailKey, d.rowID)
+	}
+	if d.domainKey != "" {
+		s.addDomain(d.domainKey, d.rowID)
+	}
+	s.addFinal(d.rec.ID, d.rowID)
 }
 
 func (s *stage) seenAt(id string) (firstSeen, bool) {
@@ -222,9 +256,13 @@ func (s *stage) addFinal(id string, rid int64) {
 	s.log = append(s.log, staged{'f', id})
 }
 
-// addEmail and addDomain keep the oldest row of a key (R5).
+// addEmail and addDomain keep the oldest row of a key (R5): the keys the
+// index holds were read when the decision looked its key up.
 func (s *stage) addEmail(key string, id int64) {
-	if _, ok := s.email(key); key == "" || ok {
+	if _, ok := s.emails[key]; key == "" || ok {
+		return
+	}
+	if _, ok := s.x.emails.get(key); ok {
 		return
 	}
 	s.emails[key] = id
@@ -232,7 +270,10 @@ func (s *stage) addEmail(key string, id int64) {
 }
 
 func (s *stage) addDomain(key string, id int64) {
-	if _, ok := s.domain(key); key == "" || ok {
+	if _, ok := s.domains[key]; key == "" || ok {
+		return
+	}
+	if _, ok := s.x.domains.get(key); ok {
 		return
 	}
 	s.domains[key] = id

@@ -1,73 +1,25 @@
 package importer
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
-	"golang.org/x/text/encoding/charmap"
-
+	"crmimport/importer/input"
+	"crmimport/importer/profile"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
-
-// InputError is a problem with the input found before a run exists (no
-// such path, no file matches a kind, a zip bomb): exit 1, and no run row.
-type InputError struct {
-	Path   string
-	Reason string
-}
-
-func (e *InputError) Error() string { return fmt.Sprintf("%s: %s", e.Path, e.Reason) }
 
 // inputFile is one file of an export, planned as one task.
 type inputFile struct {
 	Path     string // the input's name: a file, or ZIP!/ENTRY
 	Kind     ledger.Kind
-	Format   Format
+	Format   reader.Format
 	Encoding string
-	Info     FileInfo
-}
-
-// AuxInput is a file that tasks read beside their own: a file joined to
-// each record (Salesforce OpportunityContactRole.csv), the parent files
-// that links by name look names up in, a folder of body files. It is
-// fingerprinted with the plan (R10), kept in the run's options, and
-// checked again on resume.
-type AuxInput struct {
-	Role        string `json:"role"` // join:PATTERN, names:KIND or bodies:FOLDER
-	File        string `json:"file"`
-	Format      string `json:"format,omitempty"`
-	Encoding    string `json:"encoding,omitempty"`
-	Fingerprint string `json:"fingerprint"`
-}
-
-// exportFile is a file found in an export.
-type exportFile struct {
-	ref  string // the input's name (a file, ZIP!/ENTRY)
-	name string // what a profile's patterns match: the base name
-}
-
-// bodyFolder is a folder of an export that a profile reads files from.
-type bodyFolder struct {
-	ref    string // a folder on disk, or ZIP!/PREFIX/
-	folder string // its name, lower-cased
-}
-
-// exportListing is what the inputs of a run hold.
-type exportListing struct {
-	files   []exportFile
-	folders []bodyFolder
-	notices []string
-	nested  []string // archives inside archives, refused
-	ignored []string // folders not read
+	Info     input.FileInfo
 }
 
 // planNotes are what planning found worth telling: notices for the run
@@ -78,167 +30,145 @@ type planNotes struct {
 	notices, warnings []string
 }
 
-// discover finds the files of an export (folders, zips read in place, .gz
-// files, single files), keeps those of the kinds asked for, finds what
-// their tasks will also read (joined files, parents looked up by name,
-// body folders), and fingerprints all of it, learning in that same pass
-// how each file is encoded (chooseEncoding). Its notes say what it
-// ignored and how it reads files that are not plain UTF-8.
-func discover(ctx context.Context, paths []string, p *Profile, only []ledger.Kind, encoding string, lim archiveLimits) ([]inputFile, []AuxInput, planNotes, error) {
-	var ls exportListing
-	var notes planNotes
-	bodyNames := p.bodyFolders()
-	for _, in := range paths {
-		if err := ls.add(in, p, bodyNames, lim, len(paths) == 1); err != nil {
-			return nil, nil, notes, err
+// discover plans the files of an export: it lists them (folders, zips
+// read in place, .gz files, single files), classifies them by the
+// profile, keeping those of the kinds asked for, finds what their tasks
+// will also read (the profile's side files: joined files, parents looked
+// up by name, body folders), and fingerprints all of it, learning in that
+// same pass how each file is encoded. Its notes say what it left out and
+// how it reads files that are not plain UTF-8.
+func discover(ctx context.Context, paths []string, p *profile.Profile, only []ledger.Kind, encoding string, lim input.Limits) ([]inputFile, []profile.SideFile, planNotes, error) {
+	ls, err := input.List(paths, input.Want{Folders: p.BodyFolders(), NotRead: func(path string) string {
+		if _, _, ok := p.FileKind(path); !ok {
+			return fmt.Sprintf("is not a file of the %s profile: expected one of %s", p.Name, p.ExpectedFiles())
 		}
+		return ""
+	}}, lim)
+	if err != nil {
+		return nil, nil, planNotes{}, err
 	}
-	first := paths[0]
-	if len(ls.nested) > 0 {
-		return nil, nil, notes, &InputError{Path: first, Reason: fmt.Sprintf(
-			"holds %s inside an archive (%s), which crmimport does not open: extract the outer archive and pass the folder, "+
-				"or pass the inner archive itself", plural(len(ls.nested), "archive"), strings.Join(ls.nested, ", "))}
-	}
-	notices := ls.notices
-	if len(ls.ignored) > 0 {
-		notices = append(notices, fmt.Sprintf("ignored the %s %s: an export's files are read from its top folder",
-			pluralWord(len(ls.ignored), "folder"), strings.Join(ls.ignored, ", ")))
-	}
-
-	want := map[ledger.Kind]bool{}
-	for _, k := range only {
-		want[k] = true
-	}
-	var files []inputFile
-	var ignored []string
-	have := map[ledger.Kind]bool{}
-	byKind := map[ledger.Kind][]exportFile{}
-	var others []exportFile
-	for _, f := range ls.files {
-		k, format, ok := p.FileKind(f.name)
-		if !ok {
-			others = append(others, f)
-			continue
-		}
-		byKind[k] = append(byKind[k], f)
-		if len(want) > 0 && !want[k] {
-			continue
-		}
-		have[k] = true
-		files = append(files, inputFile{Path: f.ref, Kind: k, Format: format})
-	}
-	// What the planned kinds read beside their files.
-	var aux []AuxInput
-	auxed := map[string]bool{}
-	used := map[string]bool{}
-	for _, k := range p.Kinds() {
-		if !have[k] {
-			continue
-		}
-		ks := p.kinds[k]
-		for _, fsp := range ks.files {
-			for _, js := range fsp.joins {
-				found := false
-				for _, o := range others {
-					if m, _ := path.Match(js.file, matchName(o.name)); m {
-						found = true
-						used[o.ref] = true
-						if role := "join:" + js.file; !auxed[role+"\x00"+o.ref] {
-							auxed[role+"\x00"+o.ref] = true
-							aux = append(aux, AuxInput{Role: role, File: o.ref})
-						}
-					}
-				}
-				if !found && kindHasPattern(files, k, fsp) {
-					notices = append(notices, fmt.Sprintf("no file of the export matches %s, which the %s profile joins to %s: "+
-						"their links come from their own columns only", js.file, p.Name, fsp.pattern))
-				}
-			}
-			if fsp.bodyFile != "" {
-				dir := strings.ToLower(path.Dir(fsp.bodyFile))
-				for _, bf := range ls.folders {
-					if bf.folder == dir && !auxed["bodies:"+dir+"\x00"+bf.ref] {
-						auxed["bodies:"+dir+"\x00"+bf.ref] = true
-						aux = append(aux, AuxInput{Role: "bodies:" + dir, File: bf.ref, Format: "folder"})
-					}
-				}
-			}
-		}
-		for _, l := range ks.links {
-			if !l.byName {
-				continue
-			}
-			role := "names:" + string(l.kind)
-			for _, f := range byKind[l.kind] {
-				if !auxed[role+"\x00"+f.ref] {
-					auxed[role+"\x00"+f.ref] = true
-					format, _ := formatOf(matchName(f.name))
-					aux = append(aux, AuxInput{Role: role, File: f.ref, Format: string(format)})
-				}
-			}
-		}
-	}
-	for _, o := range others {
-		if !used[o.ref] {
-			ignored = append(ignored, refName(o.ref))
-		}
-	}
-	if len(ignored) > 0 {
-		sort.Strings(ignored)
-		notices = append(notices, fmt.Sprintf("ignored %s not of the %s profile: %s (it reads %s)",
-			plural(len(ignored), "file"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
-	}
-	for _, k := range only {
-		if !have[k] {
-			notices = append(notices, fmt.Sprintf("--only %s: no %s file in %s", k.Plural(), k.Plural(), first))
-		}
-	}
-	if len(files) == 0 {
+	found := classify(p, ls.Files, only)
+	side, used, joinNotices := p.FindSideFiles(found.planned(), found.byKind, found.others, ls.Folders)
+	notices := append(ls.Notices, joinNotices...)
+	notices = append(notices, leftOut(p, found, used, only, paths[0])...)
+	if len(found.files) == 0 {
 		reason := fmt.Sprintf("no file matches a kind of the %s profile (expected %s)", p.Name, p.ExpectedFiles())
 		if len(only) > 0 {
 			reason = "no file matches the kinds asked for with --only"
 		}
-		return nil, nil, notes, &InputError{Path: first, Reason: reason}
+		return nil, nil, planNotes{}, &input.Error{Path: paths[0], Reason: reason}
 	}
-	sort.SliceStable(files, func(i, j int) bool { return refName(files[i].Path) < refName(files[j].Path) })
+	notes, err := fingerprint(ctx, found.files, side, encoding, lim)
+	if err != nil {
+		return nil, nil, planNotes{}, err
+	}
+	notes.notices = append(notices, notes.notices...)
+	return found.files, side, notes, nil
+}
+
+// classified are an export's files as a profile classifies them.
+type classified struct {
+	files  []inputFile                  // the files of the kinds asked for: each a task
+	byKind map[ledger.Kind][]input.File // every file of each kind, asked for or not
+	others []input.File                 // the files of no kind
+}
+
+// classify tells each file's kind by its name, and plans the files of the
+// kinds in only (of every kind, without only).
+func classify(p *profile.Profile, files []input.File, only []ledger.Kind) classified {
+	want := map[ledger.Kind]bool{}
+	for _, k := range only {
+		want[k] = true
+	}
+	c := classified{byKind: map[ledger.Kind][]input.File{}}
+	for _, f := range files {
+		k, format, ok := p.FileKind(f.Name)
+		if !ok {
+			c.others = append(c.others, f)
+			continue
+		}
+		c.byKind[k] = append(c.byKind[k], f)
+		if len(want) > 0 && !want[k] {
+			continue
+		}
+		c.files = append(c.files, inputFile{Path: f.Ref, Kind: k, Format: format})
+	}
+	return c
+}
+
+// planned are the planned files' refs, by kind.
+func (c classified) planned() map[ledger.Kind][]string {
+	out := map[ledger.Kind][]string{}
+	for _, f := range c.files {
+		out[f.Kind] = append(out[f.Kind], f.Path)
+	}
+	return out
+}
+
+// leftOut says what planning leaves out: the files of no kind that no task
+// reads beside its own (used), and each kind asked for with --only that
+// the export (first, its first path) has no file of.
+func leftOut(p *profile.Profile, c classified, used map[string]bool, only []ledger.Kind, first string) []string {
+	var notices, ignored []string
+	for _, o := range c.others {
+		if !used[o.Ref] {
+			ignored = append(ignored, input.Name(o.Ref))
+		}
+	}
+	if len(ignored) > 0 {
+		sort.Strings(ignored)
+		notices = append(notices, fmt.Sprintf("ignored %d %s not of the %s profile: %s (it reads %s)",
+			len(ignored), reader.Plural(len(ignored), "file", "files"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
+	}
+	planned := c.planned()
+	for _, k := range only {
+		if len(planned[k]) == 0 {
+			notices = append(notices, fmt.Sprintf("--only %s: no %s file in %s", k.Plural(), k.Plural(), first))
+		}
+	}
+	return notices
+}
+
+// fingerprint fingerprints the planned files, sorted by name, and the side
+// files (R10), and decides how each is read on the evidence of that same
+// pass (reader.ChooseEncoding). Its notes are what those choices say: of a
+// side file, only when it is not planned too.
+func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile, encoding string, lim input.Limits) (planNotes, error) {
+	var notes planNotes
+	sort.SliceStable(files, func(i, j int) bool { return input.Name(files[i].Path) < input.Name(files[j].Path) })
 	for i := range files {
 		f := &files[i]
-		info, err := inspectInput(ctx, f.Path, lim)
+		info, err := input.InspectRef(ctx, f.Path, lim)
 		if err != nil {
-			return nil, nil, notes, inputError(f.Path, err)
+			return planNotes{}, inputError(f.Path, err)
 		}
 		f.Info = info
 		var notice, warning string
-		f.Encoding, notice, warning = chooseEncoding(refName(f.Path), info, encoding)
-		notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
+		f.Encoding, notice, warning = reader.ChooseEncoding(input.Name(f.Path), info.Head, info.Text, encoding)
+		notes.notices, notes.warnings = appendNote(notes.notices, notice), appendNote(notes.warnings, warning)
 	}
-	for i := range aux {
-		a := &aux[i]
+	for i := range side {
+		a := &side[i]
 		if a.Format == "folder" {
-			fp, err := folderFingerprint(a.File)
+			fp, err := input.FolderFingerprint(a.File)
 			if err != nil {
-				return nil, nil, notes, &InputError{Path: a.File, Reason: err.Error()}
+				return planNotes{}, &input.Error{Path: a.File, Reason: err.Error()}
 			}
 			a.Fingerprint = fp
 			continue
 		}
-		if a.Format == "" {
-			format, _ := formatOf(matchName(a.File))
-			a.Format = string(format)
-		}
-		info, err := inspectInput(ctx, a.File, lim)
+		info, err := input.InspectRef(ctx, a.File, lim)
 		if err != nil {
-			return nil, nil, notes, inputError(a.File, err)
+			return planNotes{}, inputError(a.File, err)
 		}
 		a.Fingerprint = info.Fingerprint
 		var notice, warning string
-		a.Encoding, notice, warning = chooseEncoding(refName(a.File), info, encoding)
-		if !planned(files, a.File) {
-			notices, notes.warnings = appendNote(notices, notice), appendNote(notes.warnings, warning)
+		a.Encoding, notice, warning = reader.ChooseEncoding(input.Name(a.File), info.Head, info.Text, encoding)
+		if !slices.ContainsFunc(files, func(f inputFile) bool { return f.Path == a.File }) {
+			notes.notices, notes.warnings = appendNote(notes.notices, notice), appendNote(notes.warnings, warning)
 		}
 	}
-	notes.notices = notices
-	return files, aux, notes, nil
+	return notes, nil
 }
 
 func appendNote(notes []string, note string) []string {
@@ -250,247 +180,6 @@ func appendNote(notes []string, note string) []string {
 
 // inputError is an input that cannot be planned: its path, and what is
 // wrong (without the input's name again when the error starts with it).
-func inputError(ref string, err error) *InputError {
-	return &InputError{Path: ref, Reason: strings.TrimPrefix(err.Error(), refName(ref)+": ")}
-}
-
-func planned(files []inputFile, ref string) bool {
-	for _, f := range files {
-		if f.Path == ref {
-			return true
-		}
-	}
-	return false
-}
-
-// kindHasPattern reports whether a planned file of kind k matched fsp.
-func kindHasPattern(files []inputFile, k ledger.Kind, fsp *fileSpec) bool {
-	for _, f := range files {
-		if m, _ := path.Match(fsp.pattern, matchName(f.Path)); m && f.Kind == k {
-			return true
-		}
-	}
-	return false
-}
-
-// chooseEncoding decides how a file is read, on the evidence that
-// fingerprinting it gathered (FileInfo.Text, from the same single pass):
-//
-//   - as asked with --encoding;
-//   - UTF-16 when a byte-order mark says so, or when the NUL bytes of its
-//     start fall in every other byte (Excel's "Unicode text", which has
-//     none): said in a notice;
-//   - UTF-8 when it is valid, or no text at all (the reader says what it
-//     is when its task runs);
-//   - UTF-8 when it holds at least one valid multi-byte UTF-8 sequence, even
-//     with bytes that are not UTF-8: each row holding one fails alone (R4),
-//     naming the byte, and the notice names the first. Read as
-//     Windows-1252, every "José" of the file would become "JosÃ©" for good;
-//   - Windows-1252 when it holds no multi-byte sequence and each of its
-//     bytes above 0x7F is a character there: a pure-ASCII file with one
-//     0x92 is an apostrophe, not broken UTF-8. That is a guess no record
-//     failure would reveal, so it is a warning: in the run log and in the
-//     run's summary (Options.Warnings);
-//   - UTF-8 when it holds neither (a byte Windows-1252 leaves undefined,
-//     such as 0x81, and no UTF-8): no guess is safe, so nothing is
-//     reinterpreted — the rows holding such bytes fail alone, each naming
-//     its byte, the ASCII rows import, and the notice says to name the
-//     encoding with --encoding.
-//
-// It returns the encoding and a notice or a warning (or neither).
-func chooseEncoding(name string, info FileInfo, asked string) (enc, notice, warning string) {
-	ev := info.Text
-	switch what := sniffBinary(info.Head); {
-	case asked != "":
-		return asked, "", ""
-	case bytes.HasPrefix(info.Head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(info.Head, []byte{0xFE, 0xFF}):
-		if what.name != "" {
-			return "utf-8", "", "" // UTF-32's mark starts as UTF-16's: the reader refuses it
-		}
-		return "utf-16", fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16", name), ""
-	case what.encoding != "":
-		return what.encoding, fmt.Sprintf("%s is %s (as Excel saves \"Unicode text\"): reading it as %s",
-			name, what.name, strings.ToUpper(what.encoding)), ""
-	case what.name != "" || info.ValidUTF8:
-		return "utf-8", "", ""
-	case ev.MultiByte:
-		return "utf-8", fmt.Sprintf("%s is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x%02X, at byte offset %d): "+
-			"the rows holding them fail alone; if the file is in another encoding, name it with --encoding", name, ev.InvalidByte, ev.Invalid), ""
-	case ev.Undefined < 0:
-		return "windows-1252", "", windows1252Warning(name, ev)
-	}
-	return "utf-8", fmt.Sprintf("%s is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x%02X at byte offset %d is undefined there): "+
-		"nothing is guessed — the rows holding bytes above 0x7F fail alone; name the file's encoding with --encoding",
-		name, ev.UndefinedByte, ev.Undefined), ""
-}
-
-// windows1252Warning says that a file was read as Windows-1252 on the
-// evidence of its bytes.
-func windows1252Warning(name string, ev TextEvidence) string {
-	ch, _ := charmap.Windows1252.NewDecoder().Bytes([]byte{ev.InvalidByte})
-	return fmt.Sprintf("%s was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a "+
-		"Windows-1252 character (the first: 0x%02X %q, at byte offset %d). If its accents look wrong, it is in another encoding, "+
-		"which --encoding names; the records imported now stay as they are (a rerun counts them unchanged)",
-		name, ev.InvalidByte, string(ch), ev.Invalid)
-}
-
-// add lists what one input path holds.
-func (ls *exportListing) add(in string, p *Profile, bodyNames map[string]bool, lim archiveLimits, only bool) error {
-	st, err := os.Stat(in)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &InputError{Path: in, Reason: "no such file or folder"}
-	}
-	if err != nil {
-		return &InputError{Path: in, Reason: err.Error()}
-	}
-	if !st.IsDir() {
-		if why := notRegular(in); why != "" {
-			return &InputError{Path: in, Reason: why}
-		}
-		if isZipFile(in, true) {
-			return ls.addZip(in, bodyNames, lim)
-		}
-		if _, _, ok := p.FileKind(in); !ok && only {
-			return &InputError{Path: in, Reason: fmt.Sprintf("is not a file of the %s profile: expected one of %s", p.Name, p.ExpectedFiles())}
-		}
-		ls.files = append(ls.files, exportFile{ref: in, name: filepath.Base(in)})
-		return nil
-	}
-	entries, err := os.ReadDir(in)
-	if err != nil {
-		return &InputError{Path: in, Reason: err.Error()}
-	}
-	for _, e := range entries {
-		full := filepath.Join(in, e.Name())
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if why := notRegular(full); why != "" {
-			return &InputError{Path: full, Reason: why}
-		}
-		if e.IsDir() {
-			if bodyNames[strings.ToLower(e.Name())] {
-				ls.folders = append(ls.folders, bodyFolder{ref: full, folder: strings.ToLower(e.Name())})
-			} else {
-				ls.ignored = append(ls.ignored, e.Name())
-			}
-			continue
-		}
-		if isZipFile(full, false) {
-			if err := ls.addZip(full, bodyNames, lim); err != nil {
-				return err
-			}
-			continue
-		}
-		ls.files = append(ls.files, exportFile{ref: full, name: e.Name()})
-	}
-	return nil
-}
-
-// addZip lists a zip's entries, read in place, with backslashes in their
-// names read as folder separators (entryName). An export zipped with its
-// folder (every entry under one top folder) is read from inside that
-// folder. Entries in other folders are not read (Salesforce's Attachments/
-// and Documents/), but for the body folders a profile names; an archive
-// inside the zip is refused, and so is a zip holding two entries of one
-// name among those it reads: either would leave the other unread.
-func (ls *exportListing) addZip(zipPath string, bodyNames map[string]bool, lim archiveLimits) error {
-	zr, err := openZip(zipPath)
-	if err != nil {
-		return &InputError{Path: zipPath, Reason: "cannot be read as a zip: " + unwrapPath(err).Error()}
-	}
-	defer zr.Close()
-	if err := checkZip(filepath.Base(zipPath), &zr.Reader, lim); err != nil {
-		return &InputError{Path: zipPath, Reason: err.Error()}
-	}
-	prefix := commonFolder(zr.File)
-	ignored := map[string]bool{}
-	folders := map[string]bool{}
-	read := map[string]*zip.File{} // the entries read, by name
-	for i, f := range zr.File {
-		name := entryName(f.Name)
-		if !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		rel := name[len(prefix):]
-		if rel == "" || strings.HasSuffix(rel, "/") {
-			continue
-		}
-		if dir, _, ok := strings.Cut(rel, "/"); ok {
-			low := strings.ToLower(dir)
-			if bodyNames[low] {
-				if !folders[dir] {
-					folders[dir] = true
-					ls.folders = append(ls.folders, bodyFolder{ref: zipPath + entrySep + prefix + dir + "/", folder: low})
-				}
-			} else {
-				if !ignored[dir] {
-					ignored[dir] = true
-					ls.ignored = append(ls.ignored, filepath.Base(zipPath)+entrySep+dir)
-				}
-				continue
-			}
-		} else if strings.HasPrefix(path.Base(rel), ".") || strings.HasPrefix(rel, "__MACOSX") {
-			continue
-		}
-		if first := read[name]; first != nil {
-			return &InputError{Path: zipPath, Reason: sameNameReason(&zr.Reader, first, f, i)}
-		}
-		read[name] = f
-		if strings.Contains(rel, "/") {
-			continue // a body file, read by the records that name it
-		}
-		ref := zipPath + entrySep + name
-		if isArchiveName(rel) {
-			ls.nested = append(ls.nested, refName(ref))
-			continue
-		}
-		ls.files = append(ls.files, exportFile{ref: ref, name: path.Base(rel)})
-	}
-	return nil
-}
-
-// commonFolder is the one top folder every entry of a zip is in ("" when
-// there are files at the top, or several folders).
-func commonFolder(files []*zip.File) string {
-	top := ""
-	for _, f := range files {
-		name := entryName(f.Name)
-		if strings.HasPrefix(name, "__MACOSX/") {
-			continue
-		}
-		dir, _, ok := strings.Cut(name, "/")
-		if !ok {
-			return ""
-		}
-		if top == "" {
-			top = dir
-		} else if dir != top {
-			return ""
-		}
-	}
-	if top == "" {
-		return ""
-	}
-	return top + "/"
-}
-
-// bodyFolders are the folders a profile reads body files from, lower-cased.
-func (p *Profile) bodyFolders() map[string]bool {
-	out := map[string]bool{}
-	for _, ks := range p.kinds {
-		for _, f := range ks.files {
-			if f.bodyFile != "" {
-				out[strings.ToLower(path.Dir(f.bodyFile))] = true
-			}
-		}
-	}
-	return out
-}
-
-func pluralWord(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
+func inputError(ref string, err error) *input.Error {
+	return &input.Error{Path: ref, Reason: strings.TrimPrefix(err.Error(), input.Name(ref)+": ")}
 }

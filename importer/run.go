@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"crmimport/importer/input"
+	"crmimport/importer/profile"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -35,13 +37,14 @@ type Options struct {
 	// the file since (R10). Built-in profiles are named only.
 	ProfileFile string `json:"profile_file,omitempty"`
 	ProfileText string `json:"profile_text,omitempty"`
-	// Aux are the files tasks read beside their own (joined files, parents
-	// looked up by name, body folders), fingerprinted with the plan.
-	Aux       []AuxInput `json:"aux,omitempty"`
-	Only      []string   `json:"only,omitempty"`
-	BatchSize int        `json:"batch_size"`
-	Strict    bool       `json:"strict,omitempty"`
-	Encoding  string     `json:"encoding,omitempty"`
+	// SideFiles are the files tasks read beside their own (joined files,
+	// parents looked up by name, body folders), fingerprinted with the
+	// plan. Their key is "aux", as in the options of older runs.
+	SideFiles []profile.SideFile `json:"aux,omitempty"`
+	Only      []string           `json:"only,omitempty"`
+	BatchSize int                `json:"batch_size"`
+	Strict    bool               `json:"strict,omitempty"`
+	Encoding  string             `json:"encoding,omitempty"`
 	// Reread reads every file, even one an earlier task vouches for
 	// (sameinput.go).
 	Reread bool `json:"reread,omitempty"`
@@ -87,7 +90,7 @@ type RunSpec struct {
 	Only      []ledger.Kind
 	BatchSize int
 	Strict    bool
-	Encoding  string // "" means: each file's own, on the evidence of its bytes (chooseEncoding)
+	Encoding  string // "" means: each file's own, on the evidence of its bytes (reader.ChooseEncoding)
 	Reread    bool   // read every file, even one the ledger has already taken whole (sameinput.go)
 }
 
@@ -100,21 +103,12 @@ type Importer struct {
 	// runs holds each run's in-memory index (index.go).
 	runs map[int64]*runIndex
 	// limits bound what zips and gzips may uncompress to.
-	limits archiveLimits
+	limits input.Limits
 }
 
 // New returns an importer working through engine.
 func New(engine *phases.Engine) *Importer {
-	return &Importer{Engine: engine, runs: map[int64]*runIndex{}, limits: defaultLimits()}
-}
-
-// runProfile is the profile a run maps its files with: the custom profile
-// kept in its options, or the built-in one it names.
-func runProfile(opts Options) (*Profile, error) {
-	if opts.ProfileText != "" {
-		return LoadProfile(filepath.Base(opts.ProfileFile), []byte(opts.ProfileText))
-	}
-	return ProfileByName(opts.Profile)
+	return &Importer{Engine: engine, runs: map[int64]*runIndex{}, limits: input.DefaultLimits()}
 }
 
 // UsageError is a request that cannot be right as written (exit 2).
@@ -123,16 +117,16 @@ type UsageError struct{ Msg string }
 func (e *UsageError) Error() string { return e.Msg }
 
 // Plan discovers the export's files, fingerprints them, and commits the run
-// and its plan (R10). Problems found before the run exists are *InputError
+// and its plan (R10). Problems found before the run exists are *input.Error
 // and leave no row.
 func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error) {
-	var profile *Profile
+	var prof *profile.Profile
 	var err error
 	if spec.Profile != "" {
-		profile, err = ResolveProfile(spec.Profile)
-	} else if profile, err = ProfileByName(spec.Source); err != nil {
+		prof, err = ResolveProfile(spec.Profile)
+	} else if prof, err = ProfileByName(spec.Source); err != nil {
 		err = &UsageError{Msg: fmt.Sprintf("unknown profile %q: no built-in profile is named like --source %s (built-in: %s); "+
-			"pass --profile NAME or --profile FILE.yaml", spec.Source, spec.Source, strings.Join(BuiltinProfiles(), ", "))}
+			"pass --profile NAME or --profile FILE.yaml", spec.Source, spec.Source, strings.Join(profile.BuiltinNames(), ", "))}
 	}
 	if err != nil {
 		return phases.Run{}, err
@@ -141,7 +135,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 		spec.BatchSize = DefaultBatchSize
 	}
 	if spec.Encoding != "" {
-		if _, err := NewRowReader(bytes.NewReader(nil), ReadOptions{Name: "--encoding", Format: FormatCSV, Encoding: spec.Encoding}); err != nil {
+		if _, err := reader.NewRowReader(bytes.NewReader(nil), reader.ReadOptions{Name: "--encoding", Format: reader.FormatCSV, Encoding: spec.Encoding}); err != nil {
 			return phases.Run{}, &UsageError{Msg: fmt.Sprintf("--encoding %s: %v", spec.Encoding, err)}
 		}
 	}
@@ -149,19 +143,19 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	for _, in := range append([]string{spec.Input}, spec.Inputs...) {
 		abs, err := filepath.Abs(in)
 		if err != nil {
-			return phases.Run{}, &InputError{Path: in, Reason: err.Error()}
+			return phases.Run{}, &input.Error{Path: in, Reason: err.Error()}
 		}
 		inputs = append(inputs, abs)
 	}
-	files, aux, notes, err := discover(ctx, inputs, profile, spec.Only, spec.Encoding, imp.limits)
+	files, side, notes, err := discover(ctx, inputs, prof, spec.Only, spec.Encoding, imp.limits)
 	if err != nil {
 		return phases.Run{}, err
 	}
-	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: profile.Name, Aux: aux,
+	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Warnings: notes.warnings}
-	if !profile.BuiltIn {
+	if !prof.BuiltIn {
 		opts.ProfileFile, _ = filepath.Abs(spec.Profile)
-		opts.ProfileText = string(profile.Text())
+		opts.ProfileText = string(prof.Text())
 	}
 	for _, k := range spec.Only {
 		opts.Only = append(opts.Only, string(k))
@@ -170,7 +164,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	for _, f := range files {
 		plan.Tasks = append(plan.Tasks, phases.TaskSpec{Kind: f.Kind, Phase: phases.Phase(f.Kind), File: f.Path,
 			Format: string(f.Format), Encoding: f.Encoding, Fingerprint: f.Info.Fingerprint,
-			InputKey: inputKey(profile, f, opts)})
+			InputKey: inputKey(prof, f, opts)})
 	}
 	return imp.Engine.Plan(ctx, plan)
 }
@@ -184,8 +178,14 @@ func (imp *Importer) Execute(ctx context.Context, runID int64) (phases.Run, erro
 // read are still those it planned (R8, R10). A run loaded from a dump
 // whose unfinished tasks have no file here is refused: see ResumeFrom.
 func (imp *Importer) Resume(ctx context.Context, runID int64) (phases.Run, []phases.Task, error) {
-	if err := imp.refuseFileless(ctx, runID); err != nil {
+	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
+	if err != nil {
 		return phases.Run{}, nil, err
+	}
+	if dump != "" {
+		if err := imp.resumeLoaded(ctx, runID, dump); err != nil {
+			return phases.Run{}, nil, err
+		}
 	}
 	return imp.Engine.Resume(ctx, runID, imp.checkInputs)
 }
@@ -210,7 +210,7 @@ func (imp *Importer) checkInputs(ctx context.Context, run phases.Run, rearm []ph
 	if err != nil {
 		return err
 	}
-	for _, a := range opts.Aux {
+	for _, a := range opts.SideFiles {
 		if err := imp.checkInput(ctx, run, a.File, a.Format, a.Fingerprint); err != nil {
 			return err
 		}
@@ -219,16 +219,15 @@ func (imp *Importer) checkInputs(ctx context.Context, run phases.Run, rearm []ph
 }
 
 func (imp *Importer) checkInput(ctx context.Context, run phases.Run, file, format, want string) error {
-	r := parseRef(file)
-	if _, err := os.Stat(r.path); err != nil {
-		return &phases.ChangedInputError{Run: run.ID, File: file, Reason: "cannot be opened (" + unwrapPath(err).Error() + ")"}
+	if err := input.Stat(file); err != nil {
+		return &phases.ChangedInputError{Run: run.ID, File: file, Reason: "cannot be opened (" + err.Error() + ")"}
 	}
 	var got string
 	var err error
 	if format == "folder" {
-		got, err = folderFingerprint(file)
+		got, err = input.FolderFingerprint(file)
 	} else {
-		got, err = fingerprint(ctx, file, imp.limits)
+		got, err = input.Fingerprint(ctx, file, imp.limits)
 	}
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // stopped while checking: nothing changed
@@ -243,16 +242,18 @@ func (imp *Importer) checkInput(ctx context.Context, run phases.Run, file, forma
 	return nil
 }
 
-// taskWork is one task's open input.
-type taskWork struct {
+// openedTask is a task opened on its file: the input, its reader and
+// mapper, and, once Open has readied it, the run's index, the feed, and
+// where the task's batches stand.
+type openedTask struct {
 	imp       *Importer
 	run       phases.Run
 	task      phases.Task
-	profile   *Profile
-	in        *openedInput
+	profile   *profile.Profile
+	in        *input.Opened
 	size      int64
-	rr        *RowReader
-	mapper    *mapper
+	rr        *reader.RowReader
+	mapper    *profile.Mapper
 	idx       *runIndex
 	feed      *feed
 	batchSize int
@@ -261,17 +262,22 @@ type taskWork struct {
 	noted     map[string]bool // notes already written to the run log
 }
 
-// Open opens a task's file at its checkpoint (phases.OpenFunc). An error
-// fails the task with a message naming the file. A stop (ctx) ends the long
-// parts of an open (re-reading the ids of earlier tasks) early; what it
-// reads from the database is never cut short.
-func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (*phases.Work, error) {
+// Open opens a task's file at its checkpoint (phases.OpenFunc): the file,
+// then what the task reads beside it (side files), the run's index made
+// ready for the task's kind (what the kind needs loaded, what no task left
+// needs let go of, the ids earlier tasks of the kind read rebuilt: SPEC §4
+// step 2 holds across a resume, in a new process), the records before the
+// checkpoint skipped, and a feed started from there. An error fails the
+// task with a message naming the file. A stop (ctx) ends the long parts
+// of an open (re-reading the ids of earlier tasks) early; what it reads
+// from the database is never cut short.
+func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (_ *phases.Work, err error) {
 	ctx := context.WithoutCancel(stop)
 	opts, err := DecodeOptions(run)
 	if err != nil {
 		return nil, err
 	}
-	profile, err := runProfile(opts)
+	prof, err := runProfile(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -282,59 +288,87 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if work, err := imp.openSameInput(ctx, run, t, tasks, opts); work != nil || err != nil {
 		return work, err
 	}
-	w, err := imp.openFile(profile, t)
+	w, err := imp.openFile(prof, t)
 	if err != nil {
 		return nil, err
 	}
-	if w.mapper.aux, err = imp.loadAux(ctx, profile, w.mapper, opts.Aux); err != nil {
-		w.close()
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	if err = w.mapper.ReadSideFiles(ctx, opts.SideFiles, imp.limits); err != nil {
 		return nil, err
 	}
-	w.run = run
-	w.idx = imp.index(run)
-	if err := imp.prepareIndex(ctx, stop, t, tasks, profile, w.idx); err != nil {
-		w.close()
+	w.run, w.idx = run, imp.index(run)
+	if err = w.idx.need(ctx, imp.Engine.DB, t.Kind, remainingKinds(tasks)); err != nil {
 		return nil, err
 	}
-	// Continue at the checkpoint: skip the records already committed, which
-	// are also added to the index of ids seen in this run.
+	if err = imp.rereadSeen(stop, t, tasks, prof, w.idx); err != nil {
+		return nil, err
+	}
+	if err = w.skipToCheckpoint(); err != nil {
+		return nil, err
+	}
+	return w.start(opts.BatchSize), nil
+}
+
+// remainingKinds are the kinds of the tasks left to run.
+func remainingKinds(tasks []phases.Task) []ledger.Kind {
+	var remaining []ledger.Kind
+	for _, u := range tasks {
+		if u.Status == phases.TaskPending || u.Status == phases.TaskRunning {
+			remaining = append(remaining, u.Kind)
+		}
+	}
+	return remaining
+}
+
+// skipToCheckpoint reads past the records the task has committed, which
+// are also added to the ids seen in this run.
+func (w *openedTask) skipToCheckpoint() error {
+	t := w.task
 	for w.rows < t.Checkpoint.Rows {
 		row, err := w.rr.Next()
 		if errors.Is(err, io.EOF) {
-			w.close()
-			return nil, fmt.Errorf("%s: ends after %d records, but the task's checkpoint is at record %d",
-				refName(t.File), w.rows, t.Checkpoint.Rows)
+			return fmt.Errorf("%s: ends after %d records, but the task's checkpoint is at record %d",
+				input.Name(t.File), w.rows, t.Checkpoint.Rows)
 		}
 		if err != nil {
-			w.close()
-			return nil, err
+			return err
 		}
 		w.rows++
 		w.line = int64(row.Line)
-		r := w.mapper.mapRow(row)
-		if id, ok := r.seenID(); ok {
+		r := w.mapper.Map(row)
+		if id, ok := seenID(r); ok {
 			w.idx.remember(t.Kind, id, firstSeen{file: r.File, line: r.Line})
 		}
 	}
 	w.idx.loaded[t.ID] = true
-	w.batchSize = opts.BatchSize
+	return nil
+}
+
+// start starts the feed from where the task stands, and returns the
+// task's work for the engine: batches of batchSize records.
+func (w *openedTask) start(batchSize int) *phases.Work {
+	w.batchSize = batchSize
 	if w.batchSize <= 0 {
 		w.batchSize = DefaultBatchSize
 	}
 	var known *idTable
-	if f := w.idx.finals[t.Kind]; f != nil {
+	if f := w.idx.finals[w.task.Kind]; f != nil {
 		known = f.loaded
 	}
-	w.feed = startFeed(w.rr, w.mapper, known, w.in.raw)
+	w.feed = startFeed(w.rr, w.mapper, known, w.in.Raw)
 	return &phases.Work{Next: w.next, Close: func() error {
 		w.feed.stop()
 		return w.close()
-	}}, nil
+	}}
 }
 
 // close lets go of the task's input and what it read beside it.
-func (w *taskWork) close() error {
-	w.mapper.aux.close()
+func (w *openedTask) close() error {
+	w.mapper.Close()
 	return w.in.Close()
 }
 
@@ -348,26 +382,17 @@ func (imp *Importer) index(run phases.Run) *runIndex {
 	return x
 }
 
-// prepareIndex loads what the task's kind needs, lets go of what no task
-// left needs, and rebuilds, in a new process, the ids that earlier tasks of
-// the same kind read in this run (SPEC §4 step 2 holds across a resume).
-func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, tasks []phases.Task, profile *Profile, x *runIndex) error {
-	var remaining []ledger.Kind
-	for _, u := range tasks {
-		if u.Status == phases.TaskPending || u.Status == phases.TaskRunning {
-			remaining = append(remaining, u.Kind)
-		}
-	}
-	if err := x.need(ctx, imp.Engine.DB, t.Kind, remaining); err != nil {
-		return err
-	}
+// rereadSeen rebuilds, in a new process, the ids that earlier tasks of the
+// kind of t read in this run before their checkpoints, for the tasks whose
+// ids the index does not hold yet.
+func (imp *Importer) rereadSeen(stop context.Context, t phases.Task, tasks []phases.Task, prof *profile.Profile, x *runIndex) error {
 	for _, u := range tasks {
 		if u.Kind != t.Kind || u.ID >= t.ID || x.loaded[u.ID] || u.Checkpoint.Rows == 0 {
 			continue
 		}
-		w, err := imp.openFile(profile, u)
+		w, err := imp.openFile(prof, u)
 		if err != nil {
-			return fmt.Errorf("re-read the ids of %s: %w", refName(u.File), err)
+			return fmt.Errorf("re-read the ids of %s: %w", input.Name(u.File), err)
 		}
 		// Every record before the task's checkpoint was read once: one
 		// that cannot be read again now would leave its id unseen, and a
@@ -378,14 +403,14 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 			if errors.Is(err, io.EOF) {
 				w.close()
 				return fmt.Errorf("re-read the ids of %s: it ends after %d records, but its task's checkpoint is at record %d",
-					refName(u.File), n, u.Checkpoint.Rows)
+					input.Name(u.File), n, u.Checkpoint.Rows)
 			}
 			if err != nil {
 				w.close()
-				return fmt.Errorf("re-read the ids of %s: %w", refName(u.File), err)
+				return fmt.Errorf("re-read the ids of %s: %w", input.Name(u.File), err)
 			}
-			r := w.mapper.mapRow(row)
-			if id, ok := r.seenID(); ok {
+			r := w.mapper.Map(row)
+			if id, ok := seenID(r); ok {
 				x.remember(t.Kind, id, firstSeen{file: r.File, line: r.Line})
 			}
 			if n%4096 == 0 && stop.Err() != nil {
@@ -401,54 +426,54 @@ func (imp *Importer) prepareIndex(ctx, stop context.Context, t phases.Task, task
 
 // openFile opens a task's input (a file, a gzip, a zip's entry) and reads
 // its header.
-func (imp *Importer) openFile(profile *Profile, t phases.Task) (*taskWork, error) {
-	name := refName(t.File)
-	opt := ReadOptions{Name: name, Format: Format(t.Format), Encoding: t.Encoding}
-	if opt.Format == FormatJSON {
+func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*openedTask, error) {
+	name := input.Name(t.File)
+	opt := reader.ReadOptions{Name: name, Format: reader.Format(t.Format), Encoding: t.Encoding}
+	if opt.Format == reader.FormatJSON {
 		// A JSON object holding two arrays of records fails before its
-		// first record is imported (SPEC §4): see surveyJSON.
-		in, err := openInput(t.File, imp.limits)
+		// first record is imported (SPEC §4): see reader.SurveyJSON.
+		in, err := input.Open(t.File, imp.limits)
 		if err != nil {
 			return nil, err
 		}
-		err = surveyJSON(bufio.NewReaderSize(in, 1<<16), opt)
+		err = reader.SurveyJSON(bufio.NewReaderSize(in, 1<<16), opt)
 		in.Close()
 		if err != nil {
 			return nil, err
 		}
 	}
-	in, err := openInput(t.File, imp.limits)
+	in, err := input.Open(t.File, imp.limits)
 	if err != nil {
 		return nil, err
 	}
-	rr, err := NewRowReader(bufio.NewReaderSize(in, 1<<16), opt)
+	rr, err := reader.NewRowReader(bufio.NewReaderSize(in, 1<<16), opt)
 	if err != nil {
 		in.Close()
 		return nil, err
 	}
-	m := newMapper(profile, t.Kind, name)
-	if err := m.checkHeader(rr.Header()); err != nil {
+	m := profile.NewMapper(prof, t.Kind, name)
+	if err := m.CheckHeader(rr.Header()); err != nil {
 		in.Close()
 		return nil, err
 	}
-	rr.watchFooter(func(row Row) bool { return m.mapRow(row).ID != "" })
-	return &taskWork{imp: imp, task: t, profile: profile, in: in, size: in.size, rr: rr, mapper: m}, nil
+	rr.WatchFooter(func(row reader.Row) bool { return m.Map(row).ID != "" })
+	return &openedTask{imp: imp, task: t, profile: prof, in: in, size: in.Size, rr: rr, mapper: m}, nil
 }
 
 // logNotes writes to the run log, as warnings, what records say about
 // their links (a name that names several parents: SPEC §4, never guessed),
 // once per task and note, in the batch's transaction.
-func (w *taskWork) logNotes(ctx context.Context, tx *sql.Tx, recs []Record) error {
+func (w *openedTask) logNotes(ctx context.Context, tx *sql.Tx, recs []profile.Record) error {
 	for i := range recs {
-		for _, l := range recs[i].links() {
-			if l.note == "" || w.noted[l.note] {
+		for _, l := range recs[i].Links() {
+			if l.Note == "" || w.noted[l.Note] {
 				continue
 			}
 			if w.noted == nil {
 				w.noted = map[string]bool{}
 			}
-			w.noted[l.note] = true
-			msg := fmt.Sprintf("%s:%d: %s", recs[i].File, recs[i].Line, l.note)
+			w.noted[l.Note] = true
+			msg := fmt.Sprintf("%s:%d: %s", recs[i].File, recs[i].Line, l.Note)
 			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "warning", msg); err != nil {
 				return err
 			}
@@ -462,7 +487,7 @@ const chunkSize = 256
 
 // next decides the next batch of records inside tx and writes them, many
 // per statement (R12: the engine commits them with the checkpoint).
-func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
+func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	d := store.DialectOf(w.imp.Engine.DB)
 	l := ledger.New(tx, d)
 	defer l.Close()
@@ -475,10 +500,9 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	if wr.ids, err = target.IDs(ctx, d, tx, w.task.Kind); err != nil {
 		return phases.Batch{}, err
 	}
-	w.idx.ctx, w.idx.q = ctx, tx // what the index loads on first need, it reads in this batch
 	st := newStage(w.idx, w.task.Kind)
 	var counts phases.Counts
-	chunk := make([]Record, 0, chunkSize)
+	chunk := make([]profile.Record, 0, chunkSize)
 	done := false
 	for n := 0; n < w.batchSize && !done; n++ {
 		r, err := w.feed.next()
@@ -490,7 +514,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 		default:
 			w.rows++
 			w.line = int64(r.Line)
-			if !r.notRecord { // read, but not a record of the kind: no outcome
+			if !r.Excluded { // read, but not a record of the kind: no outcome
 				chunk = append(chunk, r)
 			}
 		}
@@ -498,15 +522,11 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 			if err := w.logNotes(ctx, tx, chunk); err != nil {
 				return phases.Batch{}, err
 			}
-			if err := w.writeChunk(wr, st, chunk, &counts); err != nil {
+			if err := w.writeChunk(ctx, tx, wr, st, chunk, &counts); err != nil {
 				return phases.Batch{}, err
 			}
 			chunk = chunk[:0]
 		}
-	}
-	if err := w.idx.err; err != nil {
-		w.idx.err = nil // the batch fails; a later one may load again
-		return phases.Batch{}, err
 	}
 	if err := wr.ids.Save(ctx); err != nil { // the row ids given out, with the batch
 		return phases.Batch{}, err
@@ -515,7 +535,7 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 		// What the file holds past its records, said once, with the last
 		// batch (the feed has read to the end: its reader is at rest).
 		if f := w.rr.Footer(); f != nil {
-			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(refName(w.task.File))); err != nil {
+			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(input.Name(w.task.File))); err != nil {
 				return phases.Batch{}, err
 			}
 		}
@@ -534,15 +554,21 @@ func (w *taskWork) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 	}, nil
 }
 
-// writeChunk decides and writes a chunk of records. When the chunk's
+// writeChunk decides and writes a chunk of records in tx, each decision
+// handed to the stage before the next record is decided. When the chunk's
 // writes fail for one record's fault (a constraint; a claim refused), the
 // chunk is taken back whole and redone record by record, so that only that
 // record fails (R4) or is counted unchanged (R2).
-func (w *taskWork) writeChunk(wr *writer, st *stage, recs []Record, counts *phases.Counts) error {
+func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, recs []profile.Record, counts *phases.Counts) error {
 	mark, next := st.mark(), wr.ids.Mark()
 	ds := make([]decision, len(recs))
 	for i, r := range recs {
-		ds[i] = decide(st, w.profile, r, wr.ids.Next)
+		d, err := decide(ctx, tx, st, w.profile, r, wr.ids.Next)
+		if err != nil {
+			return err
+		}
+		st.apply(&d)
+		ds[i] = d
 	}
 	err := wr.flush(ds)
 	if err == nil {
@@ -558,8 +584,12 @@ func (w *taskWork) writeChunk(wr *writer, st *stage, recs []Record, counts *phas
 	wr.ids.Reset(next)
 	for _, r := range recs {
 		m := st.mark()
-		d := decide(st, w.profile, r, wr.ids.Next)
-		err := wr.flush([]decision{d})
+		d, err := decide(ctx, tx, st, w.profile, r, wr.ids.Next)
+		if err != nil {
+			return err
+		}
+		st.apply(&d)
+		err = wr.flush([]decision{d})
 		switch {
 		case err == nil:
 		case !isRecordFault(err):

@@ -6,12 +6,12 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"path"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/phases"
 )
 
@@ -36,34 +36,26 @@ const inputKeyVersion = 1
 // inputKey is what decides the records a task reads from f (phases.Task's
 // InputKey): the file's name and fingerprint, its format and encoding, the
 // encoding asked for, the profile's text, and the files read beside it.
-func inputKey(p *Profile, f inputFile, opts Options) string {
+func inputKey(p *profile.Profile, f inputFile, opts Options) string {
 	h := sha256.New()
 	line := func(name, value string) { fmt.Fprintf(h, "%s %d %s\n", name, len(value), value) }
 	line("crmimport input key", strconv.Itoa(inputKeyVersion))
-	line("file", baseName(f.Path))
+	line("file", input.BaseName(f.Path))
 	line("fingerprint", f.Info.Fingerprint)
 	line("format", string(f.Format))
 	line("encoding", f.Encoding)
 	line("asked encoding", opts.Encoding)
 	line("profile", p.Name)
-	line("profile text", string(p.text))
-	aux := make([]string, 0, len(opts.Aux))
-	for _, a := range opts.Aux {
-		aux = append(aux, a.Role+" "+baseName(a.File)+" "+a.Format+" "+a.Encoding+" "+a.Fingerprint)
+	line("profile text", string(p.Text()))
+	beside := make([]string, 0, len(opts.SideFiles))
+	for _, a := range opts.SideFiles {
+		beside = append(beside, a.Role+" "+input.BaseName(a.File)+" "+a.Format+" "+a.Encoding+" "+a.Fingerprint)
 	}
-	sort.Strings(aux)
-	for _, a := range aux {
+	sort.Strings(beside)
+	for _, a := range beside {
 		line("beside", a)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// baseName is an input's name without the folder or zip it is in.
-func baseName(ref string) string {
-	if r := parseRef(ref); r.entry != "" {
-		return path.Base(r.entry)
-	}
-	return filepath.Base(ref)
 }
 
 // openSameInput returns the work of a task whose input an earlier task
@@ -90,10 +82,10 @@ func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases
 		}
 		if !found {
 			return phases.Batch{}, fmt.Errorf("%s: the ledger changed while the task began (a final slot was removed): run it again and it will be read",
-				refName(t.File))
+				input.Name(t.File))
 		}
 		msg := fmt.Sprintf("task %d: %s holds the same %d %s as task %d of run %d read, each still in its final slot: counted unchanged without reading it again (R2; run --reread reads it)",
-			t.ID, refName(t.File), same.Records, t.Kind.Plural(), same.Task, same.Run)
+			t.ID, input.Name(t.File), same.Records, t.Kind.Plural(), same.Task, same.Run)
 		if err := imp.Engine.Log(ctx, tx, run.ID, "info", msg); err != nil {
 			return phases.Batch{}, err
 		}

@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/fixtures/gen"
+	"crmimport/importer/input"
+	"crmimport/importer/profile"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/ledger/ledgertest"
 	"crmimport/phases"
@@ -40,7 +43,7 @@ func taskCounts(t *testing.T, db *sql.DB, runID int64) (map[string]phases.Counts
 	require.NoError(t, err)
 	counts, unread := map[string]phases.Counts{}, map[string]bool{}
 	for _, task := range tasks {
-		name := refName(task.File)
+		name := input.Name(task.File)
 		counts[name] = task.Counts
 		var n int
 		require.NoError(t, db.QueryRow(`SELECT count(*) FROM run_log WHERE migration_id = ? AND message LIKE ?`,
@@ -182,27 +185,27 @@ func TestInputKey(t *testing.T) {
 	t.Parallel()
 	p, err := ProfileByName("canonical")
 	require.NoError(t, err)
-	custom, err := LoadProfile("mine.yaml", append(p.Text(), []byte("\n# changed\n")...))
+	custom, err := profile.Load("mine.yaml", append(p.Text(), []byte("\n# changed\n")...))
 	require.NoError(t, err)
-	f := inputFile{Path: "/a/export/contacts.csv", Kind: ledger.Contact, Format: FormatCSV, Encoding: "utf-8",
-		Info: FileInfo{Fingerprint: "crc32c:0badf00d:10"}}
-	opts := Options{Aux: []AuxInput{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f1"}}}
+	f := inputFile{Path: "/a/export/contacts.csv", Kind: ledger.Contact, Format: reader.FormatCSV, Encoding: "utf-8",
+		Info: input.FileInfo{Fingerprint: "crc32c:0badf00d:10"}}
+	opts := Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f1"}}}
 	base := inputKey(p, f, opts)
 	require.True(t, strings.HasPrefix(base, "sha256:"))
 
 	moved := f
 	moved.Path = "/b/elsewhere/contacts.csv"
-	movedOpts := Options{Aux: []AuxInput{{Role: "bodies:x", File: "/b/elsewhere/x", Fingerprint: "f1"}}, Input: "/b"}
+	movedOpts := Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/b/elsewhere/x", Fingerprint: "f1"}}, Input: "/b"}
 	require.Equal(t, base, inputKey(p, moved, movedOpts), "the place of an export is not what it holds")
 
 	for name, key := range map[string]string{
 		"content":        inputKey(p, func() inputFile { g := f; g.Info.Fingerprint = "crc32c:0badf00e:10"; return g }(), opts),
 		"name":           inputKey(p, func() inputFile { g := f; g.Path = "/a/export/contacts.jsonl"; return g }(), opts),
-		"format":         inputKey(p, func() inputFile { g := f; g.Format = FormatJSON; return g }(), opts),
+		"format":         inputKey(p, func() inputFile { g := f; g.Format = reader.FormatJSON; return g }(), opts),
 		"encoding":       inputKey(p, func() inputFile { g := f; g.Encoding = "windows-1252"; return g }(), opts),
-		"asked encoding": inputKey(p, f, Options{Aux: opts.Aux, Encoding: "windows-1252"}),
+		"asked encoding": inputKey(p, f, Options{SideFiles: opts.SideFiles, Encoding: "windows-1252"}),
 		"profile":        inputKey(custom, f, opts),
-		"beside":         inputKey(p, f, Options{Aux: []AuxInput{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f2"}}}),
+		"beside":         inputKey(p, f, Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f2"}}}),
 		"nothing beside": inputKey(p, f, Options{}),
 	} {
 		require.NotEqual(t, base, key, name)

@@ -113,7 +113,7 @@ func (w *writer) insertRows(ds []decision) error {
 		if d.outcome != created {
 			continue
 		}
-		extra := d.rec.extraJSON // made ahead by prepare
+		extra := d.rec.ExtraJSON() // made ahead by Validate
 		if d.unlinked || extra == "" {
 			if len(d.extra) == 0 {
 				extra = ""
@@ -133,9 +133,9 @@ func (w *writer) insertRows(ds []decision) error {
 	return w.rows.Insert(w.ctx, rows)
 }
 
-func (w *writer) insertFailures(fs []*decision) error {
-	for start := 0; start < len(fs); start += rowChunk {
-		chunk := fs[start:min(start+rowChunk, len(fs))]
+func (w *writer) insertFailures(failures []*decision) error {
+	for start := 0; start < len(failures); start += rowChunk {
+		chunk := failures[start:min(start+rowChunk, len(failures))]
 		st, err := w.stmt(insertFailuresHead + strings.TrimSuffix(strings.Repeat(failureTuple+", ", len(chunk)), ", "))
 		if err != nil {
 			return fmt.Errorf("prepare record failures: %w", err)

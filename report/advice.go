@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"crmimport/importer"
+	"crmimport/importer/input"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -66,7 +67,7 @@ func (r *Report) Next() []string {
 		}
 		out = append(out, fmt.Sprintf("%s could not be finished: %s. If the cause was passing (a full disk, a locked file), "+
 			"`crmimport resume %d` continues at record %s; if you fix the file itself, run the import again (the ledger keeps "+
-			"what is already imported)", importer.InputName(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
+			"what is already imported)", input.Name(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
 	}
 	if len(notStarted) > 0 {
 		var names []string
@@ -117,7 +118,7 @@ func (r *Report) dryRunNext() []string {
 	out := []string{fmt.Sprintf("this was a dry run: nothing was written to %s; the same command without --dry-run imports", r.DryRun)}
 	for _, t := range r.Tasks {
 		if t.Status == phases.TaskFailed {
-			out = append(out, fmt.Sprintf("%s could not be read: %s", importer.InputName(t.File), t.LastError))
+			out = append(out, fmt.Sprintf("%s could not be read: %s", input.Name(t.File), t.LastError))
 		}
 	}
 	if invalid := r.perKind(func(k Kind) int64 { return k.Failed - k.Duplicate }); invalid.total > 0 {

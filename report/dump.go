@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"crmimport/importer"
+	"crmimport/importer/input"
 	"crmimport/phases"
 )
 
@@ -17,7 +17,7 @@ func FileName(t phases.Task) string {
 	if t.File == "" {
 		return "—"
 	}
-	return importer.InputName(t.File)
+	return input.Name(t.File)
 }
 
 // resumeCommand is the command that resumes the run, as the run page says

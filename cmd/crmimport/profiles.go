@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/importer"
+	"crmimport/importer/profile"
 )
 
 func (a *app) profilesCommand() *cli.Command {
@@ -51,7 +52,7 @@ type profileInfo struct {
 	Kinds       map[string][]string `json:"kinds"`
 }
 
-func describeProfile(p *importer.Profile) profileInfo {
+func describeProfile(p *profile.Profile) profileInfo {
 	info := profileInfo{Name: p.Name, Description: p.Description, BuiltIn: p.BuiltIn, Kinds: map[string][]string{}}
 	for _, k := range p.Kinds() {
 		info.Kinds[string(k)] = p.FilePatterns(k)
@@ -59,7 +60,7 @@ func describeProfile(p *importer.Profile) profileInfo {
 	return info
 }
 
-func (a *app) writeProfile(info profileInfo, p *importer.Profile) {
+func (a *app) writeProfile(info profileInfo, p *profile.Profile) {
 	fmt.Fprintf(a.stdout, "%s — %s\n", info.Name, info.Description)
 	for _, k := range p.Kinds() {
 		fmt.Fprintf(a.stdout, "    %-10s %s\n", k.Plural(), strings.Join(info.Kinds[string(k)], ", "))
@@ -71,7 +72,7 @@ func (a *app) profilesList(c *cli.Context) error {
 		return usagef("unknown profiles command %q (show NAME, check FILE, or nothing to list them)", c.Args().First())
 	}
 	var infos []profileInfo
-	for i, name := range importer.BuiltinProfiles() {
+	for i, name := range profile.BuiltinNames() {
 		p, err := importer.ProfileByName(name)
 		if err != nil {
 			return err
@@ -94,7 +95,7 @@ func (a *app) profilesList(c *cli.Context) error {
 
 func (a *app) profilesShow(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usagef("profiles show takes one NAME (%s) or FILE", strings.Join(importer.BuiltinProfiles(), ", "))
+		return usagef("profiles show takes one NAME (%s) or FILE", strings.Join(profile.BuiltinNames(), ", "))
 	}
 	p, err := importer.ResolveProfile(c.Args().First())
 	if err != nil {

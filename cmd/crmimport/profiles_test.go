@@ -32,7 +32,7 @@ func TestProfilesCommand(t *testing.T) {
 
 	r = crm(t, nil, "profiles", "show", "salesforce")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	b, err := os.ReadFile("../../importer/profiles/salesforce.yaml")
+	b, err := os.ReadFile("../../importer/profile/profiles/salesforce.yaml")
 	require.NoError(t, err)
 	require.Equal(t, string(b), r.stdout, "printed as written, comments included")
 

@@ -9,6 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"crmimport/importer"
+	"crmimport/importer/input"
 	"crmimport/phases"
 )
 
@@ -51,7 +52,7 @@ func (p *progressView) task(t phases.Task) {
 			if u.Phase != t.Phase {
 				continue
 			}
-			if size := importer.InputSize(u.File); size > 0 {
+			if size := input.Size(u.File); size > 0 {
 				total += size
 				p.sizes[u.ID] = size
 			}

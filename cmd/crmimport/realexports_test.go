@@ -186,10 +186,10 @@ func TestRealSalesforceDataExportZipped(t *testing.T) {
 				"deal|" + zip2 + "!/Opportunity.csv|zip:crc32:",
 			}, storedText(t, db, `SELECT kind, file, substr(fingerprint, 1, 10) FROM migration_tasks WHERE kind IN ('company', 'contact', 'deal') ORDER BY id`))
 			var opts struct {
-				Aux []struct{ Role, File string }
+				SideFiles []struct{ Role, File string } `json:"aux"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(storedText(t, db, `SELECT options FROM migrations`)[0]), &opts))
-			require.Contains(t, opts.Aux, struct{ Role, File string }{"join:opportunitycontactrole.csv", zip2 + "!/OpportunityContactRole.csv"})
+			require.Contains(t, opts.SideFiles, struct{ Role, File string }{"join:opportunitycontactrole.csv", zip2 + "!/OpportunityContactRole.csv"})
 
 			r = crm(t, nil, args...)
 			require.Equal(t, exitOK, r.code, r.stderr)

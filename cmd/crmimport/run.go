@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/importer"
+	"crmimport/importer/input"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
@@ -189,7 +190,7 @@ func describePlan(ctx context.Context, imp *importer.Importer, runID int64) stri
 		if t.Status != phases.TaskPending {
 			continue
 		}
-		p := fmt.Sprintf("%d %s (%s)", t.Phase, t.Kind.Plural(), importer.InputName(t.File))
+		p := fmt.Sprintf("%d %s (%s)", t.Phase, t.Kind.Plural(), input.Name(t.File))
 		if t.Checkpoint.Rows > 0 {
 			p += " from record " + strconv.FormatInt(t.Checkpoint.Rows+1, 10)
 		}

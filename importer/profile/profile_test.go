@@ -1,4 +1,4 @@
-package importer
+package profile
 
 import (
 	"strings"
@@ -14,10 +14,10 @@ import (
 // file, and reads an id for every kind it reads.
 func TestBuiltinProfilesLoad(t *testing.T) {
 	t.Parallel()
-	names := BuiltinProfiles()
+	names := BuiltinNames()
 	require.Contains(t, names, "canonical")
 	for _, n := range names {
-		p, err := ProfileByName(n)
+		p, err := Builtin(n)
 		require.NoError(t, err, n)
 		require.Equal(t, n, p.Name, "profiles/%s.yaml names itself", n)
 		require.True(t, p.BuiltIn)
@@ -38,14 +38,14 @@ func TestCanonicalProfileIsTheDocumentedLayout(t *testing.T) {
 	require.True(t, p.MatchDomain)
 	require.False(t, p.repeatedFirst)
 	for _, k := range ledger.Kinds() {
-		ks := p.kinds[k]
-		require.NotNil(t, ks, k)
+		spec := p.kinds[k]
+		require.NotNil(t, spec, k)
 		require.Equal(t, []string{k.Plural() + ".csv", k.Plural() + ".json", k.Plural() + ".jsonl", k.Plural() + ".ndjson"}, p.FilePatterns(k))
-		require.Len(t, ks.fields, len(canon.Fields(k)), k)
+		require.Len(t, spec.fields, len(canon.Fields(k)), k)
 		for _, f := range canon.Fields(k) {
-			require.Equal(t, []string{f}, ks.fields[f].columns, "%s.%s", k, f)
+			require.Equal(t, []string{f}, spec.fields[f].columns, "%s.%s", k, f)
 		}
-		require.Empty(t, ks.links)
+		require.Empty(t, spec.links)
 	}
 	for name, want := range map[string]ledger.Kind{"contacts.csv": ledger.Contact, "COMPANIES.JSON": ledger.Company,
 		"notes.jsonl": ledger.Note, "deals.csv.gz": ledger.Deal, "leads.csv": "", "contacts.xlsx": ""} {
@@ -100,14 +100,14 @@ func TestProfileValidation(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, err := LoadProfile("acme.yaml", []byte(c.text))
+			_, err := Load("acme.yaml", []byte(c.text))
 			require.Error(t, err)
 			for _, w := range c.want {
 				require.Contains(t, err.Error(), w)
 			}
 		})
 	}
-	p, err := LoadProfile("acme.yaml", []byte(base))
+	p, err := Load("acme.yaml", []byte(base))
 	require.NoError(t, err)
 	require.False(t, p.BuiltIn)
 	require.Equal(t, []ledger.Kind{ledger.Contact}, p.Kinds())
@@ -155,10 +155,10 @@ func TestSalesforceID(t *testing.T) {
 // it does not have fails its task, rather than read as holding nothing.
 func TestWhereColumnMissing(t *testing.T) {
 	t.Parallel()
-	p, err := ProfileByName("salesforce")
+	p, err := Builtin("salesforce")
 	require.NoError(t, err)
-	m := newMapper(p, ledger.Note, "ContentVersion.csv")
-	err = m.checkHeader([]string{"Id", "ContentDocumentId", "IsLatest", "Title"})
+	m := NewMapper(p, ledger.Note, "ContentVersion.csv")
+	err = m.CheckHeader([]string{"Id", "ContentDocumentId", "IsLatest", "Title"})
 	require.EqualError(t, err, `ContentVersion.csv:1: no "FileType" column: the salesforce profile reads only the rows whose FileType is "SNOTE"`)
-	require.NoError(t, newMapper(p, ledger.Note, "ContentVersion.csv").checkHeader([]string{"Id", "FileType", "IsLatest"}))
+	require.NoError(t, NewMapper(p, ledger.Note, "ContentVersion.csv").CheckHeader([]string{"Id", "FileType", "IsLatest"}))
 }

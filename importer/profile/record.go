@@ -1,14 +1,16 @@
-package importer
+package profile
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -17,68 +19,70 @@ type Record struct {
 	Kind  ledger.Kind
 	File  string
 	Line  int
-	ID    string         // trimmed; "" when missing
-	Extra map[string]any // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
-	Err   *RowError      // the row could not be read as it is
+	ID    string           // trimmed; "" when missing
+	Extra map[string]any   // columns the profile does not map (non-empty): text, or json.RawMessage for nested JSON
+	Err   *reader.RowError // the row could not be read as it is
+	// Excluded: the row is not a record of its kind (a profile's where),
+	// so it has no outcome; it still counts as read for the checkpoint.
+	Excluded bool
 
 	fields *canon.FieldSet // the kind's canonical fields
 	vals   []string        // value as read per canonical field, in fields order
-	row    Row             // the row as read, for the raw row of a failure (RawJSON)
-	more   *recordMore     // what a profile adds beyond plain fields; nil for most records
-	// notRecord: the row is not a record of its kind (a profile's where),
-	// so it has no outcome; it still counts as read for the checkpoint.
-	notRecord bool
+	row    reader.Row      // the row as read, for the raw row of a failure (RawJSON)
+	beyond *beyondFields   // what a profile gives beyond the plain fields; nil for most records
 
-	// What prepare works out ahead, off the writing goroutine.
-	prepared  bool
+	// What Validate works out ahead, off the writing goroutine.
+	validated bool
 	values    canon.Values // the validated values to write
 	invalid   string       // why the record is invalid, or ""
 	extraJSON string       // Extra as JSON, or ""
 }
 
-// recordMore is what some profiles add to a record: kept out of Record
-// itself, which is copied as it goes from reading to writing.
-type recordMore struct {
-	links []linkValue // link values beyond the plain link fields, in order of preference
-	body  string      // the file that holds the body (a profile's body_file), to read when prepared
+// beyondFields is what some profiles give a record beyond its plain
+// fields: kept out of Record itself, which is copied as it goes from
+// reading to writing.
+type beyondFields struct {
+	links    []LinkValue // link values beyond the plain link fields, in order of preference
+	bodyFile string      // the file that holds the body (a profile's body_file), to read when completed
 }
 
-// links are the record's link values beyond its plain link fields.
-func (r *Record) links() []linkValue {
-	if r.more == nil {
+// Links are the record's link values beyond its plain link fields, in
+// order of preference.
+func (r *Record) Links() []LinkValue {
+	if r.beyond == nil {
 		return nil
 	}
-	return r.more.links
+	return r.beyond.links
 }
 
-// get is the value of canonical field f as read ("" when absent).
-func (r *Record) get(f string) string {
+// Get is the value of canonical field f as read ("" when absent).
+func (r *Record) Get(f string) string {
 	if i, ok := r.fields.Index[f]; ok {
 		return r.vals[i]
 	}
 	return ""
 }
 
-// mapper maps rows of one file of one kind onto canonical fields. What the
+// Mapper maps rows of one file of one kind onto canonical fields. What the
 // profile says is resolved once per file (valueFuncs, the columns each link
 // reads) and once per header (layout), not per row.
-type mapper struct {
-	kind   ledger.Kind
-	file   string
-	fields *canon.FieldSet
-	p      *Profile
-	ks     *kindSpec
-	fs     *fileSpec         // the file's pattern, with its where, defaults, joins and body
-	index  map[string]colRef // normalised column name -> the field it gives
-	last   *layout           // the column layout of the last row (CSV: the header)
+type Mapper struct {
+	kind     ledger.Kind
+	file     string
+	fields   *canon.FieldSet
+	p        *Profile
+	kindSpec *kindSpec         // what the profile says of the kind
+	fileSpec *fileSpec         // the file's pattern, with its where, defaults, joins and body
+	index    map[string]colRef // normalised column name -> the field it gives
+	last     *layout           // the column layout of the last row (CSV: the header)
 
-	xf         []valueFunc     // per field; nil when the profile changes no value
-	roots      map[string]bool // JSON keys whose objects are flattened into dotted columns
-	special    bool            // links, joins, where, defaults, bodies or alternate columns to work out per row
-	emptyExtra bool            // the profile's spellings of empty also leave extra
-	aux        *auxData        // name lookups, joined rows, body files (Open sets them)
-	pick       picker          // columns by name, for joins and body files
-	body       template        // the file's body_file
+	valueFuncs    []valueFunc     // per field; nil when the profile changes no value
+	roots         map[string]bool // JSON keys whose objects are flattened into dotted columns
+	rowRules      bool            // links, joins, where, defaults, bodies or alternate columns to work out per row
+	emptyExtra    bool            // the profile's spellings of empty also leave extra
+	side          *sideFiles      // name lookups, joined rows, body files (ReadSideFiles)
+	columnsByName picker          // for joins and body files
+	body          template        // the file's body_file
 }
 
 // colRef is what a column gives: a canonical field, as its rank-th alternate.
@@ -87,9 +91,9 @@ type colRef struct {
 	rank  int
 }
 
-// layout is what each column of a row is: a canonical field (or -1: extra;
-// -2: one of several alternates, chosen per row), and the name its value
-// takes in extra ("Phone#2" for a repeated header).
+// layout is what each column of a row is: a canonical field (or colExtra,
+// or colPerRow), and the name its value takes in extra ("Phone#2" for a
+// repeated header).
 type layout struct {
 	names     []string
 	field     []int
@@ -99,7 +103,7 @@ type layout struct {
 	whereCols []int      // per where condition, its column or -1
 	repeated  [2]int     // a mapped column given twice (positions), when the profile fails on it
 	idMissing bool
-	special   bool
+	rowRules  bool // the mapper's, or alternates in this layout
 }
 
 type altGroup struct {
@@ -107,55 +111,58 @@ type altGroup struct {
 	cols  []int
 }
 
+// What a column of a layout is when it gives no field by itself: kept in
+// extra, or read per row (applyRowRules): one of several alternates for a
+// field, or a link column.
 const (
-	colExtra = -1
-	colAlt   = -2
+	colExtra  = -1
+	colPerRow = -2
 )
 
-func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
-	m := &mapper{kind: k, file: file, fields: canon.FieldsOf(k), p: p, ks: p.kinds[k], index: map[string]colRef{}}
-	if m.ks == nil {
-		m.ks = &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
+func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
+	m := &Mapper{kind: k, file: file, fields: canon.FieldsOf(k), p: p, kindSpec: p.kinds[k], index: map[string]colRef{}}
+	if m.kindSpec == nil {
+		m.kindSpec = &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
 	}
-	_, _, m.fs, _ = p.fileKind(file)
-	if m.fs == nil {
-		m.fs = &fileSpec{}
+	_, _, m.fileSpec, _ = p.fileKind(file)
+	if m.fileSpec == nil {
+		m.fileSpec = &fileSpec{}
 	}
 	for i, f := range m.fields.Names {
-		fs := m.ks.fields[f]
-		if fs == nil {
+		spec := m.kindSpec.fields[f]
+		if spec == nil {
 			continue
 		}
-		for rank, c := range fs.columns {
+		for rank, c := range spec.columns {
 			n := normaliseHeader(c)
 			if _, taken := m.index[n]; !taken {
 				m.index[n] = colRef{field: i, rank: rank}
 			}
 			m.addRoot(c)
 		}
-		if len(fs.columns) > 1 || fs.def != "" || m.fs.defaults[f] != "" {
-			m.special = true
+		if len(spec.columns) > 1 || spec.def != "" || m.fileSpec.defaults[f] != "" {
+			m.rowRules = true
 		}
 	}
-	for _, ls := range m.ks.links {
+	for _, ls := range m.kindSpec.links {
 		for _, c := range ls.columns {
 			m.addRoot(c)
 		}
-		m.special = true
+		m.rowRules = true
 	}
-	for _, w := range m.fs.where {
+	for _, w := range m.fileSpec.where {
 		m.addRoot(w.column)
 	}
-	if len(m.fs.where) > 0 || len(m.fs.joins) > 0 || m.fs.bodyFile != "" {
-		m.special = true
+	if len(m.fileSpec.where) > 0 || len(m.fileSpec.joins) > 0 || m.fileSpec.bodyFile != "" {
+		m.rowRules = true
 	}
-	m.body = parseTemplate(m.fs.bodyFile)
+	m.body = parseTemplate(m.fileSpec.bodyFile)
 	for i, f := range m.fields.Names {
 		if x := m.valueFunc(f); x != nil {
-			if m.xf == nil {
-				m.xf = make([]valueFunc, len(m.fields.Names))
+			if m.valueFuncs == nil {
+				m.valueFuncs = make([]valueFunc, len(m.fields.Names))
 			}
-			m.xf[i] = x
+			m.valueFuncs[i] = x
 		}
 	}
 	m.emptyExtra = len(p.empty) > 0
@@ -164,7 +171,7 @@ func newMapper(p *Profile, k ledger.Kind, file string) *mapper {
 
 // addRoot notes the first part of a dotted column (properties.email): a
 // JSON object under that key is flattened into dotted columns.
-func (m *mapper) addRoot(col string) {
+func (m *Mapper) addRoot(col string) {
 	root, _, ok := strings.Cut(col, ".")
 	if !ok || root == "" {
 		return
@@ -177,7 +184,7 @@ func (m *mapper) addRoot(col string) {
 
 // layoutOf returns the layout of a row's columns; rows of a CSV file, and
 // most JSON objects of a file, share one.
-func (m *mapper) layoutOf(cols []Col) *layout {
+func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 	if l := m.last; l != nil && len(l.names) == len(cols) {
 		same := true
 		for i := range cols {
@@ -234,7 +241,7 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 			continue
 		}
 		for _, c := range keep {
-			l.field[c] = colAlt
+			l.field[c] = colPerRow
 		}
 		l.alts = append(l.alts, altGroup{field: f, cols: keep})
 	}
@@ -242,16 +249,16 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 	if id := m.fields.Index["id"]; byField[id] == nil {
 		l.idMissing = true
 	}
-	if len(m.ks.links) > 0 {
-		l.linkCols = make([][]int, len(m.ks.links))
-		for li, ls := range m.ks.links {
+	if len(m.kindSpec.links) > 0 {
+		l.linkCols = make([][]int, len(m.kindSpec.links))
+		for li, ls := range m.kindSpec.links {
 			for _, c := range ls.columns {
 				n := normaliseHeader(c)
 				for i, col := range cols {
 					if normaliseHeader(col.Name) == n {
 						l.linkCols[li] = append(l.linkCols[li], i)
 						if l.field[i] == colExtra {
-							l.field[i] = colAlt // read as a link, kept out of extra
+							l.field[i] = colPerRow // read as a link, kept out of extra
 						}
 						break
 					}
@@ -259,7 +266,7 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 			}
 		}
 	}
-	for _, w := range m.fs.where {
+	for _, w := range m.fileSpec.where {
 		at := -1
 		for i, col := range cols {
 			if normaliseHeader(col.Name) == normaliseHeader(w.column) {
@@ -269,41 +276,41 @@ func (m *mapper) layoutOf(cols []Col) *layout {
 		}
 		l.whereCols = append(l.whereCols, at)
 	}
-	l.special = m.special || len(l.alts) > 0
+	l.rowRules = m.rowRules || len(l.alts) > 0
 	m.last = l
 	return l
 }
 
-// checkHeader refuses a CSV header that cannot be read safely: no id
+// CheckHeader refuses a CSV header that cannot be read safely: no id
 // column, or a canonical field given by two columns of one name (unless
 // the profile keeps the first).
-func (m *mapper) checkHeader(header []string) error {
+func (m *Mapper) CheckHeader(header []string) error {
 	if header == nil {
 		return nil // an empty file: no rows
 	}
-	cols := make([]Col, len(header))
+	cols := make([]reader.Col, len(header))
 	for i, h := range header {
-		cols[i] = Col{Name: h}
+		cols[i] = reader.Col{Name: h}
 	}
 	l := m.layoutOf(cols)
 	if i, j := l.repeated[0], l.repeated[1]; i >= 0 {
 		f := m.index[normaliseHeader(header[i])].field
-		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+		return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 			"columns %d (%q) and %d (%q) both give %s: rename or remove one", i+1, header[i], j+1, header[j], m.fields.Names[f])}
 	}
 	for wi, at := range l.whereCols {
 		if at < 0 {
-			w := m.fs.where[wi]
-			return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+			w := m.fileSpec.where[wi]
+			return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 				"no %q column: the %s profile reads only the rows whose %s is %s", w.column, m.p.Name, w.column, orList(w.values))}
 		}
 	}
 	if l.idMissing {
 		var ids []string
-		if fs := m.ks.fields["id"]; fs != nil {
-			ids = fs.columns
+		if spec := m.kindSpec.fields["id"]; spec != nil {
+			ids = spec.columns
 		}
-		return &FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+		return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 			"no id column: the header has %d columns (%s) and none of them is %s", len(header), preview(header), orList(ids))}
 	}
 	return nil
@@ -339,10 +346,10 @@ func preview(h []string) string {
 	return b.String()
 }
 
-// mapRow maps one row. Unknown columns go to Extra; nothing is dropped.
+// Map maps one row. Unknown columns go to Extra; nothing is dropped.
 // A repeated header keeps every value: the second "Phone" is "Phone#2",
 // counted by position whatever the values, as in the raw row.
-func (m *mapper) mapRow(row Row) Record {
+func (m *Mapper) Map(row reader.Row) Record {
 	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, fields: m.fields, vals: make([]string, len(m.fields.Names)), row: row}
 	cols := row.Cols
 	if m.roots != nil {
@@ -358,15 +365,15 @@ func (m *mapper) mapRow(row Row) Record {
 			if m.fields.IsValue[f] && emptySpelling(v) {
 				v = ""
 			}
-			if m.xf != nil && m.xf[f] != nil {
+			if m.valueFuncs != nil && m.valueFuncs[f] != nil {
 				var keep bool
-				if v, keep = m.xf[f](v); keep {
+				if v, keep = m.valueFuncs[f](v); keep {
 					r.addExtra(l.extraName[i], c)
 				}
 			}
 			r.vals[f] = v
 			continue
-		} else if f == colAlt {
+		} else if f == colPerRow {
 			continue
 		}
 		if c.Value == "" || m.emptyExtra && m.p.empty[strings.TrimSpace(c.Value)] {
@@ -374,17 +381,17 @@ func (m *mapper) mapRow(row Row) Record {
 		}
 		r.addExtra(l.extraName[i], c)
 	}
-	if l.special {
-		m.mapSpecial(&r, cols, l)
+	if l.rowRules {
+		m.applyRowRules(&r, cols, l)
 	}
 	// The id is kept in the run's indexes: a copy of its own, so that it
 	// does not hold the whole record's text in memory (encoding/csv cuts
 	// a record's fields out of one string).
-	r.ID = strings.Clone(trimID(r.get("id")))
+	r.ID = strings.Clone(trimID(r.Get("id")))
 	return r
 }
 
-func (r *Record) addExtra(name string, c Col) {
+func (r *Record) addExtra(name string, c reader.Col) {
 	if r.Extra == nil {
 		r.Extra = map[string]any{}
 	}
@@ -395,25 +402,25 @@ func (r *Record) addExtra(name string, c Col) {
 	}
 }
 
-func (m *mapper) nestedError(line, f int, v string) *RowError {
+func (m *Mapper) nestedError(line, f int, v string) *reader.RowError {
 	what := "array"
 	if strings.HasPrefix(v, "{") {
 		what = "object"
 	}
-	return &RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.fields.Names[f], what)}
+	return &reader.RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.fields.Names[f], what)}
 }
 
-// mapSpecial does what a profile asks beyond one column per field: the
+// applyRowRules does what a profile asks beyond one column per field: the
 // file's where conditions, alternate columns, defaults, links, joined rows
 // and body files.
-func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
-	for wi, w := range m.fs.where {
+func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
+	for wi, w := range m.fileSpec.where {
 		v := ""
 		if at := l.whereCols[wi]; at >= 0 {
 			v = strings.TrimSpace(cols[at].Value)
 		}
-		if !contains(w.values, v) {
-			r.notRecord = true
+		if !slices.Contains(w.values, v) {
+			r.Excluded = true
 			return
 		}
 	}
@@ -426,8 +433,8 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 				v = ""
 			}
 			keep := false
-			if m.xf != nil && m.xf[g.field] != nil {
-				v, keep = m.xf[g.field](v)
+			if m.valueFuncs != nil && m.valueFuncs[g.field] != nil {
+				v, keep = m.valueFuncs[g.field](v)
 			}
 			switch {
 			case !chosen && strings.TrimSpace(v) != "":
@@ -447,15 +454,15 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 		if strings.TrimSpace(r.vals[i]) != "" {
 			continue
 		}
-		if d := m.fs.defaults[f]; d != "" {
+		if d := m.fileSpec.defaults[f]; d != "" {
 			r.vals[i] = d
-		} else if fs := m.ks.fields[f]; fs != nil && fs.def != "" {
-			r.vals[i] = fs.def
+		} else if spec := m.kindSpec.fields[f]; spec != nil && spec.def != "" {
+			r.vals[i] = spec.def
 		}
 	}
-	var more recordMore
-	for li, ls := range m.ks.links {
-		if ls.byName && hasIDFor(more.links, canon.LinkField(ls.kind)) {
+	var beyond beyondFields
+	for li, ls := range m.kindSpec.links {
+		if ls.byName && hasIDFor(beyond.links, canon.LinkField(ls.kind)) {
 			continue // an id where there is one; the name only where there is none
 		}
 		for _, i := range l.linkCols[li] {
@@ -464,44 +471,44 @@ func (m *mapper) mapSpecial(r *Record, cols []Col, l *layout) {
 				continue
 			}
 			vals := m.linkValues(ls, c, l.names[i])
-			more.links = append(more.links, vals...)
+			beyond.links = append(beyond.links, vals...)
 			if ls.list != "" && len(vals) > 1 {
 				r.addExtra(l.extraName[i], c) // only one of them becomes the link: all are kept
 			}
 			break
 		}
 	}
-	if len(m.fs.joins) > 0 && m.aux != nil {
-		for _, js := range m.fs.joins {
+	if len(m.fileSpec.joins) > 0 && m.side != nil {
+		for _, js := range m.fileSpec.joins {
 			key := r.vals[m.fields.Index["id"]]
 			if js.on != nil {
 				key = ""
 				for _, on := range js.on {
-					if v := m.pick.value(cols, normaliseHeader(on)); v != "" {
+					if v := m.columnsByName.value(cols, normaliseHeader(on)); v != "" {
 						key = v
 						break
 					}
 				}
 			}
 			key = m.normID(key)
-			if idx := m.aux.joins[js]; idx != nil && key != "" {
-				more.links = append(more.links, idx.rows[key]...)
+			if idx := m.side.joins[js]; idx != nil && key != "" {
+				beyond.links = append(beyond.links, idx.rows[key]...)
 			}
 		}
 	}
-	if m.fs.bodyFile != "" {
-		more.body = m.body.expand(&m.pick, cols)
+	if m.fileSpec.bodyFile != "" {
+		beyond.bodyFile = m.body.expand(&m.columnsByName, cols)
 	}
-	if more.links != nil || more.body != "" {
-		r.more = &more
+	if beyond.links != nil || beyond.bodyFile != "" {
+		r.beyond = &beyond
 	}
 }
 
-// prepare validates the record and writes its extra columns as JSON, ahead
-// of deciding it (decide uses both only if the record gets that far).
-// Extra columns that cannot be written fail the record: nothing in the
-// export is dropped silently (SPEC §4).
-func (r *Record) prepare() {
+// Validate validates the record and writes its extra columns as JSON,
+// ahead of deciding it (a decision uses both only if the record gets that
+// far). Extra columns that cannot be written fail the record: nothing in
+// the export is dropped silently (SPEC §4).
+func (r *Record) Validate() {
 	r.values, r.invalid = canon.Validate(r.Kind, r.vals)
 	if len(r.Extra) > 0 {
 		b, err := json.Marshal(r.Extra)
@@ -510,23 +517,33 @@ func (r *Record) prepare() {
 		}
 		r.extraJSON = string(b)
 	}
-	r.prepared = true
+	r.validated = true
 }
 
-// prepare reads what the record needs from the export beyond its row (its
-// body file), then prepares it. A body file that cannot be read makes the
+// Validated reports whether Validate has run.
+func (r *Record) Validated() bool { return r.validated }
+
+// Values are what Validate found: the values to write, and why the record
+// is invalid ("" when it is not).
+func (r *Record) Values() (canon.Values, string) { return r.values, r.invalid }
+
+// ExtraJSON is Extra as JSON, as Validate wrote it ("" for none).
+func (r *Record) ExtraJSON() string { return r.extraJSON }
+
+// Complete reads what the record needs from the export beyond its row (its
+// body file), then validates it. A body file that cannot be read makes the
 // record invalid (SPEC §4 step 5): its row was read, so its id counts.
-func (m *mapper) prepare(r *Record) {
+func (m *Mapper) Complete(r *Record) {
 	var bodyErr error
-	if r.more != nil && r.more.body != "" && r.Err == nil {
-		body, err := m.aux.readBody(r.more.body)
+	if r.beyond != nil && r.beyond.bodyFile != "" && r.Err == nil {
+		body, err := m.side.readBody(r.beyond.bodyFile)
 		if err != nil {
 			bodyErr = err
 		} else if i, ok := r.fields.Index["body"]; ok {
 			r.vals[i] = body
 		}
 	}
-	r.prepare()
+	r.Validate()
 	if bodyErr != nil {
 		r.invalid = bodyErr.Error()
 	}
@@ -540,13 +557,13 @@ func (r Record) RawJSON() string { return rawJSON(r.row) }
 // rawJSON writes the row as a JSON object in file order (a repeated header
 // name gets "#2", "#3"); a record that could not be parsed also keeps its
 // text as it stands in the file, under "(text)".
-func rawJSON(row Row) string {
+func rawJSON(row reader.Row) string {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	used := map[string]int{}
 	cols := row.Cols
 	if row.Text != "" {
-		cols = append(append([]Col(nil), cols...), Col{Name: "(text)", Value: row.Text})
+		cols = append(append([]reader.Col(nil), cols...), reader.Col{Name: "(text)", Value: row.Text})
 	}
 	for i, c := range cols {
 		name := c.Name

@@ -1,4 +1,4 @@
-package importer
+package input
 
 import (
 	"archive/zip"

@@ -1,4 +1,4 @@
-package importer
+package reader
 
 import (
 	"bytes"
@@ -398,7 +398,7 @@ func TestReadJSONLineCounterBounded(t *testing.T) {
 		require.NoError(t, err)
 		n++
 		require.Equal(t, n+1, row.Line)
-		require.Less(t, cap(rr.json.lines.buf), 256<<10, "the line counter keeps the whole file")
+		require.Less(t, cap(rr.src.(*jsonSource).lines.buf), 256<<10, "the line counter keeps the whole file")
 	}
 	require.Equal(t, 50000, n)
 }
@@ -409,7 +409,7 @@ func TestReadJSONRecordTooLarge(t *testing.T) {
 	in := "[{\"id\": \"1\"},\n{\"id\": \"2\", \"note\": \"" + strings.Repeat("x", 100<<10) + "\"}]"
 	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "big.json", Format: FormatJSON})
 	require.NoError(t, err)
-	rr.json.lines.limit = 16 << 10
+	rr.src.(*jsonSource).lines.limit = 16 << 10
 	row, err := rr.Next()
 	require.NoError(t, err)
 	require.Equal(t, ok(1, "id", "1"), row)
@@ -417,48 +417,6 @@ func TestReadJSONRecordTooLarge(t *testing.T) {
 	var fe *FileError
 	require.ErrorAs(t, err, &fe)
 	require.Contains(t, fe.Reason, "is larger than")
-}
-
-// FuzzReadJSON: whatever the bytes, reading ends, never panics, and lines
-// never go backwards.
-func FuzzReadJSON(f *testing.F) {
-	for _, seed := range []string{
-		`[{"a":1},{"b":[1,{"c":null}]}]`, `{"records":[{"a":"x"},2]}`, "{\"a\":1}\n\n{\"b\":2}", `[1,"x",[],{}]`,
-		`{"data":{"x":1},"data":[{}]}`, "[\n{\"a\":\n", `{"a":1}]`, `[{"a":1}] x`, "{\"a\":\"\xe9\"}",
-		`{"records":[{"a":1}],"data":[{"b":2}]}`, "{\"a\":1,\n{\"b\":2}\n{\"c\" 3}\n", "{\n \"a\": 1\n}\n{\n \"b\": 2\n}\n",
-	} {
-		f.Add([]byte(seed), false)
-		f.Add([]byte(seed), true)
-	}
-	addFixtureSeeds(f, FormatJSON, func(data []byte, _ string, ff Format) { f.Add(data, ff == FormatJSONL) })
-	f.Fuzz(func(t *testing.T, in []byte, lines bool) {
-		format := FormatJSON
-		if lines {
-			format = FormatJSONL
-		}
-		rr, err := NewRowReader(bytes.NewReader(in), ReadOptions{Name: "fuzz.json", Format: format})
-		if err != nil {
-			var fe *FileError
-			require.ErrorAs(t, err, &fe)
-			return
-		}
-		last := 0
-		for range len(in) + 2 {
-			row, err := rr.Next()
-			if err != nil {
-				var fe *FileError
-				if !errors.Is(err, io.EOF) {
-					require.ErrorAs(t, err, &fe)
-					require.Positive(t, fe.Line)
-				}
-				return
-			}
-			require.GreaterOrEqual(t, row.Line, last)
-			require.Positive(t, row.Line)
-			last = row.Line
-		}
-		t.Fatal("reading does not end")
-	})
 }
 
 // markNested marks the expected values written as JSON objects or arrays:
@@ -510,7 +468,7 @@ func TestSurveyJSON(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err := surveyJSON(strings.NewReader(c.in), ReadOptions{Name: "s.json", Format: c.format})
+			err := SurveyJSON(strings.NewReader(c.in), ReadOptions{Name: "s.json", Format: c.format})
 			if c.wantErr == "" {
 				require.NoError(t, err)
 				return
@@ -533,7 +491,7 @@ func TestReadJSONLinesLongLine(t *testing.T) {
 	in := "{\"id\": \"1\"}\n" + long + "\n{\"id\": \"3\"}\n"
 	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "big.jsonl", Format: FormatJSONL})
 	require.NoError(t, err)
-	rr.json.lines.limit = 16 << 10
+	rr.src.(*jsonSource).lines.limit = 16 << 10
 	var rows []Row
 	for {
 		row, err := rr.Next()

@@ -1,4 +1,4 @@
-package importer
+package reader
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -44,7 +45,7 @@ type jsonSource struct {
 	// holds the records, and the line where it stands.
 	wrapKey  string
 	wrapLine int
-	// survey reads the outline of the file, not its records (surveyJSON).
+	// survey reads the outline of the file, not its records (SurveyJSON).
 	survey bool
 	// JSON Lines: the number of the last line read and its bytes; oneLine
 	// marks the reader of one line (linePart), whose end is that line's.
@@ -64,6 +65,9 @@ func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool) *
 	dec.UseNumber()
 	return &jsonSource{name: name, format: format, text: br, dec: dec, lines: lines, checkUTF8: checkUTF8}
 }
+
+// header is nil: each record of JSON names its own columns.
+func (s *jsonSource) header() []string { return nil }
 
 func (s *jsonSource) next() (Row, error) {
 	switch s.state {
@@ -276,7 +280,7 @@ func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool)
 				"a line of JSON Lines holds one record", firstLine(bytes.TrimLeft(rest, jsonSpace), 40))}
 		}
 	}
-	notRecord := row.Err != nil && row.Cols == nil
+	keepText := row.Err != nil && row.Cols == nil // a line not read as a record keeps its text
 	if err != nil {
 		reason := err.Error()
 		var fe *FileError
@@ -286,9 +290,9 @@ func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool)
 		row.Line = line
 		row.Err = &RowError{File: s.name, Line: line, Reason: reason}
 		incomplete = errors.Is(err, io.ErrUnexpectedEOF)
-		notRecord = true
+		keepText = true
 	}
-	if notRecord {
+	if keepText {
 		row.Text = keptLine(text)
 	}
 	return row, incomplete
@@ -464,7 +468,7 @@ func (s *jsonSource) secondArray(key string, line int) string {
 		"keep the one that does (or put each in a file of its own) and run again"
 }
 
-// surveyJSON reads the outline of a JSON file, not its records, and
+// SurveyJSON reads the outline of a JSON file, not its records, and
 // returns the *FileError that reading its records would end with after
 // them, when the file is an object whose array of records is followed by
 // another (or by more data): a task checks this before its first record,
@@ -472,7 +476,7 @@ func (s *jsonSource) secondArray(key string, line int) string {
 // is imported before the file fails. It reads an array's or JSON Lines'
 // first token only, and skips the records of a wrapper's array one by one
 // (never the file whole).
-func surveyJSON(r io.Reader, opt ReadOptions) error {
+func SurveyJSON(r io.Reader, opt ReadOptions) error {
 	if opt.Format != FormatJSON {
 		return nil
 	}
@@ -480,7 +484,7 @@ func surveyJSON(r io.Reader, opt ReadOptions) error {
 	if err != nil {
 		return err
 	}
-	rr.json.survey = true
+	rr.src.(*jsonSource).survey = true
 	for {
 		if _, err := rr.Next(); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -736,14 +740,7 @@ func (s *jsonSource) syntaxErrorOffset(se *json.SyntaxError) int64 {
 	return at
 }
 
-func isWrapperKey(key string) bool {
-	for _, k := range wrapperKeys {
-		if key == k {
-			return true
-		}
-	}
-	return false
-}
+func isWrapperKey(key string) bool { return slices.Contains(wrapperKeys[:], key) }
 
 // lineCounter sits between the text and json.Decoder and turns decoder
 // offsets into line numbers. It keeps only the bytes between the last

@@ -1,4 +1,4 @@
-package importer
+package profile
 
 // What a profile does to a value before it is judged: spellings of empty,
 // multi-values, value maps, ids, flags and date formats, composed once per
@@ -19,9 +19,9 @@ type valueFunc func(v string) (out string, keep bool)
 
 // valueFunc composes what the profile does to the values of field f, or
 // nil when it does nothing (the canonical profile).
-func (m *mapper) valueFunc(f string) valueFunc {
+func (m *Mapper) valueFunc(f string) valueFunc {
 	p := m.p
-	spec := m.ks.fields[f]
+	spec := m.kindSpec.fields[f]
 	var steps []valueFunc
 	if len(p.empty) > 0 {
 		empty := p.empty

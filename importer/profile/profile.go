@@ -1,24 +1,22 @@
-package importer
+package profile
 
 import (
 	"embed"
-	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
 // Profile maps an export's files and columns onto the canonical format
 // (SPEC §4). Profiles are data: the built-in ones are the YAML files of
 // profiles/, embedded in the binary; a user passes one of their own with
-// --profile FILE. LoadProfile reads and validates one; what it holds is
-// resolved further per file and per header by the mapper (record.go), once,
+// --profile FILE. Load reads and validates one; what it holds is
+// resolved further per file and per header by the Mapper (record.go), once,
 // not per row.
 type Profile struct {
 	Name        string
@@ -133,12 +131,12 @@ func (p *Profile) Kinds() []ledger.Kind {
 
 // FilePatterns lists the file name patterns of kind, as written (lower-cased).
 func (p *Profile) FilePatterns(k ledger.Kind) []string {
-	ks := p.kinds[k]
-	if ks == nil {
+	spec := p.kinds[k]
+	if spec == nil {
 		return nil
 	}
 	var out []string
-	for _, f := range ks.files {
+	for _, f := range spec.files {
 		out = append(out, f.pattern)
 	}
 	return out
@@ -147,7 +145,7 @@ func (p *Profile) FilePatterns(k ledger.Kind) []string {
 // Canonical is the project's own documented layout (SPEC §4), the profile
 // profiles/canonical.yaml.
 func Canonical() *Profile {
-	p, err := builtinProfile("canonical")
+	p, err := Builtin("canonical")
 	if err != nil {
 		panic(err) // the embedded file is tested; it cannot be wrong at run time
 	}
@@ -157,8 +155,8 @@ func Canonical() *Profile {
 //go:embed profiles/*.yaml
 var builtinFS embed.FS
 
-// BuiltinProfiles lists the names of the built-in profiles, sorted.
-func BuiltinProfiles() []string {
+// BuiltinNames lists the names of the built-in profiles, sorted.
+func BuiltinNames() []string {
 	entries, _ := fs.ReadDir(builtinFS, "profiles") // embedded: cannot fail
 	var names []string
 	for _, e := range entries {
@@ -168,12 +166,13 @@ func BuiltinProfiles() []string {
 	return names
 }
 
-func builtinProfile(name string) (*Profile, error) {
+// Builtin loads the built-in profile of a name BuiltinNames lists.
+func Builtin(name string) (*Profile, error) {
 	b, err := builtinFS.ReadFile("profiles/" + name + ".yaml")
 	if err != nil {
 		return nil, err
 	}
-	p, err := LoadProfile(name+".yaml", b)
+	p, err := Load(name+".yaml", b)
 	if err != nil {
 		return nil, err
 	}
@@ -181,75 +180,28 @@ func builtinProfile(name string) (*Profile, error) {
 	return p, nil
 }
 
-// ProfileByName returns a built-in profile.
-func ProfileByName(name string) (*Profile, error) {
-	if name == "" {
-		name = "canonical"
-	}
-	for _, n := range BuiltinProfiles() {
-		if n == name {
-			return builtinProfile(name)
-		}
-	}
-	return nil, &UsageError{Msg: fmt.Sprintf("unknown profile %q (built-in: %s; or a profile file: --profile FILE.yaml)",
-		name, strings.Join(BuiltinProfiles(), ", "))}
-}
-
-// looksLikeFile tells a --profile value that names a file from one that
-// names a built-in profile.
-func looksLikeFile(s string) bool {
-	switch strings.ToLower(filepath.Ext(s)) {
-	case ".yaml", ".yml", ".json":
-		return true
-	}
-	return strings.ContainsRune(s, os.PathSeparator) || strings.ContainsRune(s, '/')
-}
-
-// ResolveProfile returns the profile a --profile value names: a built-in
-// profile by name, or a profile file (a path, or a name ending in .yaml,
-// .yml or .json). A file that is missing or wrong is a *UsageError naming
-// what is wrong.
-func ResolveProfile(nameOrFile string) (*Profile, error) {
-	if !looksLikeFile(nameOrFile) {
-		return ProfileByName(nameOrFile)
-	}
-	b, err := os.ReadFile(nameOrFile)
-	if err != nil {
-		reason := err.Error()
-		if errors.Is(err, fs.ErrNotExist) {
-			reason = "no such file"
-		}
-		return nil, &UsageError{Msg: fmt.Sprintf("profile file %s: %s", nameOrFile, reason)}
-	}
-	p, err := LoadProfile(filepath.Base(nameOrFile), b)
-	if err != nil {
-		return nil, &UsageError{Msg: fmt.Sprintf("profile file %s: %v", nameOrFile, err)}
-	}
-	return p, nil
-}
-
 // FileKind tells which kind a file holds, from its name, and its format;
 // ok=false for a file the profile does not know. A name ending in .gz is
 // matched without it.
-func (p *Profile) FileKind(name string) (ledger.Kind, Format, bool) {
+func (p *Profile) FileKind(name string) (ledger.Kind, reader.Format, bool) {
 	k, f, _, ok := p.fileKind(name)
 	return k, f, ok
 }
 
 // fileKind also returns which of the kind's file patterns matched. Kinds
 // are tried in plan order, and each kind's patterns in order.
-func (p *Profile) fileKind(name string) (ledger.Kind, Format, *fileSpec, bool) {
+func (p *Profile) fileKind(name string) (ledger.Kind, reader.Format, *fileSpec, bool) {
 	base := matchName(name)
-	f, ok := formatOf(base)
+	f, ok := reader.FormatOf(base)
 	if !ok {
 		return "", "", nil, false
 	}
 	for _, k := range ledger.Kinds() {
-		ks := p.kinds[k]
-		if ks == nil {
+		spec := p.kinds[k]
+		if spec == nil {
 			continue
 		}
-		for _, fsp := range ks.files {
+		for _, fsp := range spec.files {
 			if m, _ := path.Match(fsp.pattern, base); m {
 				return k, f, fsp, true
 			}
@@ -263,19 +215,6 @@ func (p *Profile) fileKind(name string) (ledger.Kind, Format, *fileSpec, bool) {
 func matchName(name string) string {
 	base := strings.ToLower(path.Base(filepath.ToSlash(name)))
 	return strings.TrimSuffix(base, ".gz")
-}
-
-// formatOf tells the format of a file from its name's extension.
-func formatOf(name string) (Format, bool) {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".csv":
-		return FormatCSV, true
-	case ".json":
-		return FormatJSON, true
-	case ".jsonl", ".ndjson":
-		return FormatJSONL, true
-	}
-	return "", false
 }
 
 // ExpectedFiles lists the file names the profile reads, for messages.
@@ -303,4 +242,17 @@ func normaliseHeader(h string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// BodyFolders are the folders a profile reads body files from, lower-cased.
+func (p *Profile) BodyFolders() map[string]bool {
+	out := map[string]bool{}
+	for _, spec := range p.kinds {
+		for _, f := range spec.files {
+			if f.bodyFile != "" {
+				out[strings.ToLower(path.Dir(f.bodyFile))] = true
+			}
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package importer
+package reader
 
 import (
 	"bufio"
@@ -482,7 +482,7 @@ func TestReadCSVFooter(t *testing.T) {
 			t.Parallel()
 			rr, err := NewRowReader(strings.NewReader(tt.in), ReadOptions{Name: f, Format: FormatCSV})
 			require.NoError(t, err)
-			rr.watchFooter(hasID)
+			rr.WatchFooter(hasID)
 			var lines []int
 			for {
 				row, err := rr.Next()
@@ -511,7 +511,7 @@ func TestReadCSVRecordTooLarge(t *testing.T) {
 	in := "id,note\n1,ok\n2,\"never closed\n" + strings.Repeat("3,more data\n", 10000)
 	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "big.csv", Format: FormatCSV})
 	require.NoError(t, err)
-	rr.csv.track.limit = 16 << 10
+	rr.asCSV().track.limit = 16 << 10
 
 	row, err := rr.Next()
 	require.NoError(t, err)
@@ -545,54 +545,6 @@ func TestReadCSVHugeField(t *testing.T) {
 	require.Equal(t, []Col{{Name: "id", Value: "2"}, {Name: "body", Value: "x"}}, row.Cols)
 	_, err = rr.Next()
 	require.ErrorIs(t, err, io.EOF)
-}
-
-// FuzzReadCSV: whatever the bytes, reading ends, never panics, and lines
-// only go forward; a footer, when one is told apart, comes after every row
-// read.
-func FuzzReadCSV(f *testing.F) {
-	for _, seed := range []string{
-		"id,name\n1,Ann\n", "a;b\n\"x\n", "a,b\n1,\"2\"3\n", "\xef\xbb\xbf\n\n", "a\tb\n\"\"\"\n",
-		"id,note\r\n1,\"a\r\nb\"\r\n", "a,b\n\"", "\"a\nb\",c\n1,2", "a,b\n1,\xe9\n", "x\n \n\"\"x",
-		"sep=;\na;b\r1;\"x\ry\"\r\n\n;total\r", "id,n\n1,a\x00b\n\n\"Copyright (c) 2024 salesforce.com\"\n",
-		"id,n\n1,a\r2,\"b\"c,\"\r3,d\n,,\n\n,e\n",
-	} {
-		f.Add([]byte(seed))
-	}
-	addFixtureSeeds(f, FormatCSV, func(data []byte, _ string, _ Format) { f.Add(data) })
-	f.Fuzz(func(t *testing.T, in []byte) {
-		rr, err := NewRowReader(bytes.NewReader(in), ReadOptions{Name: "fuzz.csv", Format: FormatCSV})
-		if err != nil {
-			var fe *FileError
-			require.ErrorAs(t, err, &fe)
-			return
-		}
-		if len(in)%2 == 0 {
-			rr.watchFooter(func(r Row) bool { return len(r.Cols) > 0 && strings.TrimSpace(r.Cols[0].Value) != "" })
-		}
-		last := 0
-		for range len(in) + 2 {
-			row, err := rr.Next()
-			if err != nil {
-				var fe *FileError
-				if !errors.Is(err, io.EOF) {
-					require.ErrorAs(t, err, &fe)
-				} else if ft := rr.Footer(); ft != nil {
-					require.Greater(t, ft.First, max(last, ft.Blank))
-					require.GreaterOrEqual(t, ft.Last, ft.First)
-				}
-				return
-			}
-			require.Greater(t, row.Line, last)
-			if len(row.Cols) != len(rr.Header()) {
-				// A ragged row keeps every field it has (R4's raw row) and
-				// fails alone.
-				require.NotNil(t, row.Err, "a row of %d fields under a header of %d", len(row.Cols), len(rr.Header()))
-			}
-			last = row.Line
-		}
-		t.Fatal("reading does not end")
-	})
 }
 
 // text gives a bad row the text of its record as it stands in the file.

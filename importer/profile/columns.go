@@ -1,4 +1,4 @@
-package importer
+package profile
 
 // Finding columns by name, body file templates, and JSON objects
 // flattened into dotted columns.
@@ -6,6 +6,8 @@ package importer
 import (
 	"encoding/json"
 	"strings"
+
+	"crmimport/importer/reader"
 )
 
 // picker finds columns by their normalised name in rows that mostly share
@@ -16,7 +18,7 @@ type picker struct {
 }
 
 // value is the trimmed value of the column whose normalised name is key.
-func (p *picker) value(cols []Col, key string) string {
+func (p *picker) value(cols []reader.Col, key string) string {
 	same := p.index != nil && len(p.names) == len(cols)
 	for i := 0; same && i < len(cols); i++ {
 		same = cols[i].Name == p.names[i]
@@ -59,7 +61,7 @@ func parseTemplate(t string) template {
 }
 
 // expand fills the template with the row's values.
-func (t template) expand(p *picker, cols []Col) string {
+func (t template) expand(p *picker, cols []reader.Col) string {
 	var b strings.Builder
 	for i, part := range t.parts {
 		if i%2 == 0 {
@@ -75,7 +77,7 @@ func (t template) expand(p *picker, cols []Col) string {
 // ({"properties":{"email":"a@b"}} gives properties.email), recursively;
 // arrays stay nested values. Rows without such a key are returned as they
 // are.
-func flatten(cols []Col, roots map[string]bool) []Col {
+func flatten(cols []reader.Col, roots map[string]bool) []reader.Col {
 	at := -1
 	for i, c := range cols {
 		if c.Nested && roots[c.Name] && strings.HasPrefix(c.Value, "{") {
@@ -86,7 +88,7 @@ func flatten(cols []Col, roots map[string]bool) []Col {
 	if at < 0 {
 		return cols
 	}
-	out := make([]Col, 0, len(cols)+8)
+	out := make([]reader.Col, 0, len(cols)+8)
 	out = append(out, cols[:at]...)
 	for _, c := range cols[at:] {
 		if c.Nested && roots[c.Name] && strings.HasPrefix(c.Value, "{") {
@@ -100,11 +102,11 @@ func flatten(cols []Col, roots map[string]bool) []Col {
 
 // flattenObject appends the keys of a JSON object as prefix.key columns,
 // in order.
-func flattenObject(out []Col, prefix, obj string) []Col {
+func flattenObject(out []reader.Col, prefix, obj string) []reader.Col {
 	dec := json.NewDecoder(strings.NewReader(obj))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return append(out, Col{Name: prefix, Value: obj, Nested: true})
+		return append(out, reader.Col{Name: prefix, Value: obj, Nested: true})
 	}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -121,15 +123,15 @@ func flattenObject(out []Col, prefix, obj string) []Col {
 		case '{':
 			out = flattenObject(out, name, string(raw))
 		case '[':
-			out = append(out, Col{Name: name, Value: string(raw), Nested: true})
+			out = append(out, reader.Col{Name: name, Value: string(raw), Nested: true})
 		case '"':
 			var s string
 			_ = json.Unmarshal(raw, &s) // valid: the reader compacted it
-			out = append(out, Col{Name: name, Value: s})
+			out = append(out, reader.Col{Name: name, Value: s})
 		case 'n':
-			out = append(out, Col{Name: name})
+			out = append(out, reader.Col{Name: name})
 		default:
-			out = append(out, Col{Name: name, Value: string(raw)})
+			out = append(out, reader.Col{Name: name, Value: string(raw)})
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package importer
+package reader
 
 import (
 	"bufio"
@@ -34,7 +34,7 @@ type csvSource struct {
 	name       string
 	r          *csv.Reader
 	track      *csvTracker
-	header     []string // nil: the file holds no record at all
+	headerRow  []string // nil: the file holds no record at all
 	comma      rune
 	lineOffset int  // lines removed before the header (blank, sep=), to add to csv's line numbers
 	checkUTF8  bool // flag rows that are not valid UTF-8
@@ -82,10 +82,12 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (
 			return nil, &FileError{File: name, Line: s.lastLine, Reason: fmt.Sprintf("header holds a NUL byte (field %d): it is not text", i+1)}
 		}
 	}
-	s.header = rec
+	s.headerRow = rec
 	s.foot.prevEnd = s.endLine(rec)
 	return s, nil
 }
+
+func (s *csvSource) header() []string { return s.headerRow }
 
 // next returns the next record. The rows after an empty row are held
 // back until they show whether they are records or a footer (footerWatch).
@@ -111,7 +113,7 @@ func (s *csvSource) next() (Row, error) {
 
 // read reads the next record that is not blank, and the line it ends on.
 func (s *csvSource) read() (Row, int, error) {
-	if s.header == nil {
+	if s.headerRow == nil {
 		return Row{}, 0, io.EOF
 	}
 	for {
@@ -137,8 +139,8 @@ func (s *csvSource) read() (Row, int, error) {
 			continue // a line of spaces, or of empty fields (Excel's empty row): as blank as the empty lines csv skips
 		}
 		reason := ""
-		if len(rec) != len(s.header) {
-			reason = fmt.Sprintf("row has %s, the header has %d", plural(len(rec), "field"), len(s.header))
+		if len(rec) != len(s.headerRow) {
+			reason = fmt.Sprintf("row has %d %s, the header has %d", len(rec), Plural(len(rec), "field", "fields"), len(s.headerRow))
 		}
 		return s.row(line, rec, reason), s.endLine(rec), nil
 	}
@@ -215,8 +217,8 @@ func (s *csvSource) row(line int, rec []string, reason string) Row {
 // colName is the name of field i of a row: its header's, or "(column N)"
 // past the header.
 func (s *csvSource) colName(i int) string {
-	if i < len(s.header) {
-		return s.header[i]
+	if i < len(s.headerRow) {
+		return s.headerRow[i]
 	}
 	return fmt.Sprintf("(column %d)", i+1)
 }

@@ -1,10 +1,11 @@
-package importer
+package profile
 
 import (
 	"errors"
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,19 +13,20 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
-// ProfileError is one thing wrong in a profile file: where (the file, the
+// Error is one thing wrong in a profile file: where (the file, the
 // line, the path of keys) and what.
-type ProfileError struct {
+type Error struct {
 	Source string // the file's name
 	Line   int
 	Path   string // kinds.contact.fields.emial
 	Msg    string
 }
 
-func (e *ProfileError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Source)
 	if e.Line > 0 {
@@ -38,20 +40,20 @@ func (e *ProfileError) Error() string {
 	return b.String()
 }
 
-// LoadProfile reads a profile (YAML, or JSON, which is YAML too) and
+// Load reads a profile (YAML, or JSON, which is YAML too) and
 // validates it strictly: an unknown key, kind or field, a bad pattern or
 // date format, a link to a kind that cannot be a parent… each is a
-// *ProfileError naming the key and what is wrong; all of them are
+// *Error naming the key and what is wrong; all of them are
 // returned, joined.
-func LoadProfile(source string, text []byte) (*Profile, error) {
+func Load(source string, text []byte) (*Profile, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
-		return nil, &ProfileError{Source: source, Msg: "not YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, &Error{Source: source, Msg: "not YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	l := &profileLoader{source: source}
 	p := &Profile{text: append([]byte(nil), text...), kinds: map[ledger.Kind]*kindSpec{}}
 	if len(doc.Content) == 0 {
-		return nil, &ProfileError{Source: source, Msg: "the file is empty"}
+		return nil, &Error{Source: source, Msg: "the file is empty"}
 	}
 	l.profile(p, doc.Content[0])
 	if len(l.errs) > 0 {
@@ -70,7 +72,7 @@ func (l *profileLoader) fail(n *yaml.Node, at, format string, args ...any) {
 	if n != nil {
 		line = n.Line
 	}
-	l.errs = append(l.errs, &ProfileError{Source: l.source, Line: line, Path: at, Msg: fmt.Sprintf(format, args...)})
+	l.errs = append(l.errs, &Error{Source: l.source, Line: line, Path: at, Msg: fmt.Sprintf(format, args...)})
 }
 
 // entry is one key of a mapping.
@@ -95,7 +97,7 @@ func (l *profileLoader) mapping(n *yaml.Node, at string, allowed ...string) []en
 			l.fail(k, at, "a key must be text, found %s", describeNode(k))
 			continue
 		}
-		if len(allowed) > 0 && !contains(allowed, k.Value) {
+		if len(allowed) > 0 && !slices.Contains(allowed, k.Value) {
 			l.fail(k, join(at, k.Value), "unknown key %q (known here: %s)", k.Value, strings.Join(allowed, ", "))
 			continue
 		}
@@ -183,15 +185,6 @@ func join(at, key string) string {
 		return key
 	}
 	return at + "." + key
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var profileNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
@@ -311,7 +304,7 @@ func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
 }
 
 func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string) *kindSpec {
-	ks := &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
+	spec := &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
 	var filesNode *yaml.Node
 	for _, e := range l.mapping(n, at, "files", "fields", "links") {
 		switch e.key {
@@ -320,21 +313,21 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 		case "fields":
 			for _, f := range l.mapping(e.val, join(at, "fields")) {
 				fat := join(at, "fields."+f.key)
-				if !contains(canon.Fields(k), f.key) {
+				if !slices.Contains(canon.Fields(k), f.key) {
 					l.fail(f.node, fat, "unknown field of %s (its fields: %s)", k, strings.Join(canon.Fields(k), ", "))
 					continue
 				}
-				if fs := l.field(f.val, fat, f.key); fs != nil {
-					ks.fields[f.key] = fs
+				if field := l.field(f.val, fat, f.key); field != nil {
+					spec.fields[f.key] = field
 				}
 			}
-			if ks.fields["id"] == nil {
+			if spec.fields["id"] == nil {
 				l.fail(e.val, join(at, "fields"), "no id: every kind says which column holds the record's id")
 			}
 			gives := map[string]string{}
 			for _, f := range canon.Fields(k) {
-				if fs := ks.fields[f]; fs != nil {
-					for _, c := range fs.columns {
+				if field := spec.fields[f]; field != nil {
+					for _, c := range field.columns {
 						n := normaliseHeader(c)
 						if other, ok := gives[n]; ok && other != f {
 							l.fail(e.val, join(at, "fields."+f), "column %q also gives %s: a column gives one field", c, other)
@@ -344,24 +337,24 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 				}
 			}
 		case "links":
-			ks.links = l.links(k, e.val, join(at, "links"))
+			spec.links = l.links(k, e.val, join(at, "links"))
 		}
 	}
 	if filesNode == nil {
 		l.fail(n, join(at, "files"), "missing: which files hold %s records", k.Plural())
 	} else {
-		ks.files = l.files(k, filesNode, join(at, "files"))
+		spec.files = l.files(k, filesNode, join(at, "files"))
 	}
-	if _, ok := ks.fields["id"]; !ok && len(ks.fields) == 0 {
+	if _, ok := spec.fields["id"]; !ok && len(spec.fields) == 0 {
 		l.fail(n, join(at, "fields"), "missing: which column gives each field (at least the id)")
 	}
-	return ks
+	return spec
 }
 
 func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 	n = deref(n)
 	if n.Kind == yaml.MappingNode {
-		fs := &fieldSpec{}
+		spec := &fieldSpec{}
 		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only") {
 			switch e.key {
 			case "date_only":
@@ -371,40 +364,40 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 				if s, ok := l.str(e.val, join(at, "date_only")); ok {
 					switch s {
 					case "true":
-						fs.dateOnly = true
+						spec.dateOnly = true
 					case "false":
 					default:
 						l.fail(e.val, join(at, "date_only"), "expected true or false, found %q", s)
 					}
 				}
 			case "columns":
-				fs.columns, _ = l.columns(e.val, join(at, "columns"))
+				spec.columns, _ = l.columns(e.val, join(at, "columns"))
 			case "multi":
 				if s, ok := l.str(e.val, join(at, "multi")); ok {
 					if s == "" {
 						l.fail(e.val, join(at, "multi"), "the separator is empty")
 					}
-					fs.multi = s
+					spec.multi = s
 				}
 			case "map":
-				fs.valueMap = map[string]string{}
+				spec.valueMap = map[string]string{}
 				for _, m := range l.mapping(e.val, join(at, "map")) {
 					if v, ok := l.str(m.val, join(at, "map."+m.key)); ok {
-						fs.valueMap[strings.ToLower(strings.TrimSpace(m.key))] = v
+						spec.valueMap[strings.ToLower(strings.TrimSpace(m.key))] = v
 					}
 				}
 			case "default":
 				if field == "id" {
 					l.fail(e.node, join(at, "default"), "an id has no default: every record has its own")
 				}
-				fs.def, _ = l.str(e.val, join(at, "default"))
+				spec.def, _ = l.str(e.val, join(at, "default"))
 			}
 		}
-		if len(fs.columns) == 0 {
+		if len(spec.columns) == 0 {
 			l.fail(n, join(at, "columns"), "missing: which column gives %s", field)
 			return nil
 		}
-		return fs
+		return spec
 	}
 	cols, ok := l.columns(n, at)
 	if !ok {
@@ -449,7 +442,7 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 			case "defaults":
 				fsp.defaults = map[string]string{}
 				for _, d := range l.mapping(e.val, join(fat, "defaults")) {
-					if !contains(canon.Fields(k), d.key) || d.key == "id" {
+					if !slices.Contains(canon.Fields(k), d.key) || d.key == "id" {
 						l.fail(d.node, join(fat, "defaults."+d.key), "not a field of %s that can have a default", k)
 						continue
 					}
@@ -459,7 +452,7 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 				fsp.joins = l.joins(k, e.val, join(fat, "join"))
 			case "body_file":
 				if s, ok := l.str(e.val, join(fat, "body_file")); ok {
-					if !contains(canon.Fields(k), "body") {
+					if !slices.Contains(canon.Fields(k), "body") {
 						l.fail(e.node, join(fat, "body_file"), "%s has no body", k)
 					} else if err := checkBodyTemplate(s); err != nil {
 						l.fail(e.val, join(fat, "body_file"), "%v", err)
@@ -484,7 +477,7 @@ func (l *profileLoader) pattern(n *yaml.Node, at, s string) string {
 		l.fail(n, at, "%q is not a file name pattern (a name with * and ? as wildcards, no folder)", s)
 		return p
 	}
-	if _, ok := formatOf(p); !ok {
+	if _, ok := reader.FormatOf(p); !ok {
 		l.fail(n, at, "%q does not end in .csv, .json, .jsonl or .ndjson: the extension tells how to read the file", s)
 	}
 	return p

@@ -1,4 +1,4 @@
-package importer
+package input
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/importer/reader"
 )
 
 func TestInspectFingerprint(t *testing.T) {
@@ -169,24 +171,24 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 func TestInspectTextEvidence(t *testing.T) {
 	t.Parallel()
 	pad := func(n int) string { return strings.Repeat("a", n) }
-	none := TextEvidence{Invalid: -1, Undefined: -1}
+	none := reader.TextEvidence{Invalid: -1, Undefined: -1}
 	tests := []struct {
 		name string
 		in   string
-		want TextEvidence
+		want reader.TextEvidence
 	}{
 		{"ASCII", "id,name\n1,Ann\n", none},
-		{"UTF8", "1,José\n", TextEvidence{MultiByte: true, Invalid: -1, Undefined: -1}},
-		{"UTF8WithAStrayByte", "1,José\n2,O\x92Brien\n", TextEvidence{MultiByte: true, Invalid: 11, InvalidByte: 0x92, Undefined: -1}},
-		{"StrayByteBeforeTheUTF8", "2,O\x92Brien\n1,José\n", TextEvidence{MultiByte: true, Invalid: 3, InvalidByte: 0x92, Undefined: -1}},
-		{"ASCIIWithOneApostrophe", "1,O\x92Brien\n", TextEvidence{Invalid: 3, InvalidByte: 0x92, Undefined: -1}},
-		{"Windows1252", "Caf\xe9 M\xfcller \x80 \x96", TextEvidence{Invalid: 3, InvalidByte: 0xE9, Undefined: -1}},
-		{"UndefinedIn1252", "a\xe9b\x81c\x9d", TextEvidence{Invalid: 1, InvalidByte: 0xE9, Undefined: 3, UndefinedByte: 0x81}},
-		{"UndefinedIn1252ThenUTF8", "a\x8fb é", TextEvidence{MultiByte: true, Invalid: 1, InvalidByte: 0x8F, Undefined: 1, UndefinedByte: 0x8F}},
-		{"TruncatedRuneAtTheEnd", "abc\xe2\x82", TextEvidence{Invalid: 3, InvalidByte: 0xE2, Undefined: -1}},
-		{"UTF8AcrossTheBufferBoundary", pad(64<<10-1) + "€" + pad(10), TextEvidence{MultiByte: true, Invalid: -1, Undefined: -1}},
-		{"StrayByteFarIn", pad(64<<10+5) + "\x92" + "é", TextEvidence{MultiByte: true, Invalid: 64<<10 + 5, InvalidByte: 0x92, Undefined: -1}},
-		{"UndefinedFarIn", pad(200<<10) + "\x9d", TextEvidence{Invalid: 200 << 10, InvalidByte: 0x9D, Undefined: 200 << 10, UndefinedByte: 0x9D}},
+		{"UTF8", "1,José\n", reader.TextEvidence{MultiByte: true, Invalid: -1, Undefined: -1}},
+		{"UTF8WithAStrayByte", "1,José\n2,O\x92Brien\n", reader.TextEvidence{MultiByte: true, Invalid: 11, InvalidByte: 0x92, Undefined: -1}},
+		{"StrayByteBeforeTheUTF8", "2,O\x92Brien\n1,José\n", reader.TextEvidence{MultiByte: true, Invalid: 3, InvalidByte: 0x92, Undefined: -1}},
+		{"ASCIIWithOneApostrophe", "1,O\x92Brien\n", reader.TextEvidence{Invalid: 3, InvalidByte: 0x92, Undefined: -1}},
+		{"Windows1252", "Caf\xe9 M\xfcller \x80 \x96", reader.TextEvidence{Invalid: 3, InvalidByte: 0xE9, Undefined: -1}},
+		{"UndefinedIn1252", "a\xe9b\x81c\x9d", reader.TextEvidence{Invalid: 1, InvalidByte: 0xE9, Undefined: 3, UndefinedByte: 0x81}},
+		{"UndefinedIn1252ThenUTF8", "a\x8fb é", reader.TextEvidence{MultiByte: true, Invalid: 1, InvalidByte: 0x8F, Undefined: 1, UndefinedByte: 0x8F}},
+		{"TruncatedRuneAtTheEnd", "abc\xe2\x82", reader.TextEvidence{Invalid: 3, InvalidByte: 0xE2, Undefined: -1}},
+		{"UTF8AcrossTheBufferBoundary", pad(64<<10-1) + "€" + pad(10), reader.TextEvidence{MultiByte: true, Invalid: -1, Undefined: -1}},
+		{"StrayByteFarIn", pad(64<<10+5) + "\x92" + "é", reader.TextEvidence{MultiByte: true, Invalid: 64<<10 + 5, InvalidByte: 0x92, Undefined: -1}},
+		{"UndefinedFarIn", pad(200<<10) + "\x9d", reader.TextEvidence{Invalid: 200 << 10, InvalidByte: 0x9D, Undefined: 200 << 10, UndefinedByte: 0x9D}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,7 +250,7 @@ func TestChooseEncoding(t *testing.T) {
 			t.Parallel()
 			info, err := Inspect(strings.NewReader(tt.in))
 			require.NoError(t, err)
-			enc, notice, warning := chooseEncoding("c.csv", info, tt.asked)
+			enc, notice, warning := reader.ChooseEncoding("c.csv", info.Head, info.Text, tt.asked)
 			require.Equal(t, tt.want, enc)
 			if tt.notice == "" {
 				require.Empty(t, notice)
@@ -263,7 +265,13 @@ func TestChooseEncoding(t *testing.T) {
 			// The reader agrees: a file planned as text is not refused, and
 			// reads in the encoding chosen.
 			if tt.name != "PNG" && tt.name != "UTF32BOMIsNotUTF16" {
-				_, _, err := readAll(t, []byte(tt.in), ReadOptions{Name: "c.csv", Format: FormatCSV, Encoding: enc})
+				rr, err := reader.NewRowReader(strings.NewReader(tt.in), reader.ReadOptions{Name: "c.csv", Format: reader.FormatCSV, Encoding: enc})
+				for err == nil {
+					_, err = rr.Next()
+				}
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
 				require.NoError(t, err)
 			}
 		})

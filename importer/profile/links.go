@@ -1,4 +1,4 @@
-package importer
+package profile
 
 // Link values beyond plain link fields: lists, ids by prefix, names looked
 // up in the export, joined rows; and how a profile normalises ids.
@@ -10,23 +10,24 @@ import (
 	"strings"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
 )
 
-// linkValue is one value of a link column that is more than a plain link
+// LinkValue is one value of a link column that is more than a plain link
 // field: an element of a list, a polymorphic id, a name, a joined row's id.
-type linkValue struct {
-	field  string // the link field it may give ("contact_id"), or the column when no kind takes it
-	label  string // the column, for messages
-	id     string // the parent's source id to look up; "" when there is none (a lead, an unknown or ambiguous name)
-	shown  string // as the export wrote it: kept in extra or the slot's detail when it does not resolve
-	byName bool
-	note   string // why a name resolved to nothing, for the run log
+type LinkValue struct {
+	Field  string // the link field it may give ("contact_id"), or the column when no kind takes it
+	Label  string // the column, for messages
+	ID     string // the parent's source id to look up; "" when there is none (a lead, an unknown or ambiguous name)
+	Shown  string // as the export wrote it: kept in extra or the slot's detail when it does not resolve
+	ByName bool
+	Note   string // why a name resolved to nothing, for the run log
 }
 
 // hasIDFor reports whether links hold an id (not a name) for field.
-func hasIDFor(links []linkValue, field string) bool {
+func hasIDFor(links []LinkValue, field string) bool {
 	for _, l := range links {
-		if l.field == field && !l.byName && l.id != "" {
+		if l.Field == field && !l.ByName && l.ID != "" {
 			return true
 		}
 	}
@@ -34,7 +35,7 @@ func hasIDFor(links []linkValue, field string) bool {
 }
 
 // normID is an id or link value as the profile compares it.
-func (m *mapper) normID(v string) string {
+func (m *Mapper) normID(v string) string {
 	v = strings.TrimSpace(v)
 	if emptySpelling(v) || m.p.empty[v] {
 		return ""
@@ -47,7 +48,7 @@ func (m *mapper) normID(v string) string {
 
 // linkValues reads one link column's value: the values of a list, each
 // given its kind (by the link, or by id prefix) or looked up by name.
-func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
+func (m *Mapper) linkValues(ls *linkSpec, c reader.Col, label string) []LinkValue {
 	var raw []string
 	switch {
 	case ls.list == "json" || (ls.list != "" && c.Nested):
@@ -57,7 +58,7 @@ func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
 	default:
 		raw = []string{c.Value}
 	}
-	var out []linkValue
+	var out []LinkValue
 	for _, s := range raw {
 		shown := strings.TrimSpace(s)
 		if shown == "" || emptySpelling(shown) || m.p.empty[shown] {
@@ -72,17 +73,17 @@ func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
 			continue
 		}
 		if ls.kind != "" {
-			out = append(out, linkValue{field: canon.LinkField(ls.kind), label: label, id: id, shown: shown})
+			out = append(out, LinkValue{Field: canon.LinkField(ls.kind), Label: label, ID: id, Shown: shown})
 			continue
 		}
-		v := linkValue{field: label, label: label, shown: shown} // a prefix no kind takes: kept as unresolved
+		v := LinkValue{Field: label, Label: label, Shown: shown} // a prefix no kind takes: kept as unresolved
 		ignore := false
 		for _, pr := range ls.prefixes {
 			if strings.HasPrefix(id, pr.prefix) {
 				if pr.kind == "" {
 					ignore = true
 				} else {
-					v.field, v.id = canon.LinkField(pr.kind), id
+					v.Field, v.ID = canon.LinkField(pr.kind), id
 				}
 				break
 			}
@@ -97,16 +98,16 @@ func (m *mapper) linkValues(ls *linkSpec, c Col, label string) []linkValue {
 // byName looks a name up among the parent kind's records of the export:
 // one record with that exact name is the link; none, or several, is no
 // link (never a guess), with a note saying so when several.
-func (m *mapper) byName(ls *linkSpec, label, name string) linkValue {
-	v := linkValue{field: canon.LinkField(ls.kind), label: label, shown: name, byName: true}
-	if m.aux == nil || m.aux.names[ls] == nil {
+func (m *Mapper) byName(ls *linkSpec, label, name string) LinkValue {
+	v := LinkValue{Field: canon.LinkField(ls.kind), Label: label, Shown: name, ByName: true}
+	if m.side == nil || m.side.names[ls] == nil {
 		return v
 	}
-	refs := m.aux.names[ls].refs[name]
+	refs := m.side.names[ls].refs[name]
 	switch len(refs) {
 	case 0:
 	case 1:
-		v.id = refs[0].id
+		v.ID = refs[0].id
 	default:
 		var at []string
 		for i, r := range refs {
@@ -116,7 +117,7 @@ func (m *mapper) byName(ls *linkSpec, label, name string) linkValue {
 			}
 			at = append(at, fmt.Sprintf("%s:%d", r.file, r.line))
 		}
-		v.note = fmt.Sprintf("%s %q names %d %s of the export (%s): left unlinked, not guessed",
+		v.Note = fmt.Sprintf("%s %q names %d %s of the export (%s): left unlinked, not guessed",
 			label, name, len(refs), ls.kind.Plural(), strings.Join(at, ", "))
 	}
 	return v

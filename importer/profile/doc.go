@@ -1,0 +1,29 @@
+// Package profile owns the source profiles (SPEC §4) and the mapping of a
+// row onto a record:
+//
+//   - profiles as data: the built-in ones are the YAML files of profiles/,
+//     embedded in the binary (BuiltinNames, Builtin, Canonical); a user's
+//     own is a file of the same shape. Load reads one and validates it
+//     strictly (load.go): an unknown key, kind or field, a bad pattern or
+//     date format, a link to a kind that cannot be a parent… each is an
+//     *Error naming the file, the line and the key, all of them at once;
+//   - which file holds which kind (FileKind, by its name), and what the
+//     tasks of a kind read beside their files (sidefiles.go: FindSideFiles
+//     as a run is planned, ReadSideFiles as a task opens — joined files,
+//     parents looked up by name, folders of body files);
+//   - the Mapper (record.go), from a row onto its kind's canonical fields,
+//     what the profile says resolved once per file and per header, not per
+//     row: columns found by name, case- and space-insensitively
+//     (columns.go), values a profile rewrites (values.go: spellings of
+//     empty, value maps, ids, flags, date formats), links beyond the plain
+//     link fields (links.go: lists, ids by prefix, names, joined rows); and
+//     the record's validation, by canon (Record.Validate).
+//
+// The rules it keeps: nothing in the export is dropped silently (SPEC §4)
+// — a column no field takes is kept in Extra, and extra columns that
+// cannot be kept fail their record; a name that names several parents is
+// no link, never a guess (R6: the link's note says so); ids are compared
+// exactly. Column names from a profile are only compared with headers;
+// they never reach SQL text. It imports canon, ledger (for its kinds),
+// input and reader.
+package profile

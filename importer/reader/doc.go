@@ -1,0 +1,30 @@
+// Package reader reads the rows of one export file, and tells what a file
+// is before it reads it. It owns:
+//
+//   - the formats (Format; FormatOf, a file's format by its name) and
+//     RowReader, which reads a file's records one at a time through a
+//     source per format: CSV (read_csv.go: RFC 4180 with real-world
+//     tolerance — a BOM, CRLF or lone CR line ends, quoted line breaks, a
+//     sep= line or a sniffed ";" or tab delimiter — and a report's footer
+//     told from its records, footer.go), JSON and JSON Lines (read_json.go:
+//     an array, an object holding one, or a record per line, streamed and
+//     never loaded whole; SurveyJSON reads a file's outline before its
+//     first record). An XLSX reader will be a third source;
+//   - the sniffing of what a file is (sniff.go): an archive, an image, a
+//     workbook, binary data, JSON or an HTML page where CSV was expected,
+//     UTF-16 or UTF-32 text;
+//   - the encodings (encoding.go): the evidence a file's bytes give of
+//     theirs (EvidenceScanner, run in the pass that fingerprints the file)
+//     and the choice made on it (ChooseEncoding: UTF-8 wherever the file
+//     holds UTF-8, Windows-1252 only as a warning, --encoding over both);
+//   - CountingReader, with which progress and the bomb guards count bytes.
+//
+// The rules it keeps (SPEC §4): bad input never panics and never stops
+// the other records — a record that cannot be read comes back as a Row
+// with its RowError (file, line, reason) and its text as it stands in the
+// file, and fails alone (step 0; R4 keeps the raw row); a file that cannot
+// be read is a FileError that names the file and what is wrong. Lines are
+// the file's own, whatever its line ends, and a record is bounded in size,
+// so that a quote never closed fails the file instead of filling memory.
+// It imports no package of the project.
+package reader

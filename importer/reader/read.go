@@ -1,0 +1,279 @@
+package reader
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+
+	"golang.org/x/text/transform"
+)
+
+// Format of one input file.
+type Format string
+
+const (
+	FormatCSV Format = "csv"
+	// FormatJSON is a top-level array of objects, or an object holding one
+	// of "records"/"results"/"data" whose value is such an array, or
+	// (tolerated) JSON Lines content in a .json file.
+	FormatJSON Format = "json"
+	// FormatJSONL is one object per line (blank lines ignored).
+	FormatJSONL Format = "jsonl"
+)
+
+// FormatOf tells the format of a file from its name's extension.
+func FormatOf(name string) (Format, bool) {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".csv":
+		return FormatCSV, true
+	case ".json":
+		return FormatJSON, true
+	case ".jsonl", ".ndjson":
+		return FormatJSONL, true
+	}
+	return "", false
+}
+
+// Col is one cell: the header name (CSV) or key (JSON) and its text.
+// Nested marks a JSON object or array, whose Value is its compact JSON.
+type Col struct {
+	Name, Value string
+	Nested      bool
+}
+
+// Row is one record as read, before any mapping to fields.
+type Row struct {
+	Line int // 1-based line of the file where the record starts
+	// Cols are in file order. CSV: one per header column, names exactly as
+	// in the header (duplicates kept as they are, BOM removed). JSON: the
+	// object's keys in order.
+	Cols []Col
+	// Err is non-nil when this record cannot be read as it is (Reason says
+	// why); Cols then holds what could be read, and may be nil.
+	Err *RowError
+	// Text is the record as it stands in the file, for a CSV record that
+	// could not be parsed (R4 keeps the raw row of a failure).
+	Text string
+}
+
+// RowError: one record is bad; reading goes on with the next.
+type RowError struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+func (e *RowError) Error() string {
+	return e.File + ":" + strconv.Itoa(e.Line) + ": " + e.Reason
+}
+
+// FileError: the file (or its remainder) cannot be read; the caller fails
+// the whole file.
+type FileError struct {
+	File   string
+	Line   int
+	Reason string
+
+	cause error // the underlying error, if any (a read error), for Unwrap
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return e.File + ":" + strconv.Itoa(e.Line) + ": " + e.Reason
+	}
+	return e.File + ": " + e.Reason
+}
+
+// Unwrap returns the error of the underlying reader that made the file
+// unreadable, or nil.
+func (e *FileError) Unwrap() error { return e.cause }
+
+// ReadOptions say how to read one file.
+type ReadOptions struct {
+	Name   string // display name for errors (usually the file's base name)
+	Format Format
+	// Encoding is "" or "utf-8" (any case): UTF-8, BOM removed;
+	// "windows-1252"/"cp1252"; or any name htmlindex knows. An unknown name
+	// is an error from NewRowReader.
+	Encoding string
+
+	// keptText overrides maxKeptText (csvTracker), for tests; 0 means the
+	// default.
+	keptText int64
+}
+
+// RowReader reads the records of one CSV, JSON or JSON Lines file as Rows.
+type RowReader struct {
+	name  string
+	raw   *CountingReader
+	src   source
+	final error // io.EOF or a *FileError, once reached: returned forever
+}
+
+// A source reads the records of one format from a file's text, BOM
+// removed and decoded, for RowReader: csvSource reads CSV, jsonSource JSON
+// and JSON Lines (one source for both: a .json file may hold JSON Lines and
+// a .jsonl file an array, which it tells as it reads). What only CSV has —
+// a delimiter, a footer — RowReader asks of the csvSource itself.
+type source interface {
+	// next returns the next record: io.EOF after the last one, a
+	// *FileError when the rest of the file cannot be read, a Row with Err
+	// set for a record that is bad on its own.
+	next() (Row, error)
+	// header is the names of the file's columns as it writes them (a CSV
+	// file's header row); nil when each record names its own (JSON) or the
+	// file holds none.
+	header() []string
+}
+
+// maxRecordBytes bounds one record, so that a quote that is never closed
+// in a 1 GB file fails the file instead of filling memory. A 50 MB note
+// stays well within it.
+const maxRecordBytes = 256 << 20
+
+// NewRowReader starts reading r. For CSV it reads and keeps the header
+// row. It returns a *FileError for what makes the file unreadable (an
+// archive, binary data, JSON where CSV was expected, a broken header), and
+// a plain error for a bad option (unknown format or encoding).
+func NewRowReader(r io.Reader, opt ReadOptions) (*RowReader, error) {
+	name := opt.Name
+	if name == "" {
+		name = "<input>"
+	}
+	enc, err := lookupEncoding(opt.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	switch opt.Format {
+	case FormatCSV, FormatJSON, FormatJSONL:
+	default:
+		return nil, fmt.Errorf("read %s: unknown format %q (want csv, json or jsonl)", name, opt.Format)
+	}
+
+	rr := &RowReader{name: name, raw: NewCountingReader(r)}
+	br := bufio.NewReaderSize(rr.raw, 64<<10)
+	head, err := br.Peek(SniffSize)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, rr.readError(0, err)
+	}
+	if reason := sniffMagic(head, opt.Format, enc); reason != "" {
+		return nil, &FileError{File: name, Reason: reason}
+	}
+	if enc.asciiCompatible && bytes.HasPrefix(head, utf8BOM) {
+		// Removed before decoding: read as windows-1252 it would become "ï»¿".
+		if _, err := br.Discard(len(utf8BOM)); err != nil {
+			return nil, rr.readError(0, err)
+		}
+	}
+	var text io.Reader = br
+	if enc.enc != nil {
+		text = transform.NewReader(br, enc.enc.NewDecoder())
+	}
+
+	switch opt.Format {
+	case FormatCSV:
+		if rr.src, err = newCSVSource(name, text, enc.isUTF8, cmp.Or(opt.keptText, maxKeptText)); err != nil {
+			return nil, err
+		}
+	default:
+		rr.src = newJSONSource(name, text, opt.Format, enc.isUTF8)
+	}
+	return rr, nil
+}
+
+// Next returns the next record: io.EOF after the last one, or a
+// *FileError when the rest of the file cannot be read. A record that is
+// bad on its own comes back as a Row with Err set, and reading goes on.
+func (r *RowReader) Next() (Row, error) {
+	if r.final != nil {
+		return Row{}, r.final
+	}
+	row, err := r.src.next()
+	if err != nil {
+		var fe *FileError
+		if !errors.Is(err, io.EOF) && !errors.As(err, &fe) {
+			err = r.readError(0, err)
+		}
+		r.final = err
+		return Row{}, err
+	}
+	return row, nil
+}
+
+// Header returns the CSV header names as in the file (BOM removed); nil
+// for JSON or an empty file.
+func (r *RowReader) Header() []string {
+	h := r.src.header()
+	if h == nil {
+		return nil
+	}
+	return append([]string(nil), h...)
+}
+
+// asCSV is the source when the file is CSV, else nil.
+func (r *RowReader) asCSV() *csvSource {
+	c, _ := r.src.(*csvSource)
+	return c
+}
+
+// Footer returns, once Next has returned io.EOF, the block at the end of a
+// CSV file that was not read because it is a footer (footer.go), or nil.
+func (r *RowReader) Footer() *Footer {
+	if c := r.asCSV(); c != nil {
+		return c.foot.footer
+	}
+	return nil
+}
+
+// WatchFooter lets a CSV reader tell rows with an id from rows without:
+// after an empty row, a block of rows without ids to the end of the file is
+// a footer. Without it, only Salesforce's report footer is told apart.
+func (r *RowReader) WatchFooter(hasID func(Row) bool) {
+	if c := r.asCSV(); c != nil {
+		c.foot.hasID = hasID
+	}
+}
+
+// Delimiter returns the CSV delimiter named by a sep= line or sniffed from
+// the header line (0 for JSON).
+func (r *RowReader) Delimiter() rune {
+	if c := r.asCSV(); c != nil {
+		return c.comma
+	}
+	return 0
+}
+
+// BytesRead returns the raw (undecoded) bytes consumed from the underlying
+// reader so far. Reading is buffered, so it runs ahead of the rows
+// returned; at io.EOF it equals the size of the input.
+func (r *RowReader) BytesRead() int64 { return r.raw.BytesRead() }
+
+func (r *RowReader) readError(line int, err error) *FileError {
+	return &FileError{File: r.name, Line: line, Reason: "read: " + err.Error(), cause: err}
+}
+
+// CountingReader counts the bytes read through it.
+type CountingReader struct {
+	r io.Reader
+	n int64
+}
+
+// NewCountingReader counts what is read from r.
+func NewCountingReader(r io.Reader) *CountingReader { return &CountingReader{r: r} }
+
+func (c *CountingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// BytesRead is how many bytes were read through c so far.
+func (c *CountingReader) BytesRead() int64 { return c.n }
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
