@@ -1,6 +1,10 @@
 package canon
 
-import "crmimport/ledger"
+import (
+	"slices"
+
+	"crmimport/ledger"
+)
 
 // fields are each kind's canonical fields in order (SPEC §4).
 var fields = map[ledger.Kind][]string{
@@ -16,14 +20,7 @@ var fields = map[ledger.Kind][]string{
 func Fields(k ledger.Kind) []string { return append([]string(nil), fields[k]...) }
 
 // HasField reports whether f is a canonical field of kind k.
-func HasField(k ledger.Kind, f string) bool {
-	for _, g := range fields[k] {
-		if g == f {
-			return true
-		}
-	}
-	return false
-}
+func HasField(k ledger.Kind, f string) bool { return slices.Contains(fields[k], f) }
 
 // FieldSet is a kind's canonical fields with where each one is and what it
 // holds: the shape of a record's values, one string per field.
