@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -25,16 +26,16 @@ type ConflictError struct {
 func (e *ConflictError) Error() string {
 	var parts []string
 	if len(e.Runs) > 0 {
-		parts = append(parts, plural(len(e.Runs), "run ", "runs ")+idList(e.Runs))
+		parts = append(parts, reader.Plural(len(e.Runs), "run ", "runs ")+idList(e.Runs))
 	}
 	if len(e.Tasks) > 0 {
-		parts = append(parts, plural(len(e.Tasks), "task ", "tasks ")+idList(e.Tasks))
+		parts = append(parts, reader.Plural(len(e.Tasks), "task ", "tasks ")+idList(e.Tasks))
 	}
 	if e.Slots.N > 0 {
-		parts = append(parts, plural(e.Slots.N, "the slot ", "the slots ")+e.Slots.String())
+		parts = append(parts, reader.Plural(e.Slots.N, "the slot ", "the slots ")+e.Slots.String())
 	}
 	if e.SlotIDs.N > 0 {
-		parts = append(parts, plural(int(e.SlotIDs.N), "slot id ", "slot ids ")+e.SlotIDs.String())
+		parts = append(parts, reader.Plural(int(e.SlotIDs.N), "slot id ", "slot ids ")+e.SlotIDs.String())
 	}
 	var tables []string
 	var n int64
@@ -45,7 +46,7 @@ func (e *ConflictError) Error() string {
 		}
 	}
 	if n > 0 {
-		parts = append(parts, plural(int(n), "the target row ", "the target rows ")+strings.Join(tables, ", "))
+		parts = append(parts, reader.Plural(int(n), "the target row ", "the target rows ")+strings.Join(tables, ", "))
 	}
 	msg := fmt.Sprintf("ledger load %s: refused, nothing was loaded: the database already holds %s", e.Dump, strings.Join(parts, "; "))
 	if len(e.LiveRuns) > 0 {
@@ -137,13 +138,6 @@ func (n Names) String() string {
 		out += fmt.Sprintf(" (and %d more)", n.N-len(n.first))
 	}
 	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func sortedIDs(m map[int64]bool) []int64 {

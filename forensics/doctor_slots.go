@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/target"
 )
@@ -199,8 +200,8 @@ func (d *doctor) orphanSlots() error {
 			where = fmt.Sprintf("%s row %s", g.kind.Table(), strings.Join(rows[g], ", "))
 		}
 		f.Details = append(f.Details, fmt.Sprintf("%d %s %s (source %s) %s final, but %s target %s missing (%s)",
-			len(ids[g]), string(g.kind), plural(len(ids[g]), "slot", "slots"), g.source, plural(len(ids[g]), "is", "are"),
-			plural(len(ids[g]), "its", "their"), plural(len(ids[g]), "row is", "rows are"), where))
+			len(ids[g]), string(g.kind), reader.Plural(len(ids[g]), "slot", "slots"), g.source, reader.Plural(len(ids[g]), "is", "are"),
+			reader.Plural(len(ids[g]), "its", "their"), reader.Plural(len(ids[g]), "row is", "rows are"), where))
 		// Step one frees the slots (R2 refuses every claim while they are
 		// there), step two imports the records again. The statement is
 		// SQL with each value a quoted literal, and the whole of it one

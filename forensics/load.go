@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -363,7 +364,7 @@ func (l *loader) warnMisphased(context.Context) error {
 		"(1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails): %s. Production's order may have imported "+
 		"records before their parents, their links lost for good (R7); `crmimport resume RUN --from PATH` re-arms an "+
 		"unfinished task in its kind's phase, and `crmimport doctor` names such tasks (%s)",
-		l.misphased.N, plural(l.misphased.N, "task is", "tasks are"), plural(l.misphased.N, "its", "their"), l.misphased, MisphasedTasks))
+		l.misphased.N, reader.Plural(l.misphased.N, "task is", "tasks are"), reader.Plural(l.misphased.N, "its", "their"), l.misphased, MisphasedTasks))
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"crmimport/importer/reader"
 )
 
 // WriteDiagnosis writes doctor's findings as text: the incidents they add
@@ -20,7 +22,7 @@ func WriteDiagnosis(w io.Writer, d *Diagnosis) {
 			"no task out of its kind's phase, no false success, no unfinalized run, no slot without its row\n", scope)
 		return
 	}
-	fmt.Fprintf(w, "doctor: %s — %d %s\n", scope, len(d.Findings), plural(len(d.Findings), "finding", "findings"))
+	fmt.Fprintf(w, "doctor: %s — %d %s\n", scope, len(d.Findings), reader.Plural(len(d.Findings), "finding", "findings"))
 	for _, inc := range d.Incidents {
 		fmt.Fprintf(w, "\nincident %s (tenant %s): %s\n", inc.Name, inc.Tenant, inc.Summary)
 	}
@@ -105,7 +107,7 @@ func WriteGrouping(w io.Writer, g *Grouping) {
 		return
 	}
 	fmt.Fprintf(w, "the ledger of tenant %s%s: %d %s, by kind, action, reason and run\n\n", g.Tenant, scope, g.Total,
-		plural(int(g.Total), "slot", "slots"))
+		reader.Plural(int(g.Total), "slot", "slots"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  KIND\tSOURCE\tACTION\tREASON\tRUN\tCOUNT")
 	for _, gr := range g.Groups {
