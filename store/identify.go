@@ -251,3 +251,20 @@ func Copy(ctx context.Context, path, dest string) (copied bool, err error) {
 	}
 	return true, nil
 }
+
+// Throwaway copies the database at path (when there is one) into a new
+// private folder, through Copy, for a dry run: the run works on the copy,
+// and cleanup removes it. path itself is never written.
+func Throwaway(ctx context.Context, path string) (copyPath string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "crmimport-dry-run-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	copyPath = filepath.Join(dir, "dry-run.db")
+	if _, err := Copy(ctx, path, copyPath); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("dry run: %w", err)
+	}
+	return copyPath, cleanup, nil
+}

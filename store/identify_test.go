@@ -141,3 +141,26 @@ func TestOpenPathsWithURICharacters(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "nothing made beside it under a cut-off name")
 }
+
+// TestOpenReaderWritesNothing: the desktop's read pool reads what the
+// writer commits and refuses every write.
+func TestOpenReaderWritesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	w, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer w.Close()
+	r, err := OpenReader(ctx, path)
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = w.ExecContext(ctx, `INSERT INTO migrations (tenant_id, source, status, started_at) VALUES ('t', 's', 'succeeded', 'x')`)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, r.QueryRowContext(ctx, `SELECT count(*) FROM migrations`).Scan(&n))
+	require.Equal(t, 1, n, "a reader sees what the writer committed")
+	_, err = r.ExecContext(ctx, `DELETE FROM migrations`)
+	require.Error(t, err, "a reader writes nothing")
+	_, err = OpenReader(ctx, filepath.Join(t.TempDir(), "none.db"))
+	require.ErrorIs(t, err, ErrNoDatabase)
+}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -100,7 +98,7 @@ func (a *app) runAction(c *cli.Context) error {
 	}
 	dbPath := a.dbPath
 	if c.Bool("dry-run") {
-		tmp, cleanup, err := a.dryRunCopy(c.Context)
+		tmp, cleanup, err := store.Throwaway(c.Context, a.dbPath)
 		if err != nil {
 			return err
 		}
@@ -200,20 +198,4 @@ func describePlan(ctx context.Context, imp *importer.Importer, runID int64) stri
 		return "no task left to run"
 	}
 	return fmt.Sprintf("%d tasks: %s", len(parts), strings.Join(parts, ", "))
-}
-
-// dryRunCopy copies the database to a temporary file without writing to
-// it (store.Copy: a read-only connection and VACUUM INTO).
-func (a *app) dryRunCopy(ctx context.Context) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "crmimport-dry-run-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	tmp := filepath.Join(dir, "dry-run.db")
-	if _, err := store.Copy(ctx, a.dbPath, tmp); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("dry run: %w", err)
-	}
-	return tmp, cleanup, nil
 }

@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+)
+
+// Readers is how many connections OpenReader keeps: pages read at the same
+// time as an event stream polls.
+const Readers = 4
+
+// OpenReader opens a pool of read-only connections on the crmimport
+// database at path, which Open has made (and upgraded): the desktop's
+// pages read through it, so that they never wait behind the batches of a
+// run that the same process writes through its one writer connection
+// (SPEC §9). Under WAL a reader never waits for a writer. It writes
+// nothing, and refuses a file that is not ours as Open does.
+func OpenReader(ctx context.Context, path string) (*sql.DB, error) {
+	exists, err := identify(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoDatabase)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "query_only(1)")
+	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -CacheKiB/4))
+	db, err := sql.Open("sqlite", fileURI(path)+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open database %s for reading: %w", path, err)
+	}
+	db.SetMaxOpenConns(Readers)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s for reading: %w", path, err)
+	}
+	return db, nil
+}
