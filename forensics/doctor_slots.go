@@ -78,6 +78,14 @@ func (d *doctor) staleSkips() error {
 	return nil
 }
 
+// parentsFoundSQL: the kinds (comma-separated, or NULL) of the parents
+// named in a skipped slot r's detail that now have a final slot of the
+// same tenant and source.
+const parentsFoundSQL = `(SELECT group_concat(DISTINCT p.kind) FROM json_each(r.detail) j
+     CROSS JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
+      AND p.kind = CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'deal_id' THEN 'deal' END
+      AND p.action IN ('created', 'matched'))`
+
 // readySQL: R3 and R6, a skipped slot whose detail (what the skip could not
 // resolve: {"contact_id": "c-1"}) names a parent that now has a final slot
 // of the same tenant and source: a run of its kind takes it over. CROSS
@@ -86,11 +94,7 @@ func (d *doctor) staleSkips() error {
 // every slot for each skip.
 // json_each and json_valid are SQLite's spelling (store.Dialect).
 const readySQL = `
-SELECT r.tenant_id, r.source, r.kind, r.source_id,
-    (SELECT group_concat(DISTINCT p.kind) FROM json_each(r.detail) j
-     CROSS JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
-      AND p.kind = CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'deal_id' THEN 'deal' END
-      AND p.action IN ('created', 'matched'))
+SELECT r.tenant_id, r.source, r.kind, r.source_id, ` + parentsFoundSQL + `
 FROM migration_records r
 WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL AND json_valid(r.detail)
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`

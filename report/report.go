@@ -14,9 +14,13 @@ import (
 
 // Reason is a skip or failure reason with how many records gave it.
 type Reason struct {
-	Reason string `json:"reason"`
-	Count  int64  `json:"count"`
+	Reason   string   `json:"reason"`
+	Count    int64    `json:"count"`
+	Examples []string `json:"examples"` // a few source ids that gave it
 }
+
+// maxReasonExamples is how many example ids a reason keeps.
+const maxReasonExamples = 3
 
 // Kind is one kind's part of a run.
 type Kind struct {
@@ -107,8 +111,31 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 // carries its latest attempt (R3), so a later run that takes it over takes
 // it from this report too; the counts above stay what the run saw.
 const skipsSQL = `
-SELECT kind, coalesce(reason, ''), count(*) FROM migration_records
-WHERE migration_id = ? AND action = 'skipped' GROUP BY kind, reason`
+SELECT kind, reason, n, source_id FROM (
+    SELECT kind, coalesce(reason, '') AS reason, source_id,
+           count(*) OVER w AS n, row_number() OVER (PARTITION BY kind, reason ORDER BY source_id) AS i
+    FROM migration_records WHERE migration_id = ? AND action = 'skipped'
+    WINDOW w AS (PARTITION BY kind, reason))
+WHERE i <= 3
+ORDER BY kind, reason, source_id`
+
+// List reads the report of every run of tenant ("" for all), newest
+// first, without their logs: what `runs` shows.
+func List(ctx context.Context, db *sql.DB, e *phases.Engine, tenant string) ([]*Report, error) {
+	runs, err := phases.ListRuns(ctx, db, tenant)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Report, 0, len(runs))
+	for _, r := range runs {
+		rep, err := Build(ctx, db, e, r.ID, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rep)
+	}
+	return out, nil
+}
 
 func readSkips(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Kind]*Kind) error {
 	rows, err := db.QueryContext(ctx, skipsSQL, runID)
@@ -117,14 +144,20 @@ func readSkips(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Ki
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var k, reason string
+		var k, reason, id string
 		var n int64
-		if err := rows.Scan(&k, &reason, &n); err != nil {
+		if err := rows.Scan(&k, &reason, &n, &id); err != nil {
 			return err
 		}
-		if kr, ok := kinds[ledger.Kind(k)]; ok {
-			kr.Skips = append(kr.Skips, Reason{Reason: reason, Count: n})
+		kr, ok := kinds[ledger.Kind(k)]
+		if !ok {
+			continue
 		}
+		if last := len(kr.Skips) - 1; last >= 0 && kr.Skips[last].Reason == reason {
+			kr.Skips[last].Examples = append(kr.Skips[last].Examples, id)
+			continue
+		}
+		kr.Skips = append(kr.Skips, Reason{Reason: reason, Count: n, Examples: []string{id}})
 	}
 	for _, kr := range kinds {
 		sortReasons(kr.Skips)
@@ -133,7 +166,7 @@ func readSkips(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Ki
 }
 
 const failuresSQL = `
-SELECT kind, reason, count(*) FROM record_failures WHERE migration_id = ? GROUP BY kind, reason`
+SELECT kind, reason, count(*), coalesce(min(source_id), '') FROM record_failures WHERE migration_id = ? GROUP BY kind, reason`
 
 func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Kind]*Kind) error {
 	rows, err := db.QueryContext(ctx, failuresSQL, runID)
@@ -141,26 +174,36 @@ func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger
 		return fmt.Errorf("read failure reasons: %w", err)
 	}
 	defer rows.Close()
-	classes := map[ledger.Kind]map[string]int64{}
+	classes := map[ledger.Kind]map[string]*Reason{}
 	for rows.Next() {
-		var k, reason string
+		var k, reason, id string
 		var n int64
-		if err := rows.Scan(&k, &reason, &n); err != nil {
+		if err := rows.Scan(&k, &reason, &n, &id); err != nil {
 			return err
 		}
 		kind := ledger.Kind(k)
 		if classes[kind] == nil {
-			classes[kind] = map[string]int64{}
+			classes[kind] = map[string]*Reason{}
 		}
-		classes[kind][ReasonClass(reason)] += n
+		c := ReasonClass(reason)
+		r := classes[kind][c]
+		if r == nil {
+			r = &Reason{Reason: c, Examples: []string{}}
+			classes[kind][c] = r
+		}
+		r.Count += n
+		if id != "" && len(r.Examples) < maxReasonExamples {
+			r.Examples = append(r.Examples, id)
+		}
 	}
 	for k, m := range classes {
 		kr, ok := kinds[k]
 		if !ok {
 			continue
 		}
-		for reason, n := range m {
-			kr.Failures = append(kr.Failures, Reason{Reason: reason, Count: n})
+		for _, r := range m {
+			sort.Strings(r.Examples)
+			kr.Failures = append(kr.Failures, *r)
 		}
 		sortReasons(kr.Failures)
 	}

@@ -174,7 +174,7 @@ func WriteReport(w io.Writer, r *Report) {
 		if k.Skipped > 0 {
 			fmt.Fprintln(w, "  skipped:")
 			for _, s := range top(k.Skips, 10) {
-				fmt.Fprintf(w, "    %8s  %s\n", Count(s.Count), s.Reason)
+				fmt.Fprintf(w, "    %8s  %s%s\n", Count(s.Count), s.Reason, examples(s))
 			}
 			if taken := k.Skipped - sum(k.Skips); taken > 0 {
 				fmt.Fprintf(w, "    %8s  taken over by a later run since\n", Count(taken))
@@ -183,7 +183,7 @@ func WriteReport(w io.Writer, r *Report) {
 		if k.Failures != nil {
 			fmt.Fprintln(w, "  failed:")
 			for _, s := range top(k.Failures, 10) {
-				fmt.Fprintf(w, "    %8s  %s\n", Count(s.Count), s.Reason)
+				fmt.Fprintf(w, "    %8s  %s%s\n", Count(s.Count), s.Reason, examples(s))
 			}
 		}
 	}
@@ -194,6 +194,14 @@ func WriteReport(w io.Writer, r *Report) {
 			fmt.Fprintf(w, "  %s  %-7s  %s\n", l.At, l.Level, l.Message)
 		}
 	}
+}
+
+// examples names a reason's example ids: " (e.g. c-1, c-7)".
+func examples(r Reason) string {
+	if len(r.Examples) == 0 {
+		return ""
+	}
+	return " (e.g. " + strings.Join(r.Examples, ", ") + ")"
 }
 
 func top(rs []Reason, n int) []Reason {

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"crmimport/phases"
 	"crmimport/report"
 )
 
@@ -30,18 +29,9 @@ Examples:
 				return err
 			}
 			defer db.Close()
-			e := a.engine(db)
-			runs, err := phases.ListRuns(c.Context, db, c.String("tenant"))
+			reports, err := report.List(c.Context, db, a.engine(db), c.String("tenant"))
 			if err != nil {
 				return err
-			}
-			var reports []*report.Report
-			for _, r := range runs {
-				rep, err := report.Build(c.Context, db, e, r.ID, false)
-				if err != nil {
-					return err
-				}
-				reports = append(reports, rep)
 			}
 			if a.json {
 				out := []report.Summary{}

@@ -1,0 +1,48 @@
+package desktop
+
+import "net/http"
+
+// route is one thing the server answers. Every route is registered from
+// this table through guard (Host, token, origin): the security tests walk
+// the table, so that a route added here cannot skip them.
+type route struct {
+	method  string
+	pattern string
+	h       http.HandlerFunc
+}
+
+func (s *Server) routeTable() []route {
+	get := func(p string, h http.HandlerFunc) route { return route{http.MethodGet, p, h} }
+	post := func(p string, h http.HandlerFunc) route { return route{http.MethodPost, p, h} }
+	return []route{
+		// Pages (SPEC §9), each at a URL a user can bookmark.
+		get("/{$}", s.runsPage),
+		get("/runs/{id}", s.runPage),
+		get("/runs/{id}/failed", s.failedPage),
+		get("/runs/{id}/skipped", s.skippedPage),
+		get("/runs/{id}/report.html", s.reportDownload),
+		get("/runs/{id}/rejects.csv", s.rejectsDownload),
+		get("/import", s.importPage),
+		get("/ledger", s.ledgerPage),
+		get("/profiles", s.profilesPage),
+		get("/profiles/{name}", s.profilePage),
+		get("/static/{file}", s.static),
+
+		// The JSON API the pages use, in the shapes of --json (README).
+		get("/api/runs", s.apiRuns),
+		get("/api/runs/{id}", s.apiRun),
+		get("/api/runs/{id}/events", s.apiEvents),
+		get("/api/runs/{id}/rejects", s.rejectsDownload),
+		get("/api/runs/{id}/failed", s.apiFailed),
+		get("/api/runs/{id}/skipped", s.apiSkipped),
+		post("/api/runs/{id}/stop", s.apiStop),
+		post("/api/runs/{id}/resume", s.apiResume),
+		post("/api/inspect", s.apiInspect),
+		post("/api/imports", s.apiImport),
+		post("/api/uploads", s.apiUpload),
+		get("/api/files", s.apiFiles),
+		get("/api/doctor", s.apiDoctor),
+		get("/api/ledger/why", s.apiWhy),
+		get("/api/profiles", s.apiProfiles),
+	}
+}

@@ -1,0 +1,235 @@
+package desktop
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"crmimport/importer"
+	"crmimport/phases"
+	"crmimport/store"
+)
+
+//go:embed assets
+var embedded embed.FS
+
+// Config is what `crmimport ui` starts a server with.
+type Config struct {
+	DBPath string // the database; made when absent (an import can start here)
+	Addr   string // a loopback address; port 0 takes a free one
+	Assets string // a folder to serve the templates and static files from, for development; "" for the embedded ones
+	// Failpoints is passed to the engine of the runs started here.
+	Engine func(db *sql.DB) *phases.Engine
+}
+
+// Server is one running desktop.
+type Server struct {
+	cfg    Config
+	db     *sql.DB // the one writer: runs started here, stop, resume
+	ro     *sql.DB // the pages' and the API's reads
+	eng    *phases.Engine
+	ln     net.Listener
+	srv    *http.Server
+	addr   string
+	hosts  []string
+	token  string
+	cookie string
+	origin *http.CrossOriginProtection
+	assets fs.FS
+	routes []route
+	events *hub
+
+	ctx    context.Context // cancelled at Shutdown: runs started here stop after their batch (R14)
+	cancel context.CancelFunc
+	runs   sync.WaitGroup
+	mu     sync.Mutex
+	live   map[int64]bool // runs this process works on now
+}
+
+// New opens the database (its writer and a read-only pool), listens on
+// cfg.Addr, and makes the instance's token and cookie name.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if err := CheckAddr(cfg.Addr); err != nil {
+		return nil, err
+	}
+	if cfg.Engine == nil {
+		cfg.Engine = func(db *sql.DB) *phases.Engine { return phases.New(db, nil) }
+	}
+	s := &Server{cfg: cfg, live: map[int64]bool{}}
+	var err error
+	if s.assets, err = assetsFS(cfg.Assets); err != nil {
+		return nil, err
+	}
+	if s.token, err = newSecret(16); err != nil { // 128 bits (SPEC §9)
+		return nil, err
+	}
+	suffix, err := newSecret(4)
+	if err != nil {
+		return nil, err
+	}
+	s.cookie = "crmimport_" + suffix // cookies are shared by the ports of a host: one name per instance
+	if s.db, err = store.Open(ctx, cfg.DBPath); err != nil {
+		return nil, err
+	}
+	if s.ro, err = store.OpenReader(ctx, cfg.DBPath); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	s.eng = cfg.Engine(s.db)
+	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		s.close()
+		return nil, fmt.Errorf("ui: listen on %s: %w", cfg.Addr, err)
+	}
+	port := strconv.Itoa(s.ln.Addr().(*net.TCPAddr).Port)
+	host, _, _ := net.SplitHostPort(cfg.Addr)
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	s.addr = net.JoinHostPort(host, port)
+	s.hosts = []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
+	s.origin = http.NewCrossOriginProtection()
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.events = newHub(s)
+	s.routes = s.routeTable()
+	mux := http.NewServeMux()
+	for _, rt := range s.routes {
+		mux.HandleFunc(rt.method+" "+rt.pattern, s.guard(rt))
+	}
+	// Whatever no route names is refused by the same guard (Host, token)
+	// before it is answered 404: an unknown path tells a stranger nothing.
+	mux.HandleFunc("/", s.guard(route{method: http.MethodGet, pattern: "/", h: s.notFound}))
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+func assetsFS(dir string) (fs.FS, error) {
+	if dir == "" {
+		return fs.Sub(embedded, "assets")
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--assets %s: not a folder", dir)
+	}
+	return os.DirFS(dir), nil
+}
+
+// Addr is where the server listens (127.0.0.1:PORT).
+func (s *Server) Addr() string { return s.addr }
+
+// URL is the address to open, with the token.
+func (s *Server) URL() string { return "http://" + s.addr + "/?token=" + s.token }
+
+// Token is the instance's token (for a script's Authorization header).
+func (s *Server) Token() string { return s.token }
+
+// Handler serves the application (tests call it through httptest).
+func (s *Server) Handler() http.Handler { return s.srv.Handler }
+
+// Serve answers requests until Shutdown.
+func (s *Server) Serve() error {
+	err := s.srv.Serve(s.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops answering, stops the runs this server works on (after
+// their batch in flight: R14, they end cancelled and resume continues
+// them) and closes the database.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.cancel()
+	err := s.srv.Shutdown(ctx)
+	s.events.close()
+	s.runs.Wait()
+	return errors.Join(err, s.close())
+}
+
+func (s *Server) close() error {
+	var errs []error
+	if s.ro != nil {
+		errs = append(errs, s.ro.Close())
+	}
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// apiError is every error the API answers: the message and the exit code
+// the command line would give for it.
+type apiError struct {
+	Error    string `json:"error"`
+	ExitCode int    `json:"exit_code"`
+	LiveRun  int64  `json:"live_run,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client went away: nothing to tell it
+}
+
+// fail answers err as the command line would: its message and exit code.
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	code, exit := http.StatusInternalServerError, 1
+	var (
+		adm   *phases.AdmissionError
+		use   *importer.UsageError
+		state *phases.StateError
+		in    *inputError
+	)
+	e := apiError{Error: err.Error()}
+	switch {
+	case errors.As(err, &adm):
+		code, exit, e.LiveRun = http.StatusConflict, 6, adm.LiveRun
+	case errors.As(err, &use), errors.As(err, &in):
+		code, exit = http.StatusBadRequest, 2
+	case errors.Is(err, phases.ErrNoRun):
+		code = http.StatusNotFound
+	case errors.As(err, &state):
+		code = http.StatusConflict
+	}
+	e.ExitCode = exit
+	writeJSON(w, code, e)
+}
+
+// inputError is a request the API cannot take as it is (exit 2).
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error { return &inputError{msg: fmt.Sprintf(format, args...)} }
+
+// exitFor is the exit code of a refusal by the guard.
+func exitFor(code int) int {
+	if code == http.StatusConflict {
+		return 6
+	}
+	if code >= 400 && code < 500 {
+		return 2
+	}
+	return 1
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/" {
+		s.runsPage(w, r)
+		return
+	}
+	s.refuse(w, r, http.StatusNotFound, "no such page: "+r.URL.Path)
+}
