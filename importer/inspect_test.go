@@ -243,7 +243,8 @@ func TestInspectOnly(t *testing.T) {
 // TestInspectRefusesAsPlanDoes: what would refuse the run is Inspect's
 // error, of the type and with the message Plan gives — an unknown profile
 // or encoding (a usage error, exit 2), no file that matches, a named pipe, a
-// zip bomb, a single file that is not one of the profile's (exit 1).
+// zip bomb, a zip that is not one, a single file that is not one of the
+// profile's (exit 1).
 func TestInspectRefusesAsPlanDoes(t *testing.T) {
 	t.Parallel()
 	dir := export(t, map[string]string{"companies.csv": inspCompanies})
@@ -255,6 +256,8 @@ func TestInspectRefusesAsPlanDoes(t *testing.T) {
 	zipBomb := filepath.Join(t.TempDir(), "bomb.zip")
 	inputtest.WriteZip(t, zipBomb, [2]string{"companies.csv", bomb.String()})
 	other := export(t, map[string]string{"accounts.txt": "id\n"})
+	notZip := filepath.Join(t.TempDir(), "export.zip")
+	require.NoError(t, os.WriteFile(notZip, []byte("id,name\n"), 0o600))
 
 	db := storetest.OpenDB(t)
 	imp := New(phases.New(db, nil))
@@ -273,6 +276,7 @@ func TestInspectRefusesAsPlanDoes(t *testing.T) {
 		{"NotAProfileFile", InspectSpec{Source: "canonical", Input: filepath.Join(other, "accounts.txt")}, false, "is not a file of the canonical profile"},
 		{"NamedPipe", InspectSpec{Source: "canonical", Input: fifo}, false, "contacts.csv: is a named pipe (FIFO), not a file"},
 		{"ZipBomb", InspectSpec{Source: "canonical", Input: zipBomb}, false, "refused as a possible zip bomb"},
+		{"NotAZip", InspectSpec{Source: "canonical", Input: notZip}, false, "export.zip: cannot be read as a zip"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Inspect(context.Background(), c.spec)

@@ -181,6 +181,9 @@ func writeInspection(w io.Writer, ins importer.Inspection) {
 		}
 		writeTable(w, "  ", rows)
 	}
+	if len(ins.Notices)+len(ins.Warnings) > 0 {
+		fmt.Fprintln(w)
+	}
 	for _, n := range ins.Notices {
 		fmt.Fprintf(w, "notice: %s\n", n)
 	}
