@@ -188,12 +188,13 @@ func TestNestedArchivesAndFolders(t *testing.T) {
 	dir := t.TempDir()
 	z := filepath.Join(dir, "export.zip")
 	inputtest.WriteZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"contacts.csv.gz", "x"})
-	_, _, _, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
+	_, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
 	require.ErrorContains(t, err, "holds 1 archive inside an archive (export.zip!/contacts.csv.gz)")
 
 	inputtest.WriteZip(t, z, [2]string{"companies.csv", "id,name\nco1,Acme\n"}, [2]string{"Attachments/00P000000000001", "%PDF"},
 		[2]string{"Attachments/inner.zip", "PK"}, [2]string{"__MACOSX/._companies.csv", "x"})
-	files, _, notices, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
+	d, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
+	files, notices := d.files, d.notes
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	require.Contains(t, notices.notices, "ignored the folders export.zip!/Attachments, export.zip!/__MACOSX: an export's files are read from its top folder")
@@ -309,7 +310,8 @@ func TestZipBackslashNames(t *testing.T) {
 	for _, sep := range []string{"/", `\`} {
 		inputtest.WriteRawZip(t, z, inputtest.RawEntry{Name: "companies.csv", Data: "id,name\nco1,Acme\n"},
 			inputtest.RawEntry{Name: ".." + sep + "contacts.csv", Data: contacts}, inputtest.RawEntry{Name: "export" + sep + ".." + sep + "deals.csv", Data: "id,name\n"})
-		files, _, notices, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
+		d, err := discover(context.Background(), []string{z}, profile.Canonical(), nil, "", input.DefaultLimits())
+		files, notices := d.files, d.notes
 		require.NoError(t, err, sep)
 		require.Len(t, files, 1, sep)
 		require.Equal(t, z+"!/companies.csv", files[0].Path, sep)

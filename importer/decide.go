@@ -63,22 +63,15 @@ type decision struct {
 // to the stage (stage.apply) before it decides the next record.
 func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile, r profile.Record, nextID func() int64) (decision, error) {
 	d := decision{rec: r, outcome: failed}
-	// 0. A row that cannot be read as a record fails with its reason,
-	// whatever its id: an id read from a broken row cannot be trusted, so
-	// it is neither a duplicate nor remembered as seen.
-	if r.Err != nil {
-		d.reason = r.Err.Reason
-		return d, nil
-	}
-	// 1. No id, an id too long to be one, or an id a spreadsheet rewrote.
-	if why := badID(r.ID); why != "" {
+	// 0 and 1. A row that cannot be read as a record; no id.
+	if why := unreadable(r); why != "" {
 		d.reason = why
 		return d, nil
 	}
 	// 2. The same (kind, source_id) earlier in this run: a duplicate, failed.
 	if first, dup := st.seenAt(r.ID); dup {
 		d.duplicate = true
-		d.reason = fmt.Sprintf("duplicate source_id, first at %s:%d", first.file, first.line)
+		d.reason = duplicateReason(first)
 		return d, nil
 	}
 	d.seen = true
@@ -91,37 +84,11 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		d.outcome = unchanged
 		return d, nil
 	}
-	// 4. Deleted in source: skipped.
-	if del, ok := canon.ParseBool(r.Get("deleted")); ok && del {
-		d.outcome, d.reason = skipped, ReasonDeleted
-		return d, nil
-	}
-	// 5. Invalid: failed.
-	for _, l := range canon.Parents(r.Kind) {
-		if why := canon.MangledID(l.Field, r.Get(l.Field)); why != "" {
-			d.reason = why
-			return d, nil
-		}
-	}
-	for _, l := range r.Links() {
-		if why := canon.MangledID(l.Label, l.Shown); why != "" && !l.ByName {
-			d.reason = why
-			return d, nil
-		}
-	}
-	if !r.Validated() {
-		r.Validate()
-		d.rec = r
-	}
-	values, bad := r.Values()
-	if bad != "" {
-		d.reason = bad
-		return d, nil
-	}
-	d.values = values
-	// 6. A note with an empty body: skipped.
-	if r.Kind == ledger.Note && strings.TrimSpace(r.Get("body")) == "" {
-		d.outcome, d.reason = skipped, ReasonEmptyBody
+	// 4 to 6, and 7 for a record with no link value at all.
+	out, reason, values, done := judge(&r)
+	d.rec, d.values = r, values
+	if done {
+		d.outcome, d.reason = out, reason
 		return d, nil
 	}
 	// 7. Links, only through final slots (R6).
@@ -200,6 +167,76 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		d.outcome, d.rowID = created, nextID()
 	}
 	return d, nil
+}
+
+// unreadable says why a record is failed before anything else is asked of
+// it (SPEC §4 steps 0 and 1), or "": a row that cannot be read as a record
+// fails with its reason, whatever its id (an id read from a broken row
+// cannot be trusted, so it is neither a duplicate nor remembered as seen);
+// then no id, an id too long to be one, or an id a spreadsheet rewrote.
+func unreadable(r profile.Record) string {
+	if r.Err != nil {
+		return r.Err.Reason
+	}
+	return badID(r.ID)
+}
+
+// duplicateReason is the reason of a duplicate (SPEC §4 step 2).
+func duplicateReason(first firstSeen) string {
+	return fmt.Sprintf("duplicate source_id, first at %s:%d", first.file, first.line)
+}
+
+// judge decides what a record's own values decide, with no ledger to ask
+// (SPEC §4 steps 4 to 6): deleted in source, skipped; invalid (a link id a
+// spreadsheet rewrote, a value canon refuses), failed; a note with an
+// empty body, skipped; and step 7 for a note, activity or email that holds
+// no link value at all, which no ledger can link: skipped. It validates r
+// when nothing has yet. done=false leaves the rest to the ledger (links,
+// matches); values are the validated values, once validation has passed.
+func judge(r *profile.Record) (out outcome, reason string, values canon.Values, done bool) {
+	// 4. Deleted in source: skipped.
+	if del, ok := canon.ParseBool(r.Get("deleted")); ok && del {
+		return skipped, ReasonDeleted, canon.Values{}, true
+	}
+	// 5. Invalid: failed.
+	for _, l := range canon.Parents(r.Kind) {
+		if why := canon.MangledID(l.Field, r.Get(l.Field)); why != "" {
+			return failed, why, canon.Values{}, true
+		}
+	}
+	for _, l := range r.Links() {
+		if why := canon.MangledID(l.Label, l.Shown); why != "" && !l.ByName {
+			return failed, why, canon.Values{}, true
+		}
+	}
+	if !r.Validated() {
+		r.Validate()
+	}
+	values, bad := r.Values()
+	if bad != "" {
+		return failed, bad, canon.Values{}, true
+	}
+	// 6. A note with an empty body: skipped.
+	if r.Kind == ledger.Note && strings.TrimSpace(r.Get("body")) == "" {
+		return skipped, ReasonEmptyBody, values, true
+	}
+	// 7, for a record that names no parent: nothing to resolve.
+	if canon.NeedsParent(r.Kind) && !hasLinkValue(r) {
+		return skipped, ReasonNotLinked, values, true
+	}
+	return 0, "", values, false
+}
+
+// hasLinkValue reports whether a record holds a value in one of its link
+// fields, or a link value beyond them (a lead's id, a name: unresolved, but
+// kept in the skip's detail).
+func hasLinkValue(r *profile.Record) bool {
+	for _, l := range canon.Parents(r.Kind) {
+		if strings.TrimSpace(r.Get(l.Field)) != "" {
+			return true
+		}
+	}
+	return len(r.Links()) > 0
 }
 
 // MaxIDBytes is the longest source id crmimport takes (the README says

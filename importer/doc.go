@@ -11,7 +11,10 @@
 //     mapper from a row to a record, and the side files (SPEC §4: nothing
 //     dropped silently, no link guessed).
 //   - importer itself plans a run (plan.go; from.go for a run loaded from a
-//     dump: R10), decides each record in the order of SPEC §4 from the
+//     dump: R10), tells what a run of an export would plan and find with
+//     no database at all (inspect.go: planning's and a task's own code —
+//     plan.go's discover, open.go's openTaskInput, decide.go's unreadable
+//     and judge — called without a run), decides each record in the order of SPEC §4 from the
 //     run's index in memory (decide.go; index.go and idtable.go: R2, R5,
 //     R6, the duplicates of step 2), feeds a task's records to its batches
 //     (feed.go) and writes them in the batch's transaction, which phases

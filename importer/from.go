@@ -37,12 +37,12 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 		return phases.Run{}, nil, &input.Error{Path: path, Reason: err.Error()}
 	}
 	prof := profile.Canonical()
-	files, _, notes, err := discover(ctx, []string{export}, prof, nil, "", imp.limits) // the canonical profile joins no files
+	d, err := discover(ctx, []string{export}, prof, nil, "", imp.limits) // the canonical profile joins no files
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
 	replan := func(ctx context.Context, run phases.Run, unfinished []phases.Task) (phases.Replan, error) {
-		return planFrom(run, unfinished, export, prof, files, notes)
+		return planFrom(run, unfinished, export, prof, d.files, d.notes)
 	}
 	run, planned, err := imp.Engine.ResumeFrom(ctx, runID, replan)
 	if err != nil {

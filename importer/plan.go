@@ -1,8 +1,10 @@
 package importer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -19,7 +21,9 @@ type inputFile struct {
 	Kind     ledger.Kind
 	Format   reader.Format
 	Encoding string
-	Info     input.FileInfo
+	// EncodingWhy is the evidence Encoding rests on, or "--encoding".
+	EncodingWhy string
+	Info        input.FileInfo
 }
 
 // planNotes are what planning found worth telling: notices for the run
@@ -30,6 +34,53 @@ type planNotes struct {
 	notices, warnings []string
 }
 
+// planInputs resolves what a user asks planning to read with: the profile
+// (--profile, else the built-in one named like the source), --encoding
+// (an unknown one is a usage error) and the export's paths, made
+// absolute. Its errors are those of planning before any file is read.
+func planInputs(source, prof, encoding string, paths []string) (*profile.Profile, []string, error) {
+	var p *profile.Profile
+	var err error
+	if prof != "" {
+		p, err = ResolveProfile(prof)
+	} else if p, err = ProfileByName(source); err != nil {
+		err = &UsageError{Msg: fmt.Sprintf("unknown profile %q: no built-in profile is named like --source %s (built-in: %s); "+
+			"pass --profile NAME or --profile FILE.yaml", source, source, strings.Join(profile.BuiltinNames(), ", "))}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if encoding != "" {
+		if _, err := reader.NewRowReader(bytes.NewReader(nil), reader.ReadOptions{Name: "--encoding", Format: reader.FormatCSV, Encoding: encoding}); err != nil {
+			return nil, nil, &UsageError{Msg: fmt.Sprintf("--encoding %s: %v", encoding, err)}
+		}
+	}
+	var inputs []string
+	for _, in := range paths {
+		abs, err := filepath.Abs(in)
+		if err != nil {
+			return nil, nil, &input.Error{Path: in, Reason: err.Error()}
+		}
+		inputs = append(inputs, abs)
+	}
+	return p, inputs, nil
+}
+
+// discovery is what planning finds in an export, before any run exists.
+type discovery struct {
+	files []inputFile        // the files planned, each a task, sorted by name
+	side  []profile.SideFile // what their tasks read beside them
+	notes planNotes
+	left  []LeftOut // what is not read, and why (notes.notices say so too)
+}
+
+// LeftOut is a file or a folder of an export that a run would not read,
+// and why.
+type LeftOut struct {
+	Name   string `json:"name"` // as messages name it: a file's name, ZIP!/ENTRY, a folder
+	Reason string `json:"reason"`
+}
+
 // discover plans the files of an export: it lists them (folders, zips
 // read in place, .gz files, single files), classifies them by the
 // profile, keeping those of the kinds asked for, finds what their tasks
@@ -37,7 +88,7 @@ type planNotes struct {
 // up by name, body folders), and fingerprints all of it, learning in that
 // same pass how each file is encoded. Its notes say what it left out and
 // how it reads files that are not plain UTF-8.
-func discover(ctx context.Context, paths []string, p *profile.Profile, only []ledger.Kind, encoding string, lim input.Limits) ([]inputFile, []profile.SideFile, planNotes, error) {
+func discover(ctx context.Context, paths []string, p *profile.Profile, only []ledger.Kind, encoding string, lim input.Limits) (discovery, error) {
 	ls, err := input.List(paths, input.Want{Folders: p.BodyFolders(), NotRead: func(path string) string {
 		if _, _, ok := p.FileKind(path); !ok {
 			return fmt.Sprintf("is not a file of the %s profile: expected one of %s", p.Name, p.ExpectedFiles())
@@ -45,25 +96,30 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 		return ""
 	}}, lim)
 	if err != nil {
-		return nil, nil, planNotes{}, err
+		return discovery{}, err
 	}
 	found := classify(p, ls.Files, only)
 	side, used, joinNotices := p.FindSideFiles(found.planned(), found.byKind, found.others, ls.Folders)
 	notices := append(ls.Notices, joinNotices...)
-	notices = append(notices, leftOut(p, found, used, only, paths[0])...)
+	var left []LeftOut
+	for _, f := range ls.IgnoredFolders {
+		left = append(left, LeftOut{Name: f, Reason: input.FolderNotRead})
+	}
+	files, notLeft := leftOut(p, found, used, only, paths[0])
+	left, notices = append(left, files...), append(notices, notLeft...)
 	if len(found.files) == 0 {
 		reason := fmt.Sprintf("no file matches a kind of the %s profile (expected %s)", p.Name, p.ExpectedFiles())
 		if len(only) > 0 {
 			reason = "no file matches the kinds asked for with --only"
 		}
-		return nil, nil, planNotes{}, &input.Error{Path: paths[0], Reason: reason}
+		return discovery{}, &input.Error{Path: paths[0], Reason: reason}
 	}
 	notes, err := fingerprint(ctx, found.files, side, encoding, lim)
 	if err != nil {
-		return nil, nil, planNotes{}, err
+		return discovery{}, err
 	}
 	notes.notices = append(notices, notes.notices...)
-	return found.files, side, notes, nil
+	return discovery{files: found.files, side: side, notes: notes, left: left}, nil
 }
 
 // classified are an export's files as a profile classifies them.
@@ -106,9 +162,11 @@ func (c classified) planned() map[ledger.Kind][]string {
 }
 
 // leftOut says what planning leaves out: the files of no kind that no task
-// reads beside its own (used), and each kind asked for with --only that
-// the export (first, its first path) has no file of.
-func leftOut(p *profile.Profile, c classified, used map[string]bool, only []ledger.Kind, first string) []string {
+// reads beside its own (used), and the files of the kinds --only does not
+// ask for; and it notices each kind asked for with --only that the export
+// (first, its first path) has no file of.
+func leftOut(p *profile.Profile, c classified, used map[string]bool, only []ledger.Kind, first string) ([]LeftOut, []string) {
+	var left []LeftOut
 	var notices, ignored []string
 	for _, o := range c.others {
 		if !used[o.Ref] {
@@ -119,14 +177,24 @@ func leftOut(p *profile.Profile, c classified, used map[string]bool, only []ledg
 		sort.Strings(ignored)
 		notices = append(notices, fmt.Sprintf("ignored %d %s not of the %s profile: %s (it reads %s)",
 			len(ignored), reader.Plural(len(ignored), "file", "files"), p.Name, strings.Join(ignored, ", "), p.ExpectedFiles()))
+		for _, name := range ignored {
+			left = append(left, LeftOut{Name: name, Reason: fmt.Sprintf("not a file of the %s profile", p.Name)})
+		}
 	}
 	planned := c.planned()
+	for _, k := range ledger.Kinds() {
+		for _, f := range c.byKind[k] {
+			if !slices.Contains(planned[k], f.Ref) {
+				left = append(left, LeftOut{Name: input.Name(f.Ref), Reason: fmt.Sprintf("a %s file: --only does not ask for %s", k, k.Plural())})
+			}
+		}
+	}
 	for _, k := range only {
 		if len(planned[k]) == 0 {
 			notices = append(notices, fmt.Sprintf("--only %s: no %s file in %s", k.Plural(), k.Plural(), first))
 		}
 	}
-	return notices
+	return left, notices
 }
 
 // fingerprint fingerprints the planned files, sorted by name, and the side
@@ -143,9 +211,9 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 			return planNotes{}, inputError(f.Path, err)
 		}
 		f.Info = info
-		var notice, warning string
-		f.Encoding, notice, warning = reader.ChooseEncoding(input.Name(f.Path), info.Head, info.Text, encoding)
-		notes.notices, notes.warnings = appendNote(notes.notices, notice), appendNote(notes.warnings, warning)
+		c := reader.ChooseEncoding(input.Name(f.Path), info.Head, info.Text, encoding)
+		f.Encoding, f.EncodingWhy = c.Encoding, c.Why
+		notes.notices, notes.warnings = appendNote(notes.notices, c.Notice), appendNote(notes.warnings, c.Warning)
 	}
 	for i := range side {
 		a := &side[i]
@@ -162,10 +230,10 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 			return planNotes{}, inputError(a.File, err)
 		}
 		a.Fingerprint = info.Fingerprint
-		var notice, warning string
-		a.Encoding, notice, warning = reader.ChooseEncoding(input.Name(a.File), info.Head, info.Text, encoding)
+		c := reader.ChooseEncoding(input.Name(a.File), info.Head, info.Text, encoding)
+		a.Encoding = c.Encoding
 		if !slices.ContainsFunc(files, func(f inputFile) bool { return f.Path == a.File }) {
-			notes.notices, notes.warnings = appendNote(notes.notices, notice), appendNote(notes.warnings, warning)
+			notes.notices, notes.warnings = appendNote(notes.notices, c.Notice), appendNote(notes.warnings, c.Warning)
 		}
 	}
 	return notes, nil

@@ -1,8 +1,6 @@
 package importer
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
@@ -120,37 +117,18 @@ func (e *UsageError) Error() string { return e.Msg }
 // and its plan (R10). Problems found before the run exists are *input.Error
 // and leave no row.
 func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error) {
-	var prof *profile.Profile
-	var err error
-	if spec.Profile != "" {
-		prof, err = ResolveProfile(spec.Profile)
-	} else if prof, err = ProfileByName(spec.Source); err != nil {
-		err = &UsageError{Msg: fmt.Sprintf("unknown profile %q: no built-in profile is named like --source %s (built-in: %s); "+
-			"pass --profile NAME or --profile FILE.yaml", spec.Source, spec.Source, strings.Join(profile.BuiltinNames(), ", "))}
-	}
+	prof, inputs, err := planInputs(spec.Source, spec.Profile, spec.Encoding, append([]string{spec.Input}, spec.Inputs...))
 	if err != nil {
 		return phases.Run{}, err
 	}
 	if spec.BatchSize <= 0 {
 		spec.BatchSize = DefaultBatchSize
 	}
-	if spec.Encoding != "" {
-		if _, err := reader.NewRowReader(bytes.NewReader(nil), reader.ReadOptions{Name: "--encoding", Format: reader.FormatCSV, Encoding: spec.Encoding}); err != nil {
-			return phases.Run{}, &UsageError{Msg: fmt.Sprintf("--encoding %s: %v", spec.Encoding, err)}
-		}
-	}
-	var inputs []string
-	for _, in := range append([]string{spec.Input}, spec.Inputs...) {
-		abs, err := filepath.Abs(in)
-		if err != nil {
-			return phases.Run{}, &input.Error{Path: in, Reason: err.Error()}
-		}
-		inputs = append(inputs, abs)
-	}
-	files, side, notes, err := discover(ctx, inputs, prof, spec.Only, spec.Encoding, imp.limits)
+	d, err := discover(ctx, inputs, prof, spec.Only, spec.Encoding, imp.limits)
 	if err != nil {
 		return phases.Run{}, err
 	}
+	files, side, notes := d.files, d.side, d.notes
 	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Warnings: notes.warnings}
 	if !prof.BuiltIn {
@@ -425,39 +403,17 @@ func (imp *Importer) rereadSeen(stop context.Context, t phases.Task, tasks []pha
 }
 
 // openFile opens a task's input (a file, a gzip, a zip's entry) and reads
-// its header.
+// its header (openTaskInput).
 func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*openedTask, error) {
-	name := input.Name(t.File)
-	opt := reader.ReadOptions{Name: name, Format: reader.Format(t.Format), Encoding: t.Encoding}
-	if opt.Format == reader.FormatJSON {
-		// A JSON object holding two arrays of records fails before its
-		// first record is imported (SPEC §4): see reader.SurveyJSON.
-		in, err := input.Open(t.File, imp.limits)
-		if err != nil {
-			return nil, err
-		}
-		err = reader.SurveyJSON(bufio.NewReaderSize(in, 1<<16), opt)
-		in.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	in, err := input.Open(t.File, imp.limits)
+	ti, err := openTaskInput(prof, t.File, t.Kind, reader.Format(t.Format), t.Encoding, imp.limits)
 	if err != nil {
 		return nil, err
 	}
-	rr, err := reader.NewRowReader(bufio.NewReaderSize(in, 1<<16), opt)
-	if err != nil {
-		in.Close()
+	if err := ti.ready(); err != nil {
+		ti.close()
 		return nil, err
 	}
-	m := profile.NewMapper(prof, t.Kind, name)
-	if err := m.CheckHeader(rr.Header()); err != nil {
-		in.Close()
-		return nil, err
-	}
-	rr.WatchFooter(func(row reader.Row) bool { return m.Map(row).ID != "" })
-	return &openedTask{imp: imp, task: t, profile: prof, in: in, size: in.Size, rr: rr, mapper: m}, nil
+	return &openedTask{imp: imp, task: t, profile: prof, in: ti.in, size: ti.in.Size, rr: ti.rr, mapper: ti.mapper}, nil
 }
 
 // logNotes writes to the run log, as warnings, what records say about

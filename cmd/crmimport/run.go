@@ -11,7 +11,6 @@ import (
 
 	"crmimport/importer"
 	"crmimport/importer/input"
-	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
 	"crmimport/store"
@@ -66,13 +65,8 @@ Examples:
 }
 
 func (a *app) runAction(c *cli.Context) error {
-	if c.NArg() < 1 {
-		return usagef("run takes one PATH (a folder, a zip or one file; or the several zips of one export), got none")
-	}
-	for _, p := range c.Args().Slice() {
-		if strings.TrimSpace(p) == "" {
-			return usagef("run: PATH is empty (an unset variable, such as \"$EXPORT\"?): give the folder, zip or file to import")
-		}
+	if err := checkPaths(c); err != nil {
+		return err
 	}
 	spec := importer.RunSpec{
 		Tenant: strings.TrimSpace(c.String("tenant")), Source: strings.TrimSpace(c.String("source")),
@@ -87,15 +81,11 @@ func (a *app) runAction(c *cli.Context) error {
 	case spec.BatchSize < 1:
 		return usagef("--batch-size must be at least 1, got %d", spec.BatchSize)
 	}
-	if only := c.String("only"); only != "" {
-		for _, w := range strings.Split(only, ",") {
-			k, err := ledger.ParseKind(w)
-			if err != nil {
-				return usagef("--only: %v", err)
-			}
-			spec.Only = append(spec.Only, k)
-		}
+	only, err := parseOnly(c.String("only"))
+	if err != nil {
+		return err
 	}
+	spec.Only = only
 	dbPath := a.dbPath
 	if c.Bool("dry-run") {
 		tmp, cleanup, err := store.Throwaway(c.Context, a.dbPath)

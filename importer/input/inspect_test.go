@@ -229,28 +229,35 @@ func TestChooseEncoding(t *testing.T) {
 		name, in, asked string
 		want            string
 		notice, warning string // substrings; "" for none
+		why             string // a substring of the evidence the choice rests on (crmimport inspect shows it)
 	}{
-		{"ASCII", "id,name\n1,Ann\n", "", "utf-8", "", ""},
-		{"UTF8", "id,name\n1,José\n", "", "utf-8", "", ""},
+		{"ASCII", "id,name\n1,Ann\n", "", "utf-8", "", "", "it is ASCII (valid UTF-8)"},
+		{"UTF8", "id,name\n1,José\n", "", "utf-8", "", "", "it is valid UTF-8"},
 		{"UTF8WithAStray0x92", "id,name\n1,José\n2,O\x92Brien\n", "", "utf-8",
-			"c.csv is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x92, at byte offset 19)", ""},
+			"c.csv is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x92, at byte offset 19)", "",
+			"it holds UTF-8 sequences, and bytes that are not (the first, 0x92, at byte offset 19)"},
 		{"ASCIIWithOne0x92", "id,name\n1,O\x92Brien\n", "", "windows-1252", "",
-			"c.csv was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x92 \"’\", at byte offset 11)"},
+			"c.csv was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x92 \"’\", at byte offset 11)",
+			"it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x92 \"’\", at byte offset 11)"},
 		{"Neither", "id,name\n1,Ren\xe9\n2,\x81x\n", "", "utf-8",
-			"c.csv is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x81 at byte offset 17 is undefined there)", ""},
-		{"AskedWins", "id,name\n1,José\n", "windows-1252", "windows-1252", "", ""},
-		{"UTF16BOM", "\xff\xfe" + utf16le("id,name\n"), "", "utf-16", "reading it as UTF-16", ""},
+			"c.csv is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x81 at byte offset 17 is undefined there)", "",
+			"neither UTF-8 nor Windows-1252 (byte 0x81 at byte offset 17 is undefined there): nothing is guessed"},
+		{"AskedWins", "id,name\n1,José\n", "windows-1252", "windows-1252", "", "", "--encoding"},
+		{"UTF16BOM", "\xff\xfe" + utf16le("id,name\n"), "", "utf-16", "reading it as UTF-16", "", "it starts with a UTF-16 byte-order mark"},
 		{"UTF16LEWithoutBOM", utf16le("id\tname\r\n1\tJosé\r\n"), "", "utf-16le",
-			`c.csv is UTF-16LE text without a byte-order mark (as Excel saves "Unicode text"): reading it as UTF-16LE`, ""},
-		{"UTF32BOMIsNotUTF16", "\xff\xfe\x00\x00i\x00\x00\x00", "", "utf-8", "", ""},
-		{"PNG", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\xe9", "", "utf-8", "", ""},
+			`c.csv is UTF-16LE text without a byte-order mark (as Excel saves "Unicode text"): reading it as UTF-16LE`, "",
+			"it is UTF-16LE text without a byte-order mark (NUL in every other byte of its start)"},
+		{"UTF32BOMIsNotUTF16", "\xff\xfe\x00\x00i\x00\x00\x00", "", "utf-8", "", "", "it is UTF-32 text, which crmimport does not read"},
+		{"PNG", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\xe9", "", "utf-8", "", "", "it is a PNG image, not text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			info, err := Inspect(strings.NewReader(tt.in))
 			require.NoError(t, err)
-			enc, notice, warning := reader.ChooseEncoding("c.csv", info.Head, info.Text, tt.asked)
+			c := reader.ChooseEncoding("c.csv", info.Head, info.Text, tt.asked)
+			enc, notice, warning := c.Encoding, c.Notice, c.Warning
+			require.Contains(t, c.Why, tt.why)
 			require.Equal(t, tt.want, enc)
 			if tt.notice == "" {
 				require.Empty(t, notice)

@@ -24,6 +24,9 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Path, e.Reason) }
 
+// FolderNotRead is why a folder of an export is not read.
+const FolderNotRead = "an export's files are read from its top folder"
+
 // Listing is what the paths of an export hold: its files, the folders a
 // profile reads files from, and what was left out.
 type Listing struct {
@@ -31,9 +34,11 @@ type Listing struct {
 	Folders []Folder
 	// Notices say what was not read (other folders).
 	Notices []string
+	// IgnoredFolders are the folders not read, named as Notices names them
+	// (a folder's name, or ZIP!/FOLDER).
+	IgnoredFolders []string
 
-	nested  []string // archives inside archives, refused
-	ignored []string // folders not read
+	nested []string // archives inside archives, refused
 }
 
 // File is a file found in an export.
@@ -75,9 +80,9 @@ func List(paths []string, want Want, lim Limits) (Listing, error) {
 			"holds %d %s inside an archive (%s), which crmimport does not open: extract the outer archive and pass the folder, "+
 				"or pass the inner archive itself", len(ls.nested), reader.Plural(len(ls.nested), "archive", "archives"), strings.Join(ls.nested, ", "))}
 	}
-	if len(ls.ignored) > 0 {
-		ls.Notices = append(ls.Notices, fmt.Sprintf("ignored the %s %s: an export's files are read from its top folder",
-			reader.Plural(len(ls.ignored), "folder", "folders"), strings.Join(ls.ignored, ", ")))
+	if len(ls.IgnoredFolders) > 0 {
+		ls.Notices = append(ls.Notices, fmt.Sprintf("ignored the %s %s: %s",
+			reader.Plural(len(ls.IgnoredFolders), "folder", "folders"), strings.Join(ls.IgnoredFolders, ", "), FolderNotRead))
 	}
 	return ls, nil
 }
@@ -120,7 +125,7 @@ func (ls *Listing) add(in string, want Want, lim Limits, only bool) error {
 			if want.Folders[strings.ToLower(e.Name())] {
 				ls.Folders = append(ls.Folders, Folder{Ref: full, Name: strings.ToLower(e.Name())})
 			} else {
-				ls.ignored = append(ls.ignored, e.Name())
+				ls.IgnoredFolders = append(ls.IgnoredFolders, e.Name())
 			}
 			continue
 		}
@@ -174,7 +179,7 @@ func (ls *Listing) addZip(zipPath string, folderNames map[string]bool, lim Limit
 			} else {
 				if !ignored[dir] {
 					ignored[dir] = true
-					ls.ignored = append(ls.ignored, filepath.Base(zipPath)+entrySep+dir)
+					ls.IgnoredFolders = append(ls.IgnoredFolders, filepath.Base(zipPath)+entrySep+dir)
 				}
 				continue
 			}

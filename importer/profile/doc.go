@@ -17,7 +17,9 @@
 //     (columns.go), values a profile rewrites (values.go: spellings of
 //     empty, value maps, ids, flags, date formats), links beyond the plain
 //     link fields (links.go: lists, ids by prefix, names, joined rows); and
-//     the record's validation, by canon (Record.Validate).
+//     the record's validation, by canon (Record.Validate);
+//   - what a mapper does, told before any row is imported (describe.go:
+//     Columns, Links, SideFilesRead), from the layout it maps rows with.
 //
 // The rules it keeps: nothing in the export is dropped silently (SPEC §4)
 // — a column no field takes is kept in Extra, and extra columns that

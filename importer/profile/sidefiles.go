@@ -52,7 +52,7 @@ func (p *Profile) FindSideFiles(planned map[ledger.Kind][]string, byKind map[led
 					if m, _ := path.Match(js.file, matchName(o.Name)); m {
 						matched = true
 						used[o.Ref] = true
-						if role := "join:" + js.file; !found[role+"\x00"+o.Ref] {
+						if role := joinRole(js); !found[role+"\x00"+o.Ref] {
 							found[role+"\x00"+o.Ref] = true
 							format, _ := reader.FormatOf(matchName(o.Ref))
 							side = append(side, SideFile{Role: role, File: o.Ref, Format: string(format)})
@@ -67,9 +67,9 @@ func (p *Profile) FindSideFiles(planned map[ledger.Kind][]string, byKind map[led
 			if fsp.bodyFile != "" {
 				dir := strings.ToLower(path.Dir(fsp.bodyFile))
 				for _, bf := range folders {
-					if bf.Name == dir && !found["bodies:"+dir+"\x00"+bf.Ref] {
-						found["bodies:"+dir+"\x00"+bf.Ref] = true
-						side = append(side, SideFile{Role: "bodies:" + dir, File: bf.Ref, Format: "folder"})
+					if role := bodiesRole(dir); bf.Name == dir && !found[role+"\x00"+bf.Ref] {
+						found[role+"\x00"+bf.Ref] = true
+						side = append(side, SideFile{Role: role, File: bf.Ref, Format: "folder"})
 					}
 				}
 			}
@@ -78,7 +78,7 @@ func (p *Profile) FindSideFiles(planned map[ledger.Kind][]string, byKind map[led
 			if !l.byName {
 				continue
 			}
-			role := "names:" + string(l.kind)
+			role := namesRole(l.kind)
 			for _, f := range byKind[l.kind] {
 				if !found[role+"\x00"+f.Ref] {
 					found[role+"\x00"+f.Ref] = true
@@ -89,6 +89,36 @@ func (p *Profile) FindSideFiles(planned map[ledger.Kind][]string, byKind map[led
 		}
 	}
 	return side, used, notices
+}
+
+// The roles of side files: what a task reads each for.
+func joinRole(js *joinSpec) string    { return "join:" + js.file }
+func namesRole(k ledger.Kind) string  { return "names:" + string(k) }
+func bodiesRole(folder string) string { return "bodies:" + folder }
+
+// SideFilesRead are those of files (a run's side files) that a task of the
+// mapper's file reads (ReadSideFiles): the parents' files its links by
+// name look names up in, the files joined to it, its body folders.
+func (m *Mapper) SideFilesRead(files []SideFile) []SideFile {
+	roles := map[string]bool{}
+	for _, ls := range m.kindSpec.links {
+		if ls.byName {
+			roles[namesRole(ls.kind)] = true
+		}
+	}
+	for _, js := range m.fileSpec.joins {
+		roles[joinRole(js)] = true
+	}
+	if m.fileSpec.bodyFile != "" {
+		roles[bodiesRole(strings.ToLower(path.Dir(m.fileSpec.bodyFile)))] = true
+	}
+	var out []SideFile
+	for _, f := range files {
+		if roles[f.Role] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // matchesAny reports whether one of refs matches fsp's pattern.
@@ -157,7 +187,7 @@ func (m *Mapper) ReadSideFiles(ctx context.Context, files []SideFile, lim input.
 		}
 		idx := &nameIndex{refs: map[string][]nameRef{}}
 		for _, in := range files {
-			if in.Role != "names:"+string(ls.kind) {
+			if in.Role != namesRole(ls.kind) {
 				continue
 			}
 			if err := readNames(ctx, m.p, ls, in, lim, idx); err != nil {
@@ -170,7 +200,7 @@ func (m *Mapper) ReadSideFiles(ctx context.Context, files []SideFile, lim input.
 	for _, js := range m.fileSpec.joins {
 		idx := &joinIndex{rows: map[string][]LinkValue{}}
 		for _, in := range files {
-			if in.Role != "join:"+js.file {
+			if in.Role != joinRole(js) {
 				continue
 			}
 			if err := readJoin(ctx, m, js, in, lim, idx); err != nil {
@@ -183,7 +213,7 @@ func (m *Mapper) ReadSideFiles(ctx context.Context, files []SideFile, lim input.
 	if m.fileSpec.bodyFile != "" {
 		folder := strings.ToLower(path.Dir(m.fileSpec.bodyFile))
 		for _, in := range files {
-			if in.Role != "bodies:"+folder {
+			if in.Role != bodiesRole(folder) {
 				continue
 			}
 			bodies, err := input.OpenFolder(in.File)

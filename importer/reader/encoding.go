@@ -175,6 +175,17 @@ func undefinedIn1252(b byte) bool {
 	return b == 0x81 || b == 0x8D || b == 0x8F || b == 0x90 || b == 0x9D
 }
 
+// EncodingChoice is how a file is read, and why.
+type EncodingChoice struct {
+	Encoding string
+	// Why is the evidence the choice rests on, or "--encoding": for a
+	// user who asks how a file will be read (crmimport inspect).
+	Why string
+	// Notice and Warning are what the run log says of the choice ("" for
+	// nothing): a warning for a guess no record failure would reveal.
+	Notice, Warning string
+}
+
 // ChooseEncoding decides how a file is read, on the evidence that
 // fingerprinting it gathered in the same single pass: its first bytes
 // (head, up to SniffSize) and its TextEvidence.
@@ -200,31 +211,46 @@ func undefinedIn1252(b byte) bool {
 //     its byte, the ASCII rows import, and the notice says to name the
 //     encoding with --encoding.
 //
-// It returns the encoding and a notice or a warning (or neither), which
-// name the file as name.
-func ChooseEncoding(name string, head []byte, ev TextEvidence, asked string) (enc, notice, warning string) {
+// Its notice or warning name the file as name.
+func ChooseEncoding(name string, head []byte, ev TextEvidence, asked string) EncodingChoice {
 	switch what := sniffBinary(head); {
 	case asked != "":
-		return asked, "", ""
+		return EncodingChoice{Encoding: asked, Why: "--encoding"}
 	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
 		if what.name != "" {
-			return "utf-8", "", "" // UTF-32's mark starts as UTF-16's: the reader refuses it
+			// UTF-32's mark starts as UTF-16's: the reader refuses it.
+			return EncodingChoice{Encoding: "utf-8", Why: "it is " + what.name + ", which crmimport does not read"}
 		}
-		return "utf-16", fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16", name), ""
+		return EncodingChoice{Encoding: "utf-16", Why: "it starts with a UTF-16 byte-order mark",
+			Notice: fmt.Sprintf("%s starts with a UTF-16 byte-order mark: reading it as UTF-16", name)}
 	case what.encoding != "":
-		return what.encoding, fmt.Sprintf("%s is %s (as Excel saves \"Unicode text\"): reading it as %s",
-			name, what.name, strings.ToUpper(what.encoding)), ""
-	case what.name != "" || ev.Invalid < 0:
-		return "utf-8", "", ""
+		return EncodingChoice{Encoding: what.encoding, Why: "it is " + what.name + " (NUL in every other byte of its start)",
+			Notice: fmt.Sprintf("%s is %s (as Excel saves \"Unicode text\"): reading it as %s",
+				name, what.name, strings.ToUpper(what.encoding))}
+	case what.name != "":
+		return EncodingChoice{Encoding: "utf-8", Why: "it is " + what.name + ", not text"}
+	case ev.Invalid < 0 && !ev.MultiByte:
+		return EncodingChoice{Encoding: "utf-8", Why: "it is ASCII (valid UTF-8)"}
+	case ev.Invalid < 0:
+		return EncodingChoice{Encoding: "utf-8", Why: "it is valid UTF-8"}
 	case ev.MultiByte:
-		return "utf-8", fmt.Sprintf("%s is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x%02X, at byte offset %d): "+
-			"the rows holding them fail alone; if the file is in another encoding, name it with --encoding", name, ev.InvalidByte, ev.Invalid), ""
+		return EncodingChoice{Encoding: "utf-8",
+			Why: fmt.Sprintf("it holds UTF-8 sequences, and bytes that are not (the first, 0x%02X, at byte offset %d)", ev.InvalidByte, ev.Invalid),
+			Notice: fmt.Sprintf("%s is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x%02X, at byte offset %d): "+
+				"the rows holding them fail alone; if the file is in another encoding, name it with --encoding", name, ev.InvalidByte, ev.Invalid)}
 	case ev.Undefined < 0:
-		return "windows-1252", "", windows1252Warning(name, ev)
+		ch, _ := charmap.Windows1252.NewDecoder().Bytes([]byte{ev.InvalidByte})
+		return EncodingChoice{Encoding: "windows-1252",
+			Why: fmt.Sprintf("it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x%02X %q, at byte offset %d)",
+				ev.InvalidByte, string(ch), ev.Invalid),
+			Warning: windows1252Warning(name, ev)}
 	}
-	return "utf-8", fmt.Sprintf("%s is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x%02X at byte offset %d is undefined there): "+
-		"nothing is guessed — the rows holding bytes above 0x7F fail alone; name the file's encoding with --encoding",
-		name, ev.UndefinedByte, ev.Undefined), ""
+	return EncodingChoice{Encoding: "utf-8",
+		Why: fmt.Sprintf("it is neither UTF-8 nor Windows-1252 (byte 0x%02X at byte offset %d is undefined there): nothing is guessed",
+			ev.UndefinedByte, ev.Undefined),
+		Notice: fmt.Sprintf("%s is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x%02X at byte offset %d is undefined there): "+
+			"nothing is guessed — the rows holding bytes above 0x7F fail alone; name the file's encoding with --encoding",
+			name, ev.UndefinedByte, ev.Undefined)}
 }
 
 // windows1252Warning says that a file was read as Windows-1252 on the

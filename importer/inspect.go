@@ -1,0 +1,303 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"crmimport/canon"
+	"crmimport/importer/input"
+	"crmimport/importer/profile"
+	"crmimport/importer/reader"
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// What a run of an export would plan, and what its tasks would find when
+// they open, told before any run exists and without a database: crmimport
+// inspect, and the desktop's New import page. It goes through planning's
+// own functions (planInputs, discover) and a task's own open
+// (openTaskInput, ready, ReadSideFiles, Map, Complete, and decide's
+// unreadable and judge), so that what it says is what a run does.
+
+// DefaultInspectRows is how many rows of each file Inspect maps, and
+// MaxInspectRows the most it maps.
+const (
+	DefaultInspectRows = 5
+	MaxInspectRows     = 1000
+)
+
+// InspectSpec is what Inspect looks at: what a run takes for its plan
+// (RunSpec, without the tenant and the options of its work).
+type InspectSpec struct {
+	Source   string
+	Profile  string   // a built-in profile's name or a profile file; "" means the built-in profile named like the source
+	Input    string   // a folder, a zip, a .gz or one file
+	Inputs   []string // further paths of the same export (Salesforce's _2.ZIP …)
+	Only     []ledger.Kind
+	Encoding string // "" means: each file's own, on the evidence of its bytes
+	// Rows is how many rows of each file to map (0: DefaultInspectRows; at
+	// most MaxInspectRows).
+	Rows int
+}
+
+// Inspection is what a run of an export would plan, and what its tasks
+// would find when they open. A problem that would fail one task is told
+// for its file (FileInspection.Problem) and in Problems; a problem that
+// would refuse the run is Inspect's error instead.
+type Inspection struct {
+	Source      string `json:"source"`
+	Profile     string `json:"profile"`                // the profile's name
+	ProfileFile string `json:"profile_file,omitempty"` // a profile file's path (not a built-in profile)
+	// Inputs are the export's paths, absolute, as the run would keep them.
+	Inputs   []string `json:"inputs"`
+	Only     []string `json:"only,omitempty"`     // the kinds asked for (singular), or none for every kind
+	Encoding string   `json:"encoding,omitempty"` // --encoding, when asked
+	// Files are the files the run would plan, one task each, in the order
+	// it works on them: by phase, then by name.
+	Files []FileInspection `json:"files"`
+	// LeftOut are the files and folders of the export the run would not
+	// read, and why.
+	LeftOut []LeftOut `json:"left_out"`
+	// SideFiles are what the tasks would read beside their files (joined
+	// files, parents looked up by name, folders of body files).
+	SideFiles []profile.SideFile `json:"side_files"`
+	// Notices and Warnings are what planning would write to the run log
+	// (warnings are repeated in the run's summary).
+	Notices  []string `json:"notices"`
+	Warnings []string `json:"warnings"`
+	// Problems are the files' problems, in the order of Files.
+	Problems []Problem `json:"problems"`
+}
+
+// FileInspection is one file of the plan: its task, how it is read, what
+// each column gives, and its first rows as they would be mapped.
+type FileInspection struct {
+	File        string        `json:"file"` // the task's file: a path, or ZIP!/ENTRY
+	Name        string        `json:"name"` // as messages name it (ZIP!/ENTRY without the zip's folder)
+	Kind        ledger.Kind   `json:"kind"`
+	Phase       int           `json:"phase"`
+	Format      reader.Format `json:"format"`
+	Size        int64         `json:"size"`        // its bytes, a gzip's or a zip entry's uncompressed
+	Fingerprint string        `json:"fingerprint"` // as the plan keeps it (R10)
+	Encoding    string        `json:"encoding"`
+	// EncodingWhy is the evidence the encoding rests on, or "--encoding".
+	EncodingWhy string `json:"encoding_why"`
+	// Delimiter is a CSV file's delimiter; "" for JSON, or when the file
+	// could not be opened.
+	Delimiter string `json:"delimiter,omitempty"`
+	// Columns are what each column gives: a CSV file's header, a JSON
+	// file's keys in the rows read. Empty when the file could not be opened.
+	Columns []profile.Column `json:"columns"`
+	// Links are the links of the kind as the profile reads them in this file.
+	Links []profile.Link `json:"links"`
+	// SideFiles are those of Inspection.SideFiles that this file's task reads.
+	SideFiles []profile.SideFile `json:"side_files"`
+	// Rows are the file's first rows as they would be mapped.
+	Rows []RowInspection `json:"rows"`
+	// Problem is why the file's task would fail (the error it would fail
+	// with), or "".
+	Problem string `json:"problem,omitempty"`
+}
+
+// Outcomes of a row that Inspect can tell without a ledger.
+const (
+	// RowValid: the row's own values hold; the ledger decides the rest —
+	// imported (created or matched), unchanged when a final slot holds it
+	// already (R2), or, for a note, activity or email, skipped when none
+	// of its links resolves (R6).
+	RowValid = "valid"
+	// RowFailed and RowSkipped: what a run would count it, whatever the
+	// ledger holds — but a row already in a final slot, which a run counts
+	// unchanged without judging it (SPEC §4 step 3).
+	RowFailed  = "failed"
+	RowSkipped = "skipped"
+	// RowExcluded: the row is read, but is not a record of the kind (the
+	// profile's where): no outcome.
+	RowExcluded = "excluded"
+)
+
+// RowInspection is one row as it would be mapped: its canonical values
+// after the profile's value rules, its links beyond the link fields, what
+// it keeps in extra, and what its own values make of it.
+type RowInspection struct {
+	Line int    `json:"line"` // where the record starts in the file
+	ID   string `json:"id"`
+	// Fields are the canonical fields that hold a value.
+	Fields map[string]string `json:"fields"`
+	// Links are the link values beyond the link fields (by prefix, a list,
+	// a name, a joined row's), in order of preference.
+	Links []RowLink      `json:"links,omitempty"`
+	Extra map[string]any `json:"extra,omitempty"`
+	// Outcome is RowValid, RowFailed, RowSkipped or RowExcluded, and Reason
+	// why, for a failed or skipped row.
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// RowLink is one link value of a row beyond its link fields.
+type RowLink struct {
+	Field  string `json:"field"`        // the link field it may give, or its column when no kind takes it
+	Column string `json:"column"`       // where it was read
+	Value  string `json:"value"`        // as the export writes it
+	ID     string `json:"id,omitempty"` // the parent's id to look up; "" when none (a lead, a name that names no record or several)
+	ByName bool   `json:"by_name,omitempty"`
+	Note   string `json:"note,omitempty"` // why a name gives no id
+}
+
+// Problem is a file's problem: the error its task would fail with.
+type Problem struct {
+	File  string      `json:"file"` // as messages name it
+	Kind  ledger.Kind `json:"kind"`
+	Error string      `json:"error"`
+}
+
+// Inspect tells what a run of spec's export would plan, and what each of
+// its tasks would find when it opens, without a database. Its error is
+// what Plan would refuse the run with, of the same type (*UsageError: an
+// unknown profile or encoding; *input.Error: no file matches, a zip bomb,
+// a named pipe, a file that is not what its name says when it is the only
+// path given); a problem that would fail one task only is told for its file.
+func Inspect(ctx context.Context, spec InspectSpec) (Inspection, error) {
+	return inspect(ctx, spec, input.DefaultLimits())
+}
+
+func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspection, error) {
+	prof, inputs, err := planInputs(spec.Source, spec.Profile, spec.Encoding, append([]string{spec.Input}, spec.Inputs...))
+	if err != nil {
+		return Inspection{}, err
+	}
+	d, err := discover(ctx, inputs, prof, spec.Only, spec.Encoding, lim)
+	if err != nil {
+		return Inspection{}, err
+	}
+	rows := spec.Rows
+	if rows <= 0 {
+		rows = DefaultInspectRows
+	}
+	rows = min(rows, MaxInspectRows)
+	ins := Inspection{Source: spec.Source, Profile: prof.Name, Inputs: inputs, Encoding: spec.Encoding,
+		Files: []FileInspection{}, LeftOut: d.left, SideFiles: d.side, Notices: d.notes.notices, Warnings: d.notes.warnings,
+		Problems: []Problem{}}
+	if !prof.BuiltIn {
+		ins.ProfileFile, _ = filepath.Abs(spec.Profile)
+	}
+	for _, k := range spec.Only {
+		ins.Only = append(ins.Only, string(k))
+	}
+	for _, s := range []*[]string{&ins.Notices, &ins.Warnings} {
+		if *s == nil {
+			*s = []string{}
+		}
+	}
+	if ins.LeftOut == nil {
+		ins.LeftOut = []LeftOut{}
+	}
+	if ins.SideFiles == nil {
+		ins.SideFiles = []profile.SideFile{}
+	}
+	files := append([]inputFile(nil), d.files...)
+	sort.SliceStable(files, func(i, j int) bool { return phases.Phase(files[i].Kind) < phases.Phase(files[j].Kind) })
+	seen := map[ledger.Kind]map[string]firstSeen{}
+	for _, f := range files {
+		if seen[f.Kind] == nil {
+			seen[f.Kind] = map[string]firstSeen{}
+		}
+		fi := inspectFile(ctx, prof, f, d.side, rows, lim, seen[f.Kind])
+		if ctx.Err() != nil {
+			return Inspection{}, ctx.Err()
+		}
+		ins.Files = append(ins.Files, fi)
+		if fi.Problem != "" {
+			ins.Problems = append(ins.Problems, Problem{File: fi.Name, Kind: fi.Kind, Error: fi.Problem})
+		}
+	}
+	return ins, nil
+}
+
+// inspectFile opens a planned file as its task would, and maps its first
+// rows: the ids of the kind's rows mapped so far are in seen (SPEC §4
+// step 2, among the rows inspected).
+func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, side []profile.SideFile, rows int, lim input.Limits,
+	seen map[string]firstSeen) (fi FileInspection) {
+	fi = FileInspection{File: f.Path, Name: input.Name(f.Path), Kind: f.Kind, Phase: phases.Phase(f.Kind), Format: f.Format,
+		Size: f.Info.Size, Fingerprint: f.Info.Fingerprint, Encoding: f.Encoding, EncodingWhy: f.EncodingWhy,
+		Columns: []profile.Column{}, Links: []profile.Link{}, SideFiles: []profile.SideFile{}, Rows: []RowInspection{}}
+	m := profile.NewMapper(prof, f.Kind, fi.Name)
+	fi.Links = append(fi.Links, m.Links()...)
+	fi.SideFiles = append(fi.SideFiles, m.SideFilesRead(side)...)
+	ti, err := openTaskInput(prof, f.Path, f.Kind, f.Format, f.Encoding, lim)
+	if err != nil {
+		fi.Problem = err.Error()
+		return fi
+	}
+	defer ti.close()
+	if d := ti.rr.Delimiter(); d != 0 {
+		fi.Delimiter = string(d)
+	}
+	header := ti.rr.Header()
+	var read []reader.Row
+	defer func() { fi.Columns = append(fi.Columns, ti.mapper.Columns(header, read)...) }()
+	if err := ti.ready(); err != nil {
+		fi.Problem = err.Error()
+		return fi
+	}
+	if err := ti.mapper.ReadSideFiles(ctx, side, lim); err != nil {
+		fi.Problem = err.Error()
+		return fi
+	}
+	for len(read) < rows {
+		row, err := ti.rr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			fi.Problem = err.Error() // the rest of the file cannot be read: the task fails here
+			break
+		}
+		read = append(read, row)
+		r := ti.mapper.Map(row)
+		if !r.Excluded {
+			ti.mapper.Complete(&r)
+		}
+		fi.Rows = append(fi.Rows, inspectRow(r, seen))
+	}
+	return fi
+}
+
+// inspectRow tells what a mapped record holds, and what a run would make
+// of it as far as its own values decide (decide's unreadable and judge).
+func inspectRow(r profile.Record, seen map[string]firstSeen) RowInspection {
+	ri := RowInspection{Line: r.Line, ID: r.ID, Fields: map[string]string{}, Extra: r.Extra, Outcome: RowValid}
+	for _, f := range canon.Fields(r.Kind) {
+		if v := r.Get(f); strings.TrimSpace(v) != "" {
+			ri.Fields[f] = v
+		}
+	}
+	for _, l := range r.Links() {
+		ri.Links = append(ri.Links, RowLink{Field: l.Field, Column: l.Label, Value: l.Shown, ID: l.ID, ByName: l.ByName, Note: l.Note})
+	}
+	if r.Excluded {
+		ri.Outcome, ri.Reason = RowExcluded, "not a record of the kind (the profile reads only some of the file's rows)"
+		return ri
+	}
+	if why := unreadable(r); why != "" {
+		ri.Outcome, ri.Reason = RowFailed, why
+		return ri
+	}
+	if first, dup := seen[r.ID]; dup {
+		ri.Outcome, ri.Reason = RowFailed, duplicateReason(first)
+		return ri
+	}
+	seen[r.ID] = firstSeen{file: r.File, line: r.Line}
+	if out, reason, _, done := judge(&r); done {
+		ri.Outcome, ri.Reason = RowFailed, reason
+		if out == skipped {
+			ri.Outcome = RowSkipped
+		}
+	}
+	return ri
+}
