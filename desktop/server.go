@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"crmimport/importer"
+	"crmimport/importer/input"
 	"crmimport/phases"
 	"crmimport/store"
 )
@@ -30,6 +31,9 @@ type Config struct {
 	Assets string // a folder to serve the templates and static files from, for development; "" for the embedded ones
 	// Failpoints is passed to the engine of the runs started here.
 	Engine func(db *sql.DB) *phases.Engine
+	// Log is told what happens in the background (a run started here that
+	// stopped with an error); may be nil.
+	Log func(string)
 }
 
 // Server is one running desktop.
@@ -192,6 +196,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		use   *importer.UsageError
 		state *phases.StateError
 		in    *inputError
+		plan  *input.Error
 	)
 	e := apiError{Error: err.Error()}
 	switch {
@@ -199,6 +204,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		code, exit, e.LiveRun = http.StatusConflict, 6, adm.LiveRun
 	case errors.As(err, &use), errors.As(err, &in):
 		code, exit = http.StatusBadRequest, 2
+	case errors.As(err, &plan):
+		code = http.StatusUnprocessableEntity // the export cannot be planned, as `run` refuses it (exit 1)
 	case errors.Is(err, phases.ErrNoRun):
 		code = http.StatusNotFound
 	case errors.As(err, &state):
@@ -213,7 +220,9 @@ type inputError struct{ msg string }
 
 func (e *inputError) Error() string { return e.msg }
 
-func badRequest(format string, args ...any) error { return &inputError{msg: fmt.Sprintf(format, args...)} }
+func badRequest(format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...)}
+}
 
 // exitFor is the exit code of a refusal by the guard.
 func exitFor(code int) int {

@@ -108,7 +108,7 @@ func (a *app) cli() *cli.App {
 			return nil
 		},
 		Commands: []*cli.Command{a.runCommand(), a.resumeCommand(), a.stopCommand(), a.runsCommand(), a.reportCommand(),
-			a.rejectsCommand(), a.ledgerCommand(), a.doctorCommand(), a.profilesCommand(), a.inspectCommand()},
+			a.rejectsCommand(), a.ledgerCommand(), a.doctorCommand(), a.profilesCommand(), a.inspectCommand(), a.uiCommand()},
 	}
 	var usage func(cmds []*cli.Command)
 	usage = func(cmds []*cli.Command) {
@@ -206,6 +206,10 @@ func (a *app) terminal() bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// stopServer, as the run id of stopOnSignal, says the process is the
+// desktop's server.
+const stopServer = -1
+
 // stopOnSignal returns a context cancelled by the first Ctrl-C or SIGTERM:
 // the engine then stops after the batch in flight (R14). A second signal
 // kills the process at once, which R12 makes safe.
@@ -221,7 +225,10 @@ func (a *app) stopOnSignal(ctx context.Context, runID func() int64) (context.Con
 		select {
 		case s := <-sigs:
 			signal.Stop(sigs)
-			if id := runID(); id > 0 {
+			if id := runID(); id == stopServer {
+				fmt.Fprintf(a.stderr, "\n%s: stopping the desktop; imports it runs stop after their current batch "+
+					"(`crmimport resume` continues them)\n", strings.ToLower(s.String()))
+			} else if id > 0 {
 				fmt.Fprintf(a.stderr, "\n%s: stopping after the current batch; `crmimport resume %d` continues later "+
 					"(press Ctrl-C again to quit at once, which is safe too)\n", strings.ToLower(s.String()), id)
 			} else {

@@ -14,8 +14,8 @@ import (
 )
 
 // TestREADMEAndHelpSayWhatTheCodeDoes: issue 11 item 23. The README's
-// --batch-size default is the code's; the help offers only the report
-// formats that exist (the HTML page comes with the desktop).
+// --batch-size default is the code's; the help offers the report formats
+// that exist, and only those.
 func TestREADMEAndHelpSayWhatTheCodeDoes(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
@@ -32,9 +32,10 @@ func TestREADMEAndHelpSayWhatTheCodeDoes(t *testing.T) {
 
 	help = crm(t, nil, "report", "--help")
 	require.Equal(t, exitOK, help.code)
-	require.NotContains(t, strings.ToLower(help.stdout), "html", "the help offers no format that is refused")
-	r := crm(t, nil, "--db", filepath.Join(t.TempDir(), "crm.db"), "report", "1", "--format", "html")
+	require.Contains(t, help.stdout, "text, json or html", "the help offers the formats that exist")
+	r := crm(t, nil, "--db", filepath.Join(t.TempDir(), "crm.db"), "report", "1", "--format", "pdf")
 	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, strings.ToLower(r.stderr), "use text, json or html")
 }
 
 // TestEmptyPathIsAUsageError: issue 11 item 11. An empty PATH ("$EXPORT"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"crmimport/desktop"
 	"crmimport/report"
 	"crmimport/store"
 	"crmimport/visible"
@@ -17,11 +18,17 @@ func (a *app) reportCommand() *cli.Command {
 		Name:      "report",
 		Usage:     "the run page: status, phases, tasks, outcomes per kind, top reasons, log",
 		ArgsUsage: "RUN",
-		Description: `Examples:
+		Description: `The run page as text (the default), as JSON (the shape of the desktop's
+GET /api/runs/RUN), or as one self-contained HTML file — inline style and
+bars, no script, nothing loaded from anywhere — to mail to a customer or
+print.
+
+Examples:
    crmimport report 7
-   crmimport report 7 --format json --out run-7.json`,
+   crmimport report 7 --format json --out run-7.json
+   crmimport report 7 --format html --out run-7.html`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json or html"},
 			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -33,8 +40,8 @@ func (a *app) reportCommand() *cli.Command {
 			if a.json && !c.IsSet("format") {
 				format = "json"
 			}
-			if format != "text" && format != "json" {
-				return usagef("--format %q: use text or json", format)
+			if format != "text" && format != "json" && format != "html" {
+				return usagef("--format %q: use text, json or html", format)
 			}
 			db, err := a.open(c.Context)
 			if err != nil {
@@ -50,19 +57,25 @@ func (a *app) reportCommand() *cli.Command {
 			// made visible, the JSON with them as \u escapes (the same
 			// values to a decoder).
 			var buf bytes.Buffer
-			if format == "json" {
+			switch format {
+			case "html":
+				// html/template escapes every value from data.
+				if err := desktop.WriteReport(&buf, r); err != nil {
+					return err
+				}
+			case "json":
 				b, err := json.MarshalIndent(r.Full(), "", "  ")
 				if err != nil {
 					return err
 				}
 				buf.Write(visible.JSON(b))
 				buf.WriteByte('\n')
-			} else {
+			default:
 				report.WriteReport(visible.Writer(&buf), r)
 			}
 			out := c.String("out")
 			if out == "" {
-				if a.json && format != "json" {
+				if a.json && format == "text" {
 					return a.writeJSON(map[string]any{"report": buf.String()})
 				}
 				_, err := a.data.Write(buf.Bytes())

@@ -1,0 +1,373 @@
+package desktop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"crmimport/forensics"
+	"crmimport/importer"
+	"crmimport/importer/profile"
+	"crmimport/ledger"
+	"crmimport/phases"
+	"crmimport/report"
+)
+
+// runID reads the {id} of a path; 0 with the page answered when it is
+// not a run id.
+func (s *Server) runID(w http.ResponseWriter, r *http.Request) int64 {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		s.refuse(w, r, http.StatusNotFound, fmt.Sprintf("%q is not a run id", r.PathValue("id")))
+		return 0
+	}
+	return id
+}
+
+// pageError shows an error on a page in the words of the CLI.
+func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, phases.ErrNoRun) {
+		code = http.StatusNotFound
+	}
+	s.refuse(w, r, code, err.Error())
+}
+
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
+	reports, err := report.List(r.Context(), s.ro, s.eng, r.URL.Query().Get("tenant"))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.render(w, "runs", page{Title: "Runs", Nav: "runs", Data: struct{ Runs []*report.Report }{reports}})
+}
+
+// runView is what the run page (and the HTML report) shows.
+type runView struct {
+	R        *report.Report
+	Tasks    []taskView
+	Warnings []string
+	Next     []string
+	Stop     action
+	Resume   action
+	Live     bool // the run works: the page listens to its events
+}
+
+// action is a button: what it does, whether the engine would accept it,
+// and why not.
+type action struct {
+	Label string
+	OK    bool
+	Why   string
+}
+
+type taskView struct {
+	phases.Task
+	FileName string
+	Percent  *float64
+	Rate     string
+	Left     string
+}
+
+// buildRun reads a run's page through the same library function as
+// `report RUN` (report.Build), with its log.
+func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
+	rep, err := report.Build(ctx, s.ro, s.eng, id, true)
+	if err != nil {
+		return nil, err
+	}
+	v := &runView{R: rep, Warnings: rep.Warnings(), Next: rep.Next()}
+	for _, t := range rep.Tasks {
+		v.Tasks = append(v.Tasks, taskView{Task: t, FileName: report.FileName(t)})
+	}
+	v.Live = rep.Run.Status == phases.RunRunning && !rep.Interrupted
+	v.Stop, v.Resume = s.actions(rep)
+	return v, nil
+}
+
+// actions labels Stop and Resume by what the engine would do now (R14,
+// R8), and disables what it would refuse.
+func (s *Server) actions(rep *report.Report) (stop, resume action) {
+	n := 0
+	for _, t := range rep.Tasks {
+		if t.Status == phases.TaskFailed || t.Status == phases.TaskCancelled || t.Status == phases.TaskRunning {
+			n++
+		}
+	}
+	tasks := fmt.Sprintf("%d %s", n, map[bool]string{true: "task", false: "tasks"}[n == 1])
+	switch st := rep.Run.Status; {
+	case st == phases.RunRunning && !rep.Interrupted:
+		stop = action{Label: "Stop after the current batch", OK: true}
+		resume = action{Label: "Resume", Why: "the run is working"}
+	case st == phases.RunRunning:
+		stop = action{Label: "Cancel (its process is gone)", OK: true}
+		resume = action{Label: "Resume — " + tasks + " will run", OK: true}
+	case st == phases.RunCancelled:
+		stop = action{Label: "Stop", Why: "the run is stopped"}
+		resume = action{Label: "Resume — " + tasks + " will run", OK: n > 0}
+	case st == phases.RunPartial, st == phases.RunFailed:
+		stop = action{Label: "Stop", Why: "the run has ended"}
+		resume = action{Label: "Retry — " + tasks + " will run", OK: n > 0}
+		if n == 0 {
+			resume = action{Label: "Retry", Why: "no task failed or stopped: fix the failed records in the export and import it again"}
+		}
+	default:
+		stop = action{Label: "Stop", Why: "the run has ended"}
+		resume = action{Label: "Resume", Why: "a succeeded run has nothing to resume"}
+	}
+	if resume.OK && rep.Dump != "" {
+		resume.OK, resume.Why = false, "the run was loaded from a dump: resume it over a local export with `crmimport resume "+
+			strconv.FormatInt(rep.Run.ID, 10)+" --from PATH`"
+	}
+	if !resume.OK && resume.Why == "" {
+		resume.Why = "no task to re-arm"
+	}
+	return stop, resume
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	id := s.runID(w, r)
+	if id == 0 {
+		return
+	}
+	v, err := s.buildRun(r.Context(), id)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.render(w, "run", page{Title: fmt.Sprintf("Run %d", id), Nav: "runs", Data: v})
+}
+
+// maxShown is how many records a page of records lists.
+const maxShown = 500
+
+func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
+	id := s.runID(w, r)
+	if id == 0 {
+		return
+	}
+	q := r.URL.Query()
+	rows, total, err := forensics.Failures(r.Context(), s.ro, id, q.Get("kind"), q.Get("reason"), maxShown)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	all, _, err := forensics.Failures(r.Context(), s.ro, id, "", "", 0)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	kinds, classes := map[string]bool{}, map[string]bool{}
+	for _, f := range all {
+		kinds[f.Kind], classes[f.Class] = true, true
+	}
+	s.render(w, "failed", page{Title: fmt.Sprintf("Failed records of run %d", id), Nav: "runs", Data: struct {
+		Run            int64
+		Kind, Class    string
+		Kinds, Classes []string
+		Rows           []forensics.Failure
+		Total, Shown   int64
+	}{id, q.Get("kind"), q.Get("reason"), sortedKeys(kinds), sortedKeys(classes), rows, int64(total), int64(len(rows))}})
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
+	id := s.runID(w, r)
+	if id == 0 {
+		return
+	}
+	kind := r.URL.Query().Get("kind")
+	rows, err := forensics.Skips(r.Context(), s.ro, id, ledger.Kind(kind), maxShown)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	run, err := phases.LoadRun(r.Context(), s.ro, id)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	data := struct {
+		Run        int64
+		Kind       string
+		Kinds      []string
+		Rows       []forensics.Skip
+		Ready      bool
+		ReadyCount int64
+		ReadyKinds []string
+		Path       string
+		ImportURL  string
+		Why        string
+	}{Run: id, Kind: kind, Rows: rows}
+	kinds, ready := map[string]bool{}, map[string]bool{}
+	for _, sk := range rows {
+		kinds[sk.Kind] = true
+		if len(sk.Ready) > 0 {
+			data.ReadyCount++
+			ready[sk.Kind] = true
+		}
+	}
+	data.Kinds, data.ReadyKinds = sortedKeys(kinds), sortedKeys(ready)
+	if data.Ready = data.ReadyCount > 0; data.Ready {
+		// doctor's ready-to-take-over: a run of those kinds over the
+		// original export takes the skips over (R3).
+		opts, err := importer.DecodeOptions(run)
+		switch {
+		case err != nil || opts.Input == "":
+			data.Why = "the run names no export here (it was loaded from a dump): import an export of these records"
+		default:
+			data.Path = opts.Input
+			if _, err := os.Stat(opts.Input); err != nil {
+				data.Why = fmt.Sprintf("%s is not there any more: import an export of these records", opts.Input)
+				break
+			}
+			var plurals []string
+			for _, k := range data.ReadyKinds {
+				plurals = append(plurals, ledger.Kind(k).Plural())
+			}
+			v := url.Values{"path": {opts.Input}, "tenant": {run.Tenant}, "source": {run.Source}, "profile": {opts.Profile},
+				"only": {strings.Join(plurals, ",")}}
+			data.ImportURL = "/import?" + v.Encode()
+		}
+	}
+	s.render(w, "skipped", page{Title: fmt.Sprintf("Skipped records of run %d", id), Nav: "runs", Data: data})
+}
+
+func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
+	id := s.runID(w, r)
+	if id == 0 {
+		return
+	}
+	rep, err := report.Build(r.Context(), s.ro, s.eng, id, true)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	var b bytes.Buffer
+	if err := WriteReport(&b, rep); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="crmimport-run-%d.html"`, id))
+	_, _ = w.Write(b.Bytes()) // the client went away: nothing to tell it
+}
+
+func (s *Server) rejectsDownload(w http.ResponseWriter, r *http.Request) {
+	id := s.runID(w, r)
+	if id == 0 {
+		return
+	}
+	var b bytes.Buffer
+	if _, err := forensics.Rejects(r.Context(), s.ro, id, &b); err != nil {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			s.fail(w, err)
+		} else {
+			s.pageError(w, r, err)
+		}
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="crmimport-rejects-%d.csv"`, id))
+	_, _ = w.Write(b.Bytes()) // the client went away: nothing to tell it
+}
+
+func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	src := q.Get("source")
+	if src == "" {
+		src = "canonical"
+	}
+	s.render(w, "import", page{Title: "New import", Nav: "import", Data: struct {
+		Path, Tenant, Source, Profile, Only string
+		Profiles                            []string
+	}{q.Get("path"), q.Get("tenant"), src, q.Get("profile"), q.Get("only"), profile.BuiltinNames()}})
+}
+
+func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d, err := forensics.Doctor(r.Context(), s.ro, s.eng, forensics.DoctorOptions{Tenant: q.Get("tenant"), DBPath: s.cfg.DBPath})
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	data := struct {
+		Diagnosis              *forensics.Diagnosis
+		Tenant, Kind, SourceID string
+		Kinds                  []string
+		Grouping, Story, Error string
+	}{Diagnosis: d, Tenant: q.Get("tenant"), Kind: q.Get("kind"), SourceID: q.Get("source_id")}
+	for _, k := range ledger.Kinds() {
+		data.Kinds = append(data.Kinds, string(k))
+	}
+	if data.Tenant != "" {
+		var b bytes.Buffer
+		kind := ledger.Kind(data.Kind)
+		if data.SourceID != "" {
+			st, err := forensics.StoryOf(r.Context(), s.ro, s.eng, data.Tenant, kind, data.SourceID)
+			if err != nil {
+				data.Error = err.Error()
+			} else {
+				forensics.WriteStory(&b, st)
+				data.Story = b.String()
+			}
+		} else {
+			g, err := forensics.Why(r.Context(), s.ro, s.eng, data.Tenant, kind, 0)
+			if err != nil {
+				data.Error = err.Error()
+			} else {
+				forensics.WriteGrouping(&b, g)
+				data.Grouping = b.String()
+			}
+		}
+	}
+	s.render(w, "ledger", page{Title: "Ledger", Nav: "ledger", Data: data})
+}
+
+func (s *Server) profilesPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, "profiles", page{Title: "Profiles", Nav: "profiles", Data: struct{ Names []string }{profile.BuiltinNames()}})
+}
+
+func (s *Server) profilePage(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	p, err := profile.Builtin(name)
+	if err != nil {
+		s.refuse(w, r, http.StatusNotFound, fmt.Sprintf("no built-in profile %q (see /profiles)", name))
+		return
+	}
+	s.render(w, "profile", page{Title: "Profile " + name, Nav: "profiles", Data: struct{ Name, Text string }{name, string(p.Text())}})
+}
+
+// static serves the page's own script and style, nothing else.
+func (s *Server) static(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	if name != path.Base(name) || strings.HasPrefix(name, ".") {
+		s.refuse(w, r, http.StatusNotFound, "no such file")
+		return
+	}
+	b, err := fs.ReadFile(s.assets, "static/"+name)
+	if err != nil {
+		s.refuse(w, r, http.StatusNotFound, "no such file")
+		return
+	}
+	w.Header().Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
+	_, _ = w.Write(b) // the client went away: nothing to tell it
+}
