@@ -1,0 +1,235 @@
+package desktop
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/importer"
+	"crmimport/phases"
+	"crmimport/store"
+)
+
+// testServer is a server on a fresh database holding one run of the demo
+// export, not listening: tests call its handler.
+func testServer(t *testing.T) *Server {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	imp := importer.New(phases.New(db, nil))
+	run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "demo", Source: "canonical", Input: "../fixtures/demo", BatchSize: 50})
+	require.NoError(t, err)
+	_, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err := New(ctx, Config{DBPath: path})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	return s
+}
+
+// concrete turns a route's pattern into a path it answers.
+func concrete(pattern string) string {
+	r := strings.NewReplacer("{id}", "1", "{file}", "app.css", "{name}", "canonical", "{$}", "")
+	return r.Replace(pattern)
+}
+
+type req struct {
+	method, path, host string
+	header             map[string]string
+	cookie             bool
+}
+
+func (s *Server) do(t *testing.T, q req) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(q.method, q.path, strings.NewReader("{}"))
+	if strings.HasSuffix(q.path, "/events") {
+		// An event stream goes on until its client leaves: this one leaves
+		// soon.
+		ctx, cancel := context.WithTimeout(r.Context(), 300*time.Millisecond)
+		t.Cleanup(cancel)
+		r = r.WithContext(ctx)
+	}
+	r.Host = q.host
+	if q.host == "-" {
+		r.Host = ""
+	}
+	for k, v := range q.header {
+		r.Header.Set(k, v)
+	}
+	if q.cookie {
+		r.AddCookie(&http.Cookie{Name: s.cookie, Value: s.token})
+	}
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, r)
+	return w
+}
+
+// TestEveryRouteIsGuarded: SPEC §9, walked over every route the server
+// registers, so that a route added later cannot skip a rule. A foreign or
+// empty Host is refused (DNS rebinding); no token, a wrong one, or a token
+// in a cookie of another name is refused; a POST from another site, or
+// without X-Requested-By, is refused; every answer carries the strict CSP
+// and no CORS header.
+func TestEveryRouteIsGuarded(t *testing.T) {
+	t.Parallel()
+	s := testServer(t)
+	require.NotEmpty(t, s.routes)
+	for _, rt := range s.routes {
+		p := concrete(rt.pattern)
+		t.Run(rt.method+" "+rt.pattern, func(t *testing.T) {
+			ok := map[string]string{"Authorization": "Bearer " + s.token, RequestedBy: "crmimport"}
+			for name, q := range map[string]req{
+				"ForeignHost":    {rt.method, p, "evil.example:80", ok, false},
+				"RebindingHost":  {rt.method, p, "attacker.example:" + strings.Split(s.addr, ":")[1], ok, false},
+				"EmptyHost":      {rt.method, p, "-", ok, false},
+				"OtherPortHost":  {rt.method, p, "127.0.0.1:1", ok, false},
+				"NoToken":        {rt.method, p, s.addr, map[string]string{RequestedBy: "crmimport"}, false},
+				"WrongToken":     {rt.method, p, s.addr, map[string]string{"Authorization": "Bearer " + strings.Repeat("0", 32), RequestedBy: "crmimport"}, false},
+				"WrongTokenInQS": {http.MethodGet, p + "?token=" + strings.Repeat("0", 32), s.addr, nil, false},
+			} {
+				w := s.do(t, q)
+				require.GreaterOrEqual(t, w.Code, 400, "%s: %d %s", name, w.Code, w.Body.String())
+				require.NotEqual(t, http.StatusNotFound, w.Code, "%s: refused before any route is looked at", name)
+				require.Empty(t, w.Header().Get("Set-Cookie"), name)
+			}
+			if rt.method == http.MethodPost {
+				for name, h := range map[string]map[string]string{
+					"CrossSite":        {RequestedBy: "crmimport", "Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+					"CrossOrigin":      {RequestedBy: "crmimport", "Origin": "http://localhost:1"},
+					"NoRequestedBy":    {},
+					"WrongRequestedBy": {RequestedBy: "evil"},
+				} {
+					w := s.do(t, req{rt.method, p, s.addr, h, true})
+					require.Equal(t, http.StatusForbidden, w.Code, "%s: %s", name, w.Body.String())
+				}
+			}
+			w := s.do(t, req{rt.method, p, s.addr, ok, false})
+			require.Contains(t, w.Header().Get("Content-Security-Policy"), "default-src 'none'")
+			require.Contains(t, w.Header().Get("Content-Security-Policy"), "script-src 'self'")
+			for k := range w.Header() {
+				require.False(t, strings.HasPrefix(strings.ToLower(k), "access-control-"), "no CORS header: %s", k)
+			}
+		})
+	}
+}
+
+// TestTokenBecomesAnInstanceCookie: the token in the URL is taken once
+// into an HttpOnly, SameSite=Strict cookie named for this instance, and
+// the URL is cleaned of it; the cookie alone then opens the pages, while a
+// cookie of another name with the right value does not.
+func TestTokenBecomesAnInstanceCookie(t *testing.T) {
+	t.Parallel()
+	s := testServer(t)
+	require.Len(t, s.token, 32, "128 bits, hex")
+	w := s.do(t, req{http.MethodGet, "/runs/1?token=" + s.token, s.addr, nil, false})
+	require.Equal(t, http.StatusSeeOther, w.Code)
+	require.Equal(t, "/runs/1", w.Header().Get("Location"))
+	c := w.Result().Cookies()
+	require.Len(t, c, 1)
+	require.Equal(t, s.cookie, c[0].Name)
+	require.True(t, strings.HasPrefix(s.cookie, "crmimport_") && len(s.cookie) > len("crmimport_"))
+	require.True(t, c[0].HttpOnly)
+	require.Equal(t, http.SameSiteStrictMode, c[0].SameSite)
+	require.Equal(t, http.StatusOK, s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true}).Code)
+	r := httptest.NewRequest(http.MethodGet, "/runs/1", nil)
+	r.Host = s.addr
+	r.AddCookie(&http.Cookie{Name: "crmimport_other", Value: s.token})
+	w = httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, r)
+	require.Equal(t, http.StatusUnauthorized, w.Code, "another instance's cookie name")
+	other := testServer(t)
+	require.NotEqual(t, s.cookie, other.cookie, "each instance names its cookie")
+	require.NotEqual(t, s.token, other.token)
+}
+
+// TestNoGetChangesAnything: every GET route, answered with a valid token,
+// leaves the database as it was.
+func TestNoGetChangesAnything(t *testing.T) {
+	t.Parallel()
+	s := testServer(t)
+	before := snapshot(t, s)
+	for _, rt := range s.routes {
+		if rt.method != http.MethodGet || strings.HasSuffix(rt.pattern, "/events") {
+			continue
+		}
+		s.do(t, req{rt.method, concrete(rt.pattern), s.addr, nil, true})
+	}
+	require.Equal(t, before, snapshot(t, s))
+}
+
+func snapshot(t *testing.T, s *Server) string {
+	t.Helper()
+	var b strings.Builder
+	for _, q := range []string{`SELECT count(*) FROM migrations`, `SELECT count(*) FROM migration_records`, `SELECT count(*) FROM run_log`,
+		`SELECT group_concat(status || cancellation_requested) FROM migrations`, `SELECT count(*) FROM companies`} {
+		var v string
+		require.NoError(t, s.ro.QueryRow(q).Scan(&v))
+		b.WriteString(v + "|")
+	}
+	return b.String()
+}
+
+// TestAddrMustBeLoopback: any address another machine could reach is
+// refused.
+func TestAddrMustBeLoopback(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"127.0.0.1:0", "[::1]:8080", "localhost:0", "127.0.0.2:80"} {
+		require.NoError(t, CheckAddr(ok), ok)
+	}
+	for _, bad := range []string{"0.0.0.0:0", ":8080", "192.168.1.4:80", "[::]:0", "example.com:80", "evil:80", "127.0.0.1"} {
+		require.Error(t, CheckAddr(bad), bad)
+	}
+	_, err := New(context.Background(), Config{DBPath: filepath.Join(t.TempDir(), "x.db"), Addr: "0.0.0.0:0"})
+	require.Error(t, err)
+}
+
+// TestUploadsArePrivate: files dropped onto the page are written 0600 in a
+// 0700 folder beside the database, and a name cannot climb out of it.
+func TestUploadsArePrivate(t *testing.T) {
+	t.Parallel()
+	s := testServer(t)
+	var body strings.Builder
+	body.WriteString("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"contacts.csv\"\r\n\r\nid,first_name\nc1,Ann\n\r\n--B--\r\n")
+	r := httptest.NewRequest(http.MethodPost, "/api/uploads", strings.NewReader(body.String()))
+	r.Host = s.addr
+	r.Header.Set("Content-Type", "multipart/form-data; boundary=B")
+	r.Header.Set(RequestedBy, "crmimport")
+	r.AddCookie(&http.Cookie{Name: s.cookie, Value: s.token})
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	dirs, err := filepath.Glob(s.cfg.DBPath + ".uploads/*")
+	require.NoError(t, err)
+	require.Len(t, dirs, 1)
+	for _, p := range []string{s.cfg.DBPath + ".uploads", dirs[0]} {
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), p)
+	}
+	st, err := os.Stat(filepath.Join(dirs[0], "contacts.csv"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	body.Reset()
+	body.WriteString("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../../escape.csv\"\r\n\r\nx\r\n--B--\r\n")
+	r = httptest.NewRequest(http.MethodPost, "/api/uploads", strings.NewReader(body.String()))
+	r.Host = s.addr
+	r.Header.Set("Content-Type", "multipart/form-data; boundary=B")
+	r.Header.Set(RequestedBy, "crmimport")
+	r.AddCookie(&http.Cookie{Name: s.cookie, Value: s.token})
+	w = httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	_, err = os.Stat(filepath.Join(filepath.Dir(s.cfg.DBPath), "escape.csv"))
+	require.ErrorIs(t, err, os.ErrNotExist, "a dropped file stays in its folder")
+}
