@@ -91,8 +91,7 @@ func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases
 			return phases.Batch{}, err
 		}
 		return phases.Batch{
-			Checkpoint: same.Checkpoint,
-			Read:       size, // counted whole: as read to its end (100%)
+			Checkpoint: same.Checkpoint, // done: the engine stores it as read to its end (100%)
 			Counts:     phases.Counts{Unchanged: same.Records},
 			Done:       true,
 			Committed: func() {

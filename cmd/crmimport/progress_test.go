@@ -1,14 +1,23 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/ledger"
+	"crmimport/phases"
+	"crmimport/report"
+	"crmimport/store"
 )
 
 // taskProgress is a task as `report --format json` and `runs --json` show
@@ -117,13 +126,14 @@ func TestRunsAndReportShowStoredProgress(t *testing.T) {
 
 // TestOlderTasksShowProgressUnknown: a file of schema 5 opens; its tasks,
 // planned before progress was stored, show their size and percent as
-// unknown (JSON: size_bytes 0, percent null; text: —), while a new run in
-// the same file shows its own.
+// unknown (JSON: size_bytes 0, percent null; text: —). Resumed, the tasks
+// that run again store the size their input opens with: read whole,
+// 100%; the one that had succeeded before stays unknown.
 func TestOlderTasksShowProgressUnknown(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
-	require.Equal(t, exitPartial, r.code, r.stderr)
+	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=exit"}, demoArgs(path)...)
+	require.Equal(t, -1, c.wait(t), "killed by its own SIGKILL")
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	for _, q := range []string{
@@ -136,17 +146,60 @@ func TestOlderTasksShowProgressUnknown(t *testing.T) {
 	}
 	require.NoError(t, db.Close())
 
-	company := reportTasks(t, path, "1")["company"]
-	require.Equal(t, "succeeded", company.Status)
-	require.Equal(t, int64(30), company.Progress.Records, "the records are the checkpoint's")
-	require.Zero(t, company.Progress.SizeBytes)
-	require.Zero(t, company.Progress.ReadBytes)
-	require.Nil(t, company.Progress.Percent, "unknown, not 0%")
-	r = crm(t, nil, "--db", path, "report", "1")
+	tasks := reportTasks(t, path, "1")
+	for kind, want := range map[string]struct {
+		status  string
+		records int64
+	}{"company": {"succeeded", 30}, "contact": {"running", 10}, "deal": {"pending", 0}} {
+		tk := tasks[kind]
+		require.Equal(t, want.status, tk.Status, kind)
+		require.Equal(t, want.records, tk.Progress.Records, "%s: the records are the checkpoint's", kind)
+		require.Zero(t, tk.Progress.SizeBytes, kind)
+		require.Zero(t, tk.Progress.ReadBytes, kind)
+		require.Nil(t, tk.Progress.Percent, "%s: unknown, not 0%%", kind)
+	}
+	r := crm(t, nil, "--db", path, "report", "1")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Regexp(t, regexp.MustCompile(`companies\.csv\s+succeeded\s+30\s+—\s+1`), r.stdout)
+	require.Regexp(t, regexp.MustCompile(`contacts\.csv\s+running\s+10\s+—\s+1`), r.stdout)
 
-	r = crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
+	r = crm(t, nil, "--db", path, "--json", "resume", "1")
 	require.Equal(t, exitPartial, r.code, r.stderr)
-	require.Equal(t, 100.0, *reportTasks(t, path, "2")["company"].Progress.Percent)
+	tasks = reportTasks(t, path, "1")
+	require.Nil(t, tasks["company"].Progress.Percent, "not read again: still unknown")
+	for _, kind := range []string{"contact", "deal", "note", "activity", "email"} {
+		tk := tasks[kind]
+		require.Positive(t, tk.Progress.SizeBytes, kind)
+		require.Equal(t, tk.Progress.SizeBytes, tk.Progress.ReadBytes, kind)
+		require.Equal(t, 100.0, *tk.Progress.Percent, kind)
+	}
+}
+
+// TestProgressBarShowsTheStoredProgress: the CLI's bar shows the progress
+// the batches stored — the database's, as runs and report read it — and
+// not a count of its own: pointed at the run of another process, killed
+// at batch:contact:2=exit, it shows that run's contacts where their
+// checkpoint stands (10 records, the bytes read of the stored size, the
+// stored percent), as report does.
+func TestProgressBarShowsTheStoredProgress(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=exit"}, demoArgs(path)...)
+	require.Equal(t, -1, c.wait(t), "killed by its own SIGKILL")
+	contacts := reportTasks(t, path, "1")["contact"].Progress
+	require.Equal(t, int64(10), contacts.Records)
+
+	db, err := store.Open(context.Background(), path)
+	require.NoError(t, err)
+	defer db.Close()
+	var errb bytes.Buffer
+	a := newApp(&bytes.Buffer{}, &errb, func(string) string { return "" })
+	p := &progressView{a: a, db: db, now: time.Now, on: true}
+	p.task(phases.Task{RunID: 1, Kind: ledger.Contact, Phase: 2})
+	defer p.finish()
+	s := p.bar.State()
+	require.Equal(t, contacts.SizeBytes, s.Max, "the stored size")
+	require.Equal(t, int64(*contacts.Percent/100*float64(contacts.SizeBytes)), s.CurrentNum, "the stored percent")
+	require.True(t, strings.HasPrefix(s.Description, "phase 2 · contacts · 10 records · "+report.Bytes(contacts.ReadBytes)+" of "+report.Bytes(contacts.SizeBytes)),
+		s.Description)
 }
