@@ -21,13 +21,16 @@ type feed struct {
 	done    sync.WaitGroup
 	pending []profile.Record
 	end     error // io.EOF or what stopped the reading, once the feed has run dry
-	bytes   int64 // raw bytes read when the last chunk taken was made
+	ends    []int64
+	// bytes are the raw bytes of the input read when the last record
+	// taken was read (progress: ahead of it by what the reader buffers).
+	bytes int64
 }
 
 type feedChunk struct {
-	recs  []profile.Record
-	err   error // after recs: io.EOF or a read error
-	bytes int64
+	recs []profile.Record
+	ends []int64 // per record, the raw bytes read once it was read
+	err  error   // after recs: io.EOF or a read error
 }
 
 // startFeed reads rr from where it stands. known are the ids that already
@@ -42,6 +45,7 @@ func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, raw *rea
 		defer f.done.Done()
 		for {
 			recs := make([]profile.Record, 0, feedChunkSize)
+			ends := make([]int64, 0, feedChunkSize)
 			var err error
 			for len(recs) < feedChunkSize {
 				row, rerr := rr.Next()
@@ -49,6 +53,7 @@ func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, raw *rea
 					err = rerr
 					break
 				}
+				ends = append(ends, raw.BytesRead())
 				r := m.Map(row)
 				if _, ok := known.get(r.ID); !ok && !r.Excluded {
 					m.Complete(&r)
@@ -56,7 +61,7 @@ func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, raw *rea
 				recs = append(recs, r)
 			}
 			select {
-			case f.ch <- feedChunk{recs: recs, err: err, bytes: raw.BytesRead()}:
+			case f.ch <- feedChunk{recs: recs, ends: ends, err: err}:
 			case <-f.quit:
 				return
 			}
@@ -76,13 +81,13 @@ func (f *feed) next() (profile.Record, error) {
 			return profile.Record{}, f.end
 		}
 		c := <-f.ch
-		f.pending, f.bytes = c.recs, c.bytes
+		f.pending, f.ends = c.recs, c.ends
 		if c.err != nil {
 			f.end = c.err
 		}
 	}
 	r := f.pending[0]
-	f.pending = f.pending[1:]
+	f.pending, f.bytes, f.ends = f.pending[1:], f.ends[0], f.ends[1:]
 	return r, nil
 }
 

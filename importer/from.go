@@ -88,7 +88,7 @@ func planFrom(run phases.Run, unfinished []phases.Task, export string, prof *pro
 	// holds to it whatever the dump said.
 	spec := func(k ledger.Kind, f inputFile) phases.TaskSpec {
 		return phases.TaskSpec{Kind: k, Phase: phases.Phase(k), File: f.Path, Format: string(f.Format), Encoding: f.Encoding,
-			Fingerprint: f.Info.Fingerprint}
+			Fingerprint: f.Info.Fingerprint, Size: input.Size(f.Path)}
 	}
 	var missing []string
 	for _, k := range kinds {

@@ -142,7 +142,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	for _, f := range files {
 		plan.Tasks = append(plan.Tasks, phases.TaskSpec{Kind: f.Kind, Phase: phases.Phase(f.Kind), File: f.Path,
 			Format: string(f.Format), Encoding: f.Encoding, Fingerprint: f.Info.Fingerprint,
-			InputKey: inputKey(prof, f, opts)})
+			InputKey: inputKey(prof, f, opts), Size: input.Size(f.Path)})
 	}
 	return imp.Engine.Plan(ctx, plan)
 }
@@ -338,7 +338,7 @@ func (w *openedTask) start(batchSize int) *phases.Work {
 		known = f.loaded
 	}
 	w.feed = startFeed(w.rr, w.mapper, known, w.in.Raw)
-	return &phases.Work{Next: w.next, Close: func() error {
+	return &phases.Work{Size: w.size, Next: w.next, Close: func() error {
 		w.feed.stop()
 		return w.close()
 	}}
@@ -499,6 +499,7 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 	read := w.feed.bytes
 	return phases.Batch{
 		Checkpoint: phases.Checkpoint{Rows: w.rows, Line: w.line},
+		Read:       read,
 		Counts:     counts,
 		Done:       done,
 		Committed: func() {

@@ -73,6 +73,7 @@ func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases
 	if _, found, err := phases.FindSameInput(ctx, imp.Engine.DB, run, t); err != nil || !found {
 		return nil, err
 	}
+	size := fingerprintSize(t.Fingerprint) // what input.Size measures, without opening a zip again
 	next := func(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 		// Again inside the batch, which holds the write lock: the epoch
 		// cannot move between this look and the commit.
@@ -89,9 +90,8 @@ func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases
 		if err := imp.Engine.Log(ctx, tx, run.ID, "info", msg); err != nil {
 			return phases.Batch{}, err
 		}
-		size := fingerprintSize(t.Fingerprint)
 		return phases.Batch{
-			Checkpoint: same.Checkpoint,
+			Checkpoint: same.Checkpoint, // done: the engine stores it as read to its end (100%)
 			Counts:     phases.Counts{Unchanged: same.Records},
 			Done:       true,
 			Committed: func() {
@@ -101,7 +101,7 @@ func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases
 			},
 		}, nil
 	}
-	return &phases.Work{Next: next, Close: func() error { return nil }}, nil
+	return &phases.Work{Size: size, Next: next, Close: func() error { return nil }}, nil
 }
 
 // fingerprintSize is the size a fingerprint ("crc32c:%08x:%d") records.

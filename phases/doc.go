@@ -15,7 +15,10 @@
 //   - R11 Every UPDATE of a run or a task goes through expectRows, which
 //     fails on any affected-row count but the expected one.
 //   - R12 A batch's records, counters and checkpoint commit in one
-//     transaction owned here; the importer only fills it (Work.Next).
+//     transaction owned here; the importer only fills it (Work.Next). The
+//     task's progress (its input's size, the bytes its checkpoint has
+//     read) is stored in the same UPDATE, so that any process shows it
+//     (TaskProgress, progress.go).
 //   - R13 Admission control: one live run per tenant, by a unique index; an
 //     owner is its host, pid, the pid's start time and the database file it
 //     has open (device and inode): in a copy of the file the run is
@@ -40,7 +43,7 @@
 //	run   partial|failed|cancelled -> running  reopen   resume (fenced on the old status)
 //	run   running     -> succeeded|partial|failed|cancelled  finalizeRun
 //	task  pending     -> running     startTask
-//	task  running     -> running     checkpointTask   one per committed batch
+//	task  running     -> running     checkpointTask   one per committed batch, with the task's progress
 //	task  running     -> succeeded   succeedTask      with the last batch
 //	task  running     -> failed      failTask
 //	task  running     -> cancelled   cancelTask       stop, checkpoint kept

@@ -19,8 +19,11 @@ import (
 // transaction that the engine owns and commits (R12).
 type Batch struct {
 	Checkpoint Checkpoint // where the task stands once this batch commits
-	Counts     Counts     // the batch's outcomes, added to the task's counters
-	Done       bool       // the input is exhausted: the task succeeds with this batch
+	// Read is how far into its input (the bytes Work.Size measures) the
+	// reader had read to reach Checkpoint: progress, stored with it.
+	Read   int64
+	Counts Counts // the batch's outcomes, added to the task's counters
+	Done   bool   // the input is exhausted: the task succeeds with this batch
 	// Committed, if set, runs after the transaction commits, and only then:
 	// in-memory indexes learn what the batch wrote only once it is durable.
 	Committed func()
@@ -28,6 +31,10 @@ type Batch struct {
 
 // Work is the importer's side of one task, opened at the task's checkpoint.
 type Work struct {
+	// Size is the input's size in bytes as progress measures it (what
+	// Batch.Read counts towards), 0 when unknown: the task's planned size
+	// stands then. It is stored with every checkpoint.
+	Size int64
 	// Next processes the next batch of records inside tx.
 	Next func(ctx context.Context, tx *sql.Tx) (Batch, error)
 	// Close releases the input.
@@ -130,6 +137,9 @@ type TaskSpec struct {
 	// InputKey names everything that decides which records the task reads
 	// (see Task.InputKey); "" for none.
 	InputKey string
+	// Size is the input's size as progress measures it (Task.Size), 0
+	// when unknown.
+	Size int64
 }
 
 const insertRunSQL = `
@@ -139,14 +149,14 @@ VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, nullif(?, ''), ?)
 RETURNING id`
 
 const insertTaskSQL = `
-INSERT INTO migration_tasks (migration_id, kind, phase, status, file, format, encoding, fingerprint, input_key, updated_at)
-VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, nullif(?, ''), ?)`
+INSERT INTO migration_tasks (migration_id, kind, phase, status, file, format, encoding, fingerprint, input_key, input_size, updated_at)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, nullif(?, ''), ?, ?)`
 
 // insertTask adds a pending task to run: the plan of a new run (R10), or a
 // task that resume --from adds to a loaded run.
 func insertTask(ctx context.Context, tx *sql.Tx, runID int64, t TaskSpec, now string) error {
 	if _, err := tx.ExecContext(ctx, insertTaskSQL, runID, string(t.Kind), t.Phase, t.File, t.Format,
-		t.Encoding, t.Fingerprint, t.InputKey, now); err != nil {
+		t.Encoding, t.Fingerprint, t.InputKey, max(t.Size, 0), now); err != nil {
 		return fmt.Errorf("insert task %s: %w", t.File, err)
 	}
 	return nil
@@ -485,7 +495,14 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 		return false, false, err
 	}
 	now := e.now()
-	if err := checkpointTask(db, tx, task.ID, b.Checkpoint, b.Counts, now); err != nil {
+	read, size := b.Read, work.Size
+	if size <= 0 {
+		size = task.Size
+	}
+	if b.Done && size > 0 {
+		read = size // the input is read to its end
+	}
+	if err := checkpointTask(db, tx, task.ID, b.Checkpoint, read, size, b.Counts, now); err != nil {
 		return false, false, err
 	}
 	if b.Done {

@@ -510,7 +510,7 @@ func TestR11UpdatesThatMatchNothingAreErrors(t *testing.T) {
 		now := ledger.FormatTime(t0)
 		for name, f := range map[string]func(tx *sql.Tx) error{
 			"StartTaskNotPending":   func(tx *sql.Tx) error { return startTask(ctx, tx, taskID, now) },
-			"CheckpointNotRunning":  func(tx *sql.Tx) error { return checkpointTask(ctx, tx, taskID, Checkpoint{}, Counts{}, now) },
+			"CheckpointNotRunning":  func(tx *sql.Tx) error { return checkpointTask(ctx, tx, taskID, Checkpoint{}, 0, 0, Counts{}, now) },
 			"SucceedNotRunning":     func(tx *sql.Tx) error { return succeedTask(ctx, tx, taskID, now) },
 			"FailNotRunning":        func(tx *sql.Tx) error { return failTask(ctx, tx, taskID, "x", now) },
 			"CancelNotRunning":      func(tx *sql.Tx) error { return cancelTask(ctx, tx, taskID, "x", now) },

@@ -137,10 +137,26 @@ type Task struct {
 	// the same records. "" for a task planned without one.
 	InputKey   string
 	Checkpoint Checkpoint
-	Attempts   int
-	LastError  string
-	Counts     Counts
-	UpdatedAt  time.Time
+	// Size is the input's size in bytes as progress measures it (a
+	// file's, a gzip's compressed, a zip entry's uncompressed), 0 when
+	// unknown: a task planned before schema 6 until a batch of it commits.
+	Size int64
+	// Read is how far into those bytes the committed checkpoint has read
+	// (Batch.Read), stored with it: a resumed task starts from it.
+	Read      int64
+	Attempt   Attempt
+	Attempts  int
+	LastError string
+	Counts    Counts
+	UpdatedAt time.Time
+}
+
+// Attempt is when a task last started and where its checkpoint stood then
+// (records and bytes read), for the rate of that attempt (progress.go).
+type Attempt struct {
+	StartedAt *time.Time // nil: not started since it was planned or re-armed
+	Rows      int64
+	Bytes     int64
 }
 
 // queryer is a *sql.DB or a *sql.Tx.
@@ -244,7 +260,8 @@ func scanRun(s scanner) (Run, error) {
 }
 
 const loadTasksSQL = `SELECT id, migration_id, kind, phase, status, file, format, encoding, fingerprint,
-	coalesce(input_key, ''), checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at
+	coalesce(input_key, ''), checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at,
+	input_size, read_bytes, attempt_started_at, attempt_rows, attempt_bytes
 FROM migration_tasks WHERE migration_id = ? ORDER BY phase, id`
 
 // LoadTasks reads a run's tasks in plan order.
@@ -257,13 +274,14 @@ func LoadTasks(ctx context.Context, q queryer, runID int64) ([]Task, error) {
 	var out []Task
 	for rows.Next() {
 		var (
-			t                                   Task
-			kind, status, checkpoint, updatedAt string
-			file, format, enc, fp, lastError    sql.NullString
+			t                                         Task
+			kind, status, checkpoint, updatedAt       string
+			file, format, enc, fp, lastError, attempt sql.NullString
 		)
 		err := rows.Scan(&t.ID, &t.RunID, &kind, &t.Phase, &status, &file, &format, &enc, &fp,
 			&t.InputKey, &checkpoint, &t.Attempts, &lastError, &t.Counts.Imported, &t.Counts.Matched, &t.Counts.Unchanged,
-			&t.Counts.Skipped, &t.Counts.Failed, &t.Counts.Duplicate, &t.Counts.Unlinked, &updatedAt)
+			&t.Counts.Skipped, &t.Counts.Failed, &t.Counts.Duplicate, &t.Counts.Unlinked, &updatedAt,
+			&t.Size, &t.Read, &attempt, &t.Attempt.Rows, &t.Attempt.Bytes)
 		if err != nil {
 			return nil, fmt.Errorf("load tasks of run %d: %w", runID, err)
 		}
@@ -272,6 +290,13 @@ func LoadTasks(ctx context.Context, q queryer, runID int64) ([]Task, error) {
 		t.LastError = lastError.String
 		if err := json.Unmarshal([]byte(checkpoint), &t.Checkpoint); err != nil {
 			return nil, fmt.Errorf("task %d: checkpoint %q: %w", t.ID, checkpoint, err)
+		}
+		if attempt.Valid {
+			at, err := ledger.ParseTime(attempt.String)
+			if err != nil {
+				return nil, fmt.Errorf("task %d: attempt_started_at: %w", t.ID, err)
+			}
+			t.Attempt.StartedAt = &at
 		}
 		if t.UpdatedAt, err = ledger.ParseTime(updatedAt); err != nil {
 			return nil, fmt.Errorf("task %d: updated_at: %w", t.ID, err)

@@ -47,21 +47,22 @@ type Replan struct {
 type ReplanFunc func(ctx context.Context, run Run, unfinished []Task) (Replan, error)
 
 // replanTaskSQL: R10, an unfinished task of a loaded run is pointed at a
-// local file and starts from its beginning: checkpoint and counters start
-// over. R7: its phase becomes its kind's in crmimport's plan, whatever the
-// dump said — a dump that put contacts in phase 1 beside companies would
-// otherwise import contacts first and lose their company links for good
-// (a created slot is final). Fenced on the status and the phase it was
-// read with.
+// local file and starts from its beginning: checkpoint, counters and
+// progress start over. R7: its phase becomes its kind's in crmimport's
+// plan, whatever the dump said — a dump that put contacts in phase 1
+// beside companies would otherwise import contacts first and lose their
+// company links for good (a created slot is final). Fenced on the status
+// and the phase it was read with.
 const replanTaskSQL = `
 UPDATE migration_tasks SET status = 'pending', phase = ?, file = ?, format = ?, encoding = ?, fingerprint = ?,
     checkpoint = '{"rows":0,"line":0}', last_error = NULL,
-    imported = 0, matched = 0, unchanged = 0, skipped = 0, failed = 0, duplicate = 0, unlinked = 0, updated_at = ?
+    imported = 0, matched = 0, unchanged = 0, skipped = 0, failed = 0, duplicate = 0, unlinked = 0, updated_at = ?,
+    input_size = ?, read_bytes = 0, attempt_started_at = NULL, attempt_rows = 0, attempt_bytes = 0
 WHERE id = ? AND migration_id = ? AND status = ? AND phase = ?`
 
 func replanTask(ctx context.Context, tx *sql.Tx, t Task, in TaskSpec, now string) error {
 	return expectRows(ctx, tx, 1, fmt.Sprintf("replan task %d", t.ID), replanTaskSQL,
-		Phase(t.Kind), in.File, in.Format, in.Encoding, in.Fingerprint, now, t.ID, t.RunID, string(t.Status), t.Phase)
+		Phase(t.Kind), in.File, in.Format, in.Encoding, in.Fingerprint, now, max(in.Size, 0), t.ID, t.RunID, string(t.Status), t.Phase)
 }
 
 // dropTaskSQL: an unfinished task of a loaded run that no local file is

@@ -13,10 +13,13 @@ import (
 
 // startTaskSQL also notes the ledger's epoch when the task begins at its
 // first record; a task that goes on from a checkpoint keeps the epoch of
-// its beginning. json_extract is SQLite's spelling (store.Dialect).
+// its beginning. It notes when this attempt starts and the checkpoint it
+// starts from, for the attempt's rate (progress.go). json_extract is
+// SQLite's spelling (store.Dialect).
 const startTaskSQL = `
 UPDATE migration_tasks SET status = 'running', attempts = attempts + 1, updated_at = ?,
-    ledger_epoch = CASE WHEN json_extract(checkpoint, '$.rows') = 0 THEN ? ELSE ledger_epoch END
+    ledger_epoch = CASE WHEN json_extract(checkpoint, '$.rows') = 0 THEN ? ELSE ledger_epoch END,
+    attempt_started_at = ?, attempt_rows = json_extract(checkpoint, '$.rows'), attempt_bytes = read_bytes
 WHERE id = ? AND status = 'pending'`
 
 func startTask(ctx context.Context, tx *sql.Tx, id int64, now string) error {
@@ -24,26 +27,30 @@ func startTask(ctx context.Context, tx *sql.Tx, id int64, now string) error {
 	if err != nil {
 		return err
 	}
-	return expectRows(ctx, tx, 1, "start task", startTaskSQL, now, epoch, id)
+	return expectRows(ctx, tx, 1, "start task", startTaskSQL, now, epoch, now, id)
 }
 
 // checkpointTaskSQL commits a batch's counters and the task's new
-// checkpoint, in the batch's own transaction (R12).
+// checkpoint, in the batch's own transaction (R12), and with it the task's
+// progress: the input's size and how far the checkpoint has read of it
+// (SPEC §9, live updates from the database). The bytes never go back: a
+// resumed reader's buffers stand where an earlier one's did not.
 const checkpointTaskSQL = `
 UPDATE migration_tasks SET
     checkpoint = ?,
     imported = imported + ?, matched = matched + ?, unchanged = unchanged + ?, skipped = skipped + ?,
     failed = failed + ?, duplicate = duplicate + ?, unlinked = unlinked + ?,
+    input_size = ?, read_bytes = max(read_bytes, ?),
     updated_at = ?
 WHERE id = ? AND status = 'running'`
 
-func checkpointTask(ctx context.Context, tx *sql.Tx, id int64, cp Checkpoint, c Counts, now string) error {
+func checkpointTask(ctx context.Context, tx *sql.Tx, id int64, cp Checkpoint, read, size int64, c Counts, now string) error {
 	b, err := json.Marshal(cp)
 	if err != nil {
 		return err
 	}
 	return expectRows(ctx, tx, 1, "checkpoint task", checkpointTaskSQL, string(b),
-		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked, now, id)
+		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked, size, read, now, id)
 }
 
 // succeedTaskSQL keeps the task's epoch only if the ledger's has not moved
@@ -121,9 +128,10 @@ const countRearmSQL = `
 SELECT count(*) FROM migration_tasks WHERE migration_id = ? AND status IN ('failed', 'cancelled', 'running')`
 
 // rearmTasksSQL: R8, failed AND cancelled tasks (and running ones, whose
-// process is gone) go back to pending with their checkpoints intact.
+// process is gone) go back to pending with their checkpoints intact (and
+// their progress); the attempt they ended is over.
 const rearmTasksSQL = `
-UPDATE migration_tasks SET status = 'pending', last_error = NULL, updated_at = ?
+UPDATE migration_tasks SET status = 'pending', last_error = NULL, updated_at = ?, attempt_started_at = NULL
 WHERE migration_id = ? AND status IN ('failed', 'cancelled', 'running')`
 
 func rearmTasks(ctx context.Context, tx *sql.Tx, runID int64, now string) (int64, error) {

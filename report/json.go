@@ -73,6 +73,9 @@ type TaskJSON struct {
 	Attempts   int               `json:"attempts"`
 	LastError  string            `json:"last_error,omitempty"`
 	Counts     phases.Counts     `json:"counts"`
+	// Progress is the task's progress as its row holds it, at the
+	// report's instant (phases.TaskProgress).
+	Progress phases.Progress `json:"progress"`
 }
 
 // ReasonsJSON are one kind's top reasons.
@@ -83,11 +86,7 @@ type ReasonsJSON struct {
 
 // Full returns the full JSON report.
 func (r *Report) Full() Full {
-	f := Full{Summary: r.Summary(), Reasons: map[string]ReasonsJSON{}, Log: r.Log}
-	for _, t := range r.Tasks {
-		f.Tasks = append(f.Tasks, TaskJSON{ID: t.ID, Kind: string(t.Kind), Phase: t.Phase, Status: string(t.Status),
-			File: t.File, Encoding: t.Encoding, Checkpoint: t.Checkpoint, Attempts: t.Attempts, LastError: t.LastError, Counts: t.Counts})
-	}
+	f := Full{Summary: r.Summary(), Tasks: r.tasksJSON(), Reasons: map[string]ReasonsJSON{}, Log: r.Log}
 	for _, k := range r.Kinds {
 		rj := ReasonsJSON{Skipped: k.Skips, Failed: k.Failures}
 		if rj.Skipped == nil {
@@ -102,4 +101,31 @@ func (r *Report) Full() Full {
 		f.Log = []LogEntry{}
 	}
 	return f
+}
+
+func (r *Report) tasksJSON() []TaskJSON {
+	var out []TaskJSON
+	for _, t := range r.Tasks {
+		out = append(out, TaskJSON{ID: t.ID, Kind: string(t.Kind), Phase: t.Phase, Status: string(t.Status),
+			File: t.File, Encoding: t.Encoding, Checkpoint: t.Checkpoint, Attempts: t.Attempts, LastError: t.LastError, Counts: t.Counts,
+			Progress: r.TaskProgress(t)})
+	}
+	return out
+}
+
+// Listed is a run as `runs --json` lists it: its summary, and its tasks as
+// in the full report, with their progress, so that a live run's list
+// shows how far each task stands.
+type Listed struct {
+	Summary
+	Tasks []TaskJSON `json:"tasks"`
+}
+
+// Listed returns the run as `runs --json` lists it.
+func (r *Report) Listed() Listed {
+	l := Listed{Summary: r.Summary(), Tasks: r.tasksJSON()}
+	if l.Tasks == nil {
+		l.Tasks = []TaskJSON{}
+	}
+	return l
 }

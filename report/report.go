@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -46,6 +47,9 @@ type Report struct {
 	DryRun string
 	Log    []LogEntry
 	Dump   string // the dump the run was loaded from, or "" (dump.go)
+	// Now is the instant the report was read at (the engine's clock): the
+	// tasks' rates and time left are as of then (progress.go).
+	Now time.Time
 }
 
 // LogEntry is a line of the run log.
@@ -65,7 +69,7 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Run: run, Interrupted: e.Interrupted(run), Tasks: tasks}
+	r := &Report{Run: run, Interrupted: e.Interrupted(run), Tasks: tasks, Now: e.Now()}
 	if r.Dump, err = phases.LoadedFrom(ctx, db, runID); err != nil {
 		return nil, err
 	}

@@ -49,3 +49,25 @@ func TestDuration(t *testing.T) {
 	require.Equal(t, "5.1s", Duration(ms(5120)))
 	require.Equal(t, "2m5s", Duration(ms(125_000)))
 }
+
+// TestProgressText: a task's progress as the text report and the CLI bar
+// write it: the percent rounded down (never 100% before it is), "—" for
+// an unknown size, the rate and the time left rounded up.
+func TestProgressText(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	require.Equal(t, "—", Percent(phases.Progress{}))
+	require.Equal(t, "0%", Percent(phases.Progress{Percent: f(0)}))
+	require.Equal(t, "37%", Percent(phases.Progress{Percent: f(37.9)}))
+	require.Equal(t, "99%", Percent(phases.Progress{Percent: f(99.9)}))
+	require.Equal(t, "100%", Percent(phases.Progress{Percent: f(100)}))
+	require.Equal(t, "", Pace(phases.Progress{}))
+	require.Equal(t, "4,210 records/s, 13s left", Pace(phases.Progress{RecordsPerSecond: f(4209.6), SecondsLeft: f(12.1)}))
+	require.Equal(t, "12 records/s", Pace(phases.Progress{RecordsPerSecond: f(12), SecondsLeft: f(0)}), "done: no time left to tell")
+	require.Equal(t, "3m5s", Left(184.2))
+	require.Equal(t, "2h5m", Left(2*3600+4*60+40))
+	require.Equal(t, "1s", Left(0.2))
+	require.Equal(t, "512 bytes", Bytes(512))
+	require.Equal(t, "1.5 KiB", Bytes(1536))
+	require.Equal(t, "3.4 MiB", Bytes(3565158))
+}

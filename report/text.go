@@ -159,10 +159,10 @@ func WriteReport(w io.Writer, r *Report) {
 
 	fmt.Fprintln(w, "\nTasks")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  id\tphase\tkind\tfile\tstatus\trecords\tattempts\tnote")
+	fmt.Fprintln(tw, "  id\tphase\tkind\tfile\tstatus\trecords\tread\tattempts\tnote")
 	for _, t := range r.Tasks {
-		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Phase, t.Kind.Plural(), FileName(t), t.Status,
-			Count(t.Checkpoint.Rows), t.Attempts, t.LastError)
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Phase, t.Kind.Plural(), FileName(t), t.Status,
+			Count(t.Checkpoint.Rows), r.progressCell(t), t.Attempts, t.LastError)
 	}
 	tw.Flush()
 

@@ -239,6 +239,62 @@ func TestOpenUpgradesVersion3FileToExactAmounts(t *testing.T) {
 	}
 }
 
+// TestOpenUpgradesVersion5FileToTaskProgress: a file of schema 5 opens and
+// gains schema 6's progress columns; its tasks keep their checkpoints and
+// counts, and hold 0 and NULL there (size unknown, no attempt noted); the
+// columns refuse a negative count.
+func TestOpenUpgradesVersion5FileToTaskProgress(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	all, err := steps(SQLite)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(all), 6)
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	for _, s := range all[:5] {
+		_, err = raw.ExecContext(ctx, s.sql)
+		require.NoError(t, err, s.name)
+	}
+	for _, s := range []string{
+		`PRAGMA user_version = 5`,
+		`INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (1, 'acme', 'canonical', 'running', 'then')`,
+		`INSERT INTO migration_tasks (id, migration_id, kind, phase, status, checkpoint, imported, updated_at)
+			VALUES (1, 1, 'company', 1, 'succeeded', '{"rows":30,"line":31}', 30, 'then'),
+			       (2, 1, 'contact', 2, 'running', '{"rows":40,"line":41}', 40, 'then')`,
+	} {
+		_, err = raw.ExecContext(ctx, s)
+		require.NoError(t, err, s)
+	}
+	require.NoError(t, raw.Close())
+
+	db, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer db.Close()
+	var v int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v))
+	require.Equal(t, Version(), v)
+	rows, err := db.QueryContext(ctx, `SELECT id, status, checkpoint, imported, input_size, read_bytes,
+		coalesce(attempt_started_at, '<null>'), attempt_rows, attempt_bytes FROM migration_tasks ORDER BY id`)
+	require.NoError(t, err)
+	var got []string
+	for rows.Next() {
+		var id, imported, size, read, arows, abytes int64
+		var status, cp, at string
+		require.NoError(t, rows.Scan(&id, &status, &cp, &imported, &size, &read, &at, &arows, &abytes))
+		got = append(got, fmt.Sprintf("%d|%s|%s|%d|%d|%d|%s|%d|%d", id, status, cp, imported, size, read, at, arows, abytes))
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{
+		`1|succeeded|{"rows":30,"line":31}|30|0|0|<null>|0|0`,
+		`2|running|{"rows":40,"line":41}|40|0|0|<null>|0|0`,
+	}, got, "checkpoints and counts kept; progress unknown")
+	for _, col := range []string{"input_size", "read_bytes", "attempt_rows", "attempt_bytes"} {
+		_, err = db.ExecContext(ctx, `UPDATE migration_tasks SET `+col+` = -1 WHERE id = 2`)
+		require.True(t, IsConstraint(err), "%s is never negative: %v", col, err)
+	}
+}
+
 // TestDialectOfAnOpenedFile: a handle of Open knows its dialect, and the
 // dialect tells the file it has open.
 func TestDialectOfAnOpenedFile(t *testing.T) {

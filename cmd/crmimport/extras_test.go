@@ -73,13 +73,16 @@ func dumpAndClose(t *testing.T, path, tenant string) string {
 
 // makeSchema3Rollback makes a database file look as a crmimport of schema 3
 // left it: no owner_file, slot_ids for id_allocators, no application id,
-// and the rollback journal instead of WAL.
+// no task progress columns, and the rollback journal instead of WAL.
 func makeSchema3Rollback(t *testing.T, path string) {
 	t.Helper()
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	defer db.Close()
 	for _, q := range []string{`PRAGMA journal_mode = DELETE`, `ALTER TABLE migrations DROP COLUMN owner_file`,
+		`ALTER TABLE migration_tasks DROP COLUMN input_size`, `ALTER TABLE migration_tasks DROP COLUMN read_bytes`,
+		`ALTER TABLE migration_tasks DROP COLUMN attempt_started_at`, `ALTER TABLE migration_tasks DROP COLUMN attempt_rows`,
+		`ALTER TABLE migration_tasks DROP COLUMN attempt_bytes`,
 		`CREATE TABLE slot_ids (next INTEGER NOT NULL)`,
 		`INSERT INTO slot_ids (next) SELECT next FROM id_allocators WHERE name = 'migration_records'`,
 		`DROP TABLE id_allocators`, `PRAGMA application_id = 0`, `PRAGMA user_version = 3`} {

@@ -9,30 +9,33 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"crmimport/importer"
-	"crmimport/importer/input"
 	"crmimport/phases"
+	"crmimport/report"
 )
 
 // progressView draws one bar per phase on stderr, on a terminal only and
-// never under --quiet: the bytes of the phase's files read so far.
+// never under --quiet: how far the phase's files are read, with the rate
+// and time left of the task at work. Its numbers are the database's, as
+// the run page and `runs` read them (phases.TasksProgress over the stored
+// progress of the phase's tasks), read again after each committed batch:
+// the bar, the page and `runs` agree.
 type progressView struct {
 	mu    sync.Mutex
 	a     *app
 	db    *sql.DB
+	now   func() time.Time
 	on    bool
 	phase int
 	bar   *progressbar.ProgressBar
-	done  map[int64]int64 // bytes of this phase's tasks already counted
-	sizes map[int64]int64
 }
 
 func (a *app) progress(imp *importer.Importer) *progressView {
-	p := &progressView{a: a, db: imp.Engine.DB, on: a.terminal() && !a.quiet, done: map[int64]int64{}, sizes: map[int64]int64{}}
+	p := &progressView{a: a, db: imp.Engine.DB, now: imp.Engine.Now, on: a.terminal() && !a.quiet}
 	if !p.on {
 		return p
 	}
 	imp.Engine.OnTask = p.task
-	imp.Progress = p.advance
+	imp.Progress = func(t phases.Task, _, _ int64) { p.committed(t) }
 	return p
 }
 
@@ -41,46 +44,66 @@ func (p *progressView) task(t phases.Task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if t.Phase == p.phase && p.bar != nil {
+		p.refreshLocked(t.RunID)
 		return
 	}
 	p.finishLocked()
 	p.phase = t.Phase
-	tasks, err := phases.LoadTasks(context.Background(), p.db, t.RunID)
-	var total int64
-	if err == nil {
-		for _, u := range tasks {
-			if u.Phase != t.Phase {
-				continue
-			}
-			if size := input.Size(u.File); size > 0 {
-				total += size
-				p.sizes[u.ID] = size
-			}
-		}
-	}
-	p.bar = progressbar.NewOptions64(total,
+	p.bar = progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(p.a.bars), // its own control sequences; it shows no name from data
 		progressbar.OptionSetDescription(phaseName(t.Phase)),
-		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowDescriptionAtLineEnd(),
+		progressbar.OptionSetPredictTime(false), // the time left is the database's, in the description
+		progressbar.OptionSetElapsedTime(false),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetRenderBlankState(true),
 	)
+	p.refreshLocked(t.RunID)
 }
 
-func (p *progressView) advance(t phases.Task, read, size int64) {
+// committed redraws the bar once a batch of t has committed.
+func (p *progressView) committed(t phases.Task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar == nil || t.Phase != p.phase {
 		return
 	}
-	p.done[t.ID] = read
-	var n int64
-	for _, v := range p.done {
-		n += v
+	p.refreshLocked(t.RunID)
+}
+
+// refreshLocked reads the phase's tasks and shows their stored progress.
+// A read that fails leaves the bar as it was: it is a view, and the run
+// itself tells its errors.
+func (p *progressView) refreshLocked(runID int64) {
+	tasks, err := phases.LoadTasks(context.Background(), p.db, runID)
+	if err != nil {
+		return
 	}
-	_ = p.bar.Set64(n)
+	var phase []phases.Task
+	for _, u := range tasks {
+		if u.Phase == p.phase {
+			phase = append(phase, u)
+		}
+	}
+	pr := phases.TasksProgress(phase, p.now())
+	desc := phaseName(p.phase) + " · " + report.Count(pr.Records) + " records"
+	if pr.Percent != nil {
+		if p.bar.GetMax64() != pr.SizeBytes {
+			p.bar.ChangeMax64(pr.SizeBytes)
+		}
+		// The bar shows the stored percent, which stays below 100 until
+		// the phase's tasks have succeeded.
+		_ = p.bar.Set64(int64(*pr.Percent / 100 * float64(pr.SizeBytes)))
+		desc += " · " + report.Bytes(pr.ReadBytes) + " of " + report.Bytes(pr.SizeBytes)
+	} else {
+		_ = p.bar.Set64(pr.ReadBytes)
+	}
+	if pace := report.Pace(pr); pace != "" {
+		desc += " · " + pace
+	}
+	p.bar.Describe(desc)
 }
 
 func (p *progressView) finish() {
@@ -94,7 +117,6 @@ func (p *progressView) finishLocked() {
 		_ = p.bar.Finish()
 		p.bar = nil
 	}
-	p.done = map[int64]int64{}
 }
 
 func phaseName(n int) string {

@@ -12,7 +12,9 @@ func (a *app) runsCommand() *cli.Command {
 		Usage: "list every run, newest first",
 		Description: `Shows each run's id, tenant, source, status (a run whose process is gone shows
 as interrupted), phase, the four outcomes and its duration ("—" for a run that
-was never finalized: a gap is shown, never estimated).
+was never finalized: a gap is shown, never estimated). With --json, each run's
+tasks too, each with its progress as the database holds it (records, bytes
+read of the file's size, percent, rate, time left), as in report --format json.
 
 Examples:
    crmimport runs
@@ -34,9 +36,9 @@ Examples:
 				return err
 			}
 			if a.json {
-				out := []report.Summary{}
+				out := []report.Listed{}
 				for _, r := range reports {
-					out = append(out, r.Summary())
+					out = append(out, r.Listed())
 				}
 				return a.writeJSON(map[string]any{"runs": out})
 			}
