@@ -30,7 +30,11 @@ demo: build ## import the bundled demo export into a fresh demo.db and print the
 	    echo "Look around: $(BIN) --db $(DEMO_DB) runs · $(BIN) --db $(DEMO_DB) report 2"; \
 	  else echo "unexpected exit code $$code (the demo should end partial: 3)"; exit 1; fi
 
-test: ## the tests CI runs (real SQLite files, real processes, a small crash suite; under a minute)
+# The desktop's tests drive a real Chromium (chromedp): installed here when
+# missing, as make bench installs sqlite3; a browser test never skips.
+test: ## the tests CI runs (real SQLite files, real processes, a real browser, a small crash suite)
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { echo "installing chromium (the desktop's browser tests)"; \
+	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null || { echo "the browser tests need Chromium: apt-get install -y chromium"; exit 1; }; }
 	$(GO) test -count=1 ./...
 
 # R12–R14: kill a run at any instant, run `resume`, and the database is the

@@ -104,6 +104,7 @@ type taskState struct {
 	Status  string   `json:"status"`
 	Rows    int64    `json:"rows"`
 	Percent *float64 `json:"percent"`
+	Size    string   `json:"size"`
 	Rate    string   `json:"rate"`
 	Left    string   `json:"left"`
 	Note    string   `json:"note,omitempty"`
@@ -122,7 +123,7 @@ func (s *Server) state(ctx context.Context, id int64) (runState, error) {
 	}
 	for _, t := range v.Tasks {
 		st.Tasks = append(st.Tasks, taskState{ID: t.ID, Kind: string(t.Kind), Status: string(t.Status), Rows: t.Checkpoint.Rows,
-			Percent: t.Percent, Rate: t.Rate, Left: t.Left, Note: t.LastError})
+			Percent: t.Percent, Size: t.Size, Rate: t.Rate, Left: t.Left, Note: t.LastError})
 	}
 	return st, nil
 }

@@ -32,10 +32,7 @@ func writeReport(w io.Writer, fsys fs.FS, r *report.Report) error {
 	if err != nil {
 		return err
 	}
-	v := &runView{R: r, Warnings: r.Warnings(), Next: r.Next()}
-	for _, task := range r.Tasks {
-		v.Tasks = append(v.Tasks, taskView{Task: task, FileName: report.FileName(task)})
-	}
+	v := newRunView(r)
 	p := page{Title: fmt.Sprintf("Run %d · tenant %s", r.Run.ID, r.Run.Tenant), Static: true, Style: template.CSS(css), Data: v}
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {

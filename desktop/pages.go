@@ -75,6 +75,7 @@ type taskView struct {
 	phases.Task
 	FileName string
 	Percent  *float64
+	Size     string // "1.2 MiB of 4.0 MiB", "" when unknown
 	Rate     string
 	Left     string
 }
@@ -86,13 +87,35 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &runView{R: rep, Warnings: rep.Warnings(), Next: rep.Next()}
-	for _, t := range rep.Tasks {
-		v.Tasks = append(v.Tasks, taskView{Task: t, FileName: report.FileName(t)})
-	}
+	v := newRunView(rep)
 	v.Live = rep.Run.Status == phases.RunRunning && !rep.Interrupted
 	v.Stop, v.Resume = s.actions(rep)
 	return v, nil
+}
+
+// newRunView is the run page of a report: its tasks with their progress
+// from the database (phases.TaskProgress through the report's clock), as
+// `report` and `runs` show it.
+func newRunView(rep *report.Report) *runView {
+	v := &runView{R: rep, Warnings: rep.Warnings(), Next: rep.Next()}
+	for _, t := range rep.Tasks {
+		p := rep.TaskProgress(t)
+		tv := taskView{Task: t, FileName: report.FileName(t), Percent: p.Percent}
+		// No rate for a task no process works on (an interrupted run's).
+		if t.Status == phases.TaskRunning && !rep.Interrupted {
+			if p.RecordsPerSecond != nil {
+				tv.Rate = report.Count(int64(*p.RecordsPerSecond)) + " records/s"
+			}
+			if p.SecondsLeft != nil && *p.SecondsLeft > 0 {
+				tv.Left = report.Left(*p.SecondsLeft)
+			}
+		}
+		if p.SizeBytes > 0 {
+			tv.Size = report.Bytes(p.ReadBytes) + " of " + report.Bytes(p.SizeBytes)
+		}
+		v.Tasks = append(v.Tasks, tv)
+	}
+	return v
 }
 
 // actions labels Stop and Resume by what the engine would do now (R14,

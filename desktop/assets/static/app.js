@@ -95,6 +95,7 @@ if (runPage && runPage.getAttribute("data-live") === "true" && window.EventSourc
       const p = row.querySelector("[data-field=progress]");
       if (t.percent !== null && t.percent !== undefined) { p.value = t.percent; }
       row.querySelector("[data-field=percent]").textContent = (t.percent === null || t.percent === undefined) ? "—" : Math.round(t.percent) + "%";
+      row.querySelector("[data-field=size]").textContent = t.size || "";
       row.querySelector("[data-field=rate]").textContent = t.rate || "";
       row.querySelector("[data-field=left]").textContent = t.left || "";
       row.querySelector("[data-field=note]").textContent = t.note || "";

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"crmimport/desktop"
+	"crmimport/fixtures/gen"
+)
+
+// The desktop in a real browser (issue 13): Debian's Chromium, driven by
+// chromedp, against the real server on a real database. A browser test
+// never skips itself: without Chromium it fails, saying how to install it
+// (make test installs it where it can).
+
+// chromium finds the browser, or fails the test naming the package.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("the browser tests need Chromium: install Debian's package with `apt-get install -y chromium` " +
+		"(make test does it where it can), or put chromium on PATH")
+	return ""
+}
+
+// shots is where the screenshots go: a folder that outlives the test, so
+// that they can be looked at; its path is logged.
+func shots(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("CRMIMPORT_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "crmimport-screenshots")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	t.Logf("screenshots in %s", dir)
+	return dir
+}
+
+// browser starts a headless Chromium for one test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.NoFirstRun,
+		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancel(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx), "start Chromium")
+	return ctx
+}
+
+// serve starts the desktop on the database at path, in this process.
+func serve(t *testing.T, path string) *desktop.Server {
+	t.Helper()
+	s, err := desktop.New(context.Background(), desktop.Config{DBPath: path})
+	require.NoError(t, err)
+	go func() { _ = s.Serve() }() // ends with Shutdown
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, s.Shutdown(ctx))
+	})
+	return s
+}
+
+func shoot(ctx context.Context, t *testing.T, dir, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o600))
+}
+
+// do runs browser actions, failing the test on an error.
+func do(ctx context.Context, t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, actions...))
+}
+
+// textOf reads the text of the first node that sel matches.
+func textOf(ctx context.Context, t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err, sel)
+	return strings.TrimSpace(s)
+}
+
+// tryText reads the text of sel if the page shows it within a moment
+// (the page may be reloading), else "".
+func tryText(ctx context.Context, sel string) string {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(s)
+}
+
+// waitText waits until the text of sel holds want.
+func waitText(ctx context.Context, t *testing.T, sel, want string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var got string
+	for time.Now().Before(deadline) {
+		if got = tryText(ctx, sel); strings.Contains(strings.ToLower(got), strings.ToLower(want)) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s never showed %q (last: %q)", sel, want, got)
+}
+
+// slowExport is an export big enough, and a run of it slow enough (a pause
+// before each of its first contact batches), to be watched.
+func slowExport(t *testing.T) (string, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := gen.Write(dir, gen.Config{Contacts: 1500, Seed: 7})
+	require.NoError(t, err)
+	var fps []string
+	for n := 1; n <= 12; n++ {
+		fps = append(fps, fmt.Sprintf("batch:contact:%d=sleep:300ms", n))
+	}
+	return dir, map[string]string{"CRMIMPORT_FAILPOINTS": strings.Join(fps, ",")}
+}
+
+// TestDesktopInABrowser: the pages of SPEC §9 in Chromium — the runs, a
+// run of another process watched live to its end, stopped from the page
+// and resumed, a new import with a dry run first, a note's <script> shown
+// as text, and the HTML report's bars — with a screenshot of each page.
+func TestDesktopInABrowser(t *testing.T) {
+	t.Parallel()
+	out := shots(t)
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	s := serve(t, path)
+	ctx := browser(t)
+	base := "http://" + s.Addr()
+
+	// The runs page, through the token in the address.
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")))
+	require.Contains(t, textOf(ctx, t, "table.runs"), "demo")
+	shoot(ctx, t, out, "01-runs")
+
+	// A run's page.
+	do(ctx, t, chromedp.Click(chromedp.CSS("table.runs a")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	require.Contains(t, textOf(ctx, t, "h1"), "Run 1")
+	shoot(ctx, t, out, "02-run")
+	do(ctx, t, chromedp.Navigate(base+"/runs/1/failed"), chromedp.WaitVisible(chromedp.CSS("table.failed")))
+	shoot(ctx, t, out, "03-failed")
+	do(ctx, t, chromedp.Navigate(base+"/runs/1/skipped"), chromedp.WaitVisible(chromedp.CSS("h1")))
+	shoot(ctx, t, out, "04-skipped")
+	for _, p := range []string{"ledger", "profiles"} {
+		do(ctx, t, chromedp.Navigate(base+"/"+p), chromedp.WaitVisible(chromedp.CSS("h1")))
+		shoot(ctx, t, out, "05-"+p)
+	}
+
+	// A run started by the command line in another process shows live:
+	// at least three different progress values, then its end.
+	export, env := slowExport(t)
+	child := startChild(t, env, "--db", path, "--json", "run", "--tenant", "live", "--source", "canonical", "--batch-size", "40", export)
+	id := waitForRun(t, path, "live", child)
+	do(ctx, t, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, id)), chromedp.WaitVisible(chromedp.CSS("table.tasks")))
+	seen := map[string]bool{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if rows := tryText(ctx, "table.tasks tbody"); rows != "" { // "" while the page reloads at the end
+			seen[rows] = true
+		}
+		status := tryText(ctx, "h1 [data-field=status]")
+		if len(seen) == 3 {
+			shoot(ctx, t, out, "06-run-live")
+		}
+		if s := strings.TrimSpace(status); s != "" && s != "RUNNING" && s != "running" {
+			break
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	require.GreaterOrEqual(t, len(seen), 3, "the page showed the run's progress as it went: %d states", len(seen))
+	require.Equal(t, exitOK, child.wait(t), child.stderr.String())
+	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	shoot(ctx, t, out, "07-run-done")
+
+	// Stop a run from its page, then resume it from there.
+	export2, env2 := slowExport(t)
+	child = startChild(t, env2, "--db", path, "--json", "run", "--tenant", "stopme", "--source", "canonical", "--batch-size", "40", export2)
+	id = waitForRun(t, path, "stopme", child)
+	do(ctx, t, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, id)),
+		chromedp.WaitEnabled(chromedp.CSS(fmt.Sprintf(`button[data-post="/api/runs/%d/stop"]`, id))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-post="/api/runs/%d/stop"]`, id))))
+	require.Equal(t, exitCancelled, child.wait(t), child.stderr.String())
+	waitText(ctx, t, "h1 [data-field=status]", "cancelled")
+	shoot(ctx, t, out, "08-run-stopped")
+	resume := fmt.Sprintf(`button[data-post="/api/runs/%d/resume"]`, id)
+	do(ctx, t, chromedp.WaitEnabled(chromedp.CSS(resume))) // the page, reloaded at the end of the run, offers it
+	require.Contains(t, textOf(ctx, t, resume), "Resume —")
+	do(ctx, t, chromedp.Click(chromedp.CSS(resume)))
+	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	shoot(ctx, t, out, "09-run-resumed")
+
+	// New import: a dry run first, then the import, whose page follows.
+	notes := writeExport(t, map[string]string{
+		"companies.csv": "id,name\nco-1,Acme <b>Bold</b>\n",
+		"contacts.csv":  "id,first_name,company_id\nc-1,Ann,co-1\n",
+		"notes.csv":     "id,body,contact_id,created_at\nn-1,<script>window.__pwned=1</script>,c-1,not a date\nn-2,fine,c-1,\n",
+	})
+	do(ctx, t, chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
+		chromedp.SendKeys(chromedp.CSS("#path"), notes), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "web"),
+		chromedp.Click(chromedp.CSS("#inspect")), chromedp.WaitVisible(chromedp.CSS("#preview")))
+	require.Contains(t, textOf(ctx, t, "#preview"), "notes.csv")
+	shoot(ctx, t, out, "10-import-preview")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
+	waitText(ctx, t, "#import-message", "nothing was written")
+	shoot(ctx, t, out, "11-import-dry-run")
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations WHERE tenant_id = 'web'`), "a dry run writes nothing")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	waitText(ctx, t, "h1 [data-field=status]", "partial")
+	url, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	webRun := url[strings.LastIndex(url, "/")+1:]
+	shoot(ctx, t, out, "12-import-run")
+
+	// A note's body is text, never a script.
+	do(ctx, t, chromedp.Navigate(base+"/runs/"+webRun+"/failed"), chromedp.WaitVisible(chromedp.CSS("table.failed")))
+	require.Contains(t, textOf(ctx, t, "table.failed"), "<script>window.__pwned=1</script>")
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__pwned === 1`))
+	require.NoError(t, err)
+	require.False(t, pwned, "the note's script did not run")
+	shoot(ctx, t, out, "13-failed-script-as-text")
+
+	// The HTML report: self-contained, its bars as wide as their counts.
+	report := filepath.Join(t.TempDir(), "run-1.html")
+	r = crm(t, nil, "--db", path, "report", "1", "--format", "html", "--out", report)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	do(ctx, t, chromedp.Navigate("file://"+report), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	widths, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`Array.from(document.querySelectorAll("table.outcomes tbody tr")).map(tr => {
+		const o = {kind: tr.getAttribute("data-kind")};
+		for (const r of tr.querySelectorAll("rect")) o[r.getAttribute("data-outcome")] = String(r.getBoundingClientRect().width);
+		for (const f of ["imported", "unchanged", "skipped", "failed"]) o["n_" + f] = tr.querySelector("[data-field=" + f + "]").textContent;
+		return o; })`))
+	require.NoError(t, err)
+	require.NotEmpty(t, widths)
+	for _, row := range widths {
+		var total, barWidth float64
+		counts := map[string]float64{}
+		for _, f := range []string{"imported", "unchanged", "skipped", "failed"} {
+			n, err := strconv.ParseFloat(strings.ReplaceAll(row["n_"+f], ",", ""), 64)
+			require.NoError(t, err)
+			w, err := strconv.ParseFloat(row[f], 64)
+			require.NoError(t, err)
+			counts[f], total, barWidth = n, total+n, barWidth+w
+		}
+		for _, f := range []string{"imported", "unchanged", "skipped", "failed"} {
+			w, _ := strconv.ParseFloat(row[f], 64)
+			require.InDelta(t, counts[f]/total*barWidth, w, 1.5, "%s: the %s part of the bar is as wide as its share", row["kind"], f)
+		}
+	}
+	shoot(ctx, t, out, "14-html-report")
+	b, err := os.ReadFile(report)
+	require.NoError(t, err)
+	for _, ref := range []string{"<script", "src=", "href=\"http", "url(", "@import"} {
+		require.NotContains(t, string(b), ref, "the report loads nothing from anywhere")
+	}
+}
