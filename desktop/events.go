@@ -60,27 +60,31 @@ func newHub(s *Server) *hub {
 func (h *hub) close() { h.end() }
 
 // watch joins run id's feed, starting its poller; leave lets go of it.
+// A feed outlives its watchers, so that a client that reconnects finds
+// the sequence it knew (its poller stops meanwhile).
 func (h *hub) watch(id int64) (*feed, func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := h.feeds[id]
 	if f == nil {
-		ctx, cancel := context.WithCancel(h.ctx)
-		f = &feed{wake: make(chan struct{}), stop: cancel}
+		f = &feed{wake: make(chan struct{})}
 		h.feeds[id] = f
+	}
+	f.mu.Lock()
+	f.watchers++
+	if f.stop == nil {
+		ctx, cancel := context.WithCancel(h.ctx)
+		f.stop = cancel
 		go h.poll(ctx, id, f)
 	}
-	f.watchers++
+	f.mu.Unlock()
 	return f, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
 		f.mu.Lock()
+		defer f.mu.Unlock()
 		f.watchers--
-		idle := f.watchers == 0
-		f.mu.Unlock()
-		if idle {
+		if f.watchers == 0 && f.stop != nil {
 			f.stop()
-			delete(h.feeds, id)
+			f.stop = nil
 		}
 	}
 }

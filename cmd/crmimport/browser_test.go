@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -277,4 +279,43 @@ func TestDesktopInABrowser(t *testing.T) {
 	for _, ref := range []string{"<script", "src=", "href=\"http", "url(", "@import"} {
 		require.NotContains(t, string(b), ref, "the report loads nothing from anywhere")
 	}
+}
+
+// TestUICommand: `crmimport ui` refuses an address another machine could
+// reach (exit 2), prints one JSON document with its address under --json,
+// answers only with its token, and stops cleanly on SIGTERM.
+func TestUICommand(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	for _, addr := range []string{"0.0.0.0:0", "192.168.1.1:8080", ":0"} {
+		r := crm(t, nil, "--db", path, "ui", "--no-open", "--addr", addr)
+		require.Equal(t, exitUsage, r.code, "%s: %s", addr, r.stderr)
+		require.Contains(t, r.stderr, "loopback")
+	}
+	c := startChild(t, nil, "--db", path, "--json", "ui", "--no-open")
+	var doc struct{ URL, Addr string }
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && doc.URL == "" {
+		time.Sleep(50 * time.Millisecond)
+		_ = jsonUnmarshal(c.stdout.String(), &doc) // not all written yet: try again
+	}
+	require.NotEmpty(t, doc.URL, c.stderr.String())
+	require.True(t, strings.HasPrefix(doc.URL, "http://127.0.0.1:"), doc.URL)
+	require.Contains(t, doc.URL, doc.Addr)
+	token := doc.URL[strings.Index(doc.URL, "token=")+len("token="):]
+	require.Len(t, token, 32)
+	res, err := http.Get("http://" + doc.Addr + "/api/runs")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	req, err := http.NewRequest(http.MethodGet, "http://"+doc.Addr+"/api/runs", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, exitOK, c.wait(t), c.stderr.String())
+	require.Contains(t, c.stderr.String(), "stopping the desktop")
 }

@@ -1,0 +1,166 @@
+package desktop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/failpoint"
+	"crmimport/fixtures/gen"
+	"crmimport/phases"
+)
+
+// slowServer is a listening server whose runs pause before each of their
+// first contact batches, so that their progress can be watched.
+func slowServer(t *testing.T) *Server {
+	t.Helper()
+	var fps []string
+	for n := 1; n <= 10; n++ {
+		fps = append(fps, fmt.Sprintf("batch:contact:%d=sleep:250ms", n))
+	}
+	set, err := failpoint.Parse(strings.Join(fps, ","))
+	require.NoError(t, err)
+	s, err := New(context.Background(), Config{DBPath: filepath.Join(t.TempDir(), "crm.db"),
+		Engine: func(db *sql.DB) *phases.Engine { return phases.New(db, set) }})
+	require.NoError(t, err)
+	go func() { _ = s.Serve() }() // ends with Shutdown
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	return s
+}
+
+func (s *Server) api(t *testing.T, method, path string, body any) (*http.Response, map[string]any) {
+	t.Helper()
+	var b bytes.Buffer
+	if body != nil {
+		require.NoError(t, json.NewEncoder(&b).Encode(body))
+	}
+	r, err := http.NewRequest(method, "http://"+s.addr+path, &b)
+	require.NoError(t, err)
+	r.Header.Set("Authorization", "Bearer "+s.token)
+	r.Header.Set(RequestedBy, "crmimport")
+	res, err := http.DefaultClient.Do(r)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var doc map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&doc))
+	return res, doc
+}
+
+type sse struct {
+	id   string
+	kind string
+	data string
+}
+
+// stream reads events of a run's stream until n have come, resuming after
+// lastID when it is not "".
+func (s *Server) stream(t *testing.T, run int64, lastID string, n int) []sse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/api/runs/%d/events", s.addr, run), nil)
+	require.NoError(t, err)
+	r.Header.Set("Authorization", "Bearer "+s.token)
+	if lastID != "" {
+		r.Header.Set("Last-Event-ID", lastID)
+	}
+	res, err := http.DefaultClient.Do(r)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+	var out []sse
+	var cur sse
+	sc := bufio.NewScanner(res.Body)
+	for len(out) < n && sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			cur.id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "event: "):
+			cur.kind = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data = strings.TrimPrefix(line, "data: ")
+		case line == "" && cur.id != "":
+			out = append(out, cur)
+			cur = sse{}
+		}
+	}
+	return out
+}
+
+// TestEventsResumeWithLastEventID: a run's stream starts with its state;
+// a client that reconnects with Last-Event-ID gets the events it missed,
+// in order, from where it was, not the state again; events carry the
+// run's progress as it goes.
+func TestEventsResumeWithLastEventID(t *testing.T) {
+	t.Parallel()
+	s := slowServer(t)
+	dir := t.TempDir()
+	_, err := gen.Write(dir, gen.Config{Contacts: 600, Seed: 3})
+	require.NoError(t, err)
+	res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
+	require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+	run := int64(doc["run"].(float64))
+
+	first := s.stream(t, run, "", 4)
+	require.Len(t, first, 4)
+	require.Equal(t, "state", first[0].kind, "a stream starts with the current state")
+	var st runState
+	require.NoError(t, json.Unmarshal([]byte(first[0].data), &st))
+	require.Equal(t, run, st.Run)
+	for i := 1; i < len(first); i++ {
+		require.NotEqual(t, first[i-1].data, first[i].data, "an event is a change")
+	}
+
+	again := s.stream(t, run, first[1].id, 2)
+	require.Len(t, again, 2)
+	require.Equal(t, first[2].id, again[0].id, "resumed after the last event seen")
+	require.Equal(t, first[2].data, again[0].data)
+	require.NotEqual(t, "state", again[0].kind)
+	require.Equal(t, first[3].id, again[1].id)
+
+	gone := s.stream(t, run, "999999", 1)
+	require.Equal(t, "state", gone[0].kind, "an id the server does not hold gets the state")
+}
+
+// TestASecondStartIsRefused: a run started from the page runs in the
+// server's process under admission control (R13): a second start for the
+// live tenant answers 409 naming the live run, with the CLI's exit code 6.
+func TestASecondStartIsRefused(t *testing.T) {
+	t.Parallel()
+	s := slowServer(t)
+	dir := t.TempDir()
+	_, err := gen.Write(dir, gen.Config{Contacts: 300, Seed: 4})
+	require.NoError(t, err)
+	req := map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30}
+	res, doc := s.api(t, http.MethodPost, "/api/imports", req)
+	require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+	live := doc["run"].(float64)
+	res, doc = s.api(t, http.MethodPost, "/api/imports", req)
+	require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+	require.Equal(t, live, doc["live_run"])
+	require.Equal(t, float64(6), doc["exit_code"])
+	require.Contains(t, doc["error"], "live run")
+
+	res, doc = s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": "", "tenant": "acme", "source": "canonical"})
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	require.Equal(t, float64(2), doc["exit_code"], "a request that cannot be right: the CLI's usage code")
+	res, doc = s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": filepath.Join(dir, "nope"), "tenant": "b", "source": "canonical"})
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode, doc)
+	require.Equal(t, float64(1), doc["exit_code"], "an export that cannot be planned, as run refuses it")
+
+	res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", int(live)), nil)
+	require.Equal(t, http.StatusOK, res.StatusCode, doc)
+	require.Equal(t, true, doc["requested"])
+}
