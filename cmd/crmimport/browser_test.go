@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -292,14 +293,19 @@ func TestUICommand(t *testing.T) {
 		require.Equal(t, exitUsage, r.code, "%s: %s", addr, r.stderr)
 		require.Contains(t, r.stderr, "loopback")
 	}
-	c := startChild(t, nil, "--db", path, "--json", "ui", "--no-open")
+	b, err := json.Marshal([]string{"--db", path, "--json", "ui", "--no-open"})
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CRMIMPORT_TEST_CHILD=1", "CRMIMPORT_TEST_ARGS="+string(b))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // gone already when the test passes
 	var doc struct{ URL, Addr string }
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && doc.URL == "" {
-		time.Sleep(50 * time.Millisecond)
-		_ = jsonUnmarshal(c.stdout.String(), &doc) // not all written yet: try again
-	}
-	require.NotEmpty(t, doc.URL, c.stderr.String())
+	require.NoError(t, json.NewDecoder(stdout).Decode(&doc), "one JSON document once it listens")
+	require.NotEmpty(t, doc.URL)
 	require.True(t, strings.HasPrefix(doc.URL, "http://127.0.0.1:"), doc.URL)
 	require.Contains(t, doc.URL, doc.Addr)
 	token := doc.URL[strings.Index(doc.URL, "token=")+len("token="):]
@@ -315,7 +321,7 @@ func TestUICommand(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
-	require.Equal(t, exitOK, c.wait(t), c.stderr.String())
-	require.Contains(t, c.stderr.String(), "stopping the desktop")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), "exits 0 on SIGTERM")
+	require.Contains(t, stderr.String(), "stopping the desktop")
 }
