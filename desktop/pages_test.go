@@ -1,0 +1,84 @@
+package desktop
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/importer"
+	"crmimport/phases"
+	"crmimport/store"
+)
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
+	}
+	return dir
+}
+
+// TestSkippedPageOffersTheTakeOver: a note skipped for a contact that is
+// not imported waits for it; once a later run imports the contact, the
+// skipped page offers New import prefilled with the run's path, profile and
+// --only notes (R3), and says why not when that path is gone. Export data
+// is escaped on every page.
+func TestSkippedPageOffersTheTakeOver(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	imp := importer.New(phases.New(db, nil))
+	first := writeFiles(t, map[string]string{"notes.csv": "id,body,contact_id\nn-1,<script>alert(1)</script>,c-9\n"})
+	run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: first, BatchSize: 10})
+	require.NoError(t, err)
+	_, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	later := writeFiles(t, map[string]string{"contacts.csv": "id,first_name\nc-9,Ann\n"})
+	run2, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: later, BatchSize: 10})
+	require.NoError(t, err)
+	_, err = imp.Execute(ctx, run2.ID)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err := New(ctx, Config{DBPath: path})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+
+	w := s.do(t, req{http.MethodGet, "/runs/1/skipped", s.addr, nil, true})
+	require.Equal(t, http.StatusOK, w.Code)
+	body := w.Body.String()
+	require.Contains(t, body, "Ready to take over")
+	require.Contains(t, body, "contact_id <code>c-9</code>")
+	require.Contains(t, body, `href="/import?only=notes&amp;path=`+strings.ReplaceAll(first, "/", "%2F"))
+
+	w = s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true})
+	require.NotContains(t, w.Body.String(), "<script>alert(1)</script>", "export data is escaped")
+
+	require.NoError(t, os.RemoveAll(first))
+	w = s.do(t, req{http.MethodGet, "/runs/1/skipped", s.addr, nil, true})
+	require.Contains(t, w.Body.String(), "is not there any more")
+	require.Contains(t, w.Body.String(), `<button type="button" disabled>Import again</button>`)
+}
+
+// TestHTMLReportIsSelfContained: report --format html loads nothing from
+// anywhere and runs no script; a company's website is text, not a link.
+func TestHTMLReportIsSelfContained(t *testing.T) {
+	t.Parallel()
+	s := testServer(t)
+	w := s.do(t, req{http.MethodGet, "/runs/1/report.html", s.addr, nil, true})
+	require.Equal(t, http.StatusOK, w.Code)
+	require.Contains(t, w.Header().Get("Content-Disposition"), "attachment")
+	html := w.Body.String()
+	require.Contains(t, html, "<style>")
+	require.Contains(t, html, "<svg class=\"bar\"")
+	for _, ref := range []string{"<script", "src=", "href=", "url(", "@import", "<link"} {
+		require.NotContains(t, html, ref, "nothing that loads a resource")
+	}
+}
