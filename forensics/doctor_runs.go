@@ -79,6 +79,7 @@ const misphasedSQL = `
 SELECT m.id, m.tenant_id, m.source, m.status, t.id, t.kind, t.phase, t.status, ` + kindPhase + `
 FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
 WHERE t.phase <> ` + kindPhase + ` AND (?1 = '' OR m.tenant_id = ?1)
+  AND m.undoes IS NULL -- an undo's phases go children first (R16)
 ORDER BY m.tenant_id, m.id, t.id`
 
 // misphased: R7, tasks in another phase than their kind's. An unfinished

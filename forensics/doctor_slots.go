@@ -19,6 +19,7 @@ WITH latest AS (
     SELECT m.tenant_id, m.source, t.kind, max(m.id) AS run
     FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
     WHERE t.status = 'succeeded' AND (?1 = '' OR m.tenant_id = ?1)
+      AND m.undoes IS NULL AND m.undone_by IS NULL -- an undo and what it took back processed nothing (R16)
     GROUP BY m.tenant_id, m.source, t.kind)
 SELECT r.tenant_id, r.source, r.kind, coalesce(r.migration_id, 0), l.run, r.source_id
 FROM migration_records r

@@ -16,6 +16,7 @@ import (
 	"crmimport/phases"
 	"crmimport/store"
 	"crmimport/target"
+	"crmimport/undo"
 )
 
 // DefaultBatchSize is how many records commit together with their
@@ -147,8 +148,17 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	return imp.Engine.Plan(ctx, plan)
 }
 
-// Execute works on a planned or resumed run (see phases.Engine.Execute).
+// Execute works on a planned or resumed run (see phases.Engine.Execute):
+// an import reads its files (Open), an undo takes back its items
+// (undo.Open, R16).
 func (imp *Importer) Execute(ctx context.Context, runID int64) (phases.Run, error) {
+	run, err := phases.LoadRun(ctx, imp.Engine.DB, runID)
+	if err != nil {
+		return phases.Run{}, err
+	}
+	if run.Undoes != 0 {
+		return imp.Engine.Execute(ctx, runID, undo.Open(imp.Engine.DB))
+	}
 	return imp.Engine.Execute(ctx, runID, imp.Open)
 }
 
@@ -159,6 +169,13 @@ func (imp *Importer) Resume(ctx context.Context, runID int64) (phases.Run, []pha
 	dump, err := phases.LoadedFrom(ctx, imp.Engine.DB, runID)
 	if err != nil {
 		return phases.Run{}, nil, err
+	}
+	run, err := phases.LoadRun(ctx, imp.Engine.DB, runID)
+	if err != nil {
+		return phases.Run{}, nil, err
+	}
+	if run.Undoes != 0 {
+		return imp.Engine.Resume(ctx, runID, nil) // an undo reads no file: its items are in the database
 	}
 	if dump != "" {
 		if err := imp.resumeLoaded(ctx, runID, dump); err != nil {

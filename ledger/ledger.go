@@ -312,16 +312,17 @@ func nullInt(n int64) any {
 	return n
 }
 
-// epochSQL reads the ledger's epoch: a number that moves whenever a final
-// slot is deleted or changed (schema 3's triggers). crmimport never does
-// either (R2); a hand repair does. A task that read a file while the epoch
-// stood still, and left every record of it in a final slot, vouches for
-// that file's records for as long as the epoch stays where it was.
-const epochSQL = `SELECT n FROM ledger_epoch`
+// epochSQL reads the epoch of one tenant and source: a number that moves
+// whenever a final slot of theirs is deleted or changed (schema 7's
+// triggers). An import never does either (R2); an undo (R16) and a hand
+// repair do. A task that read a file while the epoch stood still, and left
+// every record of it in a final slot, vouches for that file's records for
+// as long as the epoch stays where it was. A pair with no row stands at 0.
+const epochSQL = `SELECT coalesce((SELECT n FROM ledger_epochs WHERE tenant_id = ? AND source = ?), 0)`
 
-// Epoch returns the ledger's epoch (see epochSQL).
-func Epoch(ctx context.Context, q Querier) (int64, error) {
-	rows, err := q.QueryContext(ctx, epochSQL)
+// Epoch returns the epoch of tenant and source (see epochSQL).
+func Epoch(ctx context.Context, q Querier, tenant, source string) (int64, error) {
+	rows, err := q.QueryContext(ctx, epochSQL, tenant, source)
 	if err != nil {
 		return 0, fmt.Errorf("read the ledger's epoch: %w", err)
 	}
@@ -331,7 +332,7 @@ func Epoch(ctx context.Context, q Querier) (int64, error) {
 		if err := rows.Err(); err != nil {
 			return 0, fmt.Errorf("read the ledger's epoch: %w", err)
 		}
-		return 0, errors.New("read the ledger's epoch: ledger_epoch is empty")
+		return 0, errors.New("read the ledger's epoch: no row")
 	}
 	if err := rows.Scan(&n); err != nil {
 		return 0, fmt.Errorf("read the ledger's epoch: %w", err)

@@ -124,6 +124,12 @@ type PlanSpec struct {
 	// without a record failing to say so: written to the run log as
 	// warnings.
 	Warnings []string
+	// Undoes is the run an undo takes back (R16); 0 for an import.
+	Undoes int64
+	// Write, if set, writes what the plan holds beyond its tasks (an
+	// undo's items) in the plan's own transaction, once the run has its id
+	// (R10). Its error refuses the plan: nothing of it stays.
+	Write func(ctx context.Context, tx *sql.Tx, runID int64) error
 }
 
 // TaskSpec is one planned task.
@@ -144,8 +150,8 @@ type TaskSpec struct {
 
 const insertRunSQL = `
 INSERT INTO migrations (tenant_id, source, status, current_phase, options, started_at,
-    owner_host, owner_pid, owner_started, owner_file, heartbeat_at)
-VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, nullif(?, ''), ?)
+    owner_host, owner_pid, owner_started, owner_file, heartbeat_at, undoes)
+VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, nullif(?, ''), ?, nullif(?, 0))
 RETURNING id`
 
 const insertTaskSQL = `
@@ -216,7 +222,7 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 	err := e.inTx(ctx, func(tx *sql.Tx) error {
 		now := e.now()
 		err := tx.QueryRowContext(ctx, insertRunSQL, spec.Tenant, spec.Source, tasks[0].Phase, string(opts), now,
-			e.Self.Host, e.Self.PID, e.Self.Started, e.Self.File, now).Scan(&id)
+			e.Self.Host, e.Self.PID, e.Self.Started, e.Self.File, now, spec.Undoes).Scan(&id)
 		if store.IsUnique(err) {
 			return e.admissionError(ctx, tx, spec.Tenant)
 		}
@@ -226,6 +232,11 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 		for _, t := range tasks {
 			if err := insertTask(ctx, tx, id, t, now); err != nil {
 				return fmt.Errorf("plan: %w", err)
+			}
+		}
+		if spec.Write != nil {
+			if err := spec.Write(ctx, tx, id); err != nil {
+				return err
 			}
 		}
 		msg := fmt.Sprintf("run %d planned for tenant %s, source %s: %d tasks", id, spec.Tenant, spec.Source, len(tasks))
@@ -424,7 +435,7 @@ func (e *Engine) runTask(ctx context.Context, run Run, taskID int64, open OpenFu
 	db := context.WithoutCancel(ctx)
 	var task Task
 	err := e.inTx(db, func(tx *sql.Tx) error {
-		if err := startTask(db, tx, taskID, e.now()); err != nil {
+		if err := startTask(db, tx, run, taskID, e.now()); err != nil {
 			return err
 		}
 		tasks, err := LoadTasks(db, tx, run.ID)
@@ -506,7 +517,7 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 		return false, false, err
 	}
 	if b.Done {
-		if err := succeedTask(db, tx, task.ID, now); err != nil {
+		if err := succeedTask(db, tx, run, task.ID, now); err != nil {
 			return false, false, err
 		}
 		msg := fmt.Sprintf("task %d: %s from %s done at record %d", task.ID, task.Kind.Plural(), task.File, b.Checkpoint.Rows)

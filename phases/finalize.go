@@ -58,8 +58,18 @@ func (e *Engine) finalize(ctx context.Context, runID int64) (done bool, err erro
 		now := e.Now()
 		duration := now.Sub(run.StartedAt).Milliseconds()
 		msg := summaryLine(status, failedTasks, stats)
+		if run.Undoes != 0 {
+			msg = undoSummaryLine(status, run.Undoes, failedTasks, stats)
+		}
 		if err := finalizeRun(ctx, tx, runID, status, ledger.FormatTime(now), duration, stats, msg); err != nil {
 			return err
+		}
+		if run.Undoes != 0 && status == RunSucceeded {
+			// R16: the undone run names its undo, in the statement's own
+			// transaction; it keeps its row and its status.
+			if err := markUndone(ctx, tx, run.Undoes, runID); err != nil {
+				return err
+			}
 		}
 		done = true
 		return e.log(ctx, tx, runID, "info", fmt.Sprintf("run %d finalized: %s", runID, msg))
@@ -88,16 +98,36 @@ func Outcome(cancelRequested bool, failedTasks int, stats map[ledger.Kind]Counts
 	}
 }
 
-func summaryLine(status RunStatus, failedTasks int, stats map[ledger.Kind]Counts) string {
-	kinds := make([]string, 0, len(stats))
+// byPhase lists the kinds of stats in phase order.
+func byPhase(stats map[ledger.Kind]Counts) []ledger.Kind {
+	kinds := make([]ledger.Kind, 0, len(stats))
 	for k := range stats {
-		kinds = append(kinds, string(k))
+		kinds = append(kinds, k)
 	}
-	sort.Slice(kinds, func(i, j int) bool { return Phase(ledger.Kind(kinds[i])) < Phase(ledger.Kind(kinds[j])) })
+	sort.Slice(kinds, func(i, j int) bool { return Phase(kinds[i]) < Phase(kinds[j]) })
+	return kinds
+}
+
+// undoSummaryLine is the summary of an undo (R16): per kind what it took
+// back.
+func undoSummaryLine(status RunStatus, undoes int64, failedTasks int, stats map[ledger.Kind]Counts) string {
 	var parts []string
-	for _, k := range kinds {
-		c := stats[ledger.Kind(k)]
-		parts = append(parts, fmt.Sprintf("%s %d/%d/%d/%d", ledger.Kind(k).Plural(), c.Imported, c.Unchanged, c.Skipped, c.Failed))
+	for _, k := range byPhase(stats) {
+		c := stats[k]
+		parts = append(parts, fmt.Sprintf("%s %d/%d/%d/%d", k.Plural(), c.Removed, c.Released, c.Restored, c.Cleared))
+	}
+	s := fmt.Sprintf("%s: undo of run %d (removed/released/restored/cleared: %s)", status, undoes, strings.Join(parts, ", "))
+	if failedTasks > 0 {
+		s += fmt.Sprintf("; %d tasks failed", failedTasks)
+	}
+	return s
+}
+
+func summaryLine(status RunStatus, failedTasks int, stats map[ledger.Kind]Counts) string {
+	var parts []string
+	for _, k := range byPhase(stats) {
+		c := stats[k]
+		parts = append(parts, fmt.Sprintf("%s %d/%d/%d/%d", k.Plural(), c.Imported, c.Unchanged, c.Skipped, c.Failed))
 	}
 	s := fmt.Sprintf("%s (imported/unchanged/skipped/failed: %s)", status, strings.Join(parts, ", "))
 	if failedTasks > 0 {

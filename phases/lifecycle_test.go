@@ -509,12 +509,12 @@ func TestR11UpdatesThatMatchNothingAreErrors(t *testing.T) {
 		taskID := tasksOf(t, db, id)[ledger.Contact].ID
 		now := ledger.FormatTime(t0)
 		for name, f := range map[string]func(tx *sql.Tx) error{
-			"StartTaskNotPending":   func(tx *sql.Tx) error { return startTask(ctx, tx, taskID, now) },
+			"StartTaskNotPending":   func(tx *sql.Tx) error { return startTask(ctx, tx, Run{}, taskID, now) },
 			"CheckpointNotRunning":  func(tx *sql.Tx) error { return checkpointTask(ctx, tx, taskID, Checkpoint{}, 0, 0, Counts{}, now) },
-			"SucceedNotRunning":     func(tx *sql.Tx) error { return succeedTask(ctx, tx, taskID, now) },
+			"SucceedNotRunning":     func(tx *sql.Tx) error { return succeedTask(ctx, tx, Run{}, taskID, now) },
 			"FailNotRunning":        func(tx *sql.Tx) error { return failTask(ctx, tx, taskID, "x", now) },
 			"CancelNotRunning":      func(tx *sql.Tx) error { return cancelTask(ctx, tx, taskID, "x", now) },
-			"TaskMissing":           func(tx *sql.Tx) error { return startTask(ctx, tx, 999, now) },
+			"TaskMissing":           func(tx *sql.Tx) error { return startTask(ctx, tx, Run{}, 999, now) },
 			"FinalizeTerminalRun":   func(tx *sql.Tx) error { return finalizeRun(ctx, tx, id, RunSucceeded, now, 1, nil, "") },
 			"RunMissing":            func(tx *sql.Tx) error { return finalizeRun(ctx, tx, 999, RunSucceeded, now, 1, nil, "") },
 			"RequestStopNotRunning": func(tx *sql.Tx) error { return requestStop(ctx, tx, id) },

@@ -64,6 +64,13 @@ type Counts struct {
 	Matched   int64 `json:"matched"`
 	Unlinked  int64 `json:"unlinked"`
 	Duplicate int64 `json:"duplicate"`
+	// An undo's outcomes (R16): target rows removed with their slots,
+	// matched slots released, slots given back their before-image, and
+	// skips deleted with nothing earlier to give back. Zero for an import.
+	Removed  int64 `json:"removed,omitempty"`
+	Released int64 `json:"released,omitempty"`
+	Restored int64 `json:"restored,omitempty"`
+	Cleared  int64 `json:"cleared,omitempty"`
 }
 
 // Add adds d to c.
@@ -75,10 +82,17 @@ func (c *Counts) Add(d Counts) {
 	c.Matched += d.Matched
 	c.Unlinked += d.Unlinked
 	c.Duplicate += d.Duplicate
+	c.Removed += d.Removed
+	c.Released += d.Released
+	c.Restored += d.Restored
+	c.Cleared += d.Cleared
 }
 
 // Total is the number of records with an outcome.
 func (c Counts) Total() int64 { return c.Imported + c.Unchanged + c.Skipped + c.Failed }
+
+// TakenBack is the number of slots an undo took back.
+func (c Counts) TakenBack() int64 { return c.Removed + c.Released + c.Restored + c.Cleared }
 
 // Checkpoint is where a task stands: records consumed and the line reached
 // in its file (never a byte offset into decoded text).
@@ -118,6 +132,9 @@ type Run struct {
 	Owner           Owner
 	HeartbeatAt     *time.Time
 	Attempts        int
+	// Undoes is the run an undo takes back (R16), 0 for an import;
+	// UndoneBy the undo that took this run back, 0 while none has.
+	Undoes, UndoneBy int64
 }
 
 // Task is a row of migration_tasks.
@@ -170,7 +187,7 @@ var ErrNoRun = errors.New("no such run")
 
 const runColumns = `id, tenant_id, source, status, current_phase, cancellation_requested, stats, options,
 	started_at, finished_at, duration_ms, message, owner_host, owner_pid, owner_started, heartbeat_at, attempts,
-	coalesce(owner_file, '')`
+	coalesce(owner_file, ''), coalesce(undoes, 0), coalesce(undone_by, 0)`
 
 const loadRunSQL = `SELECT ` + runColumns + ` FROM migrations WHERE id = ?`
 
@@ -221,7 +238,7 @@ func scanRun(s scanner) (Run, error) {
 		options                                  string
 	)
 	err := s.Scan(&r.ID, &r.Tenant, &r.Source, &status, &r.CurrentPhase, &cancel, &stats, &options,
-		&startedAt, &finishedAt, &duration, &message, &host, &pid, &started, &heartbeat, &r.Attempts, &r.Owner.File)
+		&startedAt, &finishedAt, &duration, &message, &host, &pid, &started, &heartbeat, &r.Attempts, &r.Owner.File, &r.Undoes, &r.UndoneBy)
 	if err != nil {
 		return Run{}, err
 	}
@@ -261,7 +278,7 @@ func scanRun(s scanner) (Run, error) {
 
 const loadTasksSQL = `SELECT id, migration_id, kind, phase, status, file, format, encoding, fingerprint,
 	coalesce(input_key, ''), checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at,
-	input_size, read_bytes, attempt_started_at, attempt_rows, attempt_bytes
+	input_size, read_bytes, attempt_started_at, attempt_rows, attempt_bytes, removed, released, restored, cleared
 FROM migration_tasks WHERE migration_id = ? ORDER BY phase, id`
 
 // LoadTasks reads a run's tasks in plan order.
@@ -281,7 +298,8 @@ func LoadTasks(ctx context.Context, q queryer, runID int64) ([]Task, error) {
 		err := rows.Scan(&t.ID, &t.RunID, &kind, &t.Phase, &status, &file, &format, &enc, &fp,
 			&t.InputKey, &checkpoint, &t.Attempts, &lastError, &t.Counts.Imported, &t.Counts.Matched, &t.Counts.Unchanged,
 			&t.Counts.Skipped, &t.Counts.Failed, &t.Counts.Duplicate, &t.Counts.Unlinked, &updatedAt,
-			&t.Size, &t.Read, &attempt, &t.Attempt.Rows, &t.Attempt.Bytes)
+			&t.Size, &t.Read, &attempt, &t.Attempt.Rows, &t.Attempt.Bytes,
+			&t.Counts.Removed, &t.Counts.Released, &t.Counts.Restored, &t.Counts.Cleared)
 		if err != nil {
 			return nil, fmt.Errorf("load tasks of run %d: %w", runID, err)
 		}

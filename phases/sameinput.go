@@ -41,7 +41,7 @@ func FindSameInput(ctx context.Context, q queryer, run Run, task Task) (SameInpu
 	if task.InputKey == "" {
 		return SameInput{}, false, nil
 	}
-	epoch, err := ledger.Epoch(ctx, q)
+	epoch, err := ledger.Epoch(ctx, q, run.Tenant, run.Source)
 	if err != nil {
 		return SameInput{}, false, err
 	}

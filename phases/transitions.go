@@ -22,8 +22,8 @@ UPDATE migration_tasks SET status = 'running', attempts = attempts + 1, updated_
     attempt_started_at = ?, attempt_rows = json_extract(checkpoint, '$.rows'), attempt_bytes = read_bytes
 WHERE id = ? AND status = 'pending'`
 
-func startTask(ctx context.Context, tx *sql.Tx, id int64, now string) error {
-	epoch, err := ledger.Epoch(ctx, tx)
+func startTask(ctx context.Context, tx *sql.Tx, run Run, id int64, now string) error {
+	epoch, err := ledger.Epoch(ctx, tx, run.Tenant, run.Source)
 	if err != nil {
 		return err
 	}
@@ -40,6 +40,7 @@ UPDATE migration_tasks SET
     checkpoint = ?,
     imported = imported + ?, matched = matched + ?, unchanged = unchanged + ?, skipped = skipped + ?,
     failed = failed + ?, duplicate = duplicate + ?, unlinked = unlinked + ?,
+    removed = removed + ?, released = released + ?, restored = restored + ?, cleared = cleared + ?,
     input_size = ?, read_bytes = max(read_bytes, ?),
     updated_at = ?
 WHERE id = ? AND status = 'running'`
@@ -50,7 +51,8 @@ func checkpointTask(ctx context.Context, tx *sql.Tx, id int64, cp Checkpoint, re
 		return err
 	}
 	return expectRows(ctx, tx, 1, "checkpoint task", checkpointTaskSQL, string(b),
-		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked, size, read, now, id)
+		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked,
+		c.Removed, c.Released, c.Restored, c.Cleared, size, read, now, id)
 }
 
 // succeedTaskSQL keeps the task's epoch only if the ledger's has not moved
@@ -61,8 +63,8 @@ UPDATE migration_tasks SET status = 'succeeded', updated_at = ?,
     ledger_epoch = CASE WHEN ledger_epoch = ? THEN ledger_epoch END
 WHERE id = ? AND status = 'running'`
 
-func succeedTask(ctx context.Context, tx *sql.Tx, id int64, now string) error {
-	epoch, err := ledger.Epoch(ctx, tx)
+func succeedTask(ctx context.Context, tx *sql.Tx, run Run, id int64, now string) error {
+	epoch, err := ledger.Epoch(ctx, tx, run.Tenant, run.Source)
 	if err != nil {
 		return err
 	}
@@ -217,4 +219,12 @@ func nullable(s string) any {
 		return nil
 	}
 	return s
+}
+
+// markUndoneSQL names the undo in the run it took back (R16). A run is
+// undone once: a second undo's mark changes nothing, and fails.
+const markUndoneSQL = `UPDATE migrations SET undone_by = ? WHERE id = ? AND undone_by IS NULL AND undoes IS NULL`
+
+func markUndone(ctx context.Context, tx *sql.Tx, runID, undoID int64) error {
+	return expectRows(ctx, tx, 1, "mark run undone", markUndoneSQL, undoID, runID)
 }

@@ -42,8 +42,15 @@ func (r *Report) Next() []string {
 	if r.DryRun != "" {
 		return r.dryRunNext()
 	}
+	if r.Run.Undoes != 0 {
+		return r.undoNext()
+	}
 	id := r.Run.ID
 	var out []string
+	if r.Run.UndoneBy != 0 {
+		out = append(out, fmt.Sprintf("run %d was undone by run %d: what it wrote is taken back; a new run of its export imports its records again",
+			id, r.Run.UndoneBy))
+	}
 	resume := r.resumeCommand()
 	if r.Interrupted {
 		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): %s continues where it stopped", id, resume))
@@ -108,6 +115,29 @@ func (r *Report) Next() []string {
 	}
 	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
 		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
+	}
+	return out
+}
+
+// undoNext is what to do after an undo (R16).
+func (r *Report) undoNext() []string {
+	id, undone := r.Run.ID, r.Run.Undoes
+	if r.DryRun != "" {
+		return []string{fmt.Sprintf("this was a dry run: nothing was written to %s; the same command without --dry-run takes run %d back", r.DryRun, undone)}
+	}
+	var out []string
+	switch {
+	case r.Interrupted:
+		out = append(out, fmt.Sprintf("undo %d was interrupted (its process is gone): `crmimport resume %d` continues it", id, id))
+	case r.Run.Status == phases.RunCancelled:
+		out = append(out, fmt.Sprintf("undo %d was stopped: `crmimport resume %d` continues it; until then run %d is partly taken back", id, id, undone))
+	case r.Run.Status == phases.RunSucceeded:
+		out = append(out, fmt.Sprintf("run %d is taken back: a new run of its export imports its records again", undone))
+	}
+	for _, t := range r.Tasks {
+		if t.Status == phases.TaskFailed {
+			out = append(out, fmt.Sprintf("its %s task could not be finished: %s; `crmimport resume %d` tries it again", t.Kind.Plural(), t.LastError, id))
+		}
 	}
 	return out
 }

@@ -19,8 +19,12 @@ type Summary struct {
 	FinishedAt  *string                  `json:"finished_at"`
 	DurationMS  *int64                   `json:"duration_ms"`
 	Kinds       map[string]phases.Counts `json:"kinds"`
-	Warnings    []string                 `json:"warnings"`
-	Next        []string                 `json:"next"`
+	// Undoes is the run an undo takes back, UndoneBy the undo that took
+	// this run back (R16); absent when 0.
+	Undoes   int64    `json:"undoes,omitempty"`
+	UndoneBy int64    `json:"undone_by,omitempty"`
+	Warnings []string `json:"warnings"`
+	Next     []string `json:"next"`
 	// DryRun marks the summary of a dry run, whose run is in a throwaway
 	// copy: Run is 0 then, naming no run of the database.
 	DryRun bool `json:"dry_run,omitempty"`
@@ -32,6 +36,7 @@ func (r *Report) Summary() Summary {
 		Run: r.Run.ID, Tenant: r.Run.Tenant, Source: r.Run.Source, Status: string(r.Run.Status),
 		Interrupted: r.Interrupted, Phase: r.Run.CurrentPhase, StartedAt: r.Run.StartedAt.UTC().Format(time.RFC3339),
 		DurationMS: r.Run.DurationMS, Kinds: map[string]phases.Counts{}, Warnings: r.Warnings(), Next: r.Next(),
+		Undoes: r.Run.Undoes, UndoneBy: r.Run.UndoneBy,
 	}
 	if r.Run.FinishedAt != nil {
 		f := r.Run.FinishedAt.UTC().Format(time.RFC3339)

@@ -258,6 +258,18 @@ func readLog(ctx context.Context, db *sql.DB, runID int64) ([]LogEntry, error) {
 	return out, rows.Err()
 }
 
+// UndoWord says what a run has to do with undo (R16): "undone by run 9",
+// "undo of run 7", or "".
+func (r *Report) UndoWord() string {
+	switch {
+	case r.Run.UndoneBy != 0:
+		return fmt.Sprintf("undone by run %d", r.Run.UndoneBy)
+	case r.Run.Undoes != 0:
+		return fmt.Sprintf("undo of run %d", r.Run.Undoes)
+	}
+	return ""
+}
+
 // StatusWord is the status as shown: an interrupted run says so.
 func (r *Report) StatusWord() string {
 	if r.Interrupted {

@@ -34,9 +34,17 @@ func WriteSummary(w io.Writer, r *Report) {
 	if r.DryRun != "" {
 		name = "dry run (nothing written)"
 	}
+	status := strings.ToUpper(r.StatusWord())
+	if u := r.UndoWord(); u != "" {
+		status += " · " + u
+	}
 	fmt.Fprintf(w, "%s · tenant %s · source %s · %s · %s\n\n", name, r.Run.Tenant, r.Run.Source,
-		strings.ToUpper(r.StatusWord()), Duration(r.Run.DurationMS))
-	writeOutcomeTable(w, r)
+		status, Duration(r.Run.DurationMS))
+	if r.Run.Undoes != 0 {
+		writeUndoTable(w, r)
+	} else {
+		writeOutcomeTable(w, r)
+	}
 	writeAdvice(w, r)
 }
 
@@ -67,6 +75,23 @@ func writeOutcomeTable(w io.Writer, r *Report) {
 	if len(r.Kinds) > 1 {
 		t := r.Total
 		row("total", Count(t.Imported), Count(t.Unchanged), Count(t.Skipped), Count(t.Failed), details(t))
+	}
+}
+
+// writeUndoTable is an undo's outcome per kind (R16): target rows removed
+// with their slots, matched slots released, skips given back their
+// before-image, skips deleted with nothing earlier to give back.
+func writeUndoTable(w io.Writer, r *Report) {
+	row := func(name, a, b, c, d string) {
+		fmt.Fprintf(w, "  %-12s %10s %10s %10s %10s\n", name, a, b, c, d)
+	}
+	row("", "removed", "released", "restored", "cleared")
+	for _, k := range r.Kinds {
+		row(k.Kind.Plural(), Count(k.Removed), Count(k.Released), Count(k.Restored), Count(k.Cleared))
+	}
+	if len(r.Kinds) > 1 {
+		t := r.Total
+		row("total", Count(t.Removed), Count(t.Released), Count(t.Restored), Count(t.Cleared))
 	}
 }
 
@@ -138,6 +163,9 @@ func Bar(c phases.Counts, width int) string {
 func WriteReport(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "Run %d\n", r.Run.ID)
 	fmt.Fprintf(w, "  tenant      %s\n  source      %s\n  status      %s\n", r.Run.Tenant, r.Run.Source, r.StatusWord())
+	if u := r.UndoWord(); u != "" {
+		fmt.Fprintf(w, "  undo        %s\n", u)
+	}
 	fmt.Fprintf(w, "  phase       %d\n  started     %s\n", r.Run.CurrentPhase, r.Run.StartedAt.UTC().Format(time.RFC3339))
 	if r.Run.FinishedAt != nil {
 		fmt.Fprintf(w, "  finished    %s\n", r.Run.FinishedAt.UTC().Format(time.RFC3339))
@@ -149,16 +177,21 @@ func WriteReport(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "  message     %s\n", r.Run.Message)
 	}
 
-	fmt.Fprintln(w, "\nOutcomes (# imported, = unchanged, ~ skipped, ! failed)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, k := range r.Kinds {
-		fmt.Fprintf(tw, "  %s\t%s\t%s imported, %s unchanged, %s skipped, %s failed %s\n", k.Kind.Plural(), Bar(k.Counts, 30),
-			Count(k.Imported), Count(k.Unchanged), Count(k.Skipped), Count(k.Failed), details(k.Counts))
+	if r.Run.Undoes != 0 {
+		fmt.Fprintln(w, "\nTaken back")
+		writeUndoTable(w, r)
+	} else {
+		fmt.Fprintln(w, "\nOutcomes (# imported, = unchanged, ~ skipped, ! failed)")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, k := range r.Kinds {
+			fmt.Fprintf(tw, "  %s\t%s\t%s imported, %s unchanged, %s skipped, %s failed %s\n", k.Kind.Plural(), Bar(k.Counts, 30),
+				Count(k.Imported), Count(k.Unchanged), Count(k.Skipped), Count(k.Failed), details(k.Counts))
+		}
+		tw.Flush()
 	}
-	tw.Flush()
 
 	fmt.Fprintln(w, "\nTasks")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  id\tphase\tkind\tfile\tstatus\trecords\tread\tattempts\tnote")
 	for _, t := range r.Tasks {
 		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Phase, t.Kind.Plural(), FileName(t), t.Status,
@@ -222,11 +255,19 @@ func sum(rs []Reason) int64 {
 // WriteRuns lists runs, newest first.
 func WriteRuns(w io.Writer, reports []*Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\ttenant\tsource\tstatus\tphase\timported\tunchanged\tskipped\tfailed\tduration")
+	fmt.Fprintln(tw, "run\ttenant\tsource\tstatus\tphase\timported\tunchanged\tskipped\tfailed\tduration\tundo")
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Run.ID, r.Run.Tenant, r.Run.Source, r.StatusWord(),
-			r.Run.CurrentPhase, Count(r.Total.Imported), Count(r.Total.Unchanged), Count(r.Total.Skipped), Count(r.Total.Failed),
-			Duration(r.Run.DurationMS))
+		t := r.Total
+		cells := []string{Count(t.Imported), Count(t.Unchanged), Count(t.Skipped), Count(t.Failed)}
+		undo := r.UndoWord()
+		if r.Run.Undoes != 0 {
+			// An undo imports nothing: the last column says what it took back.
+			cells = []string{"—", "—", "—", "—"}
+			undo += fmt.Sprintf(": %s removed, %s released, %s restored, %s cleared",
+				Count(t.Removed), Count(t.Released), Count(t.Restored), Count(t.Cleared))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Run.ID, r.Run.Tenant, r.Run.Source, r.StatusWord(),
+			r.Run.CurrentPhase, cells[0], cells[1], cells[2], cells[3], Duration(r.Run.DurationMS), undo)
 	}
 	tw.Flush()
 }

@@ -12,8 +12,9 @@
 //   - For `ledger load`: MaxID, Taken and InsertPlaceholders (the rows that
 //     back a dump's final slots); for doctor: MissingRow (a final slot
 //     whose row is gone, R1 and R2).
-//   - Delete takes rows back, children first (ChildrenFirst), ready for
-//     undo (R16).
+//   - For undo (R16): Delete takes rows back, children first
+//     (ChildrenFirst); EachLink and EachPlaceholder find what links to a
+//     run's rows and which rows only back a dump's slots.
 //
 // What each table holds comes from canon (the canonical fields); the
 // columns beyond them — tenant_id, the natural keys, extra, imported_at,

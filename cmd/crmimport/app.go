@@ -108,7 +108,7 @@ func (a *app) cli() *cli.App {
 			return nil
 		},
 		Commands: []*cli.Command{a.runCommand(), a.resumeCommand(), a.stopCommand(), a.runsCommand(), a.reportCommand(),
-			a.rejectsCommand(), a.ledgerCommand(), a.doctorCommand(), a.profilesCommand(), a.inspectCommand(), a.uiCommand()},
+			a.rejectsCommand(), a.undoCommand(), a.ledgerCommand(), a.doctorCommand(), a.profilesCommand(), a.inspectCommand(), a.uiCommand()},
 	}
 	var usage func(cmds []*cli.Command)
 	usage = func(cmds []*cli.Command) {

@@ -111,6 +111,9 @@ func errorJSON(err error) []byte {
 		doc["live_run"] = adm.LiveRun
 		doc["interrupted"] = adm.Interrupted
 	}
+	if deps, ok := dependentsJSON(err); ok {
+		doc["dependents"] = deps
+	}
 	b, _ := json.Marshal(doc)
 	return b
 }

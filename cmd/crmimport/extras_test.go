@@ -13,6 +13,7 @@ import (
 
 	"crmimport/ledger/ledgertest"
 	"crmimport/store"
+	"crmimport/store/storetest"
 )
 
 // TestDryRunWritesNothing: --dry-run reports what a run would do and leaves
@@ -79,13 +80,13 @@ func makeSchema3Rollback(t *testing.T, path string) {
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	defer db.Close()
-	for _, q := range []string{`PRAGMA journal_mode = DELETE`, `ALTER TABLE migrations DROP COLUMN owner_file`,
+	for _, q := range append(append([]string(nil), storetest.Schema6...), `PRAGMA journal_mode = DELETE`, `ALTER TABLE migrations DROP COLUMN owner_file`,
 		`ALTER TABLE migration_tasks DROP COLUMN input_size`, `ALTER TABLE migration_tasks DROP COLUMN read_bytes`,
 		`ALTER TABLE migration_tasks DROP COLUMN attempt_started_at`, `ALTER TABLE migration_tasks DROP COLUMN attempt_rows`,
 		`ALTER TABLE migration_tasks DROP COLUMN attempt_bytes`,
 		`CREATE TABLE slot_ids (next INTEGER NOT NULL)`,
 		`INSERT INTO slot_ids (next) SELECT next FROM id_allocators WHERE name = 'migration_records'`,
-		`DROP TABLE id_allocators`, `PRAGMA application_id = 0`, `PRAGMA user_version = 3`} {
+		`DROP TABLE id_allocators`, `PRAGMA application_id = 0`, `PRAGMA user_version = 3`) {
 		_, err := db.Exec(q)
 		require.NoError(t, err, q)
 	}

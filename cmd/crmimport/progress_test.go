@@ -18,6 +18,7 @@ import (
 	"crmimport/phases"
 	"crmimport/report"
 	"crmimport/store"
+	"crmimport/store/storetest"
 )
 
 // taskProgress is a task as `report --format json` and `runs --json` show
@@ -136,11 +137,11 @@ func TestOlderTasksShowProgressUnknown(t *testing.T) {
 	require.Equal(t, -1, c.wait(t), "killed by its own SIGKILL")
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
-	for _, q := range []string{
+	for _, q := range append(append([]string(nil), storetest.Schema6...),
 		`ALTER TABLE migration_tasks DROP COLUMN input_size`, `ALTER TABLE migration_tasks DROP COLUMN read_bytes`,
 		`ALTER TABLE migration_tasks DROP COLUMN attempt_started_at`, `ALTER TABLE migration_tasks DROP COLUMN attempt_rows`,
 		`ALTER TABLE migration_tasks DROP COLUMN attempt_bytes`, `PRAGMA user_version = 5`,
-	} {
+	) {
 		_, err := db.Exec(q)
 		require.NoError(t, err, q)
 	}

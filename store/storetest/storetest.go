@@ -91,3 +91,24 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 	require.NotEmpty(t, path, "a database in memory cannot be opened twice")
 	return OpenFile(t, path)
 }
+
+// Schema6 are the statements that take a database of schema 7 back to how
+// schema 6 left it (no undo, one epoch for the whole ledger): tests of an
+// older file make one from a new one with them, then lower it further.
+var Schema6 = []string{
+	`DROP TRIGGER final_slot_deleted`, `DROP TRIGGER final_slot_changed`, `DROP TRIGGER slot_taken_over`,
+	`DROP TABLE undo_items`, `DROP TABLE slot_before`, `DROP TABLE ledger_epochs`,
+	`CREATE TABLE ledger_epoch (n INTEGER NOT NULL)`, `INSERT INTO ledger_epoch (n) VALUES (0)`,
+	`CREATE TRIGGER final_slot_deleted AFTER DELETE ON migration_records WHEN OLD.action IN ('created', 'matched')
+	 BEGIN UPDATE ledger_epoch SET n = n + 1; END`,
+	`CREATE TRIGGER final_slot_changed AFTER UPDATE ON migration_records WHEN OLD.action IN ('created', 'matched')
+	 BEGIN UPDATE ledger_epoch SET n = n + 1; END`,
+	`DROP INDEX contacts_company`, `DROP INDEX deals_company`, `DROP INDEX deals_contact`,
+	`DROP INDEX notes_contact`, `DROP INDEX notes_company`, `DROP INDEX notes_deal`,
+	`DROP INDEX activities_contact`, `DROP INDEX activities_company`, `DROP INDEX activities_deal`,
+	`DROP INDEX emails_contact`, `DROP INDEX emails_company`, `DROP INDEX emails_deal`,
+	`ALTER TABLE migrations DROP COLUMN undoes`, `ALTER TABLE migrations DROP COLUMN undone_by`,
+	`ALTER TABLE migration_tasks DROP COLUMN removed`, `ALTER TABLE migration_tasks DROP COLUMN released`,
+	`ALTER TABLE migration_tasks DROP COLUMN restored`, `ALTER TABLE migration_tasks DROP COLUMN cleared`,
+	`PRAGMA user_version = 6`,
+}
