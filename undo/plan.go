@@ -165,7 +165,7 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		kind ledger.Kind
 		slotRef
 	}
-	naming := map[rowKey]int{} // how many final slots name a row
+	naming := map[rowKey]int{} // how many final slots of other runs name a row
 	rows, err := q.QueryContext(ctx, tenantSlotsSQL, run.Tenant)
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger of tenant %s: %w", run.Tenant, err)
@@ -179,13 +179,13 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		}
 		k := ledger.Kind(kind)
 		s.action = ledger.Action(action)
-		if s.action.Final() && s.recordID != 0 {
-			naming[rowKey{k, s.recordID}]++
-		}
 		if s.run == id {
 			own = append(own, s)
 			ownKinds[s] = k
 			continue
+		}
+		if s.action.Final() && s.recordID != 0 {
+			naming[rowKey{k, s.recordID}]++
 		}
 		switch s.action {
 		case ledger.Created:
@@ -218,7 +218,7 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		it := Item{Kind: k, Source: s.source, SourceID: s.sourceID, Owner: id, Action: s.action, RecordID: s.recordID}
 		if s.action == ledger.Created && s.recordID != 0 {
 			r := rowKey{k, s.recordID}
-			it.DeleteRow = !p.Loaded || (placeholders[r] && naming[r] == 1)
+			it.DeleteRow = !p.Loaded || (placeholders[r] && naming[r] == 0)
 			if it.DeleteRow {
 				gone[r] = true
 			} else {

@@ -20,24 +20,40 @@ import (
 // times are left out: they differ between two databases that hold the same
 // import.
 func Dump(ctx context.Context, db *sql.DB, tenant string) (string, error) {
+	return dump(ctx, db, tenant, false)
+}
+
+// DumpExact is Dump with what one database's history adds: each slot's
+// source, owner run id and time, and each row's imported_at. Two states of
+// one database compare equal by it only if nothing was left behind or
+// touched: an undo (R16) is exact when the dump before a run equals the
+// dump after the run and its undo.
+func DumpExact(ctx context.Context, db *sql.DB, tenant string) (string, error) {
+	return dump(ctx, db, tenant, true)
+}
+
+func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, error) {
 	var b strings.Builder
 	// Which source ids name each target row (created or matched slots).
 	names := map[string]map[int64][]string{} // table -> row id -> source ids
 	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, action, coalesce(reason, ''), coalesce(detail, ''),
-		coalesce(record_type, ''), coalesce(record_id, 0)
+		coalesce(record_type, ''), coalesce(record_id, 0), source, coalesce(migration_id, 0), created_at
 		FROM migration_records WHERE tenant_id = ? ORDER BY kind, source, source_id`, tenant)
 	if err != nil {
 		return "", err
 	}
 	b.WriteString("slots:\n")
 	for rows.Next() {
-		var kind, sid, action, reason, detail, table string
-		var rid int64
-		if err := rows.Scan(&kind, &sid, &action, &reason, &detail, &table, &rid); err != nil {
+		var kind, sid, action, reason, detail, table, source, at string
+		var rid, owner int64
+		if err := rows.Scan(&kind, &sid, &action, &reason, &detail, &table, &rid, &source, &owner, &at); err != nil {
 			rows.Close()
 			return "", err
 		}
 		fmt.Fprintf(&b, "  %s %s %s", kind, sid, action)
+		if exact {
+			fmt.Fprintf(&b, " source=%s run=%d at=%s", source, owner, at)
+		}
 		if reason != "" {
 			fmt.Fprintf(&b, " %q", reason)
 		}
@@ -95,8 +111,12 @@ func Dump(ctx context.Context, db *sql.DB, tenant string) (string, error) {
 				case "id":
 					id = vals[i].(int64)
 					continue
-				case "imported_at", "tenant_id":
+				case "tenant_id":
 					continue
+				case "imported_at":
+					if !exact {
+						continue
+					}
 				}
 				v := vals[i]
 				if parent, ok := links[c]; ok && v != nil {
