@@ -248,12 +248,6 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		}
 	}
 	for _, k := range ledger.Kinds() {
-		for _, m := range matched {
-			if m.kind == k && gone[rowKey{k, m.recordID}] {
-				depend(m.run, m.source, k, "matched", m.sourceID)
-				p.Items[k] = append(p.Items[k], Item{Kind: k, Source: m.source, SourceID: m.sourceID, Owner: m.run, Action: ledger.Matched, RecordID: m.recordID})
-			}
-		}
 		parents := target.ParentsOf(k)
 		err := target.EachLink(ctx, q, k, run.Tenant, func(rowID int64, links []int64) error {
 			r := rowKey{k, rowID}
@@ -279,6 +273,14 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		})
 		if err != nil {
 			return nil, err
+		}
+		// Then the matched slots that point at a row of the kind that goes
+		// (the run's own, or a dependent's).
+		for _, m := range matched {
+			if m.kind == k && gone[rowKey{k, m.recordID}] {
+				depend(m.run, m.source, k, "matched", m.sourceID)
+				p.Items[k] = append(p.Items[k], Item{Kind: k, Source: m.source, SourceID: m.sourceID, Owner: m.run, Action: ledger.Matched, RecordID: m.recordID})
+			}
 		}
 	}
 	for _, d := range deps {
