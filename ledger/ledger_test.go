@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -323,4 +324,81 @@ func BenchmarkClaim(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "claims/s")
+}
+
+// BenchmarkTakeover prices the before-image that R16 needs of every slot a
+// claim takes over (a skip of another run), kept in the claim's own
+// transaction two ways: schema 7's BEFORE UPDATE trigger, inside the claim
+// statement, and a read before the claim (one INSERT … SELECT of the
+// chunk's skips into slot_before, the trigger dropped) — against no image
+// at all. Each iteration takes 1,000 skips of run 1 over for run 2, and
+// claims 1,000 fresh slots (the common case, where the read still reads).
+//
+//	go test ./ledger -run '^$' -bench Takeover -count 6
+func BenchmarkTakeover(b *testing.B) {
+	const readBefore = `
+INSERT INTO slot_before (tenant_id, source, kind, source_id, taken_by, migration_id, reason, detail, created_at)
+SELECT tenant_id, source, kind, source_id, ?, migration_id, reason, detail, created_at FROM migration_records
+WHERE tenant_id = ? AND source = ? AND kind = ? AND action = 'skipped' AND migration_id IS NOT ? AND source_id IN (%s)
+ON CONFLICT (tenant_id, source, kind, source_id) DO UPDATE SET
+    taken_by = excluded.taken_by, migration_id = excluded.migration_id, reason = excluded.reason,
+    detail = excluded.detail, created_at = excluded.created_at`
+	for _, how := range []string{"Trigger", "ReadBefore", "NoImage"} {
+		b.Run(how, func(b *testing.B) {
+			ctx := context.Background()
+			db, err := store.Open(ctx, filepath.Join(b.TempDir(), "crm.db"))
+			require.NoError(b, err)
+			defer db.Close()
+			if how != "Trigger" {
+				_, err := db.Exec(`DROP TRIGGER slot_taken_over`)
+				require.NoError(b, err)
+			}
+			claim := func(run int64, ids []string) {
+				tx, err := db.BeginTx(ctx, nil)
+				require.NoError(b, err)
+				l := ledger.New(tx, store.SQLite)
+				slots := make([]ledger.Slot, len(ids))
+				for i, id := range ids {
+					slots[i] = ledger.Slot{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Note, SourceID: id},
+						RunID: run, Action: ledger.Skipped, Reason: "empty body", At: earlier}
+				}
+				if how == "ReadBefore" && run == 2 {
+					for start := 0; start < len(ids); start += 256 {
+						part := ids[start:min(start+256, len(ids))]
+						args := []any{run, "acme", "canonical", "note", run}
+						for _, id := range part {
+							args = append(args, id)
+						}
+						q := fmt.Sprintf(readBefore, strings.TrimSuffix(strings.Repeat("?, ", len(part)), ", "))
+						_, err := tx.ExecContext(ctx, q, args...)
+						require.NoError(b, err)
+					}
+				}
+				won, err := l.Claim(ctx, slots)
+				if err != nil || !won {
+					b.Fatal(won, err)
+				}
+				require.NoError(b, l.Close())
+				require.NoError(b, tx.Commit())
+			}
+			n := 0
+			batch := func() []string {
+				ids := make([]string, 1000)
+				for i := range ids {
+					n++
+					ids[i] = fmt.Sprint(n)
+				}
+				return ids
+			}
+			for b.Loop() {
+				b.StopTimer()
+				old := batch()
+				claim(1, old)
+				b.StartTimer()
+				claim(2, old)     // takes run 1's skips over
+				claim(2, batch()) // fresh slots
+			}
+			b.ReportMetric(float64(b.N*2000)/b.Elapsed().Seconds(), "claims/s")
+		})
+	}
 }
