@@ -100,7 +100,7 @@ func ReadFixManifest(dir string) (*FixManifest, error) {
 type fixFolder struct {
 	dir      string
 	manifest *FixManifest
-	want     map[string]wanted // side file -> what its run read it as
+	want     map[string]wanted  // side file -> what its run read it as
 	names    []profile.SideFile // parents' files to look names up in (addNameFiles)
 }
 
