@@ -198,10 +198,10 @@ func (s *source) write(files []*fixFile, dir string, made bool) (res Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	if err := s.checkDir(dir); err != nil {
+		return Result{}, err
+	}
 	if !made {
-		if err := s.checkDir(dir); err != nil {
-			return Result{}, err
-		}
 		made, err = prepare(dir)
 		if err != nil {
 			return Result{}, err
@@ -243,21 +243,21 @@ func (s *source) write(files []*fixFile, dir string, made bool) (res Result, err
 	res = Result{Run: s.run.ID, Dir: dir, Files: []Written{}}
 	man := s.manifest()
 	for _, ff := range files {
-		if ff.format == reader.FormatCSV {
+		if ff.format == reader.FormatCSV && ff.keys == nil {
 			s.header(ff)
 		}
 		if err := create(ff.name, ff.write); err != nil {
 			return Result{}, err
 		}
 		w := Written{Name: ff.name, Kind: ff.kind}
-		mf := importer.FixFile{Name: ff.name, Kind: ff.kind, From: ff.from, Failures: []int64{}, IDs: []string{}}
+		mf := importer.FixFile{Name: ff.name, Kind: ff.kind, From: ff.from, Failures: []int64{}, IDs: []string{}, Lines: []int{}}
 		for _, r := range ff.rows {
 			if r.unreadable() {
 				w.Unreadable++
 				continue
 			}
 			w.Rows++
-			mf.Failures, mf.IDs = append(mf.Failures, r.failure), append(mf.IDs, r.sourceID)
+			mf.Failures, mf.IDs, mf.Lines = append(mf.Failures, r.failure), append(mf.IDs, r.sourceID), append(mf.Lines, r.line)
 		}
 		mf.Rows = w.Rows
 		res.Files = append(res.Files, w)

@@ -61,11 +61,12 @@ type FixFile struct {
 	Kind string   `json:"kind"`
 	Rows int      `json:"rows"`
 	From []string `json:"from"`
-	// Failures are the record_failures ids of its rows, in file order,
-	// and IDs the source id each row gives as written (an edited row's
-	// may differ from the failure's).
+	// Failures are the record_failures ids of its rows, in file order;
+	// IDs the source id each row gives as written (an edited row's may
+	// differ from the failure's), Lines the line each starts at.
 	Failures []int64  `json:"failures"`
 	IDs      []string `json:"source_ids"`
+	Lines    []int    `json:"lines"`
 }
 
 // ReadFixManifest reads the manifest of a fix folder; nil, nil when dir
@@ -219,11 +220,13 @@ func checkSideFiles(fixes []*fixFolder, side []profile.SideFile) error {
 	return nil
 }
 
-// fixNotices are what planning tells of a fix folder read with another
-// profile than its run's.
+// fixNotices are what planning tells of a fix folder: that it is one, and
+// when it is read with another profile than its run's.
 func fixNotices(fixes []*fixFolder, p *profile.Profile) []string {
 	var out []string
 	for _, fx := range fixes {
+		out = append(out, fmt.Sprintf("%s is a fix folder of run %d (tenant %s, source %s): its %s and %s are not rows, and are not read",
+			fx.dir, fx.manifest.Run, fx.manifest.Tenant, fx.manifest.Source, FixManifestName, FixReasonsName))
 		if fx.manifest.Profile != p.Name {
 			out = append(out, fmt.Sprintf("%s: a fix folder of run %d, which read it with the %s profile; this run reads it with the %s profile",
 				fx.dir, fx.manifest.Run, fx.manifest.Profile, p.Name))
