@@ -15,7 +15,6 @@ import (
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
-	"crmimport/phases"
 )
 
 // EditedRow is a failed row as the desktop's page edited it: its failure
@@ -171,11 +170,7 @@ WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?`
 // final slot holds it — and "not read" when neither has it (a kind left
 // out with --only, a row the profile does not take).
 func Outcomes(ctx context.Context, db *sql.DB, runID int64) ([]Outcome, error) {
-	run, err := phases.LoadRun(ctx, db, runID)
-	if err != nil {
-		return nil, err
-	}
-	opts, err := importer.DecodeOptions(run)
+	run, opts, err := runOptions(ctx, db, runID)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -73,12 +72,18 @@ type source struct {
 	encodings map[string]string // a task's input -> the encoding it was read in
 }
 
-func load(ctx context.Context, db *sql.DB, runID int64) (*source, error) {
+// runOptions is a run and the options it was planned with.
+func runOptions(ctx context.Context, db *sql.DB, runID int64) (phases.Run, importer.Options, error) {
 	run, err := phases.LoadRun(ctx, db, runID)
 	if err != nil {
-		return nil, err
+		return phases.Run{}, importer.Options{}, err
 	}
 	opts, err := importer.DecodeOptions(run)
+	return run, opts, err
+}
+
+func load(ctx context.Context, db *sql.DB, runID int64) (*source, error) {
+	run, opts, err := runOptions(ctx, db, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -368,17 +373,23 @@ func covers(have, want []string) bool {
 // it as UTF-8.
 const utf8BOM = "\ufeff"
 
+// startCSV starts a CSV file of the folder: the BOM, then its header.
+func startCSV(w *bufio.Writer, header []string) (*csv.Writer, error) {
+	if _, err := w.WriteString(utf8BOM); err != nil {
+		return nil, err
+	}
+	cw := csv.NewWriter(w)
+	return cw, cw.Write(header)
+}
+
 // write writes the fix file's rows and numbers their lines.
 func (ff *fixFile) write(w *bufio.Writer) error {
 	switch ff.format {
 	case reader.FormatJSON, reader.FormatJSONL:
 		return ff.writeJSON(w)
 	}
-	if _, err := w.WriteString(utf8BOM); err != nil {
-		return err
-	}
-	cw := csv.NewWriter(w)
-	if err := cw.Write(ff.header); err != nil {
+	cw, err := startCSV(w, ff.header)
+	if err != nil {
 		return err
 	}
 	line := 2
@@ -428,13 +439,16 @@ func (ff *fixFile) line(cells []forensics.RawCell) []string {
 	return append(out, beyond...)
 }
 
-// writeJSON writes the raw objects: an array (.json), or one a line.
+// writeJSON writes the raw objects: an array, one object a line (.json),
+// or JSON Lines (.jsonl).
 func (ff *fixFile) writeJSON(w *bufio.Writer) error {
 	lines := ff.format == reader.FormatJSONL
-	if !lines {
-		if _, err := w.WriteString("[\n"); err != nil {
-			return err
-		}
+	open, sep, end, line := "[\n", ",\n", "\n]\n", 2
+	if lines {
+		open, sep, end, line = "", "\n", "\n", 1
+	}
+	if _, err := w.WriteString(open); err != nil {
+		return err
 	}
 	n := 0
 	for i := range ff.rows {
@@ -443,31 +457,24 @@ func (ff *fixFile) writeJSON(w *bufio.Writer) error {
 			continue
 		}
 		if !json.Valid([]byte(r.raw)) {
-			return errors.New("failure " + strconv.FormatInt(r.failure, 10) + ": its raw row is not JSON")
+			return fmt.Errorf("failure %d: its raw row is not JSON", r.failure)
 		}
-		sep := "\n"
-		if !lines && n > 0 {
-			if _, err := w.WriteString(",\n"); err != nil {
+		if n > 0 {
+			if _, err := w.WriteString(sep); err != nil {
 				return err
 			}
 		}
-		if !lines {
-			sep = ""
-		}
-		r.line = n + 1
-		if !lines {
-			r.line = n + 2
-		}
-		if _, err := w.WriteString(r.raw + sep); err != nil {
+		r.line = line + n
+		if _, err := w.WriteString(r.raw); err != nil {
 			return err
 		}
 		n++
 	}
-	if !lines {
-		_, err := w.WriteString("\n]\n")
-		return err
+	if n == 0 && !lines {
+		end = "]\n"
 	}
-	return nil
+	_, err := w.WriteString(end)
+	return err
 }
 
 // reasonColumns are reasons.csv's columns.
@@ -475,11 +482,8 @@ var reasonColumns = []string{"file", "line", "id", "reason", "from", "text"}
 
 // writeReasons writes reasons.csv: a row per failed record, formula-safe.
 func writeReasons(w *bufio.Writer, files []*fixFile, n *int) error {
-	if _, err := w.WriteString(utf8BOM); err != nil {
-		return err
-	}
-	cw := csv.NewWriter(w)
-	if err := cw.Write(reasonColumns); err != nil {
+	cw, err := startCSV(w, reasonColumns)
+	if err != nil {
 		return err
 	}
 	for _, ff := range files {

@@ -210,15 +210,23 @@ func TestFixFolderRoundTrip(t *testing.T) {
 	require.Equal(t, again, failuresOf(t, db, s.Run))
 }
 
+// demoRun imports a copy of the demo export into a new database: run 1,
+// with failed records of every kind.
+func demoRun(t *testing.T) (exp, db string) {
+	t.Helper()
+	exp = copyDemo(t)
+	db = filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", db, "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	return exp, db
+}
+
 // The refusals of --as-export: a folder that is not empty, a run's input
 // folder or a folder inside it (nothing written), and --as-export without
 // --out (usage).
 func TestFixFolderRefusals(t *testing.T) {
 	t.Parallel()
-	exp := copyDemo(t)
-	db := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", db, "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
-	require.Equal(t, exitPartial, r.code, r.stderr)
+	exp, db := demoRun(t)
 
 	full := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(full, "keep.txt"), []byte("mine"), 0o600))
@@ -245,7 +253,7 @@ func TestFixFolderRefusals(t *testing.T) {
 	_, err = os.Stat(filepath.Join(exp, importer.FixManifestName))
 	require.ErrorIs(t, err, os.ErrNotExist)
 
-	r = crm(t, nil, "--db", db, "rejects", "1", "--as-export")
+	r := crm(t, nil, "--db", db, "rejects", "1", "--as-export")
 	require.Equal(t, exitUsage, r.code, r.stderr)
 	require.Contains(t, r.stderr, "--out DIR")
 	r = crm(t, nil, "--db", db, "--json", "rejects", "--as-export", "1")
@@ -355,10 +363,7 @@ func TestFixFolderSideFiles(t *testing.T) {
 // folder, a run over it, and what became of each row.
 func TestFixEditedRows(t *testing.T) {
 	t.Parallel()
-	exp := copyDemo(t)
-	db := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", db, "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
-	require.Equal(t, exitPartial, r.code, r.stderr)
+	_, db := demoRun(t)
 	sqlDB := storetest.OpenFile(t, db)
 	fails, _, err := forensics.Failures(t.Context(), sqlDB, 1, "contact", "", 0)
 	require.NoError(t, err)
@@ -388,7 +393,7 @@ func TestFixEditedRows(t *testing.T) {
 		{Failure: byID["con-022"], Cells: []forensics.RawCell{{Name: "nickname", Value: "D"}}}}, parent)
 	require.ErrorContains(t, err, `contacts.csv has no column "nickname"`)
 
-	r = crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", "--only", "contacts", dir)
+	r := crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", "--only", "contacts", dir)
 	require.Equal(t, exitPartial, r.code, r.stderr)
 	out, err := fixfile.Outcomes(t.Context(), sqlDB, r.summary(t).Run)
 	require.NoError(t, err)
