@@ -410,3 +410,51 @@ func TestFixEditedRows(t *testing.T) {
 	require.Equal(t, []string{"José"}, query(t, db, `SELECT c.first_name FROM contacts c
 		JOIN migration_records r ON r.record_type = 'contacts' AND r.record_id = c.id WHERE r.source_id = 'con-031b'`))
 }
+
+// Rows that are not whole: a ragged row keeps its length in the fix file
+// and fails again with its reason; a row that could not be read as a row
+// (a broken quote) is in reasons.csv only, with its text.
+func TestFixFolderBrokenRows(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, fixture string
+		rows          []string // the fix file's lines after the header
+		reasons       []string // in reasons.csv
+	}{
+		{"RaggedRows", "21-ragged-rows", []string{
+			`con-2002,Grace,Lindqvist,grace.lindqvist@harbor-logistics.example.com,,Head of Sales," EMEA",,2023-01-19,false`,
+			`con-2003,Tomasz,Nowicki,tomasz.nowicki@harbor-logistics.example.com`,
+		}, []string{`contacts.csv,2,con-2002,"row has 10 fields, the header has 9",contacts.csv:3,`}},
+		{"BadQuotes", "22-bad-quotes", []string{}, []string{
+			`contacts.csv,,con-2102,"bare "" in an unquoted field at line 3, column 17`,
+			`it could not be read as a row; correct its text and add it there",contacts.csv:3,"con-2102,Dwayne ""The Rock"",Johnson,`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			exp := t.TempDir()
+			require.NoError(t, os.CopyFS(exp, os.DirFS(filepath.Join("../../fixtures/bad/canonical", tt.fixture))))
+			db := filepath.Join(t.TempDir(), "crm.db")
+			r := crm(t, nil, "--db", db, "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
+			require.Equal(t, exitPartial, r.code, r.stderr)
+			fix := filepath.Join(t.TempDir(), "fix")
+			r = crm(t, nil, "--db", db, "rejects", "1", "--out", fix, "--as-export")
+			require.Equal(t, 0, r.code, r.stderr)
+			b, err := os.ReadFile(filepath.Join(fix, "contacts.csv"))
+			require.NoError(t, err)
+			lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			require.Equal(t, tt.rows, lines[1:])
+			reasons, err := os.ReadFile(filepath.Join(fix, importer.FixReasonsName))
+			require.NoError(t, err)
+			for _, want := range tt.reasons {
+				require.Contains(t, string(reasons), want)
+			}
+			again := crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", fix)
+			require.Equal(t, int64(len(tt.rows)), again.summary(t).Kinds["contact"].Failed, again.stderr)
+			if len(tt.rows) > 0 {
+				want := failuresOf(t, db, 1)
+				require.Equal(t, want, failuresOf(t, db, again.summary(t).Run), "the same reasons")
+			}
+		})
+	}
+}
