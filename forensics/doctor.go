@@ -220,7 +220,7 @@ func (d *doctor) crmimport(args ...string) string {
 	if d.opts.DBPath != defaultDBPath {
 		words = append(words, "--db", d.opts.DBPath)
 	}
-	return shellCommand(append(words, args...)...)
+	return ShellCommand(append(words, args...)...)
 }
 
 // defaultDBPath is the database crmimport opens without --db.

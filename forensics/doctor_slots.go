@@ -221,7 +221,7 @@ func (d *doctor) orphanSlots() error {
 		if strings.HasPrefix(db, "-") {
 			db = "./" + db // not an option of sqlite3's
 		}
-		f.repair(shellCommand("sqlite3", db, stmt), "1. frees the slots")
+		f.repair(ShellCommand("sqlite3", db, stmt), "1. frees the slots")
 		cmd, note := d.runCommand(g.tenant, g.source, []ledger.Kind{g.kind})
 		f.repair(cmd, "2. imports them again; "+note)
 	}

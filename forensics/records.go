@@ -17,6 +17,7 @@ import (
 
 // Failure is one record a run failed (R4), as record_failures keeps it.
 type Failure struct {
+	ID       int64     `json:"id"` // record_failures.id: what a fix of the row names it by (package fixfile)
 	Kind     string    `json:"kind"`
 	SourceID string    `json:"source_id"`
 	File     string    `json:"file"`
@@ -24,6 +25,13 @@ type Failure struct {
 	Reason   string    `json:"reason"`
 	Class    string    `json:"class"` // the reason without its line and column (report.ReasonClass)
 	Raw      []RawCell `json:"raw"`   // the row as read, in file order
+	// RawJSON is the row as record_failures keeps it (a JSON object in
+	// file order: importer/profile's RawJSON).
+	RawJSON string `json:"-"`
+	// Input and Format are the file the row's task read (a file, or
+	// ZIP!/ENTRY) and its format, "" when not known.
+	Input  string `json:"-"`
+	Format string `json:"-"`
 }
 
 // RawCell is one column of a raw row.
@@ -49,7 +57,8 @@ func Failures(ctx context.Context, db *sql.DB, runID int64, kind, class string, 
 		if limit > 0 && len(out) >= limit {
 			return nil
 		}
-		f := Failure{Kind: r.kind, SourceID: r.sourceID, File: r.file, Line: r.line, Reason: r.reason, Class: c, Raw: []RawCell{}}
+		f := Failure{ID: r.id, Kind: r.kind, SourceID: r.sourceID, File: r.file, Line: r.line, Reason: r.reason, Class: c, Raw: []RawCell{},
+			RawJSON: r.rawJSON, Input: r.input, Format: r.format}
 		for _, c := range r.raw {
 			f.Raw = append(f.Raw, RawCell{Name: c.name, Value: c.value})
 		}

@@ -26,13 +26,16 @@ var rejectColumns = []string{"run", "kind", "source_id", "file", "line", "reason
 const rawColumn = "(raw)"
 
 // rejectsSQL: R4, a run's failed records, in the order they failed.
+// Each with its task's input (R10: the file the plan named), where it has one.
 const rejectsSQL = `
-SELECT kind, coalesce(source_id, ''), coalesce(file, ''), coalesce(line, 0), reason, coalesce(raw, '')
-FROM record_failures WHERE migration_id = ? ORDER BY id`
+SELECT f.id, f.kind, coalesce(f.source_id, ''), coalesce(f.file, ''), coalesce(f.line, 0), f.reason, coalesce(f.raw, ''),
+    coalesce(t.file, ''), coalesce(t.format, '')
+FROM record_failures f LEFT JOIN migration_tasks t ON t.id = f.task_id
+WHERE f.migration_id = ? ORDER BY f.id`
 
 // Rejects writes the failed records of a run to w as CSV: run, kind,
 // source_id, file, line, reason, then the raw row's columns. A cell that
-// a spreadsheet would run as a formula (safeCell: one starting with =, +,
+// a spreadsheet would run as a formula (SafeCell: one starting with =, +,
 // -, @, a tab, a carriage return, | or %, or a full-width form of one,
 // blanks before it or not) is written with a leading ' so that it shows as
 // text (a negative amount -5 reads '-5). It returns how many records it
@@ -60,7 +63,7 @@ func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, er
 	row := make([]string, 0, len(rejectColumns)+len(header))
 	row = append(row, rejectColumns...)
 	for _, h := range header {
-		row = append(row, safeCell(h))
+		row = append(row, SafeCell(h))
 	}
 	if err := cw.Write(row); err != nil {
 		return 0, err
@@ -75,13 +78,13 @@ func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, er
 		for i := range row {
 			row[i] = ""
 		}
-		row[0], row[1], row[2], row[3] = strconv.FormatInt(runID, 10), r.kind, safeCell(r.sourceID), safeCell(r.file)
-		row[4], row[5] = strconv.FormatInt(r.line, 10), safeCell(r.reason)
+		row[0], row[1], row[2], row[3] = strconv.FormatInt(runID, 10), r.kind, SafeCell(r.sourceID), SafeCell(r.file)
+		row[4], row[5] = strconv.FormatInt(r.line, 10), SafeCell(r.reason)
 		if r.line == 0 {
 			row[4] = ""
 		}
 		for _, c := range r.raw {
-			row[at[c.name]] = safeCell(c.value)
+			row[at[c.name]] = SafeCell(c.value)
 		}
 		n++
 		return cw.Write(row)
@@ -95,9 +98,12 @@ func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, er
 
 // reject is one row of record_failures, its raw row in file order.
 type reject struct {
+	id                           int64
 	kind, sourceID, file, reason string
 	line                         int64
 	raw                          []rawCell
+	rawJSON                      string
+	input, format                string // the task's input (a file, ZIP!/ENTRY) and its format, "" when not known
 }
 
 type rawCell struct{ name, value string }
@@ -110,11 +116,10 @@ func eachReject(ctx context.Context, db *sql.DB, runID int64, f func(reject) err
 	defer rows.Close()
 	for rows.Next() {
 		var r reject
-		var raw string
-		if err := rows.Scan(&r.kind, &r.sourceID, &r.file, &r.line, &r.reason, &raw); err != nil {
+		if err := rows.Scan(&r.id, &r.kind, &r.sourceID, &r.file, &r.line, &r.reason, &r.rawJSON, &r.input, &r.format); err != nil {
 			return fmt.Errorf("rejects of run %d: %w", runID, err)
 		}
-		r.raw = rawCells(raw)
+		r.raw = rawCells(r.rawJSON)
 		if err := f(r); err != nil {
 			return err
 		}
@@ -172,12 +177,12 @@ func rawValue(v json.RawMessage) string {
 // Asian keyboard types and spreadsheets fold into the plain ones.
 const formulaStarters = "=+-@\t\r|%\uff1d\uff0b\uff0d\uff20\uff5c\uff05"
 
-// safeCell neutralises a cell that a spreadsheet would run as a formula
+// SafeCell neutralises a cell that a spreadsheet would run as a formula
 // (CSV injection): one that starts with a formula starter, or with blanks
 // (a space, a no-break space, any white space, a zero-width space) before
 // one, which a spreadsheet skips, gets a leading ' so that it shows as
 // text. Every other cell is written as it is.
-func safeCell(s string) string {
+func SafeCell(s string) string {
 	if startsFormula(s) || startsFormula(strings.TrimLeftFunc(s, blank)) {
 		return "'" + s
 	}

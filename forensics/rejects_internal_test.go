@@ -21,7 +21,7 @@ func TestSafeCell(t *testing.T) {
 		"": "", "Acme": "Acme", "a=b": "a=b", "'quoted": "'quoted", " Acme": " Acme", "\u00a0": "\u00a0", "5%": "5%",
 		"x|y": "x|y", "1-2": "1-2", "\u2212 5": "\u2212 5",
 	} {
-		require.Equal(t, want, safeCell(in), "%q", in)
+		require.Equal(t, want, SafeCell(in), "%q", in)
 	}
 }
 

@@ -29,8 +29,8 @@ func shellWord(s string) string {
 // first word: doctor's commands start with a program name).
 const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%"
 
-// shellCommand is a command line for a POSIX shell, every word quoted.
-func shellCommand(words ...string) string {
+// ShellCommand is a command line for a POSIX shell, every word quoted.
+func ShellCommand(words ...string) string {
 	quoted := make([]string, len(words))
 	for i, w := range words {
 		quoted[i] = shellWord(w)

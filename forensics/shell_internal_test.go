@@ -56,5 +56,5 @@ func TestShellWordRoundTrips(t *testing.T) {
 		})
 	}
 	require.Equal(t, `crmimport --db "/tmp/it's/crm.db" run --tenant 'a b'`,
-		shellCommand("crmimport", "--db", "/tmp/it's/crm.db", "run", "--tenant", "a b"))
+		ShellCommand("crmimport", "--db", "/tmp/it's/crm.db", "run", "--tenant", "a b"))
 }

@@ -67,3 +67,20 @@ func (ti *taskInput) close() error {
 	ti.mapper.Close()
 	return ti.in.Close()
 }
+
+// FileHeader reads the header of a CSV input (a file, a gzip, a zip's
+// entry) as its task reads it, in its encoding: the columns as they stand
+// in the file, in order (a fix file is written under them: package
+// fixfile).
+func FileHeader(file, encoding string) ([]string, error) {
+	in, err := input.Open(file, input.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	rr, err := reader.NewRowReader(bufio.NewReaderSize(in, 1<<16), reader.ReadOptions{Name: input.Name(file), Format: reader.FormatCSV, Encoding: encoding})
+	if err != nil {
+		return nil, err
+	}
+	return rr.Header(), nil
+}

@@ -98,10 +98,21 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 	if err != nil {
 		return discovery{}, err
 	}
+	fixes, left, err := findFixFolder(paths, &ls)
+	if err != nil {
+		return discovery{}, err
+	}
 	found := classify(p, ls.Files, only)
-	side, used, joinNotices := p.FindSideFiles(found.planned(), found.byKind, found.others, ls.Folders)
+	// A fix folder's rows need what their run read beside them: found
+	// through its manifest where the folder lacks it.
+	folders, fixNoted, err := addSideFiles(fixes, p, &found, ls.Folders)
+	if err != nil {
+		return discovery{}, err
+	}
+	side, used, joinNotices := p.FindSideFiles(found.planned(), found.byKind, found.others, folders)
+	side = addNameFiles(fixes, side)
+	joinNotices = append(append(joinNotices, fixNoted...), fixNotices(fixes, p)...)
 	notices := append(ls.Notices, joinNotices...)
-	var left []LeftOut
 	for _, f := range ls.IgnoredFolders {
 		left = append(left, LeftOut{Name: f, Reason: input.FolderNotRead})
 	}
@@ -116,6 +127,9 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 	}
 	notes, err := fingerprint(ctx, found.files, side, encoding, lim)
 	if err != nil {
+		return discovery{}, err
+	}
+	if err := checkSideFiles(fixes, side); err != nil {
 		return discovery{}, err
 	}
 	notes.notices = append(notices, notes.notices...)

@@ -63,9 +63,9 @@ func ResolveProfile(nameOrFile string) (*profile.Profile, error) {
 	return p, nil
 }
 
-// runProfile is the profile a run maps its files with: the custom profile
+// RunProfile is the profile a run maps its files with: the custom profile
 // kept in its options, or the built-in one it names.
-func runProfile(opts Options) (*profile.Profile, error) {
+func RunProfile(opts Options) (*profile.Profile, error) {
 	if opts.ProfileText != "" {
 		return profile.Load(filepath.Base(opts.ProfileFile), []byte(opts.ProfileText))
 	}

@@ -272,7 +272,7 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if err != nil {
 		return nil, err
 	}
-	prof, err := runProfile(opts)
+	prof, err := RunProfile(opts)
 	if err != nil {
 		return nil, err
 	}

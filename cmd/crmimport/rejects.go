@@ -2,11 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
+	"crmimport/fixfile"
 	"crmimport/forensics"
+	"crmimport/importer"
+	"crmimport/importer/reader"
 	"crmimport/store"
 )
 
@@ -25,23 +31,42 @@ any white space or zero-width space), is written with a leading ' so that a
 spreadsheet shows it as text instead of running it as a formula (an
 amount of -5 reads '-5).
 
+With --as-export, --out names a new or empty folder (never one of the
+run's input folders) that gets the failed rows as an export of their own:
+per input file with failed rows, a file of the same name with that file's
+header and its failed rows as read (CSV in UTF-8 with a BOM), reasons.csv
+(file, line, id, reason, formula-safe) and crmimport-fix.json (the run,
+its source and profile, the side files it read and their fingerprints).
+Fix the rows in a spreadsheet and import the folder like any export:
+fixed rows import, the others fail again with their reasons, nothing
+already imported is touched (R2).
+
 Examples:
    crmimport rejects 7 > rejects.csv
-   crmimport rejects 7 --out rejects-7.csv`,
+   crmimport rejects 7 --out rejects-7.csv
+   crmimport rejects 7 --out fix-7 --as-export
+   crmimport run --tenant acme --source salesforce fix-7`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Usage: "write the CSV to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
+			&cli.StringFlag{Name: "out", Usage: "write the CSV to this file instead of stdout (replaced whole; never the database or another SQLite file); with --as-export, the fix folder"},
+			&cli.BoolFlag{Name: "as-export", Usage: "write a fix folder into --out: the failed rows in their files' own layout, reasons.csv and a manifest"},
 		},
 		Action: func(c *cli.Context) error {
 			id, err := runArg(c, "rejects takes one RUN id")
 			if err != nil {
 				return err
 			}
+			out := c.String("out")
+			if c.Bool("as-export") && out == "" {
+				return usagef("rejects --as-export writes a folder: name it with --out DIR (a new or empty folder)")
+			}
 			db, err := a.open(c.Context)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			out := c.String("out")
+			if c.Bool("as-export") {
+				return a.fixFolder(c.Context, db, id, out)
+			}
 			if out != "" {
 				var n int
 				err := store.WriteOutput(a.dbPath, out, func(w io.Writer) (err error) {
@@ -66,7 +91,7 @@ Examples:
 			case a.json:
 				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
 			default:
-				// A file of data: its values as they are (safeCell keeps a
+				// A file of data: its values as they are (SafeCell keeps a
 				// spreadsheet from running them).
 				if _, err := a.data.Write(buf.Bytes()); err != nil {
 					return err
@@ -78,4 +103,31 @@ Examples:
 			return nil
 		},
 	}
+}
+
+// fixFolder writes run id's fix folder into dir (rejects --as-export).
+func (a *app) fixFolder(ctx context.Context, db *sql.DB, id int64, dir string) error {
+	res, err := fixfile.Write(ctx, db, id, dir)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.writeJSON(res)
+	}
+	if len(res.Files) == 0 {
+		a.note("run %d has no failed records: nothing written", id)
+		return nil
+	}
+	a.say("fix folder of run %d written to %s:", id, res.Dir)
+	for _, f := range res.Files {
+		line := fmt.Sprintf("  %-28s %d %s (%s)", f.Name, f.Rows, reader.Plural(f.Rows, "row", "rows"), f.Kind)
+		if f.Unreadable > 0 {
+			line += fmt.Sprintf(" (+%d that could not be read as rows: in reasons.csv)", f.Unreadable)
+		}
+		a.say("%s", line)
+	}
+	a.say("  %-28s %d reasons", importer.FixReasonsName, res.Reasons)
+	a.say("  %-28s the run, its profile and the side files it read", importer.FixManifestName)
+	a.say("fix the rows, then: %s", res.Next)
+	return nil
 }

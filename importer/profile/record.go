@@ -554,23 +554,43 @@ func (m *Mapper) Complete(r *Record) {
 // failures.
 func (r Record) RawJSON() string { return rawJSON(r.row) }
 
+// RawText is the key under which a raw row keeps the text of a record that
+// could not be parsed, as it stands in the file.
+const RawText = "(text)"
+
+// RawNames are the keys a raw row gives columns of these names, in order:
+// a name as it is, a repeated one with "#2", "#3" (the second "Phone" is
+// "Phone#2").
+func RawNames(names []string) []string {
+	out := make([]string, len(names))
+	used := map[string]int{}
+	for i, name := range names {
+		out[i] = name
+		if n := used[name]; n > 0 {
+			out[i] = fmt.Sprintf("%s#%d", name, n+1)
+		}
+		used[name]++
+	}
+	return out
+}
+
 // rawJSON writes the row as a JSON object in file order (a repeated header
 // name gets "#2", "#3"); a record that could not be parsed also keeps its
 // text as it stands in the file, under "(text)".
 func rawJSON(row reader.Row) string {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	used := map[string]int{}
 	cols := row.Cols
 	if row.Text != "" {
-		cols = append(append([]reader.Col(nil), cols...), reader.Col{Name: "(text)", Value: row.Text})
+		cols = append(append([]reader.Col(nil), cols...), reader.Col{Name: RawText, Value: row.Text})
 	}
+	names := make([]string, len(cols))
 	for i, c := range cols {
-		name := c.Name
-		if n := used[c.Name]; n > 0 {
-			name = fmt.Sprintf("%s#%d", c.Name, n+1)
-		}
-		used[c.Name]++
+		names[i] = c.Name
+	}
+	names = RawNames(names)
+	for i, c := range cols {
+		name := names[i]
 		if i > 0 {
 			b.WriteByte(',')
 		}
