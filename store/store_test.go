@@ -295,6 +295,69 @@ func TestOpenUpgradesVersion5FileToTaskProgress(t *testing.T) {
 	}
 }
 
+// TestOpenUpgradesVersion6FileToUndo: a file of schema 6 opens and gains
+// schema 7 (R16): every tenant and source with runs starts at the global
+// epoch it had, so that a task that vouched for its input still does (R2),
+// and from then on a final slot removed moves the epoch of its own tenant
+// and source only; a claim that takes a skip over keeps its before-image.
+func TestOpenUpgradesVersion6FileToUndo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	all, err := steps(SQLite)
+	require.NoError(t, err)
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	for _, s := range all[:6] {
+		_, err = raw.ExecContext(ctx, s.sql)
+		require.NoError(t, err, s.name)
+	}
+	for _, s := range []string{
+		`PRAGMA user_version = 6`,
+		`UPDATE ledger_epoch SET n = 3`,
+		`INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (1, 'acme', 'canonical', 'succeeded', 'then'),
+			(2, 'beta', 'hubspot', 'succeeded', 'then')`,
+		`INSERT INTO migration_records (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, created_at)
+			VALUES ('acme', 'canonical', 'note', 'n1', 1, 1, NULL, NULL, 'skipped', 'then'),
+			       ('beta', 'hubspot', 'note', 'n2', 2, 2, 'notes', 7, 'created', 'then')`,
+	} {
+		_, err = raw.ExecContext(ctx, s)
+		require.NoError(t, err, s)
+	}
+	require.NoError(t, raw.Close())
+
+	db, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer db.Close()
+	epochs := func() []string {
+		return queryStrings(t, db, `SELECT tenant_id || '/' || source || '=' || n FROM ledger_epochs ORDER BY 1`)
+	}
+	require.Equal(t, []string{"acme/canonical=3", "beta/hubspot=3"}, epochs())
+	_, err = db.ExecContext(ctx, `DELETE FROM migration_records WHERE source_id = 'n2'`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"acme/canonical=3", "beta/hubspot=4"}, epochs(), "a final slot removed moves its own tenant and source only")
+	_, err = db.ExecContext(ctx, `UPDATE migration_records SET migration_id = 9, reason = 'later' WHERE source_id = 'n1'`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"acme/canonical/note/n1 taken by 9 from 1"},
+		queryStrings(t, db, `SELECT tenant_id || '/' || source || '/' || kind || '/' || source_id || ' taken by ' || taken_by || ' from ' || migration_id FROM slot_before`))
+	require.Equal(t, []string{"acme/canonical=3", "beta/hubspot=4"}, epochs(), "a skip taken over moves no epoch")
+}
+
+func queryStrings(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
 // TestDialectOfAnOpenedFile: a handle of Open knows its dialect, and the
 // dialect tells the file it has open.
 func TestDialectOfAnOpenedFile(t *testing.T) {
