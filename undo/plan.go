@@ -73,6 +73,7 @@ type Plan struct {
 	Dependents []Dependent
 	// Notices say what the undo leaves or cannot give back.
 	Notices []string
+	mark    string // the tenant's state when the plan was read (tenantMark)
 }
 
 // Total is how many slots the plan takes back.
@@ -109,6 +110,7 @@ func (e *DependentsError) Error() string {
 
 // slotRef is one slot as the plan reads it.
 type slotRef struct {
+	kind             ledger.Kind
 	source, sourceID string
 	run              int64
 	action           ledger.Action
@@ -150,21 +152,20 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 	if err := refuse(ctx, q, e, run, self); err != nil {
 		return nil, err
 	}
+	mark, err := tenantMark(ctx, q, run.Tenant, self)
+	if err != nil {
+		return nil, err
+	}
 	dump, err := phases.LoadedFrom(ctx, q, id)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Run: run, Cascade: cascade, Loaded: dump != "", Items: map[ledger.Kind][]Item{}, Counts: map[ledger.Kind]phases.Counts{}}
+	p := &Plan{Run: run, Cascade: cascade, Loaded: dump != "", Items: map[ledger.Kind][]Item{}, Counts: map[ledger.Kind]phases.Counts{}, mark: mark}
 
 	// Every slot of the tenant, once: the run's own, who created each row,
 	// and the matched slots that point at rows.
-	var own []slotRef
-	ownKinds := map[slotRef]ledger.Kind{}
+	var own, matched []slotRef
 	creator := map[rowKey]slotRef{}
-	var matched []struct {
-		kind ledger.Kind
-		slotRef
-	}
 	naming := map[rowKey]int{} // how many final slots of other runs name a row
 	rows, err := q.QueryContext(ctx, tenantSlotsSQL, run.Tenant)
 	if err != nil {
@@ -178,10 +179,9 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 			return nil, fmt.Errorf("read the ledger of tenant %s: %w", run.Tenant, err)
 		}
 		k := ledger.Kind(kind)
-		s.action = ledger.Action(action)
+		s.kind, s.action = k, ledger.Action(action)
 		if s.run == id {
 			own = append(own, s)
-			ownKinds[s] = k
 			continue
 		}
 		if s.action.Final() && s.recordID != 0 {
@@ -191,10 +191,7 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		case ledger.Created:
 			creator[rowKey{k, s.recordID}] = s
 		case ledger.Matched:
-			matched = append(matched, struct {
-				kind ledger.Kind
-				slotRef
-			}{k, s})
+			matched = append(matched, s)
 		}
 	}
 	if err := rows.Close(); err != nil {
@@ -214,7 +211,7 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 	gone := map[rowKey]bool{}
 	var kept int
 	for _, s := range own {
-		k := ownKinds[s]
+		k := s.kind
 		it := Item{Kind: k, Source: s.source, SourceID: s.sourceID, Owner: id, Action: s.action, RecordID: s.recordID}
 		if s.action == ledger.Created && s.recordID != 0 {
 			r := rowKey{k, s.recordID}

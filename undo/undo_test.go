@@ -431,3 +431,23 @@ func TestUndoMovesTheEpochOfItsTenantAndSourceOnly(t *testing.T) {
 	require.False(t, unread(again), "acme's evidence moved with its undo")
 	require.Equal(t, int64(2), again.Stats[ledger.Contact].Imported)
 }
+
+// TestUndoPlanGoesStaleWhenTheTenantIsWritten: an undo commits the plan it
+// showed, or nothing — a run of the tenant between the plan and its start
+// refuses the start (R10, R16).
+func TestUndoPlanGoesStaleWhenTheTenantIsWritten(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	first := w.run(export(t, map[string]string{"companies.csv": "id,name\nco1,Acme\n"}), "canonical")
+	p, err := undo.Build(ctx, w.db, w.imp.Engine, first.ID, false)
+	require.NoError(t, err)
+	w.run(export(t, map[string]string{"contacts.csv": "id,first_name,company_id\nc1,Ann,co1\n"}), "canonical")
+	_, err = p.Start(ctx, w.imp.Engine)
+	var refused *undo.RefusedError
+	require.ErrorAs(t, err, &refused)
+	require.Contains(t, err.Error(), "changed while the undo of run 1 was planned: nothing was written")
+	runs, err := phases.ListRuns(ctx, w.db, tenant)
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -39,14 +38,22 @@ func Phase(k ledger.Kind) int {
 }
 
 // Start plans the undo of run id and commits it (R10): the undo's run row,
-// a task per kind it takes back, and every item, in one transaction, in
-// which the plan is computed again and must come out the same. It returns
-// the undo's run, which the engine then executes with Open.
+// a task per kind it takes back, and every item, in one transaction. It
+// returns the undo's run, which the engine then executes with Open.
 func Start(ctx context.Context, e *phases.Engine, id int64, cascade bool) (phases.Run, *Plan, error) {
 	p, err := Build(ctx, e.DB, e, id, cascade)
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
+	run, err := p.Start(ctx, e)
+	return run, p, err
+}
+
+// Start commits the undo that p plans, as Start does, if nothing was
+// written to the tenant since p was built; else it refuses, and nothing is
+// written: what the undo takes back is what its plan showed.
+func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) {
+	id, cascade := p.Run.ID, p.Cascade
 	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source, Options: Options{Undo: id, Cascade: cascade},
 		Undoes: id, Notices: p.Notices}
 	for _, k := range target.ChildrenFirst() {
@@ -60,45 +67,54 @@ func Start(ctx context.Context, e *phases.Engine, id int64, cascade bool) (phase
 		}
 	}
 	spec.Write = func(ctx context.Context, tx *sql.Tx, undoID int64) error {
-		again, err := build(ctx, tx, e, id, cascade, undoID)
+		// The plan stands if no run of the tenant wrote since it was read
+		// (the tenant's runs and epochs are as they were), and R16 still
+		// allows the undo.
+		if err := refuse(ctx, tx, e, p.Run, undoID); err != nil {
+			return err
+		}
+		now, err := tenantMark(ctx, tx, p.Run.Tenant, undoID)
 		if err != nil {
 			return err
 		}
-		if !sameItems(p, again) {
+		if now != p.mark {
 			return &RefusedError{Msg: fmt.Sprintf("the ledger of tenant %s changed while the undo of run %d was planned: nothing was written; run the undo again",
 				p.Run.Tenant, id)}
 		}
 		return insertItems(ctx, tx, undoID, p)
 	}
-	run, err := e.Plan(ctx, spec)
-	return run, p, err
+	return e.Plan(ctx, spec)
 }
 
 // source is what an undo's tasks name as their input.
 func source(id int64) string { return fmt.Sprintf("run %d", id) }
 
-func sameItems(a, b *Plan) bool {
-	if len(a.Items) != len(b.Items) {
-		return false
+// tenantMarkSQL is what moves whenever anything writes to the tenant's
+// ledger (but the undo being planned, self): a run planned or loaded (ids), a batch committed (heartbeats), a
+// run finalized or resumed, a final slot removed or changed (epochs).
+const tenantMarkSQL = `
+SELECT (SELECT count(*) || '/' || coalesce(max(id), 0) || '/' || coalesce(max(heartbeat_at), '') || '/' ||
+            coalesce(max(finished_at), '') || '/' || coalesce(sum(attempts), 0) || '/' || coalesce(max(status), '')
+        FROM migrations WHERE tenant_id = ?1 AND id <> ?2) || '/' ||
+       coalesce((SELECT group_concat(source || '=' || n) FROM ledger_epochs WHERE tenant_id = ?1), '')`
+
+func tenantMark(ctx context.Context, q Querier, tenant string, self int64) (string, error) {
+	var m string
+	if err := q.QueryRowContext(ctx, tenantMarkSQL, tenant, self).Scan(&m); err != nil {
+		return "", fmt.Errorf("read the state of tenant %s: %w", tenant, err)
 	}
-	for k, items := range a.Items {
-		other := b.Items[k]
-		if len(items) != len(other) {
-			return false
-		}
-		for i := range items {
-			if items[i] != other[i] {
-				return false
-			}
-		}
-	}
-	return true
+	return m, nil
 }
 
 const insertItemHead = `INSERT INTO undo_items (undo_id, kind, seq, source, source_id, owner, action, record_id, delete_row) VALUES `
 
 func insertItems(ctx context.Context, tx *sql.Tx, undoID int64, p *Plan) error {
 	const chunk = 100
+	full, err := tx.PrepareContext(ctx, insertItemHead+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", chunk), ", "))
+	if err != nil {
+		return fmt.Errorf("plan the undo: %w", err)
+	}
+	defer full.Close()
 	for k, items := range p.Items {
 		for start := 0; start < len(items); start += chunk {
 			part := items[start:min(start+chunk, len(items))]
@@ -110,8 +126,13 @@ func insertItems(ctx context.Context, tx *sql.Tx, undoID int64, p *Plan) error {
 				}
 				args = append(args, undoID, string(k), start+i+1, it.Source, it.SourceID, it.Owner, string(it.Action), nullID(it.RecordID), del)
 			}
-			q := insertItemHead + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(part)), ", ")
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			var err error
+			if len(part) == chunk {
+				_, err = full.ExecContext(ctx, args...)
+			} else {
+				_, err = tx.ExecContext(ctx, insertItemHead+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(part)), ", "), args...)
+			}
+			if err != nil {
 				return fmt.Errorf("plan the undo: write its %s: %w", k.Plural(), err)
 			}
 		}
@@ -195,10 +216,12 @@ func readItems(ctx context.Context, tx *sql.Tx, undoID int64, k ledger.Kind, aft
 }
 
 const (
-	imageSQL = `
-SELECT b.taken_by, coalesce(m.undone_by, 0) <> 0
+	// imagesSQL reads the before-images of a chunk of slots of one source:
+	// who took each over, and whether the image's own owner was undone.
+	imagesSQL = `
+SELECT b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0
 FROM slot_before b LEFT JOIN migrations m ON m.id = b.migration_id
-WHERE b.tenant_id = ? AND b.source = ? AND b.kind = ? AND b.source_id = ?`
+WHERE b.tenant_id = ? AND b.source = ? AND b.kind = ? AND b.source_id IN (%s)`
 
 	// restoreSQL gives a slot its before-image back: the skip it was, its
 	// owner, reason, detail and time (R16).
@@ -209,12 +232,19 @@ UPDATE migration_records SET
      WHERE b.tenant_id = ?1 AND b.source = ?2 AND b.kind = ?3 AND b.source_id = ?4)
 WHERE tenant_id = ?1 AND source = ?2 AND kind = ?3 AND source_id = ?4 AND migration_id = ?5 AND action = ?6`
 
-	deleteSlotSQL = `
+	// deleteSlotsSQL deletes a chunk of slots of one source, owner and
+	// action.
+	deleteSlotsSQL = `
 DELETE FROM migration_records
-WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND migration_id = ? AND action = ?`
+WHERE tenant_id = ? AND source = ? AND kind = ? AND migration_id = ? AND action = ? AND source_id IN (%s)`
 
-	deleteImageSQL = `DELETE FROM slot_before WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?`
+	deleteImagesSQL = `DELETE FROM slot_before WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (%s)`
 )
+
+// chunk is how many slots one statement names.
+const chunk = 250
+
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // ChangedError is a slot that is not what the undo's plan found: it is
 // left alone, and the undo's task fails.
@@ -228,7 +258,9 @@ func (e *ChangedError) Error() string {
 }
 
 // takeBack takes items back inside tx: the rows that go, then each slot —
-// given its before-image back, or deleted — and counts them.
+// given its before-image back, or deleted, many per statement — and counts
+// them. A statement that changes fewer slots than it names means a slot
+// changed since the plan: the items are then taken one by one, to name it.
 func takeBack(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, items []Item, c *phases.Counts) error {
 	var ids []int64
 	for _, it := range items {
@@ -239,32 +271,152 @@ func takeBack(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, ite
 	if _, err := target.Delete(ctx, tx, k, tenant, ids); err != nil {
 		return err
 	}
+	images, err := readImages(ctx, tx, tenant, k, items)
+	if err != nil {
+		return err
+	}
+	// Slots to delete, by source, owner and action; slots to restore.
+	type group struct {
+		source string
+		owner  int64
+		action ledger.Action
+	}
+	del := map[group][]Item{}
+	var order []group
+	var restore []Item
 	for _, it := range items {
-		var im image
-		err := tx.QueryRowContext(ctx, imageSQL, tenant, it.Source, string(k), it.SourceID).Scan(&im.takenBy, &im.ownerGone)
-		found := err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("read the before-image of %s %s: %w", k, it.SourceID, err)
-		}
-		stmt := deleteSlotSQL
+		im, found := images[imageKey{it.Source, k, it.SourceID}]
 		if restores(it, im, found) {
-			stmt = restoreSQL
+			restore = append(restore, it)
+		} else {
+			g := group{it.Source, it.Owner, it.Action}
+			if del[g] == nil {
+				order = append(order, g)
+			}
+			del[g] = append(del[g], it)
 		}
-		if err := expectOne(ctx, tx, it, stmt, tenant, it.Source, string(k), it.SourceID, it.Owner, string(it.Action)); err != nil {
-			return err
+		tally(c, it, im)
+	}
+	if len(restore) > 0 {
+		st, err := tx.PrepareContext(ctx, restoreSQL)
+		if err != nil {
+			return fmt.Errorf("take back %s slots: %w", k, err)
 		}
-		if _, err := tx.ExecContext(ctx, deleteImageSQL, tenant, it.Source, string(k), it.SourceID); err != nil {
-			return fmt.Errorf("delete the before-image of %s %s: %w", k, it.SourceID, err)
+		defer st.Close()
+		for _, it := range restore {
+			if err := expectOne(ctx, it, st, tenant, it.Source, string(k), it.SourceID, it.Owner, string(it.Action)); err != nil {
+				return err
+			}
 		}
-		tally(c, it, image{takenBy: im.takenBy, ownerGone: im.ownerGone})
+	}
+	for _, g := range order {
+		group := del[g]
+		for start := 0; start < len(group); start += chunk {
+			part := group[start:min(start+chunk, len(group))]
+			args := []any{tenant, g.source, string(k), g.owner, string(g.action)}
+			for _, it := range part {
+				args = append(args, it.SourceID)
+			}
+			// In a savepoint: a statement that changed fewer slots than it
+			// named is taken back before its slots are looked at one by one.
+			if _, err := tx.ExecContext(ctx, `SAVEPOINT crmimport_undo`); err != nil {
+				return fmt.Errorf("take back %s slots: %w", k, err)
+			}
+			res, err := tx.ExecContext(ctx, fmt.Sprintf(deleteSlotsSQL, placeholders(len(part))), args...)
+			if err != nil {
+				return fmt.Errorf("take back %s slots: %w", k, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != int64(len(part)) {
+				if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO crmimport_undo`); rerr != nil {
+					return fmt.Errorf("take back %s slots: %w", k, rerr)
+				}
+				return changed(ctx, tx, tenant, k, part, err)
+			}
+			if _, err := tx.ExecContext(ctx, `RELEASE crmimport_undo`); err != nil {
+				return fmt.Errorf("take back %s slots: %w", k, err)
+			}
+		}
+	}
+	// The images given back, and any older image of a slot that goes.
+	bySource := map[string][]string{}
+	for key := range images {
+		bySource[key.source] = append(bySource[key.source], key.sourceID)
+	}
+	for source, sids := range bySource {
+		for start := 0; start < len(sids); start += chunk {
+			part := sids[start:min(start+chunk, len(sids))]
+			args := []any{tenant, source, string(k)}
+			for _, id := range part {
+				args = append(args, id)
+			}
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(deleteImagesSQL, placeholders(len(part))), args...); err != nil {
+				return fmt.Errorf("delete the before-images of %s slots: %w", k, err)
+			}
+		}
 	}
 	return nil
 }
 
+// readImages reads the before-images of the items' slots.
+func readImages(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, items []Item) (map[imageKey]image, error) {
+	bySource := map[string][]string{}
+	for _, it := range items {
+		bySource[it.Source] = append(bySource[it.Source], it.SourceID)
+	}
+	out := map[imageKey]image{}
+	for source, sids := range bySource {
+		for start := 0; start < len(sids); start += chunk {
+			part := sids[start:min(start+chunk, len(sids))]
+			args := []any{tenant, source, string(k)}
+			for _, id := range part {
+				args = append(args, id)
+			}
+			rows, err := tx.QueryContext(ctx, fmt.Sprintf(imagesSQL, placeholders(len(part))), args...)
+			if err != nil {
+				return nil, fmt.Errorf("read the before-images of %s slots: %w", k, err)
+			}
+			for rows.Next() {
+				var sid string
+				var im image
+				if err := rows.Scan(&sid, &im.takenBy, &im.ownerGone); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("read the before-images of %s slots: %w", k, err)
+				}
+				out[imageKey{source, k, sid}] = im
+			}
+			if err := rows.Close(); err != nil {
+				return nil, fmt.Errorf("read the before-images of %s slots: %w", k, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// changed names the first of items whose slot is not as the plan found it
+// (the statement that named them all changed fewer): the batch rolls back.
+func changed(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, items []Item, cause error) error {
+	if cause != nil {
+		return fmt.Errorf("take back %s slots: %w", k, cause)
+	}
+	for _, it := range items {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migration_records
+WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND migration_id = ? AND action = ?`,
+			tenant, it.Source, string(k), it.SourceID, it.Owner, string(it.Action)).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("take back %s slots: %w", k, err)
+		}
+		if n == 0 {
+			return &ChangedError{Item: it}
+		}
+	}
+	return &ChangedError{Item: items[0]}
+}
+
 // expectOne runs a statement on one slot that must change exactly that
 // slot (R11): anything else is a slot changed since the plan.
-func expectOne(ctx context.Context, tx *sql.Tx, it Item, query string, args ...any) error {
-	res, err := tx.ExecContext(ctx, query, args...)
+func expectOne(ctx context.Context, it Item, st *sql.Stmt, args ...any) error {
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("take back %s %s: %w", it.Kind, it.SourceID, err)
 	}
