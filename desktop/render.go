@@ -42,7 +42,27 @@ var funcs = template.FuncMap{
 		}
 		return many
 	},
-	"join": strings.Join,
+	"join":     strings.Join,
+	"undoword": undoWord,
+}
+
+// undoLink is what a run has to do with undo (R16), for the pages: "undone
+// by" or "undo of" and the other run (a link, except in the static HTML
+// report, which links to nothing).
+type undoLink struct {
+	Word   string
+	Run    int64
+	Static bool
+}
+
+func undoWord(r *report.Report, static bool) undoLink {
+	switch {
+	case r.Run.UndoneBy != 0:
+		return undoLink{"undone by", r.Run.UndoneBy, static}
+	case r.Run.Undoes != 0:
+		return undoLink{"undo of", r.Run.Undoes, static}
+	}
+	return undoLink{}
 }
 
 func (s *Server) template(page string) (*template.Template, error) {
