@@ -36,6 +36,8 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.0f%%", *p)
 	},
+	// value is a progress element's value: a percent, rounded.
+	"value": func(p *float64) string { return fmt.Sprintf("%.0f", *p) },
 	"plural": func(n int64, one, many string) string {
 		if n == 1 {
 			return one

@@ -140,6 +140,7 @@ func TestUndoFromTheAPI(t *testing.T) {
 	require.Contains(t, page, `<h2 id="takenback-h">Taken back</h2>`)
 	require.Contains(t, page, `disabled title="run 2 is an undo (of run 1)`)
 	require.Regexp(t, `data-field="size">[0-9,]+ of [0-9,]+ items<`, page, "an undo's progress is items done of items planned")
+	require.Contains(t, page, `<progress max="100" data-field="progress" value="100"`, "and its bar is full at the end")
 	page = s.do(t, req{http.MethodGet, "/", s.addr, nil, true}).Body.String()
 	require.Contains(t, page, `<td class="undo" data-field="undo"> <span class="undo-word">undone by <a href="/runs/2">run 2</a></span></td>`)
 	require.Contains(t, page, fmt.Sprintf(`<span class="undo-word">undo of <a href="/runs/1">run 1</a></span>: %s removed`, doc2count(t, wantDoc, "removed")))
