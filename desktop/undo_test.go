@@ -145,6 +145,10 @@ func TestUndoFromTheAPI(t *testing.T) {
 	require.Contains(t, page, `<td class="undo" data-field="undo"> <span class="undo-word">undone by <a href="/runs/2">run 2</a></span></td>`)
 	require.Contains(t, page, fmt.Sprintf(`<span class="undo-word">undo of <a href="/runs/1">run 1</a></span>: %s removed`, doc2count(t, wantDoc, "removed")))
 
+	html := s.do(t, req{http.MethodGet, "/runs/1/report.html", s.addr, nil, true}).Body.String()
+	require.Contains(t, html, `<span class="undo-word">undone by run 2</span>`, "the HTML report says it, linking to nothing")
+	require.NotContains(t, html, "href=")
+
 	res, doc = s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=maybe", nil)
 	require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
 	require.Equal(t, float64(2), doc["exit_code"])
