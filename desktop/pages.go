@@ -60,6 +60,7 @@ type runView struct {
 	Next     []string
 	Stop     action
 	Resume   action
+	Undo     action
 	Live     bool // the run works: the page listens to its events
 }
 
@@ -110,7 +111,12 @@ func newRunView(rep *report.Report) *runView {
 				tv.Left = report.Left(*p.SecondsLeft)
 			}
 		}
-		if p.SizeBytes > 0 {
+		switch {
+		case rep.Run.Undoes != 0:
+			// An undo's task reads items, not bytes: its size is the
+			// items planned, its read the items done.
+			tv.Size = report.Count(p.ReadBytes) + " of " + report.Count(p.SizeBytes) + " items"
+		case p.SizeBytes > 0:
 			tv.Size = report.Bytes(p.ReadBytes) + " of " + report.Bytes(p.SizeBytes)
 		}
 		v.Tasks = append(v.Tasks, tv)
@@ -168,6 +174,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
+	// Undo is read on the page only, not in its live events: its plan
+	// reads the tenant's whole ledger (undo.Build).
+	v.Undo = s.undoAction(r.Context(), v.R)
 	s.render(w, "run", page{Title: fmt.Sprintf("Run %d", id), Nav: "runs", Data: v})
 }
 

@@ -36,13 +36,35 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.0f%%", *p)
 	},
+	// value is a progress element's value: a percent, rounded.
+	"value": func(p *float64) string { return fmt.Sprintf("%.0f", *p) },
 	"plural": func(n int64, one, many string) string {
 		if n == 1 {
 			return one
 		}
 		return many
 	},
-	"join": strings.Join,
+	"join":     strings.Join,
+	"undoword": undoWord,
+}
+
+// undoLink is what a run has to do with undo (R16), for the pages: "undone
+// by" or "undo of" and the other run (a link, except in the static HTML
+// report, which links to nothing).
+type undoLink struct {
+	Word   string
+	Run    int64
+	Static bool
+}
+
+func undoWord(r *report.Report, static bool) undoLink {
+	switch {
+	case r.Run.UndoneBy != 0:
+		return undoLink{"undone by", r.Run.UndoneBy, static}
+	case r.Run.Undoes != 0:
+		return undoLink{"undo of", r.Run.Undoes, static}
+	}
+	return undoLink{}
 }
 
 func (s *Server) template(page string) (*template.Template, error) {

@@ -37,6 +37,8 @@ func (s *Server) routeTable() []route {
 		get("/api/runs/{id}/skipped", s.apiSkipped),
 		post("/api/runs/{id}/stop", s.apiStop),
 		post("/api/runs/{id}/resume", s.apiResume),
+		get("/api/runs/{id}/undo", s.apiUndoPreview),
+		post("/api/runs/{id}/undo", s.apiUndo),
 		post("/api/inspect", s.apiInspect),
 		post("/api/imports", s.apiImport),
 		post("/api/uploads", s.apiUpload),

@@ -19,6 +19,7 @@ import (
 	"crmimport/importer/input"
 	"crmimport/phases"
 	"crmimport/store"
+	"crmimport/undo"
 )
 
 //go:embed assets
@@ -178,6 +179,9 @@ type apiError struct {
 	Error    string `json:"error"`
 	ExitCode int    `json:"exit_code"`
 	LiveRun  int64  `json:"live_run,omitempty"`
+	// Dependents are what refuses an undo alone (R16): per run and kind,
+	// the count and example ids; ?cascade=1 takes them back too.
+	Dependents []undo.Dependent `json:"dependents,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -197,6 +201,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		state *phases.StateError
 		in    *inputError
 		plan  *input.Error
+		dep   *undo.DependentsError
+		ref   *undo.RefusedError
 	)
 	e := apiError{Error: err.Error()}
 	switch {
@@ -208,8 +214,10 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		code = http.StatusUnprocessableEntity // the export cannot be planned, as `run` refuses it (exit 1)
 	case errors.Is(err, phases.ErrNoRun):
 		code = http.StatusNotFound
-	case errors.As(err, &state):
-		code = http.StatusConflict
+	case errors.As(err, &state), errors.As(err, &ref):
+		code = http.StatusConflict // what the run's state refuses (exit 1), as resume's refusals
+	case errors.As(err, &dep):
+		code, e.Dependents = http.StatusConflict, dep.Dependents
 	}
 	e.ExitCode = exit
 	writeJSON(w, code, e)

@@ -88,6 +88,14 @@ func shoot(ctx context.Context, t *testing.T, dir, name string) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o600))
 }
 
+// shootView takes what the window shows (a dialog over the page).
+func shootView(ctx context.Context, t *testing.T, dir, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o600))
+}
+
 // do runs browser actions, failing the test on an error.
 func do(ctx context.Context, t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
@@ -324,4 +332,128 @@ func TestUICommand(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), "exits 0 on SIGTERM")
 	require.Contains(t, stderr.String(), "stopping the desktop")
+}
+
+// TestUndoInABrowser: Undo from the run page (R16, SPEC §9) — the demo
+// run's page offers Undo labelled by what it takes back; pressing it shows
+// what `undo --dry-run` shows and a confirmation naming the counts; once
+// confirmed, the undo's own page shows it to its end; the runs page shows
+// the run undone by it, linked; and the run's rows and slots are gone.
+func TestUndoInABrowser(t *testing.T) {
+	t.Parallel()
+	out := shots(t)
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	slots := query(t, path, `SELECT count(*) FROM migration_records WHERE migration_id = 1`)[0]
+	s := serve(t, path)
+	ctx := browser(t)
+	base := "http://" + s.Addr()
+
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
+		chromedp.Navigate(base+"/runs/1"), chromedp.WaitEnabled(chromedp.CSS("#undo")))
+	require.Equal(t, "Undo — take back "+slots+" records", textOf(ctx, t, "#undo"))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo")), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
+	preview := textOf(ctx, t, "#undo-body")
+	for _, want := range []string{"Tenant demo", slots + " records to take back", "companies", "contacts", "deals", "notes", "activities"} {
+		require.Contains(t, preview, want)
+	}
+	var p struct {
+		Kinds map[string]struct{ Removed, Released, Restored, Cleared int64 }
+	}
+	r = crm(t, nil, "--db", path, "--json", "undo", "1", "--dry-run")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p))
+	removed := int64(0)
+	for _, c := range p.Kinds {
+		removed += c.Removed
+	}
+	contacts := p.Kinds["contact"]
+	require.Equal(t, fmt.Sprintf("contacts %d %d %d %d", contacts.Removed, contacts.Released, contacts.Restored, contacts.Cleared),
+		strings.Join(strings.Fields(textOf(ctx, t, "table.undo-preview tr[data-kind=contact]")), " "), "the page shows what --dry-run shows")
+	require.Contains(t, textOf(ctx, t, "#undo-words"), fmt.Sprintf("The undo of run 1 removes %d rows with their slots", removed))
+	require.Equal(t, "Undo run 1 — take back "+slots+" records", textOf(ctx, t, "#undo-confirm"))
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`), "nothing is written before the confirmation")
+	shootView(ctx, t, out, "20-undo-confirm")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`button[data-post="/api/runs/2/stop"][disabled]`))) // the page, reloaded at the end
+	require.Contains(t, textOf(ctx, t, "h1"), "Run 2")
+	require.Contains(t, textOf(ctx, t, "h1"), "undo of run 1")
+	waitText(ctx, t, "table.tasks tbody", "items")
+	shoot(ctx, t, out, "21-undo-run")
+
+	do(ctx, t, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("table.runs")))
+	require.Equal(t, "undone by run 2", textOf(ctx, t, "tr[data-run='1'] td.undo"))
+	require.Contains(t, textOf(ctx, t, "tr[data-run='2'] td.undo"), fmt.Sprintf("undo of run 1: %d removed", removed))
+	shoot(ctx, t, out, "22-runs-undone")
+	do(ctx, t, chromedp.Click(chromedp.CSS("tr[data-run='1'] td.undo a")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+
+	for _, table := range []string{"companies", "contacts", "deals", "notes", "activities", "emails"} {
+		require.Equal(t, []string{"0"}, query(t, path, "SELECT count(*) FROM "+table+" WHERE tenant_id = 'demo'"), "%s of the run are gone", table)
+	}
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migration_records WHERE tenant_id = 'demo'`), "its slots are gone")
+	r = crm(t, nil, "--db", path, "--json", "runs")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"undone_by": 2`)
+}
+
+// TestUndoWithDependentsInABrowser: the first run imported the companies,
+// the second the contacts that link to them (as `make demo` does): Undo of
+// the first is refused on the page with the dependents listed per run and
+// kind, count and example ids (an id of the export is text, never markup);
+// the --cascade offer shows what it takes back too in a second
+// confirmation, and once taken both runs' records are back out, except the
+// second run's contact that links to nothing of the first.
+func TestUndoWithDependentsInABrowser(t *testing.T) {
+	t.Parallel()
+	out := shots(t)
+	path := filepath.Join(t.TempDir(), "crm.db")
+	evil := `<img src=x onerror=window.__pwned=1>`
+	export := writeExport(t, map[string]string{
+		"companies.csv": "id,name\nco-1,Acme\nco-2,Globex\n",
+		"contacts.csv":  "id,first_name,company_id\nc-1,Ann,co-1\n" + evil + ",Bob,co-2\nc-3,Cy,\n",
+	})
+	r := crm(t, nil, "--db", path, "--quiet", "run", "--tenant", "acme", "--source", "canonical", "--only", "companies", export)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	r = crm(t, nil, "--db", path, "--quiet", "run", "--tenant", "acme", "--source", "canonical", export)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	s := serve(t, path)
+	ctx := browser(t)
+	base := "http://" + s.Addr()
+
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
+		chromedp.Navigate(base+"/runs/1"), chromedp.WaitEnabled(chromedp.CSS("#undo")))
+	require.Equal(t, "Undo… — 2 records of other runs depend on it", textOf(ctx, t, "#undo"))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo")), chromedp.WaitVisible(chromedp.CSS("#undo-cascade")))
+	require.Contains(t, textOf(ctx, t, "#undo-refused"), "Run 1 cannot be undone alone")
+	require.Equal(t, "run 2 canonical contacts link to its rows 2 "+evil+", c-1",
+		strings.Join(strings.Fields(textOf(ctx, t, "table.dependents tr[data-dependent-run='2']")), " "))
+	markup, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#undo-dialog img").length`))
+	require.NoError(t, err)
+	require.Zero(t, markup, "an id of the export is text, not markup")
+	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("undo-confirm").hidden`))
+	require.NoError(t, err)
+	require.True(t, hidden, "refused alone: nothing to confirm but the cascade offer")
+	shootView(ctx, t, out, "23-undo-dependents")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-cascade")), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
+	require.Contains(t, textOf(ctx, t, "#undo-words"), "With --cascade it takes back too 2 contacts of run 2")
+	require.Equal(t, "Undo run 1 with --cascade — take back 4 records", textOf(ctx, t, "#undo-confirm"))
+	require.Equal(t, []string{"2"}, query(t, path, `SELECT count(*) FROM migrations`), "nothing is written before the second confirmation")
+	shootView(ctx, t, out, "24-undo-cascade-confirm")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`button[data-post="/api/runs/3/stop"][disabled]`)))
+	require.Contains(t, textOf(ctx, t, "h1"), "undo of run 1")
+	shoot(ctx, t, out, "25-undo-cascade-run")
+	do(ctx, t, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("table.runs")))
+	require.Equal(t, "undone by run 3", textOf(ctx, t, "tr[data-run='1'] td.undo"))
+
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM companies WHERE tenant_id = 'acme'`))
+	require.Equal(t, []string{"c-3"}, query(t, path, `SELECT source_id FROM migration_records WHERE tenant_id = 'acme'`),
+		"both runs' records are taken back, except the one that depends on nothing of run 1")
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`))
 }

@@ -81,7 +81,7 @@ if (runPage && runPage.getAttribute("data-live") === "true" && window.EventSourc
     for (const [kind, c] of Object.entries(st.kinds || {})) {
       const row = runPage.querySelector("tr[data-kind=" + kind + "]");
       if (!row) continue;
-      for (const f of ["imported", "unchanged", "skipped", "failed", "matched", "unlinked", "duplicate"]) {
+      for (const f of ["imported", "unchanged", "skipped", "failed", "matched", "unlinked", "duplicate", "removed", "released", "restored", "cleared"]) {
         const cell = row.querySelector("[data-field=" + f + "]");
         if (cell) cell.textContent = fmt(c[f]);
       }
@@ -117,6 +117,7 @@ if (runsTable) {
       for (const r of doc.runs) {
         const row = runsTable.querySelector("tr[data-run='" + r.run + "']");
         if (!row) { unknown = true; continue; }
+        if (String(r.undone_by || 0) !== row.getAttribute("data-undone-by")) { unknown = true; continue; } // undone since: its undo's link
         const cells = row.querySelectorAll("td");
         setStatus(cells[3], r.interrupted ? "interrupted" : r.status);
         cells[4].textContent = r.phase;
@@ -271,4 +272,133 @@ function renderInspection(node, doc) {
   node.appendChild(el("h3", {}, "Problems"));
   if (!doc.problems.length) node.appendChild(el("p", { class: "ok" }, "None: a run would start, and every task would open its file."));
   else node.appendChild(table(["file", "kind", "problem"], doc.problems.map((p) => [p.file, p.kind, p.error])));
+}
+
+// Undo (R16): the button shows what `undo RUN --dry-run` shows, asks for a
+// confirmation naming the counts, then follows to the undo's own page,
+// where it shows live like any run. A refusal because of dependents lists
+// them and offers --cascade, with a second confirmation naming what it
+// takes back too.
+const undoButton = document.getElementById("undo");
+const undoDialog = document.getElementById("undo-dialog");
+if (undoButton && undoDialog) {
+  const body = document.getElementById("undo-body");
+  const msg = document.getElementById("undo-message");
+  const confirmB = document.getElementById("undo-confirm");
+  const cascadeB = document.getElementById("undo-cascade");
+  const url = undoButton.getAttribute("data-undo");
+  const run = undoButton.getAttribute("data-run");
+  const plurals = { activity: "activities", email: "emails", note: "notes", deal: "deals", contact: "contacts", company: "companies" };
+  const childrenFirst = ["activity", "email", "note", "deal", "contact", "company"];
+  let cascade = false;
+
+  async function preview(withCascade) {
+    const res = await fetch(url + (withCascade ? "?cascade=1" : ""), { credentials: "same-origin" });
+    let doc = null;
+    try { doc = await res.json(); } catch (e) { doc = { error: "the server answered " + res.status }; }
+    return { ok: res.ok, doc: doc };
+  }
+  function totals(p) {
+    const t = { removed: 0, released: 0, restored: 0, cleared: 0 };
+    for (const c of Object.values(p.kinds || {})) for (const k of Object.keys(t)) t[k] += c[k] || 0;
+    return t;
+  }
+  // What the undo does, in words: only the parts that are not zero.
+  function inWords(t) {
+    const parts = [];
+    if (t.removed) parts.push("removes " + fmt(t.removed) + (t.removed === 1 ? " row" : " rows") + " with " + (t.removed === 1 ? "its slot" : "their slots"));
+    if (t.released) parts.push("releases " + fmt(t.released) + " matched " + (t.released === 1 ? "slot" : "slots") + " (the matched rows stay)");
+    if (t.restored) parts.push("restores " + fmt(t.restored) + (t.restored === 1 ? " skip" : " skips") + " to the state before the run");
+    if (t.cleared) parts.push("clears " + fmt(t.cleared) + " of its own " + (t.cleared === 1 ? "skip" : "skips"));
+    if (parts.length < 2) return parts.join("");
+    return parts.slice(0, -1).join(", ") + " and " + parts[parts.length - 1];
+  }
+  function dependentsTable(deps) {
+    const t = table(["run", "source", "kind", "how", "records", "for example"], []);
+    const tb = t.querySelector("tbody");
+    for (const d of deps) {
+      const row = el("tr", { "data-dependent-run": d.run, "data-dependent-kind": d.kind });
+      row.appendChild(el("td")).appendChild(el("a", { href: "/runs/" + d.run }, "run " + d.run));
+      row.appendChild(el("td", {}, d.source));
+      row.appendChild(el("td", {}, plurals[d.kind] || d.kind));
+      row.appendChild(el("td", {}, d.how === "matched" ? "matched its rows" : "link to its rows"));
+      row.appendChild(el("td", { class: "num" }, fmt(d.count)));
+      row.appendChild(el("td", { class: "ids" }, (d.examples || []).join(", ")));
+      tb.appendChild(row);
+    }
+    t.classList.add("dependents");
+    return t;
+  }
+  function reset() {
+    body.textContent = "";
+    say(msg, "");
+    confirmB.hidden = true;
+    cascadeB.hidden = true;
+    confirmB.disabled = false;
+  }
+  function showPreview(p) {
+    reset();
+    const t = totals(p);
+    const kinds = childrenFirst.filter((k) => p.kinds && p.kinds[k]);
+    const tab = table(["kind", "removed", "released", "restored", "cleared"],
+      kinds.map((k) => [plurals[k], fmt(p.kinds[k].removed), fmt(p.kinds[k].released), fmt(p.kinds[k].restored), fmt(p.kinds[k].cleared)]));
+    tab.classList.add("undo-preview");
+    tab.querySelectorAll("tbody tr").forEach((tr, i) => tr.setAttribute("data-kind", kinds[i]));
+    body.appendChild(el("p", {}, "Tenant " + p.tenant + " · source " + p.source + " · " + fmt(p.total) + " records to take back. Nothing is written until you confirm."));
+    body.appendChild(tab);
+    body.appendChild(el("p", { class: "legend" }, "removed: rows the run created, with their slots · released: slots it matched (the rows stay) · restored: skips given back the state they had before the run · cleared: its own skips, deleted"));
+    if (p.dependents && p.dependents.length) {
+      body.appendChild(el("h3", {}, "Taken back too (--cascade)"));
+      body.appendChild(dependentsTable(p.dependents));
+    }
+    for (const n of p.notices || []) body.appendChild(el("p", { class: "warning" }, n));
+    let words = "The undo of run " + run + " " + inWords(t) + ".";
+    if (p.cascade && p.dependents && p.dependents.length) {
+      const also = p.dependents.map((d) => fmt(d.count) + " " + (plurals[d.kind] || d.kind) + " of run " + d.run + (d.how === "matched" ? " (matched slots)" : ""));
+      words += " With --cascade it takes back too " + also.join(", ") + ": records that other runs wrote.";
+    }
+    body.appendChild(el("p", { class: "confirm-words", id: "undo-words" }, words));
+    confirmB.textContent = (p.cascade ? "Undo run " + run + " with --cascade" : "Undo run " + run) + " — take back " + fmt(p.total) + (p.total === 1 ? " record" : " records");
+    confirmB.hidden = false;
+    confirmB.focus();
+  }
+  function showDependents(doc) {
+    reset();
+    body.appendChild(el("p", { class: "error", id: "undo-refused" }, "Run " + run + " cannot be undone alone: records of other runs depend on its rows."));
+    body.appendChild(dependentsTable(doc.dependents));
+    body.appendChild(el("p", {}, "--cascade takes these records back too (the records, not their whole runs), with the same precision. The next step shows what it would take back, before anything is written."));
+    cascadeB.textContent = "Take these back too (--cascade)…";
+    cascadeB.hidden = false;
+    cascadeB.focus();
+  }
+
+  undoButton.addEventListener("click", async () => {
+    cascade = false;
+    reset();
+    say(msg, "Reading what the undo would take back…");
+    undoDialog.showModal();
+    const r = await preview(false);
+    if (r.ok) showPreview(r.doc);
+    else if (r.doc.dependents && r.doc.dependents.length) showDependents(r.doc);
+    else say(msg, r.doc.error, true);
+  });
+  cascadeB.addEventListener("click", async () => {
+    say(msg, "Reading what the undo would take back with --cascade…");
+    const r = await preview(true);
+    if (!r.ok) { say(msg, r.doc.error, true); return; }
+    cascade = true;
+    showPreview(r.doc);
+  });
+  confirmB.addEventListener("click", async () => {
+    confirmB.disabled = true;
+    say(msg, "Planning the undo…");
+    try {
+      const doc = await post(url, { cascade: cascade });
+      location.href = doc.url;
+    } catch (e) {
+      say(msg, e.message, true);
+      confirmB.disabled = false;
+    }
+  });
+  document.getElementById("undo-cancel").addEventListener("click", () => undoDialog.close());
 }
