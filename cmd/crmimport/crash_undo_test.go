@@ -386,7 +386,8 @@ func undoOutcomeDiff(u *undoRef, status string, kinds map[string]phases.Counts) 
 // checkUndoEqual is the end of every undo case: runs 1 and 2 and one undo,
 // finalized, with the reference's status and counts (also in last, the
 // summary the last command printed, when there is one), run 2 naming it as
-// its undo, no task queued, no slot twice, and the reference's dump.
+// its undo, no task queued, no slot twice, every task's counts its
+// checkpoint's (R12), and the reference's dump.
 func checkUndoEqual(c *crashCase, path string, u *undoRef, last *report.Summary) {
 	t := c.t
 	t.Helper()
@@ -426,6 +427,7 @@ func checkUndoEqual(c *crashCase, path string, u *undoRef, last *report.Summary)
 	if len(diffs) > 0 {
 		c.fatalf("%s", strings.Join(diffs, "\n"))
 	}
+	checkCheckpoints(c, path)
 	stats.add(func(s *crashStats) { s.undosEqual++ })
 }
 
