@@ -7,7 +7,9 @@ package main
 // and made to fail their commits as a full disk would. After each, `resume`
 // must leave the database exactly as one uninterrupted run leaves it: the
 // same slots, the same rows (links as parent source ids), the same failures,
-// the same final status and per-kind outcomes, one run row.
+// the same final status and per-kind outcomes, one run row. Undos (R16)
+// are killed, stopped and resumed the same way, and compared with an
+// uninterrupted undo (crash_undo_test.go).
 //
 // The export is written once per test process by fixtures/gen (dirty, a few
 // hundred contacts, seeded by -crash.seed) and imported in small batches so
@@ -18,6 +20,7 @@ package main
 //	go test ./cmd/crmimport -run TestCrash                       # small sizes (make test)
 //	make crashtest                                               # full sizes, one summary line
 //	go test ./cmd/crmimport -run 'TestCrash/Kills' -crash.seed=S -crash.only=N -v   # replay one point
+//	go test ./cmd/crmimport -run 'TestCrash/Undos/Kills' -crash.seed=S -crash.only=N -v
 //
 // Every failure names its seed, its point and that replay command.
 
