@@ -42,12 +42,15 @@ test: ## the tests CI runs (real SQLite files, real processes, a real browser, a
 # proves it with real processes: SIGKILL at 100+ seeded failpoints and
 # wall-clock instants (some during resume), 20 stops (SIGTERM, SIGINT,
 # `crmimport stop`), 20 admission races (R13), full-disk commit faults; each
-# resumed and compared with an uninterrupted run. make test runs a small
+# resumed and compared with an uninterrupted run; and undos (R16) killed at
+# 50 points and stopped, each resumed and compared with an uninterrupted
+# undo. make test runs a small
 # version. The seed is new each time and printed; SEED=N replays a whole
 # suite, and every failure prints the command that replays its one case.
-CRASH_SIZES := -crash.kills=104 -crash.stops=20 -crash.races=20 -crash.tenants=5 -crash.faults=10
+CRASH_SIZES := -crash.kills=104 -crash.stops=20 -crash.races=20 -crash.tenants=5 -crash.faults=10 \
+	-crash.undos=50 -crash.undostops=6
 
-crashtest: ## R12–R14: kill, stop and race real runs at 100+ points; each resumed to the uninterrupted run's database
+crashtest: ## R12–R14, R16: kill, stop and race real runs and undos at 150+ points; each resumed to the uninterrupted one's database
 	@seed=$${SEED:-$$(date +%s)}; out=$$(mktemp); \
 	if (cd cmd/crmimport && $(GO) test -count=1 -timeout 30m -run '^TestCrash$$' $(CRASH_SIZES) \
 	    -crash.seed=$$seed -crash.summary) > $$out 2>&1; \

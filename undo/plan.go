@@ -72,8 +72,9 @@ type Plan struct {
 	// under cascade they are among the items.
 	Dependents []Dependent
 	// Notices say what the undo leaves or cannot give back.
-	Notices []string
-	mark    string // the tenant's state when the plan was read (tenantMark)
+	Notices   []string
+	mark      string // the tenant's state when the plan was read (tenantMark)
+	batchSize int    // Options.BatchSize of the undo Start commits
 }
 
 // Total is how many slots the plan takes back.

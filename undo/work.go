@@ -16,10 +16,21 @@ import (
 type Options struct {
 	Undo    int64 `json:"undo"`
 	Cascade bool  `json:"cascade"`
+	// BatchSize is how many slots one batch takes back; 0 is BatchSize.
+	// Kept with the run, so that a resume batches as the undo began.
+	BatchSize int `json:"batch_size,omitempty"`
 }
 
 // BatchSize is how many slots one batch of an undo takes back.
 const BatchSize = 1000
+
+// batchSize is o's batch size.
+func (o Options) batchSize() int {
+	if o.BatchSize > 0 {
+		return o.BatchSize
+	}
+	return BatchSize
+}
 
 // Phase is the phase of kind k in an undo: children first (SPEC §10).
 func Phase(k ledger.Kind) int {
@@ -41,10 +52,17 @@ func Phase(k ledger.Kind) int {
 // a task per kind it takes back, and every item, in one transaction. It
 // returns the undo's run, which the engine then executes with Open.
 func Start(ctx context.Context, e *phases.Engine, id int64, cascade bool) (phases.Run, *Plan, error) {
+	return StartWith(ctx, e, Options{Undo: id, Cascade: cascade})
+}
+
+// StartWith is Start with all of an undo's options.
+func StartWith(ctx context.Context, e *phases.Engine, o Options) (phases.Run, *Plan, error) {
+	id, cascade := o.Undo, o.Cascade
 	p, err := Build(ctx, e.DB, e, id, cascade)
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
+	p.batchSize = o.BatchSize
 	run, err := p.Start(ctx, e)
 	return run, p, err
 }
@@ -54,8 +72,9 @@ func Start(ctx context.Context, e *phases.Engine, id int64, cascade bool) (phase
 // written: what the undo takes back is what its plan showed.
 func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) {
 	id, cascade := p.Run.ID, p.Cascade
-	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source, Options: Options{Undo: id, Cascade: cascade},
-		Undoes: id, Notices: p.Notices}
+	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source,
+		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize},
+		Undoes:  id, Notices: p.Notices}
 	for _, k := range target.ChildrenFirst() {
 		if n := len(p.Items[k]); n > 0 {
 			spec.Tasks = append(spec.Tasks, phases.TaskSpec{Kind: k, Phase: Phase(k), File: source(id), Size: int64(n)})
@@ -170,13 +189,18 @@ const countItemsSQL = `SELECT count(*) FROM undo_items WHERE undo_id = ? AND kin
 // a batch at a time from its checkpoint (its rows are the items done).
 func Open(db *sql.DB) phases.OpenFunc {
 	return func(ctx context.Context, run phases.Run, t phases.Task) (*phases.Work, error) {
+		o, _, err := OptionsOf(run)
+		if err != nil {
+			return nil, err
+		}
+		size := o.batchSize()
 		var total int64
 		if err := db.QueryRowContext(ctx, countItemsSQL, run.ID, string(t.Kind)).Scan(&total); err != nil {
 			return nil, fmt.Errorf("read the undo's %s: %w", t.Kind.Plural(), err)
 		}
 		done := t.Checkpoint.Rows
 		next := func(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
-			items, last, err := readItems(ctx, tx, run.ID, t.Kind, done)
+			items, last, err := readItems(ctx, tx, run.ID, t.Kind, done, size)
 			if err != nil {
 				return phases.Batch{}, err
 			}
@@ -188,14 +212,14 @@ func Open(db *sql.DB) phases.OpenFunc {
 				done = last
 			}
 			return phases.Batch{Checkpoint: phases.Checkpoint{Rows: done, Line: done}, Read: done, Counts: c,
-				Done: len(items) < BatchSize || done >= total}, nil
+				Done: len(items) < size || done >= total}, nil
 		}
 		return &phases.Work{Size: total, Next: next, Close: func() error { return nil }}, nil
 	}
 }
 
-func readItems(ctx context.Context, tx *sql.Tx, undoID int64, k ledger.Kind, after int64) ([]Item, int64, error) {
-	rows, err := tx.QueryContext(ctx, itemsSQL, undoID, string(k), after, BatchSize)
+func readItems(ctx context.Context, tx *sql.Tx, undoID int64, k ledger.Kind, after int64, size int) ([]Item, int64, error) {
+	rows, err := tx.QueryContext(ctx, itemsSQL, undoID, string(k), after, size)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read the undo's %s: %w", k.Plural(), err)
 	}

@@ -393,10 +393,11 @@ func kindTable(k string) string { return gen.FileBase(k) }
 
 // checkCheckpoints: R12, a task's counters and its checkpoint commit
 // together, so every task has counted exactly the records its checkpoint
-// says it consumed.
+// says it consumed (an undo's task: the slots it took back, R16).
 func checkCheckpoints(c *crashCase, path string) {
 	c.t.Helper()
-	rows := query(c.t, path, `SELECT kind, status, json_extract(checkpoint, '$.rows'), imported + unchanged + skipped + failed
+	rows := query(c.t, path, `SELECT kind, status, json_extract(checkpoint, '$.rows'),
+		imported + unchanged + skipped + failed + removed + released + restored + cleared
 		FROM migration_tasks ORDER BY id`)
 	for _, row := range rows {
 		f := strings.Split(row, "|")

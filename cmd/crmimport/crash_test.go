@@ -7,7 +7,9 @@ package main
 // and made to fail their commits as a full disk would. After each, `resume`
 // must leave the database exactly as one uninterrupted run leaves it: the
 // same slots, the same rows (links as parent source ids), the same failures,
-// the same final status and per-kind outcomes, one run row.
+// the same final status and per-kind outcomes, one run row. Undos (R16)
+// are killed, stopped and resumed the same way, and compared with an
+// uninterrupted undo (crash_undo_test.go).
 //
 // The export is written once per test process by fixtures/gen (dirty, a few
 // hundred contacts, seeded by -crash.seed) and imported in small batches so
@@ -18,6 +20,7 @@ package main
 //	go test ./cmd/crmimport -run TestCrash                       # small sizes (make test)
 //	make crashtest                                               # full sizes, one summary line
 //	go test ./cmd/crmimport -run 'TestCrash/Kills' -crash.seed=S -crash.only=N -v   # replay one point
+//	go test ./cmd/crmimport -run 'TestCrash/Undos/Kills' -crash.seed=S -crash.only=N -v
 //
 // Every failure names its seed, its point and that replay command.
 
@@ -96,6 +99,13 @@ func TestCrash(t *testing.T) {
 	t.Run("Tenants", func(t *testing.T) { t.Parallel(); crashTenantsGroup(t, ref) })
 	t.Run("WriteFaults", func(t *testing.T) { t.Parallel(); crashFaultsGroup(t, ref) })
 	t.Run("DatabasePathCannotBeCreated", func(t *testing.T) { t.Parallel(); crashBadPath(t, ref) })
+	t.Run("Undos", func(t *testing.T) {
+		t.Parallel()
+		u := crashUndoReference(t, ref)
+		stats.setUndoReference(u)
+		t.Run("Kills", func(t *testing.T) { t.Parallel(); crashUndosGroup(t, ref, u) })
+		t.Run("Stops", func(t *testing.T) { t.Parallel(); crashUndoStopsGroup(t, ref, u) })
+	})
 }
 
 // crashReference writes the export and runs it once, uninterrupted, in a
@@ -156,10 +166,10 @@ func crashReference(t *testing.T) *crashRef {
 	return ref
 }
 
-// crashStep is one command line of a case: `run` or `resume`, with its
+// crashStep is one command line of a case: `run`, `resume` or `undo`, with its
 // failpoints and, when wall > 0, a SIGKILL after that long.
 type crashStep struct {
-	cmd    string // run or resume
+	cmd    string // run, resume or undo
 	fp     string // CRMIMPORT_FAILPOINTS
 	wall   time.Duration
 	frac   float64 // wall as a fraction of the reference run, for the report
@@ -203,6 +213,8 @@ func runStep(t *testing.T, path string, s crashStep, ref *crashRef, runID ...int
 		args = runArgs(path, crashTenant, ref)
 	case "resume":
 		args = []string{"--db", path, "--json", "resume", strconv.FormatInt(runID[0], 10)}
+	case "undo":
+		args = undoArgs(path, runID[0])
 	default:
 		t.Fatalf("unknown step %q", s.cmd)
 	}
@@ -529,13 +541,32 @@ type crashStats struct {
 	faults      int
 	failedBy    map[string]int
 	drift       []string
+
+	// The undos (crash_undo_test.go).
+	undos           int // cases started
+	undosEqual      int // cases that ended equal to the reference undo
+	undoFP          int
+	undoWall        []time.Duration
+	undoWallAfter   int
+	undoResumeKills int
+	undoStops       map[string]int
+	undoStopsCancel int
+	undoRan         time.Duration
+	undoTook        time.Duration
+	undoInexact     bool
 }
 
 func (s *crashStats) begin() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ran, s.start = true, time.Now()
-	s.stops, s.failedBy = map[string]int{}, map[string]int{}
+	s.stops, s.failedBy, s.undoStops = map[string]int{}, map[string]int{}, map[string]int{}
+}
+
+func (s *crashStats) setUndoReference(u *undoRef) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.undoRan, s.undoTook, s.undoInexact = u.ran, u.took, u.exact != ""
 }
 
 func (s *crashStats) setReference(ref *crashRef) {
@@ -588,6 +619,7 @@ func (s *crashStats) line() string {
 	fmt.Fprintf(&b, " stops=%d (%d SIGTERM, %d SIGINT, %d stop; %d cancelled, %d ended first)", total,
 		s.stops["SIGTERM"], s.stops["SIGINT"], s.stops["stop"], s.stopsCancel, s.stopsEarly)
 	fmt.Fprintf(&b, " races=%d×%d (%d admitted exactly one) tenants=%d faults=%d", s.races, *crashRacers, s.racesOK, s.tenants, s.faults)
+	b.WriteString(s.undoLine())
 	if len(s.drift) > 0 {
 		fmt.Fprintf(&b, "; the reference differs from fixtures/gen's model in %s (see -v)", strings.Join(s.drift, ", "))
 	}

@@ -45,6 +45,9 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "cascade", Usage: "take back the records of other runs that depend on RUN's rows too"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would be taken back, per kind; write nothing"},
+			// Slots per committed batch: small in the crash suite, for many
+			// batch boundaries; kept with the undo's run for its resume.
+			&cli.IntFlag{Name: "batch-size", Value: undo.BatchSize, Hidden: true},
 		},
 		Action: a.undoAction,
 	}
@@ -62,6 +65,9 @@ func (a *app) undoAction(c *cli.Context) error {
 	defer db.Close()
 	imp := importer.New(a.engine(db))
 	cascade := c.Bool("cascade")
+	if c.Int("batch-size") < 1 {
+		return usagef("--batch-size must be at least 1, got %d", c.Int("batch-size"))
+	}
 	if c.Bool("dry-run") {
 		p, err := undo.Build(c.Context, db, imp.Engine, id, cascade)
 		if err != nil {
@@ -78,7 +84,11 @@ func (a *app) undoAction(c *cli.Context) error {
 	defer stop()
 	progress := a.progress(imp)
 	defer progress.finish()
-	run, p, err := undo.Start(ctx, imp.Engine, id, cascade)
+	o := undo.Options{Undo: id, Cascade: cascade}
+	if n := c.Int("batch-size"); n != undo.BatchSize {
+		o.BatchSize = n
+	}
+	run, p, err := undo.StartWith(ctx, imp.Engine, o)
 	if err != nil {
 		return err
 	}
