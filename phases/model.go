@@ -71,6 +71,25 @@ type Counts struct {
 	Released int64 `json:"released,omitempty"`
 	Restored int64 `json:"restored,omitempty"`
 	Cleared  int64 `json:"cleared,omitempty"`
+	// Undo makes the JSON of an undo's counts name all four of its
+	// outcomes, zeros included (SPEC §10); it is not itself written.
+	Undo bool `json:"-"`
+}
+
+// MarshalJSON writes the counts; an undo's (Undo) with its four outcomes
+// even when they are zero.
+func (c Counts) MarshalJSON() ([]byte, error) {
+	type plain Counts
+	if !c.Undo {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		plain
+		Removed  int64 `json:"removed"`
+		Released int64 `json:"released"`
+		Restored int64 `json:"restored"`
+		Cleared  int64 `json:"cleared"`
+	}{plain(c), c.Removed, c.Released, c.Restored, c.Cleared})
 }
 
 // Add adds d to c.

@@ -43,7 +43,9 @@ func (r *Report) Summary() Summary {
 		s.FinishedAt = &f
 	}
 	for _, k := range r.Kinds {
-		s.Kinds[string(k.Kind)] = k.Counts
+		c := k.Counts
+		c.Undo = r.Run.Undoes != 0
+		s.Kinds[string(k.Kind)] = c
 	}
 	if r.DryRun != "" {
 		s.Run, s.DryRun = 0, true
