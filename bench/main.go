@@ -89,8 +89,8 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-6s %9s %8s  %-26s %-26s %-26s %-26s %-26s %s\n", "scale", "records", "CSV MB", "sqlite3 .import", "schema floor",
-		"crmimport run", "rerun", "rerun --reread", "per record vs 0.1x")
+	fmt.Printf("%-6s %9s %8s  %-26s %-26s %-26s %-26s %-26s %-26s %s\n", "scale", "records", "CSV MB", "sqlite3 .import", "schema floor",
+		"crmimport run", "rerun", "rerun --reread", "undo of the run", "per record vs 0.1x")
 	var base float64
 	for _, sc := range scales {
 		scale, err := strconv.ParseFloat(sc, 64)
@@ -107,8 +107,8 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 			records += n
 		}
 		size := dirSize(export)
-		var floors, schemas, firsts, reruns, rereads []measure
-		var schemaRatio, firstRatio, rerunRatio, rereadRatio []float64
+		var floors, schemas, firsts, reruns, rereads, undos []measure
+		var schemaRatio, firstRatio, rerunRatio, rereadRatio, undoRatio []float64
 		for r := 0; r < rounds; r++ {
 			floor, err := sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))
 			if err != nil {
@@ -132,15 +132,20 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 			if err != nil {
 				return err
 			}
+			undo, err := crmUndo(bin, db, 1, records)
+			if err != nil {
+				return err
+			}
 			removeDB(db)
 			floors, schemas, firsts = append(floors, floor), append(schemas, schema), append(firsts, first)
-			reruns, rereads = append(reruns, rerun), append(rereads, reread)
+			reruns, rereads, undos = append(reruns, rerun), append(rereads, reread), append(undos, undo)
 			schemaRatio = append(schemaRatio, schema.wall.Seconds()/floor.wall.Seconds())
 			firstRatio = append(firstRatio, first.wall.Seconds()/floor.wall.Seconds())
 			rerunRatio = append(rerunRatio, rerun.wall.Seconds()/floor.wall.Seconds())
 			rereadRatio = append(rereadRatio, reread.wall.Seconds()/floor.wall.Seconds())
+			undoRatio = append(undoRatio, undo.wall.Seconds()/floor.wall.Seconds())
 		}
-		f, sf, fi, re, rr := median(floors), median(schemas), median(firsts), median(reruns), median(rereads)
+		f, sf, fi, re, rr, un := median(floors), median(schemas), median(firsts), median(reruns), median(rereads), median(undos)
 		perRecord := fi.wall.Seconds() / float64(records)
 		growth := "—"
 		if base == 0 {
@@ -148,11 +153,12 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 		} else {
 			growth = fmt.Sprintf("%+.0f%%", (perRecord/base-1)*100)
 		}
-		fmt.Printf("%-6s %9d %8.0f  %-26s %-26s %-26s %-26s %-26s %s\n", sc, records, float64(size)/1e6,
+		fmt.Printf("%-6s %9d %8.0f  %-26s %-26s %-26s %-26s %-26s %-26s %s\n", sc, records, float64(size)/1e6,
 			cell(f, records, 0), floorCell(sf, records, medianOf(schemaRatio)), cell(fi, records, medianOf(firstRatio)), cell(re, records, medianOf(rerunRatio)),
-			cell(rr, records, medianOf(rereadRatio)), growth)
+			cell(rr, records, medianOf(rereadRatio)), cell(un, records, medianOf(undoRatio)), growth)
 	}
 	fmt.Println("each cell: median wall time, records/s, ratio to sqlite3 .import of the same round (median), peak RSS")
+	fmt.Println("undo of the run: `crmimport undo` of the first run (R16), after the reruns, which own no slot")
 	fmt.Println("schema floor: the same rows and one ledger slot each, written into crmimport's schema through modernc.org/sqlite")
 	fmt.Println("  through crmimport's row writer and claim, values validated, nothing else (bench/schemafloor.go):")
 	fmt.Println("  a measured lower bound for a first run that keeps SPEC §6, R1 and R5")
@@ -227,6 +233,31 @@ func crm(bin, db, export, want string, unchanged int, flags ...string) (measure,
 	}
 	if unchanged >= 0 && got != unchanged {
 		return m, fmt.Errorf("crmimport %s counted %d records unchanged, want %d", strings.Join(flags, " "), got, unchanged)
+	}
+	return m, nil
+}
+
+// crmUndo takes run back (R16) and checks that the undo succeeded and took
+// back a slot per record of the export (every record of the bench's export
+// is imported).
+func crmUndo(bin, db string, run, records int) (measure, error) {
+	cmd := exec.Command(bin, "--db", db, "--json", "--quiet", "undo", strconv.Itoa(run))
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	m, err := timed(cmd)
+	var s struct {
+		Status string
+		Kinds  map[string]struct{ Removed, Released, Restored, Cleared int }
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &s); jerr != nil || s.Status != "succeeded" {
+		return m, fmt.Errorf("crmimport undo %d ended %q (want succeeded): %v %s", run, s.Status, err, out.String())
+	}
+	got := 0
+	for _, k := range s.Kinds {
+		got += k.Removed + k.Released + k.Restored + k.Cleared
+	}
+	if got != records {
+		return m, fmt.Errorf("crmimport undo %d took back %d slots, want %d", run, got, records)
 	}
 	return m, nil
 }
