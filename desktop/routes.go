@@ -37,6 +37,8 @@ func (s *Server) routeTable() []route {
 		get("/api/runs/{id}/skipped", s.apiSkipped),
 		post("/api/runs/{id}/stop", s.apiStop),
 		post("/api/runs/{id}/resume", s.apiResume),
+		post("/api/runs/{id}/fix", s.apiFix),                 // edited failed rows, re-imported (fixrows.go)
+		get("/api/runs/{id}/fix-outcomes", s.apiFixOutcomes), // what became of them
 		post("/api/inspect", s.apiInspect),
 		post("/api/imports", s.apiImport),
 		post("/api/uploads", s.apiUpload),
