@@ -103,7 +103,7 @@
     }
 
     const words = {
-      imported: (o) => ["imported", o.action === "matched" ? "matched an existing record" : ""],
+      imported: (o, run) => ["imported", "by run " + run + (o.action === "matched" ? ", matched to an existing record" : "")],
       unchanged: (o) => ["unchanged", "already imported" + (o.owner_run ? " by run " + o.owner_run : "")],
       skipped: (o) => ["skipped", o.reason],
       failed: (o) => ["failed again", o.reason],
@@ -115,7 +115,7 @@
       for (const o of doc.outcomes) {
         const tr = sent.get(o.failure);
         if (!tr) continue;
-        const [word, why] = (words[o.outcome] || (() => [o.outcome, ""]))(o);
+        const [word, why] = (words[o.outcome] || (() => [o.outcome, ""]))(o, doc.run);
         const cell = mark(tr, word, "outcome-" + o.outcome.replace(/\s+/g, "-"));
         if (why) {
           const p = document.createElement("span");
