@@ -293,3 +293,50 @@ func TestFailedPageCellsAreInputs(t *testing.T) {
 	require.Contains(t, w.Header().Get("Content-Type"), "javascript")
 	require.NotContains(t, w.Body.String(), "innerHTML", "data is set as text")
 }
+
+// TestFixRowsCustomProfile: the run over the fixed rows maps them with the
+// profile the failed run kept (Options.ProfileText), even when the profile
+// file is gone since: its text is written beside the fix folders, 0600.
+func TestFixRowsCustomProfile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "zoho.yaml")
+	require.NoError(t, os.WriteFile(prof, []byte("name: zoho\nkinds:\n  contact:\n    files: [\"Contacts_*.csv\"]\n"+
+		"    fields:\n      id: Record Id\n      first_name: First Name\n      email: Email\n"), 0o600))
+	in := writeFiles(t, map[string]string{"Contacts_2024.csv": "Record Id,First Name,Email\n" +
+		"z-1,Hannah,hannah.okafor@example.com\nz-2,Grace,grace(at)example.com\n"})
+	path := filepath.Join(t.TempDir(), "crm.db")
+	db, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	imp := importer.New(phases.New(db, nil))
+	run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "zoho", Profile: prof, Input: in, BatchSize: 10})
+	require.NoError(t, err)
+	_, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	require.NoError(t, os.Remove(prof))
+	s, err := New(ctx, Config{DBPath: path})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+
+	ids := failureIDs(t, s, 1, "contact")
+	require.Len(t, ids, 1)
+	w := s.post(t, "/api/runs/1/fix", map[string]any{"file": "Contacts_2024.csv", "rows": []map[string]any{
+		{"failure": ids["z-2"], "cells": []map[string]string{{"name": "Email", "value": "grace@example.com"}}}}})
+	require.Equal(t, http.StatusAccepted, w.Code, w.Body.String())
+	a := decode[fixAnswer](t, w)
+	seen := outcomesUntilDone(t, s, a.Outcomes)
+	last := seen[len(seen)-1]
+	require.Len(t, last.Outcomes, 1)
+	require.Equal(t, "imported", last.Outcomes[0].Outcome, "%+v", last)
+	fix, err := phases.LoadRun(ctx, s.ro, a.Run)
+	require.NoError(t, err)
+	opts, err := importer.DecodeOptions(fix)
+	require.NoError(t, err)
+	require.Equal(t, "zoho", opts.Profile)
+	require.Equal(t, s.cfg.DBPath+fixesFolder, filepath.Dir(opts.ProfileFile), "the kept profile, beside the fix folders")
+	st, err := os.Stat(opts.ProfileFile)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+}
