@@ -16,7 +16,8 @@ import (
 // in place (the row marked edited), Re-import fixed rows pressed: the row
 // shows imported, with a link to the run that imported it; the contact now
 // exists with the new email, and nothing already imported changed (R2:
-// one slot more, every other as it was).
+// one slot more, every other as it was). Edits in two files go one file
+// per run, the second file's on the next press.
 func TestFixFailedRowsInABrowser(t *testing.T) {
 	t.Parallel()
 	out := shots(t)
@@ -85,7 +86,36 @@ func TestFixFailedRowsInABrowser(t *testing.T) {
 	require.Equal(t, before, others, "nothing already imported changed (R2)")
 	require.Equal(t, []string{"contact"}, query(t, path, `SELECT DISTINCT kind FROM migration_tasks WHERE migration_id = 2`), "--only contacts")
 
+	// Edits in two files: one file per run (R13 admits one run per
+	// tenant), the other's edits wait for the next press.
+	ids := map[string]string{}
+	for _, id := range []string{"con-031", "dl-009"} {
+		f := query(t, path, `SELECT id FROM record_failures WHERE migration_id = 1 AND source_id = ?`, id)
+		require.Len(t, f, 1)
+		ids[id] = fmt.Sprintf(`table.failed tr[data-failure="%s"]`, f[0])
+	}
+	do(ctx, t, chromedp.Navigate(base+"/runs/1/failed"), chromedp.WaitVisible(chromedp.CSS(ids["dl-009"])))
+	for _, e := range []struct{ row, cell, value string }{{ids["dl-009"], "amount", "12000.00"}, {ids["con-031"], "first_name", "Ana"}} {
+		sel := e.row + ` textarea[data-cell="` + e.cell + `"]`
+		_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector(`+"`"+sel+"`"+`); e.focus(); e.select(); return true; })()`))
+		require.NoError(t, err)
+		do(ctx, t, chromedp.SendKeys(chromedp.CSS(sel), e.value))
+	}
+	require.Equal(t, "Re-import 1 fixed row of contacts.csv", textOf(ctx, t, "#fix-reimport"))
+	require.Contains(t, textOf(ctx, t, "#fix-message"), "the edits of deals.csv wait for the next re-import")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#fix-reimport")))
+	waitText(ctx, t, "#fix-message", "Run 3 succeeded: 1 imported.")
+	require.Equal(t, "Re-import 1 fixed row of deals.csv", textOf(ctx, t, "#fix-reimport"))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#fix-reimport")))
+	waitText(ctx, t, "#fix-message", "Run 4 succeeded: 1 imported.")
+	require.Equal(t, "imported", textOf(ctx, t, ids["con-031"]+" [data-field=fix] .fix-badge"))
+	require.Equal(t, "imported", textOf(ctx, t, ids["dl-009"]+" [data-field=fix] .fix-badge"))
+	shoot(ctx, t, out, "17-failed-two-files")
+	require.Equal(t, []string{"3|contact", "4|deal"}, query(t, path, `SELECT migration_id, kind FROM migration_tasks WHERE migration_id > 2 ORDER BY 1`))
+	require.Equal(t, []string{"Ana"}, query(t, path, `SELECT c.first_name FROM contacts c JOIN migration_records r
+		ON r.record_type = 'contacts' AND r.record_id = c.id WHERE r.source_id = 'con-031'`))
+
 	// The new run's page, through the link.
 	do(ctx, t, chromedp.Click(chromedp.CSS("#fix-run a")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
-	require.Contains(t, textOf(ctx, t, "h1"), "Run 2")
+	require.Contains(t, textOf(ctx, t, "h1"), "Run 4")
 }

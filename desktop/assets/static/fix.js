@@ -46,6 +46,7 @@
       return byFile;
     }
 
+    let hinted = false; // the message says which edits wait
     function refresh() {
       for (const tr of rows) {
         const n = changed(tr);
@@ -57,6 +58,7 @@
       }
       const byFile = edited();
       const files = Array.from(byFile.keys());
+      if (hinted && (busy || files.length < 2)) { say(""); hinted = false; }
       if (!files.length) {
         button.disabled = true;
         button.textContent = "Re-import fixed rows";
@@ -67,6 +69,7 @@
       button.textContent = "Re-import " + plural(first.length, "fixed row", "fixed rows") + " of " + files[0];
       if (!busy && files.length > 1) {
         say("One file at a time: the edits of " + files.slice(1).join(", ") + " wait for the next re-import.");
+        hinted = true;
       }
     }
 
@@ -132,12 +135,13 @@
     }
 
     async function follow(doc, file, sent) {
+      let end = null;
       for (;;) {
         let out;
         try {
           out = await request("GET", doc.outcomes);
         } catch (e) {
-          say(e.message, true);
+          end = [e.message, true];
           break;
         }
         const summary = showOutcomes(out, sent);
@@ -149,7 +153,7 @@
               tr.classList.remove("edited");
             }
           }
-          say("Run " + out.run + " " + out.status + ": " + summary + ".");
+          end = ["Run " + out.run + " " + out.status + ": " + summary + ".", false];
           break;
         }
         say("Run " + out.run + " is working: " + summary + "…");
@@ -157,6 +161,7 @@
       }
       busy = false;
       refresh();
+      say(end[0] + (hinted ? " " + msg.textContent : ""), end[1]);
     }
 
     button.addEventListener("click", async () => {
