@@ -19,5 +19,6 @@
 // X-Requested-By: crmimport; no GET changes anything; no CORS headers; a
 // strict Content-Security-Policy; data from exports is escaped by
 // html/template and set as text by the scripts. Files dropped onto the
-// page are written 0600 in a 0700 folder beside the database.
+// page, and the fix folders of failed rows edited on it (fixrows.go), are
+// written 0600 in a 0700 folder beside the database.
 package desktop

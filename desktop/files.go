@@ -80,12 +80,8 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, badRequest("uploads: send the files as multipart/form-data: %v", err))
 		return
 	}
-	base := s.cfg.DBPath + ".uploads"
-	if err := os.MkdirAll(base, 0o700); err != nil {
-		s.fail(w, err)
-		return
-	}
-	if err := os.Chmod(base, 0o700); err != nil {
+	base, err := s.privateFolder(".uploads")
+	if err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -143,4 +139,19 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"path": dir, "files": names})
+}
+
+// privateFolder is the folder beside the database, named by suffix, where
+// the pages write what they are given (dropped files, fixed rows): 0700,
+// and 0700 again if it was made otherwise; the files in it are 0600 —
+// they hold customer data.
+func (s *Server) privateFolder(suffix string) (string, error) {
+	base := s.cfg.DBPath + suffix
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(base, 0o700); err != nil {
+		return "", err
+	}
+	return base, nil
 }

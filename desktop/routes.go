@@ -39,6 +39,8 @@ func (s *Server) routeTable() []route {
 		post("/api/runs/{id}/resume", s.apiResume),
 		get("/api/runs/{id}/undo", s.apiUndoPreview),
 		post("/api/runs/{id}/undo", s.apiUndo),
+		post("/api/runs/{id}/fix", s.apiFix),                 // edited failed rows, re-imported (fixrows.go)
+		get("/api/runs/{id}/fix-outcomes", s.apiFixOutcomes), // what became of them
 		post("/api/inspect", s.apiInspect),
 		post("/api/imports", s.apiImport),
 		post("/api/uploads", s.apiUpload),

@@ -1,0 +1,228 @@
+package desktop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"crmimport/fixfile"
+	"crmimport/forensics"
+	"crmimport/importer"
+	"crmimport/ledger"
+	"crmimport/phases"
+)
+
+// Fixed rows (SPEC §9, *Failed records*): the rows a person edited on the
+// page are written as a one-file fix folder (fixfile.WriteEdited) in a
+// private folder beside the database, and a normal run over it — the
+// failed run's tenant, source and profile, --only the file's kind — works
+// in this process, through the ledger (R2-R4: nothing already imported is
+// touched). One file at a time: a fix folder of edited rows holds one file,
+// and R13 admits one run per tenant. The page then asks what became of
+// each row (fixfile.Outcomes) until the run ends.
+
+// fixesFolder is the folder beside the database that holds the fix
+// folders of edited rows (the rule of the uploads' folder: privateFolder).
+const fixesFolder = ".fixes"
+
+// fixRequest is what POST /api/runs/{id}/fix takes: the edited rows of
+// one file of the run (its Failure.File), each its failure id and the
+// cells it changes.
+type fixRequest struct {
+	File string              `json:"file"`
+	Rows []fixfile.EditedRow `json:"rows"`
+}
+
+// apiFix writes the edited rows of one file of run {id} as a fix folder
+// and plans a run over it (R10: committed before this answers), which
+// works in this process. A row that is not a failed row of that file, or a
+// cell that is not a column of it, is a bad request (400); a tenant with a
+// live run answers 409 (R13), and the folder written for it is taken back.
+func (s *Server) apiFix(w http.ResponseWriter, r *http.Request) {
+	id := s.runID(w, r)
+	if id == 0 {
+		return
+	}
+	var q fixRequest
+	if err := readRequest(r, &q); err != nil {
+		s.fail(w, err)
+		return
+	}
+	run, kind, err := s.checkFix(r.Context(), id, q)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	base, err := s.privateFolder(fixesFolder)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	dir, err := fixfile.WriteEdited(r.Context(), s.ro, id, q.File, q.Rows, base)
+	if err != nil {
+		var pe *fs.PathError
+		if !errors.As(err, &pe) && r.Context().Err() == nil {
+			err = badRequest("%v", err) // a cell that is not a column of the file, a run with no input here
+		}
+		s.fail(w, err)
+		return
+	}
+	spec, cleanup, err := fixSpec(run, kind, dir, base)
+	if err == nil {
+		imp := importer.New(s.eng)
+		var fix phases.Run
+		if fix, err = imp.Plan(r.Context(), spec); err == nil {
+			s.work(imp, fix.ID)
+			writeJSON(w, http.StatusAccepted, map[string]any{"run": fix.ID, "status": fix.Status, "folder": dir,
+				"url": "/runs/" + strconv.FormatInt(fix.ID, 10), "outcomes": fmt.Sprintf("/api/runs/%d/fix-outcomes", fix.ID)})
+			return
+		}
+	}
+	// No run reads the folder: it goes (a refused plan leaves no run row).
+	cleanup()
+	_ = os.RemoveAll(dir) // under our own private folder; what is left there is only disk
+	s.fail(w, err)
+}
+
+// checkFix reads the request against the run's failed records: a file, at
+// least one row, each a failure of the run and of that file, once.
+func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (phases.Run, ledger.Kind, error) {
+	run, err := phases.LoadRun(ctx, s.ro, id)
+	if err != nil {
+		return run, "", err
+	}
+	if strings.TrimSpace(q.File) == "" {
+		return run, "", badRequest("file is empty: the file of the failed rows, as the failed records name it")
+	}
+	if len(q.Rows) == 0 {
+		return run, "", badRequest("rows is empty: no edited row to re-import")
+	}
+	fails, _, err := forensics.Failures(ctx, s.ro, id, "", "", 0)
+	if err != nil {
+		return run, "", err
+	}
+	byID := map[int64]forensics.Failure{}
+	for _, f := range fails {
+		byID[f.ID] = f
+	}
+	var kind string
+	seen := map[int64]bool{}
+	for _, row := range q.Rows {
+		f, ok := byID[row.Failure]
+		switch {
+		case !ok:
+			return run, "", badRequest("failure %d is not a failed record of run %d", row.Failure, id)
+		case f.File != q.File:
+			return run, "", badRequest("failure %d of run %d is a row of %s, not of %s: re-import the rows of each file on their own",
+				row.Failure, id, f.File, q.File)
+		case seen[row.Failure]:
+			return run, "", badRequest("failure %d is in the request twice", row.Failure)
+		}
+		seen[row.Failure], kind = true, f.Kind
+	}
+	k, err := ledger.ParseKind(kind)
+	if err != nil {
+		return run, "", badRequest("failure %d: %v", q.Rows[0].Failure, err)
+	}
+	return run, k, nil
+}
+
+// fixSpec is the run over a fix folder of run's rows: its tenant, source
+// and profile, --only kind, in the file's own encoding (a fix file is
+// UTF-8, whatever the run was told to read). A custom profile is written
+// as the run kept it (Options.ProfileText) into base, so that the fix run
+// maps the rows as the failed run did; cleanup removes it when no run
+// reads it.
+func fixSpec(run phases.Run, kind ledger.Kind, dir, base string) (importer.RunSpec, func(), error) {
+	cleanup := func() {}
+	opts, err := importer.DecodeOptions(run)
+	if err != nil {
+		return importer.RunSpec{}, cleanup, err
+	}
+	spec := importer.RunSpec{Tenant: run.Tenant, Source: run.Source, Profile: opts.Profile, Input: dir,
+		Only: []ledger.Kind{kind}, BatchSize: importer.DefaultBatchSize}
+	if opts.ProfileText != "" {
+		f, err := os.CreateTemp(base, fmt.Sprintf("run%d-profile-*-%s", run.ID, filepath.Base(opts.ProfileFile)))
+		if err != nil {
+			return spec, cleanup, err
+		}
+		cleanup = func() { _ = os.Remove(f.Name()) }
+		_, err = f.WriteString(opts.ProfileText)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return spec, cleanup, fmt.Errorf("profile of run %d: %w", run.ID, err)
+		}
+		spec.Profile = f.Name()
+	}
+	return spec, cleanup, nil
+}
+
+// fixOutcomes is what GET /api/runs/{id}/fix-outcomes answers.
+type fixOutcomes struct {
+	Run     int64  `json:"run"`
+	FromRun int64  `json:"from_run"` // the run whose failed rows the folder holds
+	Status  string `json:"status"`
+	// Done: the run has ended (or its process is gone); until then a row
+	// it has not read yet is "pending".
+	Done     bool              `json:"done"`
+	Folder   string            `json:"folder"`
+	URL      string            `json:"url"`
+	Outcomes []fixfile.Outcome `json:"outcomes"`
+}
+
+// apiFixOutcomes tells what became of each row of the fix folder run {id}
+// reads — imported, unchanged, skipped or failed with its reason — as
+// the run works (fixfile.Outcomes through the read pool).
+func (s *Server) apiFixOutcomes(w http.ResponseWriter, r *http.Request) {
+	id := s.runID(w, r)
+	if id == 0 {
+		return
+	}
+	run, err := phases.LoadRun(r.Context(), s.ro, id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	opts, err := importer.DecodeOptions(run)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	man, err := importer.ReadFixManifest(opts.Input)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if man == nil {
+		s.refuse(w, r, http.StatusNotFound, fmt.Sprintf("run %d did not read a fix folder: it has no fixed rows to tell of", id))
+		return
+	}
+	out, err := fixfile.Outcomes(r.Context(), s.ro, id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.mu.Lock()
+	here := s.live[id]
+	s.mu.Unlock()
+	// A run this server works on is live from its plan on; another
+	// process's is live while its owner is (R13: else interrupted).
+	done := run.Status.Terminal() || (!here && s.eng.Interrupted(run))
+	if !done {
+		for i := range out {
+			if out[i].Outcome == "not read" {
+				out[i].Outcome = "pending"
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, fixOutcomes{Run: id, FromRun: man.Run, Status: string(run.Status), Done: done, Folder: opts.Input,
+		URL: "/runs/" + strconv.FormatInt(id, 10), Outcomes: out})
+}
