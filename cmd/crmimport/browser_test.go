@@ -61,7 +61,9 @@ func browser(t *testing.T) context.Context {
 		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	// A bound against a page that never comes, not a speed limit: on a
+	// loaded machine the browser tests together take minutes.
+	ctx, cancelTime := context.WithTimeout(ctx, 6*time.Minute)
 	t.Cleanup(func() { cancelTime(); cancel(); cancelAlloc() })
 	require.NoError(t, chromedp.Do(ctx), "start Chromium")
 	return ctx
