@@ -554,6 +554,7 @@ type crashStats struct {
 	undoRan         time.Duration
 	undoTook        time.Duration
 	undoInexact     bool
+	undoCounts      phases.Counts // what the reference undo took back
 }
 
 func (s *crashStats) begin() {
@@ -567,6 +568,9 @@ func (s *crashStats) setUndoReference(u *undoRef) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.undoRan, s.undoTook, s.undoInexact = u.ran, u.took, u.exact != ""
+	for _, c := range u.kinds {
+		s.undoCounts.Add(c)
+	}
 }
 
 func (s *crashStats) setReference(ref *crashRef) {

@@ -106,14 +106,17 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 		u.items[f[0]], _ = strconv.Atoi(f[2])
 		u.batches[f[0]] = (u.items[f[0]] + crashBatch - 1) / crashBatch
 	}
-	// The undo must do every kind of work, or the suite proves less than
-	// it says.
+	// The undo must remove rows and give skips back their images, or the
+	// suite proves less than it says: the setup makes both (run 1's
+	// children wait for parents that run 2 brings). Released and cleared
+	// slots come from the export's matches and deleted rows, which a small
+	// export of some seeds lacks: the summary line counts all four.
 	var all phases.Counts
 	for _, c := range u.kinds {
 		all.Add(c)
 	}
-	if all.Removed == 0 || all.Released == 0 || all.Restored == 0 || all.Cleared == 0 {
-		t.Fatalf("undo setup: the reference undo should remove, release, restore and clear slots: %+v", u.kinds)
+	if all.Removed == 0 || all.Restored == 0 {
+		t.Fatalf("undo setup: the reference undo should remove rows and restore skips: %+v", u.kinds)
 	}
 	// R16 itself (the exactness tests own it): the reference against the
 	// ledger before run 2. Logged and named in the summary line, not a
@@ -592,8 +595,10 @@ func (s *crashStats) undoLine() string {
 		}
 		hi = max(hi, d)
 	}
-	line := fmt.Sprintf(" undos %d/%d equal (reference undo %s, %s in its process; %d SIGKILLs at failpoints, %d wall-clock %s–%s",
-		s.undosEqual, s.undos, ms(s.undoRan), ms(s.undoTook), s.undoFP, len(s.undoWall), ms(lo), ms(hi))
+	c := s.undoCounts
+	line := fmt.Sprintf(" undos %d/%d equal (reference undo %s, %s in its process, %d removed/%d released/%d restored/%d cleared; "+
+		"%d SIGKILLs at failpoints, %d wall-clock %s–%s",
+		s.undosEqual, s.undos, ms(s.undoRan), ms(s.undoTook), c.Removed, c.Released, c.Restored, c.Cleared, s.undoFP, len(s.undoWall), ms(lo), ms(hi))
 	if s.undoWallAfter > 0 {
 		line += fmt.Sprintf(" and %d after the undo ended", s.undoWallAfter)
 	}
