@@ -112,7 +112,9 @@ func TestAdmissionAndStopFromAnotherProcess(t *testing.T) {
 	t.Parallel()
 	refDump, refKinds := reference(t, "10")
 	path := filepath.Join(t.TempDir(), "crm.db")
-	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=sleep:2s"}, demoArgs(path)...)
+	// The batch sleeps long enough for the refused run, another tenant's
+	// whole run and the stop to come first, under the race detector too.
+	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=sleep:8s"}, demoArgs(path)...)
 	id := waitForRun(t, path, "acme", c)
 
 	r := crm(t, nil, demoArgs(path)...)
