@@ -27,7 +27,7 @@ demo: build ## import the bundled demo export into a fresh demo.db and print the
 	@$(BIN) --db $(DEMO_DB) run --tenant demo --source canonical fixtures/demo; code=$$?; \
 	  if [ $$code -eq 3 ]; then \
 	    echo; echo "crmimport exited 3 (partial), as the demo is meant to: fixtures/demo/README.md lists the broken rows."; \
-	    echo "Look around: $(BIN) --db $(DEMO_DB) runs · $(BIN) --db $(DEMO_DB) report 2"; \
+	    echo "Look around: $(BIN) --db $(DEMO_DB) runs · $(BIN) --db $(DEMO_DB) report 2 · $(BIN) --db $(DEMO_DB) undo 2 --dry-run · $(BIN) --db $(DEMO_DB) rejects 2 --out fix-2 --as-export"; \
 	  else echo "unexpected exit code $$code (the demo should end partial: 3)"; exit 1; fi
 
 # The desktop's tests drive a real Chromium (chromedp): installed here when
@@ -96,5 +96,5 @@ bench: build ## crmimport vs sqlite3 .import and the schema floor: first run, re
 bench-layers: ## the Go benchmarks per layer: read and map, decide and resolve, write a batch, claim
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./importer/profile/ ./ledger/
 
-clean: ## remove the binary and the demo database
-	rm -rf bin $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
+clean: ## remove the binary, the demo database and its fix folder
+	rm -rf bin $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm fix-2
