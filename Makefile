@@ -88,7 +88,7 @@ fuzz: ## fuzz the CSV reader, the JSON reader and the profile mapper, FUZZTIME e
 # inside a round (times drift on shared machines). Scale 1 is the seed's
 # customer: 100,000 contacts, about 300,000 records.
 SCALES ?= 1
-bench: build ## crmimport vs sqlite3 .import and the schema floor: first run, reruns, peak RSS (SCALES="0.1 1 4")
+bench: build ## crmimport vs sqlite3 .import and the schema floor: first run, reruns, undo, peak RSS (SCALES="0.1 1 4")
 	@command -v sqlite3 >/dev/null || { echo "installing sqlite3 (the floor)"; \
 	  (apt-get update -qq && apt-get install -y -qq sqlite3) >/dev/null || { echo "install sqlite3 first"; exit 1; }; }
 	$(GO) run ./bench -crmimport $(BIN) -scales "$(SCALES)"
