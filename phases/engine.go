@@ -54,6 +54,9 @@ type Engine struct {
 	Failpoints *failpoint.Set
 	// OnTask is told when a task starts (for progress display); may be nil.
 	OnTask func(Task)
+	// OnBatch is told when a batch of a task has committed (for progress
+	// display: the task's row holds its progress now); may be nil.
+	OnBatch func(Task)
 	// OnLog is told every run-log entry as it is written; may be nil.
 	OnLog func(runID int64, level, message string)
 
@@ -542,6 +545,9 @@ func (e *Engine) runBatch(ctx context.Context, run Run, task Task, work *Work) (
 	}
 	if b.Committed != nil {
 		b.Committed()
+	}
+	if e.OnBatch != nil {
+		e.OnBatch(task)
 	}
 	time.Sleep(store.BatchPause) // another process's turn at the write lock
 	return stop, b.Done, nil

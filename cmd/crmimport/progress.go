@@ -26,6 +26,7 @@ type progressView struct {
 	now   func() time.Time
 	on    bool
 	phase int
+	undo  bool // the run is an undo (R16)
 	bar   *progressbar.ProgressBar
 }
 
@@ -35,7 +36,7 @@ func (a *app) progress(imp *importer.Importer) *progressView {
 		return p
 	}
 	imp.Engine.OnTask = p.task
-	imp.Progress = func(t phases.Task, _, _ int64) { p.committed(t) }
+	imp.Engine.OnBatch = p.committed // an undo's batches too
 	return p
 }
 
@@ -49,9 +50,10 @@ func (p *progressView) task(t phases.Task) {
 	}
 	p.finishLocked()
 	p.phase = t.Phase
+	p.undo = isUndoTask(p.db, t.RunID)
 	p.bar = progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(p.a.bars), // its own control sequences; it shows no name from data
-		progressbar.OptionSetDescription(phaseName(t.Phase)),
+		progressbar.OptionSetDescription(p.phaseName()),
 		progressbar.OptionShowDescriptionAtLineEnd(),
 		progressbar.OptionSetPredictTime(false), // the time left is the database's, in the description
 		progressbar.OptionSetElapsedTime(false),
@@ -88,7 +90,7 @@ func (p *progressView) refreshLocked(runID int64) {
 		}
 	}
 	pr := phases.TasksProgress(phase, p.now())
-	desc := phaseName(p.phase) + " · " + report.Count(pr.Records) + " records"
+	desc := p.phaseName() + " · " + report.Count(pr.Records) + " records"
 	if pr.Percent != nil {
 		if p.bar.GetMax64() != pr.SizeBytes {
 			p.bar.ChangeMax64(pr.SizeBytes)
@@ -96,7 +98,12 @@ func (p *progressView) refreshLocked(runID int64) {
 		// The bar shows the stored percent, which stays below 100 until
 		// the phase's tasks have succeeded.
 		_ = p.bar.Set64(int64(*pr.Percent / 100 * float64(pr.SizeBytes)))
-		desc += " · " + report.Bytes(pr.ReadBytes) + " of " + report.Bytes(pr.SizeBytes)
+		if p.undo {
+			// An undo's size is its items, not bytes (undo.Open).
+			desc = p.phaseName() + " · " + report.Count(pr.ReadBytes) + " of " + report.Count(pr.SizeBytes) + " slots taken back"
+		} else {
+			desc += " · " + report.Bytes(pr.ReadBytes) + " of " + report.Bytes(pr.SizeBytes)
+		}
 	} else {
 		_ = p.bar.Set64(pr.ReadBytes)
 	}
@@ -116,6 +123,32 @@ func (p *progressView) finishLocked() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 		p.bar = nil
+	}
+}
+
+// isUndoTask reports whether run is an undo (R16), whose phases go
+// children first and whose progress counts slots.
+func isUndoTask(db *sql.DB, run int64) bool {
+	r, err := phases.LoadRun(context.Background(), db, run)
+	return err == nil && r.Undoes != 0
+}
+
+// phaseName names the bar's phase: an import's, or an undo's (undo.Phase).
+func (p *progressView) phaseName() string {
+	if !p.undo {
+		return phaseName(p.phase)
+	}
+	switch p.phase {
+	case 1:
+		return "undo phase 1 · activities, emails"
+	case 2:
+		return "undo phase 2 · notes"
+	case 3:
+		return "undo phase 3 · deals"
+	case 4:
+		return "undo phase 4 · contacts"
+	default:
+		return "undo phase 5 · companies"
 	}
 }
 

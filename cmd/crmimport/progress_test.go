@@ -204,3 +204,26 @@ func TestProgressBarShowsTheStoredProgress(t *testing.T) {
 	require.True(t, strings.HasPrefix(s.Description, "phase 2 · contacts · 10 records · "+report.Bytes(contacts.ReadBytes)+" of "+report.Bytes(contacts.SizeBytes)),
 		s.Description)
 }
+
+// TestProgressBarOfAnUndo: an undo's bar names its children-first phases
+// and counts slots taken back, not bytes (R16).
+func TestProgressBarOfAnUndo(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, demoArgs(path)...)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:note:2=exit"}, "--db", path, "undo", "1", "--batch-size", "20")
+	require.Equal(t, -1, c.wait(t), "killed by its own SIGKILL")
+
+	db, err := store.Open(context.Background(), path)
+	require.NoError(t, err)
+	defer db.Close()
+	var errb bytes.Buffer
+	a := newApp(&bytes.Buffer{}, &errb, func(string) string { return "" })
+	p := &progressView{a: a, db: db, now: time.Now, on: true}
+	p.task(phases.Task{RunID: 2, Kind: ledger.Note, Phase: 2})
+	defer p.finish()
+	s := p.bar.State()
+	require.Equal(t, int64(79), s.Max, "the notes' slots to take back")
+	require.True(t, strings.HasPrefix(s.Description, "undo phase 2 · notes · 20 of 79 slots taken back"), s.Description)
+}
