@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/canon"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -161,4 +162,22 @@ func TestWhereColumnMissing(t *testing.T) {
 	err = m.CheckHeader([]string{"Id", "ContentDocumentId", "IsLatest", "Title"})
 	require.EqualError(t, err, `ContentVersion.csv:1: no "FileType" column: the salesforce profile reads only the rows whose FileType is "SNOTE"`)
 	require.NoError(t, NewMapper(p, ledger.Note, "ContentVersion.csv").CheckHeader([]string{"Id", "FileType", "IsLatest"}))
+}
+
+// TestPipedriveCurrencySpellings: issue 15 item 4. Pipedrive writes the
+// deal's currency as `Deal - Currency` or, in older and some current
+// exports, `Deal - Currency of Value`; both are the currency, not extra.
+func TestPipedriveCurrencySpellings(t *testing.T) {
+	t.Parallel()
+	p, err := Builtin("pipedrive")
+	require.NoError(t, err)
+	for _, header := range []string{"Deal - Currency", "Deal - Currency of Value"} {
+		m := NewMapper(p, ledger.Deal, "deals-1-20240827.csv")
+		cols := []string{"Deal - ID", "Deal - Title", "Deal - Value", header}
+		require.NoError(t, m.CheckHeader(cols), header)
+		r := m.Map(reader.Row{Line: 2, Cols: []reader.Col{{Name: cols[0], Value: "21"}, {Name: cols[1], Value: "Bread"},
+			{Name: cols[2], Value: "48000"}, {Name: cols[3], Value: "EUR"}}})
+		require.Equal(t, "EUR", r.Get("currency"), header)
+		require.NotContains(t, r.ExtraJSON(), "EUR", header)
+	}
 }
