@@ -164,8 +164,18 @@ func TestUndoIsExact(t *testing.T) {
 		require.Equal(t, run.ID, u.Undoes)
 		require.Equal(t, phases.RunPartial, w.runRow(run.ID).Status, "the undone run keeps its status")
 
+		var maxContact, maxSlot int64
+		require.NoError(t, w.db.QueryRow(`SELECT next - 1 FROM id_allocators WHERE name = 'contacts'`).Scan(&maxContact))
+		require.NoError(t, w.db.QueryRow(`SELECT next - 1 FROM id_allocators WHERE name = 'migration_records'`).Scan(&maxSlot))
+
 		again := w.run(second, "canonical")
 		require.Equal(t, run.Stats, again.Stats, "a rerun after the undo imports what the undone run did")
+		var newContact, newSlot int64
+		require.NoError(t, w.db.QueryRow(`SELECT min(c.id) FROM contacts c JOIN migration_records r
+			ON r.record_id = c.id AND r.kind = 'contact' AND r.action = 'created' AND r.migration_id = ?`, again.ID).Scan(&newContact))
+		require.NoError(t, w.db.QueryRow(`SELECT min(id) FROM migration_records WHERE migration_id = ?`, again.ID).Scan(&newSlot))
+		require.Greater(t, newContact, maxContact, "SPEC §10: the ids of rows taken back are never given again")
+		require.Greater(t, newSlot, maxSlot, "nor those of slots")
 	})
 
 	t.Run("TookSkipsOver", func(t *testing.T) {
