@@ -153,7 +153,12 @@ func (s *xlsxSource) open(ra io.ReaderAt, size int64, only string) error {
 		}
 	}
 	var names []string
+	seen := map[string]bool{}
 	for _, sh := range sheets {
+		if seen[strings.ToLower(sh.name)] {
+			return &FileError{File: s.name, Reason: fmt.Sprintf("has two sheets named %q, which Excel never writes", sh.name)}
+		}
+		seen[strings.ToLower(sh.name)] = true
 		names = append(names, strconv.Quote(sh.name))
 		t, ok := rels.byID[sh.rid]
 		if !ok || !strings.HasSuffix(t.typ, "/worksheet") {

@@ -320,3 +320,12 @@ func zipOf(t *testing.T, files map[string]string) []byte {
 	require.NoError(t, zw.Close())
 	return b.Bytes()
 }
+
+// TestReadXLSXSheetNamesTwice: Excel never writes two sheets of one name
+// (in any case); such a workbook fails its file.
+func TestReadXLSXSheetNamesTwice(t *testing.T) {
+	t.Parallel()
+	data := readertest.Workbook{Sheets: []readertest.Sheet{{Name: "Sheet1"}, {Name: "SHEET1"}}}.Bytes(t)
+	_, _, err := readXLSX(t, data, reader.ReadOptions{Name: "w.xlsx"})
+	require.EqualError(t, err, `w.xlsx: has two sheets named "SHEET1", which Excel never writes`)
+}
