@@ -271,20 +271,20 @@ type xmlStream struct {
 	depth int
 }
 
-// tokenGuard fails a read that would let one token (a cell's text) grow
-// past limit bytes: xml.Decoder gathers a token's text whole before it
-// returns it.
+// tokenGuard fails a read that would let one token (a cell's text, or
+// text between cells) grow past limit bytes: xml.Decoder gathers a token
+// whole before it returns it.
 type tokenGuard struct {
 	r     io.Reader
-	n     int64
-	dec   *xml.Decoder
+	n     int64 // bytes read
+	start int64 // where the token being read starts (xmlStream.token sets it)
 	limit int64
 }
 
 var errTokenTooLarge = errors.New("token too large")
 
 func (g *tokenGuard) Read(p []byte) (int, error) {
-	if g.n-g.dec.InputOffset() > g.limit+64<<10 {
+	if g.n-g.start > g.limit+64<<10 { // the decoder reads ahead 4 KiB
 		return 0, errTokenTooLarge
 	}
 	n, err := g.r.Read(p)
@@ -313,7 +313,6 @@ func (s *xlsxSource) openPart(name, file string) (*xmlStream, error) {
 	}
 	g := &tokenGuard{r: rc, limit: s.cellLimit}
 	dec := xml.NewDecoder(g)
-	g.dec = dec
 	return &xmlStream{file: file, rc: rc, in: g, dec: dec}, nil
 }
 
@@ -322,6 +321,7 @@ func (x *xmlStream) close() { x.rc.Close() }
 // token is the next token; io.EOF at the end of the part.
 func (x *xmlStream) token() (xml.Token, error) {
 	tok, err := x.dec.Token()
+	x.in.start = x.dec.InputOffset()
 	if err != nil {
 		return nil, err
 	}
