@@ -227,8 +227,9 @@ func (r *RowReader) Next() (Row, error) {
 	return row, nil
 }
 
-// Header returns the CSV header names as in the file (BOM removed); nil
-// for JSON or an empty file.
+// Header returns the CSV header names as in the file (BOM removed), or
+// the header row of the workbook sheet being read (Sheet); nil for JSON or
+// an empty file.
 func (r *RowReader) Header() []string {
 	h := r.src.header()
 	if h == nil {
