@@ -9,7 +9,12 @@
 //     told from its records, footer.go), JSON and JSON Lines (read_json.go:
 //     an array, an object holding one, or a record per line, streamed and
 //     never loaded whole; SurveyJSON reads a file's outline before its
-//     first record). An XLSX reader will be a third source;
+//     first record), and XLSX workbooks (read_xlsx.go, NewXLSXReader: read
+//     in place over archive/zip and encoding/xml, a sheet streamed token by
+//     token, values as Excel shows them, xlsx_values.go; each sheet with a
+//     header row in order, or a named one; a row is named
+//     "contacts.xlsx!Sheet1:14", Where). FormatOf does not name .xlsx yet:
+//     planning refuses a workbook as before;
 //   - the sniffing of what a file is (sniff.go): an archive, an image, a
 //     workbook, binary data, JSON or an HTML page where CSV was expected,
 //     UTF-16 or UTF-32 text;

@@ -102,3 +102,60 @@ func FuzzReadJSON(f *testing.F) {
 		t.Fatal("reading does not end")
 	})
 }
+
+// FuzzReadXLSX: whatever the bytes of a workbook, reading ends, never
+// panics, and a sheet's rows only go forward.
+func FuzzReadXLSX(f *testing.F) {
+	readertest.XLSXSeeds(f, func(data []byte) { f.Add(data) })
+	f.Add([]byte("PK\x05\x06" + strings.Repeat("\x00", 18)))
+	f.Fuzz(func(t *testing.T, in []byte) { checkXLSX(t, in) })
+}
+
+// FuzzReadXLSXSheet: whatever a sheet's XML and its shared strings, in a
+// workbook otherwise as Excel writes it, reading ends, never panics, and
+// rows only go forward. (Fuzzing a whole workbook's bytes mostly breaks
+// its checksums: this reaches the sheet's reader.)
+func FuzzReadXLSXSheet(f *testing.F) {
+	for _, wb := range readertest.XLSXFixtures() {
+		for _, sh := range wb.Sheets {
+			f.Add(sh.Rows, strings.Join(wb.Strings, "</si><si>"), wb.Date1904)
+		}
+	}
+	f.Add(`<row r="1"><c r="A1" t="inlineStr"><is><r><t>a</t></r><rPh><t>b</t></rPh></is></c></row><row r="2"><c r="B2" s="1"><v>60</v></c></row>`, "<t>x</t>", false)
+	f.Fuzz(func(t *testing.T, rows, strs string, date1904 bool) {
+		wb := readertest.Workbook{Date1904: date1904, Strings: []string{strs}, CellXfs: []int{0, 14, 22, 21, 164},
+			NumFmts: []readertest.NumFmt{{ID: 164, Code: `yyyy\-mm\-dd\ hh:mm:ss`}},
+			Sheets:  []readertest.Sheet{{Name: "Sheet1", Rows: rows}, {Name: "Sheet2", Rows: rows}}}
+		checkXLSX(t, wb.Bytes(t))
+	})
+}
+
+func checkXLSX(t *testing.T, in []byte) {
+	rr, err := reader.NewXLSXReader(bytes.NewReader(in), int64(len(in)), reader.ReadOptions{Name: "fuzz.xlsx"})
+	if err != nil {
+		var fe *reader.FileError
+		require.ErrorAs(t, err, &fe)
+		return
+	}
+	sheet, last := "", 0
+	for range len(in) + 2 {
+		row, err := rr.Next()
+		if err != nil {
+			var fe *reader.FileError
+			if !errors.Is(err, io.EOF) {
+				require.ErrorAs(t, err, &fe)
+			}
+			return
+		}
+		if row.Sheet != sheet {
+			sheet, last = row.Sheet, 0
+		}
+		require.Greater(t, row.Line, last)
+		require.GreaterOrEqual(t, len(row.Cols), len(rr.Header()))
+		if len(row.Cols) > len(rr.Header()) {
+			require.NotNil(t, row.Err, "a value past the header fails its row")
+		}
+		last = row.Line
+	}
+	t.Fatal("reading does not end")
+}

@@ -25,6 +25,10 @@ const (
 	FormatJSON Format = "json"
 	// FormatJSONL is one object per line (blank lines ignored).
 	FormatJSONL Format = "jsonl"
+	// FormatXLSX is an Excel workbook, read in place by NewXLSXReader (a
+	// zip needs random access). FormatOf does not name it yet: planning
+	// refuses a workbook until it opens one through NewXLSXReader.
+	FormatXLSX Format = "xlsx"
 )
 
 // FormatOf tells the format of a file from its name's extension.
@@ -49,7 +53,10 @@ type Col struct {
 
 // Row is one record as read, before any mapping to fields.
 type Row struct {
-	Line int // 1-based line of the file where the record starts
+	Line int // 1-based line of the file where the record starts; a workbook's: the sheet's row number
+	// Sheet is the name of a workbook's sheet the row is in ("" for CSV
+	// and JSON): a failure names the row "contacts.xlsx!Sheet1:14" (Where).
+	Sheet string
 	// Cols are in file order. CSV: one per header column, names exactly as
 	// in the header (duplicates kept as they are, BOM removed). JSON: the
 	// object's keys in order.
@@ -103,15 +110,27 @@ type ReadOptions struct {
 	// is an error from NewRowReader.
 	Encoding string
 
+	// Sheet names the one sheet of a workbook to read; "" reads each sheet
+	// that has a header row, in the workbook's order.
+	Sheet string
+	// Guard bounds what a workbook uncompresses to (input.Limits.ZipGuard).
+	Guard ZipGuard
+
 	// keptText overrides maxKeptText (csvTracker), for tests; 0 means the
 	// default.
 	keptText int64
+	// cellLimit and sstLimit override maxRecordBytes and maxSharedStrings
+	// for a workbook, for tests; 0 means the default.
+	cellLimit, sstLimit int64
 }
 
-// RowReader reads the records of one CSV, JSON or JSON Lines file as Rows.
+// RowReader reads the records of one CSV, JSON or JSON Lines file, or of
+// an XLSX workbook's sheets, as Rows.
 type RowReader struct {
 	name  string
 	raw   *CountingReader
+	count func() int64 // a workbook's bytes read, instead of raw
+	size  int64        // a workbook's size, what count reaches at io.EOF
 	src   source
 	final error // io.EOF or a *FileError, once reached: returned forever
 }
@@ -152,6 +171,8 @@ func NewRowReader(r io.Reader, opt ReadOptions) (*RowReader, error) {
 	}
 	switch opt.Format {
 	case FormatCSV, FormatJSON, FormatJSONL:
+	case FormatXLSX:
+		return nil, fmt.Errorf("read %s: a workbook is read in place with NewXLSXReader, not as a stream", name)
 	default:
 		return nil, fmt.Errorf("read %s: unknown format %q (want csv, json or jsonl)", name, opt.Format)
 	}
@@ -206,8 +227,9 @@ func (r *RowReader) Next() (Row, error) {
 	return row, nil
 }
 
-// Header returns the CSV header names as in the file (BOM removed); nil
-// for JSON or an empty file.
+// Header returns the CSV header names as in the file (BOM removed), or
+// the header row of the workbook sheet being read (Sheet); nil for JSON or
+// an empty file.
 func (r *RowReader) Header() []string {
 	h := r.src.header()
 	if h == nil {
@@ -252,7 +274,15 @@ func (r *RowReader) Delimiter() rune {
 // BytesRead returns the raw (undecoded) bytes consumed from the underlying
 // reader so far. Reading is buffered, so it runs ahead of the rows
 // returned; at io.EOF it equals the size of the input.
-func (r *RowReader) BytesRead() int64 { return r.raw.BytesRead() }
+func (r *RowReader) BytesRead() int64 {
+	if r.count != nil {
+		if errors.Is(r.final, io.EOF) {
+			return r.size // parts no sheet needs (docProps) are never read
+		}
+		return min(r.count(), r.size)
+	}
+	return r.raw.BytesRead()
+}
 
 func (r *RowReader) readError(line int, err error) *FileError {
 	return &FileError{File: r.name, Line: line, Reason: "read: " + err.Error(), cause: err}

@@ -97,7 +97,8 @@ func TestReadOptions(t *testing.T) {
 		{"EncodingWindows1252JSON", `[{"name":"Ren` + "\xe9" + `"}]`, ReadOptions{Format: FormatJSON, Encoding: "windows-1252"}, []Row{ok(1, "name", "René")}, ""},
 		{"EncodingWindows1252WithBOM", "\xef\xbb\xbfid\n\xe9\n", ReadOptions{Format: FormatCSV, Encoding: "windows-1252"}, []Row{ok(2, "id", "é")}, ""},
 		{"UnknownEncoding", "id\n1\n", ReadOptions{Format: FormatCSV, Encoding: "klingon-8"}, nil, `unknown encoding "klingon-8"`},
-		{"UnknownFormat", "id\n1\n", ReadOptions{Format: "xlsx"}, nil, `unknown format "xlsx"`},
+		{"UnknownFormat", "id\n1\n", ReadOptions{Format: "xls"}, nil, `unknown format "xls"`},
+		{"XLSXIsNotAStream", "id\n1\n", ReadOptions{Format: FormatXLSX}, nil, `a workbook is read in place with NewXLSXReader`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

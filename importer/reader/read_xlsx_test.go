@@ -1,0 +1,333 @@
+package reader_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/canon"
+	"crmimport/importer/input"
+	"crmimport/importer/reader"
+	"crmimport/importer/reader/readertest"
+)
+
+var update = flag.Bool("update", false, "write fixtures/xlsx from readertest.XLSXFixtures")
+
+// TestXLSXFixtures: the committed workbooks hold exactly the parts that
+// readertest.XLSXFixtures writes (-update writes them).
+func TestXLSXFixtures(t *testing.T) {
+	dir := readertest.XLSXFixtureDir(t)
+	for name, wb := range readertest.XLSXFixtures() {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, name)
+			if *update {
+				require.NoError(t, wb.WriteFile(p))
+			}
+			got, err := os.ReadFile(p)
+			require.NoError(t, err)
+			require.Equal(t, xlsxParts(t, wb.Bytes(t)), xlsxParts(t, got), "run go test ./importer/reader -run TestXLSXFixtures -update")
+		})
+	}
+}
+
+// xlsxParts is a zip's parts, uncompressed, by name, in order.
+func xlsxParts(t *testing.T, data []byte) [][2]string {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	var out [][2]string
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		require.NoError(t, err)
+		b, err := io.ReadAll(rc)
+		require.NoError(t, err)
+		require.NoError(t, rc.Close())
+		out = append(out, [2]string{f.Name, string(b)})
+	}
+	return out
+}
+
+// readXLSX reads every row of a workbook; err is NewXLSXReader's or the
+// last error of Next other than io.EOF.
+func readXLSX(t *testing.T, data []byte, opt reader.ReadOptions) (rows []reader.Row, headers map[string][]string, err error) {
+	t.Helper()
+	rr, err := reader.NewXLSXReader(bytes.NewReader(data), int64(len(data)), opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	headers = map[string][]string{}
+	for range len(data) + 2 {
+		if s := rr.Sheet(); s != "" {
+			headers[s] = rr.Header()
+		}
+		row, err := rr.Next()
+		if err != nil {
+			again, err2 := rr.Next()
+			require.Equal(t, reader.Row{}, again)
+			require.Equal(t, err, err2, "Next must keep returning its final error")
+			require.Empty(t, rr.Sheet())
+			if errors.Is(err, io.EOF) {
+				require.Equal(t, int64(len(data)), min(rr.BytesRead(), int64(len(data))))
+				return rows, headers, nil
+			}
+			return rows, headers, err
+		}
+		rows = append(rows, row)
+	}
+	t.Fatal("more rows than bytes: reading does not end")
+	return nil, nil, nil
+}
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(readertest.XLSXFixtureDir(t), name))
+	require.NoError(t, err)
+	return data
+}
+
+// xrow is a row of sheet: its values under header, in order.
+func xrow(sheet string, line int, header []string, values ...string) reader.Row {
+	cols := make([]reader.Col, len(header))
+	for i, h := range header {
+		cols[i] = reader.Col{Name: h}
+		if i < len(values) {
+			cols[i].Value = values[i]
+		}
+	}
+	return reader.Row{Line: line, Sheet: sheet, Cols: cols}
+}
+
+var contactsHeader = []string{"id", "first_name", "last_name", "email", "phone", "created_at", "signed_up", "score", "vip", "company_id", "note"}
+
+// TestReadXLSXContacts: every value as a person sees it in Excel, rows
+// under their header, the empty row skipped, the second sheet after the
+// first, the empty third left out.
+func TestReadXLSXContacts(t *testing.T) {
+	t.Parallel()
+	rows, headers, err := readXLSX(t, fixture(t, "contacts.xlsx"), reader.ReadOptions{Name: "contacts.xlsx", Format: reader.FormatXLSX})
+	require.NoError(t, err)
+	archived := []string{"id", "first_name", "email"}
+	require.Equal(t, map[string][]string{"Contacts": contactsHeader, "Archived": archived}, headers)
+
+	stray := xrow("Contacts", 7, contactsHeader, "20676798570", "Eve")
+	stray.Cols = append(stray.Cols, reader.Col{Name: "(column L)", Value: "stray"})
+	stray.Err = &reader.RowError{File: "contacts.xlsx!Contacts", Line: 7,
+		Reason: "L7 holds a value in a column the header does not name (the header has 11 columns)"}
+	want := []reader.Row{
+		// An id as its digits; a date-time, a date; 0.1 without float noise;
+		// a boolean; a leading space kept; _x000D_ a carriage return.
+		xrow("Contacts", 2, contactsHeader, "20676798568", "Ann", "Lee", "ann@example.com", " +1 555 0100",
+			"2024-02-05T13:51:00", "2024-01-01", "0.1", "true", "1234", "Called twice\r\nno answer"),
+		// Rich-text runs joined; a formula's cached text; a missing cell
+		// empty; a custom date-time format; day 60, Excel's 1900-02-29; an
+		// error cell (#N/A) empty; an inline string.
+		xrow("Contacts", 3, contactsHeader, "20676798569", "Bob", "Stone", "bob@example.com", "",
+			"2024-02-06T06:00:00", "1900-02-29", "0.3", "false", "", "Met at the fair"),
+		// Row 4 is empty (a styled cell, a formula giving ""): skipped.
+		// A 19-digit id Excel kept 15 digits of: as Excel shows it; a
+		// phonetic run left out; day 61 is 1900-03-01, day 1 1900-01-01; a
+		// formula without a cached value empty; a boolean formula; #REF!
+		// empty; an escaped underscore.
+		xrow("Contacts", 5, contactsHeader, "9.91214E+18", "Hiro", "太田", "", "",
+			"1900-03-01T00:00:00", "1900-01-01", "", "true", "", "snake_x000D_case"),
+		// 15 digits, still exact; a time of day; a number format that is not
+		// a date leaves the number as it is; #DIV/0! empty.
+		xrow("Contacts", 6, contactsHeader, "123456789012345", "Dana", "", "dana@example.com", "",
+			"18:00:00", "", "-1234.5", "", "", ""),
+		stray,
+		xrow("Contacts", 8, contactsHeader, "20676798571", "Fay", "", "fay@example.com", "", "", "9999-12-31", "1E-07"),
+		xrow("Contacts", 10, contactsHeader, "20676798572", "Ann"),
+		xrow("Archived", 2, archived, "20676798580", "Gus", "gus@example.com"),
+		xrow("Archived", 3, archived, "20676798581", "Hal", ""),
+	}
+	require.Equal(t, want, rows)
+	require.Equal(t, "contacts.xlsx!Contacts:7", reader.Where("contacts.xlsx", rows[4]))
+	require.Equal(t, "contacts.xlsx!Contacts:7: L7 holds a value in a column the header does not name (the header has 11 columns)", rows[4].Err.Error())
+	require.Equal(t, "a.csv:3", reader.Where("a.csv", reader.Row{Line: 3}))
+
+	// The id Excel rewrote fails as a CSV's 9.91214E+15 does; the ids it
+	// kept do not.
+	require.Contains(t, canon.MangledID("id", rows[2].Cols[0].Value), "a spreadsheet rewrote in scientific notation")
+	for _, r := range append(rows[:2:2], rows[3:]...) {
+		require.Empty(t, canon.MangledID("id", r.Cols[0].Value), r.Cols[0].Value)
+	}
+}
+
+// TestReadXLSXDeals1904: the 1904 date system, custom formats.
+func TestReadXLSXDeals1904(t *testing.T) {
+	t.Parallel()
+	rows, _, err := readXLSX(t, fixture(t, "deals-1904.xlsx"), reader.ReadOptions{Name: "deals-1904.xlsx"})
+	require.NoError(t, err)
+	h := []string{"id", "name", "amount", "close_date", "closed_at", "won"}
+	require.Equal(t, []reader.Row{
+		xrow("Deals", 2, h, "4001", "Big deal", "125000.5", "2024-02-01", "2024-02-01T13:30:00", "true"),
+		xrow("Deals", 3, h, "4002", "Small deal", "0.1", "1904-01-01", "1904-01-02T00:00:01", "false"),
+		// A negative "date" Excel shows as ####: the number is kept.
+		xrow("Deals", 4, h, "4003", "Day zero", "250001", "-1", "", ""),
+	}, rows)
+}
+
+// TestReadXLSXResume: reading from a checkpoint (rows consumed) gives the
+// rows an uninterrupted read gives after it, across sheets.
+func TestReadXLSXResume(t *testing.T) {
+	t.Parallel()
+	data := fixture(t, "contacts.xlsx")
+	all, _, err := readXLSX(t, data, reader.ReadOptions{Name: "contacts.xlsx"})
+	require.NoError(t, err)
+	for k := range len(all) + 1 {
+		rr, err := reader.NewXLSXReader(bytes.NewReader(data), int64(len(data)), reader.ReadOptions{Name: "contacts.xlsx"})
+		require.NoError(t, err)
+		for range k {
+			_, err := rr.Next()
+			require.NoError(t, err)
+		}
+		var rest []reader.Row
+		for {
+			row, err := rr.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			rest = append(rest, row)
+		}
+		require.Equal(t, all[k:], append([]reader.Row{}, rest...)[:len(all)-k], "from checkpoint %d", k)
+	}
+}
+
+// TestReadXLSXSheet: a named sheet alone; a name the workbook lacks fails
+// the file, naming the sheets it has.
+func TestReadXLSXSheet(t *testing.T) {
+	t.Parallel()
+	data := fixture(t, "contacts.xlsx")
+	rows, _, err := readXLSX(t, data, reader.ReadOptions{Name: "contacts.xlsx", Sheet: "Archived"})
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	require.Equal(t, "Archived", rows[0].Sheet)
+
+	_, _, err = readXLSX(t, data, reader.ReadOptions{Name: "contacts.xlsx", Sheet: "Deals"})
+	var fe *reader.FileError
+	require.ErrorAs(t, err, &fe)
+	require.EqualError(t, err, `contacts.xlsx: has no worksheet named "Deals" (its sheets: "Contacts", "Archived", "Empty")`)
+
+	rows, headers, err := readXLSX(t, data, reader.ReadOptions{Name: "contacts.xlsx", Sheet: "Empty"})
+	require.NoError(t, err)
+	require.Empty(t, rows)
+	require.Empty(t, headers)
+}
+
+// sheetWorkbook is a workbook of one sheet holding rows, with the shared
+// strings given.
+func sheetWorkbook(t *testing.T, rows string, strs ...string) []byte {
+	return readertest.Workbook{Strings: strs, Sheets: []readertest.Sheet{{Name: "Sheet1", Rows: rows}}}.Bytes(t)
+}
+
+// TestReadXLSXBad: what makes a workbook unreadable fails its file, naming
+// it; what makes a row unreadable fails the row alone.
+func TestReadXLSXBad(t *testing.T) {
+	t.Parallel()
+	hdr := `<row r="1"><c r="A1" t="inlineStr"><is><t>id</t></is></c><c r="B1" t="inlineStr"><is><t>name</t></is></c></row>`
+	deep := strings.Repeat("<x>", 100) + strings.Repeat("</x>", 100)
+	tests := []struct {
+		name     string
+		data     []byte
+		opt      reader.ReadOptions
+		wantRows []reader.Row
+		wantErr  string
+	}{
+		{"NotAZip", []byte("id,name\n1,Ann\n"), reader.ReadOptions{}, nil, "w.xlsx: is not an xlsx workbook (zip: not a valid zip file)"},
+		{"PNG", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00"), reader.ReadOptions{}, nil, "w.xlsx: is a PNG image, not an xlsx workbook"},
+		{"ZipWithoutWorkbook", zipOf(t, map[string]string{"contacts.csv": "id\n1\n"}), reader.ReadOptions{}, nil,
+			"w.xlsx: is a zip but not an xlsx workbook: it holds no xl/workbook.xml"},
+		{"DeepXML", sheetWorkbook(t, hdr+`<row r="2"><c r="A2"><v>1</v>`+deep+`</c></row>`), reader.ReadOptions{}, nil,
+			"w.xlsx!Sheet1:2: read: its XML nests more than 64 elements deep"},
+		{"CellTooLong", sheetWorkbook(t, hdr+`<row r="2"><c r="A2" t="inlineStr"><is><t>`+strings.Repeat("x", 300<<10)+`</t></is></c></row>`),
+			reader.WithXLSXLimits(reader.ReadOptions{}, 256<<10, 0), nil, "w.xlsx!Sheet1:2: a cell after row 2 holds more than 0 MiB of text, more than a record may"},
+		// Text between cells, which no value holds: xml.Decoder would gather
+		// it whole, and only the guard under it stops it.
+		{"TokenTooLong", sheetWorkbook(t, hdr+`<row r="2">`+strings.Repeat("1", 2<<20)+`<c r="A2"><v>1</v></c></row>`),
+			reader.WithXLSXLimits(reader.ReadOptions{}, 1<<20, 0), nil, "w.xlsx!Sheet1:2: a cell after row 2 holds more than 1 MiB of text, more than a record may"},
+		{"SharedStringsTooLarge", sheetWorkbook(t, hdr, `<t>`+strings.Repeat("x", 2<<20)+`</t>`, `<t>b</t>`),
+			reader.WithXLSXLimits(reader.ReadOptions{}, 4<<20, 1<<20), nil,
+			"w.xlsx: its shared strings hold more than 1 MiB of text, more than crmimport keeps in memory for one workbook: save each sheet as CSV (UTF-8) and import those"},
+		{"PartOverTheEntryLimit", sheetWorkbook(t, hdr+`<row r="2"><c r="A2" t="inlineStr"><is><t>`+strings.Repeat("x", 2<<20)+`</t></is></c></row>`),
+			reader.ReadOptions{Guard: input.Limits{Entry: 1 << 20, Total: 1 << 30, Ratio: 1 << 20}.ZipGuard()}, nil,
+			"w.xlsx: part xl/worksheets/sheet1.xml: uncompresses to 2.0 MiB, more than the limit of 1.0 MiB for one entry: refused as a possible zip bomb"},
+		{"PartOverTheRatio", sheetWorkbook(t, hdr+`<row r="2"><c r="A2" t="inlineStr"><is><t>`+strings.Repeat("x", 8<<20)+`</t></is></c></row>`),
+			reader.ReadOptions{Guard: input.DefaultLimits().ZipGuard()}, nil, "refused as a possible zip bomb"},
+		{"WorkbookOverTheZipLimit", sheetWorkbook(t, hdr), reader.ReadOptions{Guard: input.Limits{Entry: 1 << 20, Total: 4 << 10, Ratio: 200}.ZipGuard()}, nil,
+			"w.xlsx: the workbook: its entries would uncompress to more than 4.0 KiB (the limit for one zip): refused as a possible zip bomb"},
+		{"BrokenXML", sheetWorkbook(t, hdr+`<row r="2"><c r="A2"><v>1</c></row>`), reader.ReadOptions{}, nil,
+			"w.xlsx!Sheet1:2: broken XML: element <v> closed by </c>"},
+		{"RowsOutOfOrder", sheetWorkbook(t, hdr+`<row r="3"><c r="A3"><v>1</v></c></row><row r="2"><c r="A2"><v>2</v></c></row>`), reader.ReadOptions{},
+			[]reader.Row{xrow("Sheet1", 3, []string{"id", "name"}, "1")},
+			"w.xlsx!Sheet1:3: row 2 comes after row 3: the sheet's rows are out of order, which Excel never writes"},
+		{"RowsWithoutNumbers", sheetWorkbook(t, `<row><c t="inlineStr"><is><t>id</t></is></c><c t="inlineStr"><is><t>name</t></is></c></row><row><c><v>7</v></c><c t="b"><v>1</v></c></row>`),
+			reader.ReadOptions{}, []reader.Row{xrow("Sheet1", 2, []string{"id", "name"}, "7", "true")}, ""},
+		{"BadCells", sheetWorkbook(t, hdr+`<row r="2"><c r="A2" t="s"><v>9</v></c><c r="B2"><v>abc</v></c></row>`+
+			`<row r="3"><c r="B3"><v>1</v></c><c r="A3"><v>2</v></c></row><row r="4"><c r="A5"><v>1</v></c><c r="B4" t="b"><v>2</v></c></row>`+
+			`<row r="5"><c r="A5" t="x"><v>1</v></c><c r="B5" t="inlineStr"><is><t>a_x0000_b</t></is></c></row>`), reader.ReadOptions{},
+			[]reader.Row{
+				badRow(xrow("Sheet1", 2, []string{"id", "name"}), "cell A2 names shared string 9, which the workbook does not hold; cell B2 is a number holding \"abc\""),
+				badRow(xrow("Sheet1", 3, []string{"id", "name"}, "", "1"), "cell A3 comes after cell B3 in its row (a cell given twice?)"),
+				badRow(xrow("Sheet1", 4, []string{"id", "name"}, "1"), "cell A5 stands in row 4; cell B4 is a boolean holding \"2\""),
+				badRow(xrow("Sheet1", 5, []string{"id", "name"}, "", "a\x00b"), "cell A5 has type \"x\", which is no cell type of a workbook; cell B5 holds a NUL character: text never holds one"),
+			}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.opt.Name = "w.xlsx"
+			rows, _, err := readXLSX(t, tt.data, tt.opt)
+			require.Equal(t, tt.wantRows, rows)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			var fe *reader.FileError
+			require.ErrorAs(t, err, &fe)
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func badRow(r reader.Row, reason string) reader.Row {
+	r.Err = &reader.RowError{File: "w.xlsx!" + r.Sheet, Line: r.Line, Reason: reason}
+	return r
+}
+
+func zipOf(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w, err := zw.Create(n)
+		require.NoError(t, err)
+		_, err = io.WriteString(w, files[n])
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	return b.Bytes()
+}
+
+// TestReadXLSXSheetNamesTwice: Excel never writes two sheets of one name
+// (in any case); such a workbook fails its file.
+func TestReadXLSXSheetNamesTwice(t *testing.T) {
+	t.Parallel()
+	data := readertest.Workbook{Sheets: []readertest.Sheet{{Name: "Sheet1"}, {Name: "SHEET1"}}}.Bytes(t)
+	_, _, err := readXLSX(t, data, reader.ReadOptions{Name: "w.xlsx"})
+	require.EqualError(t, err, `w.xlsx: has two sheets named "SHEET1", which Excel never writes`)
+}
