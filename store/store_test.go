@@ -179,27 +179,14 @@ func TestOpenUpgradesVersion3FileToExactAmounts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	all, err := steps(SQLite)
-	require.NoError(t, err)
-	raw, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	for _, s := range all[:3] {
-		_, err = raw.ExecContext(ctx, s.sql)
-		require.NoError(t, err, s.name)
-	}
-	for _, s := range []string{
-		`PRAGMA user_version = 3`,
+	fileOfVersion(t, path, 3,
 		`INSERT INTO companies (id, tenant_id, name, imported_at) VALUES (1, 'acme', 'Acme', 'then')`,
 		`INSERT INTO deals (id, tenant_id, name, amount, company_id, imported_at) VALUES (5, 'acme', 'Big', '12000.50', 1, 'then')`,
 		`INSERT INTO deals (id, tenant_id, name, amount, imported_at) VALUES (6, 'acme', 'Round', '1500', 'then')`,
 		`INSERT INTO deals (id, tenant_id, name, imported_at) VALUES (7, 'acme', 'None', 'then')`,
 		`INSERT INTO notes (id, tenant_id, body, deal_id, imported_at) VALUES (9, 'acme', 'n', 5, 'then')`,
 		`INSERT INTO activities (id, tenant_id, deal_id, imported_at) VALUES (10, 'acme', 6, 'then')`,
-	} {
-		_, err = raw.ExecContext(ctx, s)
-		require.NoError(t, err, s)
-	}
-	require.NoError(t, raw.Close())
+	)
 
 	db, err := Open(ctx, path)
 	require.NoError(t, err)
@@ -247,26 +234,12 @@ func TestOpenUpgradesVersion5FileToTaskProgress(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	all, err := steps(SQLite)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(all), 6)
-	raw, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	for _, s := range all[:5] {
-		_, err = raw.ExecContext(ctx, s.sql)
-		require.NoError(t, err, s.name)
-	}
-	for _, s := range []string{
-		`PRAGMA user_version = 5`,
+	fileOfVersion(t, path, 5,
 		`INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (1, 'acme', 'canonical', 'running', 'then')`,
 		`INSERT INTO migration_tasks (id, migration_id, kind, phase, status, checkpoint, imported, updated_at)
 			VALUES (1, 1, 'company', 1, 'succeeded', '{"rows":30,"line":31}', 30, 'then'),
 			       (2, 1, 'contact', 2, 'running', '{"rows":40,"line":41}', 40, 'then')`,
-	} {
-		_, err = raw.ExecContext(ctx, s)
-		require.NoError(t, err, s)
-	}
-	require.NoError(t, raw.Close())
+	)
 
 	db, err := Open(ctx, path)
 	require.NoError(t, err)
@@ -304,27 +277,14 @@ func TestOpenUpgradesVersion6FileToUndo(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	all, err := steps(SQLite)
-	require.NoError(t, err)
-	raw, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	for _, s := range all[:6] {
-		_, err = raw.ExecContext(ctx, s.sql)
-		require.NoError(t, err, s.name)
-	}
-	for _, s := range []string{
-		`PRAGMA user_version = 6`,
+	fileOfVersion(t, path, 6,
 		`UPDATE ledger_epoch SET n = 3`,
 		`INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (1, 'acme', 'canonical', 'succeeded', 'then'),
 			(2, 'beta', 'hubspot', 'succeeded', 'then')`,
 		`INSERT INTO migration_records (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, created_at)
 			VALUES ('acme', 'canonical', 'note', 'n1', 1, 1, NULL, NULL, 'skipped', 'then'),
 			       ('beta', 'hubspot', 'note', 'n2', 2, 2, 'notes', 7, 'created', 'then')`,
-	} {
-		_, err = raw.ExecContext(ctx, s)
-		require.NoError(t, err, s)
-	}
-	require.NoError(t, raw.Close())
+	)
 
 	db, err := Open(ctx, path)
 	require.NoError(t, err)
@@ -341,6 +301,26 @@ func TestOpenUpgradesVersion6FileToUndo(t *testing.T) {
 	require.Equal(t, []string{"acme/canonical/note/n1 taken by 9 from 1"},
 		queryStrings(t, db, `SELECT tenant_id || '/' || source || '/' || kind || '/' || source_id || ' taken by ' || taken_by || ' from ' || migration_id FROM slot_before`))
 	require.Equal(t, []string{"acme/canonical=3", "beta/hubspot=4"}, epochs(), "a skip taken over moves no epoch")
+}
+
+// fileOfVersion writes a database file as schema n left it: the first n
+// schema steps, user_version n, then stmts (rows of that schema).
+func fileOfVersion(t *testing.T, path string, n int, stmts ...string) {
+	t.Helper()
+	all, err := steps(SQLite)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(all), n)
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer raw.Close()
+	for _, s := range all[:n] {
+		_, err = raw.Exec(s.sql)
+		require.NoError(t, err, s.name)
+	}
+	for _, s := range append([]string{fmt.Sprintf("PRAGMA user_version = %d", n)}, stmts...) {
+		_, err = raw.Exec(s)
+		require.NoError(t, err, s)
+	}
 }
 
 func queryStrings(t *testing.T, db *sql.DB, q string) []string {
