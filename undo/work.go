@@ -366,17 +366,12 @@ func takeBack(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, ite
 	for key := range images {
 		bySource[key.source] = append(bySource[key.source], key.sourceID)
 	}
-	for source, sids := range bySource {
-		for start := 0; start < len(sids); start += chunk {
-			part := sids[start:min(start+chunk, len(sids))]
-			args := []any{tenant, source, string(k)}
-			for _, id := range part {
-				args = append(args, id)
-			}
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf(deleteImagesSQL, placeholders(len(part))), args...); err != nil {
-				return fmt.Errorf("delete the before-images of %s slots: %w", k, err)
-			}
-		}
+	err = eachChunk(tenant, k, bySource, func(_ string, args []any) error {
+		_, err := tx.ExecContext(ctx, fmt.Sprintf(deleteImagesSQL, placeholders(len(args)-3)), args...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete the before-images of %s slots: %w", k, err)
 	}
 	return nil
 }
@@ -388,6 +383,31 @@ func readImages(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, i
 		bySource[it.Source] = append(bySource[it.Source], it.SourceID)
 	}
 	out := map[imageKey]image{}
+	err := eachChunk(tenant, k, bySource, func(source string, args []any) error {
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(imagesSQL, placeholders(len(args)-3)), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var sid string
+			var im image
+			if err := rows.Scan(&sid, &im.takenBy, &im.ownerGone); err != nil {
+				return err
+			}
+			out[imageKey{source, k, sid}] = im
+		}
+		return rows.Close()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the before-images of %s slots: %w", k, err)
+	}
+	return out, nil
+}
+
+// eachChunk calls f per source and chunk of its source ids, with the
+// arguments of a statement on them: tenant, source, kind, then the ids.
+func eachChunk(tenant string, k ledger.Kind, bySource map[string][]string, f func(source string, args []any) error) error {
 	for source, sids := range bySource {
 		for start := 0; start < len(sids); start += chunk {
 			part := sids[start:min(start+chunk, len(sids))]
@@ -395,25 +415,12 @@ func readImages(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, i
 			for _, id := range part {
 				args = append(args, id)
 			}
-			rows, err := tx.QueryContext(ctx, fmt.Sprintf(imagesSQL, placeholders(len(part))), args...)
-			if err != nil {
-				return nil, fmt.Errorf("read the before-images of %s slots: %w", k, err)
-			}
-			for rows.Next() {
-				var sid string
-				var im image
-				if err := rows.Scan(&sid, &im.takenBy, &im.ownerGone); err != nil {
-					rows.Close()
-					return nil, fmt.Errorf("read the before-images of %s slots: %w", k, err)
-				}
-				out[imageKey{source, k, sid}] = im
-			}
-			if err := rows.Close(); err != nil {
-				return nil, fmt.Errorf("read the before-images of %s slots: %w", k, err)
+			if err := f(source, args); err != nil {
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // changed names the first of items whose slot is not as the plan found it
