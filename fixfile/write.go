@@ -170,7 +170,7 @@ func group(fails []forensics.Failure) ([]*fixFile, error) {
 }
 
 // fixName is the name a failure's file takes in a fix folder (its task's
-// input's base name, without .gz), and that input.
+// input's base name, without .gz; a workbook's as .csv), and that input.
 func fixName(f forensics.Failure) (name, in string) {
 	if f.Input != "" {
 		name = input.BaseName(f.Input)
@@ -179,6 +179,13 @@ func fixName(f forensics.Failure) (name, in string) {
 	}
 	if strings.EqualFold(path.Ext(name), ".gz") {
 		name = name[:len(name)-len(".gz")]
+	}
+	if strings.EqualFold(path.Ext(name), ".xlsx") {
+		// A workbook's failed rows are written as CSV, under their
+		// sheet's header: a spreadsheet opens it, and the profile's
+		// pattern for the workbook reads it (a table pattern matches
+		// both: profile.Profile.FileKind).
+		name = name[:len(name)-len(".xlsx")] + ".csv"
 	}
 	return name, f.Input
 }
@@ -347,11 +354,22 @@ func (s *source) header(ff *fixFile) {
 }
 
 // beyondHeader tells a field past a CSV header's count, which the reader
-// names "(column N)", and its position.
+// names "(column N)", or a workbook's value in a column with no header,
+// "(column L)" by its letters; and its position (1-based).
 func beyondHeader(name string) (int, bool) {
 	var n int
-	if _, err := fmt.Sscanf(name, "(column %d)", &n); err != nil || name != fmt.Sprintf("(column %d)", n) {
+	if _, err := fmt.Sscanf(name, "(column %d)", &n); err == nil && name == fmt.Sprintf("(column %d)", n) {
+		return n, true
+	}
+	letters, ok := strings.CutPrefix(name, "(column ")
+	if letters, ok = strings.CutSuffix(letters, ")"); !ok || letters == "" || len(letters) > 3 {
 		return 0, false
+	}
+	for _, r := range letters {
+		if r < 'A' || r > 'Z' {
+			return 0, false
+		}
+		n = n*26 + int(r-'A') + 1
 	}
 	return n, true
 }

@@ -37,8 +37,8 @@ type feedChunk struct {
 // have a final slot: those records will be unchanged (R2, never judged
 // again), so the feed does not validate them.
 //
-// raw counts the bytes of the input read so far, for progress.
-func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, raw *reader.CountingReader) *feed {
+// read counts the bytes of the input read so far, for progress.
+func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, read func() int64) *feed {
 	f := &feed{ch: make(chan feedChunk, 4), quit: make(chan struct{})}
 	f.done.Add(1)
 	go func() {
@@ -53,7 +53,7 @@ func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, raw *rea
 					err = rerr
 					break
 				}
-				ends = append(ends, raw.BytesRead())
+				ends = append(ends, read())
 				r := m.Map(row)
 				if _, ok := known.get(r.ID); !ok && !r.Excluded {
 					m.Complete(&r)

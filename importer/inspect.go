@@ -245,6 +245,7 @@ func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, side [
 		fi.Problem = err.Error()
 		return fi
 	}
+	header = ti.rr.Header() // a workbook's first sheet read, past those left unread
 	if err := ti.mapper.ReadSideFiles(ctx, side, lim); err != nil {
 		fi.Problem = err.Error()
 		return fi

@@ -225,6 +225,12 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 			return planNotes{}, inputError(f.Path, err)
 		}
 		f.Info = info
+		if f.Format == reader.FormatXLSX {
+			// A workbook's XML says its own encoding; --encoding is a
+			// text file's.
+			f.Encoding, f.EncodingWhy = "", "a workbook: its XML names its encoding"
+			continue
+		}
 		c := reader.ChooseEncoding(input.Name(f.Path), info.Head, info.Text, encoding)
 		f.Encoding, f.EncodingWhy = c.Encoding, c.Why
 		notes.notices, notes.warnings = appendNote(notes.notices, c.Notice), appendNote(notes.warnings, c.Warning)

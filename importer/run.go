@@ -354,7 +354,11 @@ func (w *openedTask) start(batchSize int) *phases.Work {
 	if f := w.idx.finals[w.task.Kind]; f != nil {
 		known = f.loaded
 	}
-	w.feed = startFeed(w.rr, w.mapper, known, w.in.Raw)
+	read := w.rr.BytesRead // a workbook's, read in place
+	if w.in.Raw != nil {
+		read = w.in.Raw.BytesRead // the file's bytes, before a gzip
+	}
+	w.feed = startFeed(w.rr, w.mapper, known, read)
 	return &phases.Work{Size: w.size, Next: w.next, Close: func() error {
 		w.feed.stop()
 		return w.close()
@@ -509,6 +513,11 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 		// batch (the feed has read to the end: its reader is at rest).
 		if f := w.rr.Footer(); f != nil {
 			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(input.Name(w.task.File))); err != nil {
+				return phases.Batch{}, err
+			}
+		}
+		for _, n := range sheetNotices(input.Name(w.task.File), w.rr, w.profile, w.task.Kind) {
+			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", n); err != nil {
 				return phases.Batch{}, err
 			}
 		}

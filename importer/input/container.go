@@ -74,17 +74,6 @@ func checkEntry(name string, f *zip.File, lim Limits) error {
 	return nil
 }
 
-// ZipGuard bounds a workbook (an xlsx is a zip) as an export's zip is
-// bounded: all its parts against the zip limit, each part against the
-// entry limit and the ratio, checked against the workbook's directory
-// before anything is uncompressed. The reader's errors name the workbook.
-func (lim Limits) ZipGuard() reader.ZipGuard {
-	return reader.ZipGuard{
-		Zip:  func(zr *zip.Reader) error { return checkZip("the workbook", zr, lim) },
-		Part: func(f *zip.File) error { return checkEntry("part "+f.Name, f, lim) },
-	}
-}
-
 func byteSize(n int64) string {
 	switch {
 	case n >= 1<<30:
@@ -163,6 +152,8 @@ func openEntry(name string, f *zip.File, lim Limits) (io.ReadCloser, error) {
 // Opened is an input open for reading.
 type Opened struct {
 	io.Reader
+	// At reads a workbook in place (OpenAt), where Reader is nil.
+	At io.ReaderAt
 	// Size is what progress measures against: the file's bytes (the
 	// entry's, uncompressed).
 	Size int64

@@ -229,11 +229,12 @@ func commonFolder(files []*zip.File) string {
 }
 
 // isZipFile: a file on disk that is a zip, by its name or its first bytes.
+// A workbook (.xlsx) is a zip too, but a file of the export, read as one.
 func isZipFile(p string, byMagic bool) bool {
 	if strings.EqualFold(filepath.Ext(p), ".zip") {
 		return true
 	}
-	if !byMagic {
+	if !byMagic || strings.EqualFold(filepath.Ext(p), ".xlsx") {
 		return false
 	}
 	f, err := openRegular(p)

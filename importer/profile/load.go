@@ -425,8 +425,15 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 			out = append(out, fsp)
 			continue
 		}
-		for _, e := range l.mapping(c, fat, "file", "where", "defaults", "join", "body_file") {
+		for _, e := range l.mapping(c, fat, "file", "sheet", "where", "defaults", "join", "body_file") {
 			switch e.key {
+			case "sheet":
+				if s, ok := l.str(e.val, join(fat, "sheet")); ok {
+					if strings.TrimSpace(s) == "" {
+						l.fail(e.val, join(fat, "sheet"), "names no sheet")
+					}
+					fsp.sheet = s
+				}
 			case "file":
 				if s, ok := l.str(e.val, join(fat, "file")); ok {
 					fsp.pattern = l.pattern(e.val, join(fat, "file"), s)
@@ -464,6 +471,9 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 		if fsp.pattern == "" {
 			l.fail(c, join(fat, "file"), "missing: the file name pattern")
 		}
+		if f, _ := reader.FormatOf(fsp.pattern); fsp.sheet != "" && !tableFormat(f) {
+			l.fail(c, join(fat, "sheet"), "%q is not a spreadsheet's pattern (.xlsx or .csv): only a workbook has sheets", fsp.pattern)
+		}
 		out = append(out, fsp)
 	}
 	return out
@@ -478,7 +488,7 @@ func (l *profileLoader) pattern(n *yaml.Node, at, s string) string {
 		return p
 	}
 	if _, ok := reader.FormatOf(p); !ok {
-		l.fail(n, at, "%q does not end in .csv, .json, .jsonl or .ndjson: the extension tells how to read the file", s)
+		l.fail(n, at, "%q does not end in .csv, .xlsx, .json, .jsonl or .ndjson: the extension tells how to read the file", s)
 	}
 	return p
 }

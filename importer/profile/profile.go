@@ -61,6 +61,7 @@ type kindSpec struct {
 // files alone.
 type fileSpec struct {
 	pattern  string            // lower-cased glob
+	sheet    string            // a workbook's one sheet to read, or "" for each sheet with a header row
 	where    []whereCond       // rows that do not match are not records of the kind
 	defaults map[string]string // canonical field -> value when the row gives none
 	joins    []*joinSpec
@@ -196,6 +197,7 @@ func (p *Profile) fileKind(name string) (ledger.Kind, reader.Format, *fileSpec, 
 	if !ok {
 		return "", "", nil, false
 	}
+	table := tableName(base)
 	for _, k := range ledger.Kinds() {
 		spec := p.kinds[k]
 		if spec == nil {
@@ -205,9 +207,39 @@ func (p *Profile) fileKind(name string) (ledger.Kind, reader.Format, *fileSpec, 
 			if m, _ := path.Match(fsp.pattern, base); m {
 				return k, f, fsp, true
 			}
+			if table != "" {
+				if m, _ := path.Match(tableName(fsp.pattern), table); m {
+					return k, f, fsp, true
+				}
+			}
 		}
 	}
 	return "", "", nil, false
+}
+
+// A workbook is a file like a CSV (issue 15): a pattern for a table
+// matches it in either format, so that "*contact*.csv" reads
+// contacts.xlsx, and a pattern written "contacts.xlsx" reads contacts.csv
+// (a fix folder's, written from a workbook's failed rows as CSV).
+func tableFormat(f reader.Format) bool { return f == reader.FormatCSV || f == reader.FormatXLSX }
+
+// tableName is the name of a table file (.csv or .xlsx) with its
+// extension made ".csv", or "" for another file.
+func tableName(name string) string {
+	ext := path.Ext(name)
+	if f, _ := reader.FormatOf(name); !tableFormat(f) {
+		return ""
+	}
+	return name[:len(name)-len(ext)] + ".csv"
+}
+
+// Sheet is the sheet a profile reads of a workbook it matches (the file
+// pattern's sheet), or "" for each sheet that has a header row.
+func (p *Profile) Sheet(name string) string {
+	if _, _, fsp, ok := p.fileKind(name); ok {
+		return fsp.sheet
+	}
+	return ""
 }
 
 // matchName is the name a file is matched by: its base name, lower-cased,

@@ -49,7 +49,7 @@ func TestCanonicalProfileIsTheDocumentedLayout(t *testing.T) {
 		require.Empty(t, spec.links)
 	}
 	for name, want := range map[string]ledger.Kind{"contacts.csv": ledger.Contact, "COMPANIES.JSON": ledger.Company,
-		"notes.jsonl": ledger.Note, "deals.csv.gz": ledger.Deal, "leads.csv": "", "contacts.xlsx": ""} {
+		"notes.jsonl": ledger.Note, "deals.csv.gz": ledger.Deal, "leads.csv": "", "contacts.xlsx": ledger.Contact, "contacts.xls": ""} {
 		k, _, ok := p.FileKind(name)
 		require.Equal(t, want != "", ok, name)
 		require.Equal(t, want, k, name)
@@ -97,6 +97,10 @@ func TestProfileValidation(t *testing.T) {
 		"OneColumnTwoFields": {base + "      first_name: [Name]\n      last_name: [Surname, Name]\n",
 			[]string{`kinds.contact.fields.last_name: column "Name" also gives first_name`}},
 		"SeveralErrorsAtOnce": {base + "colour: blue\nids: x\n", []string{`unknown key "colour"`, `unknown id rule "x"`}},
+		"SheetOfJSON": {strings.Replace(base, "files: [people.csv]", "files: [{file: people.json, sheet: People}]", 1),
+			[]string{`kinds.contact.files[0].sheet: "people.json" is not a spreadsheet's pattern (.xlsx or .csv): only a workbook has sheets`}},
+		"EmptySheet": {strings.Replace(base, "files: [people.csv]", "files: [{file: people.xlsx, sheet: \" \"}]", 1),
+			[]string{"kinds.contact.files[0].sheet: names no sheet"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -180,4 +184,27 @@ func TestPipedriveCurrencySpellings(t *testing.T) {
 		require.Equal(t, "EUR", r.Get("currency"), header)
 		require.NotContains(t, r.ExtraJSON(), "EUR", header)
 	}
+}
+
+// TestWorkbookPatterns: a workbook is a file like a CSV (issue 15 item
+// 1): a table pattern matches a .csv and an .xlsx of the same name either
+// way, and a file pattern may name the one sheet of a workbook to read.
+func TestWorkbookPatterns(t *testing.T) {
+	t.Parallel()
+	p, err := Load("acme.yaml", []byte("name: acme\nkinds:\n  contact:\n    files: [\"*people*.csv\"]\n    fields: {id: ID}\n"+
+		"  deal:\n    files: [{file: \"deals-*.xlsx\", sheet: Open deals}, \"*.jsonl\"]\n    fields: {id: ID}\n"))
+	require.NoError(t, err)
+	for name, want := range map[string]ledger.Kind{
+		"people-4321.xlsx": ledger.Contact, "people-4321.csv": ledger.Contact, "PEOPLE.XLSX": ledger.Contact,
+		"deals-2024.xlsx": ledger.Deal, "deals-2024.csv": ledger.Deal, "people.xls": "", "people.xlsx.gz": ledger.Contact,
+		"deals.json": "", "people.json": "",
+	} {
+		k, _, ok := p.FileKind(name)
+		require.Equal(t, want != "", ok, name)
+		require.Equal(t, want, k, name)
+	}
+	_, f, _ := p.FileKind("people.xlsx")
+	require.Equal(t, reader.FormatXLSX, f, "the format is the file's own, whatever the pattern's")
+	require.Equal(t, "Open deals", p.Sheet("deals-2024.xlsx"))
+	require.Equal(t, "", p.Sheet("people.xlsx"), "no sheet named: each sheet with a header row")
 }

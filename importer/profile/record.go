@@ -67,14 +67,16 @@ func (r *Record) Get(f string) string {
 // profile says is resolved once per file (valueFuncs, the columns each link
 // reads) and once per header (layout), not per row.
 type Mapper struct {
-	kind     ledger.Kind
-	file     string
-	fields   *canon.FieldSet
-	p        *Profile
-	kindSpec *kindSpec         // what the profile says of the kind
-	fileSpec *fileSpec         // the file's pattern, with its where, defaults, joins and body
-	index    map[string]colRef // normalised column name -> the field it gives
-	last     *layout           // the column layout of the last row (CSV: the header)
+	kind      ledger.Kind
+	file      string
+	fields    *canon.FieldSet
+	p         *Profile
+	kindSpec  *kindSpec         // what the profile says of the kind
+	fileSpec  *fileSpec         // the file's pattern, with its where, defaults, joins and body
+	index     map[string]colRef // normalised column name -> the field it gives
+	last      *layout           // the column layout of the last row (CSV: the header)
+	sheet     string            // the workbook sheet of the last row, and the file name its records take
+	sheetFile string
 
 	valueFuncs    []valueFunc     // per field; nil when the profile changes no value
 	roots         map[string]bool // JSON keys whose objects are flattened into dotted columns
@@ -281,6 +283,29 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 	return l
 }
 
+// File is the name of the file the mapper maps, as failures name it.
+func (m *Mapper) File() string { return m.file }
+
+// Kind is the kind the mapper maps rows to.
+func (m *Mapper) Kind() ledger.Kind { return m.kind }
+
+// Recognises tells whether a header holds any column the profile reads
+// for the kind (a field or a link): a workbook's sheet that holds none (a
+// cover sheet, a pivot) is no table of the kind.
+func (m *Mapper) Recognises(header []string) bool {
+	cols := make([]reader.Col, len(header))
+	for i, h := range header {
+		cols[i] = reader.Col{Name: h}
+	}
+	l := m.layoutOf(cols)
+	for _, f := range l.field {
+		if f != colExtra {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckHeader refuses a CSV header that cannot be read safely: no id
 // column, or a canonical field given by two columns of one name (unless
 // the profile keeps the first).
@@ -311,7 +336,7 @@ func (m *Mapper) CheckHeader(header []string) error {
 			ids = spec.columns
 		}
 		return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
-			"no id column: the header has %d columns (%s) and none of them is %s", len(header), preview(header), orList(ids))}
+			"no id column: the header has %d columns (%s) and none of them is %s", len(header), Preview(header), orList(ids))}
 	}
 	return nil
 }
@@ -331,7 +356,8 @@ func orList(names []string) string {
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
-func preview(h []string) string {
+// Preview quotes the first names of a header, for messages.
+func Preview(h []string) string {
 	var b bytes.Buffer
 	for i, s := range h {
 		if i == 6 {
@@ -351,6 +377,12 @@ func preview(h []string) string {
 // counted by position whatever the values, as in the raw row.
 func (m *Mapper) Map(row reader.Row) Record {
 	r := Record{Kind: m.kind, File: m.file, Line: row.Line, Err: row.Err, fields: m.fields, vals: make([]string, len(m.fields.Names)), row: row}
+	if row.Sheet != "" { // a workbook's row: "contacts.xlsx!Sheet1", line 14 (reader.Where)
+		if row.Sheet != m.sheet {
+			m.sheet, m.sheetFile = row.Sheet, m.file+"!"+row.Sheet
+		}
+		r.File = m.sheetFile
+	}
 	cols := row.Cols
 	if m.roots != nil {
 		cols = flatten(cols, m.roots)

@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -233,15 +232,11 @@ func (m *Mapper) Close() { m.side.close() }
 
 // eachRow reads every row of a side file.
 func eachRow(ctx context.Context, in SideFile, lim input.Limits, f func(reader.Row) error) error {
-	o, err := input.Open(in.File, lim)
+	rr, o, err := input.OpenRows(in.File, reader.ReadOptions{Name: input.Name(in.File), Format: reader.Format(in.Format), Encoding: in.Encoding}, lim)
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	rr, err := reader.NewRowReader(bufio.NewReaderSize(o, 1<<16), reader.ReadOptions{Name: input.Name(in.File), Format: reader.Format(in.Format), Encoding: in.Encoding})
-	if err != nil {
-		return err
-	}
 	for n := 0; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()

@@ -13,8 +13,7 @@
 //     in place over archive/zip and encoding/xml, a sheet streamed token by
 //     token, values as Excel shows them, xlsx_values.go; each sheet with a
 //     header row in order, or a named one; a row is named
-//     "contacts.xlsx!Sheet1:14", Where). FormatOf does not name .xlsx yet:
-//     planning refuses a workbook as before;
+//     "contacts.xlsx!Sheet1:14", Where);
 //   - the sniffing of what a file is (sniff.go): an archive, an image, a
 //     workbook, binary data, JSON or an HTML page where CSV was expected,
 //     UTF-16 or UTF-32 text;

@@ -26,8 +26,7 @@ const (
 	// FormatJSONL is one object per line (blank lines ignored).
 	FormatJSONL Format = "jsonl"
 	// FormatXLSX is an Excel workbook, read in place by NewXLSXReader (a
-	// zip needs random access). FormatOf does not name it yet: planning
-	// refuses a workbook until it opens one through NewXLSXReader.
+	// zip needs random access).
 	FormatXLSX Format = "xlsx"
 )
 
@@ -40,6 +39,8 @@ func FormatOf(name string) (Format, bool) {
 		return FormatJSON, true
 	case ".jsonl", ".ndjson":
 		return FormatJSONL, true
+	case ".xlsx":
+		return FormatXLSX, true
 	}
 	return "", false
 }

@@ -93,8 +93,10 @@ type xlsxSource struct {
 	sst       sharedStrings
 	styles    []numKind // per cellXfs index
 	sheets    []xlsxSheet
-	nextSheet int          // index in sheets of the next sheet to open
-	sh        *sheetStream // the sheet being read; nil once every sheet is read
+	nextSheet int                         // index in sheets of the next sheet to open
+	check     func(header []string) error // judges each later sheet's header (CheckHeaders)
+	skipped   []SkippedSheet              // the sheets it judged not of records
+	sh        *sheetStream                // the sheet being read; nil once every sheet is read
 }
 
 // xlsxSheet is a sheet of the workbook: its name and its part.
@@ -207,10 +209,59 @@ func (s *xlsxSource) openNext() error {
 				sh.close()
 				return err
 			}
+			if err := s.judge(sh, row.line); errors.Is(err, SkipSheet) {
+				break
+			} else if err != nil {
+				sh.close()
+				return err
+			}
 			s.sh = sh
 			return nil
 		}
-		sh.close() // no non-empty row: no header, nothing to read
+		sh.close() // no non-empty row: no header, nothing to read; or a sheet skipped
+	}
+	return nil
+}
+
+// judge has the check of CheckHeaders judge a sheet's header (at line):
+// SkipSheet, with the sheet noted in skipped; or a *FileError naming the
+// sheet.
+func (s *xlsxSource) judge(sh *sheetStream, line int) error {
+	if s.check == nil {
+		return nil
+	}
+	err := s.check(sh.hdr)
+	if errors.Is(err, SkipSheet) {
+		s.skipped = append(s.skipped, SkippedSheet{Name: sh.name, Line: line, Header: append([]string(nil), sh.hdr...)})
+		return err
+	}
+	if err != nil {
+		reason := err.Error()
+		if fe := (*FileError)(nil); errors.As(err, &fe) {
+			reason = fe.Reason
+		}
+		return &FileError{File: sh.file, Line: line, Reason: reason, cause: err}
+	}
+	return nil
+}
+
+// SkipSheet is what a CheckHeaders check returns for a sheet that holds
+// no records of the file's kind (a cover sheet, a pivot): the reader leaves
+// it unread and goes on to the next sheet. SkippedSheets lists it.
+var SkipSheet = errors.New("not a sheet of records")
+
+// SkippedSheet is a workbook's sheet left unread (SkipSheet): its name,
+// its header's row and the header.
+type SkippedSheet struct {
+	Name   string
+	Line   int
+	Header []string
+}
+
+// SkippedSheets lists the sheets left unread so far (SkipSheet).
+func (r *RowReader) SkippedSheets() []SkippedSheet {
+	if x, ok := r.src.(*xlsxSource); ok {
+		return x.skipped
 	}
 	return nil
 }
@@ -248,6 +299,34 @@ func (r *RowReader) Sheet() string {
 		return x.sh.name
 	}
 	return ""
+}
+
+// CheckHeaders has check judge the header of each sheet of a workbook as
+// the reader opens it: a sheet whose header check refuses ends the reading
+// with a *FileError naming the sheet and its header's row; SkipSheet
+// leaves the sheet unread. CSV and JSON have one header, which the caller
+// judges: nothing to do.
+//
+// Called before the first Next, it judges the first sheet's header as
+// well: when check returns SkipSheet for it, CheckHeaders leaves it unread and opens the next one
+// check accepts; an error is then returned as Next would return it.
+func (r *RowReader) CheckHeaders(check func(header []string) error) error {
+	x, ok := r.src.(*xlsxSource)
+	if !ok {
+		return nil
+	}
+	x.check = check
+	if x.sh == nil {
+		return nil
+	}
+	err := x.judge(x.sh, x.sh.hdrLine)
+	if errors.Is(err, SkipSheet) {
+		err = x.openNext()
+	}
+	if err != nil {
+		r.final = err
+	}
+	return err
 }
 
 // Where names a row as a failure shows it: "contacts.xlsx!Sheet1:14" for
@@ -659,6 +738,7 @@ type sheetStream struct {
 	x       *xmlStream
 	file    string // "contacts.xlsx!Sheet1"
 	hdr     []string
+	hdrLine int // the header's row
 	lastRow int
 	done    bool // </sheetData> read
 }
@@ -931,7 +1011,7 @@ func (sh *sheetStream) setHeader(row sheetRow) error {
 			width = c.col + 1
 		}
 	}
-	sh.hdr = make([]string, width)
+	sh.hdr, sh.hdrLine = make([]string, width), row.line
 	for _, c := range row.cells {
 		if c.col < width {
 			sh.hdr[c.col] = c.value
