@@ -197,24 +197,31 @@ func (p *Profile) fileKind(name string) (ledger.Kind, reader.Format, *fileSpec, 
 	if !ok {
 		return "", "", nil, false
 	}
-	table := tableName(base)
 	for _, k := range ledger.Kinds() {
 		spec := p.kinds[k]
 		if spec == nil {
 			continue
 		}
 		for _, fsp := range spec.files {
-			if m, _ := path.Match(fsp.pattern, base); m {
+			if matchFile(fsp.pattern, base) {
 				return k, f, fsp, true
-			}
-			if table != "" {
-				if m, _ := path.Match(tableName(fsp.pattern), table); m {
-					return k, f, fsp, true
-				}
 			}
 		}
 	}
 	return "", "", nil, false
+}
+
+// matchFile tells whether a file's name (matchName) matches a pattern: as
+// a glob, or as a table file in either format (tableName).
+func matchFile(pattern, name string) bool {
+	if m, _ := path.Match(pattern, name); m {
+		return true
+	}
+	if table := tableName(name); table != "" {
+		m, _ := path.Match(tableName(pattern), table)
+		return m
+	}
+	return false
 }
 
 // A workbook is a file like a CSV (issue 15): a pattern for a table

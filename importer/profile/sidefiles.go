@@ -48,7 +48,7 @@ func (p *Profile) FindSideFiles(planned map[ledger.Kind][]string, byKind map[led
 			for _, js := range fsp.joins {
 				matched := false
 				for _, o := range others {
-					if m, _ := path.Match(js.file, matchName(o.Name)); m {
+					if matchFile(js.file, matchName(o.Name)) {
 						matched = true
 						used[o.Ref] = true
 						if role := joinRole(js); !found[role+"\x00"+o.Ref] {
@@ -123,7 +123,7 @@ func (m *Mapper) SideFilesRead(files []SideFile) []SideFile {
 // matchesAny reports whether one of refs matches fsp's pattern.
 func matchesAny(fsp *fileSpec, refs []string) bool {
 	for _, ref := range refs {
-		if m, _ := path.Match(fsp.pattern, matchName(ref)); m {
+		if matchFile(fsp.pattern, matchName(ref)) {
 			return true
 		}
 	}
