@@ -18,12 +18,12 @@ import (
 // an export's zip (a section of the zip's file). A workbook that was
 // deflated into the export's zip, or gzipped, has no bytes on disk to read
 // in place; since nothing is extracted to disk (SPEC §4), it is
-// uncompressed into memory, up to MaxWorkbookInMemory, and refused beyond,
+// uncompressed into memory, up to maxWorkbookInMemory, and refused beyond,
 // saying how to pass it instead.
 
-// MaxWorkbookInMemory bounds a compressed workbook held in memory: with its
+// maxWorkbookInMemory bounds a compressed workbook held in memory: with its
 // shared strings (reader's bound) it stays within the memory goal of a run.
-const MaxWorkbookInMemory = 64 << 20
+var maxWorkbookInMemory int64 = 64 << 20
 
 // OpenAt opens a workbook input for reading in place: a file, a zip's
 // entry, or a .gz (see above). The returned Opened has At set and no
@@ -54,14 +54,14 @@ func OpenAt(ref string, lim Limits) (*Opened, error) {
 		return nil, err
 	}
 	defer in.Close()
-	if in.Size > MaxWorkbookInMemory && r.entry != "" { // the entry's size, from the zip's directory
+	if in.Size > maxWorkbookInMemory && r.entry != "" { // the entry's size, from the zip's directory
 		return nil, workbookTooBig(name, true)
 	}
-	b, err := io.ReadAll(io.LimitReader(in, MaxWorkbookInMemory+1))
+	b, err := io.ReadAll(io.LimitReader(in, maxWorkbookInMemory+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > MaxWorkbookInMemory {
+	if int64(len(b)) > maxWorkbookInMemory {
 		return nil, workbookTooBig(name, r.entry != "")
 	}
 	return &Opened{At: bytes.NewReader(b), Size: int64(len(b))}, nil
@@ -103,7 +103,7 @@ func workbookTooBig(name string, inZip bool) error {
 		how = "extract the zip and pass the folder, or zip the workbook again stored (zip -0)"
 	}
 	return fmt.Errorf("%s: a workbook compressed in another archive is read in memory, and this one is over %s: %s",
-		name, byteSize(MaxWorkbookInMemory), how)
+		name, byteSize(maxWorkbookInMemory), how)
 }
 
 // ZipGuard bounds a workbook (an xlsx is a zip) as an export's zip is

@@ -271,3 +271,31 @@ func Twins(tb testing.TB) map[string]Workbook {
 	}
 	return out
 }
+
+// MultiSheet writes tables as the sheets of one workbook, in order, typed
+// as a twin's (without a twin's formula, error cell and empty row).
+func MultiSheet(tables ...Table) Workbook {
+	var wb Workbook
+	for i, t := range tables {
+		one := TwinWorkbook(t, Twin{})
+		if i == 0 {
+			wb = one
+			continue
+		}
+		// The sheet's strings go after the workbook's: its indices move.
+		sh := one.Sheets[0]
+		sh.Rows = shiftStrings(sh.Rows, len(wb.Strings))
+		wb.Strings = append(wb.Strings, one.Strings...)
+		wb.Sheets = append(wb.Sheets, sh)
+	}
+	return wb
+}
+
+var sharedRef = regexp.MustCompile(`t="s"><v>([0-9]+)</v>`)
+
+func shiftStrings(rows string, by int) string {
+	return sharedRef.ReplaceAllStringFunc(rows, func(m string) string {
+		n, _ := strconv.Atoi(sharedRef.FindStringSubmatch(m)[1])
+		return `t="s"><v>` + strconv.Itoa(n+by) + `</v>`
+	})
+}

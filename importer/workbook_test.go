@@ -1,0 +1,131 @@
+package importer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/failpoint"
+	"crmimport/importer/reader/readertest"
+	"crmimport/ledger"
+	"crmimport/phases"
+	"crmimport/store/storetest"
+)
+
+// TestWorkbookSheets: each sheet of a workbook has its own header, judged
+// as the reader reaches it (issue 15 item 1): a sheet with no column of
+// the kind (a cover sheet, before or after the records) is left unread
+// and said so; a sheet of the kind without an id column fails the task,
+// naming the sheet and its header's row; a profile may name the one sheet
+// to read; a workbook with no sheet of the kind fails, listing its sheets.
+func TestWorkbookSheets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cover := readertest.Table{Sheet: "Read me", Rows: [][]string{{"Exported by", "On"}, {"Ann", "2024-08-27"}}}
+	people := readertest.Table{Sheet: "People", Rows: [][]string{{"id", "first_name", "email"}, {"c1", "Ann", "ann@example.com"}, {"c2", "Bob", "bob@example.com"}}}
+	noID := readertest.Table{Sheet: "Left", Rows: [][]string{{"first_name", "email"}, {"Cy", "cy@example.com"}}}
+	back := readertest.Table{Sheet: "Pivot", Rows: [][]string{{"Region", "Count"}, {"EMEA", "2"}}}
+	more := readertest.Table{Sheet: "More", Rows: [][]string{{"email", "id"}, {"dee@example.com", "c3"}}}
+
+	write := func(tables ...readertest.Table) string {
+		dir := t.TempDir()
+		wb := readertest.MultiSheet(tables...)
+		require.NoError(t, wb.WriteFile(filepath.Join(dir, "contacts.xlsx")))
+		return dir
+	}
+	t.Run("CoverSheetsLeftUnread", func(t *testing.T) {
+		t.Parallel()
+		db := storetest.OpenDB(t)
+		run := importDir(t, New(phases.New(db, nil)), write(cover, people, more, back), 0)
+		require.Equal(t, phases.RunSucceeded, run.Status, column(t, db, `SELECT message FROM run_log`))
+		require.Equal(t, int64(3), run.Stats[ledger.Contact].Imported)
+		require.Equal(t, []string{
+			`contacts.xlsx!Read me: not read: none of its columns ("Exported by", "On", header at row 1) is one the canonical profile reads for contacts`,
+			`contacts.xlsx!Pivot: not read: none of its columns ("Region", "Count", header at row 1) is one the canonical profile reads for contacts`,
+		}, column(t, db, `SELECT message FROM run_log WHERE message LIKE '%not read:%' ORDER BY id`))
+		require.Equal(t, []string{"c1|Ann", "c2|Bob", "c3|"}, column(t, db,
+			`SELECT k.source_id || '|' || coalesce(c.first_name, '') FROM migration_records k JOIN contacts c ON c.id = k.record_id ORDER BY k.source_id`))
+	})
+	t.Run("SheetWithoutID", func(t *testing.T) {
+		t.Parallel()
+		db := storetest.OpenDB(t)
+		run := importDir(t, New(phases.New(db, nil)), write(people, noID, more), 0)
+		require.Equal(t, phases.RunFailed, run.Status)
+		msg := column(t, db, `SELECT message FROM run_log WHERE level = 'error' AND message LIKE '%no id column%' LIMIT 1`)
+		require.Len(t, msg, 1)
+		require.Contains(t, msg[0], `: batch 1 of contacts: contacts.xlsx!Left:1: no id column: the header has 2 columns ("first_name", "email") and none of them is "id"`)
+		require.Empty(t, column(t, db, `SELECT source_id FROM migration_records`), "the batch that reached the sheet is rolled back whole (R12)")
+	})
+	t.Run("ProfileNamesTheSheet", func(t *testing.T) {
+		t.Parallel()
+		dir := write(people, noID, more)
+		prof := filepath.Join(t.TempDir(), "one-sheet.yaml")
+		require.NoError(t, os.WriteFile(prof, []byte("name: one-sheet\nkinds:\n  contact:\n    files: [{file: contacts.xlsx, sheet: More}]\n"+
+			"    fields: {id: id, email: email, first_name: first_name}\n"), 0o600))
+		db := storetest.OpenDB(t)
+		imp := New(phases.New(db, nil))
+		run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "crm", Profile: prof, Input: dir})
+		require.NoError(t, err)
+		run, err = imp.Execute(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, phases.RunSucceeded, run.Status)
+		require.Equal(t, []string{"c3"}, column(t, db, `SELECT source_id FROM migration_records`))
+	})
+	t.Run("NoSheetOfTheKind", func(t *testing.T) {
+		t.Parallel()
+		db := storetest.OpenDB(t)
+		run := importDir(t, New(phases.New(db, nil)), write(cover), 0)
+		require.Equal(t, phases.RunFailed, run.Status)
+		msg := column(t, db, `SELECT message FROM run_log WHERE level = 'error' AND message LIKE '%no sheet holds%' LIMIT 1`)
+		require.Len(t, msg, 1)
+		require.Contains(t, msg[0], `contacts.xlsx: no sheet holds contacts the profile reads: sheet "Read me" (header at row 1: "Exported by", "On"); name the sheet to read in the profile`)
+	})
+}
+
+// TestWorkbookResumesAtItsCheckpoint: a run stopped in the middle of a
+// workbook's second sheet resumes at its checkpoint (R12) onto the right
+// row of the right sheet: the same rows, failures and lines as a run that
+// was never stopped.
+func TestWorkbookResumesAtItsCheckpoint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wb, err := os.ReadFile(filepath.Join(readertest.XLSXFixtureDir(t), "contacts.xlsx"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "contacts.xlsx"), wb, 0o600))
+
+	whole := storetest.OpenDB(t)
+	importDir(t, New(phases.New(whole, nil)), dir, 2)
+
+	db := storetest.OpenDB(t)
+	fps, err := failpoint.Parse("batch:contact:4=error")
+	require.NoError(t, err)
+	imp := New(phases.New(db, fps))
+	run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "canonical", Input: dir, BatchSize: 2})
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunPartial, run.Status)
+	tasks, err := phases.LoadTasks(ctx, db, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.Checkpoint{Rows: 6, Line: 8}, tasks[0].Checkpoint, "six rows of the Contacts sheet read: the last at its row 8")
+
+	imp = New(phases.New(db, nil))
+	_, _, err = imp.Resume(ctx, run.ID)
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.Counts{Imported: 6, Failed: 3, Unlinked: 1}, run.Stats[ledger.Contact])
+	for _, q := range []string{
+		`SELECT first_name || '|' || coalesce(email, '') || '|' || coalesce(created_at, '') FROM contacts ORDER BY id`,
+		`SELECT source_id || '|' || file || '|' || line || '|' || reason FROM record_failures ORDER BY line`,
+	} {
+		require.Equal(t, column(t, whole, q), column(t, db, q), q)
+	}
+	require.Equal(t, []string{"Ann", "Bob", "Fay", "Ann", "Gus", "Hal"}, column(t, db, `SELECT first_name FROM contacts ORDER BY id`))
+	require.Equal(t, []string{"contacts.xlsx!Contacts|5", "contacts.xlsx!Contacts|6", "contacts.xlsx!Contacts|7"},
+		column(t, db, `SELECT file || '|' || line FROM record_failures ORDER BY line`))
+}
