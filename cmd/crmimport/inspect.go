@@ -214,7 +214,11 @@ func writeFileInspection(w io.Writer, f importer.FileInspection) {
 	}
 	how = append(how, byteSize(f.Size), f.Fingerprint)
 	fmt.Fprintf(w, "  read as: %s\n", strings.Join(how, ", "))
-	fmt.Fprintf(w, "  encoding: %s — %s\n", f.Encoding, f.EncodingWhy)
+	if f.Encoding == "" {
+		fmt.Fprintf(w, "  encoding: %s\n", f.EncodingWhy) // a workbook's
+	} else {
+		fmt.Fprintf(w, "  encoding: %s — %s\n", f.Encoding, f.EncodingWhy)
+	}
 	for _, l := range f.Links {
 		fmt.Fprintf(w, "  link: %s\n", describeLink(l))
 	}
