@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -312,9 +313,16 @@ func XLSXFixtureDir(tb testing.TB) string {
 	return filepath.Join(filepath.Dir(self), "..", "..", "..", "fixtures", "xlsx")
 }
 
-// XLSXSeeds adds the workbooks of fixtures/ to a fuzz target.
+// XLSXSeeds adds the workbooks of fixtures/xlsx, the twins included, to a
+// fuzz target.
 func XLSXSeeds(f *testing.F, add func(data []byte)) {
-	matches, err := filepath.Glob(filepath.Join(XLSXFixtureDir(f), "*.xlsx"))
+	var matches []string
+	err := filepath.WalkDir(XLSXFixtureDir(f), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".xlsx") {
+			matches = append(matches, p)
+		}
+		return err
+	})
 	require.NoError(f, err)
 	require.NotEmpty(f, matches)
 	for _, p := range matches {
