@@ -15,6 +15,7 @@ import (
 	"crmimport/fixfile"
 	"crmimport/forensics"
 	"crmimport/importer"
+	"crmimport/importer/reader/readertest"
 	"crmimport/phases"
 	"crmimport/store/storetest"
 )
@@ -457,4 +458,46 @@ func TestFixFolderBrokenRows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFixFolderOfAWorkbook: a workbook's failed rows (issue 15 item 1)
+// go to the fix folder as contacts.csv, under their sheet's header, the
+// value a workbook kept past its header as the row's last field; each says
+// the sheet's row it came from; fixed, the folder imports through the
+// pattern that read the workbook, and the row still wrong fails again.
+func TestFixFolderOfAWorkbook(t *testing.T) {
+	t.Parallel()
+	exp := t.TempDir()
+	wb, err := os.ReadFile(filepath.Join(readertest.XLSXFixtureDir(t), "contacts.xlsx"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(exp, "contacts.xlsx"), wb, 0o600))
+	db := filepath.Join(t.TempDir(), "crm.db")
+	first := crm(t, nil, "--db", db, "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
+	require.Equal(t, exitPartial, first.code, first.stderr)
+	require.Equal(t, []string{"contacts.xlsx!Contacts|5", "contacts.xlsx!Contacts|6", "contacts.xlsx!Contacts|7"},
+		query(t, db, `SELECT file || '|' || line FROM record_failures ORDER BY line`))
+
+	fix := filepath.Join(t.TempDir(), "fix-1")
+	r := crm(t, nil, "--db", db, "rejects", "1", "--out", fix, "--as-export")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "contacts.csv                 3 rows (contact)")
+	text, err := os.ReadFile(filepath.Join(fix, "contacts.csv"))
+	require.NoError(t, err)
+	require.Equal(t, "\ufeffid,first_name,last_name,email,phone,created_at,signed_up,score,vip,company_id,note\n"+
+		"9.91214E+18,Hiro,太田,,,1900-03-01T00:00:00,1900-01-01,,true,,snake_x000D_case\n"+
+		"123456789012345,Dana,,dana@example.com,,18:00:00,,-1234.5,,,\n"+
+		"20676798570,Eve,,,,,,,,,,stray\n", string(text))
+	reasons, err := os.ReadFile(filepath.Join(fix, "reasons.csv"))
+	require.NoError(t, err)
+	require.Contains(t, string(reasons), ",contacts.xlsx!Contacts:5,")
+
+	fixed := strings.Replace(strings.Replace(string(text), "9.91214E+18", "9912143456789012345", 1), ",18:00:00,", ",2024-01-01,", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(fix, "contacts.csv"), []byte(fixed), 0o600))
+	second := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", fix)
+	require.Equal(t, exitPartial, second.code, second.stderr)
+	require.Equal(t, []string{"contact|20676798570|row has 12 fields, the header has 11"},
+		failuresOf(t, db, second.summary(t).Run), "the stray value still fails")
+	require.Equal(t, []string{"123456789012345|2024-01-01", "9912143456789012345|1900-03-01T00:00:00"},
+		query(t, db, `SELECT k.source_id || '|' || c.created_at FROM migration_records k JOIN contacts c ON c.id = k.record_id
+			WHERE k.migration_id = 2 ORDER BY k.source_id`))
 }
