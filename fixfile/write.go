@@ -362,6 +362,9 @@ func beyondHeader(name string) (int, bool) {
 		return n, true
 	}
 	letters, ok := strings.CutPrefix(name, "(column ")
+	if !ok {
+		return 0, false
+	}
 	if letters, ok = strings.CutSuffix(letters, ")"); !ok || letters == "" || len(letters) > 3 {
 		return 0, false
 	}

@@ -77,7 +77,7 @@ func (ti *taskInput) ready() error {
 // profile reads for the kind is skipped; else as a CSV header.
 func (ti *taskInput) checkSheet(header []string) error {
 	if !ti.mapper.Recognises(header) {
-		return reader.SkipSheet
+		return reader.ErrSkipSheet
 	}
 	return ti.mapper.CheckHeader(header)
 }

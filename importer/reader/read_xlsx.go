@@ -209,7 +209,7 @@ func (s *xlsxSource) openNext() error {
 				sh.close()
 				return err
 			}
-			if err := s.judge(sh, row.line); errors.Is(err, SkipSheet) {
+			if err := s.judge(sh, row.line); errors.Is(err, ErrSkipSheet) {
 				break
 			} else if err != nil {
 				sh.close()
@@ -224,14 +224,14 @@ func (s *xlsxSource) openNext() error {
 }
 
 // judge has the check of CheckHeaders judge a sheet's header (at line):
-// SkipSheet, with the sheet noted in skipped; or a *FileError naming the
+// ErrSkipSheet, with the sheet noted in skipped; or a *FileError naming the
 // sheet.
 func (s *xlsxSource) judge(sh *sheetStream, line int) error {
 	if s.check == nil {
 		return nil
 	}
 	err := s.check(sh.hdr)
-	if errors.Is(err, SkipSheet) {
+	if errors.Is(err, ErrSkipSheet) {
 		s.skipped = append(s.skipped, SkippedSheet{Name: sh.name, Line: line, Header: append([]string(nil), sh.hdr...)})
 		return err
 	}
@@ -245,12 +245,12 @@ func (s *xlsxSource) judge(sh *sheetStream, line int) error {
 	return nil
 }
 
-// SkipSheet is what a CheckHeaders check returns for a sheet that holds
+// ErrSkipSheet is what a CheckHeaders check returns for a sheet that holds
 // no records of the file's kind (a cover sheet, a pivot): the reader leaves
 // it unread and goes on to the next sheet. SkippedSheets lists it.
-var SkipSheet = errors.New("not a sheet of records")
+var ErrSkipSheet = errors.New("not a sheet of records")
 
-// SkippedSheet is a workbook's sheet left unread (SkipSheet): its name,
+// SkippedSheet is a workbook's sheet left unread (ErrSkipSheet): its name,
 // its header's row and the header.
 type SkippedSheet struct {
 	Name   string
@@ -258,7 +258,7 @@ type SkippedSheet struct {
 	Header []string
 }
 
-// SkippedSheets lists the sheets left unread so far (SkipSheet).
+// SkippedSheets lists the sheets left unread so far (ErrSkipSheet).
 func (r *RowReader) SkippedSheets() []SkippedSheet {
 	if x, ok := r.src.(*xlsxSource); ok {
 		return x.skipped
@@ -303,12 +303,12 @@ func (r *RowReader) Sheet() string {
 
 // CheckHeaders has check judge the header of each sheet of a workbook as
 // the reader opens it: a sheet whose header check refuses ends the reading
-// with a *FileError naming the sheet and its header's row; SkipSheet
+// with a *FileError naming the sheet and its header's row; ErrSkipSheet
 // leaves the sheet unread. CSV and JSON have one header, which the caller
 // judges: nothing to do.
 //
 // Called before the first Next, it judges the first sheet's header as
-// well: when check returns SkipSheet for it, CheckHeaders leaves it unread and opens the next one
+// well: when check returns ErrSkipSheet for it, CheckHeaders leaves it unread and opens the next one
 // check accepts; an error is then returned as Next would return it.
 func (r *RowReader) CheckHeaders(check func(header []string) error) error {
 	x, ok := r.src.(*xlsxSource)
@@ -320,7 +320,7 @@ func (r *RowReader) CheckHeaders(check func(header []string) error) error {
 		return nil
 	}
 	err := x.judge(x.sh, x.sh.hdrLine)
-	if errors.Is(err, SkipSheet) {
+	if errors.Is(err, ErrSkipSheet) {
 		err = x.openNext()
 	}
 	if err != nil {

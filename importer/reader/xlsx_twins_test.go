@@ -51,7 +51,7 @@ func TestXLSXTwins(t *testing.T) {
 			require.Equal(t, want.Header(), rr.Header())
 			rr.CheckHeaders(func(h []string) error {
 				if h[0] == "Exported by" {
-					return reader.SkipSheet // the cover sheet
+					return reader.ErrSkipSheet // the cover sheet
 				}
 				return nil
 			})
