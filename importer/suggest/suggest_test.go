@@ -123,3 +123,36 @@ func TestSuggestPlacesBuiltinFixtures(t *testing.T) {
 		})
 	}
 }
+
+// TestDraftDeterministicAndChecked: the same export gives the same bytes;
+// Check names a kind without an id column, a field given twice, and lets
+// a kind read from two files pass.
+func TestDraftDeterministicAndChecked(t *testing.T) {
+	a, err := Suggest(context.Background(), []string{fixture("hubspot")}, Options{Hide: []string{"hubspot"}})
+	require.NoError(t, err)
+	b, err := Suggest(context.Background(), []string{fixture("hubspot")}, Options{Hide: []string{"hubspot"}})
+	require.NoError(t, err)
+	require.Equal(t, string(a.YAML()), string(b.YAML()))
+	require.NoError(t, a.Check(), "activities read from three files")
+
+	var contacts *File
+	for _, f := range a.Files {
+		if f.Name == "hubspot-crm-exports-all-contacts-2024-08-27.csv" {
+			contacts = f
+		}
+	}
+	require.NotNil(t, contacts)
+	for _, c := range contacts.Columns {
+		switch c.Name {
+		case "Record ID - Contact":
+			c.Field = ""
+		case "Job Title":
+			c.Field = "email"
+		}
+	}
+	err = a.Check()
+	require.ErrorContains(t, err, `hubspot-crm-exports-all-contacts-2024-08-27.csv: a contact file needs an id column`)
+	require.ErrorContains(t, err, `columns "Email" and "Job Title" both give email`)
+	_, err = profile.Load("draft.yaml", a.YAML())
+	require.NoError(t, err, "YAML leaves out what Check refuses")
+}
