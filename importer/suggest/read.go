@@ -44,22 +44,40 @@ func matchName(name string) string {
 	return strings.TrimSuffix(base, ".gz")
 }
 
-// readSample reads a file's header and its first n rows.
-func readSample(f *File, n int, lim input.Limits) (*sample, error) {
+// openSample opens a file as a run reads it: a workbook in place, any
+// other file in the encoding its first bytes show.
+func openSample(f *File, lim input.Limits) (*reader.RowReader, io.Closer, error) {
+	opt := reader.ReadOptions{Name: input.Name(f.Ref), Format: f.Format}
+	if f.Format == reader.FormatXLSX {
+		rr, in, err := input.OpenRows(f.Ref, opt, lim)
+		return rr, in, err
+	}
 	in, err := input.Open(f.Ref, lim)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer in.Close()
 	br := bufio.NewReaderSize(in, 1<<16)
 	head, _ := br.Peek(1 << 16)
 	ev := reader.NewEvidenceScanner()
 	ev.Scan(head, len(head) < 1<<16)
-	enc := reader.ChooseEncoding(input.Name(f.Ref), head[:min(len(head), reader.SniffSize)], ev.Evidence(), "")
-	rr, err := reader.NewRowReader(br, reader.ReadOptions{Name: input.Name(f.Ref), Format: f.Format, Encoding: enc.Encoding})
+	opt.Encoding = reader.ChooseEncoding(input.Name(f.Ref), head[:min(len(head), reader.SniffSize)], ev.Evidence(), "").Encoding
+	rr, err := reader.NewRowReader(br, opt)
+	if err != nil {
+		in.Close()
+		return nil, nil, err
+	}
+	return rr, in, nil
+}
+
+// readSample reads a file's header and its first n rows (a workbook's: of
+// its first sheet with a header).
+func readSample(f *File, n int, lim input.Limits) (*sample, error) {
+	rr, closer, err := openSample(f, lim)
 	if err != nil {
 		return nil, err
 	}
+	defer closer.Close()
+	sheet := rr.Sheet() // a workbook's first sheet with a header: the one judged
 	s := &sample{file: f}
 	at := map[string]int{}
 	if h := rr.Header(); h != nil {
@@ -80,7 +98,10 @@ func readSample(f *File, n int, lim input.Limits) (*sample, error) {
 		if row.Err != nil && row.Cols == nil {
 			continue
 		}
-		if f.Format == reader.FormatCSV {
+		if row.Sheet != sheet {
+			break // a workbook's next sheet has a header of its own
+		}
+		if f.Format == reader.FormatCSV || f.Format == reader.FormatXLSX {
 			for i := range s.cols {
 				v := ""
 				if i < len(row.Cols) {
@@ -197,8 +218,5 @@ func jsonList(s string) ([]string, bool) {
 
 // leftOutReason says why a file of the export is not read, or "".
 func leftOutReason(name string) string {
-	if strings.EqualFold(path.Ext(matchName(name)), ".xlsx") {
-		return "left out: an Excel workbook, which planning does not read yet: save its sheets as CSV"
-	}
-	return fmt.Sprintf("left out: %s is not a .csv, .json, .jsonl or .ndjson file", name)
+	return fmt.Sprintf("left out: %s is not a .csv, .xlsx, .json, .jsonl or .ndjson file", name)
 }

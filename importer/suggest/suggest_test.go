@@ -2,8 +2,6 @@ package suggest
 
 import (
 	"context"
-	"crmimport/importer/input"
-	"crmimport/importer/reader"
 	"errors"
 	"io"
 	"path/filepath"
@@ -11,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/importer/input"
 	"crmimport/importer/profile"
+	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
 
@@ -36,21 +36,20 @@ func TestSuggestHubSpotLoads(t *testing.T) {
 // it: what each column gives.
 func builtinColumns(t *testing.T, p *profile.Profile, k ledger.Kind, f *File) []profile.Column {
 	t.Helper()
-	in, err := input.Open(f.Ref, input.DefaultLimits())
+	rr, in, err := input.OpenRows(f.Ref, reader.ReadOptions{Name: f.Name, Format: f.Format}, input.DefaultLimits())
 	require.NoError(t, err)
 	defer in.Close()
-	rr, err := reader.NewRowReader(in, reader.ReadOptions{Name: f.Name, Format: f.Format})
-	require.NoError(t, err)
+	header, sheet := rr.Header(), rr.Sheet()
 	var rows []reader.Row
 	for {
 		row, err := rr.Next()
-		if errors.Is(err, io.EOF) {
-			break
+		if errors.Is(err, io.EOF) || err == nil && row.Sheet != sheet {
+			break // a workbook: its first sheet, as the draft reads it
 		}
 		require.NoError(t, err)
 		rows = append(rows, row)
 	}
-	return profile.NewMapper(p, k, f.Name).Columns(rr.Header(), rows)
+	return profile.NewMapper(p, k, f.Name).Columns(header, rows)
 }
 
 // TestSuggestPlacesBuiltinFixtures drafts a profile for each built-in
@@ -60,8 +59,10 @@ func builtinColumns(t *testing.T, p *profile.Profile, k ledger.Kind, f *File) []
 func TestSuggestPlacesBuiltinFixtures(t *testing.T) {
 	for _, tc := range []struct{ profile, fixture string }{
 		{"hubspot", "hubspot"}, {"pipedrive", "pipedrive"}, {"salesforce", "salesforce"}, {"canonical", "demo"},
+		// Their twin workbooks (fixtures/xlsx), as Excel writes them.
+		{"hubspot", "xlsx/hubspot"}, {"pipedrive", "xlsx/pipedrive"}, {"salesforce", "xlsx/salesforce"}, {"canonical", "xlsx/canonical"},
 	} {
-		t.Run(tc.profile, func(t *testing.T) {
+		t.Run(tc.fixture, func(t *testing.T) {
 			builtin, err := profile.Builtin(tc.profile)
 			require.NoError(t, err)
 			d, err := Suggest(context.Background(), []string{fixture(tc.fixture)}, Options{Hide: []string{tc.profile}})
