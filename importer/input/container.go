@@ -199,17 +199,12 @@ func Open(ref string, lim Limits) (*Opened, error) {
 		raw := reader.NewCountingReader(rc)
 		return &Opened{Reader: raw, Size: int64(f.UncompressedSize64), Raw: raw, closers: []io.Closer{zr, rc}}, nil
 	}
-	f, err := openRegular(r.path)
+	f, size, err := openSized(r.path, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot open: %w", name, unwrapPath(err))
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	raw := reader.NewCountingReader(f)
-	in := &Opened{Reader: raw, Size: st.Size(), Raw: raw, closers: []io.Closer{f}}
+	in := &Opened{Reader: raw, Size: size, Raw: raw, closers: []io.Closer{f}}
 	if isGzipName(r.path) {
 		gz, err := gzip.NewReader(bufio.NewReaderSize(raw, 64<<10))
 		if err != nil {
@@ -220,6 +215,21 @@ func Open(ref string, lim Limits) (*Opened, error) {
 		in.closers = append(in.closers, gz)
 	}
 	return in, nil
+}
+
+// openSized opens the regular file at p, named name in errors, and tells
+// its size.
+func openSized(p, name string) (*os.File, int64, error) {
+	f, err := openRegular(p)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: cannot open: %w", name, unwrapPath(err))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return f, st.Size(), nil
 }
 
 func unwrapPath(err error) error {

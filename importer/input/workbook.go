@@ -32,16 +32,11 @@ func OpenAt(ref string, lim Limits) (*Opened, error) {
 	r := parseRef(ref)
 	name := Name(ref)
 	if r.entry == "" && !isGzipName(r.path) {
-		f, err := openRegular(r.path)
+		f, size, err := openSized(r.path, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: cannot open: %w", name, unwrapPath(err))
+			return nil, err
 		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return &Opened{At: f, Size: st.Size(), closers: []io.Closer{f}}, nil
+		return &Opened{At: f, Size: size, closers: []io.Closer{f}}, nil
 	}
 	if r.entry != "" {
 		if in, ok, err := openStoredEntry(r.path, ref, name, lim); ok || err != nil {

@@ -100,6 +100,22 @@ func flatten(cols []reader.Col, roots map[string]bool) []reader.Col {
 	return out
 }
 
+// FlattenAll turns every JSON object of a row into dotted columns
+// ({"properties":{"email":…}} gives properties.email), as a mapper does
+// for the objects its profile's columns name; arrays stay whole. A draft
+// profile is suggested from them (package suggest).
+func FlattenAll(cols []reader.Col) []reader.Col {
+	var out []reader.Col
+	for _, c := range cols {
+		if c.Nested && strings.HasPrefix(c.Value, "{") {
+			out = flattenObject(out, c.Name, c.Value)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // flattenObject appends the keys of a JSON object as prefix.key columns,
 // in order.
 func flattenObject(out []reader.Col, prefix, obj string) []reader.Col {

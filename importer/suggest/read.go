@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 )
 
@@ -112,7 +113,7 @@ func readSample(f *File, n int, lim input.Limits) (*sample, error) {
 			s.rows++
 			continue
 		}
-		cols := flattenAll(row.Cols)
+		cols := profile.FlattenAll(row.Cols)
 		seen := make([]bool, len(s.cols))
 		for _, c := range cols {
 			i, ok := at[c.Name]
@@ -136,56 +137,6 @@ func readSample(f *File, n int, lim input.Limits) (*sample, error) {
 		s.rows++
 	}
 	return s, nil
-}
-
-// flattenAll turns every JSON object of a row into dotted columns
-// ({"properties":{"email":…}} gives properties.email), as a profile's
-// mapper does for the objects its columns name; arrays stay whole.
-func flattenAll(cols []reader.Col) []reader.Col {
-	var out []reader.Col
-	for _, c := range cols {
-		if c.Nested && strings.HasPrefix(c.Value, "{") {
-			out = flattenObject(out, c.Name, c.Value)
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-func flattenObject(out []reader.Col, prefix, obj string) []reader.Col {
-	dec := json.NewDecoder(strings.NewReader(obj))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return append(out, reader.Col{Name: prefix, Value: obj, Nested: true})
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			break
-		}
-		name := prefix + "." + key
-		switch raw[0] {
-		case '{':
-			out = flattenObject(out, name, string(raw))
-		case '[':
-			out = append(out, reader.Col{Name: name, Value: string(raw), Nested: true})
-		case '"':
-			var s string
-			_ = json.Unmarshal(raw, &s)
-			out = append(out, reader.Col{Name: name, Value: s})
-		case 'n':
-			out = append(out, reader.Col{Name: name})
-		default:
-			out = append(out, reader.Col{Name: name, Value: string(raw)})
-		}
-	}
-	return out
 }
 
 // jsonList reads the values of a JSON array: each element's text, or an
