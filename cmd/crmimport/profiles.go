@@ -1,13 +1,19 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"crmimport/importer"
 	"crmimport/importer/profile"
+	"crmimport/importer/suggest"
 )
 
 func (a *app) profilesCommand() *cli.Command {
@@ -25,6 +31,7 @@ Examples:
    crmimport profiles show salesforce
    crmimport profiles show canonical > zoho.yaml
    crmimport profiles check zoho.yaml
+   crmimport profiles suggest ./zoho-export --out zoho.yaml
    crmimport run --tenant acme --source zoho --profile zoho.yaml ./zoho-export`,
 		Action: a.profilesList,
 		Subcommands: []*cli.Command{
@@ -39,6 +46,33 @@ Examples:
 				Usage:     "read a profile file and say what is wrong with it, or what it reads",
 				ArgsUsage: "FILE",
 				Action:    a.profilesCheck,
+			},
+			{
+				Name:      "suggest",
+				Usage:     "draft a profile for an export no built-in profile fits, each guess commented",
+				ArgsUsage: "PATH...",
+				Description: `Reads the export's files (a folder, a zip, .gz or single files), their
+headers and first rows, and drafts a profile: a kind per file (from its name
+and headers), a field per column (from the header, the built-in profiles'
+spellings and the look of the values), the id column, links (columns whose
+values are ids or names of another file's records), the date formats and the
+spellings of empty and true/false seen. Each guess says why and how sure;
+every column it could not place is listed (it goes to extra). Check the
+draft, then run with it.
+
+Examples:
+   crmimport profiles suggest ./zoho-export
+   crmimport profiles suggest ./zoho-export --source zoho --out zoho.yaml
+   crmimport profiles suggest export.zip --out zoho.yaml --force
+   crmimport --json profiles suggest ./zoho-export
+   crmimport profiles check zoho.yaml
+   crmimport run --tenant acme --source zoho --profile zoho.yaml ./zoho-export`,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "source", Usage: "the draft profile's name (default: from the export's folder or file name)"},
+					&cli.StringFlag{Name: "out", Usage: "write the draft to `FILE` (default: print it)"},
+					&cli.BoolFlag{Name: "force", Usage: "with --out, replace an existing file"},
+				},
+				Action: a.profilesSuggest,
 			},
 		},
 	}
@@ -126,4 +160,92 @@ func (a *app) profilesCheck(c *cli.Context) error {
 	fmt.Fprintf(a.stdout, "%s: a valid profile\n", c.Args().First())
 	a.writeProfile(info, p)
 	return nil
+}
+
+var sourceNameRE = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// draftName is a profile name from an export's path: its folder or file
+// name, lower-cased, without extensions, other characters made "-".
+func draftName(p string) string {
+	base := strings.ToLower(filepath.Base(filepath.Clean(p)))
+	for ext := filepath.Ext(base); ext != "" && len(ext) < len(base); ext = filepath.Ext(base) {
+		base = strings.TrimSuffix(base, ext)
+	}
+	base = strings.Trim(sourceNameRE.ReplaceAllString(base, "-"), "-_")
+	if base == "" || !profileNameStart(base) {
+		return "custom"
+	}
+	return base
+}
+
+func profileNameStart(s string) bool { return s[0] >= 'a' && s[0] <= 'z' || s[0] >= '0' && s[0] <= '9' }
+
+func (a *app) profilesSuggest(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return usagef("profiles suggest takes the export's PATH (a folder, a zip, or its files), e.g. crmimport profiles suggest ./zoho-export --out zoho.yaml")
+	}
+	name := c.String("source")
+	if name == "" {
+		name = draftName(c.Args().First())
+	} else if !regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`).MatchString(name) {
+		return usagef("--source %q is not a profile name: use lower-case letters, digits, - and _ (zoho, my-crm)", name)
+	}
+	out := c.String("out")
+	if c.Bool("force") && out == "" {
+		return usagef("--force replaces the file --out names: give --out FILE")
+	}
+	if out != "" && !c.Bool("force") {
+		if _, err := os.Stat(out); err == nil {
+			return usagef("%s exists: pass --force to replace it, or choose another --out FILE", out)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	d, err := suggest.Suggest(c.Context, c.Args().Slice(), suggest.Options{Name: name})
+	if err != nil {
+		return err
+	}
+	text := d.YAML()
+	if out == "" {
+		if a.json {
+			return a.writeJSON(d)
+		}
+		_, err := a.stdout.Write(text)
+		return err
+	}
+	if err := os.WriteFile(out, text, 0o644); err != nil {
+		return fmt.Errorf("write the draft: %w", err)
+	}
+	if a.json {
+		return a.writeJSON(d)
+	}
+	fmt.Fprintf(a.stdout, "wrote the draft profile %q to %s\n", d.Name, out)
+	for _, f := range d.Files {
+		placed, extra := 0, 0
+		for _, col := range f.Columns {
+			if col.Field != "" {
+				placed++
+			} else {
+				extra++
+			}
+		}
+		if f.Kind == "" {
+			fmt.Fprintf(a.stdout, "    %-40s %s\n", f.Name, f.KindWhy)
+			continue
+		}
+		fmt.Fprintf(a.stdout, "    %-40s %-8s %d %s placed, %d to extra\n", f.Name, f.Kind, placed, plural(placed, "column", "columns"), extra)
+	}
+	if err := d.Check(); err != nil {
+		fmt.Fprintf(a.stdout, "\nto fix before a run:\n    %s\n", strings.ReplaceAll(err.Error(), "\n", "\n    "))
+	}
+	fmt.Fprintf(a.stdout, "\nnext: check the guesses marked likely and guess, then\n    crmimport profiles check %s\n    crmimport run --tenant T --source %s --profile %s %s\n",
+		out, d.Name, out, strings.Join(c.Args().Slice(), " "))
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -47,6 +47,10 @@ type Draft struct {
 	Empty []string `json:"empty,omitempty"`
 	True  []string `json:"true,omitempty"`
 	False []string `json:"false,omitempty"`
+	// Match are the natural keys that match existing records (R5: email,
+	// domain), and MatchWhy why.
+	Match    []string `json:"match,omitempty"`
+	MatchWhy string   `json:"match_why,omitempty"`
 }
 
 // File is one file of the export and what the draft reads it as.
@@ -77,9 +81,12 @@ type Column struct {
 	Field string `json:"field"`
 	// List is the separator of a link column holding several ids (";"),
 	// "json" for a JSON array, or "".
-	List string   `json:"list,omitempty"`
-	Why  string   `json:"why"`
-	Sure Sureness `json:"sure,omitempty"`
+	List string `json:"list,omitempty"`
+	// ByName: a link column whose values are the parent's name, looked
+	// up among the export's records of that kind (List is then "").
+	ByName bool     `json:"by_name,omitempty"`
+	Why    string   `json:"why"`
+	Sure   Sureness `json:"sure,omitempty"`
 	// Samples are the first distinct non-empty values, for the editor.
 	Samples []string `json:"samples,omitempty"`
 }
@@ -87,19 +94,19 @@ type Column struct {
 // Suggest reads an export's files and headers (the paths a run takes:
 // folders, zips, files) and drafts a profile for them.
 func Suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
-	panic("suggest: not built yet")
+	return suggest(ctx, paths, opt)
 }
 
 // YAML is the draft as a profile file: every guess with a comment saying
 // why and how sure, every column it could not place listed (it goes to
 // extra). profile.Load reads it.
 func (d *Draft) YAML() []byte {
-	panic("suggest: not built yet")
+	return writeYAML(d)
 }
 
 // Check says what is wrong with the draft as the editor changed it (a
 // kind without an id column, a field given twice in a file), in words for
 // the page, or nil.
 func (d *Draft) Check() error {
-	panic("suggest: not built yet")
+	return check(d)
 }

@@ -1,0 +1,465 @@
+package suggest
+
+// The guesses: a kind per file, the id column, a field per column, links.
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"crmimport/canon"
+	"crmimport/importer/profile"
+	"crmimport/ledger"
+)
+
+// guessKind guesses the kind of a file from its name, then its headers.
+func guessKind(name string, cols []string, idx spellingIndex) (ledger.Kind, string, Sureness) {
+	base := strings.TrimSuffix(matchName(name), path.Ext(matchName(name)))
+	var named []ledger.Kind
+	var word string
+	for _, w := range words(base) {
+		if k := kindOfWord(w); k != "" && !containsKind(named, k) {
+			named = append(named, k)
+			if word == "" {
+				word = w
+			}
+		}
+	}
+	hk, hn, hfields := headerKind(cols, idx)
+	switch {
+	case len(named) == 1 && hk == named[0]:
+		return named[0], fmt.Sprintf("its name says %q, and %d of its columns are %s fields (%s)", word, hn, named[0], strings.Join(hfields, ", ")), Sure
+	case len(named) == 1:
+		return named[0], fmt.Sprintf("its name says %q", word), Sure
+	case len(named) > 1 && containsKind(named, hk) && hn >= 2:
+		return hk, fmt.Sprintf("its name names %s, and %d of its columns are %s fields (%s)", kindList(named), hn, hk, strings.Join(hfields, ", ")), Likely
+	case len(named) > 1:
+		return "", fmt.Sprintf("left out: its name names %s, as a table joining them does, and its columns are not mostly one kind's", kindList(named)), Guess
+	case hk != "" && hn >= 3:
+		return hk, fmt.Sprintf("%d of its columns are %s fields (%s); its name says no kind", hn, hk, strings.Join(hfields, ", ")), Likely
+	}
+	return "", "left out: its name says no kind (contacts, companies, deals, notes, activities, emails), nor do its columns", Guess
+}
+
+func containsKind(ks []ledger.Kind, k ledger.Kind) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func kindList(ks []ledger.Kind) string {
+	var s []string
+	for _, k := range ks {
+		s = append(s, k.Plural())
+	}
+	return strings.Join(s, " and ")
+}
+
+// headerKind is the kind most of whose own fields the headers name (id,
+// created_at and deleted, which every kind has, not counted): the kind,
+// how many fields, which.
+func headerKind(cols []string, idx spellingIndex) (ledger.Kind, int, []string) {
+	best, bestN, second := ledger.Kind(""), 0, 0
+	var bestFields []string
+	for _, k := range ledger.Kinds() {
+		got := map[string]bool{}
+		for _, c := range cols {
+			h, _ := stripEntity(c)
+			n := profile.NormaliseHeader(h)
+			for _, f := range canon.Fields(k) {
+				switch f {
+				case "id", "created_at", "deleted":
+					continue
+				}
+				if n == profile.NormaliseHeader(f) || knownName(k, f, n) {
+					got[f] = true
+				}
+				for _, s := range idx[k][profile.NormaliseHeader(c)] {
+					if s.Field == f && !s.Link {
+						got[f] = true
+					}
+				}
+			}
+		}
+		if len(got) > bestN {
+			best, second, bestN, bestFields = k, bestN, len(got), sortedKeys(got)
+		} else if len(got) > second {
+			second = len(got)
+		}
+	}
+	if bestN == second {
+		return "", 0, nil
+	}
+	return best, bestN, bestFields
+}
+
+// candidate is one field a column may give.
+type candidate struct {
+	field  string
+	score  int
+	why    string
+	list   string
+	byName bool
+	parent ledger.Kind
+}
+
+func sureOf(score int) Sureness {
+	switch {
+	case score >= 25:
+		return Sure
+	case score >= 15:
+		return Likely
+	}
+	return Guess
+}
+
+// isIDWord: the word is "id" or "ids" (Salesforce's AccountId splits into
+// account, id).
+func isIDWord(w string) bool { return w == "id" || w == "ids" || w == "key" || w == "nr" }
+
+// idOfKind says which kind's id a header names (Record ID - Company,
+// Primary Associated Company ID, AccountId, Organization - ID in an
+// organizations file), or "" with ok=false when it names no id; a header
+// that is only "id" or "record id" names the file's own (own=true).
+func idOfKind(header string) (k ledger.Kind, own bool, ok bool) {
+	h, _ := stripEntity(header)
+	ws := words(strings.ReplaceAll(h, ".", " "))
+	hasID := false
+	var kinds []ledger.Kind
+	for _, w := range ws {
+		if isIDWord(w) {
+			hasID = true
+			continue
+		}
+		if kk := kindOfWord(w); kk != "" && !containsKind(kinds, kk) {
+			kinds = append(kinds, kk)
+		}
+	}
+	if !hasID {
+		return "", false, false
+	}
+	if len(kinds) == 0 {
+		for _, w := range ws {
+			if !isIDWord(w) && w != "record" && w != "object" && w != "hs" {
+				return "", false, false // WhoId, ParentId: an id of something the name does not say
+			}
+		}
+		return "", true, true
+	}
+	return kinds[0], false, true
+}
+
+// placeID finds a file's id column: its index, the why and how sure, or -1.
+func placeID(s *sample, looks []*look, idx spellingIndex) (int, string, int) {
+	k := s.file.Kind
+	best, bestScore, why := -1, 0, ""
+	for i, c := range s.cols {
+		l := looks[i]
+		score, w := 0, ""
+		n := profile.NormaliseHeader(c)
+		if sp := spelledAs(idx, k, n, "id"); sp != "" {
+			score, w = 28, sp
+		} else if ik, own, ok := idOfKind(c); ok && (own || ik == k) {
+			score, w = 26, "its name says it is the "+string(k)+"'s id"
+			if strings.Contains(n, ".") || strings.Count(c, ".") > 0 {
+				score -= 4 // properties.hs_object_id: a copy of the id, most likely
+			}
+		}
+		if score > 0 {
+			switch {
+			case l.nonEmpty > 0 && l.distinct == l.nonEmpty && l.share(l.ids) >= 0.5:
+				w += ", and its values are distinct ids"
+				score += 4
+			case l.nonEmpty == 0:
+				w += " (no values to confirm it)"
+			default:
+				w += ", but its values are not all distinct ids"
+				score -= 20
+			}
+		}
+		if score > bestScore {
+			best, bestScore, why = i, score, w
+		}
+	}
+	if best >= 0 && bestScore > 5 {
+		return best, why, bestScore
+	}
+	for i := range s.cols {
+		if looks[i].uniqueIDs() && looks[i].nonEmpty == s.rows && s.rows > 0 {
+			return i, fmt.Sprintf("the first column whose values are distinct ids in the %d rows read", s.rows), 8
+		}
+	}
+	return -1, "", 0
+}
+
+// spelledAs says which built-in profile spells the header n as field f of
+// kind k ("hubspot's spelling of email"), or "".
+func spelledAs(idx spellingIndex, k ledger.Kind, n, f string) string {
+	var from []string
+	for _, s := range idx[k][n] {
+		if s.Field == f && !contains(from, s.from) {
+			from = append(from, s.from)
+		}
+	}
+	if len(from) == 0 {
+		return ""
+	}
+	sort.Strings(from)
+	return fmt.Sprintf("%s %s it %s", strings.Join(from, " and "), plural(len(from), "profile spells", "profiles spell"), f)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// containsWords are words whose presence in a header hints at a field.
+var containsWords = []struct {
+	field string
+	words []string
+}{
+	{"email", []string{"email", "mail", "correo"}},
+	{"phone", []string{"phone", "mobile", "telefon", "tel", "teléfono", "fax"}},
+	{"domain", []string{"website", "domain", "url", "web", "homepage"}},
+	{"created_at", []string{"created", "create", "creation", "added"}},
+	{"close_date", []string{"close", "closing"}},
+	{"due_at", []string{"due", "start", "scheduled"}},
+	{"sent_at", []string{"sent", "send"}},
+	{"amount", []string{"amount", "value", "revenue", "price"}},
+	{"currency", []string{"currency"}},
+	{"stage", []string{"stage", "phase"}},
+	{"industry", []string{"industry", "sector"}},
+	{"deleted", []string{"deleted", "archived"}},
+	{"subject", []string{"subject", "title"}},
+	{"body", []string{"body", "notes", "description", "content"}},
+	{"first_name", []string{"first"}},
+	{"last_name", []string{"last", "surname"}},
+	{"from", []string{"from", "sender"}},
+	{"to", []string{"to", "recipient"}},
+	{"type", []string{"type"}},
+}
+
+// valueCheck says how well a field's values fit it: a bonus or a malus,
+// and why.
+func valueCheck(f string, l *look) (int, string) {
+	if l.nonEmpty == 0 {
+		return 0, ""
+	}
+	var share float64
+	var what string
+	switch {
+	case f == "email" || f == "from" || f == "to":
+		share, what = l.share(l.emails), "email addresses"
+	case canon.IsDateField(f):
+		share, what = l.share(l.dates), "dates"
+	case f == "amount":
+		share, what = l.share(l.amounts), "amounts"
+	case canon.IsFlagField(f):
+		share, what = l.share(l.bools), "true or false"
+	case f == "domain":
+		share, what = l.share(l.domains), "domains or web addresses"
+	case f == "phone":
+		share, what = l.share(l.phones), "phone numbers"
+	default:
+		return 0, ""
+	}
+	switch {
+	case share >= 0.8:
+		return 4, fmt.Sprintf("its values are %s", what)
+	case share >= 0.5:
+		return 0, fmt.Sprintf("most of its values are %s", what)
+	}
+	return -18, fmt.Sprintf("but its values are not %s", what)
+}
+
+// fieldCandidates are the fields (not links, not the id) a column may give.
+func fieldCandidates(k ledger.Kind, col string, l *look, idx spellingIndex) []candidate {
+	h, _ := stripEntity(col)
+	n := profile.NormaliseHeader(h)
+	full := profile.NormaliseHeader(col)
+	ws := words(strings.ReplaceAll(h, ".", " "))
+	last := ""
+	if i := strings.LastIndex(col, "."); i >= 0 {
+		last = profile.NormaliseHeader(col[i+1:]) // properties.firstname
+	}
+	var out []candidate
+	for _, f := range canon.Fields(k) {
+		if f == "id" {
+			continue
+		}
+		if _, isLink := canon.KindOfLinkField(f); isLink {
+			continue
+		}
+		score, why := 0, ""
+		switch fn := profile.NormaliseHeader(f); {
+		case spelledAs(idx, k, full, f) != "":
+			score, why = 28, spelledAs(idx, k, full, f)
+		case n == fn:
+			score, why = 27, "the header is the field's own name"
+		case knownName(k, f, n):
+			score, why = 20, fmt.Sprintf("%q is a usual name of %s", h, f)
+		case last != "" && (last == fn || knownName(k, f, last)):
+			score, why = 18, fmt.Sprintf("its last part %q is a usual name of %s", col[strings.LastIndex(col, ".")+1:], f)
+		default:
+			for _, cw := range containsWords {
+				if cw.field != f {
+					continue
+				}
+				for _, w := range ws {
+					if contains(cw.words, w) {
+						score, why = 10, fmt.Sprintf("its name holds %q", w)
+					}
+				}
+			}
+		}
+		if f == "created_at" && score < 20 && containsStem(ws, "creat") {
+			score, why = 20, "its name says created"
+		}
+		// The look of the values alone.
+		if score == 0 {
+			switch {
+			case f == "email" && k == ledger.Contact && l.share(l.emails) >= 0.8:
+				score, why = 8, "its values are email addresses"
+			case f == "domain" && k == ledger.Company && l.share(l.domains) >= 0.8 && l.nonEmpty > 0:
+				score, why = 8, "its values are domains or web addresses"
+			}
+			if score > 0 {
+				out = append(out, candidate{field: f, score: score, why: why})
+			}
+			continue
+		}
+		if bonus, what := valueCheck(f, l); what != "" {
+			score += bonus
+			why += "; " + what
+		}
+		if score > 0 {
+			out = append(out, candidate{field: f, score: score, why: why})
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].score > out[b].score })
+	return out
+}
+
+func containsWord(ws []string, w string) bool { return contains(ws, w) }
+
+func containsStem(ws []string, stem string) bool {
+	for _, w := range ws {
+		if strings.HasPrefix(w, stem) {
+			return true
+		}
+	}
+	return false
+}
+
+// linkCandidates are the links a column of kind k may hold: by its name,
+// by a profile's spelling, by its values found among a parent file's ids
+// or names.
+func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *exportIDs) []candidate {
+	full := profile.NormaliseHeader(col)
+	var out []candidate
+	list := l.listSep
+	if l.jsonLists > 0 {
+		list = "json"
+	}
+	for _, p := range canon.Parents(k) {
+		score, why, clist, byName := 0, "", list, false
+		for _, s := range idx[k][full] {
+			if s.Parent == p.Kind && (s.Field == p.Field) {
+				score, why = 28, fmt.Sprintf("the %s profile reads it as a link to a %s", s.from, p.Kind)
+				if s.List != "" {
+					clist = s.List
+				}
+				byName = s.ByName
+				break
+			}
+		}
+		if score == 0 {
+			if ik, _, ok := idOfKind(col); ok && ik == p.Kind {
+				score, why = 22, fmt.Sprintf("its name says it holds %s ids", p.Kind)
+				if clist == "" && containsWord(words(col), "ids") {
+					clist, why = ";", why+` (several: "IDs", separated by ";")`
+				}
+			} else if l.jsonLists > 0 || strings.Contains(col, ".") {
+				for _, w := range words(strings.ReplaceAll(col, ".", " ")) {
+					if kindOfWord(w) == p.Kind {
+						score, why = 18, fmt.Sprintf("its name holds %q", w)
+					}
+				}
+			}
+		}
+		found, of := ex.found(p.Kind, l.idParts())
+		switch {
+		case found > 0 && of > 0 && !byName:
+			share := float64(found) / float64(of)
+			switch {
+			case score > 0 && share >= 0.5:
+				score += 4
+				why += fmt.Sprintf(", and %d of its %d ids are %s ids of the export", found, of, p.Kind)
+			case score > 0:
+				why += fmt.Sprintf(" (%d of its %d ids are %s ids of the export)", found, of, p.Kind)
+			case share >= 0.8:
+				score, why = 16, fmt.Sprintf("%d of its %d values are ids of the export's %s", found, of, p.Kind.Plural())
+			case share >= 0.5:
+				score, why = 12, fmt.Sprintf("%d of its %d values are ids of the export's %s", found, of, p.Kind.Plural())
+			}
+		case score == 0 && l.nonEmpty > 0:
+			if hits := ex.names(p.Kind, l.values); float64(hits) >= 0.6*float64(len(l.values)) && hits > 0 {
+				score, why, byName, clist = 14, fmt.Sprintf("%d of its %d values are names of the export's %s: a link by name", hits, len(l.values), p.Kind.Plural()), true, ""
+			}
+		}
+		if score > 0 {
+			out = append(out, candidate{field: p.Field, score: score, why: why, list: clist, byName: byName, parent: p.Kind})
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].score > out[b].score })
+	return out
+}
+
+// exportIDs are the ids and names of the export's files, per kind, from
+// the rows read.
+type exportIDs struct {
+	ids     map[ledger.Kind]map[string]bool
+	nameSet map[ledger.Kind]map[string]bool
+}
+
+func (e *exportIDs) found(k ledger.Kind, vals []string) (found, of int) {
+	seen := map[string]bool{}
+	for _, v := range vals {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		of++
+		if e.ids[k][v] {
+			found++
+		}
+	}
+	return found, of
+}
+
+func (e *exportIDs) namesOf(k ledger.Kind) map[string]bool { return e.nameSet[k] }
+
+func (e *exportIDs) names(k ledger.Kind, vals []string) int {
+	n := 0
+	for _, v := range vals {
+		if e.nameSet[k][v] {
+			n++
+		}
+	}
+	return n
+}
+
+var digitsRE = regexp.MustCompile(`[0-9]+([-_.][0-9]+)*`)
+
+// patternOf is a file's pattern: its name, lower-cased, with dates and
+// numbers made wildcards.
+func patternOf(name string) string {
+	return digitsRE.ReplaceAllString(matchName(name), "*")
+}

@@ -1,0 +1,271 @@
+package suggest
+
+// The look of a column's values: emails, dates (and their formats),
+// amounts, ids, booleans, domains and URLs, phone numbers, and the
+// spellings of empty.
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"crmimport/canon"
+)
+
+// emptyWords are the spellings of empty a suggestion looks for.
+var emptyWords = map[string]bool{
+	"null": true, "NULL": true, "Null": true, "N/A": true, "n/a": true, "NA": true, "#N/A": true,
+	"-": true, "--": true, "none": true, "None": true, "NONE": true, "nil": true, "(none)": true, "(empty)": true,
+}
+
+// Other spellings of true and false than canon.ParseBool's.
+var (
+	trueWords  = []string{"ja", "si", "sí", "oui", "wahr", "vrai", "verdadero", "x", "done", "erledigt", "completed", "checked", "on", "active"}
+	falseWords = []string{"nein", "non", "falsch", "faux", "falso", "to do", "todo", "zu erledigen", "pendiente", "not started", "open", "unchecked", "off", "inactive"}
+)
+
+func isTrueWord(w string) bool  { return contains(trueWords, strings.ToLower(w)) }
+func isFalseWord(w string) bool { return contains(falseWords, strings.ToLower(w)) }
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	idRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*[0-9][A-Za-z0-9_.:-]*$|^[0-9]+$`)
+	domainRE = regexp.MustCompile(`^(https?://)?(www\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+(/\S*)?$`)
+	phoneRE  = regexp.MustCompile(`^\+?[0-9 ()./-]{6,}$`)
+)
+
+// dateSpecs are the date formats a suggestion tries, profile spellings
+// (load.go's dateLayout), most usual first.
+var dateSpecs = []string{
+	"DD.MM.YYYY", "DD/MM/YYYY", "MM/DD/YYYY", "D.M.YYYY", "M/D/YYYY", "DD-MM-YYYY", "YYYY/MM/DD", "M/D/YY", "DD.MM.YY",
+	"DD.MM.YYYY HH:mm", "DD.MM.YYYY HH:mm:ss", "DD/MM/YYYY HH:mm", "DD/MM/YYYY HH:mm:ss", "MM/DD/YYYY HH:mm", "MM/DD/YYYY HH:mm:ss",
+	"M/D/YYYY H:mm", "M/D/YYYY h:mm A", "MM/DD/YYYY hh:mm A", "M/D/YY H:mm", "M/D/YY h:mm A", "YYYY/MM/DD HH:mm:ss",
+}
+
+// specLayout is a date spec as a Go layout (the tokens of load.go's
+// dateLayout).
+func specLayout(spec string) string {
+	tokens := []struct{ tok, layout string }{
+		{"YYYY", "2006"}, {"YY", "06"}, {"MM", "01"}, {"M", "1"}, {"DD", "02"}, {"D", "2"},
+		{"HH", "15"}, {"H", "15"}, {"hh", "03"}, {"h", "3"}, {"mm", "04"}, {"ss", "05"}, {"A", "PM"},
+	}
+	var b strings.Builder
+	for s := spec; s != ""; {
+		matched := false
+		for _, t := range tokens {
+			if strings.HasPrefix(s, t.tok) {
+				b.WriteString(t.layout)
+				s = s[len(t.tok):]
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			b.WriteByte(s[0])
+			s = s[1:]
+		}
+	}
+	return b.String()
+}
+
+// look is what a column's values look like.
+type look struct {
+	nonEmpty, distinct        int
+	emails, dates, iso        int
+	amounts, bools, ids       int
+	domains, phones, lists    int
+	jsonLists, spaces         int
+	dateSpec                  string         // the one spec every non-ISO date fits, or ""
+	empties                   map[string]int // spellings of empty seen, and how often
+	trueSeen, falseSeen       []string       // spellings of true/false beyond canon's
+	boolOther                 int            // values neither canon nor the words above read as a flag
+	listSep                   string         // ";" or "," when values hold several ids
+	listParts                 []string       // the parts of the values, when a list
+	values                    []string       // the non-empty values, in order
+	distinctValues            map[string]bool
+	unreadDates, unreadSample string
+}
+
+func lookAt(vals []string) *look {
+	l := &look{empties: map[string]int{}, distinctValues: map[string]bool{}}
+	var nonISO []string
+	for _, raw := range vals {
+		v := strings.TrimSpace(raw)
+		if v == "" {
+			continue
+		}
+		if emptyWords[v] {
+			l.empties[v]++
+			continue
+		}
+		l.nonEmpty++
+		l.values = append(l.values, v)
+		if !l.distinctValues[v] {
+			l.distinctValues[v] = true
+			l.distinct++
+		}
+		if canon.IsAddress(v) {
+			l.emails++
+		}
+		if _, ok := canon.ParseDate(v); ok {
+			l.dates++
+			l.iso++
+		} else if looksDated(v) {
+			nonISO = append(nonISO, v)
+		}
+		if canon.IsAmount(v) {
+			l.amounts++
+		}
+		if _, ok := canon.ParseBool(v); ok {
+			l.bools++
+		} else if isTrueWord(v) {
+			l.bools++
+			l.trueSeen = appendNew(l.trueSeen, strings.ToLower(v))
+		} else if isFalseWord(v) {
+			l.bools++
+			l.falseSeen = appendNew(l.falseSeen, strings.ToLower(v))
+		} else {
+			l.boolOther++
+		}
+		if idRE.MatchString(v) && len(v) <= 64 {
+			l.ids++
+		}
+		if !strings.Contains(v, "@") && domainRE.MatchString(strings.ToLower(v)) && !canon.IsAmount(v) {
+			l.domains++
+		}
+		if phoneRE.MatchString(v) && strings.IndexFunc(v, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 && !canon.IsAmount(v) {
+			if _, ok := canon.ParseDate(v); !ok {
+				l.phones++
+			}
+		}
+		if strings.ContainsAny(v, " \t") {
+			l.spaces++
+		}
+		if strings.HasPrefix(v, "[") {
+			if parts, ok := jsonList(v); ok {
+				l.jsonLists++
+				l.listParts = append(l.listParts, parts...)
+				continue
+			}
+		}
+		for _, sep := range []string{";", ","} {
+			if strings.Contains(v, sep) {
+				parts := splitList(v, sep)
+				allIDs := len(parts) > 1
+				for _, p := range parts {
+					allIDs = allIDs && idRE.MatchString(p)
+				}
+				if allIDs {
+					l.lists++
+					if l.listSep == "" {
+						l.listSep = sep
+					}
+				}
+				break
+			}
+		}
+	}
+	if len(nonISO) > 0 {
+		for _, spec := range dateSpecs {
+			layout := specLayout(spec)
+			all := true
+			for _, v := range nonISO {
+				if _, err := time.Parse(layout, v); err != nil {
+					all = false
+					break
+				}
+			}
+			if all {
+				l.dateSpec = spec
+				l.dates += len(nonISO)
+				break
+			}
+		}
+		if l.dateSpec == "" {
+			l.unreadDates, l.unreadSample = nonISO[0], nonISO[0]
+		}
+	}
+	if l.listSep != "" || l.jsonLists > 0 {
+		if l.jsonLists == 0 {
+			for _, v := range l.values {
+				l.listParts = append(l.listParts, splitList(v, l.listSep)...)
+			}
+		}
+	}
+	return l
+}
+
+// looksDated: digits with date separators, no letters (but AM/PM).
+func looksDated(v string) bool {
+	if len(v) < 6 || len(v) > 25 {
+		return false
+	}
+	digits, seps := 0, 0
+	for _, r := range strings.TrimSuffix(strings.TrimSuffix(v, " AM"), " PM") {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == '.' || r == '/' || r == '-' || r == ':' || r == ' ':
+			seps++
+		default:
+			return false
+		}
+	}
+	return digits >= 4 && seps >= 2
+}
+
+func splitList(v, sep string) []string {
+	var out []string
+	for _, p := range strings.Split(v, sep) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func appendNew(list []string, s string) []string {
+	if contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// share is n out of the non-empty values, 0 when there are none.
+func (l *look) share(n int) float64 {
+	if l.nonEmpty == 0 {
+		return 0
+	}
+	return float64(n) / float64(l.nonEmpty)
+}
+
+// uniqueIDs: every value distinct and id-looking.
+func (l *look) uniqueIDs() bool {
+	return l.nonEmpty > 0 && l.distinct == l.nonEmpty && l.ids == l.nonEmpty
+}
+
+// idParts are the ids the column holds: its values, or the parts of its lists.
+func (l *look) idParts() []string {
+	if len(l.listParts) > 0 {
+		return l.listParts
+	}
+	return l.values
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

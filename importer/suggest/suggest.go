@@ -1,0 +1,333 @@
+package suggest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"crmimport/canon"
+	"crmimport/importer/input"
+	"crmimport/importer/reader"
+	"crmimport/ledger"
+)
+
+// DefaultSampleRows is how many rows of each file Suggest reads when
+// Options.SampleRows is 0.
+const DefaultSampleRows = 200
+
+// minScore is the least a guess needs to be made: below it, the column
+// goes to extra.
+const minScore = 8
+
+func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("suggest: name the export: a folder, a zip, or its files")
+	}
+	name := opt.Name
+	if name == "" {
+		name = "custom"
+	}
+	rows := opt.SampleRows
+	if rows <= 0 {
+		rows = DefaultSampleRows
+	}
+	lim := opt.Limits
+	if lim == (input.Limits{}) {
+		lim = input.DefaultLimits()
+	}
+	listed, err := listFiles(paths, lim)
+	if err != nil {
+		return nil, err
+	}
+	if len(listed) == 0 {
+		return nil, &input.Error{Path: paths[0], Reason: "holds no files to read"}
+	}
+	idx := buildSpellings(opt.Hide)
+	d := &Draft{Name: name, Files: []*File{}}
+	var samples []*sample
+	for _, lf := range listed {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f := &File{Ref: lf.Ref, Name: lf.Name, Columns: []*Column{}}
+		d.Files = append(d.Files, f)
+		format, ok := reader.FormatOf(matchName(lf.Name))
+		if !ok {
+			f.KindWhy, f.KindSure = leftOutReason(lf.Name), Sure
+			continue
+		}
+		f.Format = format
+		f.Pattern = patternOf(lf.Name)
+		s, err := readSample(f, rows, lim)
+		if err != nil {
+			f.KindWhy, f.KindSure = "left out: it cannot be read: "+err.Error(), Sure
+			continue
+		}
+		f.Kind, f.KindWhy, f.KindSure = guessKind(lf.Name, s.cols, idx)
+		for i, c := range s.cols {
+			f.Columns = append(f.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i])})
+		}
+		samples = append(samples, s)
+	}
+	looks := map[*sample][]*look{}
+	for _, s := range samples {
+		for _, v := range s.vals {
+			looks[s] = append(looks[s], lookAt(v))
+		}
+	}
+	ex := &exportIDs{ids: map[ledger.Kind]map[string]bool{}, nameSet: map[ledger.Kind]map[string]bool{}}
+	for _, s := range samples {
+		if s.file.Kind == "" {
+			continue
+		}
+		i, why, score := placeID(s, looks[s], idx)
+		if i < 0 {
+			s.file.KindWhy += "; no column looks like its id: pick the column that holds each record's own id"
+			continue
+		}
+		c := s.file.Columns[i]
+		c.Field, c.Why, c.Sure = "id", why, sureOf(score)
+		if ex.ids[s.file.Kind] == nil {
+			ex.ids[s.file.Kind] = map[string]bool{}
+		}
+		for _, v := range looks[s][i].values {
+			ex.ids[s.file.Kind][v] = true
+		}
+	}
+	for _, k := range ledger.Kinds() {
+		for _, s := range samples {
+			if s.file.Kind == k {
+				placeFields(s, looks[s], idx, ex)
+				addNames(ex, s)
+			}
+		}
+	}
+	valueSpellings(d, samples, looks)
+	matchKeys(d, samples, looks)
+	fixPatterns(d)
+	return d, nil
+}
+
+// samplesOf are a column's first distinct non-empty values, for the editor.
+func samplesOf(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		if v == "" || contains(out, v) {
+			continue
+		}
+		if r := []rune(v); len(r) > 80 {
+			v = string(r[:79]) + "…"
+		}
+		out = append(out, v)
+		if len(out) == 3 {
+			break
+		}
+	}
+	return out
+}
+
+// placeFields gives each column of a file but its id the field (or link)
+// it most likely holds; a field two columns may give goes to the surer
+// (the first, when as sure), and the other to extra.
+func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
+	k := s.file.Kind
+	best := make([]*candidate, len(s.cols))
+	for i, c := range s.cols {
+		if s.file.Columns[i].Field == "id" {
+			continue
+		}
+		cands := append(fieldCandidates(k, c, looks[i], idx), linkCandidates(k, c, looks[i], idx, ex)...)
+		for j := range cands {
+			if cands[j].score >= minScore && (best[i] == nil || cands[j].score > best[i].score) {
+				best[i] = &cands[j]
+			}
+		}
+	}
+	taken := map[string]int{}
+	for i, b := range best {
+		if b == nil || b.parent != "" {
+			continue
+		}
+		if at, ok := taken[b.field]; !ok || b.score > best[at].score {
+			taken[b.field] = i
+		}
+	}
+	for i, b := range best {
+		col := s.file.Columns[i]
+		if col.Field == "id" {
+			continue
+		}
+		if b == nil {
+			col.Why = "not placed: " + unplacedWhy(looks[i]) + "; kept in extra"
+			continue
+		}
+		if b.parent == "" && taken[b.field] != i {
+			col.Why = fmt.Sprintf("not placed: it looks like %s (%s), but %q gives %s; kept in extra", b.field, b.why, s.cols[taken[b.field]], b.field)
+			continue
+		}
+		if b.byName && hasIDLink(best, b.parent) {
+			col.Why = fmt.Sprintf("not placed: its values are names of the export's %s, but another column links them by id; kept in extra", b.parent.Plural())
+			continue
+		}
+		col.Field, col.Why, col.Sure = b.field, b.why, sureOf(b.score)
+		if b.parent != "" {
+			col.List = b.list
+			if b.byName {
+				col.List = ""
+				col.Why += " (by: name)"
+				col.ByName = true
+			}
+		}
+	}
+}
+
+// hasIDLink: a column of the file links to parent by id.
+func hasIDLink(best []*candidate, parent ledger.Kind) bool {
+	for _, b := range best {
+		if b != nil && b.parent == parent && !b.byName {
+			return true
+		}
+	}
+	return false
+}
+
+func unplacedWhy(l *look) string {
+	if l.nonEmpty == 0 {
+		return "no field of its name, and no values to judge"
+	}
+	return "no field of its name, and its values fit none"
+}
+
+// addNames keeps the names of a file's records, for links by name: a
+// company's or a deal's name, a contact's first and last name.
+func addNames(ex *exportIDs, s *sample) {
+	k := s.file.Kind
+	if ex.nameSet[k] == nil {
+		ex.nameSet[k] = map[string]bool{}
+	}
+	at := map[string]int{}
+	for i, c := range s.file.Columns {
+		if c.Field != "" {
+			at[c.Field] = i
+		}
+	}
+	for r := 0; r < s.rows; r++ {
+		var n string
+		switch k {
+		case ledger.Company, ledger.Deal:
+			if i, ok := at["name"]; ok {
+				n = strings.TrimSpace(s.vals[i][r])
+			}
+		case ledger.Contact:
+			var parts []string
+			for _, f := range []string{"first_name", "last_name"} {
+				if i, ok := at[f]; ok {
+					if v := strings.TrimSpace(s.vals[i][r]); v != "" {
+						parts = append(parts, v)
+					}
+				}
+			}
+			n = strings.Join(parts, " ")
+		}
+		if n != "" {
+			ex.nameSet[k][n] = true
+		}
+	}
+}
+
+// valueSpellings gathers the spellings of empty seen (twice or more in a
+// column), of true and false in flag columns, and the date formats of date
+// columns.
+func valueSpellings(d *Draft, samples []*sample, looks map[*sample][]*look) {
+	for _, s := range samples {
+		if s.file.Kind == "" {
+			continue
+		}
+		for i, c := range s.file.Columns {
+			l := looks[s][i]
+			for w, n := range l.empties {
+				if n >= 2 && !contains(d.Empty, w) {
+					d.Empty = append(d.Empty, w)
+				}
+			}
+			if canon.IsFlagField(c.Field) {
+				for _, w := range l.trueSeen {
+					d.True = appendNew(d.True, w)
+				}
+				for _, w := range l.falseSeen {
+					d.False = appendNew(d.False, w)
+				}
+			}
+			if canon.IsDateField(c.Field) && l.dateSpec != "" {
+				s.file.DateFormats = appendNew(s.file.DateFormats, l.dateSpec)
+				c.Why += "; written " + l.dateSpec
+			}
+		}
+	}
+	sortStrings(d.Empty)
+	sortStrings(d.True)
+	sortStrings(d.False)
+}
+
+// fixPatterns makes a file's pattern its exact name where the pattern
+// would also match another file of the export that is not of its kind.
+func fixPatterns(d *Draft) {
+	for _, f := range d.Files {
+		if f.Kind == "" || f.Pattern == "" {
+			continue
+		}
+		for _, g := range d.Files {
+			if g == f || g.Kind == f.Kind || g.Format == "" {
+				continue
+			}
+			if m, _ := path.Match(f.Pattern, matchName(g.Name)); m {
+				f.Pattern = matchName(f.Name)
+				break
+			}
+		}
+	}
+}
+
+// matchKeys chooses the natural keys that match existing records (R5):
+// email when the contacts' emails read are distinct, domain when the
+// companies' domains are (accounts that share a website are not one).
+func matchKeys(d *Draft, samples []*sample, looks map[*sample][]*look) {
+	var why []string
+	for _, key := range []struct {
+		kind        ledger.Kind
+		field, name string
+		norm        func(string) string
+	}{{ledger.Contact, "email", "email", canon.EmailKey}, {ledger.Company, "domain", "domain", canon.DomainKey}} {
+		placed, distinct := false, true
+		seen := map[string]bool{}
+		for _, s := range samples {
+			if s.file.Kind != key.kind {
+				continue
+			}
+			for i, c := range s.file.Columns {
+				if c.Field != key.field {
+					continue
+				}
+				placed = true
+				for _, v := range looks[s][i].values {
+					n := key.norm(v)
+					if n != "" && seen[n] {
+						distinct = false
+					}
+					seen[n] = true
+				}
+			}
+		}
+		switch {
+		case placed && distinct:
+			d.Match = append(d.Match, key.name)
+			why = append(why, fmt.Sprintf("a %s with the %s of one already imported is matched, not created again (the %ss read are distinct)", key.kind, key.field, key.field))
+		case placed:
+			why = append(why, fmt.Sprintf("%s records share %ss in the rows read, so they are not matched by %s", key.kind, key.field, key.field))
+		}
+	}
+	d.MatchWhy = strings.Join(why, "; ")
+}

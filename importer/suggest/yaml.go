@@ -1,0 +1,273 @@
+package suggest
+
+// The draft as a profile file (profile.Load reads it): every guess with a
+// comment saying why and how sure, every column not placed listed.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"crmimport/canon"
+	"crmimport/importer/profile"
+	"crmimport/ledger"
+)
+
+// quote writes s as a YAML double-quoted scalar (JSON's escapes are
+// YAML's).
+func quote(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func quoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// oneLine makes text fit a comment line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return s
+}
+
+// writable is whether a file goes into the profile: it has a kind and an
+// id column.
+func (f *File) writable() bool {
+	if f.Kind == "" || f.Pattern == "" {
+		return false
+	}
+	for _, c := range f.Columns {
+		if c.Field == "id" {
+			return true
+		}
+	}
+	return false
+}
+
+type fieldCol struct {
+	col  *Column
+	file *File
+}
+
+type linkEntry struct {
+	col    *Column
+	file   *File
+	parent ledger.Kind
+}
+
+func writeYAML(d *Draft) []byte {
+	var b bytes.Buffer
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	var read []string
+	for _, f := range d.Files {
+		if f.writable() {
+			read = append(read, f.Name)
+		}
+	}
+	w("# A draft profile suggested by `crmimport profiles suggest` from %d %s of an export.\n", len(d.Files), plural(len(d.Files), "file", "files"))
+	w("# Each guess says why and how sure it is (sure, likely, guess): check the likely\n")
+	w("# and guessed ones, and the columns kept in extra, then run\n")
+	w("#   crmimport profiles check FILE\n")
+	name := d.Name
+	if name == "" {
+		name = "custom"
+	}
+	w("name: %s\n", quote(name))
+	w("description: %s\n", quote(fmt.Sprintf("drafted from %s", strings.Join(read, ", "))))
+	if len(d.Match) > 0 {
+		w("\n# R5: %s\n", oneLine(d.MatchWhy))
+	} else {
+		w("\n# R5: no natural key matches existing records: every record is its own.\n")
+	}
+	w("match: %s\n", quoteList(nonNil(d.Match)))
+	if len(d.Empty) > 0 {
+		w("\n# Spellings of empty seen repeatedly in the values: no value, in any column.\n")
+		w("empty: %s\n", quoteList(d.Empty))
+	}
+	if len(d.True) > 0 || len(d.False) > 0 {
+		w("\n# Spellings of true and false seen in the flag columns.\n")
+		w("booleans:\n")
+		if len(d.True) > 0 {
+			w("  true: %s\n", quoteList(d.True))
+		}
+		if len(d.False) > 0 {
+			w("  false: %s\n", quoteList(d.False))
+		}
+	}
+	var dates []string
+	repeated := false
+	for _, f := range d.Files {
+		if !f.writable() {
+			continue
+		}
+		for _, s := range f.DateFormats {
+			dates = appendNew(dates, s)
+		}
+		seen := map[string]bool{}
+		for _, c := range f.Columns {
+			n := profile.NormaliseHeader(c.Name)
+			repeated = repeated || seen[n]
+			seen[n] = true
+		}
+	}
+	if len(dates) > 0 {
+		w("\n# Date formats seen beyond ISO 8601 (YYYY-MM-DD), tried in this order.\n")
+		w("dates: %s\n", quoteList(dates))
+	}
+	if repeated {
+		w("\n# A header name is repeated in a file: the first column gives the field, the others go to extra.\n")
+		w("repeated_headers: first\n")
+	} else {
+		w("\n# A field given by two columns of one name fails the file: rename or remove one.\n")
+		w("repeated_headers: fail\n")
+	}
+	w("\nkinds:\n")
+	for _, k := range ledger.Kinds() {
+		var files []*File
+		for _, f := range d.Files {
+			if f.Kind == k && f.writable() {
+				files = append(files, f)
+			}
+		}
+		if len(files) == 0 {
+			continue
+		}
+		writeKind(&b, k, files)
+	}
+	var left []*File
+	for _, f := range d.Files {
+		if !f.writable() {
+			left = append(left, f)
+		}
+	}
+	if len(left) > 0 {
+		w("\n# Files not read:\n")
+		for _, f := range left {
+			why := f.KindWhy
+			if f.Kind != "" {
+				why = fmt.Sprintf("a %s file with no id column: give one its id", f.Kind)
+			}
+			w("#   %s: %s\n", oneLine(f.Name), oneLine(why))
+		}
+	}
+	return b.Bytes()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("  %s:\n", k)
+	var patterns []string
+	for _, f := range files {
+		w("    # %s: %s (%s: %s)\n", oneLine(f.Name), k, f.KindSure, oneLine(f.KindWhy))
+		patterns = appendNew(patterns, f.Pattern)
+	}
+	w("    files: %s\n", quoteList(patterns))
+	fields := map[string][]fieldCol{}
+	gives := map[string]string{} // normalised column -> field, across the kind's files
+	var links []linkEntry
+	var extra, skipped []string
+	for _, f := range files {
+		for _, c := range f.Columns {
+			n := profile.NormaliseHeader(c.Name)
+			switch parent, isLink := canon.KindOfLinkField(c.Field); {
+			case c.Field == "":
+				extra = append(extra, fmt.Sprintf("%s (%s): %s", quote(c.Name), f.Name, c.Why))
+			case isLink && canon.IsParent(k, parent):
+				dup := false
+				for _, l := range links {
+					dup = dup || (profile.NormaliseHeader(l.col.Name) == n && l.parent == parent && l.col.List == c.List && l.col.ByName == c.ByName)
+				}
+				if !dup {
+					links = append(links, linkEntry{col: c, file: f, parent: parent})
+				}
+			case !canon.HasField(k, c.Field) || isLink:
+				skipped = append(skipped, fmt.Sprintf("%s (%s): %s is not a field of %s, so it goes to extra", quote(c.Name), f.Name, c.Field, k))
+			case gives[n] != "" && gives[n] != c.Field:
+				skipped = append(skipped, fmt.Sprintf("%s (%s): gives %s in another %s file, so it gives %s here too, not %s", quote(c.Name), f.Name, gives[n], k, gives[n], c.Field))
+			case gives[n] == c.Field:
+				// the same column gives the same field in another file
+			default:
+				gives[n] = c.Field
+				fields[c.Field] = append(fields[c.Field], fieldCol{col: c, file: f})
+			}
+		}
+	}
+	w("    fields:\n")
+	for _, f := range canon.Fields(k) {
+		cols := fields[f]
+		if len(cols) == 0 {
+			continue
+		}
+		var names []string
+		for _, fc := range cols {
+			w("      # %s (%s): %s — %s\n", quote(fc.col.Name), oneLine(fc.file.Name), sureWord(fc.col.Sure), oneLine(fc.col.Why))
+			names = append(names, fc.col.Name)
+		}
+		if len(names) > 1 {
+			w("      # several files: the first of these columns that holds a value gives %s\n", f)
+		}
+		w("      %s: %s\n", f, quoteList(names))
+	}
+	if len(links) > 0 {
+		sort.SliceStable(links, func(i, j int) bool {
+			// a single id first, then lists, then names: the first that resolves gives the link
+			return linkRank(links[i].col) < linkRank(links[j].col)
+		})
+		w("    links:\n")
+		for _, l := range links {
+			w("      # %s (%s): %s — %s\n", quote(l.col.Name), oneLine(l.file.Name), sureWord(l.col.Sure), oneLine(l.col.Why))
+			entry := fmt.Sprintf("column: %s, kind: %s", quote(l.col.Name), l.parent)
+			switch {
+			case l.col.ByName:
+				entry += ", by: name"
+			case l.col.List != "":
+				entry += ", list: " + quote(l.col.List)
+			}
+			w("      - {%s}\n", entry)
+		}
+	}
+	if len(extra)+len(skipped) > 0 {
+		w("    # Not placed, kept in each record's extra:\n")
+		for _, e := range append(extra, skipped...) {
+			w("    #   %s\n", oneLine(e))
+		}
+	}
+}
+
+func linkRank(c *Column) int {
+	switch {
+	case c.ByName:
+		return 2
+	case c.List != "":
+		return 1
+	}
+	return 0
+}
+
+func sureWord(s Sureness) string {
+	if s == "" {
+		return "set by hand"
+	}
+	return string(s)
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
