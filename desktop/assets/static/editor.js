@@ -249,8 +249,11 @@ document.addEventListener("DOMContentLoaded", () => {
       if (r.error) tr.classList.add("fails");
       tr.appendChild(el("td", { class: "num" }, r.line));
       tr.appendChild(el("td", { class: "ids", "data-field": "id" }, r.id));
-      for (const x of fields) tr.appendChild(el("td", { "data-field": x }, r.fields[x] || ""));
-      tr.appendChild(el("td", { class: "ids" }, (r.links || []).map((l) => l.field + " " + l.value).join(" · ")));
+      // A link the profile reads as a list shows under its field too.
+      const links = r.links || [];
+      const linked = (x) => links.filter((l) => l.field === x).map((l) => l.value).join(" · ");
+      for (const x of fields) tr.appendChild(el("td", { "data-field": x }, r.fields[x] || linked(x)));
+      tr.appendChild(el("td", { class: "ids" }, links.filter((l) => !fields.includes(l.field)).map((l) => l.field + " " + l.value).join(" · ")));
       const ex = el("td", { class: "extra" });
       for (const [k, v] of Object.entries(r.extra || {})) {
         const d = el("div");
