@@ -66,6 +66,7 @@ func TestMappingEditorInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	waitText(ctx, t, card+` table.mapped-rows tr[data-line="2"] td[data-field=title]`, "Head of Sales")
 	require.Equal(t, "Baker", textOf(ctx, t, card+` table.mapped-rows tr[data-line="3"] td[data-field=title]`))
+	require.Equal(t, "3652397000000624046", textOf(ctx, t, card+` table.mapped-rows tr[data-line="2"] td[data-field=company_id]`), "the link under its field")
 	require.Equal(t, "chosen", textOf(ctx, t, card+` tr[data-column="Designation"] [data-field=sure]`))
 	require.NotContains(t, textOf(ctx, t, card+` table.mapped-rows tr[data-line="2"] td.extra`), "Head of Sales")
 	shoot(ctx, t, out, "19-editor-remapped")
