@@ -155,8 +155,11 @@ func (q importRequest) spec(needTenant bool) (importer.RunSpec, error) {
 	return spec, nil
 }
 
-func readRequest(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+func readRequest(r *http.Request, v any) error { return readRequestUpTo(r, v, 1<<20) }
+
+// readRequestUpTo reads a JSON body of at most limit bytes.
+func readRequestUpTo(r *http.Request, v any, limit int64) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, limit))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return badRequest("the request is not the JSON this route takes: %v", err)

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -328,10 +329,17 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 	if src == "" {
 		src = "canonical"
 	}
+	// ?profile= names a built-in profile or a profile file (as `run
+	// --profile` reads it: importer.ResolveProfile), such as the one the
+	// mapping editor saved.
+	prof, file := q.Get("profile"), ""
+	if prof != "" && !slices.Contains(profile.BuiltinNames(), prof) {
+		prof, file = "", prof
+	}
 	s.render(w, "import", page{Title: "New import", Nav: "import", Data: struct {
-		Path, Tenant, Source, Profile, Only string
-		Profiles                            []string
-	}{q.Get("path"), q.Get("tenant"), src, q.Get("profile"), q.Get("only"), profile.BuiltinNames()}})
+		Path, Tenant, Source, Profile, ProfileFile, Only string
+		Profiles                                         []string
+	}{q.Get("path"), q.Get("tenant"), src, prof, file, q.Get("only"), profile.BuiltinNames()}})
 }
 
 func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {

@@ -25,6 +25,7 @@ func (s *Server) routeTable() []route {
 		get("/import", s.importPage),
 		get("/ledger", s.ledgerPage),
 		get("/profiles", s.profilesPage),
+		get("/profiles/new", s.profileNewPage), // the mapping editor (suggest.go)
 		get("/profiles/{name}", s.profilePage),
 		get("/static/{file}", s.static),
 
@@ -48,5 +49,8 @@ func (s *Server) routeTable() []route {
 		get("/api/doctor", s.apiDoctor),
 		get("/api/ledger/why", s.apiWhy),
 		get("/api/profiles", s.apiProfiles),
+		post("/api/profiles/suggest", s.apiSuggest),
+		post("/api/profiles/preview", s.apiPreview),
+		post("/api/profiles/save", s.apiSave),
 	}
 }

@@ -244,6 +244,9 @@ func TestDesktopInABrowser(t *testing.T) {
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations WHERE tenant_id = 'web'`), "a dry run writes nothing")
 	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
 	waitText(ctx, t, "h1 [data-field=status]", "partial")
+	// The page reloads itself once the run has ended: navigating before
+	// that reload is aborted by it.
+	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`[data-run-page][data-live="false"]`)))
 	url, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	webRun := url[strings.LastIndex(url, "/")+1:]

@@ -139,7 +139,8 @@ if (form) {
   const field = (n) => form.elements.namedItem(n);
   const request = (extra) => Object.assign({
     path: field("path").value.trim(), tenant: field("tenant").value.trim(), source: field("source").value.trim(),
-    profile: field("profile").value, only: field("only").value ? [field("only").value] : [],
+    // A profile file (the mapping editor's) wins over a built-in name.
+    profile: field("profile_file").value.trim() || field("profile").value, only: field("only").value ? [field("only").value] : [],
   }, extra || {});
 
   document.getElementById("inspect").addEventListener("click", async () => {
@@ -170,9 +171,15 @@ if (form) {
     }
   });
 
-  // The folder browser.
-  const browser = document.getElementById("browser");
-  const browse = document.getElementById("browse");
+  pathPicker(field("path"), document.getElementById("browser"), document.getElementById("browse"), document.getElementById("drop"), msg,
+    (doc) => say(msg, "Saved " + doc.files.length + " files; Preview reads them."));
+}
+
+// The folder browser and the drop zone beside a path field (New import,
+// the mapping editor): a folder or file picked, or the folder the dropped
+// files were saved in (privately, beside the database), becomes its value.
+function pathPicker(input, browser, browse, drop, msg, dropped) {
+  const close = () => { browser.hidden = true; browse.setAttribute("aria-expanded", "false"); };
   async function show(path) {
     const res = await fetch("/api/files?path=" + encodeURIComponent(path || ""), { credentials: "same-origin" });
     const doc = await res.json();
@@ -183,13 +190,13 @@ if (form) {
     up.addEventListener("click", () => show(doc.parent));
     browser.appendChild(up);
     const pick = el("button", { type: "button" }, "✓ Use this folder");
-    pick.addEventListener("click", () => { field("path").value = doc.path; browser.hidden = true; browse.setAttribute("aria-expanded", "false"); });
+    pick.addEventListener("click", () => { input.value = doc.path; close(); input.dispatchEvent(new Event("change")); });
     browser.appendChild(pick);
     for (const e of doc.entries) {
       const b = el("button", { type: "button" }, (e.dir ? "📁 " : "📄 ") + e.name);
       b.addEventListener("click", () => {
         if (e.dir) show(e.path);
-        else { field("path").value = e.path; browser.hidden = true; browse.setAttribute("aria-expanded", "false"); }
+        else { input.value = e.path; close(); input.dispatchEvent(new Event("change")); }
       });
       browser.appendChild(b);
     }
@@ -198,11 +205,9 @@ if (form) {
     const open = browser.hidden;
     browser.hidden = !open;
     browse.setAttribute("aria-expanded", String(open));
-    if (open) show(field("path").value);
+    if (open) show(input.value);
   });
 
-  // Files dropped onto the page are saved beside the database, privately.
-  const drop = document.getElementById("drop");
   drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
   drop.addEventListener("drop", async (ev) => {
@@ -213,8 +218,8 @@ if (form) {
     say(msg, "Saving the dropped files…");
     try {
       const doc = await post("/api/uploads", fd);
-      field("path").value = doc.path;
-      say(msg, "Saved " + doc.files.length + " files; Preview reads them.");
+      input.value = doc.path;
+      dropped(doc);
     } catch (e) { say(msg, e.message, true); }
   });
 }

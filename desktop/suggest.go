@@ -1,0 +1,301 @@
+package desktop
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"crmimport/canon"
+	"crmimport/importer/input"
+	"crmimport/importer/profile"
+	"crmimport/importer/suggest"
+	"crmimport/ledger"
+)
+
+// The mapping editor (SPEC §9, Profiles): an export no profile fits is
+// read by suggest.Suggest (a kind per file, a field per column, each guess
+// with why and how sure), the user changes a file's kind or a column's
+// field, the first rows are mapped again after every change by
+// suggest.Preview — the draft written as a profile and read back by the
+// loader, as `run --profile FILE` reads it — and the draft is saved as a
+// profile file that the New import page takes.
+
+// profilesFolder is the folder beside the database where profiles saved
+// by a bare file name go (the rule of the uploads' folder: privateFolder).
+const profilesFolder = ".profiles"
+
+// maxDraft bounds a posted draft: an export of a few hundred columns with
+// their samples is well within it.
+const maxDraft = 8 << 20
+
+// editorKind is one kind as the editor's lists offer it.
+type editorKind struct {
+	Kind   string   `json:"kind"`
+	Plural string   `json:"plural"`
+	Fields []string `json:"fields"`
+}
+
+func editorKinds() []editorKind {
+	var out []editorKind
+	for _, k := range ledger.Kinds() {
+		out = append(out, editorKind{Kind: string(k), Plural: k.Plural(), Fields: canon.Fields(k)})
+	}
+	return out
+}
+
+// profileNewPage is the mapping editor; ?path= opens an export at once.
+func (s *Server) profileNewPage(w http.ResponseWriter, r *http.Request) {
+	kinds, err := json.Marshal(editorKinds())
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.render(w, "suggest", page{Title: "Suggest a profile", Nav: "profiles", Data: struct {
+		Path, Kinds string
+		Folder      string
+	}{r.URL.Query().Get("path"), string(kinds), s.cfg.DBPath + profilesFolder}})
+}
+
+// suggestRequest is what POST /api/profiles/suggest takes: the paths of
+// one export (a folder, a zip, files), and the draft's name.
+type suggestRequest struct {
+	Paths []string `json:"paths"`
+	Name  string   `json:"name,omitempty"`
+}
+
+// apiSuggest drafts a profile for an export (suggest.Suggest): the Draft
+// as JSON, which the editor changes and posts back.
+func (s *Server) apiSuggest(w http.ResponseWriter, r *http.Request) {
+	var q suggestRequest
+	if err := readRequestUpTo(r, &q, 1<<20); err != nil {
+		s.fail(w, err)
+		return
+	}
+	var paths []string
+	for _, p := range q.Paths {
+		if p = strings.TrimSpace(p); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		s.fail(w, badRequest("paths is empty: give the folder, zip or files of the export"))
+		return
+	}
+	for _, p := range paths {
+		if err := input.Stat(p); err != nil {
+			s.fail(w, badRequest("%v", err))
+			return
+		}
+	}
+	d, err := suggest.Suggest(r.Context(), paths, suggest.Options{Name: strings.TrimSpace(q.Name), Limits: input.DefaultLimits()})
+	if err != nil {
+		if r.Context().Err() == nil {
+			err = badRequest("%v", err) // the export cannot be read as one: its files say why
+		}
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// previewRequest is what POST /api/profiles/preview takes: the draft as
+// the editor changed it, one of its files, and how many rows.
+type previewRequest struct {
+	Draft *suggest.Draft `json:"draft"`
+	Ref   string         `json:"ref"`
+	Rows  int            `json:"rows,omitempty"`
+}
+
+// previewAnswer is the first rows of the file as the draft maps them, and
+// what Check finds wrong with the draft as a whole.
+type previewAnswer struct {
+	*suggest.Mapped
+	Check []string `json:"check"`
+}
+
+// apiPreview maps the first rows of one file of the draft
+// (suggest.Preview), and says what Check finds wrong with the draft.
+func (s *Server) apiPreview(w http.ResponseWriter, r *http.Request) {
+	var q previewRequest
+	if err := readRequestUpTo(r, &q, maxDraft); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if q.Draft == nil {
+		s.fail(w, badRequest("draft is missing: post the draft POST /api/profiles/suggest answered, as changed"))
+		return
+	}
+	if strings.TrimSpace(q.Ref) == "" {
+		s.fail(w, badRequest("ref is empty: name one of the draft's files by its ref"))
+		return
+	}
+	check := checkWords(q.Draft)
+	m, err := suggest.Preview(r.Context(), q.Draft, q.Ref, q.Rows, input.DefaultLimits())
+	if err != nil {
+		if r.Context().Err() != nil {
+			s.fail(w, err)
+			return
+		}
+		// A draft the loader refuses, a file left out: the page shows
+		// why, with what Check finds.
+		writeJSON(w, http.StatusBadRequest, struct {
+			apiError
+			Check []string `json:"check"`
+		}{apiError{Error: err.Error(), ExitCode: 2}, check})
+		return
+	}
+	writeJSON(w, http.StatusOK, previewAnswer{Mapped: m, Check: check})
+}
+
+// checkWords is what Check finds wrong with a draft, one line each
+// (empty when nothing).
+func checkWords(d *suggest.Draft) []string {
+	out := []string{}
+	if err := d.Check(); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
+}
+
+// saveRequest is what POST /api/profiles/save takes: the draft, the file
+// to write it to (a bare name goes beside the database), and whether an
+// existing file of that name may be replaced.
+type saveRequest struct {
+	Draft     *suggest.Draft `json:"draft"`
+	File      string         `json:"file"`
+	Overwrite bool           `json:"overwrite,omitempty"`
+	// Export is the path the draft was made of, for the New import page
+	// the answer links to (default: the folder or zip of its files).
+	Export string `json:"export,omitempty"`
+}
+
+// apiSave writes the draft as a profile file (its YAML, with every guess
+// commented), 0600: refused when Check finds something wrong, when the
+// loader would refuse it, or when the file exists and overwrite is not
+// set (409). It answers where it wrote, and the New import page with the
+// profile and the export.
+func (s *Server) apiSave(w http.ResponseWriter, r *http.Request) {
+	var q saveRequest
+	if err := readRequestUpTo(r, &q, maxDraft); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if q.Draft == nil {
+		s.fail(w, badRequest("draft is missing: post the draft POST /api/profiles/suggest answered, as changed"))
+		return
+	}
+	if problems := checkWords(q.Draft); len(problems) > 0 {
+		s.fail(w, badRequest("the profile is not saved: %s", strings.Join(problems, "; ")))
+		return
+	}
+	text := q.Draft.YAML()
+	p, err := profile.Load(filepath.Base(q.File), text)
+	if err != nil {
+		s.fail(w, badRequest("the profile is not saved: the loader refuses it: %v", err))
+		return
+	}
+	file, err := s.profileFile(q.File, q.Draft.Name)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := writePrivate(file, text, q.Overwrite); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			writeJSON(w, http.StatusConflict, apiError{Error: fmt.Sprintf("%s exists: choose another name, or replace it (overwrite)", file), ExitCode: 6})
+			return
+		}
+		s.fail(w, err)
+		return
+	}
+	v := url.Values{"profile": {file}, "source": {p.Name}}
+	if ex := cmp.Or(strings.TrimSpace(q.Export), draftExport(q.Draft)); ex != "" {
+		v.Set("path", ex)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"file": file, "profile": p.Name, "import_url": "/import?" + v.Encode()})
+}
+
+// profileFile is where a profile named file is written: a bare name in
+// the profiles folder beside the database, an absolute path as it is; a
+// name without an extension gets .yaml.
+func (s *Server) profileFile(file, draftName string) (string, error) {
+	file = strings.TrimSpace(file)
+	if file == "" {
+		file = strings.TrimSpace(draftName)
+	}
+	if file == "" {
+		return "", badRequest("file is empty: give the profile's file name, e.g. zoho.yaml")
+	}
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".yaml", ".yml":
+	case "":
+		file += ".yaml"
+	default:
+		return "", badRequest("%s: a profile file is YAML: name it NAME.yaml", file)
+	}
+	if filepath.IsAbs(file) {
+		return filepath.Clean(file), nil
+	}
+	if filepath.Base(file) != file || strings.HasPrefix(file, ".") {
+		return "", badRequest("%s: give a file name (saved beside the database) or a full path", file)
+	}
+	dir, err := s.privateFolder(profilesFolder)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, file), nil
+}
+
+// writePrivate writes a file 0600, refusing an existing one unless
+// overwrite (then it is made 0600 too): a profile names a customer's
+// columns.
+func writePrivate(file string, text []byte, overwrite bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if overwrite {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(file, flags, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(file, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("save profile %s: %w", file, err)
+	}
+	return nil
+}
+
+// draftExport is the export the draft was made of: the folder or zip its
+// files are in when they are all in one, else "".
+func draftExport(d *suggest.Draft) string {
+	var out string
+	for i, f := range d.Files {
+		where := f.Ref
+		if zip, _, ok := strings.Cut(where, "!"); ok {
+			where = zip
+		} else {
+			where = filepath.Dir(where)
+		}
+		if i > 0 && where != out {
+			return ""
+		}
+		out = where
+	}
+	return out
+}
