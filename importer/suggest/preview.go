@@ -1,12 +1,10 @@
 package suggest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"crmimport/canon"
@@ -91,7 +89,7 @@ func Preview(ctx context.Context, d *Draft, ref string, n int, lim input.Limits)
 		return nil, fmt.Errorf("preview %s: the draft is not a profile yet: %w", f.Name, err)
 	}
 	out := &Mapped{Ref: f.Ref, Name: f.Name, Kind: string(f.Kind), Fields: canon.Fields(f.Kind), Rows: []MappedRow{}}
-	rr, closeFn, err := openRows(ctx, f, lim)
+	rr, closeFn, err := openRows(f, lim)
 	if err != nil {
 		out.Problem = err.Error()
 		return out, nil
@@ -153,65 +151,46 @@ func mappedRow(r profile.Record) MappedRow {
 		mr.Error = r.Err.Reason
 	case r.ID == "":
 		mr.Error = "no id: the id column is empty in this row"
+	case canon.MangledID("id", r.ID) != "":
+		mr.Error = canon.MangledID("id", r.ID) // as a run fails it (9.91214E+18)
+	case mangledLink(r) != "":
+		mr.Error = mangledLink(r)
 	case invalid != "":
 		mr.Error = invalid
 	}
 	return mr
 }
 
-// openRows opens a file of the draft as a run reads it: a CSV or JSON
-// file (or a zip's entry) as a stream in the encoding its bytes show, a
-// workbook in place.
-func openRows(ctx context.Context, f *File, lim input.Limits) (*reader.RowReader, func(), error) {
-	name := input.Name(f.Ref)
-	format := f.Format
-	if format == "" {
-		var ok bool
-		if format, ok = reader.FormatOf(f.Name); !ok {
-			return nil, nil, fmt.Errorf("%s: not a CSV, JSON or XLSX file", name)
+// mangledLink says why a link value of r is an id a spreadsheet rewrote,
+// as a run fails the record, or "".
+func mangledLink(r profile.Record) string {
+	for _, l := range canon.Parents(r.Kind) {
+		if why := canon.MangledID(l.Field, r.Get(l.Field)); why != "" {
+			return why
 		}
 	}
-	if format == reader.FormatXLSX {
-		return openWorkbook(f.Ref, name, lim)
+	for _, l := range r.Links() {
+		if why := canon.MangledID(l.Label, l.Shown); why != "" && !l.ByName {
+			return why
+		}
 	}
-	info, err := input.InspectRef(ctx, f.Ref, lim)
-	if err != nil {
-		return nil, nil, err
-	}
-	enc := reader.ChooseEncoding(name, info.Head, info.Text, "")
-	in, err := input.Open(f.Ref, lim)
-	if err != nil {
-		return nil, nil, err
-	}
-	rr, err := reader.NewRowReader(bufio.NewReaderSize(in, 1<<16), reader.ReadOptions{Name: name, Format: format, Encoding: enc.Encoding})
-	if err != nil {
-		in.Close()
-		return nil, nil, err
-	}
-	return rr, func() { _ = in.Close() }, nil // read only: nothing to lose on close
+	return ""
 }
 
-// openWorkbook opens a workbook that is a file of its own (a workbook is
-// read in place: a zip's entry would have to be read whole first).
-func openWorkbook(ref, name string, lim input.Limits) (*reader.RowReader, func(), error) {
-	if strings.Contains(ref, "!") {
-		if _, err := os.Stat(ref); err != nil {
-			return nil, nil, fmt.Errorf("%s: a workbook inside a zip is previewed once it is unzipped: unzip the export and open its folder", name)
+// openRows opens a file of the draft as a run reads it (openSample): a
+// workbook in place, a zip's entry included, any other file as a stream in
+// the encoding its bytes show.
+func openRows(f *File, lim input.Limits) (*reader.RowReader, func(), error) {
+	g := *f
+	if g.Format == "" {
+		var ok bool
+		if g.Format, ok = reader.FormatOf(matchName(f.Name)); !ok {
+			return nil, nil, fmt.Errorf("%s: not a CSV, JSON or XLSX file", input.Name(f.Ref))
 		}
 	}
-	fh, err := os.Open(ref)
+	rr, c, err := openSample(&g, lim)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: cannot open: %w", name, err)
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	rr, err := reader.NewXLSXReader(fh, st.Size(), reader.ReadOptions{Name: name, Format: reader.FormatXLSX, Guard: lim.ZipGuard()})
-	if err != nil {
-		fh.Close()
 		return nil, nil, err
 	}
-	return rr, func() { _ = fh.Close() }, nil
+	return rr, func() { _ = c.Close() }, nil // read only: nothing to lose on close
 }
