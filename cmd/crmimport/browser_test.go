@@ -221,7 +221,9 @@ func TestDesktopInABrowser(t *testing.T) {
 	waitText(ctx, t, "h1 [data-field=status]", "cancelled")
 	shoot(ctx, t, out, "08-run-stopped")
 	resume := fmt.Sprintf(`button[data-post="/api/runs/%d/resume"]`, id)
-	do(ctx, t, chromedp.WaitEnabled(chromedp.CSS(resume))) // the page, reloaded at the end of the run, offers it
+	// The page reloads itself once the run has ended, and then offers it: a
+	// wait begun in the page before the reload is lost with it.
+	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`[data-run-page][data-live="false"]`)), chromedp.WaitEnabled(chromedp.CSS(resume)))
 	require.Contains(t, textOf(ctx, t, resume), "Resume —")
 	do(ctx, t, chromedp.Click(chromedp.CSS(resume)))
 	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
