@@ -120,16 +120,25 @@ type previewAnswer struct {
 	Check []string `json:"check"`
 }
 
+// readDraft reads a request that posts a draft into q; false once it has
+// answered one that cannot be read or holds no draft.
+func (s *Server) readDraft(w http.ResponseWriter, r *http.Request, q any, draft func() *suggest.Draft) bool {
+	if err := readRequestUpTo(r, q, maxDraft); err != nil {
+		s.fail(w, err)
+		return false
+	}
+	if draft() == nil {
+		s.fail(w, badRequest("draft is missing: post the draft POST /api/profiles/suggest answered, as changed"))
+		return false
+	}
+	return true
+}
+
 // apiPreview maps the first rows of one file of the draft
 // (suggest.Preview), and says what Check finds wrong with the draft.
 func (s *Server) apiPreview(w http.ResponseWriter, r *http.Request) {
 	var q previewRequest
-	if err := readRequestUpTo(r, &q, maxDraft); err != nil {
-		s.fail(w, err)
-		return
-	}
-	if q.Draft == nil {
-		s.fail(w, badRequest("draft is missing: post the draft POST /api/profiles/suggest answered, as changed"))
+	if !s.readDraft(w, r, &q, func() *suggest.Draft { return q.Draft }) {
 		return
 	}
 	if strings.TrimSpace(q.Ref) == "" {
@@ -187,12 +196,7 @@ type saveRequest struct {
 // profile and the export.
 func (s *Server) apiSave(w http.ResponseWriter, r *http.Request) {
 	var q saveRequest
-	if err := readRequestUpTo(r, &q, maxDraft); err != nil {
-		s.fail(w, err)
-		return
-	}
-	if q.Draft == nil {
-		s.fail(w, badRequest("draft is missing: post the draft POST /api/profiles/suggest answered, as changed"))
+	if !s.readDraft(w, r, &q, func() *suggest.Draft { return q.Draft }) {
 		return
 	}
 	if problems := checkWords(q.Draft); len(problems) > 0 {

@@ -444,8 +444,6 @@ func (e *exportIDs) found(k ledger.Kind, vals []string) (found, of int) {
 	return found, of
 }
 
-func (e *exportIDs) namesOf(k ledger.Kind) map[string]bool { return e.nameSet[k] }
-
 func (e *exportIDs) names(k ledger.Kind, vals []string) int {
 	n := 0
 	for _, v := range vals {
