@@ -138,6 +138,27 @@ func waitText(ctx context.Context, t *testing.T, sel, want string) {
 	t.Fatalf("%s never showed %q (last: %q)", sel, want, got)
 }
 
+// waitJS waits until the page's expr is true, asking it again after each
+// short try (the page may be reloading), and says what the page showed
+// when it never is.
+func waitJS(ctx context.Context, t *testing.T, expr, what string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		try, cancel := context.WithTimeout(ctx, time.Second)
+		ok, err := chromedp.Run(try, chromedp.Evaluate[bool](expr))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	try, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	state, err := chromedp.Run(try, chromedp.Evaluate[string](`location.href + " · " + (document.querySelector("[data-run-page]") || {outerHTML: "no run page"}).outerHTML.slice(0, 300) + " · buttons: " + Array.from(document.querySelectorAll("button")).map(b => b.textContent.trim() + (b.disabled ? " (disabled)" : "")).join(", ")`))
+	t.Fatalf("never saw %s (the page: %s %v)", what, state, err)
+}
+
 // slowExport is an export big enough, and a run of it slow enough (a pause
 // before each of its first contact batches), to be watched.
 func slowExport(t *testing.T) (string, map[string]string) {
@@ -222,8 +243,10 @@ func TestDesktopInABrowser(t *testing.T) {
 	shoot(ctx, t, out, "08-run-stopped")
 	resume := fmt.Sprintf(`button[data-post="/api/runs/%d/resume"]`, id)
 	// The page reloads itself once the run has ended, and then offers it: a
-	// wait begun in the page before the reload is lost with it.
-	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`[data-run-page][data-live="false"]`)), chromedp.WaitEnabled(chromedp.CSS(resume)))
+	// wait begun in the page before the reload may be lost with it, so the
+	// page is asked again and again.
+	waitJS(ctx, t, fmt.Sprintf(`(() => { const p = document.querySelector("[data-run-page]"), b = document.querySelector(%q);
+		return !!p && p.dataset.live === "false" && !!b && !b.disabled; })()`, resume), "the ended run's page, offering Resume")
 	require.Contains(t, textOf(ctx, t, resume), "Resume —")
 	do(ctx, t, chromedp.Click(chromedp.CSS(resume)))
 	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
