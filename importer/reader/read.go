@@ -68,6 +68,11 @@ type Row struct {
 	// Text is the record as it stands in the file, for a CSV record that
 	// could not be parsed (R4 keeps the raw row of a failure).
 	Text string
+	// Start and End are where the record stands in the raw file, in
+	// bytes (End past its line end), when the reader knows it: a CSV file
+	// read as UTF-8, whose bytes are its text. End is 0 otherwise. A rerun
+	// reads the record again from there alone (RecordAt).
+	Start, End int64
 }
 
 // RowError: one record is bad; reading goes on with the next.
@@ -187,20 +192,23 @@ func NewRowReader(r io.Reader, opt ReadOptions) (*RowReader, error) {
 	if reason := sniffMagic(head, opt.Format, enc); reason != "" {
 		return nil, &FileError{File: name, Reason: reason}
 	}
+	base := int64(0) // raw bytes before the text: where a record stands in the file (Row.Start)
 	if enc.asciiCompatible && bytes.HasPrefix(head, utf8BOM) {
 		// Removed before decoding: read as windows-1252 it would become "ï»¿".
 		if _, err := br.Discard(len(utf8BOM)); err != nil {
 			return nil, rr.readError(0, err)
 		}
+		base = int64(len(utf8BOM))
 	}
 	var text io.Reader = br
 	if enc.enc != nil {
 		text = transform.NewReader(br, enc.enc.NewDecoder())
+		base = -1 // decoded text is not the file's bytes
 	}
 
 	switch opt.Format {
 	case FormatCSV:
-		if rr.src, err = newCSVSource(name, text, enc.isUTF8, cmp.Or(opt.keptText, maxKeptText)); err != nil {
+		if rr.src, err = newCSVSource(name, text, enc.isUTF8, cmp.Or(opt.keptText, maxKeptText), base); err != nil {
 			return nil, err
 		}
 	default:
@@ -237,6 +245,29 @@ func (r *RowReader) Header() []string {
 		return nil
 	}
 	return append([]string(nil), h...)
+}
+
+// Spans reports whether the records read carry where they stand in the
+// raw file (Row.Start, Row.End): a CSV file read as UTF-8.
+func (r *RowReader) Spans() bool {
+	c := r.asCSV()
+	return c != nil && c.base >= 0
+}
+
+// RecordAt reads again, alone, the record that stands at raw in the file
+// (the bytes from its Row.Start to its Row.End) and starts at line: the
+// same Row as reading the file through gives, read under the file's header
+// and delimiter. Only a reader whose records have spans (Spans) can.
+func (r *RowReader) RecordAt(raw []byte, line int) (Row, error) {
+	c := r.asCSV()
+	if c == nil || c.base < 0 || c.headerRow == nil {
+		return Row{}, fmt.Errorf("read %s: records cannot be read again by their place in the file", r.name)
+	}
+	row, err := c.at(raw, line).next()
+	if errors.Is(err, io.EOF) {
+		return Row{}, fmt.Errorf("%s:%d: no record there (has the file changed?)", r.name, line)
+	}
+	return row, err
 }
 
 // asCSV is the source when the file is CSV, else nil.

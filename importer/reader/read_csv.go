@@ -39,17 +39,26 @@ type csvSource struct {
 	lineOffset int  // lines removed before the header (blank, sep=), to add to csv's line numbers
 	checkUTF8  bool // flag rows that are not valid UTF-8
 	lastLine   int  // line of the last record read, for errors that have none
+	bareCR     bool // the header's line ended with a lone "\r" (lineEnds.inQuotes)
+	keptText   int64
+	// base is the raw offset of the text csv reads (a BOM, a sep= line and
+	// blank lines before the header are not in it), or -1 when the text is
+	// decoded and its offsets are not the file's.
+	base int64
 
 	foot footerWatch
 }
 
-func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (*csvSource, error) {
+func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText, base int64) (*csvSource, error) {
 	br := bufio.NewReaderSize(text, 64<<10)
-	head, skipped, comma, bareCR, err := sniffHeader(br)
+	head, skipped, comma, bareCR, dropped, err := sniffHeader(br)
 	if err != nil {
 		return nil, &FileError{File: name, Reason: "read: " + err.Error(), cause: err}
 	}
-	s := &csvSource{name: name, comma: comma, lineOffset: skipped, checkUTF8: checkUTF8}
+	if base >= 0 {
+		base += dropped
+	}
+	s := &csvSource{name: name, comma: comma, lineOffset: skipped, checkUTF8: checkUTF8, bareCR: bareCR, keptText: keptText, base: base}
 	if head == nil {
 		return s, nil // empty, or only a BOM and blank lines
 	}
@@ -88,6 +97,35 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText int64) (
 }
 
 func (s *csvSource) header() []string { return s.headerRow }
+
+// at is a source that reads the one record raw holds (RecordAt), which
+// starts at line of the file s reads: as s would read it, in the state a
+// record's start leaves the reading in.
+func (s *csvSource) at(raw []byte, line int) *csvSource {
+	// The empty lines before the record are lines of the file before line.
+	lead := raw[:len(raw)-len(bytes.TrimLeft(raw, "\r\n"))]
+	before := bytes.Count(lead, []byte{'\n'}) + bytes.Count(lead, []byte{'\r'}) - bytes.Count(lead, []byte("\r\n"))
+	a := &csvSource{name: s.name, headerRow: s.headerRow, comma: s.comma, lineOffset: line - 1 - before, checkUTF8: s.checkUTF8,
+		bareCR: s.bareCR, keptText: s.keptText, base: -1}
+	rest := &lineEnds{r: bufio.NewReaderSize(bytes.NewReader(raw), 4096), comma: byte(s.comma), inQuotes: s.bareCR}
+	a.track = &csvTracker{r: rest, limit: maxRecordBytes, cutAt: -1, keptText: s.keptText}
+	a.r = csv.NewReader(a.track)
+	a.r.Comma = s.comma
+	a.r.FieldsPerRecord = -1
+	a.r.LazyQuotes = false
+	return a
+}
+
+// span is where the record just read, which began at csv's offset from,
+// stands in the raw file (Row.Start, Row.End), or 0, 0 when unknown. The
+// empty lines csv skipped before it are in it, as they were in the text
+// it was read from (a bad row's raw text keeps them).
+func (s *csvSource) span(from int64) (int64, int64) {
+	if s.base < 0 {
+		return 0, 0
+	}
+	return s.base + from, s.base + s.r.InputOffset()
+}
 
 // next returns the next record. The rows after an empty row are held
 // back until they show whether they are records or a footer (footerWatch).
@@ -129,6 +167,7 @@ func (s *csvSource) read() (Row, int, error) {
 			s.lastLine = line
 			row := s.row(line, rec, s.parseErrorReason(pe))
 			row.Text = strings.TrimRight(s.track.text(s.track.recStart, s.r.InputOffset()), "\r\n")
+			row.Start, row.End = s.span(s.track.recStart)
 			return row, pe.Line + s.lineOffset, nil
 		case err != nil:
 			return Row{}, 0, s.readError(err)
@@ -142,7 +181,9 @@ func (s *csvSource) read() (Row, int, error) {
 		if len(rec) != len(s.headerRow) {
 			reason = fmt.Sprintf("row has %d %s, the header has %d", len(rec), Plural(len(rec), "field", "fields"), len(s.headerRow))
 		}
-		return s.row(line, rec, reason), s.endLine(rec), nil
+		row := s.row(line, rec, reason)
+		row.Start, row.End = s.span(s.track.recStart)
+		return row, s.endLine(rec), nil
 	}
 }
 
@@ -287,17 +328,19 @@ func (s *csvSource) readError(err error) *FileError {
 // skipped; head is nil when the input has nothing else. bareCR reports
 // lines that end with a lone "\r" (Excel's "CSV (Macintosh)"). The caller
 // reads on from head, then br.
-func sniffHeader(br *bufio.Reader) (head []byte, skipped int, comma rune, bareCR bool, err error) {
+func sniffHeader(br *bufio.Reader) (head []byte, skipped int, comma rune, bareCR bool, dropped int64, err error) {
 	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
 		if _, err := br.Discard(len(utf8BOM)); err != nil {
-			return nil, 0, 0, false, err
+			return nil, 0, 0, false, 0, err
 		}
+		dropped += int64(len(utf8BOM))
 	}
 	sep, n := sepLine(br)
 	if n > 0 {
 		if _, err := br.Discard(n); err != nil {
-			return nil, 0, 0, false, err
+			return nil, 0, 0, false, 0, err
 		}
+		dropped += int64(n)
 		skipped++
 	}
 	loneCR := func() bool {
@@ -316,6 +359,8 @@ func sniffHeader(br *bufio.Reader) (head []byte, skipped int, comma rune, bareCR
 		}
 	}
 	var buf []byte
+	var read int64
+	defer func() { dropped += read - int64(len(head)) }()
 	started, inQuotes := false, false
 scan:
 	for len(buf) < maxHeaderSniff {
@@ -324,8 +369,9 @@ scan:
 			break
 		}
 		if err != nil {
-			return nil, 0, 0, false, err
+			return nil, 0, 0, false, 0, err
 		}
+		read++
 		if b == '\r' && !inQuotes && loneCR() {
 			bareCR = true
 			b = '\n'
@@ -360,10 +406,10 @@ scan:
 		}
 	}
 	if !started {
-		return nil, skipped, cmp.Or(sep, ','), false, nil
+		return nil, skipped, cmp.Or(sep, ','), false, 0, nil
 	}
 	if sep != 0 {
-		return buf, skipped, sep, bareCR, nil
+		return buf, skipped, sep, bareCR, dropped, nil
 	}
 	comma = ','
 	best, tie := 0, false
@@ -378,7 +424,7 @@ scan:
 	if tie {
 		comma = ','
 	}
-	return buf, skipped, comma, bareCR, nil
+	return buf, skipped, comma, bareCR, dropped, nil
 }
 
 // sepLine reads, without taking it, a first line "sep=X" (any case) that

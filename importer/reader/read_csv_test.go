@@ -515,6 +515,7 @@ func TestReadCSVRecordTooLarge(t *testing.T) {
 
 	row, err := rr.Next()
 	require.NoError(t, err)
+	row.Start, row.End = 0, 0
 	require.Equal(t, ok(2, "id", "1", "note", "ok"), row)
 	_, err = rr.Next()
 	var fe *FileError
@@ -656,6 +657,7 @@ func readAllRows(t *testing.T, in string, keptText int64) []Row {
 			return rows
 		}
 		require.NoError(t, err)
+		row.Start, row.End = 0, 0 // where a row stands is TestRecordAtSpan's
 		rows = append(rows, row)
 	}
 }
