@@ -42,6 +42,7 @@ type decision struct {
 	reason    string // of a failure or a skip
 	detail    string // what a skip could not resolve (JSON), or ""
 	duplicate bool
+	firstLine int // a duplicate's: the line of its id's first record
 	unlinked  bool
 	values    canon.Values
 	links     map[string]int64
@@ -70,7 +71,7 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	}
 	// 2. The same (kind, source_id) earlier in this run: a duplicate, failed.
 	if first, dup := st.seenAt(r.ID); dup {
-		d.duplicate = true
+		d.duplicate, d.firstLine = true, first.line
 		d.reason = duplicateReason(first)
 		return d, nil
 	}

@@ -255,6 +255,10 @@ type openedTask struct {
 	rows      int64
 	line      int64
 	noted     map[string]bool // notes already written to the run log
+	revisits  []revisitAt     // the batch's records that failed or were skipped, where they stand
+	// revisit is the task's work when it revisits the records an earlier
+	// task left failed or skipped (revisit.go), nil when it reads its file.
+	revisit *revisitWork
 }
 
 // Open opens a task's file at its checkpoint (phases.OpenFunc): the file,
@@ -281,6 +285,9 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 		return nil, err
 	}
 	if work, err := imp.openSameInput(ctx, run, t, tasks, opts); work != nil || err != nil {
+		return work, err
+	}
+	if work, err := imp.openRevisit(ctx, run, t, tasks, opts, prof); work != nil || err != nil {
 		return work, err
 	}
 	w, err := imp.openFile(prof, t)
@@ -462,24 +469,36 @@ func (w *openedTask) logNotes(ctx context.Context, tx *sql.Tx, recs []profile.Re
 // chunkSize is how many records are decided and then written together.
 const chunkSize = 256
 
-// next decides the next batch of records inside tx and writes them, many
-// per statement (R12: the engine commits them with the checkpoint).
-func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
+// batchWriter starts the writing of one batch in tx: the ledger, the
+// target rows, the row ids of the task's table, and the stage of the
+// index. The caller closes it.
+func (w *openedTask) batchWriter(ctx context.Context, tx *sql.Tx) (*writer, *stage, error) {
 	d := store.DialectOf(w.imp.Engine.DB)
 	l := ledger.New(tx, d)
-	defer l.Close()
 	now := w.imp.Engine.Now()
 	imported := ledger.FormatTime(now)
 	wr := &writer{ctx: ctx, tx: tx, ledger: l, run: w.run, task: w.task, now: now,
 		imported: imported, rows: target.NewWriter(tx, w.run.Tenant, imported), stmts: map[string]*sql.Stmt{}}
-	defer wr.close()
 	var err error
 	if wr.ids, err = target.IDs(ctx, d, tx, w.task.Kind); err != nil {
+		wr.close()
+		return nil, nil, err
+	}
+	w.revisits = w.revisits[:0]
+	return wr, newStage(w.idx, w.task.Kind), nil
+}
+
+// next decides the next batch of records inside tx and writes them, many
+// per statement (R12: the engine commits them with the checkpoint).
+func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
+	wr, st, err := w.batchWriter(ctx, tx)
+	if err != nil {
 		return phases.Batch{}, err
 	}
-	st := newStage(w.idx, w.task.Kind)
+	defer wr.close()
 	var counts phases.Counts
 	chunk := make([]profile.Record, 0, chunkSize)
+	rows := make([]int64, 0, chunkSize)
 	done := false
 	for n := 0; n < w.batchSize && !done; n++ {
 		r, err := w.feed.next()
@@ -493,19 +512,23 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 			w.line = int64(r.Line)
 			if !r.Excluded { // read, but not a record of the kind: no outcome
 				chunk = append(chunk, r)
+				rows = append(rows, w.rows-1)
 			}
 		}
 		if len(chunk) == chunkSize || (done || n == w.batchSize-1) && len(chunk) > 0 {
 			if err := w.logNotes(ctx, tx, chunk); err != nil {
 				return phases.Batch{}, err
 			}
-			if err := w.writeChunk(ctx, tx, wr, st, chunk, &counts); err != nil {
+			if err := w.writeChunk(ctx, tx, wr, st, chunk, rows, &counts); err != nil {
 				return phases.Batch{}, err
 			}
-			chunk = chunk[:0]
+			chunk, rows = chunk[:0], rows[:0]
 		}
 	}
 	if err := wr.ids.Save(ctx); err != nil { // the row ids given out, with the batch
+		return phases.Batch{}, err
+	}
+	if err := w.saveRevisits(ctx, wr); err != nil {
 		return phases.Batch{}, err
 	}
 	if done {
@@ -542,7 +565,10 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 // writes fail for one record's fault (a constraint; a claim refused), the
 // chunk is taken back whole and redone record by record, so that only that
 // record fails (R4) or is counted unchanged (R2).
-func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, recs []profile.Record, counts *phases.Counts) error {
+//
+// rows are the records' places in the file (records read before each):
+// what a rerun revisits of those that fail or are skipped (revisit.go).
+func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, recs []profile.Record, rows []int64, counts *phases.Counts) error {
 	mark, next := st.mark(), wr.ids.Mark()
 	ds := make([]decision, len(recs))
 	for i, r := range recs {
@@ -557,6 +583,7 @@ func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st 
 	if err == nil {
 		for i := range ds {
 			count(counts, &ds[i])
+			w.keepRevisit(rows[i], &ds[i])
 		}
 		return nil
 	}
@@ -565,7 +592,7 @@ func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st 
 	}
 	st.undo(mark)
 	wr.ids.Reset(next)
-	for _, r := range recs {
+	for i, r := range recs {
 		m := st.mark()
 		d, err := decide(ctx, tx, st, w.profile, r, wr.ids.Next)
 		if err != nil {
@@ -591,6 +618,7 @@ func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st 
 			}
 		}
 		count(counts, &d)
+		w.keepRevisit(rows[i], &d)
 	}
 	return nil
 }

@@ -60,3 +60,53 @@ func FindSameInput(ctx context.Context, q queryer, run Run, task Task) (SameInpu
 	}
 	return s, true, nil
 }
+
+// An earlier task that read the same input whole and succeeded while the
+// epoch stood where it stands now, but left some of its records failed or
+// skipped, vouches for the others: each is still in its final slot (R2).
+// A rerun need read again only the records it did not finalize (the
+// importer's revisit). It must have been the only task of its kind in its
+// run, so that the duplicates it found are the file's own (SPEC §4 step 2).
+
+// ReadBefore is such a task.
+type ReadBefore struct {
+	Task, Run  int64
+	Epoch      int64
+	Counts     Counts     // its outcomes
+	Checkpoint Checkpoint // where it ended: the end of the input
+}
+
+// readBeforeSQL finds the latest such task.
+const readBeforeSQL = `
+SELECT t.id, t.migration_id, t.ledger_epoch, t.imported, t.unchanged, t.skipped, t.failed, t.checkpoint
+FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
+WHERE m.tenant_id = ? AND m.source = ? AND t.kind = ? AND t.input_key = ? AND t.id <> ?
+  AND t.status = 'succeeded' AND t.ledger_epoch = ?
+  AND NOT EXISTS (SELECT 1 FROM migration_tasks o WHERE o.migration_id = t.migration_id AND o.kind = t.kind AND o.id <> t.id)
+ORDER BY t.id DESC LIMIT 1`
+
+// FindReadBefore returns the latest earlier task that read task's input
+// whole (see ReadBefore), read in q.
+func FindReadBefore(ctx context.Context, q queryer, run Run, task Task) (ReadBefore, bool, error) {
+	if task.InputKey == "" {
+		return ReadBefore{}, false, nil
+	}
+	epoch, err := ledger.Epoch(ctx, q, run.Tenant, run.Source)
+	if err != nil {
+		return ReadBefore{}, false, err
+	}
+	var s ReadBefore
+	var cp string
+	err = q.QueryRowContext(ctx, readBeforeSQL, run.Tenant, run.Source, string(task.Kind), task.InputKey, task.ID, epoch).
+		Scan(&s.Task, &s.Run, &s.Epoch, &s.Counts.Imported, &s.Counts.Unchanged, &s.Counts.Skipped, &s.Counts.Failed, &cp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ReadBefore{}, false, nil
+	}
+	if err != nil {
+		return ReadBefore{}, false, fmt.Errorf("look for a task that read the same %s: %w", task.Kind.Plural(), err)
+	}
+	if err := json.Unmarshal([]byte(cp), &s.Checkpoint); err != nil {
+		return ReadBefore{}, false, fmt.Errorf("task %d: checkpoint %q: %w", s.Task, cp, err)
+	}
+	return s, true, nil
+}

@@ -46,6 +46,10 @@ type beyondFields struct {
 	bodyFile string      // the file that holds the body (a profile's body_file), to read when completed
 }
 
+// Span is where the record stands in its raw file (reader.Row's Start and
+// End); end is 0 when the reader does not know.
+func (r *Record) Span() (start, end int64) { return r.row.Start, r.row.End }
+
 // Links are the record's link values beyond its plain link fields, in
 // order of preference.
 func (r *Record) Links() []LinkValue {
