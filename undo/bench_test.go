@@ -131,10 +131,6 @@ func BenchmarkUndoOfAFirstRun(b *testing.B) {
 		db, err := store.Open(ctx, path)
 		require.NoError(b, err)
 		e := phases.New(db, nil)
-		if os.Getenv("XDROP") != "" {
-			_, err = db.Exec("DROP TRIGGER final_slot_deleted")
-			require.NoError(b, err)
-		}
 		b.StartTimer()
 		t0 := time.Now()
 		u, p, err := undo.Start(ctx, e, r.ID, false)

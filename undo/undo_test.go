@@ -464,3 +464,42 @@ func TestUndoPlanGoesStaleWhenTheTenantIsWritten(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
 }
+
+// TestUndoItemsFromTheLedger (issue 16 goal 4): the items that an undo
+// without dependents writes in one statement from the ledger are those,
+// seq for seq, that the plan holds (a run that created, matched, took
+// skips over, refreshed and skipped afresh).
+func TestUndoItemsFromTheLedger(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	first := w.run(export(t, firstExport), "canonical")
+	run := w.run(export(t, secondExport), "canonical")
+	p, err := undo.Build(ctx, w.db, w.imp.Engine, run.ID, false)
+	require.NoError(t, err)
+	require.Empty(t, p.Dependents)
+
+	tx, err := w.db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	// Two existing runs' ids stand for two undos, the plan's and the ledger's.
+	require.NoError(t, undo.InsertItems(ctx, tx, first.ID, p))
+	require.NoError(t, undo.InsertOwnItems(ctx, tx, run.ID, p))
+	items := func(id int64) []string {
+		rows, err := tx.QueryContext(ctx, `SELECT kind || ' ' || seq || ' ' || source || ' ' || source_id || ' ' || owner || ' ' ||
+			action || ' ' || coalesce(record_id, 'NULL') || ' ' || delete_row FROM undo_items WHERE undo_id = ? ORDER BY kind, seq`, id)
+		require.NoError(t, err)
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			require.NoError(t, rows.Scan(&s))
+			out = append(out, s)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	fromPlan := items(first.ID)
+	require.Len(t, fromPlan, p.Total())
+	require.Equal(t, fromPlan, items(run.ID))
+}
