@@ -100,9 +100,6 @@ func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) 
 			return &RefusedError{Msg: fmt.Sprintf("the ledger of tenant %s changed while the undo of run %d was planned: nothing was written; run the undo again",
 				p.Run.Tenant, id)}
 		}
-		if !p.Loaded && len(p.Dependents) == 0 {
-			return insertOwnItems(ctx, tx, undoID, p)
-		}
 		return insertItems(ctx, tx, undoID, p)
 	}
 	return e.Plan(ctx, spec)
@@ -126,35 +123,6 @@ func tenantMark(ctx context.Context, q Querier, tenant string, self int64) (stri
 		return "", fmt.Errorf("read the state of tenant %s: %w", tenant, err)
 	}
 	return m, nil
-}
-
-// ownItemsSQL writes the items of an undo whose run has no dependents and
-// was not loaded from a dump, in one statement from the ledger: each of the
-// run's slots, numbered per kind by source then source id (as Build sorts
-// them), a created slot's row going with it.
-const ownItemsSQL = `
-INSERT INTO undo_items (undo_id, kind, seq, source, source_id, owner, action, record_id, delete_row)
-SELECT ?1, kind, row_number() OVER (PARTITION BY kind ORDER BY source, source_id), source, source_id,
-       migration_id, action, nullif(record_id, 0), action = 'created' AND coalesce(record_id, 0) <> 0
-FROM migration_records WHERE tenant_id = ?2 AND migration_id = ?3
-ORDER BY kind, source, source_id`
-
-// insertOwnItems writes p's items with ownItemsSQL, and checks that it
-// wrote as many as p holds (the tenant's mark vouches that the ledger is
-// the one Build read).
-func insertOwnItems(ctx context.Context, tx *sql.Tx, undoID int64, p *Plan) error {
-	res, err := tx.ExecContext(ctx, ownItemsSQL, undoID, p.Run.Tenant, p.Run.ID)
-	if err != nil {
-		return fmt.Errorf("plan the undo: write its items: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("plan the undo: write its items: %w", err)
-	}
-	if n != int64(p.Total()) {
-		return fmt.Errorf("plan the undo: wrote %d items, the plan has %d", n, p.Total())
-	}
-	return nil
 }
 
 const insertItemHead = `INSERT INTO undo_items (undo_id, kind, seq, source, source_id, owner, action, record_id, delete_row) VALUES `
