@@ -241,13 +241,12 @@ func readItems(ctx context.Context, tx *sql.Tx, undoID int64, k ledger.Kind, aft
 }
 
 const (
-	// batchRowsSQL deletes the target rows of a batch's created slots that
-	// go with them (delete_row): the batch's items are those of its kind
-	// after the task's checkpoint, up to the batch's last (seq ?4 < … <= ?5).
+	// batchRowsSQL lists the target rows of a batch's created slots that go
+	// with them (delete_row): the batch's items are those of its kind after
+	// the task's checkpoint, up to the batch's last (seq after … up to last).
 	batchRowsSQL = `
-DELETE FROM %s WHERE tenant_id = ?1 AND id IN (
-    SELECT record_id FROM undo_items
-    WHERE undo_id = ?2 AND kind = ?3 AND seq > ?4 AND seq <= ?5 AND delete_row = 1)`
+SELECT record_id FROM undo_items
+WHERE undo_id = ? AND kind = ? AND seq > ? AND seq <= ? AND delete_row = 1`
 
 	// batchImagesSQL reads the before-images of a batch's slots: who took
 	// each over, and whether the image's own owner was undone since.
@@ -325,8 +324,8 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 		return nil
 	}
 	k := b.kind
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(batchRowsSQL, k.Table()), b.args()...); err != nil {
-		return fmt.Errorf("delete %s rows: %w", k.Plural(), err)
+	if _, err := target.DeleteListed(ctx, tx, k, b.tenant, batchRowsSQL, b.args()[1:]); err != nil {
+		return err
 	}
 	images, err := readImages(ctx, tx, b)
 	if err != nil {
