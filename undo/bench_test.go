@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -84,4 +85,68 @@ func BenchmarkUndoBesideABigTenant(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkUndoOfAFirstRun prices goal 4 of issue 16: the undo (R16) of a
+// first run of a generated export, every record imported, beside nothing
+// else — planning it (Start: reading the run's slots, finding dependents,
+// writing its items) and taking it back (Execute), against the first run
+// that imported it. CRMIMPORT_BENCH_CONTACTS sets the export's size (20,000
+// contacts, about 60,000 records, by default; 100,000 is scale 1).
+//
+//	go test ./undo -run '^$' -bench UndoOfAFirstRun -benchtime 3x -cpuprofile cpu.out
+func BenchmarkUndoOfAFirstRun(b *testing.B) {
+	contacts := 20000
+	if s := os.Getenv("CRMIMPORT_BENCH_CONTACTS"); s != "" {
+		_, err := fmt.Sscan(s, &contacts)
+		require.NoError(b, err)
+	}
+	export := filepath.Join(b.TempDir(), "export")
+	st, err := gen.Write(export, gen.Config{Contacts: contacts, Seed: 1})
+	require.NoError(b, err)
+	records := 0
+	for _, n := range st.Records {
+		records += n
+	}
+	ctx := context.Background()
+	seed := filepath.Join(b.TempDir(), "seed.db")
+	db, err := store.Open(ctx, seed)
+	require.NoError(b, err)
+	imp := importer.New(phases.New(db, nil))
+	t0 := time.Now()
+	r, err := imp.Plan(ctx, importer.RunSpec{Tenant: "bench", Source: "canonical", Input: export})
+	require.NoError(b, err)
+	_, err = imp.Execute(ctx, r.ID)
+	require.NoError(b, err)
+	first := time.Since(t0)
+	require.NoError(b, db.Close())
+	seedBytes, err := os.ReadFile(seed)
+	require.NoError(b, err)
+
+	var plan, back time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "crm.db")
+		require.NoError(b, os.WriteFile(path, seedBytes, 0o600))
+		db, err := store.Open(ctx, path)
+		require.NoError(b, err)
+		e := phases.New(db, nil)
+		b.StartTimer()
+		t0 := time.Now()
+		u, p, err := undo.Start(ctx, e, r.ID, false)
+		require.NoError(b, err)
+		t1 := time.Now()
+		u, err = importer.New(e).Execute(ctx, u.ID)
+		require.NoError(b, err)
+		plan, back = plan+t1.Sub(t0), back+time.Since(t1)
+		b.StopTimer()
+		require.Equal(b, phases.RunSucceeded, u.Status)
+		require.Equal(b, records, p.Total())
+		require.NoError(b, db.Close())
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(records), "records")
+	b.ReportMetric(first.Seconds(), "firstrun-s")
+	b.ReportMetric(plan.Seconds()/float64(b.N), "plan-s/op")
+	b.ReportMetric(back.Seconds()/float64(b.N), "takeback-s/op")
 }

@@ -28,5 +28,5 @@
 // are released and its skips deleted; the plan says so.
 //
 // This package reads and writes the ledger's tables directly and deletes
-// target rows through target.Delete; it imports nothing of the importer.
+// target rows through target.DeleteListed; it imports nothing of the importer.
 package undo

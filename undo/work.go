@@ -22,7 +22,7 @@ type Options struct {
 }
 
 // BatchSize is how many slots one batch of an undo takes back.
-const BatchSize = 1000
+const BatchSize = 5000
 
 // batchSize is o's batch size.
 func (o Options) batchSize() int {
@@ -205,7 +205,8 @@ func Open(db *sql.DB) phases.OpenFunc {
 				return phases.Batch{}, err
 			}
 			var c phases.Counts
-			if err := takeBack(ctx, tx, run.Tenant, t.Kind, items, &c); err != nil {
+			b := batch{undo: run.ID, tenant: run.Tenant, kind: t.Kind, after: done, last: last, items: items}
+			if err := takeBack(ctx, tx, b, &c); err != nil {
 				return phases.Batch{}, err
 			}
 			if len(items) > 0 {
@@ -240,12 +241,21 @@ func readItems(ctx context.Context, tx *sql.Tx, undoID int64, k ledger.Kind, aft
 }
 
 const (
-	// imagesSQL reads the before-images of a chunk of slots of one source:
-	// who took each over, and whether the image's own owner was undone.
-	imagesSQL = `
-SELECT b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0
-FROM slot_before b LEFT JOIN migrations m ON m.id = b.migration_id
-WHERE b.tenant_id = ? AND b.source = ? AND b.kind = ? AND b.source_id IN (%s)`
+	// batchRowsSQL lists the target rows of a batch's created slots that go
+	// with them (delete_row): the batch's items are those of its kind after
+	// the task's checkpoint, up to the batch's last (seq after … up to last).
+	batchRowsSQL = `
+SELECT record_id FROM undo_items
+WHERE undo_id = ? AND kind = ? AND seq > ? AND seq <= ? AND delete_row = 1`
+
+	// batchImagesSQL reads the before-images of a batch's slots: who took
+	// each over, and whether the image's own owner was undone since.
+	batchImagesSQL = `
+SELECT b.source, b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0
+FROM undo_items u
+JOIN slot_before b ON b.tenant_id = ?1 AND b.source = u.source AND b.kind = u.kind AND b.source_id = u.source_id
+LEFT JOIN migrations m ON m.id = b.migration_id
+WHERE u.undo_id = ?2 AND u.kind = ?3 AND u.seq > ?4 AND u.seq <= ?5`
 
 	// restoreSQL gives a slot its before-image back: the skip it was, its
 	// owner, reason, detail and time (R16).
@@ -256,19 +266,25 @@ UPDATE migration_records SET
      WHERE b.tenant_id = ?1 AND b.source = ?2 AND b.kind = ?3 AND b.source_id = ?4)
 WHERE tenant_id = ?1 AND source = ?2 AND kind = ?3 AND source_id = ?4 AND migration_id = ?5 AND action = ?6`
 
-	// deleteSlotsSQL deletes a chunk of slots of one source, owner and
-	// action.
-	deleteSlotsSQL = `
+	// batchSlotsSQL deletes the batch's slots that are still as the plan
+	// found them — the owner and action of their item — in one statement;
+	// a slot given its before-image back just before no longer is (its
+	// owner is the image's). Its count is the guard: fewer than the items
+	// it should delete means a slot changed since the plan.
+	batchSlotsSQL = `
 DELETE FROM migration_records
-WHERE tenant_id = ? AND source = ? AND kind = ? AND migration_id = ? AND action = ? AND source_id IN (%s)`
+WHERE tenant_id = ?1 AND (source, kind, source_id, migration_id, action) IN (
+    SELECT source, kind, source_id, owner, action FROM undo_items
+    WHERE undo_id = ?2 AND kind = ?3 AND seq > ?4 AND seq <= ?5)`
 
-	deleteImagesSQL = `DELETE FROM slot_before WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (%s)`
+	// batchImagesGoneSQL deletes the before-images of the batch's slots:
+	// those given back, and any older image of a slot that goes.
+	batchImagesGoneSQL = `
+DELETE FROM slot_before
+WHERE tenant_id = ?1 AND (source, kind, source_id) IN (
+    SELECT source, kind, source_id FROM undo_items
+    WHERE undo_id = ?2 AND kind = ?3 AND seq > ?4 AND seq <= ?5)`
 )
-
-// chunk is how many slots one statement names.
-const chunk = 250
-
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // ChangedError is a slot that is not what the undo's plan found: it is
 // left alone, and the undo's task fails.
@@ -281,43 +297,45 @@ func (e *ChangedError) Error() string {
 		e.Item.Kind, e.Item.SourceID, e.Item.Source, e.Item.Action, e.Item.Owner)
 }
 
-// takeBack takes items back inside tx: the rows that go, then each slot —
-// given its before-image back, or deleted, many per statement — and counts
-// them. A statement that changes fewer slots than it names means a slot
-// changed since the plan: the items are then taken one by one, to name it.
-func takeBack(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, items []Item, c *phases.Counts) error {
-	var ids []int64
-	for _, it := range items {
-		if it.DeleteRow {
-			ids = append(ids, it.RecordID)
-		}
+// batch is one batch of an undo's task: the items of its kind whose seq is
+// in (after, last].
+type batch struct {
+	undo        int64
+	tenant      string
+	kind        ledger.Kind
+	after, last int64
+	items       []Item
+}
+
+// args are the arguments of the batch statements: tenant, undo, kind and
+// the seq range.
+func (b batch) args() []any {
+	return []any{b.tenant, b.undo, string(b.kind), b.after, b.last}
+}
+
+// takeBack takes a batch back inside tx, a few set statements for the
+// whole batch: the rows that go, then the slots given their before-image
+// back (one by one: they are few), then every other slot deleted at once,
+// then the images; and counts them. A statement that changes fewer slots
+// than it names means a slot changed since the plan: the batch's statements
+// are then rolled back and the items looked at one by one, to name it.
+func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error {
+	if len(b.items) == 0 {
+		return nil
 	}
-	if _, err := target.Delete(ctx, tx, k, tenant, ids); err != nil {
+	k := b.kind
+	if _, err := target.DeleteListed(ctx, tx, k, b.tenant, batchRowsSQL, b.args()[1:]); err != nil {
 		return err
 	}
-	images, err := readImages(ctx, tx, tenant, k, items)
+	images, err := readImages(ctx, tx, b)
 	if err != nil {
 		return err
 	}
-	// Slots to delete, by source, owner and action; slots to restore.
-	type group struct {
-		source string
-		owner  int64
-		action ledger.Action
-	}
-	del := map[group][]Item{}
-	var order []group
 	var restore []Item
-	for _, it := range items {
+	for _, it := range b.items {
 		im, found := images[imageKey{it.Source, k, it.SourceID}]
 		if restores(it, im, found) {
 			restore = append(restore, it)
-		} else {
-			g := group{it.Source, it.Owner, it.Action}
-			if del[g] == nil {
-				order = append(order, g)
-			}
-			del[g] = append(del[g], it)
 		}
 		tally(c, it, im)
 	}
@@ -328,108 +346,75 @@ func takeBack(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, ite
 		}
 		defer st.Close()
 		for _, it := range restore {
-			if err := expectOne(ctx, it, st, tenant, it.Source, string(k), it.SourceID, it.Owner, string(it.Action)); err != nil {
+			if err := expectOne(ctx, it, st, b.tenant, it.Source, string(k), it.SourceID, it.Owner, string(it.Action)); err != nil {
 				return err
 			}
 		}
 	}
-	for _, g := range order {
-		group := del[g]
-		for start := 0; start < len(group); start += chunk {
-			part := group[start:min(start+chunk, len(group))]
-			args := []any{tenant, g.source, string(k), g.owner, string(g.action)}
-			for _, it := range part {
-				args = append(args, it.SourceID)
-			}
-			// In a savepoint: a statement that changed fewer slots than it
-			// named is taken back before its slots are looked at one by one.
-			if _, err := tx.ExecContext(ctx, `SAVEPOINT crmimport_undo`); err != nil {
-				return fmt.Errorf("take back %s slots: %w", k, err)
-			}
-			res, err := tx.ExecContext(ctx, fmt.Sprintf(deleteSlotsSQL, placeholders(len(part))), args...)
-			if err != nil {
-				return fmt.Errorf("take back %s slots: %w", k, err)
-			}
-			if n, err := res.RowsAffected(); err != nil || n != int64(len(part)) {
-				if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO crmimport_undo`); rerr != nil {
-					return fmt.Errorf("take back %s slots: %w", k, rerr)
-				}
-				return changed(ctx, tx, tenant, k, part, err)
-			}
-			if _, err := tx.ExecContext(ctx, `RELEASE crmimport_undo`); err != nil {
-				return fmt.Errorf("take back %s slots: %w", k, err)
-			}
-		}
+	// In a savepoint: a statement that changed fewer slots than it named is
+	// taken back before its slots are looked at one by one.
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT crmimport_undo`); err != nil {
+		return fmt.Errorf("take back %s slots: %w", k, err)
 	}
-	// The images given back, and any older image of a slot that goes.
-	bySource := map[string][]string{}
-	for key := range images {
-		bySource[key.source] = append(bySource[key.source], key.sourceID)
-	}
-	err = eachChunk(tenant, k, bySource, func(_ string, args []any) error {
-		_, err := tx.ExecContext(ctx, fmt.Sprintf(deleteImagesSQL, placeholders(len(args)-3)), args...)
-		return err
-	})
+	want := int64(len(b.items) - len(restore))
+	res, err := tx.ExecContext(ctx, batchSlotsSQL, b.args()...)
 	if err != nil {
-		return fmt.Errorf("delete the before-images of %s slots: %w", k, err)
+		return fmt.Errorf("take back %s slots: %w", k, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != want {
+		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO crmimport_undo`); rerr != nil {
+			return fmt.Errorf("take back %s slots: %w", k, rerr)
+		}
+		return changed(ctx, tx, b.tenant, k, b.items, restore, err)
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE crmimport_undo`); err != nil {
+		return fmt.Errorf("take back %s slots: %w", k, err)
+	}
+	if len(images) > 0 {
+		if _, err := tx.ExecContext(ctx, batchImagesGoneSQL, b.args()...); err != nil {
+			return fmt.Errorf("delete the before-images of %s slots: %w", k, err)
+		}
 	}
 	return nil
 }
 
-// readImages reads the before-images of the items' slots.
-func readImages(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, items []Item) (map[imageKey]image, error) {
-	bySource := map[string][]string{}
-	for _, it := range items {
-		bySource[it.Source] = append(bySource[it.Source], it.SourceID)
-	}
-	out := map[imageKey]image{}
-	err := eachChunk(tenant, k, bySource, func(source string, args []any) error {
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(imagesSQL, placeholders(len(args)-3)), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var sid string
-			var im image
-			if err := rows.Scan(&sid, &im.takenBy, &im.ownerGone); err != nil {
-				return err
-			}
-			out[imageKey{source, k, sid}] = im
-		}
-		return rows.Close()
-	})
+// readImages reads the before-images of a batch's slots.
+func readImages(ctx context.Context, tx *sql.Tx, b batch) (map[imageKey]image, error) {
+	rows, err := tx.QueryContext(ctx, batchImagesSQL, b.args()...)
 	if err != nil {
-		return nil, fmt.Errorf("read the before-images of %s slots: %w", k, err)
+		return nil, fmt.Errorf("read the before-images of %s slots: %w", b.kind, err)
+	}
+	defer rows.Close()
+	out := map[imageKey]image{}
+	for rows.Next() {
+		var key imageKey
+		var im image
+		if err := rows.Scan(&key.source, &key.sourceID, &im.takenBy, &im.ownerGone); err != nil {
+			return nil, fmt.Errorf("read the before-images of %s slots: %w", b.kind, err)
+		}
+		key.kind = b.kind
+		out[key] = im
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the before-images of %s slots: %w", b.kind, err)
 	}
 	return out, nil
 }
 
-// eachChunk calls f per source and chunk of its source ids, with the
-// arguments of a statement on them: tenant, source, kind, then the ids.
-func eachChunk(tenant string, k ledger.Kind, bySource map[string][]string, f func(source string, args []any) error) error {
-	for source, sids := range bySource {
-		for start := 0; start < len(sids); start += chunk {
-			part := sids[start:min(start+chunk, len(sids))]
-			args := []any{tenant, source, string(k)}
-			for _, id := range part {
-				args = append(args, id)
-			}
-			if err := f(source, args); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // changed names the first of items whose slot is not as the plan found it
 // (the statement that named them all changed fewer): the batch rolls back.
-func changed(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, items []Item, cause error) error {
+func changed(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, items, restored []Item, cause error) error {
 	if cause != nil {
 		return fmt.Errorf("take back %s slots: %w", k, cause)
 	}
+	given := map[string]bool{}
+	for _, it := range restored {
+		given[it.Source+"\x00"+it.SourceID] = true
+	}
 	for _, it := range items {
+		if given[it.Source+"\x00"+it.SourceID] {
+			continue
+		}
 		var n int
 		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migration_records
 WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND migration_id = ? AND action = ?`,
