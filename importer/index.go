@@ -55,6 +55,14 @@ func (f *finalSet) get(id string) (int64, bool) {
 // transaction of the batch that needs them (a rerun, whose records are all
 // already there, never needs them).
 func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, remaining []ledger.Kind) error {
+	x.release(k, remaining)
+	_, err := x.finalsOf(ctx, q, k)
+	return err
+}
+
+// release lets go of what neither kind k nor a task left to run will ask
+// for.
+func (x *runIndex) release(k ledger.Kind, remaining []ledger.Kind) {
 	keep := map[ledger.Kind]bool{}
 	for _, r := range append(remaining, k) {
 		keep[r] = true
@@ -78,8 +86,6 @@ func (x *runIndex) need(ctx context.Context, q ledger.Querier, k ledger.Kind, re
 	if !keep[ledger.Company] {
 		x.domains = nil
 	}
-	_, err := x.finalsOf(ctx, q, k)
-	return err
 }
 
 // finalsOf is one kind's final slots, read through q the first time a
@@ -162,7 +168,11 @@ func (x *runIndex) remember(k ledger.Kind, id string, f firstSeen) {
 // mark and undo take back the additions of a part of the batch whose
 // writes were rolled back.
 type stage struct {
-	x       *runIndex
+	x *runIndex
+	// look is a revisit's: the final slots it asked the ledger for, by
+	// id, in place of the kinds' slots loaded whole (lookups); nil for a
+	// full reading.
+	look    *lookups
 	kind    ledger.Kind
 	finals  map[string]int64 // of kind
 	emails  map[string]int64
@@ -189,6 +199,9 @@ func (s *stage) final(ctx context.Context, q ledger.Querier, k ledger.Kind, id s
 		if rid, ok := s.finals[id]; ok {
 			return rid, true, nil
 		}
+	}
+	if s.look != nil {
+		return s.look.final(ctx, q, k, id)
 	}
 	f, err := s.x.finalsOf(ctx, q, k)
 	if err != nil {
@@ -306,7 +319,19 @@ func (s *stage) undo(mark int) {
 
 // commit hands the stage to the index: the batch is durable.
 func (s *stage) commit() {
-	if len(s.finals) > 0 {
+	if s.look != nil {
+		// A revisit learns its own: the index keeps the kind's slots
+		// only if it had loaded them whole.
+		t := s.look.table(s.kind)
+		for k, v := range s.finals {
+			t.put(k, v)
+		}
+		if f := s.x.finals[s.kind]; f != nil {
+			for k, v := range s.finals {
+				f.added.put(k, v)
+			}
+		}
+	} else if len(s.finals) > 0 {
 		f := s.x.finals[s.kind]
 		if f == nil {
 			f = &finalSet{loaded: newIDTable(0), added: newIDTable(0)}

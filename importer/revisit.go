@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -118,12 +119,13 @@ func loadRevisits(ctx context.Context, q *sql.DB, rb phases.ReadBefore, from int
 }
 
 // revisitWork is a task's revisit: the earlier task that vouches for the
-// rest, the places still to revisit, and the file's raw bytes, read
-// forward to each.
+// rest, the places still to revisit, and the file's raw bytes, read where
+// each record stands (place) or, compressed, forward to each (raw).
 type revisitWork struct {
 	before phases.ReadBefore
 	total  int64 // the records of the file
 	at     []revisitAt
+	place  io.ReaderAt
 	raw    *bufio.Reader
 	in     *input.Opened
 	pos    int64 // raw bytes read so far
@@ -171,21 +173,35 @@ func (imp *Importer) openRevisit(ctx context.Context, run phases.Run, t phases.T
 	if err = w.mapper.ReadSideFiles(ctx, opts.SideFiles, imp.limits); err != nil {
 		return nil, err
 	}
+	// The final slots it needs are looked up by id, chunk by chunk
+	// (lookups.go): the index loads none of them.
 	w.run, w.idx = run, imp.index(run)
-	if err = w.idx.need(ctx, imp.Engine.DB, t.Kind, remainingKinds(tasks)); err != nil {
-		return nil, err
-	}
+	w.idx.release(t.Kind, remainingKinds(tasks))
 	w.idx.loaded[t.ID] = true
-	in, err := input.Open(t.File, imp.limits)
-	if err != nil {
+	w.look = newLookups(run.Tenant, run.Source)
+	v := &revisitWork{before: rb, total: total, at: at}
+	// The records are read where they stand, if the file's bytes lie on
+	// disk as they are read (a file, a zip's entry stored): the bytes
+	// between them are never read. A gzip or a deflated entry is read
+	// forward to each.
+	in, inPlace, err := input.OpenInPlace(t.File, imp.limits)
+	switch {
+	case err != nil:
 		return nil, err
+	case inPlace:
+		v.in, v.place = in, in.At
+	default:
+		if v.in, err = input.Open(t.File, imp.limits); err != nil {
+			return nil, err
+		}
+		v.raw = bufio.NewReaderSize(v.in, 64<<10)
 	}
 	w.rows, w.line = t.Checkpoint.Rows, t.Checkpoint.Line
 	w.batchSize = opts.BatchSize
 	if w.batchSize <= 0 {
 		w.batchSize = DefaultBatchSize
 	}
-	w.revisit = &revisitWork{before: rb, total: total, at: at, raw: bufio.NewReaderSize(in, 64<<10), in: in}
+	w.revisit = v
 	return &phases.Work{Size: w.size, Next: w.nextRevisit, Close: func() error {
 		return errors.Join(w.revisit.in.Close(), w.close())
 	}}, nil
@@ -197,16 +213,22 @@ func (v *revisitWork) record(w *openedTask, p revisitAt) (profile.Record, error)
 	if p.start < v.pos || p.end <= p.start {
 		return profile.Record{}, fmt.Errorf("%s:%d: the places kept of its records are out of order", name, p.line)
 	}
-	if _, err := v.raw.Discard(int(p.start - v.pos)); err != nil {
-		return profile.Record{}, fmt.Errorf("%s: read to line %d: %w", name, p.line, err)
-	}
 	n := int(p.end - p.start)
 	if cap(v.buf) < n {
 		v.buf = make([]byte, n)
 	}
 	v.buf = v.buf[:n]
-	if _, err := io.ReadFull(v.raw, v.buf); err != nil {
-		return profile.Record{}, fmt.Errorf("%s: read line %d: %w", name, p.line, err)
+	if v.place != nil {
+		if got, err := v.place.ReadAt(v.buf, p.start); got < n {
+			return profile.Record{}, fmt.Errorf("%s: read line %d: %w", name, p.line, cmp.Or(err, io.ErrUnexpectedEOF))
+		}
+	} else {
+		if _, err := v.raw.Discard(int(p.start - v.pos)); err != nil {
+			return profile.Record{}, fmt.Errorf("%s: read to line %d: %w", name, p.line, err)
+		}
+		if _, err := io.ReadFull(v.raw, v.buf); err != nil {
+			return profile.Record{}, fmt.Errorf("%s: read line %d: %w", name, p.line, err)
+		}
 	}
 	v.pos = p.end
 	row, err := w.rr.RecordAt(v.buf, int(p.line))
@@ -259,6 +281,9 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 			return nil
 		}
 		if err := w.logNotes(ctx, tx, chunk); err != nil {
+			return err
+		}
+		if err := w.look.prefetch(ctx, tx, st, chunk); err != nil {
 			return err
 		}
 		err := w.writeChunk(ctx, tx, wr, st, chunk, rows, &counts)

@@ -29,6 +29,7 @@ const revisited = "failed or skipped read again"
 type twins struct {
 	t               *testing.T
 	revisit, reread *sql.DB
+	last            *Importer // the revisit's of the last rerun
 }
 
 func newTwins(t *testing.T) *twins {
@@ -110,7 +111,8 @@ func (w *twins) rerun(dir string, fail string) map[string]bool {
 		fps, err = failpoint.Parse(fail)
 		require.NoError(w.t, err)
 	}
-	a := runOn(w.t, fixedImporter(w.revisit, fps), dir, false)
+	w.last = fixedImporter(w.revisit, fps)
+	a := runOn(w.t, w.last, dir, false)
 	if fail != "" {
 		require.Equal(w.t, phases.RunPartial, a.Status, "the failpoint fires")
 		imp := fixedImporter(w.revisit, nil)

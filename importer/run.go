@@ -259,6 +259,8 @@ type openedTask struct {
 	// revisit is the task's work when it revisits the records an earlier
 	// task left failed or skipped (revisit.go), nil when it reads its file.
 	revisit *revisitWork
+	// look holds a revisit's final slots, looked up by id (lookups.go).
+	look *lookups
 }
 
 // Open opens a task's file at its checkpoint (phases.OpenFunc): the file,
@@ -485,7 +487,9 @@ func (w *openedTask) batchWriter(ctx context.Context, tx *sql.Tx) (*writer, *sta
 		return nil, nil, err
 	}
 	w.revisits = w.revisits[:0]
-	return wr, newStage(w.idx, w.task.Kind), nil
+	st := newStage(w.idx, w.task.Kind)
+	st.look = w.look
+	return wr, st, nil
 }
 
 // next decides the next batch of records inside tx and writes them, many

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -276,6 +277,28 @@ WHERE tenant_id = ? AND source = ? AND kind = ? AND action IN ('created', 'match
 // row id (possible in a loaded dump) comes with id 0.
 func LoadFinal(ctx context.Context, q Querier, tenant, source string, kind Kind, add func(sourceID string, recordID int64)) error {
 	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), finalsSQL, add, tenant, source, string(kind))
+}
+
+// finalsAmongSQL reads the final slots of one kind among some ids (R2,
+// R6), by the slot table's key: a revisit asks for the few ids it reads
+// again, where a full reading loads them all (LoadFinal). The ids come as
+// one JSON array.
+const finalsAmongSQL = `
+SELECT source_id, coalesce(record_id, 0) FROM migration_records
+WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT value FROM json_each(?))
+  AND action IN ('created', 'matched')`
+
+// LoadFinalAmong calls add for each final slot of kind among ids, as
+// LoadFinal does for all of them.
+func LoadFinalAmong(ctx context.Context, q Querier, tenant, source string, kind Kind, ids []string, add func(sourceID string, recordID int64)) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), finalsAmongSQL, add, tenant, source, string(kind), string(b))
 }
 
 func each(ctx context.Context, q Querier, what, query string, add func(string, int64), args ...any) error {

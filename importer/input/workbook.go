@@ -62,6 +62,26 @@ func OpenAt(ref string, lim Limits) (*Opened, error) {
 	return &Opened{At: bytes.NewReader(b), Size: int64(len(b))}, nil
 }
 
+// OpenInPlace opens an input for reading at any offset, where its bytes
+// lie as they are read: a file, or a zip's entry stored uncompressed (a
+// section of the zip's file). ok=false, and nothing open, for a .gz or a
+// deflated entry, which can only be read forward (Open). The returned
+// Opened has At set and no Reader. Errors name the input.
+func OpenInPlace(ref string, lim Limits) (_ *Opened, ok bool, err error) {
+	r := parseRef(ref)
+	switch {
+	case r.entry != "":
+		return openStoredEntry(r.path, ref, Name(ref), lim)
+	case isGzipName(r.path):
+		return nil, false, nil
+	}
+	f, size, err := openSized(r.path, Name(ref))
+	if err != nil {
+		return nil, false, err
+	}
+	return &Opened{At: f, Size: size, closers: []io.Closer{f}}, true, nil
+}
+
 // openStoredEntry opens a zip's entry stored uncompressed as a section of
 // the zip's file; ok=false (and no error) for a deflated entry.
 func openStoredEntry(zipPath, ref, name string, lim Limits) (*Opened, bool, error) {

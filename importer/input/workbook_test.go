@@ -81,3 +81,49 @@ func TestOpenAtReadsAWorkbookInPlace(t *testing.T) {
 	require.NoError(t, err, "a stored entry is read in place, whatever its size")
 	require.NoError(t, in.Close())
 }
+
+// TestOpenInPlaceReadsWhereTheBytesLie: a file and a zip's entry stored
+// uncompressed are read at any offset (a revisit reads its records where
+// they stand, issue 16 goal 1); a deflated entry or a .gz is not, and is
+// left to Open's forward read.
+func TestOpenInPlaceReadsWhereTheBytesLie(t *testing.T) {
+	data := []byte("id,first_name\nc1,Ann\nc2,Bob\n")
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "contacts.csv")
+	require.NoError(t, os.WriteFile(plain, data, 0o600))
+	stored, deflated := filepath.Join(dir, "stored.zip"), filepath.Join(dir, "deflated.zip")
+	writeZip(t, stored, "export/contacts.csv", data, zip.Store)
+	writeZip(t, deflated, "export/contacts.csv", data, zip.Deflate)
+	gzipped := filepath.Join(dir, "contacts.csv.gz")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(gzipped, gz.Bytes(), 0o600))
+	for name, c := range map[string]struct {
+		ref     string
+		inPlace bool
+	}{
+		"File":     {plain, true},
+		"Stored":   {stored + "!/export/contacts.csv", true},
+		"Deflated": {deflated + "!/export/contacts.csv", false},
+		"Gzipped":  {gzipped, false},
+	} {
+		in, ok, err := OpenInPlace(c.ref, DefaultLimits())
+		require.NoError(t, err, name)
+		require.Equal(t, c.inPlace, ok, name)
+		if !ok {
+			require.Nil(t, in, name)
+			continue
+		}
+		require.Equal(t, int64(len(data)), in.Size, name)
+		b := make([]byte, 6)
+		n, err := in.At.ReadAt(b, 21) // "c2,Bob"
+		require.NoError(t, err, name)
+		require.Equal(t, "c2,Bob", string(b[:n]), name)
+		require.NoError(t, in.Close(), name)
+	}
+	_, _, err = OpenInPlace(filepath.Join(dir, "missing.csv"), DefaultLimits())
+	require.ErrorContains(t, err, "missing.csv: cannot open")
+}

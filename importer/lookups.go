@@ -1,0 +1,137 @@
+package importer
+
+import (
+	"context"
+	"strings"
+
+	"crmimport/canon"
+	"crmimport/importer/profile"
+	"crmimport/ledger"
+)
+
+// lookups are the final slots a revisit (revisit.go) asked the ledger
+// for, by id. A revisit decides again the few records an earlier task
+// failed or skipped; where a full reading loads every final slot of its
+// kind and of its parents' kinds (runIndex.finals), a revisit asks, for
+// each chunk, for the slots of the ids its records name — their own (R2)
+// and their links' (R6) — in one statement per kind, through the ledger's
+// key. What it learns stays for the task: the ledger's final slots cannot
+// change under it (the epoch, checked in every batch), and its own new
+// ones are added as their batch commits (stage.commit).
+type lookups struct {
+	tenant, source string
+	finals         map[ledger.Kind]*idTable // id -> record id, or noSlot
+}
+
+// noSlot marks an id looked up that has no final slot.
+const noSlot = -1
+
+func newLookups(tenant, source string) *lookups {
+	return &lookups{tenant: tenant, source: source, finals: map[ledger.Kind]*idTable{}}
+}
+
+func (l *lookups) table(k ledger.Kind) *idTable {
+	if l.finals[k] == nil {
+		l.finals[k] = newIDTable(0)
+	}
+	return l.finals[k]
+}
+
+// fetch asks the ledger, through q, for the final slots of kind k among
+// the ids not looked up yet.
+func (l *lookups) fetch(ctx context.Context, q ledger.Querier, k ledger.Kind, ids []string) error {
+	t := l.table(k)
+	var ask []string
+	asked := map[string]bool{}
+	for _, id := range ids {
+		if _, ok := t.get(id); ok || asked[id] {
+			continue
+		}
+		asked[id] = true
+		ask = append(ask, id)
+	}
+	if len(ask) == 0 {
+		return nil
+	}
+	found := map[string]int64{}
+	if err := ledger.LoadFinalAmong(ctx, q, l.tenant, l.source, k, ask, func(id string, rid int64) { found[id] = rid }); err != nil {
+		return err
+	}
+	for _, id := range ask {
+		rid, ok := found[id]
+		if !ok {
+			rid = noSlot
+		}
+		t.put(id, rid)
+	}
+	return nil
+}
+
+// final is the final slot of id, asked for through q if it was not yet.
+func (l *lookups) final(ctx context.Context, q ledger.Querier, k ledger.Kind, id string) (int64, bool, error) {
+	t := l.table(k)
+	rid, ok := t.get(id)
+	if !ok {
+		if err := l.fetch(ctx, q, k, []string{id}); err != nil {
+			return 0, false, err
+		}
+		rid, _ = t.get(id)
+	}
+	if rid == noSlot {
+		return 0, false, nil
+	}
+	return rid, true, nil
+}
+
+// prefetch looks up, one statement per kind, the ids that deciding the
+// records of a chunk will ask for: their own (SPEC §4 step 3), then, of
+// those with no final slot that their own values leave to the ledger
+// (judge), their links' (step 7). A record that is a duplicate asks for
+// nothing (step 2). What it leaves out and decide asks for all the same is
+// looked up then (final).
+func (l *lookups) prefetch(ctx context.Context, q ledger.Querier, st *stage, recs []profile.Record) error {
+	var own []string
+	for i := range recs {
+		if id, ok := seenID(recs[i]); ok {
+			if _, dup := st.seenAt(id); !dup {
+				own = append(own, id)
+			}
+		}
+	}
+	if err := l.fetch(ctx, q, st.kind, own); err != nil {
+		return err
+	}
+	byKind := map[ledger.Kind][]string{}
+	for i := range recs {
+		r := recs[i] // judge may validate its record: a copy
+		id, ok := seenID(r)
+		if !ok {
+			continue
+		}
+		if _, dup := st.seenAt(id); dup {
+			continue
+		}
+		if rid, _ := l.table(st.kind).get(id); rid != noSlot {
+			continue // unchanged
+		}
+		if _, _, _, done := judge(&r); done {
+			continue
+		}
+		for _, p := range canon.Parents(r.Kind) {
+			if v := strings.TrimSpace(r.Get(p.Field)); v != "" {
+				byKind[p.Kind] = append(byKind[p.Kind], v)
+			}
+		}
+		for _, v := range r.Links() {
+			if k, ok := canon.KindOfLinkField(v.Field); ok && v.ID != "" {
+				byKind[k] = append(byKind[k], v.ID)
+			}
+		}
+	}
+	for _, k := range ledger.Kinds() {
+		if err := l.fetch(ctx, q, k, byKind[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
