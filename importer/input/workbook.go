@@ -29,21 +29,11 @@ var maxWorkbookInMemory int64 = 64 << 20
 // entry, or a .gz (see above). The returned Opened has At set and no
 // Reader; Size is the workbook's size. Errors name the input.
 func OpenAt(ref string, lim Limits) (*Opened, error) {
-	r := parseRef(ref)
-	name := Name(ref)
-	if r.entry == "" && !isGzipName(r.path) {
-		f, size, err := openSized(r.path, name)
-		if err != nil {
-			return nil, err
-		}
-		return &Opened{At: f, Size: size, closers: []io.Closer{f}}, nil
-	}
-	if r.entry != "" {
-		if in, ok, err := openStoredEntry(r.path, ref, name, lim); ok || err != nil {
-			return in, err
-		}
+	if in, ok, err := OpenInPlace(ref, lim); ok || err != nil {
+		return in, err
 	}
 	// Deflated in a zip, or gzipped: uncompressed into memory, bounded.
+	r, name := parseRef(ref), Name(ref)
 	in, err := Open(ref, lim)
 	if err != nil {
 		return nil, err
