@@ -86,16 +86,20 @@ fuzz: ## fuzz the CSV, JSON and XLSX readers and the profile mapper, FUZZTIME ea
 	  $(GO) test ./$$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) || exit 1; \
 	done
 
-# Issue 4's measure: crmimport next to sqlite3's bare .import of the same
-# CSV files (the floor) and to the schema floor (the same rows and a slot
-# each, written into crmimport's schema and nothing else:
-# bench/schemafloor.go), three rounds per scale, medians and ratios taken
-# inside a round (times drift on shared machines). Scale 1 is the seed's
-# customer: 100,000 contacts, about 300,000 records.
+# Issues 4 and 16's measure: crmimport next to sqlite3's bare .import of the
+# same CSV files (the floor), to the schema floor (the rows and slots a first
+# run writes, written into crmimport's schema and nothing else:
+# bench/schemafloor.go) and to sqlite-utils insert, on a realistic export
+# (2% failed, 5% skipped per kind) and a clean one, three rounds per scale,
+# medians and ratios taken inside a round (times drift on shared machines).
+# Scale 1 is the seed's customer: 100,000 contacts, about 300,000 records.
 SCALES ?= 1
-bench: build ## crmimport vs sqlite3 .import and the schema floor: first run, reruns, undo, peak RSS (SCALES="0.1 1 4")
+bench: build ## crmimport vs sqlite3 .import, the schema floor and sqlite-utils: first run, reruns, undo, peak RSS (SCALES="0.1 1 4")
 	@command -v sqlite3 >/dev/null || { echo "installing sqlite3 (the floor)"; \
 	  (apt-get update -qq && apt-get install -y -qq sqlite3) >/dev/null || { echo "install sqlite3 first"; exit 1; }; }
+	@command -v sqlite-utils >/dev/null || { echo "installing sqlite-utils (the peer)"; \
+	  (apt-get update -qq && apt-get install -y -qq sqlite-utils) >/dev/null || \
+	  { echo "apt-get could not install sqlite-utils: install it first (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)"; exit 1; }; }
 	$(GO) run ./bench -crmimport $(BIN) -scales "$(SCALES)"
 
 bench-layers: ## the Go benchmarks per layer: read and map, decide and resolve, write a batch, claim

@@ -1,16 +1,22 @@
 // Command bench measures crmimport against the floor: sqlite3's bare
 // .import of the same CSV files (no ledger, no validation, no links). For
-// each scale it writes a canonical export with fixtures/gen, then runs, in
-// alternation and ROUNDS times, sqlite3 .import, the schema floor (the same
-// rows and a slot each written into crmimport's schema through
-// modernc.org/sqlite and nothing else: schemafloor.go), a first crmimport
-// run into a fresh database, a rerun of the same export (whose files the
-// ledger has taken whole: counted unchanged without reading them), and a
-// rerun with --reread (every file read and every record looked up); it
-// prints records per second, each time as a ratio to the floor of the same
-// round, and the peak memory (max RSS) of each process. Each rerun must
-// count every record unchanged. Ratios are taken inside one round, since
-// absolute times drift on shared machines; the table shows medians.
+// each scale it writes two exports with fixtures/gen — the realistic shape
+// (per kind about 2% failed and 5% skipped records, duplicate ids,
+// natural-key matches, unlinked links) and the clean one (every record
+// imports) — and for each runs, in alternation and ROUNDS times: sqlite3
+// .import, the schema floor (the rows and slots a first run writes, written
+// into crmimport's schema through modernc.org/sqlite and nothing else:
+// schemafloor.go), sqlite-utils insert of the same files (what a user
+// would otherwise pick), a first crmimport run into a fresh database, a
+// rerun of the same export, and then, on the realistic export, a rerun
+// after a fix (the contacts file replaced by gen.WriteFixed's, the whole
+// export run) and the batch script's `run --only notes,activities`, on the
+// clean one a rerun with --reread; and last `crmimport undo` of the first
+// run. Every run's status and per-kind counts are checked against the
+// generator's Expected: a mismatch fails the bench. It prints each time as
+// a ratio to the floor of the same round, and the peak memory (max RSS) of
+// each process. Ratios are taken inside one round, since absolute times
+// drift on shared machines; the table shows medians.
 //
 //	go run ./bench -crmimport bin/crmimport -scales "0.1 1 4"
 package main
@@ -69,6 +75,14 @@ type measure struct {
 	maxRSS int64 // bytes
 }
 
+// column is one measured step of a round, in the order a round runs them.
+type column struct {
+	name  string
+	floor bool // a floor: no peak memory shown (see floorCell)
+	ms    []measure
+	ratio []float64
+}
+
 func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "crmimport-bench-")
@@ -81,87 +95,153 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 	if _, err := exec.LookPath(sqlite); err != nil {
 		return fmt.Errorf("%s not found: install it (Debian: apt-get install sqlite3)", sqlite)
 	}
-	host, _ := os.Hostname()
-	fmt.Printf("crmimport bench · %s · %s/%s · %d CPUs · %s\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH,
-		runtime.NumCPU(), cpuModel())
-	_ = host
+	if _, err := exec.LookPath(sqliteUtils); err != nil {
+		return fmt.Errorf("%s not found: install it (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)", sqliteUtils)
+	}
+	fmt.Printf("crmimport bench · %s · %s/%s · %d CPUs · %s · load average %s\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH,
+		runtime.NumCPU(), cpuModel(), loadAverage())
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-6s %9s %8s  %-26s %-26s %-26s %-26s %-26s %-26s %s\n", "scale", "records", "CSV MB", "sqlite3 .import", "schema floor",
-		"crmimport run", "rerun", "rerun --reread", "undo of the run", "per record vs 0.1x")
+	for _, shape := range []string{gen.ShapeRealistic, gen.ShapeClean} {
+		if shape == gen.ShapeRealistic {
+			fmt.Println("\nthe realistic export: per kind about 2% failed and 5% skipped, duplicate ids, matches, unlinked links (fixtures/gen)")
+		} else {
+			fmt.Println("\nthe clean export: every record imports")
+		}
+		if err := table(bin, sqlite, self, shape, scales, rounds, dir); err != nil {
+			return err
+		}
+	}
+	fmt.Println("\neach cell: median wall time, records/s, ratio to sqlite3 .import of the same round (median), peak RSS")
+	fmt.Println("sqlite-utils insert: `sqlite-utils insert DB TABLE FILE --csv` of each file, one after the other (no ledger, no links)")
+	fmt.Println("rerun: the same export again; after a fix: contacts.csv replaced by its fix (gen.WriteFixed) and the whole export run;")
+	fmt.Println("  --only notes,activities: then the batch script's run; each checks every kind's counts against fixtures/gen's Expected")
+	fmt.Println("undo of the run: `crmimport undo 1 --cascade` of the first run (R16), after the reruns (on the realistic export")
+	fmt.Println("  with the records the rerun after a fix imported linked to its rows)")
+	fmt.Println("schema floor: the rows and slots a first run writes (the failed and skipped records left out as a run leaves them),")
+	fmt.Println("  written into crmimport's schema through modernc.org/sqlite through crmimport's row writer and claim, values validated,")
+	fmt.Println("  nothing else (bench/schemafloor.go): a measured lower bound for a first run that keeps SPEC §6, R1 and R5")
+	return nil
+}
+
+// table measures every scale of one shape of export.
+func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string) error {
+	var names []string
+	if shape == gen.ShapeRealistic {
+		names = []string{"sqlite3 .import", "schema floor", "sqlite-utils insert", "crmimport run", "rerun", "rerun after a fix", "--only notes,activities", "undo of the run"}
+	} else {
+		names = []string{"sqlite3 .import", "schema floor", "sqlite-utils insert", "crmimport run", "rerun", "rerun --reread", "undo of the run"}
+	}
+	fmt.Printf("%-6s %9s %8s", "scale", "records", "CSV MB")
+	for _, n := range names {
+		fmt.Printf("  %-26s", n)
+	}
+	fmt.Println("  per record vs first scale")
 	var base float64
 	for _, sc := range scales {
 		scale, err := strconv.ParseFloat(sc, 64)
 		if err != nil || scale <= 0 {
 			return fmt.Errorf("scale %q is not a positive number", sc)
 		}
-		export := filepath.Join(dir, "export-"+sc)
-		exp, err := gen.Write(mkdir(export), gen.Config{Contacts: int(scale * 100000), Seed: 1})
+		cfg := gen.Config{Contacts: int(scale * 100000), Seed: 1, Shape: shape}
+		export := filepath.Join(dir, shape+"-"+sc)
+		exp, err := gen.Write(mkdir(export), cfg)
 		if err != nil {
 			return err
+		}
+		// The contacts file as exported and as fixed, kept beside the export
+		// and copied into it in turn.
+		contacts := filepath.Join(export, "contacts.csv")
+		original, fixed := export+"-contacts.csv", export+"-fixed"
+		if err := copyFile(contacts, original); err != nil {
+			return err
+		}
+		if shape == gen.ShapeRealistic {
+			if err := gen.WriteFixed(mkdir(fixed), cfg); err != nil {
+				return err
+			}
 		}
 		records := 0
 		for _, n := range exp.Records {
 			records += n
 		}
 		size := dirSize(export)
-		var floors, schemas, firsts, reruns, rereads, undos []measure
-		var schemaRatio, firstRatio, rerunRatio, rereadRatio, undoRatio []float64
+		cols := make([]*column, len(names))
+		for i, n := range names {
+			cols[i] = &column{name: n, floor: i < 2}
+		}
 		for r := 0; r < rounds; r++ {
-			floor, err := sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))
-			if err != nil {
+			if err := copyFile(original, contacts); err != nil {
+				return err
+			}
+			var ms []measure
+			add := func(m measure, err error) error {
+				ms = append(ms, m)
 				return err
 			}
 			db := filepath.Join(dir, "crm.db")
-			schema, err := timed(exec.Command(self, "-schema-floor", export, "-db", db))
-			if err != nil {
-				return err
+			steps := []func() error{
+				func() error { return add(sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))) },
+				func() error { return add(timed(exec.Command(self, "-schema-floor", export, "-db", db))) },
+				func() error { return add(sqliteUtilsInsert(export, filepath.Join(dir, "utils.db"))) },
+				func() error { removeDB(db); return add(crm(bin, db, export, "first run", exp.First, exp.Status.First)) },
+				func() error { return add(crm(bin, db, export, "rerun", exp.Rerun, exp.Status.Rerun)) },
+			}
+			if shape == gen.ShapeRealistic {
+				steps = append(steps,
+					func() error {
+						if err := copyFile(filepath.Join(fixed, "contacts.csv"), contacts); err != nil {
+							return err
+						}
+						return add(crm(bin, db, export, "rerun after a fix", exp.Fixed, exp.Status.Fixed))
+					},
+					func() error {
+						return add(crm(bin, db, export, "run --only notes,activities", exp.Only, exp.Status.Only, "--only", "notes,activities"))
+					})
+			} else {
+				steps = append(steps, func() error {
+					return add(crm(bin, db, export, "rerun --reread", exp.Rerun, exp.Status.Rerun, "--reread"))
+				})
+			}
+			steps = append(steps, func() error { return add(crmUndo(bin, db, 1, exp)) })
+			for _, step := range steps {
+				if err := step(); err != nil {
+					return fmt.Errorf("%s export, scale %s, round %d: %w", shape, sc, r+1, err)
+				}
 			}
 			removeDB(db)
-			first, err := crm(bin, db, export, exp.Status.First, -1)
-			if err != nil {
-				return err
+			for i, m := range ms {
+				cols[i].ms = append(cols[i].ms, m)
+				cols[i].ratio = append(cols[i].ratio, m.wall.Seconds()/ms[0].wall.Seconds())
 			}
-			rerun, err := crm(bin, db, export, exp.Status.Rerun, records)
-			if err != nil {
-				return err
-			}
-			reread, err := crm(bin, db, export, exp.Status.Rerun, records, "--reread")
-			if err != nil {
-				return err
-			}
-			undo, err := crmUndo(bin, db, 1, records)
-			if err != nil {
-				return err
-			}
-			removeDB(db)
-			floors, schemas, firsts = append(floors, floor), append(schemas, schema), append(firsts, first)
-			reruns, rereads, undos = append(reruns, rerun), append(rereads, reread), append(undos, undo)
-			schemaRatio = append(schemaRatio, schema.wall.Seconds()/floor.wall.Seconds())
-			firstRatio = append(firstRatio, first.wall.Seconds()/floor.wall.Seconds())
-			rerunRatio = append(rerunRatio, rerun.wall.Seconds()/floor.wall.Seconds())
-			rereadRatio = append(rereadRatio, reread.wall.Seconds()/floor.wall.Seconds())
-			undoRatio = append(undoRatio, undo.wall.Seconds()/floor.wall.Seconds())
 		}
-		f, sf, fi, re, rr, un := median(floors), median(schemas), median(firsts), median(reruns), median(rereads), median(undos)
-		perRecord := fi.wall.Seconds() / float64(records)
+		if err := copyFile(original, contacts); err != nil {
+			return err
+		}
+		first := median(cols[3].ms)
+		perRecord := first.wall.Seconds() / float64(records)
 		growth := "—"
 		if base == 0 {
 			base = perRecord
 		} else {
 			growth = fmt.Sprintf("%+.0f%%", (perRecord/base-1)*100)
 		}
-		fmt.Printf("%-6s %9d %8.0f  %-26s %-26s %-26s %-26s %-26s %-26s %s\n", sc, records, float64(size)/1e6,
-			cell(f, records, 0), floorCell(sf, records, medianOf(schemaRatio)), cell(fi, records, medianOf(firstRatio)), cell(re, records, medianOf(rerunRatio)),
-			cell(rr, records, medianOf(rereadRatio)), cell(un, records, medianOf(undoRatio)), growth)
+		fmt.Printf("%-6s %9d %8.0f", sc, records, float64(size)/1e6)
+		for i, c := range cols {
+			m, ratio := median(c.ms), medianOf(c.ratio)
+			switch {
+			case i == 0:
+				fmt.Printf("  %-26s", cell(m, records, 0))
+			case c.floor:
+				fmt.Printf("  %-26s", floorCell(m, records, ratio))
+			default:
+				fmt.Printf("  %-26s", cell(m, records, ratio))
+			}
+		}
+		fmt.Printf("  %s\n", growth)
 	}
-	fmt.Println("each cell: median wall time, records/s, ratio to sqlite3 .import of the same round (median), peak RSS")
-	fmt.Println("undo of the run: `crmimport undo` of the first run (R16), after the reruns, which own no slot")
-	fmt.Println("schema floor: the same rows and one ledger slot each, written into crmimport's schema through modernc.org/sqlite")
-	fmt.Println("  through crmimport's row writer and claim, values validated, nothing else (bench/schemafloor.go):")
-	fmt.Println("  a measured lower bound for a first run that keeps SPEC §6, R1 and R5")
 	return nil
 }
 
@@ -212,9 +292,9 @@ func sqliteImport(sqlite, export, db string) (measure, error) {
 	return m, err
 }
 
-// crm runs crmimport on the export and checks the status it reports and,
-// unless unchanged is negative, that it counted that many records unchanged.
-func crm(bin, db, export, want string, unchanged int, flags ...string) (measure, error) {
+// crm runs crmimport on the export and checks the status it reports and
+// every kind's counts against want (a kind want leaves out: all zero).
+func crm(bin, db, export, what string, want map[string]gen.Outcome, status string, flags ...string) (measure, error) {
 	args := append([]string{"--db", db, "--json", "--quiet", "run", "--tenant", "bench", "--source", "canonical"}, flags...)
 	cmd := exec.Command(bin, append(args, export)...)
 	var out bytes.Buffer
@@ -222,26 +302,27 @@ func crm(bin, db, export, want string, unchanged int, flags ...string) (measure,
 	m, err := timed(cmd)
 	var s struct {
 		Status string
-		Kinds  map[string]struct{ Unchanged int }
+		Kinds  map[string]gen.Outcome
 	}
-	if jerr := json.Unmarshal(out.Bytes(), &s); jerr != nil || s.Status != want {
-		return m, fmt.Errorf("crmimport ended %q (want %q): %v %s", s.Status, want, err, out.String())
+	if jerr := json.Unmarshal(out.Bytes(), &s); jerr != nil || s.Status != status {
+		return m, fmt.Errorf("crmimport %s ended %q (want %q): %v %s", what, s.Status, status, err, out.String())
 	}
-	got := 0
-	for _, k := range s.Kinds {
-		got += k.Unchanged
-	}
-	if unchanged >= 0 && got != unchanged {
-		return m, fmt.Errorf("crmimport %s counted %d records unchanged, want %d", strings.Join(flags, " "), got, unchanged)
+	for _, k := range gen.Kinds() {
+		if s.Kinds[k] != want[k] {
+			return m, fmt.Errorf("crmimport %s counted %s %+v, want %+v (fixtures/gen's Expected)", what, k, s.Kinds[k], want[k])
+		}
 	}
 	return m, nil
 }
 
-// crmUndo takes run back (R16) and checks that the undo succeeded and took
-// back a slot per record of the export (every record of the bench's export
-// is imported).
-func crmUndo(bin, db string, run, records int) (measure, error) {
-	cmd := exec.Command(bin, "--db", db, "--json", "--quiet", "undo", strconv.Itoa(run))
+// crmUndo takes run back (R16), with --cascade: on the realistic export the
+// rerun after a fix imported records that link to the first run's rows, and
+// they go back with it. It checks that the undo succeeded and took back, per
+// kind, the rows and matches of every record the first run imported, and
+// of no more records than the runs imported in all (its skips the reruns
+// have taken over).
+func crmUndo(bin, db string, run int, exp gen.Expected) (measure, error) {
+	cmd := exec.Command(bin, "--db", db, "--json", "--quiet", "undo", strconv.Itoa(run), "--cascade")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	m, err := timed(cmd)
@@ -252,14 +333,65 @@ func crmUndo(bin, db string, run, records int) (measure, error) {
 	if jerr := json.Unmarshal(out.Bytes(), &s); jerr != nil || s.Status != "succeeded" {
 		return m, fmt.Errorf("crmimport undo %d ended %q (want succeeded): %v %s", run, s.Status, err, out.String())
 	}
-	got := 0
-	for _, k := range s.Kinds {
-		got += k.Removed + k.Released + k.Restored + k.Cleared
-	}
-	if got != records {
-		return m, fmt.Errorf("crmimport undo %d took back %d slots, want %d", run, got, records)
+	for _, k := range gen.Kinds() {
+		got := s.Kinds[k].Removed + s.Kinds[k].Released
+		least, most := exp.First[k].Imported, exp.First[k].Imported+exp.Fixed[k].Imported
+		if got < least || got > most || s.Kinds[k].Released < exp.First[k].Matched {
+			return m, fmt.Errorf("crmimport undo %d --cascade took back %d %s rows and matches (%d matches), want %d to %d (%d matches at least)",
+				run, got, k, s.Kinds[k].Released, least, most, exp.First[k].Matched)
+		}
 	}
 	return m, nil
+}
+
+// sqliteUtils is the peer a user would otherwise pick: sqlite-utils's
+// insert of each CSV file into a bare table.
+const sqliteUtils = "sqlite-utils"
+
+func sqliteUtilsInsert(export, db string) (measure, error) {
+	removeDB(db)
+	defer removeDB(db)
+	entries, err := os.ReadDir(export)
+	if err != nil {
+		return measure{}, err
+	}
+	var total measure
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".csv") {
+			continue
+		}
+		cmd := exec.Command(sqliteUtils, "insert", db, strings.TrimSuffix(e.Name(), ".csv"), filepath.Join(export, e.Name()), "--csv")
+		m, err := timed(cmd)
+		total.wall += m.wall
+		total.maxRSS = max(total.maxRSS, m.maxRSS)
+		if err == nil && cmd.ProcessState.ExitCode() != 0 {
+			err = fmt.Errorf("%s insert %s exited %d", sqliteUtils, e.Name(), cmd.ProcessState.ExitCode())
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func timed(cmd *exec.Cmd) (measure, error) {
