@@ -551,6 +551,29 @@ func (r rels) target(suffix string) string {
 	return ""
 }
 
+// eachToken reads a part of the workbook token by token, handing each to
+// fn: an error of the reading names the part; fn's own errors are returned
+// as they are.
+func (s *xlsxSource) eachToken(part string, fn func(x *xmlStream, tok xml.Token) error) error {
+	x, err := s.openPart(part, s.name)
+	if err != nil {
+		return err
+	}
+	defer x.close()
+	for {
+		tok, err := x.token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return s.partError(s.name+" ("+part+")", 0, err)
+		}
+		if err := fn(x, tok); err != nil {
+			return err
+		}
+	}
+}
+
 // readRels reads a .rels part (none is no relationships); targets are
 // resolved against dir.
 func (s *xlsxSource) readRels(part, dir string) (rels, error) {
@@ -558,25 +581,13 @@ func (s *xlsxSource) readRels(part, dir string) (rels, error) {
 	if s.parts[strings.ToLower(part)] == nil {
 		return out, nil
 	}
-	x, err := s.openPart(part, s.name)
-	if err != nil {
-		return out, err
-	}
-	defer x.close()
-	for {
-		tok, err := x.token()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, s.partError(s.name+" ("+part+")", 0, err)
-		}
+	err := s.eachToken(part, func(_ *xmlStream, tok xml.Token) error {
 		e, ok := tok.(xml.StartElement)
 		if !ok || e.Name.Local != "Relationship" {
-			continue
+			return nil
 		}
 		if mode, _ := attr(e, "TargetMode"); mode == "External" {
-			continue
+			return nil
 		}
 		id, _ := attr(e, "Id")
 		typ, _ := attr(e, "Type")
@@ -590,7 +601,9 @@ func (s *xlsxSource) readRels(part, dir string) (rels, error) {
 		t := relTarget{typ: typ, target: target}
 		out.byID[id] = t
 		out.order = append(out.order, t)
-	}
+		return nil
+	})
+	return out, err
 }
 
 type workbookSheet struct{ name, rid string }
@@ -598,23 +611,11 @@ type workbookSheet struct{ name, rid string }
 // readWorkbook reads the workbook part: its sheets in order, and whether
 // its dates count from 1904.
 func (s *xlsxSource) readWorkbook(part string) ([]workbookSheet, error) {
-	x, err := s.openPart(part, s.name)
-	if err != nil {
-		return nil, err
-	}
-	defer x.close()
 	var out []workbookSheet
-	for {
-		tok, err := x.token()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, s.partError(s.name+" ("+part+")", 0, err)
-		}
+	err := s.eachToken(part, func(_ *xmlStream, tok xml.Token) error {
 		e, ok := tok.(xml.StartElement)
 		if !ok {
-			continue
+			return nil
 		}
 		switch e.Name.Local {
 		case "workbookPr":
@@ -630,7 +631,12 @@ func (s *xlsxSource) readWorkbook(part string) ([]workbookSheet, error) {
 			}
 			out = append(out, workbookSheet{name: name, rid: rid})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // sharedStrings are a workbook's shared-string table, held in one arena:
@@ -649,23 +655,11 @@ func (t *sharedStrings) get(i int) (string, bool) {
 
 // readSharedStrings reads the shared-string table, bounded by sstLimit.
 func (s *xlsxSource) readSharedStrings(part string) error {
-	x, err := s.openPart(part, s.name)
-	if err != nil {
-		return err
-	}
-	defer x.close()
 	s.sst.start = []uint32{0}
-	for {
-		tok, err := x.token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return s.partError(s.name+" ("+part+")", 0, err)
-		}
+	return s.eachToken(part, func(x *xmlStream, tok xml.Token) error {
 		e, ok := tok.(xml.StartElement)
 		if !ok || e.Name.Local != "si" {
-			continue
+			return nil
 		}
 		str, err := x.text(s.cellLimit)
 		if err != nil {
@@ -678,27 +672,16 @@ func (s *xlsxSource) readSharedStrings(part string) error {
 				"its shared strings hold more than %d MiB of text, more than crmimport keeps in memory for one workbook: "+
 					"save each sheet as CSV (UTF-8) and import those", s.sstLimit>>20)}
 		}
-	}
+		return nil
+	})
 }
 
 // readStyles reads which cell formats (cellXfs) show a number as a date,
 // a time or both.
 func (s *xlsxSource) readStyles(part string) error {
-	x, err := s.openPart(part, s.name)
-	if err != nil {
-		return err
-	}
-	defer x.close()
 	codes := map[int]string{}
 	inXfs := false
-	for {
-		tok, err := x.token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return s.partError(s.name+" ("+part+")", 0, err)
-		}
+	return s.eachToken(part, func(_ *xmlStream, tok xml.Token) error {
 		switch e := tok.(type) {
 		case xml.StartElement:
 			switch e.Name.Local {
@@ -712,7 +695,7 @@ func (s *xlsxSource) readStyles(part string) error {
 				inXfs = true
 			case "xf":
 				if !inXfs {
-					continue
+					return nil
 				}
 				if len(s.styles) >= 1<<16 {
 					return &FileError{File: s.name, Reason: "its styles hold more than 65,536 cell formats: it is not a workbook as Excel writes it"}
@@ -727,7 +710,8 @@ func (s *xlsxSource) readStyles(part string) error {
 				inXfs = false
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // ---- one sheet ----------------------------------------------------------
