@@ -200,15 +200,8 @@ func judge(r *profile.Record) (out outcome, reason string, values canon.Values, 
 		return skipped, ReasonDeleted, canon.Values{}, true
 	}
 	// 5. Invalid: failed.
-	for _, l := range canon.Parents(r.Kind) {
-		if why := canon.MangledID(l.Field, r.Get(l.Field)); why != "" {
-			return failed, why, canon.Values{}, true
-		}
-	}
-	for _, l := range r.Links() {
-		if why := canon.MangledID(l.Label, l.Shown); why != "" && !l.ByName {
-			return failed, why, canon.Values{}, true
-		}
+	if why := r.MangledLink(); why != "" {
+		return failed, why, canon.Values{}, true
 	}
 	if !r.Validated() {
 		r.Validate()

@@ -182,3 +182,20 @@ func salesforceID(v string) string {
 	}
 	return v + string(suffix)
 }
+
+// MangledLink says why a link value of the record is an id a spreadsheet
+// rewrote (9.91214E+15), which fails the record (SPEC §4 step 5), or "": a
+// plain link field, or a link column's value (not a name).
+func (r *Record) MangledLink() string {
+	for _, l := range canon.Parents(r.Kind) {
+		if why := canon.MangledID(l.Field, r.Get(l.Field)); why != "" {
+			return why
+		}
+	}
+	for _, l := range r.Links() {
+		if why := canon.MangledID(l.Label, l.Shown); why != "" && !l.ByName {
+			return why
+		}
+	}
+	return ""
+}

@@ -153,28 +153,12 @@ func mappedRow(r profile.Record) MappedRow {
 		mr.Error = "no id: the id column is empty in this row"
 	case canon.MangledID("id", r.ID) != "":
 		mr.Error = canon.MangledID("id", r.ID) // as a run fails it (9.91214E+18)
-	case mangledLink(r) != "":
-		mr.Error = mangledLink(r)
+	case r.MangledLink() != "":
+		mr.Error = r.MangledLink()
 	case invalid != "":
 		mr.Error = invalid
 	}
 	return mr
-}
-
-// mangledLink says why a link value of r is an id a spreadsheet rewrote,
-// as a run fails the record, or "".
-func mangledLink(r profile.Record) string {
-	for _, l := range canon.Parents(r.Kind) {
-		if why := canon.MangledID(l.Field, r.Get(l.Field)); why != "" {
-			return why
-		}
-	}
-	for _, l := range r.Links() {
-		if why := canon.MangledID(l.Label, l.Shown); why != "" && !l.ByName {
-			return why
-		}
-	}
-	return ""
 }
 
 // openRows opens a file of the draft as a run reads it (openSample): a
