@@ -91,7 +91,7 @@ func TestMappingEditorInABrowser(t *testing.T) {
 	do(ctx, t, chromedp.SendKeys(chromedp.CSS("input[name=tenant]"), "acme"))
 	shoot(ctx, t, out, "21-import-with-saved-profile")
 	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
-	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	waitEnded(ctx, t, "succeeded")
 
 	require.Equal(t, []string{"3652397000000624101|Head of Sales", "3652397000000624102|Baker"}, query(t, path, `SELECT r.source_id, c.title
 		FROM contacts c JOIN migration_records r ON r.record_type = 'contacts' AND r.record_id = c.id ORDER BY r.source_id`),

@@ -159,6 +159,19 @@ func waitJS(ctx context.Context, t *testing.T, expr, what string) {
 	t.Fatalf("never saw %s (the page: %s %v)", what, state, err)
 }
 
+// waitEnded waits until a run's page shows the run ended with status and
+// has reloaded itself (app.js reloads the page a moment after the end), and
+// loaded whole: a navigation begun before that reload is aborted by it
+// (net::ERR_ABORTED), a screenshot of a page still loading has no size.
+func waitEnded(ctx context.Context, t *testing.T, status string) {
+	t.Helper()
+	waitText(ctx, t, "h1 [data-field=status]", status)
+	waitJS(ctx, t, fmt.Sprintf(`(() => { const p = document.querySelector("[data-run-page][data-live=false]"),
+		s = document.querySelector("h1 [data-field=status]");
+		return document.readyState === "complete" && !!p && !!s && s.textContent.trim().toLowerCase().includes(%q); })()`, status),
+		"the run's page reloaded after its end, "+status)
+}
+
 // slowExport is an export big enough, and a run of it slow enough (a pause
 // before each of its first contact batches), to be watched.
 func slowExport(t *testing.T) (string, map[string]string) {
@@ -228,7 +241,7 @@ func TestDesktopInABrowser(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, len(seen), 3, "the page showed the run's progress as it went: %d states", len(seen))
 	require.Equal(t, exitOK, child.wait(t), child.stderr.String())
-	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	waitEnded(ctx, t, "succeeded")
 	shoot(ctx, t, out, "07-run-done")
 
 	// Stop a run from its page, then resume it from there.
@@ -239,7 +252,7 @@ func TestDesktopInABrowser(t *testing.T) {
 		chromedp.WaitEnabled(chromedp.CSS(fmt.Sprintf(`button[data-post="/api/runs/%d/stop"]`, id))),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-post="/api/runs/%d/stop"]`, id))))
 	require.Equal(t, exitCancelled, child.wait(t), child.stderr.String())
-	waitText(ctx, t, "h1 [data-field=status]", "cancelled")
+	waitEnded(ctx, t, "cancelled")
 	shoot(ctx, t, out, "08-run-stopped")
 	resume := fmt.Sprintf(`button[data-post="/api/runs/%d/resume"]`, id)
 	// The page reloads itself once the run has ended, and then offers it: a
@@ -249,7 +262,7 @@ func TestDesktopInABrowser(t *testing.T) {
 		return !!p && p.dataset.live === "false" && !!b && !b.disabled; })()`, resume), "the ended run's page, offering Resume")
 	require.Contains(t, textOf(ctx, t, resume), "Resume —")
 	do(ctx, t, chromedp.Click(chromedp.CSS(resume)))
-	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	waitEnded(ctx, t, "succeeded")
 	shoot(ctx, t, out, "09-run-resumed")
 
 	// New import: a dry run first, then the import, whose page follows.
@@ -268,10 +281,7 @@ func TestDesktopInABrowser(t *testing.T) {
 	shoot(ctx, t, out, "11-import-dry-run")
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations WHERE tenant_id = 'web'`), "a dry run writes nothing")
 	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
-	waitText(ctx, t, "h1 [data-field=status]", "partial")
-	// The page reloads itself once the run has ended: navigating before
-	// that reload is aborted by it.
-	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`[data-run-page][data-live="false"]`)))
+	waitEnded(ctx, t, "partial")
 	url, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	webRun := url[strings.LastIndex(url, "/")+1:]
@@ -409,7 +419,7 @@ func TestUndoInABrowser(t *testing.T) {
 	shootView(ctx, t, out, "20-undo-confirm")
 
 	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
-	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	waitEnded(ctx, t, "succeeded")
 	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`button[data-post="/api/runs/2/stop"][disabled]`))) // the page, reloaded at the end
 	require.Contains(t, textOf(ctx, t, "h1"), "Run 2")
 	require.Contains(t, textOf(ctx, t, "h1"), "undo of run 1")
@@ -477,7 +487,7 @@ func TestUndoWithDependentsInABrowser(t *testing.T) {
 	shootView(ctx, t, out, "24-undo-cascade-confirm")
 
 	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
-	waitText(ctx, t, "h1 [data-field=status]", "succeeded")
+	waitEnded(ctx, t, "succeeded")
 	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`button[data-post="/api/runs/3/stop"][disabled]`)))
 	require.Contains(t, textOf(ctx, t, "h1"), "undo of run 1")
 	shoot(ctx, t, out, "25-undo-cascade-run")
