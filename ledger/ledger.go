@@ -89,6 +89,17 @@ func (l *Ledger) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return s, nil
 }
 
+// exec runs a statement without arguments, prepared once per transaction
+// (the savepoint of each Record call: preparing it each time cost more
+// than running it).
+func (l *Ledger) exec(ctx context.Context, query string) (sql.Result, error) {
+	st, err := l.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx)
+}
+
 // The claim (R1-R3) is one statement: claimHead, one claimRow per slot,
 // claimTail. A new slot is inserted; an existing slot is taken over only
 // while it is a placeholder (R3: a skip is a placeholder, not a verdict):
@@ -124,7 +135,7 @@ WHERE migration_records.action = 'skipped'`
 )
 
 // claimChunk is how many slots one claim statement holds.
-const claimChunk = 256
+const claimChunk = store.MaxStatementRows
 
 // claimSQL is the claim statement for n slots.
 func claimSQL(n int) string {
@@ -149,6 +160,7 @@ func (l *Ledger) Claim(ctx context.Context, slots []Slot) (won bool, err error) 
 		for end < len(slots) && end-start < claimChunk && sameGroup(first, slots[end]) {
 			end++
 		}
+		end = start + store.StatementRows(end-start)
 		chunk := slots[start:end]
 		start = end
 		st, err := l.stmt(ctx, claimSQL(len(chunk)))
@@ -217,11 +229,11 @@ func (l *Ledger) Record(ctx context.Context, slots []Slot, write WriteFunc) erro
 	if len(slots) == 0 {
 		return nil
 	}
-	if _, err := l.tx.ExecContext(ctx, `SAVEPOINT crmimport_record`); err != nil {
+	if _, err := l.exec(ctx, `SAVEPOINT crmimport_record`); err != nil {
 		return fmt.Errorf("savepoint %s: %w", slots[0].Key, err)
 	}
 	undo := func(cause error) error {
-		if _, err := l.tx.ExecContext(ctx, `ROLLBACK TO crmimport_record`); err != nil {
+		if _, err := l.exec(ctx, `ROLLBACK TO crmimport_record`); err != nil {
 			return errors.Join(cause, fmt.Errorf("roll back %s: %w", slots[0].Key, err))
 		}
 		if err := l.release(ctx, slots[0].Key); err != nil {
@@ -254,7 +266,7 @@ func (l *Ledger) Record(ctx context.Context, slots []Slot, write WriteFunc) erro
 }
 
 func (l *Ledger) release(ctx context.Context, k Key) error {
-	if _, err := l.tx.ExecContext(ctx, `RELEASE crmimport_record`); err != nil {
+	if _, err := l.exec(ctx, `RELEASE crmimport_record`); err != nil {
 		return fmt.Errorf("release savepoint %s: %w", k, err)
 	}
 	return nil

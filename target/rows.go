@@ -102,7 +102,7 @@ func nullIfEmpty(s string) any {
 }
 
 // chunk is how many rows one insert statement holds.
-const chunk = 256
+const chunk = store.MaxStatementRows
 
 // Writer inserts rows inside one transaction, preparing each statement
 // (one per kind and number of rows) once.
@@ -120,8 +120,9 @@ func NewWriter(tx *sql.Tx, tenant, importedAt string) *Writer {
 
 // Insert writes rows, all of one kind.
 func (w *Writer) Insert(ctx context.Context, rows []Row) error {
-	for start := 0; start < len(rows); start += chunk {
-		part := rows[start:min(start+chunk, len(rows))]
+	for start := 0; start < len(rows); {
+		part := rows[start : start+store.StatementRows(min(chunk, len(rows)-start))]
+		start += len(part)
 		k := part[0].Kind
 		q := insertSQL(k, len(part))
 		st, ok := w.stmts[q]

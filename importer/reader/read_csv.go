@@ -47,6 +47,14 @@ type csvSource struct {
 	base int64
 
 	foot footerWatch
+
+	// again holds the readers that at gives each record read again, reset
+	// for the next: a revisit reads thousands of records one at a time.
+	again struct {
+		raw     bytes.Reader
+		ends    *bufio.Reader
+		tracked *bufio.Reader
+	}
 }
 
 func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText, base int64) (*csvSource, error) {
@@ -100,16 +108,24 @@ func (s *csvSource) header() []string { return s.headerRow }
 
 // at is a source that reads the one record raw holds (RecordAt), which
 // starts at line of the file s reads: as s would read it, in the state a
-// record's start leaves the reading in.
+// record's start leaves the reading in. It reads through s's own buffers,
+// so it serves until the next call of at.
 func (s *csvSource) at(raw []byte, line int) *csvSource {
 	// The empty lines before the record are lines of the file before line.
 	lead := raw[:len(raw)-len(bytes.TrimLeft(raw, "\r\n"))]
 	before := bytes.Count(lead, []byte{'\n'}) + bytes.Count(lead, []byte{'\r'}) - bytes.Count(lead, []byte("\r\n"))
 	a := &csvSource{name: s.name, headerRow: s.headerRow, comma: s.comma, lineOffset: line - 1 - before, checkUTF8: s.checkUTF8,
 		bareCR: s.bareCR, keptText: s.keptText, base: -1}
-	rest := &lineEnds{r: bufio.NewReaderSize(bytes.NewReader(raw), 4096), comma: byte(s.comma), inQuotes: s.bareCR}
+	g := &s.again
+	g.raw.Reset(raw)
+	if g.ends == nil {
+		g.ends, g.tracked = bufio.NewReaderSize(&g.raw, 4096), bufio.NewReaderSize(nil, 4096)
+	}
+	g.ends.Reset(&g.raw)
+	rest := &lineEnds{r: g.ends, comma: byte(s.comma), inQuotes: s.bareCR}
 	a.track = &csvTracker{r: rest, limit: maxRecordBytes, cutAt: -1, keptText: s.keptText}
-	a.r = csv.NewReader(a.track)
+	g.tracked.Reset(a.track)
+	a.r = csv.NewReader(g.tracked) // csv reads a *bufio.Reader of 4 KiB or more as it is
 	a.r.Comma = s.comma
 	a.r.FieldsPerRecord = -1
 	a.r.LazyQuotes = false
