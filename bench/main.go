@@ -8,8 +8,9 @@
 // into crmimport's schema through modernc.org/sqlite and nothing else:
 // schemafloor.go), sqlite-utils insert of the same files (what a user
 // would otherwise pick), a first crmimport run into a fresh database, a
-// rerun of the same export, and then, on the realistic export, a rerun
-// after a fix (the contacts file replaced by gen.WriteFixed's, the whole
+// rerun of the same export, and then, on the realistic export, the rerun
+// floor (what the rules require of that rerun, on a copy of its database:
+// rerunfloor.go), a rerun after a fix (the contacts file replaced by gen.WriteFixed's, the whole
 // export run) and the batch script's `run --only notes,activities`, on the
 // clean one a rerun with --reread; and last `crmimport undo` of the first
 // run. Every run's status and per-kind counts are checked against the
@@ -24,8 +25,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +50,7 @@ func main() {
 	work := flag.String("dir", "", "where to write exports and databases (default: a temporary folder, removed after)")
 	floorExport := flag.String("schema-floor", "", "load this export as the schema floor does, into -db, and exit (bench runs itself so)")
 	floorDB := flag.String("db", "", "the database of -schema-floor")
+	rerunExport := flag.String("rerun-floor", "", "refresh, on -db, what a rerun of this export must (bench/rerunfloor.go), and exit (bench runs itself so)")
 	without := flag.String("floor.without", "", "parts the schema floor leaves out: ledger, fk, keys (comma-separated)")
 	flag.Parse()
 	if *floorExport != "" {
@@ -59,6 +63,13 @@ func main() {
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: schema floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *rerunExport != "" {
+		if err := rerunFloor(*rerunExport, *floorDB); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: rerun floor:", err)
 			os.Exit(1)
 		}
 		return
@@ -130,7 +141,7 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string) error {
 	var names []string
 	if shape == gen.ShapeRealistic {
-		names = []string{"sqlite3 .import", "schema floor", "sqlite-utils insert", "crmimport run", "rerun", "rerun after a fix", "--only notes,activities", "undo of the run"}
+		names = []string{"sqlite3 .import", "schema floor", "sqlite-utils insert", "crmimport run", "rerun", "rerun floor", "rerun after a fix", "--only notes,activities", "undo of the run"}
 	} else {
 		names = []string{"sqlite3 .import", "schema floor", "sqlite-utils insert", "crmimport run", "rerun", "rerun --reread", "undo of the run"}
 	}
@@ -170,7 +181,7 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 		size := dirSize(export)
 		cols := make([]*column, len(names))
 		for i, n := range names {
-			cols[i] = &column{name: n, floor: i < 2}
+			cols[i] = &column{name: n, floor: i < 2 || n == "rerun floor"}
 		}
 		for r := 0; r < rounds; r++ {
 			if err := copyFile(original, contacts); err != nil {
@@ -191,6 +202,18 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 			}
 			if shape == gen.ShapeRealistic {
 				steps = append(steps,
+					func() error {
+						// On a copy of the database the rerun left, so that
+						// the runs after it meet crmimport's own ledger.
+						again := filepath.Join(dir, "rerun-floor.db")
+						defer removeDB(again)
+						for _, s := range []string{"", "-wal"} {
+							if err := copyFile(db+s, again+s); err != nil && !errors.Is(err, fs.ErrNotExist) {
+								return err
+							}
+						}
+						return add(timed(exec.Command(self, "-rerun-floor", export, "-db", again)))
+					},
 					func() error {
 						if err := copyFile(filepath.Join(fixed, "contacts.csv"), contacts); err != nil {
 							return err
