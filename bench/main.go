@@ -52,9 +52,13 @@ func main() {
 	floorDB := flag.String("db", "", "the database of -schema-floor")
 	rerunExport := flag.String("rerun-floor", "", "refresh, on -db, what a rerun of this export must (bench/rerunfloor.go), and exit (bench runs itself so)")
 	without := flag.String("floor.without", "", "parts the schema floor leaves out: ledger, fk, keys (comma-separated)")
+	design := flag.String("floor.design", "default", "the schema floor's design: default, or scope, scopekind or compact (the slots), keys-after (the natural-key indexes), comma-separated (bench/floordesign.go)")
 	flag.Parse()
 	if *floorExport != "" {
 		o, err := parseWithout(*without)
+		if err == nil {
+			o.design, err = parseDesign(*design)
+		}
 		if err == nil {
 			start := time.Now()
 			if err = schemaFloor(*floorExport, *floorDB, o); err == nil {

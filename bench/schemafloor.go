@@ -29,7 +29,9 @@ package main
 // both left to crmimport's side of the ratio.
 //
 // Parts can be left out (-floor.without ledger,fk,keys) to price each one
-// inside the same round.
+// inside the same round, and other designs of the slots and of the
+// natural-key indexes measured beside the schema's (-floor.design,
+// floordesign.go).
 
 import (
 	"context"
@@ -62,6 +64,7 @@ type floorOptions struct {
 	ledger bool // write a slot per record
 	fk     bool // foreign keys on (SPEC §6)
 	keys   bool // the natural-key indexes (R5)
+	design floorDesign
 }
 
 func parseWithout(s string) (floorOptions, error) {
@@ -95,12 +98,18 @@ func schemaFloor(export, db string, o floorOptions) error {
 			return err
 		}
 	}
+	if !o.keys && o.design.keysAfter {
+		return errors.New("-floor.without keys leaves no natural-key index to build after the load (-floor.design keys-after)")
+	}
 	if !o.keys {
 		for _, ix := range []string{"contacts_email_key", "companies_domain_key"} {
 			if _, err := conn.ExecContext(ctx, `DROP INDEX `+ix); err != nil {
 				return err
 			}
 		}
+	}
+	if err := o.design.setup(ctx, conn, "bench", "canonical"); err != nil {
+		return err
 	}
 	ids := map[ledger.Kind]map[string]int64{}
 	now := time.Now()
@@ -117,11 +126,18 @@ func schemaFloor(export, db string, o floorOptions) error {
 		}
 		records, rows = records+n, rows+made
 	}
+	if err := o.design.finish(ctx, conn); err != nil {
+		return err
+	}
 	// A measure that did nothing measures nothing: every record given a
 	// slot has it, every created one its row.
 	var slots, written int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM migration_records`).Scan(&slots); err != nil {
+	counts, err := floorSlotCounts(ctx, conn, o.design)
+	if err != nil {
 		return err
+	}
+	for _, n := range counts {
+		slots += n
 	}
 	all, err := target.Count(ctx, conn)
 	if err != nil {
@@ -135,6 +151,26 @@ func schemaFloor(export, db string, o floorOptions) error {
 		return fmt.Errorf("wrote %d slots and %d rows for %d records (%d to create)", slots, written, records, rows)
 	}
 	return nil
+}
+
+// floorSlotCounts counts the slots the design wrote, per kind and action
+// ("contact created").
+func floorSlotCounts(ctx context.Context, db *sql.DB, d floorDesign) (map[string]int, error) {
+	rows, err := db.QueryContext(ctx, d.slotCount())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var kind, action string
+		var n int
+		if err := rows.Scan(&kind, &action, &n); err != nil {
+			return nil, err
+		}
+		out[kind+" "+action] = n
+	}
+	return out, rows.Err()
 }
 
 type floorRow struct {
@@ -164,6 +200,7 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 		if err != nil {
 			return 0, 0, err
 		}
+		stmts := map[int]*sql.Stmt{} // a design's claims, prepared once per transaction as ledger's are
 		var created []target.Row
 		for i := range rows {
 			if rows[i].create {
@@ -194,9 +231,14 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 					slots[i].Action, slots[i].RecordType, slots[i].RecordID = ledger.Matched, k.Table(), r.match
 				}
 			}
-			l := ledger.New(tx, store.SQLite)
-			won, err := l.Claim(ctx, slots)
-			l.Close()
+			var won bool
+			if o.design.slots != nil {
+				won, err = o.design.slots.claim(ctx, tx, stmts, slots)
+			} else {
+				l := ledger.New(tx, store.SQLite)
+				won, err = l.Claim(ctx, slots)
+				l.Close()
+			}
 			if err == nil && !won {
 				err = errors.New("a claim was refused")
 			}
@@ -204,6 +246,9 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 				tx.Rollback()
 				return 0, 0, err
 			}
+		}
+		for _, st := range stmts {
+			st.Close()
 		}
 		if err := tx.Commit(); err != nil {
 			return 0, 0, err
