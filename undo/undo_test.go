@@ -464,3 +464,46 @@ func TestUndoPlanGoesStaleWhenTheTenantIsWritten(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
 }
+
+// TestUndoMovesTheEpochOncePerBatch: while an undo's batch takes its final
+// slots back, the triggers that move the epoch per slot stand aside
+// (schema 9's epoch_hold) and the batch moves it once itself: 7 contacts in
+// batches of 3 move it by 3, not 7. Nothing of the hold is left, and a final
+// slot deleted by hand, outside an undo, still moves the epoch.
+func TestUndoMovesTheEpochOncePerBatch(t *testing.T) {
+	t.Parallel()
+	db := storetest.OpenDB(t)
+	imp := importer.New(phases.New(db, nil))
+	ctx := context.Background()
+	dir := export(t, map[string]string{"contacts.csv": "id,first_name\nc1,A\nc2,B\nc3,C\nc4,D\nc5,E\nc6,F\nc7,G\n"})
+	r, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
+	require.NoError(t, err)
+	r, err = imp.Execute(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), r.Stats[ledger.Contact].Imported)
+	epoch := func() int64 {
+		n, err := ledger.Epoch(ctx, db, "acme", "canonical")
+		require.NoError(t, err)
+		return n
+	}
+	before := epoch()
+
+	u, _, err := undo.StartWith(ctx, imp.Engine, undo.Options{Undo: r.ID, BatchSize: 3})
+	require.NoError(t, err)
+	u, err = imp.Execute(ctx, u.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunSucceeded, u.Status)
+	require.Equal(t, before+3, epoch(), "one step per batch (3 + 3 + 1 slots)")
+	var held int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM epoch_hold`).Scan(&held))
+	require.Zero(t, held, "the hold ends with its batch")
+
+	r, err = imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
+	require.NoError(t, err)
+	_, err = imp.Execute(ctx, r.ID)
+	require.NoError(t, err)
+	before = epoch()
+	_, err = db.Exec(`DELETE FROM migration_records WHERE tenant_id = 'acme' AND source_id IN ('c1', 'c2')`)
+	require.NoError(t, err)
+	require.Equal(t, before+2, epoch(), "outside an undo, the triggers move it per slot")
+}
