@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"crmimport/store"
@@ -139,8 +140,17 @@ const claimChunk = store.MaxStatementRows
 
 // claimSQL is the claim statement for n slots.
 func claimSQL(n int) string {
-	return claimHead + strings.TrimSuffix(strings.Repeat(claimRow+", ", n), ", ") + claimTail
+	if q, ok := claimTexts.Load(n); ok {
+		return q.(string)
+	}
+	q := claimHead + strings.TrimSuffix(strings.Repeat(claimRow+", ", n), ", ") + claimTail
+	claimTexts.Store(n, q)
+	return q
 }
+
+// claimTexts keeps each claim statement's text once built (one per size:
+// store.StatementRows).
+var claimTexts sync.Map
 
 // Claim claims the slots, each for its own key, and reports whether every
 // claim won. won=false means at least one was refused by a final slot (R2):

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 
 	"crmimport/canon"
 	"crmimport/ledger"
@@ -38,6 +39,26 @@ var columns = map[ledger.Kind][]string{
 //
 // The text is built from the constants above only.
 func insertSQL(k ledger.Kind, n int) string {
+	key := insertKey{k, n}
+	if q, ok := insertTexts.Load(key); ok {
+		return q.(string)
+	}
+	q := buildInsertSQL(k, n)
+	insertTexts.Store(key, q)
+	return q
+}
+
+// insertTexts keeps each statement's text once built: a first run asks for
+// one per chunk, and the texts of 256 rows are long (store.StatementRows
+// keeps them to five sizes per kind).
+var insertTexts sync.Map
+
+type insertKey struct {
+	kind ledger.Kind
+	n    int
+}
+
+func buildInsertSQL(k ledger.Kind, n int) string {
 	cols := columns[k]
 	var sel []string
 	per := 0
