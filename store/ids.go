@@ -20,6 +20,7 @@ type IDs struct {
 	tx   *sql.Tx
 	name string
 	next int64
+	save *sql.Stmt // AdvanceIDs's statement, prepared on the first Save
 }
 
 const takeIDsSQL = `SELECT next FROM id_allocators WHERE name = ?`
@@ -52,8 +53,19 @@ func (a *IDs) Reset(mark int64) { a.next = mark }
 // Save writes back how far ids were given out. It only ever moves the
 // allocator forward: after a savepoint took a write of it back, the ids
 // given out since are still not given again.
+//
+// The ledger saves after every claim (a savepoint may take the claim back
+// with its save): the statement is prepared once per IDs, not each time.
 func (a *IDs) Save(ctx context.Context) error {
-	return a.d.AdvanceIDs(ctx, a.tx, a.name, a.next-1)
+	if a.save == nil {
+		st, err := a.tx.PrepareContext(ctx, advanceIDsSQL)
+		if err != nil {
+			return fmt.Errorf("ids of %s: %w", a.name, err)
+		}
+		a.save = st // closed with the transaction
+	}
+	res, err := a.save.ExecContext(ctx, a.next-1, a.name)
+	return advanced(a.name, res, err)
 }
 
 const advanceIDsSQL = `UPDATE id_allocators SET next = max(next, ? + 1) WHERE name = ?`
@@ -61,6 +73,11 @@ const advanceIDsSQL = `UPDATE id_allocators SET next = max(next, ? + 1) WHERE na
 // AdvanceIDs makes the allocator of table name give out ids past id only.
 func (d Dialect) AdvanceIDs(ctx context.Context, tx *sql.Tx, name string, id int64) error {
 	res, err := tx.ExecContext(ctx, advanceIDsSQL, id, name)
+	return advanced(name, res, err)
+}
+
+// advanced checks that advanceIDsSQL changed the allocator of name.
+func advanced(name string, res sql.Result, err error) error {
 	if err != nil {
 		return fmt.Errorf("ids of %s: %w", name, err)
 	}

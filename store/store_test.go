@@ -377,3 +377,27 @@ func TestStopGrowthFailsAWriteAsAFullDisk(t *testing.T) {
 	_, err = tx.ExecContext(ctx, insert, strings.Repeat("x", int(4*page)))
 	require.NoError(t, err, "room again once it may grow")
 }
+
+// An allocator that is not there (a table changed behind the engine's
+// back) fails a save of its ids, the first and every later one, instead of
+// writing nothing and giving the ids again next time.
+func TestIDsSaveFailsWithoutTheirAllocator(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "crm.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	tx, err := Begin(ctx, db)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	ids, err := SQLite.TakeIDs(ctx, tx, "companies")
+	require.NoError(t, err)
+	ids.Next()
+	require.NoError(t, ids.Save(ctx))
+	_, err = tx.ExecContext(ctx, `DELETE FROM id_allocators WHERE name = 'companies'`)
+	require.NoError(t, err)
+	ids.Next()
+	for range 2 {
+		require.ErrorContains(t, ids.Save(ctx), "ids of companies: no allocator")
+	}
+	require.ErrorContains(t, SQLite.AdvanceIDs(ctx, tx, "companies", 9), "ids of companies: no allocator")
+}
