@@ -53,6 +53,9 @@ func main() {
 	rerunExport := flag.String("rerun-floor", "", "refresh, on -db, what a rerun of this export must (bench/rerunfloor.go), and exit (bench runs itself so)")
 	without := flag.String("floor.without", "", "parts the schema floor leaves out: ledger, fk, keys (comma-separated)")
 	design := flag.String("floor.design", "default", "the schema floor's design: default, or scope, scopekind or compact (the slots), keys-after (the natural-key indexes), comma-separated (bench/floordesign.go)")
+	columns := flag.String("columns", "", "measure only these columns: import, floor, utils, run, rerun, rerunfloor, fix, only, reread, undo\n"+
+		"(comma-separated; default all; a later column runs the earlier ones it needs: rerun and undo need run)")
+	shapes := flag.String("shapes", gen.ShapeRealistic+","+gen.ShapeClean, "the exports to measure: realistic, clean (comma-separated)")
 	flag.Parse()
 	if *floorExport != "" {
 		o, err := parseWithout(*without)
@@ -78,7 +81,11 @@ func main() {
 		}
 		return
 	}
-	if err := run(*bin, *sqlite, strings.Fields(*scales), *rounds, *work); err != nil {
+	only, err := parseColumns(*columns)
+	if err == nil {
+		err = run(*bin, *sqlite, strings.Fields(*scales), *rounds, *work, strings.Split(*shapes, ","), only)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -98,7 +105,7 @@ type column struct {
 	ratio []float64
 }
 
-func run(bin, sqlite string, scales []string, rounds int, dir string) error {
+func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []string, only map[string]bool) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "crmimport-bench-")
 		if err != nil {
@@ -119,13 +126,16 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 	if err != nil {
 		return err
 	}
-	for _, shape := range []string{gen.ShapeRealistic, gen.ShapeClean} {
+	for _, shape := range shapes {
+		if shape != gen.ShapeRealistic && shape != gen.ShapeClean {
+			return fmt.Errorf("shape %q: want %s or %s", shape, gen.ShapeRealistic, gen.ShapeClean)
+		}
 		if shape == gen.ShapeRealistic {
 			fmt.Println("\nthe realistic export: per kind about 2% failed and 5% skipped, duplicate ids, matches, unlinked links (fixtures/gen)")
 		} else {
 			fmt.Println("\nthe clean export: every record imports")
 		}
-		if err := table(bin, sqlite, self, shape, scales, rounds, dir); err != nil {
+		if err := table(bin, sqlite, self, shape, scales, rounds, dir, only); err != nil {
 			return err
 		}
 	}
@@ -141,13 +151,54 @@ func run(bin, sqlite string, scales []string, rounds int, dir string) error {
 	return nil
 }
 
-// table measures every scale of one shape of export.
-func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string) error {
-	var names []string
+// columnKeys name the columns for -columns, in the order a round runs
+// them; columnNeeds, the earlier columns each one needs in the same round.
+var (
+	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "fix", "only", "reread", "undo"}
+	columnNeeds = map[string][]string{"rerun": {"run"}, "rerunfloor": {"run"}, "fix": {"run"}, "only": {"run", "fix"}, "reread": {"run"}, "undo": {"run"}}
+)
+
+// parseColumns reads -columns: nil (every column) when empty, else the
+// columns named and those they need. sqlite3's .import is always measured:
+// every ratio is to it.
+func parseColumns(s string) (map[string]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	only := map[string]bool{"import": true}
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		known := false
+		for _, c := range columnKeys {
+			known = known || c == k
+		}
+		if !known {
+			return nil, fmt.Errorf("-columns: unknown column %q (want %s)", k, strings.Join(columnKeys, ", "))
+		}
+		only[k] = true
+		for _, n := range columnNeeds[k] {
+			only[n] = true
+		}
+	}
+	return only, nil
+}
+
+// table measures every scale of one shape of export, the columns of only
+// (nil: all of them).
+func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string, only map[string]bool) error {
+	type col struct{ key, name string }
+	all := []col{{"import", "sqlite3 .import"}, {"floor", "schema floor"}, {"utils", "sqlite-utils insert"}, {"run", "crmimport run"}, {"rerun", "rerun"}}
 	if shape == gen.ShapeRealistic {
-		names = []string{"sqlite3 .import", "schema floor", "sqlite-utils insert", "crmimport run", "rerun", "rerun floor", "rerun after a fix", "--only notes,activities", "undo of the run"}
+		all = append(all, col{"rerunfloor", "rerun floor"}, col{"fix", "rerun after a fix"}, col{"only", "--only notes,activities"})
 	} else {
-		names = []string{"sqlite3 .import", "schema floor", "sqlite-utils insert", "crmimport run", "rerun", "rerun --reread", "undo of the run"}
+		all = append(all, col{"reread", "rerun --reread"})
+	}
+	all = append(all, col{"undo", "undo of the run"})
+	var keys, names []string
+	for _, c := range all {
+		if only == nil || only[c.key] {
+			keys, names = append(keys, c.key), append(names, c.name)
+		}
 	}
 	fmt.Printf("%-6s %9s %8s", "scale", "records", "CSV MB")
 	for _, n := range names {
@@ -184,8 +235,12 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 		}
 		size := dirSize(export)
 		cols := make([]*column, len(names))
+		firstRun := -1
 		for i, n := range names {
-			cols[i] = &column{name: n, floor: i < 2 || n == "rerun floor"}
+			cols[i] = &column{name: n, floor: keys[i] == "import" || keys[i] == "floor" || keys[i] == "rerunfloor"}
+			if keys[i] == "run" {
+				firstRun = i
+			}
 		}
 		for r := 0; r < rounds; r++ {
 			if err := copyFile(original, contacts); err != nil {
@@ -197,44 +252,43 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 				return err
 			}
 			db := filepath.Join(dir, "crm.db")
-			steps := []func() error{
-				func() error { return add(sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))) },
-				func() error { return add(timed(exec.Command(self, "-schema-floor", export, "-db", db))) },
-				func() error { return add(sqliteUtilsInsert(export, filepath.Join(dir, "utils.db"))) },
-				func() error { removeDB(db); return add(crm(bin, db, export, "first run", exp.First, exp.Status.First)) },
-				func() error { return add(crm(bin, db, export, "rerun", exp.Rerun, exp.Status.Rerun)) },
-			}
-			if shape == gen.ShapeRealistic {
-				steps = append(steps,
-					func() error {
-						// On a copy of the database the rerun left, so that
-						// the runs after it meet crmimport's own ledger.
-						again := filepath.Join(dir, "rerun-floor.db")
-						defer removeDB(again)
-						for _, s := range []string{"", "-wal"} {
-							if err := copyFile(db+s, again+s); err != nil && !errors.Is(err, fs.ErrNotExist) {
-								return err
-							}
-						}
-						return add(timed(exec.Command(self, "-rerun-floor", export, "-db", again)))
-					},
-					func() error {
-						if err := copyFile(filepath.Join(fixed, "contacts.csv"), contacts); err != nil {
+			steps := map[string]func() error{
+				"import": func() error { return add(sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))) },
+				"floor":  func() error { return add(timed(exec.Command(self, "-schema-floor", export, "-db", db))) },
+				"utils":  func() error { return add(sqliteUtilsInsert(export, filepath.Join(dir, "utils.db"))) },
+				"run": func() error {
+					removeDB(db)
+					return add(crm(bin, db, export, "first run", exp.First, exp.Status.First))
+				},
+				"rerun": func() error { return add(crm(bin, db, export, "rerun", exp.Rerun, exp.Status.Rerun)) },
+				"rerunfloor": func() error {
+					// On a copy of the database the runs before it left, so
+					// that the runs after it meet crmimport's own ledger.
+					again := filepath.Join(dir, "rerun-floor.db")
+					defer removeDB(again)
+					for _, s := range []string{"", "-wal"} {
+						if err := copyFile(db+s, again+s); err != nil && !errors.Is(err, fs.ErrNotExist) {
 							return err
 						}
-						return add(crm(bin, db, export, "rerun after a fix", exp.Fixed, exp.Status.Fixed))
-					},
-					func() error {
-						return add(crm(bin, db, export, "run --only notes,activities", exp.Only, exp.Status.Only, "--only", "notes,activities"))
-					})
-			} else {
-				steps = append(steps, func() error {
+					}
+					return add(timed(exec.Command(self, "-rerun-floor", export, "-db", again)))
+				},
+				"fix": func() error {
+					if err := copyFile(filepath.Join(fixed, "contacts.csv"), contacts); err != nil {
+						return err
+					}
+					return add(crm(bin, db, export, "rerun after a fix", exp.Fixed, exp.Status.Fixed))
+				},
+				"only": func() error {
+					return add(crm(bin, db, export, "run --only notes,activities", exp.Only, exp.Status.Only, "--only", "notes,activities"))
+				},
+				"reread": func() error {
 					return add(crm(bin, db, export, "rerun --reread", exp.Rerun, exp.Status.Rerun, "--reread"))
-				})
+				},
+				"undo": func() error { return add(crmUndo(bin, db, 1, exp)) },
 			}
-			steps = append(steps, func() error { return add(crmUndo(bin, db, 1, exp)) })
-			for _, step := range steps {
-				if err := step(); err != nil {
+			for _, k := range keys {
+				if err := steps[k](); err != nil {
 					return fmt.Errorf("%s export, scale %s, round %d: %w", shape, sc, r+1, err)
 				}
 			}
@@ -247,13 +301,14 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 		if err := copyFile(original, contacts); err != nil {
 			return err
 		}
-		first := median(cols[3].ms)
-		perRecord := first.wall.Seconds() / float64(records)
 		growth := "—"
-		if base == 0 {
-			base = perRecord
-		} else {
-			growth = fmt.Sprintf("%+.0f%%", (perRecord/base-1)*100)
+		if firstRun >= 0 {
+			perRecord := median(cols[firstRun].ms).wall.Seconds() / float64(records)
+			if base == 0 {
+				base = perRecord
+			} else {
+				growth = fmt.Sprintf("%+.0f%%", (perRecord/base-1)*100)
+			}
 		}
 		fmt.Printf("%-6s %9d %8.0f", sc, records, float64(size)/1e6)
 		for i, c := range cols {
