@@ -503,6 +503,14 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 	var counts phases.Counts
 	chunk := make([]profile.Record, 0, chunkSize)
 	rows := make([]int64, 0, chunkSize)
+	// writing is the chunk decided and not yet written: each chunk is
+	// written while the next is decided (speculative deciding, above).
+	var writing *decided
+	defer func() {
+		if writing != nil && writing.speculated != nil {
+			<-writing.speculated // never left deciding once the batch ends
+		}
+	}()
 	done := false
 	for n := 0; n < w.batchSize && !done; n++ {
 		r, err := w.feed.next()
@@ -523,11 +531,36 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 			if err := w.logNotes(ctx, tx, chunk); err != nil {
 				return phases.Batch{}, err
 			}
-			if err := w.writeChunk(ctx, tx, wr, st, chunk, rows, &counts); err != nil {
-				return phases.Batch{}, err
+			c := &decided{recs: chunk, rows: rows}
+			if writing == nil {
+				if err := w.decideChunk(ctx, tx, wr, st, c); err != nil {
+					return phases.Batch{}, err
+				}
+			} else {
+				w.speculate(ctx, wr, st, c)
+				err := wr.flush(writing.ds)
+				ok := err == nil
+				if !ok {
+					<-c.speculated // the redo takes the speculated decisions back too
+				}
+				if err := w.finishChunk(ctx, tx, wr, st, writing, err, &counts); err != nil {
+					writing = c
+					return phases.Batch{}, err
+				}
+				writing = c
+				if err := w.settle(ctx, tx, wr, st, c, ok); err != nil {
+					return phases.Batch{}, err
+				}
 			}
-			chunk, rows = chunk[:0], rows[:0]
+			writing = c
+			chunk, rows = make([]profile.Record, 0, chunkSize), make([]int64, 0, chunkSize)
 		}
+	}
+	if writing != nil {
+		if err := w.finishChunk(ctx, tx, wr, st, writing, wr.flush(writing.ds), &counts); err != nil {
+			return phases.Batch{}, err
+		}
+		writing = nil
 	}
 	if err := wr.ids.Save(ctx); err != nil { // the row ids given out, with the batch
 		return phases.Batch{}, err
@@ -573,30 +606,60 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 // rows are the records' places in the file (records read before each):
 // what a rerun revisits of those that fail or are skipped (revisit.go).
 func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, recs []profile.Record, rows []int64, counts *phases.Counts) error {
-	mark, next := st.mark(), wr.ids.Mark()
-	ds := make([]decision, len(recs))
-	for i, r := range recs {
-		d, err := decide(ctx, tx, st, w.profile, r, wr.ids.Next)
+	c := &decided{recs: recs, rows: rows}
+	if err := w.decideChunk(ctx, tx, wr, st, c); err != nil {
+		return err
+	}
+	return w.finishChunk(ctx, tx, wr, st, c, wr.flush(c.ds), counts)
+}
+
+// decided is a chunk of records with their decisions, and where the stage
+// and the row ids stood before them (to take them back).
+type decided struct {
+	recs       []profile.Record
+	rows       []int64
+	ds         []decision
+	mark       int
+	next       int64
+	err        error         // of a speculative decideChunk
+	speculated chan struct{} // closed when a speculative decideChunk ends
+}
+
+// decideChunk decides c's records in order, each handed to the stage
+// before the next, the database read through q (the batch's transaction;
+// noQueries while the chunk before still writes).
+func (w *openedTask) decideChunk(ctx context.Context, q ledger.Querier, wr *writer, st *stage, c *decided) error {
+	c.mark, c.next = st.mark(), wr.ids.Mark()
+	c.ds = make([]decision, len(c.recs))
+	for i, r := range c.recs {
+		d, err := decide(ctx, q, st, w.profile, r, wr.ids.Next)
 		if err != nil {
 			return err
 		}
 		st.apply(&d)
-		ds[i] = d
+		c.ds[i] = d
 	}
-	err := wr.flush(ds)
+	return nil
+}
+
+// finishChunk ends a chunk whose writes gave err (wr.flush): counts it
+// when they succeeded; when they failed for one record's fault, takes its
+// decisions back (and every later one: a chunk decided on them) and redoes
+// the chunk record by record.
+func (w *openedTask) finishChunk(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, c *decided, err error, counts *phases.Counts) error {
 	if err == nil {
-		for i := range ds {
-			count(counts, &ds[i])
-			w.keepRevisit(rows[i], &ds[i])
+		for i := range c.ds {
+			count(counts, &c.ds[i])
+			w.keepRevisit(c.rows[i], &c.ds[i])
 		}
 		return nil
 	}
 	if !isRecordFault(err) {
 		return err
 	}
-	st.undo(mark)
-	wr.ids.Reset(next)
-	for i, r := range recs {
+	st.undo(c.mark)
+	wr.ids.Reset(c.next)
+	for i, r := range c.recs {
 		m := st.mark()
 		d, err := decide(ctx, tx, st, w.profile, r, wr.ids.Next)
 		if err != nil {
@@ -622,9 +685,61 @@ func (w *openedTask) writeChunk(ctx context.Context, tx *sql.Tx, wr *writer, st 
 			}
 		}
 		count(counts, &d)
-		w.keepRevisit(rows[i], &d)
+		w.keepRevisit(c.rows[i], &d)
 	}
 	return nil
+}
+
+// Speculative deciding (issue 16 goal 2): while a chunk's rows and slots
+// are written, the next chunk of the batch is decided on another goroutine,
+// against the stage with the writing chunk's decisions in it — what they
+// will be once it commits. The writing touches neither the stage nor the
+// row ids; the deciding touches neither the transaction nor the writer.
+// When the writing chunk fails for a record's fault, its decisions are
+// taken back and with them the speculated ones (the stage's marks nest),
+// and the next chunk is decided again after its redo: R12's batch is the
+// same as without speculation. A speculative decision never reads the
+// database (an index loaded on first need would see the writing chunk's
+// rows before its savepoint is released, and keep them if it rolled back):
+// it stops at the first that would, and the chunk is decided again once
+// the chunk before it has written.
+
+// errNeedsDB is what noQueries gives: the speculation stops.
+var errNeedsDB = errors.New("a speculative decision needed the database")
+
+// noQueries is the Querier of a speculative decision.
+type noQueries struct{}
+
+func (noQueries) QueryContext(context.Context, string, ...any) (*sql.Rows, error) {
+	return nil, errNeedsDB
+}
+
+// speculate starts deciding c on its own goroutine; settle waits for it.
+func (w *openedTask) speculate(ctx context.Context, wr *writer, st *stage, c *decided) {
+	c.speculated = make(chan struct{})
+	go func() {
+		defer close(c.speculated)
+		c.err = w.decideChunk(ctx, noQueries{}, wr, st, c)
+	}()
+}
+
+// settle waits for c's speculation and makes c a chunk decided as if on
+// this goroutine after the one before it wrote (ok false: that chunk
+// failed and took c's decisions back with its own, so c is decided again).
+func (w *openedTask) settle(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, c *decided, ok bool) error {
+	<-c.speculated
+	switch {
+	case !ok:
+	case errors.Is(c.err, errNeedsDB):
+		st.undo(c.mark)
+		wr.ids.Reset(c.next)
+	case c.err != nil:
+		return c.err
+	default:
+		return nil
+	}
+	c.err = nil
+	return w.decideChunk(ctx, tx, wr, st, c)
 }
 
 // count adds a record's outcome to the batch's counts.
