@@ -33,8 +33,9 @@ import (
 // comment and gives them its own text.
 //
 // Ids are given out by the dialect's allocators (TakeIDs, AdvanceIDs:
-// ids.go), never as max(id) + 1. Not here yet: the ? and ?N placeholders
-// every statement is written with.
+// ids.go), never as max(id) + 1. The ? and ?N placeholders every statement
+// is written with are SQLite's; PostgreSQL's driver (PostgresDriver)
+// rebinds them to $N on their way (Rebind).
 type Dialect string
 
 // SQLite is the dialect of a file that Open opens (modernc.org/sqlite).
