@@ -41,6 +41,10 @@ type Dialect string
 // SQLite is the dialect of a file that Open opens (modernc.org/sqlite).
 const SQLite Dialect = "sqlite"
 
+// Postgres is the dialect of a PostgreSQL database (issue 17), through
+// PostgresDriver.
+const Postgres Dialect = "postgres"
+
 // DialectOf is the dialect of db, a handle that Open or OpenExisting
 // returned, told by its driver. A handle of a driver that store does not
 // know is a mistake of the program: DialectOf panics.
@@ -48,6 +52,8 @@ func DialectOf(db *sql.DB) Dialect {
 	switch drv := db.Driver().(type) {
 	case *sqlite.Driver:
 		return SQLite
+	case pgDriver:
+		return Postgres
 	default:
 		panic(fmt.Sprintf("store: no dialect for database driver %T", drv))
 	}
