@@ -22,6 +22,9 @@ func Begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 // moment between a busy run's batches (see BatchPause) — it could wait for
 // a whole run, or give up with "database is locked".
 func (d Dialect) Begin(ctx context.Context, db beginner) (*sql.Tx, error) {
+	if d == Postgres {
+		return beginPostgres(ctx, db)
+	}
 	deadline := time.Now().Add(BusyTimeout)
 	for {
 		tx, err := db.BeginTx(ctx, nil)
@@ -37,6 +40,27 @@ func (d Dialect) Begin(ctx context.Context, db beginner) (*sql.Tx, error) {
 		case <-time.After(time.Duration(500+rand.IntN(1000)) * time.Microsecond):
 		}
 	}
+}
+
+// writeLock is the advisory lock every write transaction on PostgreSQL
+// takes first, for as long as it lasts: the engine's writes are written
+// for one writer at a time, as SQLite's BEGIN IMMEDIATE gives them (the
+// first step of issue 17; finer locks, per tenant, are for later). The
+// number is crmimport's own: "crmimport" in ASCII, truncated to 63 bits.
+const writeLock = 0x63726d696d706f72
+
+// beginPostgres begins a transaction that holds the write lock, waiting
+// for it (PostgreSQL queues the waiters) for as long as ctx lets it.
+func beginPostgres(ctx context.Context, db beginner) (*sql.Tx, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, int64(writeLock)); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("begin: take the write lock: %w", err)
+	}
+	return tx, nil
 }
 
 // beginner is a *sql.DB, or one of its connections (*sql.Conn) where a

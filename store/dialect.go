@@ -98,9 +98,23 @@ type queryer interface {
 
 const userVersionSQL = `PRAGMA user_version`
 
+// PostgreSQL has no user_version: the schema's version is the one row of
+// a table of crmimport's own (in the search path's first schema), and 0
+// while that table is not there.
+const pgSetVersionSQL = `CREATE TABLE IF NOT EXISTS crmimport_schema_version (version integer NOT NULL);
+DELETE FROM crmimport_schema_version;`
+
 // schemaVersion reads the version of the database's schema.
 func (d Dialect) schemaVersion(ctx context.Context, q queryer) (int, error) {
 	var v int
+	if d == Postgres {
+		var there bool
+		if err := q.QueryRowContext(ctx, `SELECT to_regclass('crmimport_schema_version') IS NOT NULL`).Scan(&there); err != nil || !there {
+			return 0, err
+		}
+		err := q.QueryRowContext(ctx, `SELECT version FROM crmimport_schema_version`).Scan(&v)
+		return v, err
+	}
 	err := q.QueryRowContext(ctx, userVersionSQL).Scan(&v)
 	return v, err
 }
@@ -108,6 +122,13 @@ func (d Dialect) schemaVersion(ctx context.Context, q queryer) (int, error) {
 // setSchemaVersion records the schema's version in tx, the transaction of
 // the step that brings it there.
 func (d Dialect) setSchemaVersion(ctx context.Context, tx *sql.Tx, v int) error {
+	if d == Postgres {
+		if _, err := tx.ExecContext(ctx, pgSetVersionSQL); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO crmimport_schema_version (version) VALUES (?)`, v)
+		return err
+	}
 	// PRAGMA takes no parameters; the version is our own number.
 	_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
 	return err

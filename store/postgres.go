@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
+	"net/url"
+	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -90,4 +94,38 @@ func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
 		return n.CheckNamedValue(nv)
 	}
 	return driver.ErrSkip
+}
+
+// DefaultPostgresSchema is where crmimport keeps its tables on a server
+// when the address names no search_path.
+const DefaultPostgresSchema = "crmimport"
+
+// OpenPostgres opens the PostgreSQL database at dsn (postgres://…), its
+// tables in the first schema its search_path names (DefaultPostgresSchema
+// when it names none), made when it is missing, and upgrades them to this
+// binary's version (Upgrade).
+func OpenPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, fmt.Errorf("open %s: not a postgres:// address", dsn)
+	}
+	q := u.Query()
+	if q.Get("search_path") == "" {
+		q.Set("search_path", DefaultPostgresSchema)
+		u.RawQuery = q.Encode()
+	}
+	schema := strings.TrimSpace(strings.Split(q.Get("search_path"), ",")[0])
+	db, err := sql.Open(PostgresDriver, u.String())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: make schema %s: %w", u.Redacted(), schema, err)
+	}
+	if err := Upgrade(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", u.Redacted(), err)
+	}
+	return db, nil
 }

@@ -69,3 +69,39 @@ func TestPostgresSchemaAndItsTriggers(t *testing.T) {
 	require.NoError(t, tx.Commit())
 	require.Equal(t, "1", epoch(), "under the hold, the triggers stand aside")
 }
+
+// OpenPostgres makes the schema its address names (crmimport by default),
+// upgrades it to the newest version once, and opens it again as it is; two
+// addresses with different search paths are two ledgers.
+func TestOpenPostgresMakesAndUpgradesItsSchema(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgtest.Start(ctx, "")
+	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
+	t.Cleanup(func() { require.NoError(t, c.Stop()) })
+	pgSteps, err := steps(Postgres)
+	require.NoError(t, err)
+	for range 2 {
+		db, err := OpenPostgres(ctx, c.DSN())
+		require.NoError(t, err)
+		v, err := Postgres.schemaVersion(ctx, db)
+		require.NoError(t, err)
+		require.Equal(t, len(pgSteps), v)
+		var n int
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = 'migration_records'`,
+			DefaultPostgresSchema).Scan(&n))
+		require.Equal(t, 1, n)
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM id_allocators`).Scan(&n))
+		require.Equal(t, 7, n, "seeded once")
+		require.NoError(t, db.Close())
+	}
+	other, err := OpenPostgres(ctx, c.DSN()+"&search_path=other")
+	require.NoError(t, err)
+	defer other.Close()
+	_, err = other.ExecContext(ctx, `INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (1, 'a', 's', 'running', 't')`)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, other.QueryRowContext(ctx, `SELECT count(*) FROM crmimport.migrations`).Scan(&n))
+	require.Zero(t, n, "the other schema's ledger is its own")
+	_, err = OpenPostgres(ctx, "mysql://x")
+	require.ErrorContains(t, err, "not a postgres:// address")
+}

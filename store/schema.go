@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-//go:embed schema/sqlite/*.sql
+//go:embed schema/sqlite/*.sql schema/postgres/*.sql
 var schemaFiles embed.FS
 
 // step is one numbered schema file of a dialect: schema/sqlite/NNN_name.sql
