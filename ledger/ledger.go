@@ -122,8 +122,9 @@ INSERT INTO migration_records
 SELECT ?1, ?2, ?3, column1, column2, ?4, CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END,
     column3, column4, column5, column6, ?6
 FROM (VALUES `
-	claimRow  = `(?, ?, ?, ?, ?, ?)`
-	claimTail = `) WHERE true
+	claimRow      = `(?, ?, ?, ?, ?, ?)`
+	claimTail     = `) WHERE true` + claimConflict
+	claimConflict = `
 ON CONFLICT (tenant_id, source, kind, source_id) DO UPDATE SET
     migration_id = excluded.migration_id,
     record_type  = excluded.record_type,
@@ -135,17 +136,42 @@ ON CONFLICT (tenant_id, source, kind, source_id) DO UPDATE SET
 WHERE migration_records.action = 'skipped'`
 )
 
+// The claim in PostgreSQL's spelling (issue 17): a subquery in FROM needs
+// an alias there, and a parameter of a SELECT or VALUES list that is not
+// text is cast to its column's type (PostgreSQL types an untyped one as
+// text, where SQLite's columns take what they are given).
+const (
+	pgClaimHead = `
+INSERT INTO migration_records
+    (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, reason, detail, created_at)
+SELECT ?1, ?2, ?3, column1, column2, CAST(?4 AS bigint), CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END,
+    column3, column4, column5, column6, ?6
+FROM (VALUES `
+	pgClaimRow  = `(?, CAST(? AS bigint), CAST(? AS bigint), ?, ?, ?)`
+	pgClaimTail = `) AS v WHERE true` + claimConflict
+)
+
 // claimChunk is how many slots one claim statement holds.
 const claimChunk = store.MaxStatementRows
 
-// claimSQL is the claim statement for n slots.
-func claimSQL(n int) string {
-	if q, ok := claimTexts.Load(n); ok {
+// claimSQL is the claim statement for n slots, in dialect d's text.
+func claimSQL(d store.Dialect, n int) string {
+	key := claimKey{d, n}
+	if q, ok := claimTexts.Load(key); ok {
 		return q.(string)
 	}
-	q := claimHead + strings.TrimSuffix(strings.Repeat(claimRow+", ", n), ", ") + claimTail
-	claimTexts.Store(n, q)
+	head, row, tail := claimHead, claimRow, claimTail
+	if d == store.Postgres {
+		head, row, tail = pgClaimHead, pgClaimRow, pgClaimTail
+	}
+	q := head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + tail
+	claimTexts.Store(key, q)
 	return q
+}
+
+type claimKey struct {
+	d store.Dialect
+	n int
 }
 
 // claimTexts keeps each claim statement's text once built (one per size:
@@ -173,7 +199,7 @@ func (l *Ledger) Claim(ctx context.Context, slots []Slot) (won bool, err error) 
 		end = start + store.StatementRows(end-start)
 		chunk := slots[start:end]
 		start = end
-		st, err := l.stmt(ctx, claimSQL(len(chunk)))
+		st, err := l.stmt(ctx, claimSQL(l.d, len(chunk)))
 		if err != nil {
 			return false, fmt.Errorf("claim %s: %w", first.Key, err)
 		}

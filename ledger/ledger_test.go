@@ -26,10 +26,10 @@ var (
 func inTx(t *testing.T, db *sql.DB, f func(l *ledger.Ledger, tx *sql.Tx)) {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := store.Begin(ctx, db)
 	require.NoError(t, err)
 	defer tx.Rollback()
-	l := ledger.New(tx, store.SQLite)
+	l := ledger.New(tx, store.DialectOf(db))
 	f(l, tx)
 	require.NoError(t, l.Close())
 	require.NoError(t, tx.Commit())
@@ -100,75 +100,79 @@ func TestClaimTable(t *testing.T) {
 			name := fmt.Sprintf("Existing%s/Incoming%s", title(have), title(in))
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				ctx := context.Background()
-				storetest.Run(t, func(t *testing.T, db *sql.DB) {
-					key := ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: "42"}
-					const matchTarget = 7
-					inTx(t, db, func(l *ledger.Ledger, tx *sql.Tx) {
-						require.NoError(t, insertCompany(matchTarget, "Found by domain")(ctx, tx))
-						if have == "" {
-							return
-						}
-						first := ledger.Slot{Key: key, RunID: 1, Action: have, At: earlier}
-						var write ledger.WriteFunc
-						switch have {
-						case ledger.Created:
-							first.RecordType, first.RecordID, write = "companies", 10, insertCompany(10, "Acme")
-						case ledger.Matched:
-							first.RecordType, first.RecordID = "companies", matchTarget
-						case ledger.Skipped:
-							first.Reason, first.Detail = "not linked to any record", `{"parent":"7"}`
-						}
-						require.True(t, record(t, l, first, write), "an empty slot takes any first claim")
-					})
-					before, _ := readSlot(t, db, "42")
-
-					next := ledger.Slot{Key: key, RunID: 2, Action: in, At: later}
-					var write ledger.WriteFunc
-					switch in {
-					case ledger.Created:
-						next.RecordType, next.RecordID, write = "companies", 11, insertCompany(11, "Acme again")
-					case ledger.Matched:
-						next.RecordType, next.RecordID = "companies", matchTarget
-					case ledger.Skipped:
-						next.Reason, next.Detail = "empty body", `{"contact_id":"c9"}`
-					}
-					var won bool
-					inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) { won = record(t, l, next, write) })
-
-					wantWon := !have.Final() // R2 refuses, R3 takes over
-					require.Equal(t, wantWon, won)
-					after, ok := readSlot(t, db, "42")
-					require.True(t, ok)
-					if wantWon {
-						require.Equal(t, string(in), after.Action)
-						require.Equal(t, int64(2), after.RunID, "R3: the latest attempt owns the slot")
-						require.Equal(t, next.Reason, after.Reason, "R3: the reason is refreshed")
-						require.Equal(t, ledger.FormatTime(later), after.CreatedAt, "R3: the time is refreshed")
-						// The claim's own row, type and detail: none of the slot
-						// it took over is left behind.
-						wantRecord := sql.NullInt64{Int64: next.RecordID, Valid: in != ledger.Skipped}
-						require.Equal(t, wantRecord, after.RecordID, "the slot names the row of this claim")
-						wantType := sql.NullString{String: next.RecordType, Valid: in != ledger.Skipped}
-						require.Equal(t, wantType, after.RecordType)
-						wantDetail := sql.NullString{String: next.Detail, Valid: next.Detail != ""}
-						require.Equal(t, wantDetail, after.Detail, "R3: the detail is the latest attempt's (none for a final slot)")
-						if have != "" {
-							require.Equal(t, before.ID, after.ID, "a takeover keeps the slot's id")
-						}
-					} else {
-						require.Equal(t, before, after, "R2: a final slot is left exactly as it was")
-					}
-					wantRow := 0
-					if wantWon && in == ledger.Created {
-						wantRow = 1
-					}
-					require.Equal(t, wantRow, countCompanies(t, db, "Acme again"),
-						"R1: a refused claim writes no target row")
-				})
+				storetest.Run(t, func(t *testing.T, db *sql.DB) { claimCase(t, db, have, in) })
 			})
 		}
 	}
+}
+
+// claimCase is one cell of TestClaimTable on db: a slot in state have (""
+// for none), then a claim of action in.
+func claimCase(t *testing.T, db *sql.DB, have, in ledger.Action) {
+	ctx := context.Background()
+	key := ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: "42"}
+	const matchTarget = 7
+	inTx(t, db, func(l *ledger.Ledger, tx *sql.Tx) {
+		require.NoError(t, insertCompany(matchTarget, "Found by domain")(ctx, tx))
+		if have == "" {
+			return
+		}
+		first := ledger.Slot{Key: key, RunID: 1, Action: have, At: earlier}
+		var write ledger.WriteFunc
+		switch have {
+		case ledger.Created:
+			first.RecordType, first.RecordID, write = "companies", 10, insertCompany(10, "Acme")
+		case ledger.Matched:
+			first.RecordType, first.RecordID = "companies", matchTarget
+		case ledger.Skipped:
+			first.Reason, first.Detail = "not linked to any record", `{"parent":"7"}`
+		}
+		require.True(t, record(t, l, first, write), "an empty slot takes any first claim")
+	})
+	before, _ := readSlot(t, db, "42")
+
+	next := ledger.Slot{Key: key, RunID: 2, Action: in, At: later}
+	var write ledger.WriteFunc
+	switch in {
+	case ledger.Created:
+		next.RecordType, next.RecordID, write = "companies", 11, insertCompany(11, "Acme again")
+	case ledger.Matched:
+		next.RecordType, next.RecordID = "companies", matchTarget
+	case ledger.Skipped:
+		next.Reason, next.Detail = "empty body", `{"contact_id":"c9"}`
+	}
+	var won bool
+	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) { won = record(t, l, next, write) })
+
+	wantWon := !have.Final() // R2 refuses, R3 takes over
+	require.Equal(t, wantWon, won)
+	after, ok := readSlot(t, db, "42")
+	require.True(t, ok)
+	if wantWon {
+		require.Equal(t, string(in), after.Action)
+		require.Equal(t, int64(2), after.RunID, "R3: the latest attempt owns the slot")
+		require.Equal(t, next.Reason, after.Reason, "R3: the reason is refreshed")
+		require.Equal(t, ledger.FormatTime(later), after.CreatedAt, "R3: the time is refreshed")
+		// The claim's own row, type and detail: none of the slot
+		// it took over is left behind.
+		wantRecord := sql.NullInt64{Int64: next.RecordID, Valid: in != ledger.Skipped}
+		require.Equal(t, wantRecord, after.RecordID, "the slot names the row of this claim")
+		wantType := sql.NullString{String: next.RecordType, Valid: in != ledger.Skipped}
+		require.Equal(t, wantType, after.RecordType)
+		wantDetail := sql.NullString{String: next.Detail, Valid: next.Detail != ""}
+		require.Equal(t, wantDetail, after.Detail, "R3: the detail is the latest attempt's (none for a final slot)")
+		if have != "" {
+			require.Equal(t, before.ID, after.ID, "a takeover keeps the slot's id")
+		}
+	} else {
+		require.Equal(t, before, after, "R2: a final slot is left exactly as it was")
+	}
+	wantRow := 0
+	if wantWon && in == ledger.Created {
+		wantRow = 1
+	}
+	require.Equal(t, wantRow, countCompanies(t, db, "Acme again"),
+		"R1: a refused claim writes no target row")
 }
 
 func title(a ledger.Action) string {

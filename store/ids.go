@@ -58,7 +58,7 @@ func (a *IDs) Reset(mark int64) { a.next = mark }
 // with its save): the statement is prepared once per IDs, not each time.
 func (a *IDs) Save(ctx context.Context) error {
 	if a.save == nil {
-		st, err := a.tx.PrepareContext(ctx, advanceIDsSQL)
+		st, err := a.tx.PrepareContext(ctx, a.d.advanceSQL())
 		if err != nil {
 			return fmt.Errorf("ids of %s: %w", a.name, err)
 		}
@@ -70,9 +70,21 @@ func (a *IDs) Save(ctx context.Context) error {
 
 const advanceIDsSQL = `UPDATE id_allocators SET next = max(next, ? + 1) WHERE name = ?`
 
+// pgAdvanceIDsSQL is advanceIDsSQL in PostgreSQL's spelling: its max of
+// two values is greatest, and the parameter is typed.
+const pgAdvanceIDsSQL = `UPDATE id_allocators SET next = greatest(next, CAST(? AS bigint) + 1) WHERE name = ?`
+
+// advanceSQL is d's advanceIDsSQL.
+func (d Dialect) advanceSQL() string {
+	if d == Postgres {
+		return pgAdvanceIDsSQL
+	}
+	return advanceIDsSQL
+}
+
 // AdvanceIDs makes the allocator of table name give out ids past id only.
 func (d Dialect) AdvanceIDs(ctx context.Context, tx *sql.Tx, name string, id int64) error {
-	res, err := tx.ExecContext(ctx, advanceIDsSQL, id, name)
+	res, err := tx.ExecContext(ctx, d.advanceSQL(), id, name)
 	return advanced(name, res, err)
 }
 
