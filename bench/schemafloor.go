@@ -209,7 +209,7 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 			}
 		}
 		if len(created) > 0 {
-			w := target.NewWriter(tx, "bench", imported)
+			w := target.NewWriter(tx, store.SQLite, "bench", imported)
 			err := w.Insert(ctx, created)
 			w.Close()
 			if err != nil {

@@ -137,7 +137,7 @@ func BenchmarkWriteBatch(b *testing.B) {
 		require.NoError(b, err)
 		l := ledger.New(tx, store.SQLite)
 		wr := &writer{ctx: ctx, tx: tx, ledger: l, run: run, now: time.Now(), imported: "2026-01-01T00:00:00.000000Z",
-			rows: target.NewWriter(tx, run.Tenant, "2026-01-01T00:00:00.000000Z"), stmts: map[string]*sql.Stmt{}}
+			rows: target.NewWriter(tx, store.SQLite, run.Tenant, "2026-01-01T00:00:00.000000Z"), stmts: map[string]*sql.Stmt{}}
 		wr.ids, err = target.IDs(ctx, store.SQLite, tx, ledger.Note)
 		require.NoError(b, err)
 		for c := 0; c < 5000; c += chunkSize {

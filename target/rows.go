@@ -38,12 +38,12 @@ var columns = map[ledger.Kind][]string{
 //	INSERT INTO table (columns) SELECT column1, ?1, column2, …, ?2 FROM (VALUES (?, …), …) WHERE true
 //
 // The text is built from the constants above only.
-func insertSQL(k ledger.Kind, n int) string {
-	key := insertKey{k, n}
+func insertSQL(d store.Dialect, k ledger.Kind, n int) string {
+	key := insertKey{d, k, n}
 	if q, ok := insertTexts.Load(key); ok {
 		return q.(string)
 	}
-	q := buildInsertSQL(k, n)
+	q := buildInsertSQL(d, k, n)
 	insertTexts.Store(key, q)
 	return q
 }
@@ -54,13 +54,18 @@ func insertSQL(k ledger.Kind, n int) string {
 var insertTexts sync.Map
 
 type insertKey struct {
+	d    store.Dialect
 	kind ledger.Kind
 	n    int
 }
 
-func buildInsertSQL(k ledger.Kind, n int) string {
+// numeric are the columns that are not text: on PostgreSQL, which types an
+// untyped parameter of a VALUES list as text, their parameters are cast.
+var numeric = map[string]bool{"id": true, "company_id": true, "contact_id": true, "deal_id": true, "done": true}
+
+func buildInsertSQL(d store.Dialect, k ledger.Kind, n int) string {
 	cols := columns[k]
-	var sel []string
+	var sel, params []string
 	per := 0
 	for _, c := range cols {
 		switch c {
@@ -71,11 +76,20 @@ func buildInsertSQL(k ledger.Kind, n int) string {
 		default:
 			per++
 			sel = append(sel, fmt.Sprintf("column%d", per))
+			p := "?"
+			if d == store.Postgres && numeric[c] {
+				p = "CAST(? AS bigint)"
+			}
+			params = append(params, p)
 		}
 	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", per), ", ") + ")"
+	tuple := "(" + strings.Join(params, ", ") + ")"
+	alias := ""
+	if d == store.Postgres {
+		alias = " AS v" // a subquery in FROM needs one there
+	}
 	return "INSERT INTO " + k.Table() + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(sel, ", ") +
-		" FROM (VALUES " + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + ") WHERE true"
+		" FROM (VALUES " + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + ")" + alias + " WHERE true"
 }
 
 // rowArgs appends the values of a row, in column order, but for the tenant
@@ -129,14 +143,15 @@ const chunk = store.MaxStatementRows
 // (one per kind and number of rows) once.
 type Writer struct {
 	tx         *sql.Tx
+	d          store.Dialect
 	tenant     string
 	importedAt string
 	stmts      map[string]*sql.Stmt
 }
 
 // NewWriter writes rows of tenant, imported at importedAt, in tx.
-func NewWriter(tx *sql.Tx, tenant, importedAt string) *Writer {
-	return &Writer{tx: tx, tenant: tenant, importedAt: importedAt, stmts: map[string]*sql.Stmt{}}
+func NewWriter(tx *sql.Tx, d store.Dialect, tenant, importedAt string) *Writer {
+	return &Writer{tx: tx, d: d, tenant: tenant, importedAt: importedAt, stmts: map[string]*sql.Stmt{}}
 }
 
 // Insert writes rows, all of one kind.
@@ -145,7 +160,7 @@ func (w *Writer) Insert(ctx context.Context, rows []Row) error {
 		part := rows[start : start+store.StatementRows(min(chunk, len(rows)-start))]
 		start += len(part)
 		k := part[0].Kind
-		q := insertSQL(k, len(part))
+		q := insertSQL(w.d, k, len(part))
 		st, ok := w.stmts[q]
 		if !ok {
 			var err error

@@ -31,7 +31,7 @@ func TestWriterAndDelete(t *testing.T) {
 	next, err := target.NextID(ctx, store.SQLite, tx, ledger.Company)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), next)
-	w := target.NewWriter(tx, "acme", "2026-12-01T00:00:00Z")
+	w := target.NewWriter(tx, store.DialectOf(db), "acme", "2026-12-01T00:00:00Z")
 	defer w.Close()
 	require.NoError(t, w.Insert(ctx, []target.Row{{Kind: ledger.Company, ID: 1, Values: company}}))
 	require.NoError(t, w.Insert(ctx, []target.Row{{Kind: ledger.Contact, ID: 7, Values: contact, Links: map[string]int64{"company_id": 1},
