@@ -215,6 +215,9 @@ const databaseListSQL = `PRAGMA database_list`
 // File is the path of the file that db has open as its main database: ""
 // for a database in memory.
 func (d Dialect) File(ctx context.Context, db *sql.DB) (string, error) {
+	if d == Postgres {
+		return "", nil // a server's database is no file
+	}
 	rows, err := db.QueryContext(ctx, databaseListSQL)
 	if err != nil {
 		return "", err
