@@ -84,7 +84,7 @@ func reachable(c *crashCase, path string, runID int64, ref *crashRef) []string {
 		}
 		ph, _ := strconv.Atoi(f[1])
 		earliest = min(earliest, ph)
-		left := (ref.exp.Records[f[0]]-int(cp.Rows))/crashBatch + 1
+		left := (ref.exp.Records[f[0]]-int(cp.Rows)) / *crashBatch + 1
 		for n := 1; n <= left; n++ {
 			pts = append(pts, fmt.Sprintf("batch:%s:%d", f[0], n))
 		}

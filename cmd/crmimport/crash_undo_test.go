@@ -104,7 +104,7 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 		f := strings.Split(row, "|")
 		u.phases[f[0]], _ = strconv.Atoi(f[1])
 		u.items[f[0]], _ = strconv.Atoi(f[2])
-		u.batches[f[0]] = (u.items[f[0]] + crashBatch - 1) / crashBatch
+		u.batches[f[0]] = (u.items[f[0]] + *crashBatch - 1) / *crashBatch
 	}
 	// The undo must remove rows and give skips back their images, or the
 	// suite proves less than it says: the setup makes both (run 1's
@@ -231,7 +231,7 @@ func undoReachable(c *crashCase, path string, id int64, u *undoRef) []string {
 		ph, _ := strconv.Atoi(f[1])
 		done, _ := strconv.Atoi(f[2])
 		earliest = min(earliest, ph)
-		for n := 1; n <= (u.items[f[0]]-done+crashBatch-1)/crashBatch; n++ {
+		for n := 1; n <= (u.items[f[0]]-done+*crashBatch-1) / *crashBatch; n++ {
 			pts = append(pts, fmt.Sprintf("batch:%s:%d", f[0], n))
 		}
 	}
@@ -582,7 +582,7 @@ func crashUndoStopsGroup(t *testing.T, ref *crashRef, u *undoRef) {
 
 // undoArgs is the undo of run id, in the suite's batches.
 func undoArgs(path string, id int64) []string {
-	return []string{"--db", path, "--json", "undo", strconv.FormatInt(id, 10), "--batch-size", strconv.Itoa(crashBatch)}
+	return []string{"--db", path, "--json", "undo", strconv.FormatInt(id, 10), "--batch-size", strconv.Itoa(*crashBatch)}
 }
 
 // undoLine is the undo figures of the summary line.
