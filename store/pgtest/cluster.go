@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -41,8 +42,15 @@ func Start(ctx context.Context, base string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	Sweep(base)
 	dir, err := os.MkdirTemp(base, "crmimport-pg-")
 	if err != nil {
+		return nil, err
+	}
+	// Whose cluster it is: a test binary that died before its Stop (a
+	// panic, a kill) leaves one running, and the next Start ends it.
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	c := &Cluster{dir: dir, bin: bin, socket: filepath.Join(dir, "socket"), Log: filepath.Join(dir, "server.log")}
@@ -80,6 +88,45 @@ func Start(ctx context.Context, base string) (*Cluster, error) {
 		return fail(fmt.Errorf("start PostgreSQL: %v: %s\n%s", err, out, log))
 	}
 	return c, nil
+}
+
+// ownerFile holds the pid of the process that started a cluster.
+const ownerFile = "owner.pid"
+
+// Sweep stops and removes the clusters under base ("" for the system's
+// temporary folder) whose owner process is gone.
+func Sweep(base string) {
+	if base == "" {
+		base = os.TempDir()
+	}
+	dirs, _ := filepath.Glob(filepath.Join(base, "crmimport-pg-*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // being made, or not ours
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || alive(pid) {
+			continue
+		}
+		c := &Cluster{dir: dir, socket: filepath.Join(dir, "socket")}
+		if c.bin, err = binDir(); err != nil {
+			return
+		}
+		if os.Geteuid() == 0 {
+			c.runAs = "postgres"
+		}
+		_ = c.Stop()
+	}
+}
+
+// alive tells whether process pid still runs.
+func alive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscall.Signal(0)) == nil
 }
 
 // DSN is the address of the cluster's postgres database, for pgx.

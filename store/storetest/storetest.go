@@ -69,6 +69,7 @@ type backend struct {
 func backends() []backend {
 	return []backend{
 		{dialect: store.SQLite, open: OpenDB, reopen: reopenFile},
+		{dialect: store.Postgres, open: openPG, reopen: reopenPG},
 	}
 }
 

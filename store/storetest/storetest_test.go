@@ -10,6 +10,8 @@ import (
 	"crmimport/store/storetest"
 )
 
+func TestMain(m *testing.M) { storetest.Main(m) }
+
 // TestRun: one subtest per dialect, named after it, each on an empty
 // database; Reopen sees the same database, OpenDialect another one.
 func TestRun(t *testing.T) {
@@ -28,5 +30,5 @@ func TestRun(t *testing.T) {
 		require.NoError(t, storetest.OpenDialect(t, store.DialectOf(db)).QueryRow(`SELECT count(*) FROM companies`).Scan(&n))
 		require.Equal(t, 0, n, "another database")
 	})
-	require.Equal(t, []string{"TestRun/sqlite"}, ran, "the subtests ran within the test")
+	require.Equal(t, []string{"TestRun/sqlite", "TestRun/postgres"}, ran, "the subtests ran within the test")
 }
