@@ -224,8 +224,10 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 	var id int64
 	err := e.inTx(ctx, func(tx *sql.Tx) error {
 		now := e.now()
-		err := tx.QueryRowContext(ctx, insertRunSQL, spec.Tenant, spec.Source, tasks[0].Phase, string(opts), now,
-			e.Self.Host, e.Self.PID, e.Self.Started, e.Self.File, now, spec.Undoes).Scan(&id)
+		err := store.Try(ctx, tx, func() error {
+			return tx.QueryRowContext(ctx, insertRunSQL, spec.Tenant, spec.Source, tasks[0].Phase, string(opts), now,
+				e.Self.Host, e.Self.PID, e.Self.Started, e.Self.File, now, spec.Undoes).Scan(&id)
+		})
 		if store.IsUnique(err) {
 			return e.admissionError(ctx, tx, spec.Tenant)
 		}

@@ -90,12 +90,12 @@ func (e *Engine) Resume(ctx context.Context, runID int64, check CheckFunc) (Run,
 // terminal status. It passes the admission check of a new run (R13), and
 // of two resumes only one wins: the other finds the run moved.
 func (e *Engine) own(ctx context.Context, tx *sql.Tx, run Run, now string) error {
-	var err error
-	if run.Status == RunRunning {
-		err = takeOver(ctx, tx, run.ID, run.Owner, e.Self, now)
-	} else {
-		err = reopen(ctx, tx, run.ID, run.Status, e.Self, now)
-	}
+	err := store.Try(ctx, tx, func() error {
+		if run.Status == RunRunning {
+			return takeOver(ctx, tx, run.ID, run.Owner, e.Self, now)
+		}
+		return reopen(ctx, tx, run.ID, run.Status, e.Self, now)
+	})
 	var rows *RowsError
 	switch {
 	case store.IsUnique(err):

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"crmimport/ledger"
 )
@@ -14,12 +16,13 @@ import (
 // startTaskSQL also notes the ledger's epoch when the task begins at its
 // first record; a task that goes on from a checkpoint keeps the epoch of
 // its beginning. It notes when this attempt starts and the checkpoint it
-// starts from, for the attempt's rate (progress.go). json_extract is
-// SQLite's spelling (store.Dialect).
+// starts from, for the attempt's rate (progress.go). The checkpoint's rows
+// are read here and passed back, where a JSON function would be spelled
+// differently by each dialect.
 const startTaskSQL = `
 UPDATE migration_tasks SET status = 'running', attempts = attempts + 1, updated_at = ?,
-    ledger_epoch = CASE WHEN json_extract(checkpoint, '$.rows') = 0 THEN ? ELSE ledger_epoch END,
-    attempt_started_at = ?, attempt_rows = json_extract(checkpoint, '$.rows'), attempt_bytes = read_bytes
+    ledger_epoch = CASE WHEN ? = 0 THEN ? ELSE ledger_epoch END,
+    attempt_started_at = ?, attempt_rows = ?, attempt_bytes = read_bytes
 WHERE id = ? AND status = 'pending'`
 
 func startTask(ctx context.Context, tx *sql.Tx, run Run, id int64, now string) error {
@@ -27,7 +30,18 @@ func startTask(ctx context.Context, tx *sql.Tx, run Run, id int64, now string) e
 	if err != nil {
 		return err
 	}
-	return expectRows(ctx, tx, 1, "start task", startTaskSQL, now, epoch, now, id)
+	var cp Checkpoint
+	var raw string
+	switch err := tx.QueryRowContext(ctx, `SELECT checkpoint FROM migration_tasks WHERE id = ?`, id).Scan(&raw); {
+	case errors.Is(err, sql.ErrNoRows): // expectRows says the task is missing
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal([]byte(raw), &cp); err != nil {
+			return fmt.Errorf("task %d: its checkpoint %q: %w", id, raw, err)
+		}
+	}
+	return expectRows(ctx, tx, 1, "start task", startTaskSQL, now, cp.Rows, epoch, now, cp.Rows, id)
 }
 
 // checkpointTaskSQL commits a batch's counters and the task's new
@@ -41,7 +55,7 @@ UPDATE migration_tasks SET
     imported = imported + ?, matched = matched + ?, unchanged = unchanged + ?, skipped = skipped + ?,
     failed = failed + ?, duplicate = duplicate + ?, unlinked = unlinked + ?,
     removed = removed + ?, released = released + ?, restored = restored + ?, cleared = cleared + ?,
-    input_size = ?, read_bytes = max(read_bytes, ?),
+    input_size = ?, read_bytes = CASE WHEN read_bytes > ? THEN read_bytes ELSE ? END,
     updated_at = ?
 WHERE id = ? AND status = 'running'`
 
@@ -52,7 +66,7 @@ func checkpointTask(ctx context.Context, tx *sql.Tx, id int64, cp Checkpoint, re
 	}
 	return expectRows(ctx, tx, 1, "checkpoint task", checkpointTaskSQL, string(b),
 		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked,
-		c.Removed, c.Released, c.Restored, c.Cleared, size, read, now, id)
+		c.Removed, c.Released, c.Restored, c.Cleared, size, read, read, now, id)
 }
 
 // succeedTaskSQL keeps the task's epoch only if the ledger's has not moved

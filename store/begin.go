@@ -80,3 +80,24 @@ const BatchPause = 2 * time.Millisecond
 func SpillTemp(ctx context.Context, db *sql.DB) (restore func() error, err error) {
 	return DialectOf(db).SpillTemp(ctx, db)
 }
+
+// Try runs f inside a savepoint of tx and, when f fails, takes its writes
+// back to the savepoint, so that tx goes on: PostgreSQL refuses every
+// later statement of a transaction in which one statement failed, where
+// SQLite goes on. A statement that may be refused (a unique index, as the
+// admission index refuses a second live run) and after which the
+// transaction reads or writes more goes through Try.
+func Try(ctx context.Context, tx *sql.Tx, f func() error) error {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT crmimport_try`); err != nil {
+		return err
+	}
+	if err := f(); err != nil {
+		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT crmimport_try`); rerr != nil {
+			return fmt.Errorf("%w (and its savepoint could not be rolled back to: %v)", err, rerr)
+		}
+		_, _ = tx.ExecContext(ctx, `RELEASE SAVEPOINT crmimport_try`)
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT crmimport_try`)
+	return err
+}
