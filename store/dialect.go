@@ -199,6 +199,11 @@ const (
 // outside a transaction; the pool's one connection (Open) keeps the
 // setting for the transactions begun meanwhile.
 func (d Dialect) SpillTemp(ctx context.Context, db *sql.DB) (restore func() error, err error) {
+	if d == Postgres {
+		// The server keeps a session's temporary tables in its own
+		// buffers (temp_buffers) and writes them out beyond that.
+		return func() error { return nil }, nil
+	}
 	if _, err := db.ExecContext(ctx, spillTempSQL); err != nil {
 		return nil, fmt.Errorf("temporary storage in a file: %w", err)
 	}

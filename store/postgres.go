@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -38,18 +40,29 @@ func (p pgDriver) Open(name string) (driver.Conn, error) {
 // else it passes on as it is.
 type pgConn struct{ driver.Conn }
 
-func (c *pgConn) Prepare(query string) (driver.Stmt, error) { return c.Conn.Prepare(Rebind(query)) }
+func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
+	st, err := c.Conn.Prepare(Rebind(query))
+	if err != nil {
+		return nil, err
+	}
+	return pgStmt{st}, nil
+}
 
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if p, ok := c.Conn.(driver.ConnPrepareContext); ok {
-		return p.PrepareContext(ctx, Rebind(query))
+		st, err := p.PrepareContext(ctx, Rebind(query))
+		if err != nil {
+			return nil, err
+		}
+		return pgStmt{st}, nil
 	}
 	return c.Prepare(query)
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if e, ok := c.Conn.(driver.ExecerContext); ok {
-		return e.ExecContext(ctx, Rebind(query), args)
+		r, err := e.ExecContext(ctx, Rebind(query), args)
+		return r, explain(err)
 	}
 	return nil, driver.ErrSkip
 }
@@ -94,6 +107,67 @@ func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
 		return n.CheckNamedValue(nv)
 	}
 	return driver.ErrSkip
+}
+
+// pgStmt is a prepared statement of pgx whose refusals are explained.
+type pgStmt struct{ driver.Stmt }
+
+func (s pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
+		r, err := e.ExecContext(ctx, args)
+		return r, explain(err)
+	}
+	return nil, driver.ErrSkip
+}
+
+func (s pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
+		return q.QueryContext(ctx, args)
+	}
+	return nil, driver.ErrSkip
+}
+
+// pgRefusal is a constraint's refusal that names the table and columns it
+// guards, as SQLite's messages do ("UNIQUE constraint failed:
+// companies.id"), where PostgreSQL names the constraint; it wraps the
+// server's error, whose SQLSTATE the Is functions read.
+type pgRefusal struct {
+	what string // "companies.id"
+	err  *pgconn.PgError
+}
+
+func (e *pgRefusal) Error() string {
+	msg := e.err.Message
+	if e.err.Detail != "" {
+		msg += ": " + e.err.Detail
+	}
+	return fmt.Sprintf("%s: %s (SQLSTATE %s)", e.what, msg, e.err.Code)
+}
+
+func (e *pgRefusal) Unwrap() error { return e.err }
+
+// explain names the table and columns of a constraint's refusal (class
+// 23): the columns from the refusal's detail ("Key (id)=(1) already
+// exists.") or its column.
+func explain(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Code, "23") || pe.TableName == "" {
+		return err
+	}
+	cols := pe.ColumnName
+	if cols == "" && strings.HasPrefix(pe.Detail, "Key (") {
+		if end := strings.Index(pe.Detail, ")="); end > 0 {
+			cols = pe.Detail[len("Key ("):end]
+		}
+	}
+	if cols == "" {
+		return &pgRefusal{what: pe.TableName, err: pe}
+	}
+	var what []string
+	for _, c := range strings.Split(cols, ",") {
+		what = append(what, pe.TableName+"."+strings.TrimSpace(c))
+	}
+	return &pgRefusal{what: strings.Join(what, ", "), err: pe}
 }
 
 // DefaultPostgresSchema is where crmimport keeps its tables on a server
