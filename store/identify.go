@@ -255,7 +255,13 @@ func Copy(ctx context.Context, path, dest string) (copied bool, err error) {
 // Throwaway copies the database at path (when there is one) into a new
 // private folder, through Copy, for a dry run: the run works on the copy,
 // and cleanup removes it. path itself is never written.
+//
+// On PostgreSQL the copy is a schema beside the original's, dropped by
+// cleanup, and copyPath its address.
 func Throwaway(ctx context.Context, path string) (copyPath string, cleanup func(), err error) {
+	if IsAddress(path) {
+		return throwawayPostgres(ctx, path)
+	}
 	dir, err := os.MkdirTemp("", "crmimport-dry-run-")
 	if err != nil {
 		return "", nil, err

@@ -29,7 +29,8 @@ const lockTry = 20 * time.Millisecond
 // one (links and "already there" are answered from the importer's index).
 const CacheKiB = 16 << 10
 
-// Open opens the database at path, creating it with mode 0600 when
+// Open opens the database at path (a PostgreSQL server's schema when path
+// is a postgres:// address: OpenPostgres), creating it with mode 0600 when
 // absent, and brings its schema up to date. A file that is not a crmimport
 // database (another application's SQLite file, a CSV) is refused before
 // anything is written to it, its journal mode included.
@@ -46,7 +47,10 @@ func OpenExisting(ctx context.Context, path string) (*sql.DB, error) {
 
 func openDB(ctx context.Context, path string, create bool) (*sql.DB, error) {
 	if path == "" {
-		return nil, errors.New("open database: no path given (use --db PATH)")
+		return nil, errors.New("open database: no path given (use --db PATH or --db postgres://…)")
+	}
+	if IsAddress(path) {
+		return openPostgres(ctx, path, create)
 	}
 	if err := checkPath(path); err != nil {
 		return nil, err

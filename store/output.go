@@ -68,6 +68,9 @@ func WriteOutput(dbPath, path string, write func(io.Writer) error) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	if IsAddress(dbPath) {
+		dbPath = "" // a server's database is no file here; any SQLite file is still refused
+	}
 	if err := refuseDatabase(dbPath, path, target); err != nil {
 		return err
 	}

@@ -179,27 +179,121 @@ const DefaultPostgresSchema = "crmimport"
 // when it names none), made when it is missing, and upgrades them to this
 // binary's version (Upgrade).
 func OpenPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
+	return openPostgres(ctx, dsn, true)
+}
+
+// pgAddress is a parsed postgres:// address and the schema it names.
+type pgAddress struct {
+	url    *url.URL
+	given  string // as the user wrote it, to name it back (Name)
+	schema string
+}
+
+func parsePostgres(dsn string) (pgAddress, error) {
 	u, err := url.Parse(dsn)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return nil, fmt.Errorf("open %s: not a postgres:// address", dsn)
+	if err != nil || !IsAddress(dsn) {
+		return pgAddress{}, fmt.Errorf("open %s: not a postgres:// address", Name(dsn))
 	}
 	q := u.Query()
 	if q.Get("search_path") == "" {
 		q.Set("search_path", DefaultPostgresSchema)
 		u.RawQuery = q.Encode()
 	}
-	schema := strings.TrimSpace(strings.Split(q.Get("search_path"), ",")[0])
-	db, err := sql.Open(PostgresDriver, u.String())
+	return pgAddress{url: u, given: dsn, schema: strings.TrimSpace(strings.Split(q.Get("search_path"), ",")[0])}, nil
+}
+
+// String is the address with its password hidden.
+func (a pgAddress) String() string { return Name(a.given) }
+
+// with is the address with one more parameter.
+func (a pgAddress) with(key, value string) string {
+	u := *a.url
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error) {
+	a, err := parsePostgres(dsn)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+	db, err := sql.Open(PostgresDriver, a.url.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(pgConns)
+	if !create {
+		if err := a.exists(ctx, db); err != nil {
+			db.Close()
+			return nil, err
+		}
+	} else if _, err := db.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{a.schema}.Sanitize()); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open %s: make schema %s: %w", u.Redacted(), schema, err)
+		return nil, fmt.Errorf("open %s: make schema %s: %w", a, a.schema, err)
 	}
 	if err := Upgrade(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("open %s: %w", a, err)
 	}
 	return db, nil
+}
+
+// pgConns bounds a process's connections to the server: one writer at a
+// time (the write lock), and the desktop's readers.
+const pgConns = 8
+
+// exists refuses an address whose schema holds no crmimport database
+// (ErrNoDatabase), as OpenExisting refuses a path where no file is.
+func (a pgAddress) exists(ctx context.Context, db *sql.DB) error {
+	var there bool
+	err := db.QueryRowContext(ctx, `SELECT to_regclass(?) IS NOT NULL`,
+		pgx.Identifier{a.schema, "crmimport_schema_version"}.Sanitize()).Scan(&there)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", a, err)
+	}
+	if !there {
+		return fmt.Errorf("%s: schema %s: %w (a database is made by `crmimport run` or `crmimport ledger load`; check --db or $CRMIMPORT_DB)",
+			a, a.schema, ErrNoDatabase)
+	}
+	return nil
+}
+
+// openPostgresReader opens the schema at dsn for reading only: every
+// transaction of its pool is read-only, on the server's word.
+func openPostgresReader(ctx context.Context, dsn string) (*sql.DB, error) {
+	a, err := parsePostgres(dsn)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open(PostgresDriver, a.with("default_transaction_read_only", "on"))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(Readers)
+	if err := a.exists(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// IsAddress tells a PostgreSQL server's address (postgres://… or
+// postgresql://…) from a SQLite file's path, in --db and $CRMIMPORT_DB.
+func IsAddress(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Name is how a database is named to the user: a file's path, or a
+// server's address with its password hidden.
+func Name(s string) string {
+	if !IsAddress(s) {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "postgres://…" // not even parsed: say nothing of what it holds
+	}
+	return u.Redacted()
 }

@@ -18,6 +18,9 @@ const Readers = 4
 // (SPEC §9). Under WAL a reader never waits for a writer. It writes
 // nothing, and refuses a file that is not ours as Open does.
 func OpenReader(ctx context.Context, path string) (*sql.DB, error) {
+	if IsAddress(path) {
+		return openPostgresReader(ctx, path)
+	}
 	exists, err := identify(ctx, path)
 	if err != nil {
 		return nil, err

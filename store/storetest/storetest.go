@@ -43,6 +43,27 @@ func Run(t *testing.T, test func(t *testing.T, db *sql.DB)) {
 	}
 }
 
+// RunAddress runs test once per dialect, as Run does, with the address of
+// a new database that nothing has made yet: a file's path in the test's
+// folder, or a postgres:// address of a new schema. It is for tests that
+// name the database to a command line (--db) or a child process.
+func RunAddress(t *testing.T, test func(t *testing.T, addr string)) {
+	t.Helper()
+	for _, b := range backends() {
+		t.Run(string(b.dialect), func(t *testing.T) { test(t, b.address(t)) })
+	}
+}
+
+// Open opens the database at addr (a path or a postgres:// address)
+// through store.Open; it is closed when the test ends.
+func Open(t testing.TB, addr string) *sql.DB {
+	t.Helper()
+	if store.IsAddress(addr) {
+		return OpenPostgres(t, addr)
+	}
+	return OpenFile(t, addr)
+}
+
 // OpenDialect opens a new, empty database of dialect d, closed when the
 // test ends: a second database beside the one Run gave.
 func OpenDialect(t testing.TB, d store.Dialect) *sql.DB {
@@ -62,14 +83,15 @@ type backend struct {
 	dialect store.Dialect
 	open    func(t testing.TB) *sql.DB             // a new, empty database
 	reopen  func(t testing.TB, db *sql.DB) *sql.DB // another handle on db's
+	address func(t testing.TB) string              // where a new database would be
 }
 
 // backends are the dialects the tests run on: a second dialect adds
 // itself here, and every test that goes through Run runs on it too.
 func backends() []backend {
 	return []backend{
-		{dialect: store.SQLite, open: OpenDB, reopen: reopenFile},
-		{dialect: store.Postgres, open: openPG, reopen: reopenPG},
+		{dialect: store.SQLite, open: OpenDB, reopen: reopenFile, address: newFile},
+		{dialect: store.Postgres, open: openPG, reopen: reopenPG, address: PostgresDSN},
 	}
 }
 
@@ -83,6 +105,9 @@ func backendOf(t testing.TB, d store.Dialect) backend {
 	t.Fatalf("storetest: no test database for dialect %q", d)
 	return backend{}
 }
+
+// newFile is a path in the test's folder where no file is yet.
+func newFile(t testing.TB) string { return filepath.Join(t.TempDir(), "crm.db") }
 
 // reopenFile opens the file that db has open once more.
 func reopenFile(t testing.TB, db *sql.DB) *sql.DB {

@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/store/pgtest"
+)
+
+// A postgres:// address in place of a path: OpenExisting refuses a schema
+// that holds no crmimport database and makes none, Open makes it,
+// OpenReader reads it and cannot write, and a dry run's throwaway copy
+// holds the original's rows, takes new ids past them, and goes with its
+// cleanup, the original untouched. The password never appears in a
+// message.
+func TestAPostgresAddressOpensAsAPathDoes(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgtest.Start(ctx, "")
+	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
+	t.Cleanup(func() { require.NoError(t, c.Stop()) })
+	addr := c.DSN() + "&search_path=acme"
+	require.True(t, IsAddress(addr))
+	require.False(t, IsAddress("crm.db"))
+
+	_, err = OpenExisting(ctx, addr)
+	require.ErrorIs(t, err, ErrNoDatabase)
+	secret := "postgres://postgres:s3cret@/postgres?host=/nowhere&search_path=x"
+	_, err = OpenExisting(ctx, secret)
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "s3cret")
+	require.Equal(t, "postgres://postgres:xxxxx@/postgres?host=/nowhere&search_path=x", Name(secret))
+
+	db, err := Open(ctx, addr)
+	require.NoError(t, err)
+	defer db.Close()
+	require.Equal(t, Postgres, DialectOf(db))
+	_, err = db.ExecContext(ctx, `INSERT INTO companies (tenant_id, name, imported_at) VALUES ('acme', 'One', 'now'), ('acme', 'Two', 'now')`)
+	require.NoError(t, err)
+	again, err := OpenExisting(ctx, addr)
+	require.NoError(t, err)
+	require.NoError(t, again.Close())
+
+	ro, err := OpenReader(ctx, addr)
+	require.NoError(t, err)
+	defer ro.Close()
+	var n int
+	require.NoError(t, ro.QueryRowContext(ctx, `SELECT count(*) FROM companies`).Scan(&n))
+	require.Equal(t, 2, n)
+	_, err = ro.ExecContext(ctx, `DELETE FROM companies`)
+	require.ErrorContains(t, err, "read-only", "the reader cannot write")
+
+	cp, cleanup, err := Throwaway(ctx, addr)
+	require.NoError(t, err)
+	require.NotEqual(t, addr, cp)
+	dry, err := OpenExisting(ctx, cp)
+	require.NoError(t, err)
+	var id int64
+	require.NoError(t, dry.QueryRowContext(ctx, `INSERT INTO companies (tenant_id, name, imported_at) VALUES ('acme', 'Three', 'now') RETURNING id`).Scan(&id))
+	require.Equal(t, int64(3), id, "the copy's ids go on past the rows copied")
+	require.NoError(t, dry.QueryRowContext(ctx, `SELECT count(*) FROM companies`).Scan(&n))
+	require.Equal(t, 3, n)
+	require.NoError(t, dry.Close())
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM companies`).Scan(&n))
+	require.Equal(t, 2, n, "the original is untouched")
+	cleanup()
+	_, err = OpenExisting(ctx, cp)
+	require.ErrorIs(t, err, ErrNoDatabase, "the copy is gone")
+}

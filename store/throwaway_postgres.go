@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// throwawayPostgres copies the schema at dsn into a new schema beside it,
+// for a dry run: the run works on the copy, and cleanup drops it. The
+// original is only read, in one read-only transaction (one snapshot), and
+// an older schema is copied as it is and upgraded in the copy.
+func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup func(), err error) {
+	a, err := parsePostgres(dsn)
+	if err != nil {
+		return "", nil, err
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "crmimport_dry_run_" + hex.EncodeToString(b)
+	copyDSN = a.with("search_path", name)
+	src, err := openPostgresReader(ctx, dsn)
+	if err != nil {
+		return "", nil, fmt.Errorf("dry run: %w", err)
+	}
+	defer src.Close()
+	dst, err := OpenPostgres(ctx, copyDSN)
+	if err != nil {
+		return "", nil, fmt.Errorf("dry run: %w", err)
+	}
+	cleanup = func() {
+		_, _ = dst.ExecContext(context.WithoutCancel(ctx), "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
+		dst.Close()
+	}
+	if err := copySchema(ctx, a.schema, name, dst); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("dry run: copy schema %s: %w", a.schema, err)
+	}
+	return copyDSN, cleanup, nil
+}
+
+// createTable finds the tables of the schema files in the order they are
+// made, which is an order their foreign keys allow.
+var createTable = regexp.MustCompile(`(?im)^\s*CREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)`)
+
+// copySchema copies every table of crmimport's schema from schema from to
+// schema to (made and upgraded), the columns both have, and moves the
+// identities' sequences past the ids copied.
+func copySchema(ctx context.Context, from, to string, db beginner) error {
+	all, err := steps(Postgres)
+	if err != nil {
+		return err
+	}
+	var tables []string
+	seen := map[string]bool{"crmimport_schema_version": true}
+	for _, s := range all {
+		for _, m := range createTable.FindAllStringSubmatch(s.sql, -1) {
+			if !seen[m[1]] {
+				seen[m[1]] = true
+				tables = append(tables, m[1])
+			}
+		}
+	}
+	// One snapshot of the original, whoever writes to it meanwhile.
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range tables {
+		rows, err := tx.QueryContext(ctx, `
+SELECT d.column_name FROM information_schema.columns d
+JOIN information_schema.columns s ON s.table_schema = ? AND s.table_name = d.table_name AND s.column_name = d.column_name
+WHERE d.table_schema = ? AND d.table_name = ? ORDER BY d.ordinal_position`, from, to, t)
+		if err != nil {
+			return err
+		}
+		var cols []string
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return err
+			}
+			cols = append(cols, pgx.Identifier{c}.Sanitize())
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if len(cols) == 0 {
+			continue // a table the original's older schema does not have yet
+		}
+		list := strings.Join(cols, ", ")
+		// What the new schema was seeded with (the id allocators) is the
+		// original's to say.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+pgx.Identifier{to, t}.Sanitize()); err != nil {
+			return fmt.Errorf("table %s: %w", t, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s`,
+			pgx.Identifier{to, t}.Sanitize(), list, list, pgx.Identifier{from, t}.Sanitize())); err != nil {
+			return fmt.Errorf("table %s: %w", t, err)
+		}
+		var seq *string
+		err = tx.QueryRowContext(ctx, `SELECT pg_get_serial_sequence(?, 'id') FROM information_schema.columns
+WHERE table_schema = ? AND table_name = ? AND column_name = 'id'`, pgx.Identifier{to, t}.Sanitize(), to, t).Scan(&seq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if seq != nil {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SELECT setval(?, coalesce((SELECT max(id) FROM %s), 0) + 1, false)`,
+				pgx.Identifier{to, t}.Sanitize()), *seq); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
