@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		a.signals = true
 		os.Exit(a.run(context.Background(), append([]string{"crmimport"}, args...)))
 	}
-	code := m.Run()
+	code := storetest.Tests(m) // stops the PostgreSQL cluster the tests started
 	printCrashSummary()
 	os.Exit(code)
 }

@@ -32,7 +32,11 @@ var pg struct {
 // from its TestMain:
 //
 //	func TestMain(m *testing.M) { storetest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Tests(m)) }
+
+// Tests is Main for a TestMain that does more: it runs the tests, stops
+// the cluster and returns the exit code.
+func Tests(m *testing.M) int {
 	pg.main.Store(true)
 	code := m.Run()
 	if pg.cluster != nil {
@@ -43,7 +47,7 @@ func Main(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Cluster is the test binary's PostgreSQL cluster, started on first use;
