@@ -6,7 +6,7 @@ DEMO_DB := demo.db
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
-.PHONY: help build demo test crashtest race lint fuzz bench bench-layers clean
+.PHONY: help build demo test tools crashtest race lint fuzz bench bench-layers clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -30,12 +30,20 @@ demo: build ## import the bundled demo export into a fresh demo.db and print the
 	    echo "Look around: $(BIN) --db $(DEMO_DB) runs · $(BIN) --db $(DEMO_DB) report 2 · $(BIN) --db $(DEMO_DB) undo 2 --dry-run · $(BIN) --db $(DEMO_DB) rejects 2 --out fix-2 --as-export"; \
 	  else echo "unexpected exit code $$code (the demo should end partial: 3)"; exit 1; fi
 
-# The desktop's tests drive a real Chromium (chromedp): installed here when
-# missing, as make bench installs sqlite3; a browser test never skips.
-test: ## the tests CI runs (real SQLite files, real processes, a real browser, a small crash suite)
+# The desktop's tests drive a real Chromium (chromedp), and every test of
+# the ledger, the run and the command line runs on PostgreSQL too, in a
+# throwaway cluster the tests start and stop (store/pgtest): both are
+# installed here when missing, as make bench installs sqlite3; no test
+# skips for want of either.
+test: tools ## the tests CI runs (real SQLite files and a real PostgreSQL server, real processes, a real browser, a small crash suite)
+	$(GO) test -count=1 ./...
+
+tools: ## install what the tests need where it is missing: Chromium, PostgreSQL (Debian packages)
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { echo "installing chromium (the desktop's browser tests)"; \
 	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null || { echo "the browser tests need Chromium: apt-get install -y chromium"; exit 1; }; }
-	$(GO) test -count=1 ./...
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { echo "installing postgresql (the tests' throwaway server)"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql) >/dev/null || \
+	  { echo "the tests need PostgreSQL's server: apt-get install -y postgresql"; exit 1; }; }
 
 # R12–R14: kill a run at any instant, run `resume`, and the database is the
 # one an uninterrupted run leaves. The crash suite (cmd/crmimport/crash_*_test.go)
@@ -55,7 +63,7 @@ CRASH_SIZES := -crash.kills=104 -crash.stops=20 -crash.races=20 -crash.tenants=5
 # (speculative deciding, issue 16).
 CRASH_CHUNKED := -crash.contacts=2000 -crash.batch=600 -crash.kills=40 -crash.stops=6 -crash.races=4 \
 	-crash.tenants=2 -crash.faults=4 -crash.undos=10 -crash.undostops=2
-crashtest: ## R12–R14, R16: kill, stop and race real runs and undos at 150+ points; each resumed to the uninterrupted one's database
+crashtest: tools ## R12–R14, R16: kill, stop and race real runs and undos at 150+ points; each resumed to the uninterrupted one's database
 	@seed=$${SEED:-$$(date +%s)}; \
 	for sizes in "$(CRASH_SIZES)" "$(CRASH_CHUNKED)"; do out=$$(mktemp); \
 	  if (cd cmd/crmimport && $(GO) test -count=1 -timeout 30m -run '^TestCrash$$' $$sizes \
@@ -66,7 +74,7 @@ crashtest: ## R12–R14, R16: kill, stop and race real runs and undos at 150+ po
 
 # The race detector is slow over modernc's transpiled C, so it stays out of
 # make test; run it before resolving an issue.
-race: ## the tests under the race detector
+race: tools ## the tests under the race detector
 	$(GO) test -race -count=1 ./...
 
 lint: ## gofmt, go vet, staticcheck

@@ -572,7 +572,11 @@ func (e *Engine) endTask(ctx context.Context, task Task, edge taskEdge, level, r
 // fillUp is the "full" failpoint: the database may not grow any more, and
 // one more write needs room, so the database itself fails it as it would
 // on a full disk. The limit is lifted again once the transaction is over.
+// On PostgreSQL the server fails the write with its own disk_full.
 func fillUp(ctx context.Context, d store.Dialect, tx *sql.Tx, runID int64) error {
+	if d == store.Postgres {
+		return store.DiskFull(ctx, tx) // a server's database cannot be held at its size
+	}
 	page, grow, err := d.StopGrowth(ctx, tx)
 	if err != nil {
 		return err

@@ -297,3 +297,17 @@ func Name(s string) string {
 	}
 	return u.Redacted()
 }
+
+// DiskFull fails tx on the server with PostgreSQL's own refusal of a write
+// on a full disk (SQLSTATE 53100, disk_full), as the "full" failpoint
+// (SPEC §8) asks: the database's size cannot be held from a session, as
+// SQLite's max_page_count holds a file's.
+func DiskFull(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `DO $$ BEGIN
+  RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full';
+END $$`)
+	if err == nil {
+		return errors.New("failpoint full: the server did not refuse the write")
+	}
+	return err
+}

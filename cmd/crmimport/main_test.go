@@ -114,7 +114,7 @@ func (c *childProc) wait(t *testing.T) int {
 // returns its id.
 func waitForRun(t *testing.T, path, tenant string, c *childProc) int64 {
 	t.Helper()
-	db := storetest.OpenFile(t, path)
+	db := storetest.Open(t, path)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		var id int64
@@ -134,7 +134,7 @@ func waitForRun(t *testing.T, path, tenant string, c *childProc) int64 {
 // dump is the canonical dump of a tenant's ledger and rows.
 func dump(t *testing.T, path, tenant string) string {
 	t.Helper()
-	db := storetest.OpenFile(t, path)
+	db := storetest.Open(t, path)
 	s, err := ledgertest.Dump(context.Background(), db, tenant)
 	require.NoError(t, err)
 	return s
@@ -159,7 +159,7 @@ func kindsOf(t *testing.T, r result) map[string]any {
 
 func query(t *testing.T, path, q string, args ...any) []string {
 	t.Helper()
-	db := storetest.OpenFile(t, path)
+	db := storetest.Open(t, path)
 	rows, err := db.Query(q, args...)
 	require.NoError(t, err)
 	defer rows.Close()
