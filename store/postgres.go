@@ -229,7 +229,7 @@ func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error)
 			db.Close()
 			return nil, err
 		}
-	} else if _, err := db.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{a.schema}.Sanitize()); err != nil {
+	} else if err := a.makeSchema(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: make schema %s: %w", a, a.schema, err)
 	}
@@ -238,6 +238,26 @@ func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error)
 		return nil, fmt.Errorf("open %s: %w", a, err)
 	}
 	return db, nil
+}
+
+// makeSchema makes the address's schema when it is missing, under the
+// write lock: two processes that make it at once would otherwise both try,
+// and one would be refused by the server's own unique index of schema
+// names (IF NOT EXISTS does not hold against a concurrent CREATE).
+func (a pgAddress) makeSchema(ctx context.Context, db *sql.DB) error {
+	var there bool
+	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ?)`, a.schema).Scan(&there); err != nil || there {
+		return err
+	}
+	tx, err := beginPostgres(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{a.schema}.Sanitize()); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // pgConns bounds a process's connections to the server: one writer at a

@@ -51,7 +51,7 @@ func crashRacesGroup(t *testing.T, ref *crashRef) {
 		c.point = fmt.Sprintf("%d × run at one instant, database %s", k, map[bool]string{true: "not yet created", false: "ready"}[fresh])
 		path := dbPath(t)
 		if !fresh {
-			storetest.OpenFile(t, path)
+			storetest.Open(t, path)
 		}
 		tenants := make([]string, k)
 		for i := range tenants {
@@ -126,7 +126,7 @@ func crashTenantsGroup(t *testing.T, ref *crashRef) {
 		c.point = fmt.Sprintf("two tenants at one instant, database %s", map[bool]string{true: "not yet created", false: "ready"}[fresh])
 		path := dbPath(t)
 		if !fresh {
-			storetest.OpenFile(t, path)
+			storetest.Open(t, path)
 		}
 		tenants := []string{crashTenant, "globex"}
 		ps := startRacers(c, path, ref, "", tenants...)
