@@ -87,7 +87,7 @@ func (a *app) cli() *cli.App {
 			return &usageError{msg: err.Error()}
 		},
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "db", Usage: "the database file (env CRMIMPORT_DB)", Value: "", DefaultText: "crmimport.db"},
+			&cli.StringFlag{Name: "db", Usage: "the database: a SQLite file, or a PostgreSQL server's postgres://USER@HOST/DB?search_path=SCHEMA (env CRMIMPORT_DB)", Value: "", DefaultText: "crmimport.db"},
 			&cli.BoolFlag{Name: "json", Usage: "write exactly one JSON document to stdout (text and progress go to stderr)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and no notices on stderr"},
 		},

@@ -23,42 +23,43 @@ import (
 // exists only in the throwaway copy.
 func TestDryRunWritesNothing(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
-	require.Equal(t, exitPartial, r.code, r.stderr)
-	before := dumpAndClose(t, path, "demo")
-	makeSchema3Rollback(t, path)
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		before := dumpAndClose(t, path, "demo")
+		makeSchema3Rollback(t, path)
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
 
-	r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--dry-run", demo)
-	require.Equal(t, exitPartial, r.code, r.stderr)
-	s := r.summary(t)
-	require.Equal(t, int64(84), s.Kinds["contact"].Imported, "the dry run reports what the run would do")
-	require.Equal(t, int64(27), s.Kinds["company"].Unchanged, "…against what the database already holds")
-	var doc map[string]any
-	require.NoError(t, jsonUnmarshal(r.stdout, &doc))
-	require.Equal(t, true, doc["dry_run"])
-	require.Equal(t, float64(0), doc["run"], "no run of the database is named")
-	next := strings.Join(s.Next, "\n")
-	require.Contains(t, next, "this was a dry run: nothing was written to "+path)
-	require.NotRegexp(t, `crmimport (report|rejects|resume) [0-9]`, next, "no advice names a run that will not exist")
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--dry-run", demo)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		s := r.summary(t)
+		require.Equal(t, int64(84), s.Kinds["contact"].Imported, "the dry run reports what the run would do")
+		require.Equal(t, int64(27), s.Kinds["company"].Unchanged, "…against what the database already holds")
+		var doc map[string]any
+		require.NoError(t, jsonUnmarshal(r.stdout, &doc))
+		require.Equal(t, true, doc["dry_run"])
+		require.Equal(t, float64(0), doc["run"], "no run of the database is named")
+		next := strings.Join(s.Next, "\n")
+		require.Contains(t, next, "this was a dry run: nothing was written to "+path)
+		require.NotRegexp(t, `crmimport (report|rejects|resume) [0-9]`, next, "no advice names a run that will not exist")
 
-	after, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.True(t, bytes.Equal(raw, after), "the file's bytes are as they were")
-	for _, side := range []string{"-wal", "-shm"} {
-		_, err := os.Stat(path + side)
-		require.ErrorIs(t, err, os.ErrNotExist, "no %s made beside it", side)
-	}
-	// Opened for real, it is upgraded, and holds what it held.
-	require.Equal(t, before, dump(t, path, "demo"))
-	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`))
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(raw, after), "the file's bytes are as they were")
+		for _, side := range []string{"-wal", "-shm"} {
+			_, err := os.Stat(path + side)
+			require.ErrorIs(t, err, os.ErrNotExist, "no %s made beside it", side)
+		}
+		// Opened for real, it is upgraded, and holds what it held.
+		require.Equal(t, before, dump(t, path, "demo"))
+		require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`))
 
-	human := crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", "--dry-run", demo)
-	require.Equal(t, exitPartial, human.code, human.stderr)
-	require.Contains(t, human.stdout, "dry run (nothing written) · tenant demo")
-	require.NotRegexp(t, `crmimport (report|rejects|resume) [0-9]`, human.stdout)
+		human := crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", "--dry-run", demo)
+		require.Equal(t, exitPartial, human.code, human.stderr)
+		require.Contains(t, human.stdout, "dry run (nothing written) · tenant demo")
+		require.NotRegexp(t, `crmimport (report|rejects|resume) [0-9]`, human.stdout)
+	})
 }
 
 // dumpAndClose is dump with the database closed again at once.
@@ -136,50 +137,51 @@ func TestDatabasePathErrors(t *testing.T) {
 // TestReportAndRuns: the run page in text and JSON, and the list of runs.
 func TestReportAndRuns(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", demo)
-	require.Equal(t, exitPartial, r.code, r.stderr)
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "run", "--tenant", "demo", "--source", "canonical", demo)
+		require.Equal(t, exitPartial, r.code, r.stderr)
 
-	r = crm(t, nil, "--db", path, "report", "1")
-	require.Equal(t, exitOK, r.code, r.stderr)
-	for _, want := range []string{
-		"status      partial",
-		"contacts    ############################~!  84 imported, 0 unchanged, 2 skipped, 4 failed (1 matched, 3 unlinked, 1 duplicate)",
-		`2  email "…" is not an email address`,
-		"5  not linked to any record",
-		"contacts.csv    succeeded  90",
-		"run 1 finalized: partial",
-	} {
-		require.Contains(t, r.stdout, want)
-	}
-
-	out := filepath.Join(t.TempDir(), "run-1.json")
-	r = crm(t, nil, "--db", path, "report", "1", "--format", "json", "--out", out)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	b, err := os.ReadFile(out)
-	require.NoError(t, err)
-	var full struct {
-		Status  string
-		Kinds   map[string]map[string]int64
-		Tasks   []struct{ Kind, Status, File string }
-		Reasons map[string]struct {
-			Skipped, Failed []struct {
-				Reason string
-				Count  int64
-			}
+		r = crm(t, nil, "--db", path, "report", "1")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		for _, want := range []string{
+			"status      partial",
+			"contacts    ############################~!  84 imported, 0 unchanged, 2 skipped, 4 failed (1 matched, 3 unlinked, 1 duplicate)",
+			`2  email "…" is not an email address`,
+			"5  not linked to any record",
+			"contacts.csv    succeeded  90",
+			"run 1 finalized: partial",
+		} {
+			require.Contains(t, r.stdout, want)
 		}
-		Log []struct{ Level, Message string }
-	}
-	require.NoError(t, jsonUnmarshal(string(b), &full))
-	require.Equal(t, "partial", full.Status)
-	require.Len(t, full.Tasks, 6)
-	require.Equal(t, int64(84), full.Kinds["contact"]["imported"])
-	require.Equal(t, "not linked to any record", full.Reasons["note"].Skipped[0].Reason)
-	require.NotEmpty(t, full.Log)
 
-	r = crm(t, nil, "--db", path, "runs")
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Regexp(t, `1\s+demo\s+canonical\s+partial\s+5\s+270\s+0\s+17\s+13\s+\S+`, r.stdout)
+		out := filepath.Join(t.TempDir(), "run-1.json")
+		r = crm(t, nil, "--db", path, "report", "1", "--format", "json", "--out", out)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		var full struct {
+			Status  string
+			Kinds   map[string]map[string]int64
+			Tasks   []struct{ Kind, Status, File string }
+			Reasons map[string]struct {
+				Skipped, Failed []struct {
+					Reason string
+					Count  int64
+				}
+			}
+			Log []struct{ Level, Message string }
+		}
+		require.NoError(t, jsonUnmarshal(string(b), &full))
+		require.Equal(t, "partial", full.Status)
+		require.Len(t, full.Tasks, 6)
+		require.Equal(t, int64(84), full.Kinds["contact"]["imported"])
+		require.Equal(t, "not linked to any record", full.Reasons["note"].Skipped[0].Reason)
+		require.NotEmpty(t, full.Log)
+
+		r = crm(t, nil, "--db", path, "runs")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Regexp(t, `1\s+demo\s+canonical\s+partial\s+5\s+270\s+0\s+17\s+13\s+\S+`, r.stdout)
+	})
 }
 
 // TestOutNeverOverwritesTheDatabase: `rejects --out` and `report --out`

@@ -95,120 +95,121 @@ func TestFixFolderRoundTrip(t *testing.T) {
 		"=1+2,Formula,Id,formula(at)example.com,,,acc-001,2023-01-01,,\r\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	db := filepath.Join(t.TempDir(), "crm.db")
-	first := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
-	require.Equal(t, exitPartial, first.code, first.stderr)
-	run1 := first.summary(t).Run
-	slots1 := slotsOf(t, db, run1)
-	fails1 := failuresOf(t, db, run1)
-	counts := func() []string {
-		return query(t, db, `SELECT (SELECT count(*) FROM companies), (SELECT count(*) FROM contacts), (SELECT count(*) FROM deals),
+	storetest.RunAddress(t, func(t *testing.T, db string) {
+		first := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
+		require.Equal(t, exitPartial, first.code, first.stderr)
+		run1 := first.summary(t).Run
+		slots1 := slotsOf(t, db, run1)
+		fails1 := failuresOf(t, db, run1)
+		counts := func() []string {
+			return query(t, db, `SELECT (SELECT count(*) FROM companies), (SELECT count(*) FROM contacts), (SELECT count(*) FROM deals),
 			(SELECT count(*) FROM notes), (SELECT count(*) FROM activities), (SELECT count(*) FROM emails)`)
-	}
-	counts1 := counts()
-
-	fix := filepath.Join(t.TempDir(), "fix-1")
-	r := crm(t, nil, "--db", db, "--json", "rejects", "1", "--out", fix, "--as-export")
-	require.Equal(t, 0, r.code, r.stderr)
-	var res fixfile.Result
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
-	require.Equal(t, fix, res.Dir)
-	written := map[string]int{}
-	for _, w := range res.Files {
-		written[w.Name] = w.Rows
-	}
-	require.Equal(t, map[string]int{"companies.csv": 1, "contacts.csv": 6, "deals.csv": 3, "notes.csv": 1, "activities.csv": 3, "emails.json": 1}, written)
-	require.Equal(t, 15, res.Reasons)
-	require.Contains(t, res.Next, "crmimport run --tenant acme --source canonical ")
-
-	// The layout: each file's own header, in its order; private files.
-	st, err := os.Stat(fix)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
-	entries, err := os.ReadDir(fix)
-	require.NoError(t, err)
-	require.Len(t, entries, 8)
-	for _, e := range entries {
-		info, err := e.Info()
-		require.NoError(t, err)
-		require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), e.Name())
-	}
-	firstLine := func(file string) string {
-		b, err := os.ReadFile(file)
-		require.NoError(t, err)
-		line, _, _ := strings.Cut(strings.TrimPrefix(string(b), "\ufeff"), "\n")
-		return strings.TrimSuffix(line, "\r")
-	}
-	for _, name := range []string{"companies.csv", "contacts.csv", "deals.csv", "notes.csv", "activities.csv"} {
-		require.Equal(t, firstLine(filepath.Join(exp, name)), firstLine(filepath.Join(fix, name)), "%s keeps its own header", name)
-	}
-	contacts, err := os.ReadFile(filepath.Join(fix, "contacts.csv"))
-	require.NoError(t, err)
-	require.Contains(t, string(contacts), "\n=1+2,Formula,", "data cells are as read")
-	reasons, err := os.ReadFile(filepath.Join(fix, importer.FixReasonsName))
-	require.NoError(t, err)
-	require.Contains(t, string(reasons), "contacts.csv,7,'=1+2,", "reasons.csv is formula-safe")
-	require.Contains(t, string(reasons), "contacts.csv,2,con-022,")
-	man, err := importer.ReadFixManifest(fix)
-	require.NoError(t, err)
-	require.Equal(t, run1, man.Run)
-	require.Equal(t, "canonical", man.Source)
-
-	// A spreadsheet's corrections.
-	fixCSV(t, filepath.Join(fix, "contacts.csv"), resave{comma: ';', crlf: true, cp1252: true, changed: func(row map[string]string) {
-		switch row["id"] {
-		case "con-022":
-			row["email"] = "dana.whitfield@northgate-dental.example.com"
-		case "con-031":
-			row["first_name"] = "José"
-		case "900000000000000123456":
-			row["email"] = "long.id@example.com"
 		}
-	}})
-	fixCSV(t, filepath.Join(fix, "deals.csv"), resave{comma: ';', crlf: true, changed: func(row map[string]string) {
-		if row["id"] == "dl-009" {
-			row["amount"] = "12000.00"
+		counts1 := counts()
+
+		fix := filepath.Join(t.TempDir(), "fix-1")
+		r := crm(t, nil, "--db", db, "--json", "rejects", "1", "--out", fix, "--as-export")
+		require.Equal(t, 0, r.code, r.stderr)
+		var res fixfile.Result
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
+		require.Equal(t, fix, res.Dir)
+		written := map[string]int{}
+		for _, w := range res.Files {
+			written[w.Name] = w.Rows
 		}
-	}})
+		require.Equal(t, map[string]int{"companies.csv": 1, "contacts.csv": 6, "deals.csv": 3, "notes.csv": 1, "activities.csv": 3, "emails.json": 1}, written)
+		require.Equal(t, 15, res.Reasons)
+		require.Contains(t, res.Next, "crmimport run --tenant acme --source canonical ")
 
-	second := crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", fix)
-	require.Equal(t, exitPartial, second.code, second.stderr)
-	s := second.summary(t)
-	require.Equal(t, phases.Counts{Imported: 3, Unchanged: 1, Failed: 2}, s.Kinds["contact"], "con-015 repeats an imported id: unchanged (R2)")
-	require.Equal(t, phases.Counts{Imported: 1, Failed: 2}, s.Kinds["deal"])
-	for _, k := range []string{"company", "note", "email"} {
-		require.Equal(t, phases.Counts{Failed: 1}, s.Kinds[k], k)
-	}
-	require.Equal(t, phases.Counts{Failed: 3}, s.Kinds["activity"])
-	require.Contains(t, second.stderr, fix+" is a fix folder of run 1 (tenant acme, source canonical): its crmimport-fix.json and reasons.csv are not rows")
-	require.NotContains(t, second.stderr, "ignored", "the manifest and reasons are left out with their reason, not as surprises")
+		// The layout: each file's own header, in its order; private files.
+		st, err := os.Stat(fix)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+		entries, err := os.ReadDir(fix)
+		require.NoError(t, err)
+		require.Len(t, entries, 8)
+		for _, e := range entries {
+			info, err := e.Info()
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), e.Name())
+		}
+		firstLine := func(file string) string {
+			b, err := os.ReadFile(file)
+			require.NoError(t, err)
+			line, _, _ := strings.Cut(strings.TrimPrefix(string(b), "\ufeff"), "\n")
+			return strings.TrimSuffix(line, "\r")
+		}
+		for _, name := range []string{"companies.csv", "contacts.csv", "deals.csv", "notes.csv", "activities.csv"} {
+			require.Equal(t, firstLine(filepath.Join(exp, name)), firstLine(filepath.Join(fix, name)), "%s keeps its own header", name)
+		}
+		contacts, err := os.ReadFile(filepath.Join(fix, "contacts.csv"))
+		require.NoError(t, err)
+		require.Contains(t, string(contacts), "\n=1+2,Formula,", "data cells are as read")
+		reasons, err := os.ReadFile(filepath.Join(fix, importer.FixReasonsName))
+		require.NoError(t, err)
+		require.Contains(t, string(reasons), "contacts.csv,7,'=1+2,", "reasons.csv is formula-safe")
+		require.Contains(t, string(reasons), "contacts.csv,2,con-022,")
+		man, err := importer.ReadFixManifest(fix)
+		require.NoError(t, err)
+		require.Equal(t, run1, man.Run)
+		require.Equal(t, "canonical", man.Source)
 
-	// Nothing the first run imported changed; the fixed rows are the
-	// second run's, created.
-	require.Equal(t, slots1, slotsOf(t, db, run1))
-	require.Equal(t, []string{
-		"contact|900000000000000123456|created", "contact|con-022|created", "contact|con-031|created", "deal|dl-009|created",
-	}, query(t, db, `SELECT kind, source_id, action FROM migration_records WHERE migration_id = ? ORDER BY kind, source_id`, s.Run))
-	c2 := counts()
-	require.NotEqual(t, counts1, c2)
-	require.Equal(t, []string{"26|83|36|71|35|17"}, counts1)
-	require.Equal(t, []string{"26|86|37|71|35|17"}, c2)
-	require.Equal(t, []string{"José"}, query(t, db, `SELECT c.first_name FROM contacts c
+		// A spreadsheet's corrections.
+		fixCSV(t, filepath.Join(fix, "contacts.csv"), resave{comma: ';', crlf: true, cp1252: true, changed: func(row map[string]string) {
+			switch row["id"] {
+			case "con-022":
+				row["email"] = "dana.whitfield@northgate-dental.example.com"
+			case "con-031":
+				row["first_name"] = "José"
+			case "900000000000000123456":
+				row["email"] = "long.id@example.com"
+			}
+		}})
+		fixCSV(t, filepath.Join(fix, "deals.csv"), resave{comma: ';', crlf: true, changed: func(row map[string]string) {
+			if row["id"] == "dl-009" {
+				row["amount"] = "12000.00"
+			}
+		}})
+
+		second := crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", fix)
+		require.Equal(t, exitPartial, second.code, second.stderr)
+		s := second.summary(t)
+		require.Equal(t, phases.Counts{Imported: 3, Unchanged: 1, Failed: 2}, s.Kinds["contact"], "con-015 repeats an imported id: unchanged (R2)")
+		require.Equal(t, phases.Counts{Imported: 1, Failed: 2}, s.Kinds["deal"])
+		for _, k := range []string{"company", "note", "email"} {
+			require.Equal(t, phases.Counts{Failed: 1}, s.Kinds[k], k)
+		}
+		require.Equal(t, phases.Counts{Failed: 3}, s.Kinds["activity"])
+		require.Contains(t, second.stderr, fix+" is a fix folder of run 1 (tenant acme, source canonical): its crmimport-fix.json and reasons.csv are not rows")
+		require.NotContains(t, second.stderr, "ignored", "the manifest and reasons are left out with their reason, not as surprises")
+
+		// Nothing the first run imported changed; the fixed rows are the
+		// second run's, created.
+		require.Equal(t, slots1, slotsOf(t, db, run1))
+		require.Equal(t, []string{
+			"contact|900000000000000123456|created", "contact|con-022|created", "contact|con-031|created", "deal|dl-009|created",
+		}, query(t, db, `SELECT kind, source_id, action FROM migration_records WHERE migration_id = ? ORDER BY kind, source_id`, s.Run))
+		c2 := counts()
+		require.NotEqual(t, counts1, c2)
+		require.Equal(t, []string{"26|83|36|71|35|17"}, counts1)
+		require.Equal(t, []string{"26|86|37|71|35|17"}, c2)
+		require.Equal(t, []string{"José"}, query(t, db, `SELECT c.first_name FROM contacts c
 		JOIN migration_records r ON r.record_type = 'contacts' AND r.record_id = c.id WHERE r.source_id = 'con-031'`))
-	require.Equal(t, []string{"12000.00"}, query(t, db, `SELECT d.amount FROM deals d
+		require.Equal(t, []string{"12000.00"}, query(t, db, `SELECT d.amount FROM deals d
 		JOIN migration_records r ON r.record_type = 'deals' AND r.record_id = d.id WHERE r.source_id = 'dl-009'`))
 
-	// The rows not fixed fail again with the same reasons.
-	fixed := map[string]bool{"contact|con-022": true, "contact|con-031": true, "contact|900000000000000123456": true,
-		"deal|dl-009": true, "contact|con-015": true}
-	var again []string
-	for _, f := range fails1 {
-		parts := strings.SplitN(f, "|", 3)
-		if !fixed[parts[0]+"|"+parts[1]] {
-			again = append(again, f)
+		// The rows not fixed fail again with the same reasons.
+		fixed := map[string]bool{"contact|con-022": true, "contact|con-031": true, "contact|900000000000000123456": true,
+			"deal|dl-009": true, "contact|con-015": true}
+		var again []string
+		for _, f := range fails1 {
+			parts := strings.SplitN(f, "|", 3)
+			if !fixed[parts[0]+"|"+parts[1]] {
+				again = append(again, f)
+			}
 		}
-	}
-	require.Equal(t, again, failuresOf(t, db, s.Run))
+		require.Equal(t, again, failuresOf(t, db, s.Run))
+	})
 }
 
 // demoRun imports a copy of the demo export into a new database: run 1,

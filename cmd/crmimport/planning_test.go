@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/store/storetest"
 )
 
 // TestPlanningRefusesWhatIsNotAFile: issue 11 item 12. A contacts.csv that
@@ -51,18 +53,19 @@ func TestStopWhilePlanning(t *testing.T) {
 	big := filepath.Join(dir, "contacts.csv")
 	require.NoError(t, os.WriteFile(big, []byte("id,first_name\nc1,Ann\n"), 0o600))
 	require.NoError(t, os.Truncate(big, 8<<40))
-	path := filepath.Join(t.TempDir(), "crm.db")
-	c := startChild(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", dir)
-	waitReading(t, c, big)
-	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
-	require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
-	require.Contains(t, c.stderr.String(), "stopping before any run is planned or resumed: nothing is written")
-	require.NotContains(t, c.stderr.String(), "crmimport resume")
-	var doc map[string]any
-	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &doc), c.stdout.String())
-	require.Equal(t, "stopped while planning (reading the export's files), before any run existed: nothing was written", doc["error"])
-	require.Equal(t, float64(exitCancelled), doc["exit_code"])
-	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run row")
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		c := startChild(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", dir)
+		waitReading(t, c, big)
+		require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+		require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
+		require.Contains(t, c.stderr.String(), "stopping before any run is planned or resumed: nothing is written")
+		require.NotContains(t, c.stderr.String(), "crmimport resume")
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &doc), c.stdout.String())
+		require.Equal(t, "stopped while planning (reading the export's files), before any run existed: nothing was written", doc["error"])
+		require.Equal(t, float64(exitCancelled), doc["exit_code"])
+		require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run row")
+	})
 }
 
 // waitReading waits until the child process has file open (Linux: its

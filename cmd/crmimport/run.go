@@ -93,7 +93,7 @@ func (a *app) runAction(c *cli.Context) error {
 			return err
 		}
 		defer cleanup()
-		a.note("dry run: working on a throwaway copy of %s; nothing will be written to it", a.dbPath)
+		a.note("dry run: working on a throwaway copy of %s; nothing will be written to it", store.Name(a.dbPath))
 		dbPath = tmp
 	}
 	db, err := store.Open(c.Context, dbPath)
@@ -135,7 +135,7 @@ func (a *app) finish(ctx context.Context, imp *importer.Importer, runID int64, e
 	opts, _ := importer.DecodeOptions(r.Run)
 	r.Strict = opts.Strict
 	if dryRun {
-		r.DryRun = a.dbPath
+		r.DryRun = store.Name(a.dbPath)
 	}
 	if execErr != nil {
 		// The engine could not go on: the run is left for resume. Say so,

@@ -37,44 +37,45 @@ const (
 // and no note slot still carries the first run's verdict (R3).
 func TestPoisonedLedgerStory(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	base := []string{"--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical"}
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		base := []string{"--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical"}
 
-	// Run 1: the contacts are missing from the export.
-	first := writeExport(t, map[string]string{"companies.csv": storyCompanies, "notes.csv": storyNotes, "activities.csv": storyActs})
-	r := crm(t, nil, append(base, "--strict", first)...)
-	require.Equal(t, exitStrict, r.code, "skips alone succeed, but --strict exits 7: %s", r.stderr)
-	s := r.summary(t)
-	require.Equal(t, "succeeded", s.Status)
-	require.Equal(t, int64(3), s.Kinds["note"].Skipped)
-	require.Len(t, s.Warnings, 2, "R9: every note and every activity took the same skip")
-	require.Contains(t, s.Warnings[0], `every one of the 3 notes was skipped as "not linked to any record"`)
-	require.Equal(t, []string{
-		`n-1|skipped|1|{"contact_id":"c-1"}`, `n-2|skipped|1|{"contact_id":"c-2"}`, `n-3|skipped|1|{"contact_id":"c-1"}`,
-	}, query(t, path, `SELECT source_id, action, migration_id, detail FROM migration_records WHERE kind = 'note' ORDER BY source_id`),
-		"the unresolved link is kept in the slot's detail")
+		// Run 1: the contacts are missing from the export.
+		first := writeExport(t, map[string]string{"companies.csv": storyCompanies, "notes.csv": storyNotes, "activities.csv": storyActs})
+		r := crm(t, nil, append(base, "--strict", first)...)
+		require.Equal(t, exitStrict, r.code, "skips alone succeed, but --strict exits 7: %s", r.stderr)
+		s := r.summary(t)
+		require.Equal(t, "succeeded", s.Status)
+		require.Equal(t, int64(3), s.Kinds["note"].Skipped)
+		require.Len(t, s.Warnings, 2, "R9: every note and every activity took the same skip")
+		require.Contains(t, s.Warnings[0], `every one of the 3 notes was skipped as "not linked to any record"`)
+		require.Equal(t, []string{
+			`n-1|skipped|1|{"contact_id":"c-1"}`, `n-2|skipped|1|{"contact_id":"c-2"}`, `n-3|skipped|1|{"contact_id":"c-1"}`,
+		}, query(t, path, `SELECT source_id, action, migration_id, detail FROM migration_records WHERE kind = 'note' ORDER BY source_id`),
+			"the unresolved link is kept in the slot's detail")
 
-	// Run 2: the contacts arrive.
-	second := writeExport(t, map[string]string{"contacts.csv": storyContacts})
-	r = crm(t, nil, append(base, second)...)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Equal(t, int64(2), r.summary(t).Kinds["contact"].Imported)
+		// Run 2: the contacts arrive.
+		second := writeExport(t, map[string]string{"contacts.csv": storyContacts})
+		r = crm(t, nil, append(base, second)...)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, int64(2), r.summary(t).Kinds["contact"].Imported)
 
-	// Run 3: notes and activities again, from the full export.
-	full := writeExport(t, map[string]string{"companies.csv": storyCompanies, "contacts.csv": storyContacts,
-		"notes.csv": storyNotes, "activities.csv": storyActs})
-	r = crm(t, nil, append(base, "--only", "notes,activities", full)...)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	s = r.summary(t)
-	require.Len(t, s.Kinds, 2, "--only plans notes and activities alone")
-	require.Equal(t, int64(3), s.Kinds["note"].Imported, "every skipped note is taken over")
-	require.Equal(t, int64(1), s.Kinds["activity"].Imported)
-	require.Empty(t, s.Warnings)
-	require.Equal(t, []string{"0"}, query(t, path,
-		`SELECT count(*) FROM migration_records WHERE kind IN ('note', 'activity') AND (action = 'skipped' OR migration_id <> 3)`),
-		"no note or activity slot still carries an older run's verdict")
-	require.Equal(t, []string{"Ann|Called; they want a quote, \"soon\"", "Bob|Sent the deck", "Ann|Two\nlines"},
-		queryRaw(t, path, `SELECT c.first_name, n.body FROM notes n JOIN contacts c ON c.id = n.contact_id ORDER BY n.body`))
+		// Run 3: notes and activities again, from the full export.
+		full := writeExport(t, map[string]string{"companies.csv": storyCompanies, "contacts.csv": storyContacts,
+			"notes.csv": storyNotes, "activities.csv": storyActs})
+		r = crm(t, nil, append(base, "--only", "notes,activities", full)...)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		s = r.summary(t)
+		require.Len(t, s.Kinds, 2, "--only plans notes and activities alone")
+		require.Equal(t, int64(3), s.Kinds["note"].Imported, "every skipped note is taken over")
+		require.Equal(t, int64(1), s.Kinds["activity"].Imported)
+		require.Empty(t, s.Warnings)
+		require.Equal(t, []string{"0"}, query(t, path,
+			`SELECT count(*) FROM migration_records WHERE kind IN ('note', 'activity') AND (action = 'skipped' OR migration_id <> 3)`),
+			"no note or activity slot still carries an older run's verdict")
+		require.Equal(t, []string{"Ann|Called; they want a quote, \"soon\"", "Bob|Sent the deck", "Ann|Two\nlines"},
+			queryRaw(t, path, `SELECT c.first_name, n.body FROM notes n JOIN contacts c ON c.id = n.contact_id ORDER BY n.body`))
+	})
 }
 
 // queryRaw is query without flattening line breaks.
