@@ -127,6 +127,14 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 	if err != nil {
 		return err
 	}
+	var pg *pgServer
+	if only == nil || only["pgrun"] {
+		if pg, err = startPG(); err != nil {
+			return err
+		}
+		defer pg.stop()
+		fmt.Printf("PostgreSQL %s: a local server on a Unix socket, %s\n", pg.version, pgSettings)
+	}
 	for _, shape := range shapes {
 		if shape != gen.ShapeRealistic && shape != gen.ShapeClean {
 			return fmt.Errorf("shape %q: want %s or %s", shape, gen.ShapeRealistic, gen.ShapeClean)
@@ -136,7 +144,7 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 		} else {
 			fmt.Println("\nthe clean export: every record imports")
 		}
-		if err := table(bin, sqlite, self, shape, scales, rounds, dir, only); err != nil {
+		if err := table(bin, sqlite, self, shape, scales, rounds, dir, only, pg); err != nil {
 			return err
 		}
 	}
@@ -146,6 +154,8 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 	fmt.Println("  --only notes,activities: then the batch script's run; each checks every kind's counts against fixtures/gen's Expected")
 	fmt.Println("undo of the run: `crmimport undo 1 --cascade` of the first run (R16), after the reruns (on the realistic export")
 	fmt.Println("  with the records the rerun after a fix imported linked to its rows)")
+	fmt.Println("PostgreSQL run, rerun: the first run and the rerun into a new schema of a local server (--db postgres://…);")
+	fmt.Println("  peak RSS is crmimport's own, the server's not counted")
 	fmt.Println("schema floor: the rows and slots a first run writes (the failed and skipped records left out as a run leaves them),")
 	fmt.Println("  written into crmimport's schema through modernc.org/sqlite through crmimport's row writer and claim, values validated,")
 	fmt.Println("  nothing else (bench/schemafloor.go): a measured lower bound for a first run that keeps SPEC §6, R1 and R5")
@@ -155,8 +165,9 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 // columnKeys name the columns for -columns, in the order a round runs
 // them; columnNeeds, the earlier columns each one needs in the same round.
 var (
-	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "fix", "only", "reread", "undo"}
-	columnNeeds = map[string][]string{"rerun": {"run"}, "rerunfloor": {"run"}, "fix": {"run"}, "only": {"run", "fix"}, "reread": {"run"}, "undo": {"run"}}
+	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "fix", "only", "reread", "undo", "pgrun", "pgrerun"}
+	columnNeeds = map[string][]string{"rerun": {"run"}, "rerunfloor": {"run"}, "fix": {"run"}, "only": {"run", "fix"}, "reread": {"run"}, "undo": {"run"},
+		"pgrerun": {"pgrun"}}
 )
 
 // parseColumns reads -columns: nil (every column) when empty, else the
@@ -186,7 +197,7 @@ func parseColumns(s string) (map[string]bool, error) {
 
 // table measures every scale of one shape of export, the columns of only
 // (nil: all of them).
-func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string, only map[string]bool) error {
+func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string, only map[string]bool, pg *pgServer) error {
 	type col struct{ key, name string }
 	all := []col{{"import", "sqlite3 .import"}, {"floor", "schema floor"}, {"utils", "sqlite-utils insert"}, {"run", "crmimport run"}, {"rerun", "rerun"}}
 	if shape == gen.ShapeRealistic {
@@ -195,6 +206,7 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 		all = append(all, col{"reread", "rerun --reread"})
 	}
 	all = append(all, col{"undo", "undo of the run"})
+	all = append(all, col{"pgrun", "PostgreSQL run"}, col{"pgrerun", "PostgreSQL rerun"})
 	var keys, names []string
 	for _, c := range all {
 		if only == nil || only[c.key] {
@@ -253,6 +265,12 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 				return err
 			}
 			db := filepath.Join(dir, "crm.db")
+			pgdb := ""
+			if only == nil || only["pgrun"] {
+				if pgdb, err = pg.schema(fmt.Sprintf("bench_%s_%d", shape, r)); err != nil {
+					return err
+				}
+			}
 			steps := map[string]func() error{
 				"import": func() error { return add(sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))) },
 				"floor":  func() error { return add(timed(exec.Command(self, "-schema-floor", export, "-db", db))) },
@@ -287,6 +305,15 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 					return add(crm(bin, db, export, "rerun --reread", exp.Rerun, exp.Status.Rerun, "--reread"))
 				},
 				"undo": func() error { return add(crmUndo(bin, db, 1, exp)) },
+				"pgrun": func() error {
+					return add(crm(bin, pgdb, export, "first run on PostgreSQL", exp.First, exp.Status.First))
+				},
+				"pgrerun": func() error {
+					if err := copyFile(original, contacts); err != nil { // the fix's contacts, when the fix ran
+						return err
+					}
+					return add(crm(bin, pgdb, export, "rerun on PostgreSQL", exp.Rerun, exp.Status.Rerun))
+				},
 			}
 			for _, k := range keys {
 				if err := steps[k](); err != nil {
@@ -294,6 +321,11 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 				}
 			}
 			removeDB(db)
+			if pgdb != "" {
+				if err := pg.drop(pgdb); err != nil {
+					return err
+				}
+			}
 			for i, m := range ms {
 				cols[i].ms = append(cols[i].ms, m)
 				cols[i].ratio = append(cols[i].ratio, m.wall.Seconds()/ms[0].wall.Seconds())

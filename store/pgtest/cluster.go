@@ -36,8 +36,11 @@ type Cluster struct {
 
 // Start makes a cluster in a new folder under base ("" for the system's
 // temporary folder; under root, a folder the postgres user can reach) and
-// starts it; Stop ends it and removes the folder.
-func Start(ctx context.Context, base string) (*Cluster, error) {
+// starts it; Stop ends it and removes the folder. settings ("name=value")
+// are the server's, after the tests' own (no fsync: a cluster that lives
+// for one test run), which they override: the bench's server writes as a
+// real one does.
+func Start(ctx context.Context, base string, settings ...string) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -81,9 +84,12 @@ func Start(ctx context.Context, base string) (*Cluster, error) {
 	}
 	// No TCP port, a socket only its owner can reach; fsync off: a cluster
 	// that lives for one test run.
-	opts := strings.Join([]string{"-c listen_addresses=''", "-k " + c.socket, "-c fsync=off", "-c synchronous_commit=off",
-		"-c full_page_writes=off", "-c max_connections=200"}, " ")
-	if out, err := c.run(ctx, "pg_ctl", "-D", data, "-l", c.Log, "-o", opts, "-w", "-t", "60", "start"); err != nil {
+	opts := []string{"-c listen_addresses=''", "-k " + c.socket, "-c fsync=off", "-c synchronous_commit=off",
+		"-c full_page_writes=off", "-c max_connections=200"}
+	for _, kv := range settings {
+		opts = append(opts, "-c "+kv)
+	}
+	if out, err := c.run(ctx, "pg_ctl", "-D", data, "-l", c.Log, "-o", strings.Join(opts, " "), "-w", "-t", "60", "start"); err != nil {
 		log, _ := os.ReadFile(c.Log)
 		return fail(fmt.Errorf("start PostgreSQL: %v: %s\n%s", err, out, log))
 	}
