@@ -306,14 +306,12 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 				},
 				"undo": func() error { return add(crmUndo(bin, db, 1, exp)) },
 				"pgrun": func() error {
-					return add(crm(bin, pgdb, export, "first run on PostgreSQL", exp.First, exp.Status.First))
-				},
-				"pgrerun": func() error {
 					if err := copyFile(original, contacts); err != nil { // the fix's contacts, when the fix ran
 						return err
 					}
-					return add(crm(bin, pgdb, export, "rerun on PostgreSQL", exp.Rerun, exp.Status.Rerun))
+					return add(crm(bin, pgdb, export, "first run on PostgreSQL", exp.First, exp.Status.First))
 				},
+				"pgrerun": func() error { return add(crm(bin, pgdb, export, "rerun on PostgreSQL", exp.Rerun, exp.Status.Rerun)) },
 			}
 			for _, k := range keys {
 				if err := steps[k](); err != nil {
