@@ -21,16 +21,21 @@ import (
 //
 // The engine passes *sql.DB and *sql.Tx around, never a Dialect: a handle
 // tells its own (DialectOf), and the package's functions ask it (Begin,
-// IsUnique, SpillTemp, FileID, Upgrade). Only SQLite exists, so each method
-// is SQLite's; a second dialect adds its case to each method, its schema
-// beside schema/sqlite/, and itself to storetest's list, through which the
-// rule tests then run on it too.
+// IsUnique, SpillTemp, FileID, Upgrade). Two exist: SQLite, a file, and
+// PostgreSQL, a schema of a server (issue 17), each with its schema in its
+// own folder (schema/sqlite/, schema/postgres/); storetest runs the rule
+// tests on both.
 //
-// The JSON functions stay in the statements that use them, in SQLite's
-// spelling (json_extract, json_each, json_valid, json_object), each such
-// statement marked with a comment that names this type: a statement stays
-// whole beside its rule (STYLE 3), and a second dialect finds them by that
-// comment and gives them its own text.
+// Most statements are one text for both. Where a statement cannot be
+// (JSON functions, group_concat, an alias PostgreSQL requires), its
+// PostgreSQL text stands beside its SQLite text, chosen by the dialect of
+// the handle, so that a statement stays whole beside its rule (STYLE 3).
+// On PostgreSQL every write transaction holds one advisory lock (Begin):
+// the writers are serialized as SQLite's are, so that no transaction
+// meets a serialization failure or a deadlock with another writer; a
+// statement that may be refused and after which the transaction goes on
+// runs in a savepoint (Try), as PostgreSQL refuses the rest of a
+// transaction after a failed statement.
 //
 // Ids are given out by the dialect's allocators (TakeIDs, AdvanceIDs:
 // ids.go), never as max(id) + 1. The ? and ?N placeholders every statement
