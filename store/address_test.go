@@ -32,6 +32,15 @@ func TestAPostgresAddressOpensAsAPathDoes(t *testing.T) {
 	require.NotContains(t, err.Error(), "s3cret")
 	require.Equal(t, "postgres://postgres:xxxxx@/postgres?host=/nowhere&search_path=x", Name(secret))
 
+	other := c.DSN() + "&search_path=theirs"
+	theirs, err := Open(ctx, other)
+	require.NoError(t, err, "a new schema is made")
+	_, err = theirs.ExecContext(ctx, `CREATE TABLE theirs.invoices (id bigint); DROP TABLE theirs.crmimport_schema_version`)
+	require.NoError(t, err)
+	require.NoError(t, theirs.Close())
+	_, err = Open(ctx, other)
+	require.ErrorContains(t, err, "schema theirs holds", "a schema of another application's tables is refused")
+
 	db, err := Open(ctx, addr)
 	require.NoError(t, err)
 	defer db.Close()

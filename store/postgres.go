@@ -232,6 +232,9 @@ func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error)
 	} else if err := a.makeSchema(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: make schema %s: %w", a, a.schema, err)
+	} else if err := a.ours(ctx, db); err != nil {
+		db.Close()
+		return nil, err
 	}
 	if err := Upgrade(ctx, db); err != nil {
 		db.Close()
@@ -258,6 +261,25 @@ func (a pgAddress) makeSchema(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// ours refuses a schema that holds tables and no crmimport database, as
+// Open refuses another application's SQLite file: crmimport never writes
+// its tables among another application's (a production engine's own
+// ledger among them, which `doctor` and `ledger why` read as it is).
+func (a pgAddress) ours(ctx context.Context, db *sql.DB) error {
+	var tables int
+	var version bool
+	err := db.QueryRowContext(ctx, `SELECT count(*), coalesce(bool_or(table_name = 'crmimport_schema_version'), false)
+FROM information_schema.tables WHERE table_schema = ?`, a.schema).Scan(&tables, &version)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", a, err)
+	}
+	if tables > 0 && !version {
+		return fmt.Errorf("open %s: schema %s holds %d tables and no crmimport database: crmimport writes only to a new or empty schema, "+
+			"or one of its own (name another with ?search_path=SCHEMA)", a, a.schema, tables)
+	}
+	return nil
 }
 
 // pgConns bounds a process's connections to the server: one writer at a
