@@ -7,6 +7,7 @@ import (
 	"crmimport/canon"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
+	"crmimport/store"
 )
 
 // lookups are the final slots a revisit (revisit.go) asked the ledger
@@ -20,14 +21,15 @@ import (
 // ones are added as their batch commits (stage.commit).
 type lookups struct {
 	tenant, source string
+	dialect        store.Dialect            // the ledger's, whose JSON functions LoadFinalAmong speaks
 	finals         map[ledger.Kind]*idTable // id -> record id, or noSlot
 }
 
 // noSlot marks an id looked up that has no final slot.
 const noSlot = -1
 
-func newLookups(tenant, source string) *lookups {
-	return &lookups{tenant: tenant, source: source, finals: map[ledger.Kind]*idTable{}}
+func newLookups(tenant, source string, d store.Dialect) *lookups {
+	return &lookups{tenant: tenant, source: source, dialect: d, finals: map[ledger.Kind]*idTable{}}
 }
 
 func (l *lookups) table(k ledger.Kind) *idTable {
@@ -54,7 +56,7 @@ func (l *lookups) fetch(ctx context.Context, q ledger.Querier, k ledger.Kind, id
 		return nil
 	}
 	found := map[string]int64{}
-	if err := ledger.LoadFinalAmong(ctx, q, l.tenant, l.source, k, ask, func(id string, rid int64) { found[id] = rid }); err != nil {
+	if err := ledger.LoadFinalAmong(ctx, q, l.dialect, l.tenant, l.source, k, ask, func(id string, rid int64) { found[id] = rid }); err != nil {
 		return err
 	}
 	for _, id := range ask {

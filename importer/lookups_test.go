@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store"
 	"crmimport/store/storetest"
 )
 
@@ -84,7 +86,7 @@ func decideBoth(t *testing.T, imp *Importer, run phases.Run, k ledger.Kind, pref
 	defer tx.Rollback()
 	full := newStage(newRunIndex("acme", "canonical"), k)
 	look := newStage(newRunIndex("acme", "canonical"), k)
-	look.look = newLookups("acme", "canonical")
+	look.look = newLookups("acme", "canonical", store.DialectOf(imp.Engine.DB))
 	if prefetch {
 		require.NoError(t, look.look.prefetch(ctx, tx, look, recs))
 	}
@@ -123,22 +125,23 @@ func TestLookupsDecideAsTheLoadedIndex(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			db := storetest.OpenDB(t)
-			imp := New(phases.New(db, nil))
-			importDir(t, imp, export(t, map[string]string{
-				"contacts.csv": "id,first_name,email,deleted\nc1,Ann,ann@acme.test,\nc2,Bob,ann@acme.test,\nc3,Cy,cy@acme.test,true\n",
-			}), 10)
-			dir := export(t, map[string]string{
-				"contacts.csv": "id,first_name,email\nc1,Ann,ann@acme.test\nc9,Annie,ANN@acme.test\nc9,Again,x@acme.test\nc10,Dee,dee@acme.test\n",
-				"notes.csv":    "id,body,contact_id\nn1,on ann,c1\nn2,on cy,c3\nn3,on nobody,c404\nn1,again,c1\n",
+			storetest.Run(t, func(t *testing.T, db *sql.DB) {
+				imp := New(phases.New(db, nil))
+				importDir(t, imp, export(t, map[string]string{
+					"contacts.csv": "id,first_name,email,deleted\nc1,Ann,ann@acme.test,\nc2,Bob,ann@acme.test,\nc3,Cy,cy@acme.test,true\n",
+				}), 10)
+				dir := export(t, map[string]string{
+					"contacts.csv": "id,first_name,email\nc1,Ann,ann@acme.test\nc9,Annie,ANN@acme.test\nc9,Again,x@acme.test\nc10,Dee,dee@acme.test\n",
+					"notes.csv":    "id,body,contact_id\nn1,on ann,c1\nn2,on cy,c3\nn3,on nobody,c404\nn1,again,c1\n",
+				})
+				run, err := imp.Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
+				require.NoError(t, err)
+				cs := decideBoth(t, imp, run, ledger.Contact, prefetch)
+				require.Equal(t, []outcome{unchanged, matched, failed, created}, []outcome{cs[0].outcome, cs[1].outcome, cs[2].outcome, cs[3].outcome})
+				ns := decideBoth(t, imp, run, ledger.Note, prefetch)
+				require.Equal(t, []outcome{created, skipped, skipped, failed}, []outcome{ns[0].outcome, ns[1].outcome, ns[2].outcome, ns[3].outcome})
+				require.True(t, ns[3].duplicate)
 			})
-			run, err := imp.Plan(context.Background(), RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
-			require.NoError(t, err)
-			cs := decideBoth(t, imp, run, ledger.Contact, prefetch)
-			require.Equal(t, []outcome{unchanged, matched, failed, created}, []outcome{cs[0].outcome, cs[1].outcome, cs[2].outcome, cs[3].outcome})
-			ns := decideBoth(t, imp, run, ledger.Note, prefetch)
-			require.Equal(t, []outcome{created, skipped, skipped, failed}, []outcome{ns[0].outcome, ns[1].outcome, ns[2].outcome, ns[3].outcome})
-			require.True(t, ns[3].duplicate)
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store"
 )
 
 // A rerun of an export that an earlier task read whole need not read it
@@ -178,7 +179,7 @@ func (imp *Importer) openRevisit(ctx context.Context, run phases.Run, t phases.T
 	w.run, w.idx = run, imp.index(run)
 	w.idx.release(t.Kind, remainingKinds(tasks))
 	w.idx.loaded[t.ID] = true
-	w.look = newLookups(run.Tenant, run.Source)
+	w.look = newLookups(run.Tenant, run.Source, store.DialectOf(imp.Engine.DB))
 	v := &revisitWork{before: rb, total: total, at: at}
 	// The records are read where they stand, if the file's bytes lie on
 	// disk as they are read (a file, a zip's entry stored): the bytes

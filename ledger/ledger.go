@@ -330,15 +330,20 @@ func LoadFinal(ctx context.Context, q Querier, tenant, source string, kind Kind,
 // finalsAmongSQL reads the final slots of one kind among some ids (R2,
 // R6), by the slot table's key: a revisit asks for the few ids it reads
 // again, where a full reading loads them all (LoadFinal). The ids come as
-// one JSON array.
+// one JSON array, unpacked by each dialect's own function.
 const finalsAmongSQL = `
 SELECT source_id, coalesce(record_id, 0) FROM migration_records
 WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT value FROM json_each(?))
   AND action IN ('created', 'matched')`
 
+const finalsAmongPG = `
+SELECT source_id, coalesce(record_id, 0) FROM migration_records
+WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))
+  AND action IN ('created', 'matched')`
+
 // LoadFinalAmong calls add for each final slot of kind among ids, as
 // LoadFinal does for all of them.
-func LoadFinalAmong(ctx context.Context, q Querier, tenant, source string, kind Kind, ids []string, add func(sourceID string, recordID int64)) error {
+func LoadFinalAmong(ctx context.Context, q Querier, d store.Dialect, tenant, source string, kind Kind, ids []string, add func(sourceID string, recordID int64)) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -346,7 +351,11 @@ func LoadFinalAmong(ctx context.Context, q Querier, tenant, source string, kind 
 	if err != nil {
 		return err
 	}
-	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), finalsAmongSQL, add, tenant, source, string(kind), string(b))
+	query := finalsAmongSQL
+	if d == store.Postgres {
+		query = finalsAmongPG
+	}
+	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), query, add, tenant, source, string(kind), string(b))
 }
 
 func each(ctx context.Context, q Querier, what, query string, add func(string, int64), args ...any) error {
