@@ -63,9 +63,12 @@ CRASH_SIZES := -crash.kills=104 -crash.stops=20 -crash.races=20 -crash.tenants=5
 # (speculative deciding, issue 16).
 CRASH_CHUNKED := -crash.contacts=2000 -crash.batch=600 -crash.kills=40 -crash.stops=6 -crash.races=4 \
 	-crash.tenants=2 -crash.faults=4 -crash.undos=10 -crash.undostops=2
-crashtest: tools ## R12–R14, R16: kill, stop and race real runs and undos at 150+ points; each resumed to the uninterrupted one's database
+# The third pass is on PostgreSQL (issue 17), a schema per case in a
+# throwaway cluster: kills, stops, admission races, two tenants, faults.
+CRASH_POSTGRES := -crash.dialect=postgres -crash.kills=60 -crash.stops=10 -crash.races=20 -crash.tenants=5 -crash.faults=6
+crashtest: tools ## R12–R14, R16: kill, stop and race real runs and undos at 150+ points, on SQLite and on PostgreSQL; each resumed to the uninterrupted one's database
 	@seed=$${SEED:-$$(date +%s)}; \
-	for sizes in "$(CRASH_SIZES)" "$(CRASH_CHUNKED)"; do out=$$(mktemp); \
+	for sizes in "$(CRASH_SIZES)" "$(CRASH_CHUNKED)" "$(CRASH_POSTGRES)"; do out=$$(mktemp); \
 	  if (cd cmd/crmimport && $(GO) test -count=1 -timeout 30m -run '^TestCrash$$' $$sizes \
 	      -crash.seed=$$seed -crash.summary) > $$out 2>&1; \
 	  then grep '^crashtest ' $$out; rm -f $$out; \
