@@ -116,11 +116,14 @@ func source(id int64) string { return fmt.Sprintf("run %d", id) }
 // tenantMarkSQL is what moves whenever anything writes to the tenant's
 // ledger (but the undo being planned, self): a run planned or loaded (ids), a batch committed (heartbeats), a
 // run finalized or resumed, a final slot removed or changed (epochs).
+// string_agg with its own order reads the same on both dialects (SQLite's
+// group_concat, which PostgreSQL lacks, by its standard name), and the
+// epochs in one order whatever plan the server picks.
 const tenantMarkSQL = `
 SELECT (SELECT count(*) || '/' || coalesce(max(id), 0) || '/' || coalesce(max(heartbeat_at), '') || '/' ||
             coalesce(max(finished_at), '') || '/' || coalesce(sum(attempts), 0) || '/' || coalesce(max(status), '')
         FROM migrations WHERE tenant_id = ?1 AND id <> ?2) || '/' ||
-       coalesce((SELECT group_concat(source || '=' || n) FROM ledger_epochs WHERE tenant_id = ?1), '')`
+       coalesce((SELECT string_agg(source || '=' || n, ',' ORDER BY source) FROM ledger_epochs WHERE tenant_id = ?1), '')`
 
 func tenantMark(ctx context.Context, q Querier, tenant string, self int64) (string, error) {
 	var m string
@@ -263,11 +266,14 @@ LEFT JOIN migrations m ON m.id = b.migration_id
 WHERE u.undo_id = ?2 AND u.kind = ?3 AND u.seq > ?4 AND u.seq <= ?5`
 
 	// restoreSQL gives a slot its before-image back: the skip it was, its
-	// owner, reason, detail and time (R16).
+	// owner, reason, detail and time (R16). What every skip has (no row, the
+	// action) is set outside the image's subquery, where each column types
+	// its NULL (PostgreSQL types a NULL of a subquery as text).
 	restoreSQL = `
 UPDATE migration_records SET
-    (migration_id, record_type, record_id, action, reason, detail, created_at) =
-    (SELECT b.migration_id, NULL, NULL, 'skipped', b.reason, b.detail, b.created_at FROM slot_before b
+    record_type = NULL, record_id = NULL, action = 'skipped',
+    (migration_id, reason, detail, created_at) =
+    (SELECT b.migration_id, b.reason, b.detail, b.created_at FROM slot_before b
      WHERE b.tenant_id = ?1 AND b.source = ?2 AND b.kind = ?3 AND b.source_id = ?4)
 WHERE tenant_id = ?1 AND source = ?2 AND kind = ?3 AND source_id = ?4 AND migration_id = ?5 AND action = ?6`
 
@@ -396,9 +402,10 @@ const (
 	holdEpochSQL    = `INSERT INTO epoch_hold (held) VALUES (1)`
 	releaseEpochSQL = `DELETE FROM epoch_hold`
 	// moveEpochSQL moves the epoch of a tenant and source as the triggers
-	// do (schema 7): by one, for the batch.
+	// do (schema 7): by one, for the batch. The row's own n is named with
+	// its table, as PostgreSQL finds a bare n ambiguous beside excluded.n.
 	moveEpochSQL = `INSERT INTO ledger_epochs (tenant_id, source, n) VALUES (?, ?, 1)
-ON CONFLICT (tenant_id, source) DO UPDATE SET n = n + 1`
+ON CONFLICT (tenant_id, source) DO UPDATE SET n = ledger_epochs.n + 1`
 )
 
 // moveEpochs ends the batch's hold on the epoch and moves the epoch of
