@@ -19,7 +19,9 @@ func ChildrenFirst() []ledger.Kind {
 
 // Delete removes tenant's rows of kind with the ids given, in chunks, and
 // returns how many it removed. A row that another row still links to is
-// refused by its foreign key: the caller takes children back first.
+// refused by its foreign key: the caller takes children back first (a
+// caller that goes on after a refusal puts it in store.Try, as PostgreSQL
+// refuses the rest of a transaction after a failed statement).
 func Delete(ctx context.Context, tx *sql.Tx, k ledger.Kind, tenant string, ids []int64) (int64, error) {
 	var n int64
 	for start := 0; start < len(ids); start += chunk {

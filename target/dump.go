@@ -57,7 +57,7 @@ var labelColumn = map[ledger.Kind]string{
 // it wrote.
 func InsertPlaceholders(ctx context.Context, tx *sql.Tx, k ledger.Kind, rowsQuery string, args []any) (int64, error) {
 	q := "INSERT INTO " + k.Table() + " (id, tenant_id, " + labelColumn[k] + ", extra, imported_at, from_dump) " +
-		"SELECT id, tenant_id, label, extra, imported_at, 1 FROM (" + rowsQuery + ") WHERE true ORDER BY ord " +
+		"SELECT id, tenant_id, label, extra, imported_at, 1 FROM (" + rowsQuery + ") AS p WHERE true ORDER BY ord " +
 		"ON CONFLICT (id) DO NOTHING"
 	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {

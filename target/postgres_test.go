@@ -12,7 +12,6 @@ import (
 	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
-	"crmimport/store/pgtest"
 	"crmimport/store/storetest"
 	"crmimport/target"
 )
@@ -22,14 +21,9 @@ import (
 // an email's from and to, an extra column, in one statement per kind and
 // in a statement of several rows (issue 17).
 func TestWriterWritesTheSameOnPostgres(t *testing.T) {
-	ctx := context.Background()
-	c, err := pgtest.Start(ctx, "")
-	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
-	t.Cleanup(func() { require.NoError(t, c.Stop()) })
-	pg, err := store.OpenPostgres(ctx, c.DSN())
-	require.NoError(t, err)
-	defer pg.Close()
-	lite := storetest.OpenDB(t)
+	t.Parallel()
+	pg := storetest.OpenDialect(t, store.Postgres)
+	lite := storetest.OpenDialect(t, store.SQLite)
 	require.Equal(t, dump(t, lite), dump(t, pg))
 	require.Contains(t, dump(t, pg), "12345678901234567.89", "the amount as the exact text it was validated as")
 }
