@@ -113,13 +113,14 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 
 // skipsSQL: the skips this run left in the ledger. A skip slot always
 // carries its latest attempt (R3), so a later run that takes it over takes
-// it from this report too; the counts above stay what the run saw.
+// it from this report too; the counts above stay what the run saw. The
+// subquery has a name (s), which PostgreSQL requires of one in FROM.
 const skipsSQL = `
 SELECT kind, reason, n, source_id FROM (
     SELECT kind, coalesce(reason, '') AS reason, source_id,
            count(*) OVER w AS n, row_number() OVER (PARTITION BY kind, reason ORDER BY source_id) AS i
     FROM migration_records WHERE migration_id = ? AND action = 'skipped'
-    WINDOW w AS (PARTITION BY kind, reason))
+    WINDOW w AS (PARTITION BY kind, reason)) AS s
 WHERE i <= 3
 ORDER BY kind, reason, source_id`
 
