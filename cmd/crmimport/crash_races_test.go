@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"crmimport/store/storetest"
 )
 
@@ -51,7 +53,7 @@ func crashRacesGroup(t *testing.T, ref *crashRef) {
 		c.point = fmt.Sprintf("%d × run at one instant, database %s", k, map[bool]string{true: "not yet created", false: "ready"}[fresh])
 		path := dbPath(t)
 		if !fresh {
-			storetest.Open(t, path)
+			require.NoError(t, storetest.Open(t, path).Close())
 		}
 		tenants := make([]string, k)
 		for i := range tenants {
@@ -126,7 +128,7 @@ func crashTenantsGroup(t *testing.T, ref *crashRef) {
 		c.point = fmt.Sprintf("two tenants at one instant, database %s", map[bool]string{true: "not yet created", false: "ready"}[fresh])
 		path := dbPath(t)
 		if !fresh {
-			storetest.Open(t, path)
+			require.NoError(t, storetest.Open(t, path).Close())
 		}
 		tenants := []string{crashTenant, "globex"}
 		ps := startRacers(c, path, ref, "", tenants...)

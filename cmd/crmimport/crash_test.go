@@ -337,6 +337,7 @@ func decodeSummary(stdout string) (report.Summary, error) {
 func crashDump(t *testing.T, path, tenant string) string {
 	t.Helper()
 	db := storetest.Open(t, path)
+	defer db.Close() // a server has a bounded number of connections: none kept to the end of the test
 	s, err := ledgertest.Dump(context.Background(), db, tenant)
 	if err != nil {
 		t.Fatalf("dump %s: %v", path, err)

@@ -27,9 +27,10 @@ func TestDryRunWritesNothing(t *testing.T) {
 		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
 		require.Equal(t, exitPartial, r.code, r.stderr)
 		before := dumpAndClose(t, path, "demo")
-		makeSchema3Rollback(t, path)
-		raw, err := os.ReadFile(path)
-		require.NoError(t, err)
+		if !store.IsAddress(path) {
+			makeSchema3Rollback(t, path) // a file of an older schema (PostgreSQL's starts at SQLite's 9)
+		}
+		raw := stateOf(t, path)
 
 		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", "--dry-run", demo)
 		require.Equal(t, exitPartial, r.code, r.stderr)
@@ -41,12 +42,10 @@ func TestDryRunWritesNothing(t *testing.T) {
 		require.Equal(t, true, doc["dry_run"])
 		require.Equal(t, float64(0), doc["run"], "no run of the database is named")
 		next := strings.Join(s.Next, "\n")
-		require.Contains(t, next, "this was a dry run: nothing was written to "+path)
+		require.Contains(t, next, "this was a dry run: nothing was written to "+store.Name(path))
 		require.NotRegexp(t, `crmimport (report|rejects|resume) [0-9]`, next, "no advice names a run that will not exist")
 
-		after, err := os.ReadFile(path)
-		require.NoError(t, err)
-		require.True(t, bytes.Equal(raw, after), "the file's bytes are as they were")
+		require.Equal(t, raw, stateOf(t, path), "the database is as it was (a file: byte for byte)")
 		for _, side := range []string{"-wal", "-shm"} {
 			_, err := os.Stat(path + side)
 			require.ErrorIs(t, err, os.ErrNotExist, "no %s made beside it", side)

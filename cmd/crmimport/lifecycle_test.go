@@ -244,7 +244,7 @@ var demoFailures = []string{
 func failures(t *testing.T, path string) []string {
 	t.Helper()
 	return query(t, path, `SELECT kind, coalesce(source_id, ''), file, line, reason FROM record_failures
-		WHERE kind IN ('company', 'activity') OR reason LIKE 'duplicate%' ORDER BY kind, source_id`)
+		WHERE kind IN ('company', 'activity') OR reason LIKE 'duplicate%' ORDER BY kind, coalesce(source_id, '')`)
 }
 
 // TestFailpointsAtOtherPoints: a commit that fails as a full disk would, and

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"crmimport/ledger/ledgertest"
 	"crmimport/report"
+	"crmimport/store"
 	"crmimport/store/storetest"
 )
 
@@ -135,6 +138,7 @@ func waitForRun(t *testing.T, path, tenant string, c *childProc) int64 {
 func dump(t *testing.T, path, tenant string) string {
 	t.Helper()
 	db := storetest.Open(t, path)
+	defer db.Close() // a server has a bounded number of connections: none kept to the end of the test
 	s, err := ledgertest.Dump(context.Background(), db, tenant)
 	require.NoError(t, err)
 	return s
@@ -160,6 +164,7 @@ func kindsOf(t *testing.T, r result) map[string]any {
 func query(t *testing.T, path, q string, args ...any) []string {
 	t.Helper()
 	db := storetest.Open(t, path)
+	defer db.Close() // a server has a bounded number of connections: none kept to the end of the test
 	rows, err := db.Query(q, args...)
 	require.NoError(t, err)
 	defer rows.Close()
@@ -201,3 +206,25 @@ func fmtAny(v any) string {
 func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// stateOf is what a database holds, to compare before and after a command
+// that must write nothing: a file's bytes, or on PostgreSQL every row of
+// every table of its schema and the names of its database's schemas (a
+// dry run's copy beside it must be gone after it).
+func stateOf(t *testing.T, path string) string {
+	t.Helper()
+	if !store.IsAddress(path) {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return string(b)
+	}
+	var b strings.Builder
+	for _, table := range query(t, path, `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = current_schema() ORDER BY table_name`) {
+		rows := query(t, path, `SELECT * FROM `+table)
+		sort.Strings(rows)
+		fmt.Fprintf(&b, "%s:\n  %s\n", table, strings.Join(rows, "\n  "))
+	}
+	fmt.Fprintf(&b, "schemas: %s\n", strings.Join(query(t, path, `SELECT nspname FROM pg_namespace ORDER BY nspname`), ", "))
+	return b.String()
+}

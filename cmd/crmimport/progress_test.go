@@ -133,49 +133,48 @@ func TestRunsAndReportShowStoredProgress(t *testing.T) {
 // 100%; the one that had succeeded before stays unknown.
 func TestOlderTasksShowProgressUnknown(t *testing.T) {
 	t.Parallel()
-	storetest.RunAddress(t, func(t *testing.T, path string) {
-		c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=exit"}, demoArgs(path)...)
-		require.Equal(t, -1, c.wait(t), "killed by its own SIGKILL")
-		db, err := sql.Open("sqlite", path)
-		require.NoError(t, err)
-		for _, q := range append(append([]string(nil), storetest.Schema6...),
-			`ALTER TABLE migration_tasks DROP COLUMN input_size`, `ALTER TABLE migration_tasks DROP COLUMN read_bytes`,
-			`ALTER TABLE migration_tasks DROP COLUMN attempt_started_at`, `ALTER TABLE migration_tasks DROP COLUMN attempt_rows`,
-			`ALTER TABLE migration_tasks DROP COLUMN attempt_bytes`, `PRAGMA user_version = 5`,
-		) {
-			_, err := db.Exec(q)
-			require.NoError(t, err, q)
-		}
-		require.NoError(t, db.Close())
+	path := filepath.Join(t.TempDir(), "crm.db") // a file of an older schema (PostgreSQL's starts at SQLite's 9)
+	c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=exit"}, demoArgs(path)...)
+	require.Equal(t, -1, c.wait(t), "killed by its own SIGKILL")
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	for _, q := range append(append([]string(nil), storetest.Schema6...),
+		`ALTER TABLE migration_tasks DROP COLUMN input_size`, `ALTER TABLE migration_tasks DROP COLUMN read_bytes`,
+		`ALTER TABLE migration_tasks DROP COLUMN attempt_started_at`, `ALTER TABLE migration_tasks DROP COLUMN attempt_rows`,
+		`ALTER TABLE migration_tasks DROP COLUMN attempt_bytes`, `PRAGMA user_version = 5`,
+	) {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, db.Close())
 
-		tasks := reportTasks(t, path, "1")
-		for kind, want := range map[string]struct {
-			status  string
-			records int64
-		}{"company": {"succeeded", 30}, "contact": {"running", 10}, "deal": {"pending", 0}} {
-			tk := tasks[kind]
-			require.Equal(t, want.status, tk.Status, kind)
-			require.Equal(t, want.records, tk.Progress.Records, "%s: the records are the checkpoint's", kind)
-			require.Zero(t, tk.Progress.SizeBytes, kind)
-			require.Zero(t, tk.Progress.ReadBytes, kind)
-			require.Nil(t, tk.Progress.Percent, "%s: unknown, not 0%%", kind)
-		}
-		r := crm(t, nil, "--db", path, "report", "1")
-		require.Equal(t, exitOK, r.code, r.stderr)
-		require.Regexp(t, regexp.MustCompile(`companies\.csv\s+succeeded\s+30\s+—\s+1`), r.stdout)
-		require.Regexp(t, regexp.MustCompile(`contacts\.csv\s+running\s+10\s+—\s+1`), r.stdout)
+	tasks := reportTasks(t, path, "1")
+	for kind, want := range map[string]struct {
+		status  string
+		records int64
+	}{"company": {"succeeded", 30}, "contact": {"running", 10}, "deal": {"pending", 0}} {
+		tk := tasks[kind]
+		require.Equal(t, want.status, tk.Status, kind)
+		require.Equal(t, want.records, tk.Progress.Records, "%s: the records are the checkpoint's", kind)
+		require.Zero(t, tk.Progress.SizeBytes, kind)
+		require.Zero(t, tk.Progress.ReadBytes, kind)
+		require.Nil(t, tk.Progress.Percent, "%s: unknown, not 0%%", kind)
+	}
+	r := crm(t, nil, "--db", path, "report", "1")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, regexp.MustCompile(`companies\.csv\s+succeeded\s+30\s+—\s+1`), r.stdout)
+	require.Regexp(t, regexp.MustCompile(`contacts\.csv\s+running\s+10\s+—\s+1`), r.stdout)
 
-		r = crm(t, nil, "--db", path, "--json", "resume", "1")
-		require.Equal(t, exitPartial, r.code, r.stderr)
-		tasks = reportTasks(t, path, "1")
-		require.Nil(t, tasks["company"].Progress.Percent, "not read again: still unknown")
-		for _, kind := range []string{"contact", "deal", "note", "activity", "email"} {
-			tk := tasks[kind]
-			require.Positive(t, tk.Progress.SizeBytes, kind)
-			require.Equal(t, tk.Progress.SizeBytes, tk.Progress.ReadBytes, kind)
-			require.Equal(t, 100.0, *tk.Progress.Percent, kind)
-		}
-	})
+	r = crm(t, nil, "--db", path, "--json", "resume", "1")
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	tasks = reportTasks(t, path, "1")
+	require.Nil(t, tasks["company"].Progress.Percent, "not read again: still unknown")
+	for _, kind := range []string{"contact", "deal", "note", "activity", "email"} {
+		tk := tasks[kind]
+		require.Positive(t, tk.Progress.SizeBytes, kind)
+		require.Equal(t, tk.Progress.SizeBytes, tk.Progress.ReadBytes, kind)
+		require.Equal(t, 100.0, *tk.Progress.Percent, kind)
+	}
 }
 
 // TestProgressBarShowsTheStoredProgress: the CLI's bar shows the progress

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,16 +25,13 @@ func TestUndoCommand(t *testing.T) {
 		require.Equal(t, exitPartial, r.code, r.stderr)
 		second := r.summary(t).Run
 
-		bytesBefore, err := os.ReadFile(path)
-		require.NoError(t, err)
+		before := stateOf(t, path)
 		r = crm(t, nil, "--db", path, "undo", "2", "--dry-run")
 		require.Equal(t, exitOK, r.code, r.stderr)
 		require.Contains(t, r.stdout, "dry run (nothing written) · undo of run 2 · tenant acme · source canonical · 260 slots to take back")
 		require.Regexp(t, `contacts\s+83\s+1\s+0\s+2`, r.stdout)
 		require.Regexp(t, `companies\s+0\s+0\s+2\s+0`, r.stdout, "run 2 refreshed run 1's two skipped companies: their images come back")
-		bytesAfter, err := os.ReadFile(path)
-		require.NoError(t, err)
-		require.Equal(t, bytesBefore, bytesAfter, "--dry-run writes nothing")
+		require.Equal(t, before, stateOf(t, path), "--dry-run writes nothing")
 
 		r = crm(t, nil, "--db", path, "undo", "1")
 		require.Equal(t, exitError, r.code)
