@@ -1,8 +1,8 @@
 package main
 
 // Write faults: a batch's commit fails as on a full disk (SQLite's own
-// "database or disk is full", through PRAGMA max_page_count: failpoint
-// commit:KIND:N=full). The batch rolls back whole, its task fails, the
+// "database or disk is full", through PRAGMA max_page_count; PostgreSQL's
+// own disk_full: failpoint commit:KIND:N=full). The batch rolls back whole, its task fails, the
 // later phases are cancelled (R7), the run ends partial — or failed, when
 // nothing was accounted for yet (R9) — and resume finishes it once the
 // fault is gone (R8, R12). And a database that cannot be created is a clear

@@ -16,6 +16,7 @@ import (
 
 	"crmimport/fixtures/gen"
 	"crmimport/phases"
+	"crmimport/store"
 )
 
 // caseRand is the random stream of one case: it depends on the seed, the
@@ -358,7 +359,7 @@ func checkFault(c *crashCase, path string, ref *crashRef, s crashStep, res stepR
 	}
 	// R9: partial when some records are accounted for (imported or
 	// unchanged, in the batches that committed), else failed.
-	accounted := query(t, path, `SELECT sum(imported + unchanged) > 0 FROM migration_tasks WHERE migration_id = ?`, sum.Run)
+	accounted := query(t, path, `SELECT CASE WHEN sum(imported + unchanged) > 0 THEN 1 ELSE 0 END FROM migration_tasks WHERE migration_id = ?`, sum.Run)
 	wantStatus, want := string(phases.RunFailed), exitFailed
 	if accounted[0] == "1" {
 		wantStatus, want = string(phases.RunPartial), exitPartial
@@ -368,7 +369,10 @@ func checkFault(c *crashCase, path string, ref *crashRef, s crashStep, res stepR
 	}
 	reason := "injected failure at failpoint " + point
 	if strings.HasSuffix(s.fp, "=full") {
-		reason = "database or disk is full"
+		reason = "database or disk is full" // SQLite's own
+		if store.IsAddress(path) {
+			reason = "No space left on device (SQLSTATE 53100)" // PostgreSQL's disk_full
+		}
 	}
 	task := query(t, path, `SELECT status, coalesce(last_error, '') FROM migration_tasks WHERE migration_id = ? AND kind = ?`, sum.Run, kind)
 	if len(task) != 1 || !strings.HasPrefix(task[0], "failed|") || !strings.Contains(task[0], reason) {
@@ -396,13 +400,16 @@ func kindTable(k string) string { return gen.FileBase(k) }
 // says it consumed (an undo's task: the slots it took back, R16).
 func checkCheckpoints(c *crashCase, path string) {
 	c.t.Helper()
-	rows := query(c.t, path, `SELECT kind, status, json_extract(checkpoint, '$.rows'),
-		imported + unchanged + skipped + failed + removed + released + restored + cleared
-		FROM migration_tasks ORDER BY id`)
+	rows := query(c.t, path, `SELECT kind, status, imported + unchanged + skipped + failed + removed + released + restored + cleared,
+		checkpoint FROM migration_tasks ORDER BY id`)
 	for _, row := range rows {
-		f := strings.Split(row, "|")
-		if f[2] != f[3] {
-			c.fatalf("R12: task %s (%s) has consumed %s records by its checkpoint but counted %s", f[0], f[1], f[2], f[3])
+		f := strings.SplitN(row, "|", 4)
+		var cp struct{ Rows int64 }
+		if err := json.Unmarshal([]byte(f[3]), &cp); err != nil {
+			c.fatalf("task %s (%s): its checkpoint %s: %v", f[0], f[1], f[3], err)
+		}
+		if strconv.FormatInt(cp.Rows, 10) != f[2] {
+			c.fatalf("R12: task %s (%s) has consumed %d records by its checkpoint but counted %s", f[0], f[1], cp.Rows, f[2])
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"crmimport/phases"
+	"crmimport/store"
 )
 
 func crashStopsGroup(t *testing.T, ref *crashRef) {
@@ -137,6 +138,12 @@ func waitPlanned(c *crashCase, path string, p *proc) (id int64, planned bool) {
 		}
 	}()
 	for time.Now().Before(deadline) {
+		if db == nil && store.IsAddress(path) {
+			var err error
+			if db, err = sql.Open(store.PostgresDriver, path); err != nil {
+				c.fatalf("open %s: %v", path, err)
+			}
+		}
 		if db == nil {
 			if _, err := os.Stat(path + "-wal"); err == nil { // the child has opened it, in WAL mode
 				var err error
@@ -150,7 +157,8 @@ func waitPlanned(c *crashCase, path string, p *proc) (id int64, planned bool) {
 			switch {
 			case err == nil:
 				return id, true
-			case err != sql.ErrNoRows && !strings.Contains(err.Error(), "no such table"):
+			case err != sql.ErrNoRows && !strings.Contains(err.Error(), "no such table") &&
+				!strings.Contains(err.Error(), "does not exist"): // on PostgreSQL, the schema not made yet
 				c.fatalf("poll %s: %v", path, err)
 			}
 		}
