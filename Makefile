@@ -35,8 +35,9 @@ demo: build ## import the bundled demo export into a fresh demo.db and print the
 # throwaway cluster the tests start and stop (store/pgtest): both are
 # installed here when missing, as make bench installs sqlite3; no test
 # skips for want of either.
-test: tools ## the tests CI runs (real SQLite files and a real PostgreSQL server, real processes, a real browser, a small crash suite)
+test: tools ## the tests CI runs (real SQLite files and a real PostgreSQL server, real processes, a real browser, a small crash suite on each)
 	$(GO) test -count=1 ./...
+	cd cmd/crmimport && $(GO) test -count=1 -run '^TestCrash$$' -crash.dialect=postgres
 
 tools: ## install what the tests need where it is missing: Chromium, PostgreSQL (Debian packages)
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { echo "installing chromium (the desktop's browser tests)"; \
@@ -64,8 +65,9 @@ CRASH_SIZES := -crash.kills=104 -crash.stops=20 -crash.races=20 -crash.tenants=5
 CRASH_CHUNKED := -crash.contacts=2000 -crash.batch=600 -crash.kills=40 -crash.stops=6 -crash.races=4 \
 	-crash.tenants=2 -crash.faults=4 -crash.undos=10 -crash.undostops=2
 # The third pass is on PostgreSQL (issue 17), a schema per case in a
-# throwaway cluster: kills, stops, admission races, two tenants, faults.
-CRASH_POSTGRES := -crash.dialect=postgres -crash.kills=60 -crash.stops=10 -crash.races=20 -crash.tenants=5 -crash.faults=6
+# throwaway cluster: kills, stops, admission races, two tenants, faults, undos.
+CRASH_POSTGRES := -crash.dialect=postgres -crash.kills=60 -crash.stops=10 -crash.races=20 -crash.tenants=5 -crash.faults=6 \
+	-crash.undos=20 -crash.undostops=4
 crashtest: tools ## R12–R14, R16: kill, stop and race real runs and undos at 150+ points, on SQLite and on PostgreSQL; each resumed to the uninterrupted one's database
 	@seed=$${SEED:-$$(date +%s)}; \
 	for sizes in "$(CRASH_SIZES)" "$(CRASH_CHUNKED)" "$(CRASH_POSTGRES)"; do out=$$(mktemp); \

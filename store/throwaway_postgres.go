@@ -26,12 +26,7 @@ func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup
 	_, _ = rand.Read(b)
 	name := "crmimport_dry_run_" + hex.EncodeToString(b)
 	copyDSN = a.with("search_path", name)
-	src, err := openPostgresReader(ctx, dsn)
-	if err != nil {
-		return "", nil, fmt.Errorf("dry run: %w", err)
-	}
-	defer src.Close()
-	dst, err := OpenPostgres(ctx, copyDSN)
+	dst, err := CopyPostgres(ctx, dsn, copyDSN)
 	if err != nil {
 		return "", nil, fmt.Errorf("dry run: %w", err)
 	}
@@ -39,11 +34,37 @@ func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup
 		_, _ = dst.ExecContext(context.WithoutCancel(ctx), "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
 		dst.Close()
 	}
-	if err := copySchema(ctx, a.schema, name, dst); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("dry run: copy schema %s: %w", a.schema, err)
-	}
 	return copyDSN, cleanup, nil
+}
+
+// CopyPostgres copies the crmimport database at the address from into a
+// new schema at the address to, on the same server, in one snapshot of
+// the original, which is only read; it returns the copy, open. An older
+// schema is copied as it is and upgraded in the copy.
+func CopyPostgres(ctx context.Context, from, to string) (*sql.DB, error) {
+	a, err := parsePostgres(from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := parsePostgres(to)
+	if err != nil {
+		return nil, err
+	}
+	src, err := openPostgresReader(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	src.Close() // it was there
+	dst, err := OpenPostgres(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	if err := copySchema(ctx, a.schema, b.schema, dst); err != nil {
+		_, _ = dst.ExecContext(context.WithoutCancel(ctx), "DROP SCHEMA IF EXISTS "+pgx.Identifier{b.schema}.Sanitize()+" CASCADE")
+		dst.Close()
+		return nil, fmt.Errorf("copy schema %s to %s: %w", a.schema, b.schema, err)
+	}
+	return dst, nil
 }
 
 // createTable finds the tables of the schema files in the order they are

@@ -19,6 +19,7 @@ package main
 //	go test ./cmd/crmimport -run 'TestCrash/Undos/Kills' -crash.seed=S -crash.only=N -v   # replay one point
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -36,6 +37,7 @@ import (
 	"crmimport/fixtures/gen"
 	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/store"
 )
 
 var (
@@ -68,8 +70,8 @@ type undoRef struct {
 // uninterrupted, in a copy.
 func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 	t.Helper()
-	dir := t.TempDir()
-	u := &undoRef{base: dir + "/base.db", target: 2, items: map[string]int{}, phases: map[string]int{}, batches: map[string]int{}}
+	run1 := dbPath(t) // the database as run 1 left it
+	u := &undoRef{base: dbPath(t), target: 2, items: map[string]int{}, phases: map[string]int{}, batches: map[string]int{}}
 	args := runArgs(u.base, crashTenant, ref)
 	first := append(append([]string{}, args[:len(args)-1]...), "--only", undoOnly, ref.export)
 	for i, a := range [][]string{first, args} {
@@ -79,7 +81,7 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 			t.Fatalf("undo setup, run %d (exit %d): %v\n%s\n%s", i+1, r.code, err, r.stdout, r.stderr)
 		}
 		if i == 0 {
-			copyDB(t, u.base, dir+"/run1.db")
+			copyDB(t, u.base, run1)
 		}
 	}
 	u.before = crashDump(t, copyDB(t, u.base, dbPath(t)), crashTenant)
@@ -121,7 +123,7 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 	// R16 itself (the exactness tests own it): the reference against the
 	// ledger before run 2. Logged and named in the summary line, not a
 	// crash: the reference is what the engine does uninterrupted.
-	if want, got := ledgerDump(t, dir+"/run1.db"), ledgerDump(t, path); want != got {
+	if want, got := ledgerDump(t, run1), ledgerDump(t, path); want != got {
 		u.exact = shortDiff(want, got)
 		t.Logf("the reference undo does not give back the ledger before run %d: %s", u.target, u.exact)
 	}
@@ -132,6 +134,14 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 // one is left) to dst and returns dst.
 func copyDB(t *testing.T, src, dst string) string {
 	t.Helper()
+	if store.IsAddress(src) { // a schema of its own, copied on the server
+		db, err := store.CopyPostgres(context.Background(), src, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		return dst
+	}
 	for _, suffix := range []string{"", "-wal"} {
 		in, err := os.Open(src + suffix)
 		if suffix != "" && os.IsNotExist(err) {
@@ -171,7 +181,7 @@ func undoDump(t *testing.T, path string) string {
 	var b strings.Builder
 	b.WriteString(crashDump(t, path, crashTenant))
 	b.WriteString("slot_before:\n")
-	for _, r := range query(t, path, `SELECT source, kind, source_id, taken_by, coalesce(migration_id, ''),
+	for _, r := range query(t, path, `SELECT source, kind, source_id, taken_by, coalesce(CAST(migration_id AS TEXT), ''),
 		coalesce(reason, ''), coalesce(detail, ''), created_at FROM slot_before WHERE tenant_id = ?
 		ORDER BY source, kind, source_id`, crashTenant) {
 		b.WriteString("  " + r + "\n")
@@ -225,11 +235,15 @@ func (u *undoRef) batchPoints() []string {
 func undoReachable(c *crashCase, path string, id int64, u *undoRef) []string {
 	var pts []string
 	earliest := 6
-	for _, row := range query(c.t, path, `SELECT kind, phase, json_extract(checkpoint, '$.rows') FROM migration_tasks
+	for _, row := range query(c.t, path, `SELECT kind, phase, checkpoint FROM migration_tasks
 		WHERE migration_id = ? AND status <> 'succeeded' ORDER BY phase, id`, id) {
-		f := strings.Split(row, "|")
+		f := strings.SplitN(row, "|", 3)
 		ph, _ := strconv.Atoi(f[1])
-		done, _ := strconv.Atoi(f[2])
+		var cp struct{ Rows int }
+		if err := json.Unmarshal([]byte(f[2]), &cp); err != nil {
+			c.fatalf("task %s: its checkpoint %s: %v", f[0], f[2], err)
+		}
+		done := cp.Rows
 		earliest = min(earliest, ph)
 		for n := 1; n <= (u.items[f[0]]-done+*crashBatch-1) / *crashBatch; n++ {
 			pts = append(pts, fmt.Sprintf("batch:%s:%d", f[0], n))
