@@ -346,7 +346,7 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	d, err := forensics.Doctor(r.Context(), s.ro, s.eng, forensics.DoctorOptions{Tenant: q.Get("tenant"), DBPath: s.cfg.DBPath})
+	d, err := forensics.Doctor(r.Context(), s.ro, s.eng, s.doctorOptions(q.Get("tenant")))
 	if err != nil {
 		s.pageError(w, r, err)
 		return
