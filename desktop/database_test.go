@@ -190,6 +190,7 @@ func upload(t *testing.T, s *Server, name, body string) string {
 // (os.UserConfigDir()/crmimport/…, 0700), which the pages name. Not
 // parallel: it sets the environment that os.UserConfigDir reads.
 func TestPrivateFoldersOfAServersDatabase(t *testing.T) {
+	storetest.Cluster(t) // started, if it is the first, in the environment it runs in, not the one set here
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
