@@ -202,7 +202,9 @@ func (s *Server) apiImport(w http.ResponseWriter, r *http.Request) {
 }
 
 // dryRun is `run --dry-run`: the run works on a throwaway copy of the
-// database (store.Throwaway), and its summary names no run.
+// database (store.Throwaway: a copy of the file, or a schema beside a
+// server's, dropped after), and its summary names no run, and the
+// database without its password.
 func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summary, error) {
 	tmp, cleanup, err := store.Throwaway(ctx, s.cfg.DBPath)
 	if err != nil {
@@ -227,7 +229,7 @@ func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summ
 	if err != nil {
 		return report.Summary{}, err
 	}
-	rep.DryRun = s.cfg.DBPath
+	rep.DryRun = dbWords(s.cfg.DBPath)
 	return rep.Summary(), nil
 }
 
@@ -263,7 +265,7 @@ func (s *Server) logf(format string, args ...any) {
 }
 
 func (s *Server) apiDoctor(w http.ResponseWriter, r *http.Request) {
-	d, err := forensics.Doctor(r.Context(), s.ro, s.eng, forensics.DoctorOptions{Tenant: r.URL.Query().Get("tenant"), DBPath: s.cfg.DBPath})
+	d, err := forensics.Doctor(r.Context(), s.ro, s.eng, s.doctorOptions(r.URL.Query().Get("tenant")))
 	if err != nil {
 		s.fail(w, err)
 		return

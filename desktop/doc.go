@@ -20,5 +20,7 @@
 // strict Content-Security-Policy; data from exports is escaped by
 // html/template and set as text by the scripts. Files dropped onto the
 // page, and the fix folders of failed rows edited on it (fixrows.go), are
-// written 0600 in a 0700 folder beside the database.
+// written 0600 in a 0700 folder beside the database — for a database on a
+// server (PostgreSQL), which no file is beside, in the user's
+// configuration folder (files.go: privateFolder).
 package desktop

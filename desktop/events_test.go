@@ -18,11 +18,13 @@ import (
 	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
-// slowServer is a listening server whose runs pause before each of their
-// first contact batches, so that their progress can be watched.
-func slowServer(t *testing.T) *Server {
+// slowServer is a listening server on the database at addr whose runs
+// pause before each of their first contact batches, so that their
+// progress can be watched.
+func slowServer(t *testing.T, addr string) *Server {
 	t.Helper()
 	var fps []string
 	for n := 1; n <= 10; n++ {
@@ -30,7 +32,7 @@ func slowServer(t *testing.T) *Server {
 	}
 	set, err := failpoint.Parse(strings.Join(fps, ","))
 	require.NoError(t, err)
-	s, err := New(context.Background(), Config{DBPath: filepath.Join(t.TempDir(), "crm.db"),
+	s, err := New(context.Background(), Config{DBPath: addr, Folder: t.TempDir(),
 		Engine: func(db *sql.DB) *phases.Engine { return phases.New(db, set) }})
 	require.NoError(t, err)
 	go func() { _ = s.Serve() }() // ends with Shutdown
@@ -105,33 +107,35 @@ func (s *Server) stream(t *testing.T, run int64, lastID string, n int) []sse {
 // run's progress as it goes.
 func TestEventsResumeWithLastEventID(t *testing.T) {
 	t.Parallel()
-	s := slowServer(t)
-	dir := t.TempDir()
-	_, err := gen.Write(dir, gen.Config{Contacts: 600, Seed: 3})
-	require.NoError(t, err)
-	res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
-	require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
-	run := int64(doc["run"].(float64))
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := slowServer(t, addr)
+		dir := t.TempDir()
+		_, err := gen.Write(dir, gen.Config{Contacts: 600, Seed: 3})
+		require.NoError(t, err)
+		res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		run := int64(doc["run"].(float64))
 
-	first := s.stream(t, run, "", 4)
-	require.Len(t, first, 4)
-	require.Equal(t, "state", first[0].kind, "a stream starts with the current state")
-	var st runState
-	require.NoError(t, json.Unmarshal([]byte(first[0].data), &st))
-	require.Equal(t, run, st.Run)
-	for i := 1; i < len(first); i++ {
-		require.NotEqual(t, first[i-1].data, first[i].data, "an event is a change")
-	}
+		first := s.stream(t, run, "", 4)
+		require.Len(t, first, 4)
+		require.Equal(t, "state", first[0].kind, "a stream starts with the current state")
+		var st runState
+		require.NoError(t, json.Unmarshal([]byte(first[0].data), &st))
+		require.Equal(t, run, st.Run)
+		for i := 1; i < len(first); i++ {
+			require.NotEqual(t, first[i-1].data, first[i].data, "an event is a change")
+		}
 
-	again := s.stream(t, run, first[1].id, 2)
-	require.Len(t, again, 2)
-	require.Equal(t, first[2].id, again[0].id, "resumed after the last event seen")
-	require.Equal(t, first[2].data, again[0].data)
-	require.NotEqual(t, "state", again[0].kind)
-	require.Equal(t, first[3].id, again[1].id)
+		again := s.stream(t, run, first[1].id, 2)
+		require.Len(t, again, 2)
+		require.Equal(t, first[2].id, again[0].id, "resumed after the last event seen")
+		require.Equal(t, first[2].data, again[0].data)
+		require.NotEqual(t, "state", again[0].kind)
+		require.Equal(t, first[3].id, again[1].id)
 
-	gone := s.stream(t, run, "999999", 1)
-	require.Equal(t, "state", gone[0].kind, "an id the server does not hold gets the state")
+		gone := s.stream(t, run, "999999", 1)
+		require.Equal(t, "state", gone[0].kind, "an id the server does not hold gets the state")
+	})
 }
 
 // TestASecondStartIsRefused: a run started from the page runs in the
@@ -139,28 +143,30 @@ func TestEventsResumeWithLastEventID(t *testing.T) {
 // live tenant answers 409 naming the live run, with the CLI's exit code 6.
 func TestASecondStartIsRefused(t *testing.T) {
 	t.Parallel()
-	s := slowServer(t)
-	dir := t.TempDir()
-	_, err := gen.Write(dir, gen.Config{Contacts: 300, Seed: 4})
-	require.NoError(t, err)
-	req := map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30}
-	res, doc := s.api(t, http.MethodPost, "/api/imports", req)
-	require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
-	live := doc["run"].(float64)
-	res, doc = s.api(t, http.MethodPost, "/api/imports", req)
-	require.Equal(t, http.StatusConflict, res.StatusCode, doc)
-	require.Equal(t, live, doc["live_run"])
-	require.Equal(t, float64(6), doc["exit_code"])
-	require.Contains(t, doc["error"], "live run")
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := slowServer(t, addr)
+		dir := t.TempDir()
+		_, err := gen.Write(dir, gen.Config{Contacts: 300, Seed: 4})
+		require.NoError(t, err)
+		req := map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30}
+		res, doc := s.api(t, http.MethodPost, "/api/imports", req)
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		live := doc["run"].(float64)
+		res, doc = s.api(t, http.MethodPost, "/api/imports", req)
+		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+		require.Equal(t, live, doc["live_run"])
+		require.Equal(t, float64(6), doc["exit_code"])
+		require.Contains(t, doc["error"], "live run")
 
-	res, doc = s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": "", "tenant": "acme", "source": "canonical"})
-	require.Equal(t, http.StatusBadRequest, res.StatusCode)
-	require.Equal(t, float64(2), doc["exit_code"], "a request that cannot be right: the CLI's usage code")
-	res, doc = s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": filepath.Join(dir, "nope"), "tenant": "b", "source": "canonical"})
-	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode, doc)
-	require.Equal(t, float64(1), doc["exit_code"], "an export that cannot be planned, as run refuses it")
+		res, doc = s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": "", "tenant": "acme", "source": "canonical"})
+		require.Equal(t, http.StatusBadRequest, res.StatusCode)
+		require.Equal(t, float64(2), doc["exit_code"], "a request that cannot be right: the CLI's usage code")
+		res, doc = s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": filepath.Join(dir, "nope"), "tenant": "b", "source": "canonical"})
+		require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode, doc)
+		require.Equal(t, float64(1), doc["exit_code"], "an export that cannot be planned, as run refuses it")
 
-	res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", int(live)), nil)
-	require.Equal(t, http.StatusOK, res.StatusCode, doc)
-	require.Equal(t, true, doc["requested"])
+		res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", int(live)), nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, doc)
+		require.Equal(t, true, doc["requested"])
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"crmimport/store"
 )
 
 // fileEntry is one entry of a folder the New import page browses.
@@ -72,15 +74,17 @@ func (s *Server) apiFiles(w http.ResponseWriter, r *http.Request) {
 const maxUpload = 8 << 30
 
 // apiUpload saves the files dropped onto the New import page in a folder
-// of their own beside the database — the folder 0700, each file 0600 (they
-// hold customer data) — and answers its path, which the page imports.
+// of their own in the uploads' private folder (beside the database, or
+// for a server's in Config.Folder: privateFolder) — the folder 0700, each
+// file 0600 (they hold customer data) — and answers its path, which the
+// page imports.
 func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 	mr, err := r.MultipartReader()
 	if err != nil {
 		s.fail(w, badRequest("uploads: send the files as multipart/form-data: %v", err))
 		return
 	}
-	base, err := s.privateFolder(".uploads")
+	base, err := s.privateFolder(uploadsFolder)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -141,12 +145,19 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"path": dir, "files": names})
 }
 
-// privateFolder is the folder beside the database, named by suffix, where
-// the pages write what they are given (dropped files, fixed rows): 0700,
-// and 0700 again if it was made otherwise; the files in it are 0600 —
-// they hold customer data.
-func (s *Server) privateFolder(suffix string) (string, error) {
-	base := s.cfg.DBPath + suffix
+// uploadsFolder is the private folder of the files dropped onto the
+// pages (privateFolder).
+const uploadsFolder = "uploads"
+
+// privateFolder is the folder where the pages write what they are given,
+// one per kind of thing (name: uploads, fixes, profiles), made when
+// absent (folderOf says where): 0700, and 0700 again if it was made
+// otherwise; the files in it are 0600 — they hold customer data.
+func (s *Server) privateFolder(name string) (string, error) {
+	base, err := s.folderOf(name)
+	if err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", err
 	}
@@ -154,4 +165,33 @@ func (s *Server) privateFolder(suffix string) (string, error) {
 		return "", err
 	}
 	return base, nil
+}
+
+// folderOf is where privateFolder keeps the things called name: beside a
+// SQLite file, named after it (crm.db.uploads for crm.db); for a server's
+// database (PostgreSQL), which no file is beside, in Config.Folder, by
+// default the user's configuration folder's crmimport/
+// (~/.config/crmimport/uploads on Linux).
+func (s *Server) folderOf(name string) (string, error) {
+	if !store.IsAddress(s.cfg.DBPath) {
+		return s.cfg.DBPath + "." + name, nil
+	}
+	dir := s.cfg.Folder
+	if dir == "" {
+		conf, err := os.UserConfigDir()
+		if err != nil {
+			return "", fmt.Errorf("the %s of a database on a server go in the user's configuration folder: %w", name, err)
+		}
+		dir = filepath.Join(conf, "crmimport")
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// folderWords is folderOf(name) for a page to show.
+func (s *Server) folderWords(name string) string {
+	dir, err := s.folderOf(name)
+	if err != nil {
+		return err.Error()
+	}
+	return dir
 }

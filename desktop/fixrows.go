@@ -20,16 +20,16 @@ import (
 
 // Fixed rows (SPEC §9, *Failed records*): the rows a person edited on the
 // page are written as a one-file fix folder (fixfile.WriteEdited) in a
-// private folder beside the database, and a normal run over it — the
+// private folder (beside the database: privateFolder), and a normal run over it — the
 // failed run's tenant, source and profile, --only the file's kind — works
 // in this process, through the ledger (R2-R4: nothing already imported is
 // touched). One file at a time: a fix folder of edited rows holds one file,
 // and R13 admits one run per tenant. The page then asks what became of
 // each row (fixfile.Outcomes) until the run ends.
 
-// fixesFolder is the folder beside the database that holds the fix
-// folders of edited rows (the rule of the uploads' folder: privateFolder).
-const fixesFolder = ".fixes"
+// fixesFolder is the private folder that holds the fix folders of edited
+// rows (privateFolder: beside the database, as the uploads' folder).
+const fixesFolder = "fixes"
 
 // fixRequest is what POST /api/runs/{id}/fix takes: the edited rows of
 // one file of the run (its Failure.File), each its failure id and the

@@ -210,7 +210,8 @@ func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
 		Kinds, Classes []string
 		Rows           []forensics.Failure
 		Total, Shown   int64
-	}{id, q.Get("kind"), q.Get("reason"), sortedKeys(kinds), sortedKeys(classes), rows, int64(total), int64(len(rows))}})
+		Fixes          string
+	}{id, q.Get("kind"), q.Get("reason"), sortedKeys(kinds), sortedKeys(classes), rows, int64(total), int64(len(rows)), s.folderWords(fixesFolder)}})
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -339,12 +340,13 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "import", page{Title: "New import", Nav: "import", Data: struct {
 		Path, Tenant, Source, Profile, ProfileFile, Only string
 		Profiles                                         []string
-	}{q.Get("path"), q.Get("tenant"), src, prof, file, q.Get("only"), profile.BuiltinNames()}})
+		Uploads                                          string
+	}{q.Get("path"), q.Get("tenant"), src, prof, file, q.Get("only"), profile.BuiltinNames(), s.folderWords(uploadsFolder)}})
 }
 
 func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	d, err := forensics.Doctor(r.Context(), s.ro, s.eng, forensics.DoctorOptions{Tenant: q.Get("tenant"), DBPath: s.cfg.DBPath})
+	d, err := forensics.Doctor(r.Context(), s.ro, s.eng, s.doctorOptions(q.Get("tenant")))
 	if err != nil {
 		s.pageError(w, r, err)
 		return

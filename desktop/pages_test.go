@@ -13,6 +13,7 @@ import (
 	"crmimport/importer"
 	"crmimport/phases"
 	"crmimport/store"
+	"crmimport/store/storetest"
 )
 
 func writeFiles(t *testing.T, files map[string]string) string {
@@ -31,54 +32,57 @@ func writeFiles(t *testing.T, files map[string]string) string {
 // is escaped on every page.
 func TestSkippedPageOffersTheTakeOver(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	db, err := store.Open(ctx, path)
-	require.NoError(t, err)
-	imp := importer.New(phases.New(db, nil))
-	first := writeFiles(t, map[string]string{"notes.csv": "id,body,contact_id\nn-1,<script>alert(1)</script>,c-9\n"})
-	run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: first, BatchSize: 10})
-	require.NoError(t, err)
-	_, err = imp.Execute(ctx, run.ID)
-	require.NoError(t, err)
-	later := writeFiles(t, map[string]string{"contacts.csv": "id,first_name\nc-9,Ann\n"})
-	run2, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: later, BatchSize: 10})
-	require.NoError(t, err)
-	_, err = imp.Execute(ctx, run2.ID)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	s, err := New(ctx, Config{DBPath: path})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, addr)
+		require.NoError(t, err)
+		imp := importer.New(phases.New(db, nil))
+		first := writeFiles(t, map[string]string{"notes.csv": "id,body,contact_id\nn-1,<script>alert(1)</script>,c-9\n"})
+		run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: first, BatchSize: 10})
+		require.NoError(t, err)
+		_, err = imp.Execute(ctx, run.ID)
+		require.NoError(t, err)
+		later := writeFiles(t, map[string]string{"contacts.csv": "id,first_name\nc-9,Ann\n"})
+		run2, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: later, BatchSize: 10})
+		require.NoError(t, err)
+		_, err = imp.Execute(ctx, run2.ID)
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		s, err := New(ctx, Config{DBPath: addr, Folder: t.TempDir()})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 
-	w := s.do(t, req{http.MethodGet, "/runs/1/skipped", s.addr, nil, true})
-	require.Equal(t, http.StatusOK, w.Code)
-	body := w.Body.String()
-	require.Contains(t, body, "Ready to take over")
-	require.Contains(t, body, "contact_id <code>c-9</code>")
-	require.Contains(t, body, `href="/import?only=notes&amp;path=`+strings.ReplaceAll(first, "/", "%2F"))
+		w := s.do(t, req{http.MethodGet, "/runs/1/skipped", s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		body := w.Body.String()
+		require.Contains(t, body, "Ready to take over")
+		require.Contains(t, body, "contact_id <code>c-9</code>")
+		require.Contains(t, body, `href="/import?only=notes&amp;path=`+strings.ReplaceAll(first, "/", "%2F"))
 
-	w = s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true})
-	require.NotContains(t, w.Body.String(), "<script>alert(1)</script>", "export data is escaped")
+		w = s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true})
+		require.NotContains(t, w.Body.String(), "<script>alert(1)</script>", "export data is escaped")
 
-	require.NoError(t, os.RemoveAll(first))
-	w = s.do(t, req{http.MethodGet, "/runs/1/skipped", s.addr, nil, true})
-	require.Contains(t, w.Body.String(), "is not there any more")
-	require.Contains(t, w.Body.String(), `<button type="button" disabled>Import again</button>`)
+		require.NoError(t, os.RemoveAll(first))
+		w = s.do(t, req{http.MethodGet, "/runs/1/skipped", s.addr, nil, true})
+		require.Contains(t, w.Body.String(), "is not there any more")
+		require.Contains(t, w.Body.String(), `<button type="button" disabled>Import again</button>`)
+	})
 }
 
 // TestHTMLReportIsSelfContained: report --format html loads nothing from
 // anywhere and runs no script; a company's website is text, not a link.
 func TestHTMLReportIsSelfContained(t *testing.T) {
 	t.Parallel()
-	s := testServer(t)
-	w := s.do(t, req{http.MethodGet, "/runs/1/report.html", s.addr, nil, true})
-	require.Equal(t, http.StatusOK, w.Code)
-	require.Contains(t, w.Header().Get("Content-Disposition"), "attachment")
-	html := w.Body.String()
-	require.Contains(t, html, "<style>")
-	require.Contains(t, html, "<svg class=\"bar\"")
-	for _, ref := range []string{"<script", "src=", "href=", "url(", "@import", "<link"} {
-		require.NotContains(t, html, ref, "nothing that loads a resource")
-	}
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := testServer(t, addr)
+		w := s.do(t, req{http.MethodGet, "/runs/1/report.html", s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		require.Contains(t, w.Header().Get("Content-Disposition"), "attachment")
+		html := w.Body.String()
+		require.Contains(t, html, "<style>")
+		require.Contains(t, html, "<svg class=\"bar\"")
+		for _, ref := range []string{"<script", "src=", "href=", "url(", "@import", "<link"} {
+			require.NotContains(t, html, ref, "nothing that loads a resource")
+		}
+	})
 }

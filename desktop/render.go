@@ -107,7 +107,7 @@ func (s *Server) render(w http.ResponseWriter, name string, p page) {
 		http.Error(w, "crmimport: template "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	p.DB = s.cfg.DBPath
+	p.DB = dbWords(s.cfg.DBPath)
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
 		http.Error(w, "crmimport: page "+name+": "+err.Error(), http.StatusInternalServerError)

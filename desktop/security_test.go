@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,15 +16,15 @@ import (
 	"crmimport/importer"
 	"crmimport/phases"
 	"crmimport/store"
+	"crmimport/store/storetest"
 )
 
-// testServer is a server on a fresh database holding one run of the demo
-// export, not listening: tests call its handler.
-func testServer(t *testing.T) *Server {
+// testServer is a server on a fresh database at addr (storetest.RunAddress)
+// holding one run of the demo export, not listening: tests call its handler.
+func testServer(t *testing.T, addr string) *Server {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	db, err := store.Open(ctx, path)
+	db, err := store.Open(ctx, addr)
 	require.NoError(t, err)
 	imp := importer.New(phases.New(db, nil))
 	run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "demo", Source: "canonical", Input: "../fixtures/demo", BatchSize: 50})
@@ -31,10 +32,21 @@ func testServer(t *testing.T) *Server {
 	_, err = imp.Execute(ctx, run.ID)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
-	s, err := New(ctx, Config{DBPath: path})
+	s, err := New(ctx, Config{DBPath: addr, Folder: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	return s
+}
+
+// private is where the private folder called name (uploads, fixes,
+// profiles) of s must be: beside a SQLite file, named after it
+// (crm.db.uploads); for a database on a server, which no file is beside,
+// in the folder the server was given (Config.Folder).
+func private(s *Server, name string) string {
+	if store.IsAddress(s.cfg.DBPath) {
+		return filepath.Join(s.cfg.Folder, name)
+	}
+	return s.cfg.DBPath + "." + name
 }
 
 // concrete turns a route's pattern into a path it answers.
@@ -82,45 +94,47 @@ func (s *Server) do(t *testing.T, q req) *httptest.ResponseRecorder {
 // and no CORS header.
 func TestEveryRouteIsGuarded(t *testing.T) {
 	t.Parallel()
-	s := testServer(t)
-	require.NotEmpty(t, s.routes)
-	for _, rt := range s.routes {
-		p := concrete(rt.pattern)
-		t.Run(rt.method+" "+rt.pattern, func(t *testing.T) {
-			ok := map[string]string{"Authorization": "Bearer " + s.token, RequestedBy: "crmimport"}
-			for name, q := range map[string]req{
-				"ForeignHost":    {rt.method, p, "evil.example:80", ok, false},
-				"RebindingHost":  {rt.method, p, "attacker.example:" + strings.Split(s.addr, ":")[1], ok, false},
-				"EmptyHost":      {rt.method, p, "-", ok, false},
-				"OtherPortHost":  {rt.method, p, "127.0.0.1:1", ok, false},
-				"NoToken":        {rt.method, p, s.addr, map[string]string{RequestedBy: "crmimport"}, false},
-				"WrongToken":     {rt.method, p, s.addr, map[string]string{"Authorization": "Bearer " + strings.Repeat("0", 32), RequestedBy: "crmimport"}, false},
-				"WrongTokenInQS": {http.MethodGet, p + "?token=" + strings.Repeat("0", 32), s.addr, nil, false},
-			} {
-				w := s.do(t, q)
-				require.GreaterOrEqual(t, w.Code, 400, "%s: %d %s", name, w.Code, w.Body.String())
-				require.NotEqual(t, http.StatusNotFound, w.Code, "%s: refused before any route is looked at", name)
-				require.Empty(t, w.Header().Get("Set-Cookie"), name)
-			}
-			if rt.method == http.MethodPost {
-				for name, h := range map[string]map[string]string{
-					"CrossSite":        {RequestedBy: "crmimport", "Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
-					"CrossOrigin":      {RequestedBy: "crmimport", "Origin": "http://localhost:1"},
-					"NoRequestedBy":    {},
-					"WrongRequestedBy": {RequestedBy: "evil"},
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := testServer(t, addr)
+		require.NotEmpty(t, s.routes)
+		for _, rt := range s.routes {
+			p := concrete(rt.pattern)
+			t.Run(rt.method+" "+rt.pattern, func(t *testing.T) {
+				ok := map[string]string{"Authorization": "Bearer " + s.token, RequestedBy: "crmimport"}
+				for name, q := range map[string]req{
+					"ForeignHost":    {rt.method, p, "evil.example:80", ok, false},
+					"RebindingHost":  {rt.method, p, "attacker.example:" + strings.Split(s.addr, ":")[1], ok, false},
+					"EmptyHost":      {rt.method, p, "-", ok, false},
+					"OtherPortHost":  {rt.method, p, "127.0.0.1:1", ok, false},
+					"NoToken":        {rt.method, p, s.addr, map[string]string{RequestedBy: "crmimport"}, false},
+					"WrongToken":     {rt.method, p, s.addr, map[string]string{"Authorization": "Bearer " + strings.Repeat("0", 32), RequestedBy: "crmimport"}, false},
+					"WrongTokenInQS": {http.MethodGet, p + "?token=" + strings.Repeat("0", 32), s.addr, nil, false},
 				} {
-					w := s.do(t, req{rt.method, p, s.addr, h, true})
-					require.Equal(t, http.StatusForbidden, w.Code, "%s: %s", name, w.Body.String())
+					w := s.do(t, q)
+					require.GreaterOrEqual(t, w.Code, 400, "%s: %d %s", name, w.Code, w.Body.String())
+					require.NotEqual(t, http.StatusNotFound, w.Code, "%s: refused before any route is looked at", name)
+					require.Empty(t, w.Header().Get("Set-Cookie"), name)
 				}
-			}
-			w := s.do(t, req{rt.method, p, s.addr, ok, false})
-			require.Contains(t, w.Header().Get("Content-Security-Policy"), "default-src 'none'")
-			require.Contains(t, w.Header().Get("Content-Security-Policy"), "script-src 'self'")
-			for k := range w.Header() {
-				require.False(t, strings.HasPrefix(strings.ToLower(k), "access-control-"), "no CORS header: %s", k)
-			}
-		})
-	}
+				if rt.method == http.MethodPost {
+					for name, h := range map[string]map[string]string{
+						"CrossSite":        {RequestedBy: "crmimport", "Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+						"CrossOrigin":      {RequestedBy: "crmimport", "Origin": "http://localhost:1"},
+						"NoRequestedBy":    {},
+						"WrongRequestedBy": {RequestedBy: "evil"},
+					} {
+						w := s.do(t, req{rt.method, p, s.addr, h, true})
+						require.Equal(t, http.StatusForbidden, w.Code, "%s: %s", name, w.Body.String())
+					}
+				}
+				w := s.do(t, req{rt.method, p, s.addr, ok, false})
+				require.Contains(t, w.Header().Get("Content-Security-Policy"), "default-src 'none'")
+				require.Contains(t, w.Header().Get("Content-Security-Policy"), "script-src 'self'")
+				for k := range w.Header() {
+					require.False(t, strings.HasPrefix(strings.ToLower(k), "access-control-"), "no CORS header: %s", k)
+				}
+			})
+		}
+	})
 }
 
 // TestTokenBecomesAnInstanceCookie: the token in the URL is taken once
@@ -129,53 +143,72 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 // cookie of another name with the right value does not.
 func TestTokenBecomesAnInstanceCookie(t *testing.T) {
 	t.Parallel()
-	s := testServer(t)
-	require.Len(t, s.token, 32, "128 bits, hex")
-	w := s.do(t, req{http.MethodGet, "/runs/1?token=" + s.token, s.addr, nil, false})
-	require.Equal(t, http.StatusSeeOther, w.Code)
-	require.Equal(t, "/runs/1", w.Header().Get("Location"))
-	c := w.Result().Cookies()
-	require.Len(t, c, 1)
-	require.Equal(t, s.cookie, c[0].Name)
-	require.True(t, strings.HasPrefix(s.cookie, "crmimport_") && len(s.cookie) > len("crmimport_"))
-	require.True(t, c[0].HttpOnly)
-	require.Equal(t, http.SameSiteStrictMode, c[0].SameSite)
-	require.Equal(t, http.StatusOK, s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true}).Code)
-	r := httptest.NewRequest(http.MethodGet, "/runs/1", nil)
-	r.Host = s.addr
-	r.AddCookie(&http.Cookie{Name: "crmimport_other", Value: s.token})
-	w = httptest.NewRecorder()
-	s.Handler().ServeHTTP(w, r)
-	require.Equal(t, http.StatusUnauthorized, w.Code, "another instance's cookie name")
-	other := testServer(t)
-	require.NotEqual(t, s.cookie, other.cookie, "each instance names its cookie")
-	require.NotEqual(t, s.token, other.token)
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := testServer(t, addr)
+		require.Len(t, s.token, 32, "128 bits, hex")
+		w := s.do(t, req{http.MethodGet, "/runs/1?token=" + s.token, s.addr, nil, false})
+		require.Equal(t, http.StatusSeeOther, w.Code)
+		require.Equal(t, "/runs/1", w.Header().Get("Location"))
+		c := w.Result().Cookies()
+		require.Len(t, c, 1)
+		require.Equal(t, s.cookie, c[0].Name)
+		require.True(t, strings.HasPrefix(s.cookie, "crmimport_") && len(s.cookie) > len("crmimport_"))
+		require.True(t, c[0].HttpOnly)
+		require.Equal(t, http.SameSiteStrictMode, c[0].SameSite)
+		w = s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		r := httptest.NewRequest(http.MethodGet, "/runs/1", nil)
+		r.Host = s.addr
+		r.AddCookie(&http.Cookie{Name: "crmimport_other", Value: s.token})
+		w = httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, r)
+		require.Equal(t, http.StatusUnauthorized, w.Code, "another instance's cookie name")
+		other, err := New(context.Background(), Config{DBPath: addr, Folder: t.TempDir()}) // another instance on the same database
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, other.Shutdown(context.Background())) })
+		require.NotEqual(t, s.cookie, other.cookie, "each instance names its cookie")
+		require.NotEqual(t, s.token, other.token)
+	})
 }
 
 // TestNoGetChangesAnything: every GET route, answered with a valid token,
 // leaves the database as it was.
 func TestNoGetChangesAnything(t *testing.T) {
 	t.Parallel()
-	s := testServer(t)
-	before := snapshot(t, s)
-	for _, rt := range s.routes {
-		if rt.method != http.MethodGet || strings.HasSuffix(rt.pattern, "/events") {
-			continue
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := testServer(t, addr)
+		before := snapshot(t, s)
+		for _, rt := range s.routes {
+			if rt.method != http.MethodGet || strings.HasSuffix(rt.pattern, "/events") {
+				continue
+			}
+			s.do(t, req{rt.method, concrete(rt.pattern), s.addr, nil, true})
 		}
-		s.do(t, req{rt.method, concrete(rt.pattern), s.addr, nil, true})
-	}
-	require.Equal(t, before, snapshot(t, s))
+		require.Equal(t, before, snapshot(t, s))
+	})
 }
 
+// snapshot is what a change would change: the counts of runs, slots, log
+// lines and companies, and each run's status and stop request.
 func snapshot(t *testing.T, s *Server) string {
 	t.Helper()
 	var b strings.Builder
 	for _, q := range []string{`SELECT count(*) FROM migrations`, `SELECT count(*) FROM migration_records`, `SELECT count(*) FROM run_log`,
-		`SELECT group_concat(status || cancellation_requested) FROM migrations`, `SELECT count(*) FROM companies`} {
-		var v string
-		require.NoError(t, s.ro.QueryRow(q).Scan(&v))
-		b.WriteString(v + "|")
+		`SELECT count(*) FROM companies`} {
+		var n int64
+		require.NoError(t, s.ro.QueryRow(q).Scan(&n))
+		fmt.Fprintf(&b, "%d|", n)
 	}
+	rows, err := s.ro.Query(`SELECT id, status, cancellation_requested FROM migrations ORDER BY id`)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var id, stop int64
+		var status string
+		require.NoError(t, rows.Scan(&id, &status, &stop))
+		fmt.Fprintf(&b, "%d %s %d|", id, status, stop)
+	}
+	require.NoError(t, rows.Err())
 	return b.String()
 }
 
@@ -194,42 +227,50 @@ func TestAddrMustBeLoopback(t *testing.T) {
 }
 
 // TestUploadsArePrivate: files dropped onto the page are written 0600 in a
-// 0700 folder beside the database, and a name cannot climb out of it.
+// 0700 folder beside the database (in Config.Folder for a database on a
+// server), and a name cannot climb out of it.
 func TestUploadsArePrivate(t *testing.T) {
 	t.Parallel()
-	s := testServer(t)
-	var body strings.Builder
-	body.WriteString("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"contacts.csv\"\r\n\r\nid,first_name\nc1,Ann\n\r\n--B--\r\n")
-	r := httptest.NewRequest(http.MethodPost, "/api/uploads", strings.NewReader(body.String()))
-	r.Host = s.addr
-	r.Header.Set("Content-Type", "multipart/form-data; boundary=B")
-	r.Header.Set(RequestedBy, "crmimport")
-	r.AddCookie(&http.Cookie{Name: s.cookie, Value: s.token})
-	w := httptest.NewRecorder()
-	s.Handler().ServeHTTP(w, r)
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	dirs, err := filepath.Glob(s.cfg.DBPath + ".uploads/*")
-	require.NoError(t, err)
-	require.Len(t, dirs, 1)
-	for _, p := range []string{s.cfg.DBPath + ".uploads", dirs[0]} {
-		st, err := os.Stat(p)
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := testServer(t, addr)
+		var body strings.Builder
+		body.WriteString("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"contacts.csv\"\r\n\r\nid,first_name\nc1,Ann\n\r\n--B--\r\n")
+		r := httptest.NewRequest(http.MethodPost, "/api/uploads", strings.NewReader(body.String()))
+		r.Host = s.addr
+		r.Header.Set("Content-Type", "multipart/form-data; boundary=B")
+		r.Header.Set(RequestedBy, "crmimport")
+		r.AddCookie(&http.Cookie{Name: s.cookie, Value: s.token})
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, r)
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		dirs, err := filepath.Glob(filepath.Join(private(s, uploadsFolder), "*"))
 		require.NoError(t, err)
-		require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), p)
-	}
-	st, err := os.Stat(filepath.Join(dirs[0], "contacts.csv"))
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+		require.Len(t, dirs, 1)
+		for _, p := range []string{private(s, uploadsFolder), dirs[0]} {
+			st, err := os.Stat(p)
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), p)
+		}
+		st, err := os.Stat(filepath.Join(dirs[0], "contacts.csv"))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
-	body.Reset()
-	body.WriteString("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../../escape.csv\"\r\n\r\nx\r\n--B--\r\n")
-	r = httptest.NewRequest(http.MethodPost, "/api/uploads", strings.NewReader(body.String()))
-	r.Host = s.addr
-	r.Header.Set("Content-Type", "multipart/form-data; boundary=B")
-	r.Header.Set(RequestedBy, "crmimport")
-	r.AddCookie(&http.Cookie{Name: s.cookie, Value: s.token})
-	w = httptest.NewRecorder()
-	s.Handler().ServeHTTP(w, r)
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	_, err = os.Stat(filepath.Join(filepath.Dir(s.cfg.DBPath), "escape.csv"))
-	require.ErrorIs(t, err, os.ErrNotExist, "a dropped file stays in its folder")
+		body.Reset()
+		body.WriteString("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../../escape.csv\"\r\n\r\nx\r\n--B--\r\n")
+		r = httptest.NewRequest(http.MethodPost, "/api/uploads", strings.NewReader(body.String()))
+		r.Host = s.addr
+		r.Header.Set("Content-Type", "multipart/form-data; boundary=B")
+		r.Header.Set(RequestedBy, "crmimport")
+		r.AddCookie(&http.Cookie{Name: s.cookie, Value: s.token})
+		w = httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, r)
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		_, err = os.Stat(filepath.Join(filepath.Dir(private(s, uploadsFolder)), "escape.csv"))
+		require.ErrorIs(t, err, os.ErrNotExist, "a dropped file stays in its folder")
+		if !store.IsAddress(s.cfg.DBPath) {
+			left, err := os.ReadDir(s.cfg.Folder)
+			require.NoError(t, err)
+			require.Empty(t, left, "beside a SQLite file, Config.Folder is not used")
+		}
+	})
 }

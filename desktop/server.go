@@ -27,9 +27,15 @@ var embedded embed.FS
 
 // Config is what `crmimport ui` starts a server with.
 type Config struct {
-	DBPath string // the database; made when absent (an import can start here)
+	DBPath string // the database, a SQLite file's path or a postgres:// address; made when absent (an import can start here)
 	Addr   string // a loopback address; port 0 takes a free one
 	Assets string // a folder to serve the templates and static files from, for development; "" for the embedded ones
+	// Folder is where the pages write what they are given — dropped
+	// files, fixed rows, saved profiles (privateFolder) — when the
+	// database is a server's, which no file can be beside: "" for the
+	// user's configuration folder's crmimport/ (os.UserConfigDir). Beside
+	// a SQLite file they go beside it, and Folder is not used.
+	Folder string
 	// Failpoints is passed to the engine of the runs started here.
 	Engine func(db *sql.DB) *phases.Engine
 	// Log is told what happens in the background (a run started here that

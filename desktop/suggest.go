@@ -27,9 +27,10 @@ import (
 // loader, as `run --profile FILE` reads it — and the draft is saved as a
 // profile file that the New import page takes.
 
-// profilesFolder is the folder beside the database where profiles saved
-// by a bare file name go (the rule of the uploads' folder: privateFolder).
-const profilesFolder = ".profiles"
+// profilesFolder is the private folder where profiles saved by a bare
+// file name go (privateFolder: beside the database, as the uploads'
+// folder).
+const profilesFolder = "profiles"
 
 // maxDraft bounds a posted draft: an export of a few hundred columns with
 // their samples is well within it.
@@ -58,9 +59,9 @@ func (s *Server) profileNewPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, "suggest", page{Title: "Suggest a profile", Nav: "profiles", Data: struct {
-		Path, Kinds string
-		Folder      string
-	}{r.URL.Query().Get("path"), string(kinds), s.cfg.DBPath + profilesFolder}})
+		Path, Kinds     string
+		Folder, Uploads string
+	}{r.URL.Query().Get("path"), string(kinds), s.folderWords(profilesFolder), s.folderWords(uploadsFolder)}})
 }
 
 // suggestRequest is what POST /api/profiles/suggest takes: the paths of
@@ -178,7 +179,7 @@ func checkWords(d *suggest.Draft) []string {
 }
 
 // saveRequest is what POST /api/profiles/save takes: the draft, the file
-// to write it to (a bare name goes beside the database), and whether an
+// to write it to (a bare name goes in the profiles' private folder), and whether an
 // existing file of that name may be replaced.
 type saveRequest struct {
 	Draft     *suggest.Draft `json:"draft"`
@@ -230,7 +231,7 @@ func (s *Server) apiSave(w http.ResponseWriter, r *http.Request) {
 }
 
 // profileFile is where a profile named file is written: a bare name in
-// the profiles folder beside the database, an absolute path as it is; a
+// the profiles' private folder (privateFolder), an absolute path as it is; a
 // name without an extension gets .yaml.
 func (s *Server) profileFile(file, draftName string) (string, error) {
 	file = strings.TrimSpace(file)
@@ -251,7 +252,7 @@ func (s *Server) profileFile(file, draftName string) (string, error) {
 		return filepath.Clean(file), nil
 	}
 	if filepath.Base(file) != file || strings.HasPrefix(file, ".") {
-		return "", badRequest("%s: give a file name (saved beside the database) or a full path", file)
+		return "", badRequest("%s: give a file name (saved in %s) or a full path", file, s.folderWords(profilesFolder))
 	}
 	dir, err := s.privateFolder(profilesFolder)
 	if err != nil {

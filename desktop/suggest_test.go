@@ -13,6 +13,7 @@ import (
 
 	"crmimport/importer/profile"
 	"crmimport/importer/suggest"
+	"crmimport/store/storetest"
 )
 
 // zohoExport is an export of a CRM no built-in profile reads (Zoho's
@@ -29,10 +30,10 @@ func zohoExport(t *testing.T) string {
 	})
 }
 
-// editorServer is a server on a fresh database, not listening.
-func editorServer(t *testing.T) *Server {
+// editorServer is a server on a fresh database at addr, not listening.
+func editorServer(t *testing.T, addr string) *Server {
 	t.Helper()
-	s, err := New(context.Background(), Config{DBPath: filepath.Join(t.TempDir(), "crm.db")})
+	s, err := New(context.Background(), Config{DBPath: addr, Folder: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	return s
@@ -75,119 +76,121 @@ type previewDoc struct {
 // replace it unless told, and answers New import prefilled with it.
 func TestSuggestPreviewSave(t *testing.T) {
 	t.Parallel()
-	s := editorServer(t)
-	dir := zohoExport(t)
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := editorServer(t, addr)
+		dir := zohoExport(t)
 
-	w := s.post(t, "/api/profiles/suggest", map[string]any{"paths": []string{dir}, "name": "zoho"})
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	d := decode[suggest.Draft](t, w)
-	require.Equal(t, "zoho", d.Name)
-	require.Len(t, d.Files, 2)
-	contacts := fileOf(t, &d, "Contacts_2024_08_27.csv")
-	require.EqualValues(t, "contact", contacts.Kind)
-	require.Equal(t, "id", columnOf(t, contacts, "Record Id").Field)
-	designation := columnOf(t, contacts, "Designation")
-	require.NotEqual(t, "title", designation.Field, "the premise: no profile spells Designation, so the suggestion does not place it")
+		w := s.post(t, "/api/profiles/suggest", map[string]any{"paths": []string{dir}, "name": "zoho"})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		d := decode[suggest.Draft](t, w)
+		require.Equal(t, "zoho", d.Name)
+		require.Len(t, d.Files, 2)
+		contacts := fileOf(t, &d, "Contacts_2024_08_27.csv")
+		require.EqualValues(t, "contact", contacts.Kind)
+		require.Equal(t, "id", columnOf(t, contacts, "Record Id").Field)
+		designation := columnOf(t, contacts, "Designation")
+		require.NotEqual(t, "title", designation.Field, "the premise: no profile spells Designation, so the suggestion does not place it")
 
-	preview := func(d *suggest.Draft) (int, previewDoc) {
-		w := s.post(t, "/api/profiles/preview", map[string]any{"draft": d, "ref": contacts.Ref, "rows": 5})
-		return w.Code, decode[previewDoc](t, w)
-	}
-	code, p := preview(&d)
-	require.Equal(t, http.StatusOK, code, p.Error)
-	require.Empty(t, p.Check)
-	require.Empty(t, p.Problem)
-	require.Len(t, p.Rows, 2)
-	require.Equal(t, "3652397000000624101", p.Rows[0].ID)
-	require.Equal(t, 2, p.Rows[0].Line)
-	require.Empty(t, p.Rows[0].Fields["title"])
-	require.Equal(t, "Head of Sales", p.Rows[0].Extra["Designation"])
-	require.Equal(t, "<img src=x>", p.Rows[0].Extra["<b>Remark</b>"], "kept as it is, in extra")
-	require.Empty(t, p.Rows[0].Error)
+		preview := func(d *suggest.Draft) (int, previewDoc) {
+			w := s.post(t, "/api/profiles/preview", map[string]any{"draft": d, "ref": contacts.Ref, "rows": 5})
+			return w.Code, decode[previewDoc](t, w)
+		}
+		code, p := preview(&d)
+		require.Equal(t, http.StatusOK, code, p.Error)
+		require.Empty(t, p.Check)
+		require.Empty(t, p.Problem)
+		require.Len(t, p.Rows, 2)
+		require.Equal(t, "3652397000000624101", p.Rows[0].ID)
+		require.Equal(t, 2, p.Rows[0].Line)
+		require.Empty(t, p.Rows[0].Fields["title"])
+		require.Equal(t, "Head of Sales", p.Rows[0].Extra["Designation"])
+		require.Equal(t, "<img src=x>", p.Rows[0].Extra["<b>Remark</b>"], "kept as it is, in extra")
+		require.Empty(t, p.Rows[0].Error)
 
-	// The change the editor makes: Designation gives title.
-	designation.Field, designation.Why, designation.Sure = "title", "chosen in the editor", suggest.Sure
-	code, p = preview(&d)
-	require.Equal(t, http.StatusOK, code, p.Error)
-	require.Empty(t, p.Check)
-	require.Equal(t, "Head of Sales", p.Rows[0].Fields["title"])
-	require.Equal(t, "Baker", p.Rows[1].Fields["title"])
-	require.NotContains(t, p.Rows[0].Extra, "Designation")
+		// The change the editor makes: Designation gives title.
+		designation.Field, designation.Why, designation.Sure = "title", "chosen in the editor", suggest.Sure
+		code, p = preview(&d)
+		require.Equal(t, http.StatusOK, code, p.Error)
+		require.Empty(t, p.Check)
+		require.Equal(t, "Head of Sales", p.Rows[0].Fields["title"])
+		require.Equal(t, "Baker", p.Rows[1].Fields["title"])
+		require.NotContains(t, p.Rows[0].Extra, "Designation")
 
-	// A field given twice: Check says so, in the preview and on save.
-	last := columnOf(t, contacts, "Last Name")
-	last.Field = "first_name"
-	code, p = preview(&d)
-	require.NotEmpty(t, p.Check, "code %d: %+v", code, p)
-	w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "broken.yaml"})
-	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
-	require.Contains(t, w.Body.String(), "the profile is not saved")
-	_, err := os.Stat(filepath.Join(s.cfg.DBPath+profilesFolder, "broken.yaml"))
-	require.ErrorIs(t, err, os.ErrNotExist, "a draft Check refuses is not written")
-	last.Field = "last_name"
+		// A field given twice: Check says so, in the preview and on save.
+		last := columnOf(t, contacts, "Last Name")
+		last.Field = "first_name"
+		code, p = preview(&d)
+		require.NotEmpty(t, p.Check, "code %d: %+v", code, p)
+		w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "broken.yaml"})
+		require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+		require.Contains(t, w.Body.String(), "the profile is not saved")
+		_, err := os.Stat(filepath.Join(private(s, profilesFolder), "broken.yaml"))
+		require.ErrorIs(t, err, os.ErrNotExist, "a draft Check refuses is not written")
+		last.Field = "last_name"
 
-	// A file left out has no rows to show.
-	accounts := fileOf(t, &d, "Accounts_2024_08_27.csv")
-	kind := accounts.Kind
-	accounts.Kind = ""
-	w = s.post(t, "/api/profiles/preview", map[string]any{"draft": &d, "ref": accounts.Ref})
-	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
-	require.Contains(t, w.Body.String(), "left out")
-	accounts.Kind = kind
+		// A file left out has no rows to show.
+		accounts := fileOf(t, &d, "Accounts_2024_08_27.csv")
+		kind := accounts.Kind
+		accounts.Kind = ""
+		w = s.post(t, "/api/profiles/preview", map[string]any{"draft": &d, "ref": accounts.Ref})
+		require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+		require.Contains(t, w.Body.String(), "left out")
+		accounts.Kind = kind
 
-	// Saved beside the database, 0600 in a 0700 folder.
-	w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "zoho.yaml", "export": dir})
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	saved := decode[struct {
-		File      string `json:"file"`
-		Profile   string `json:"profile"`
-		ImportURL string `json:"import_url"`
-	}](t, w)
-	require.Equal(t, filepath.Join(s.cfg.DBPath+profilesFolder, "zoho.yaml"), saved.File)
-	st, err := os.Stat(saved.File)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	st, err = os.Stat(filepath.Dir(saved.File))
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
-	text, err := os.ReadFile(saved.File)
-	require.NoError(t, err)
-	prof, err := profile.Load("zoho.yaml", text)
-	require.NoError(t, err, "the loader reads what was saved")
-	require.Equal(t, "zoho", prof.Name)
-	u, err := url.Parse(saved.ImportURL)
-	require.NoError(t, err)
-	require.Equal(t, "/import", u.Path)
-	require.Equal(t, saved.File, u.Query().Get("profile"))
-	require.Equal(t, dir, u.Query().Get("path"))
-	require.Equal(t, "zoho", u.Query().Get("source"))
+		// Saved beside the database, 0600 in a 0700 folder.
+		w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "zoho.yaml", "export": dir})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		saved := decode[struct {
+			File      string `json:"file"`
+			Profile   string `json:"profile"`
+			ImportURL string `json:"import_url"`
+		}](t, w)
+		require.Equal(t, filepath.Join(private(s, profilesFolder), "zoho.yaml"), saved.File)
+		st, err := os.Stat(saved.File)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+		st, err = os.Stat(filepath.Dir(saved.File))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+		text, err := os.ReadFile(saved.File)
+		require.NoError(t, err)
+		prof, err := profile.Load("zoho.yaml", text)
+		require.NoError(t, err, "the loader reads what was saved")
+		require.Equal(t, "zoho", prof.Name)
+		u, err := url.Parse(saved.ImportURL)
+		require.NoError(t, err)
+		require.Equal(t, "/import", u.Path)
+		require.Equal(t, saved.File, u.Query().Get("profile"))
+		require.Equal(t, dir, u.Query().Get("path"))
+		require.Equal(t, "zoho", u.Query().Get("source"))
 
-	// The New import page takes it as a profile file.
-	page := s.do(t, req{http.MethodGet, saved.ImportURL, s.addr, nil, true})
-	require.Equal(t, http.StatusOK, page.Code)
-	require.Contains(t, page.Body.String(), `name="profile_file" type="text" value="`+saved.File+`"`)
+		// The New import page takes it as a profile file.
+		page := s.do(t, req{http.MethodGet, saved.ImportURL, s.addr, nil, true})
+		require.Equal(t, http.StatusOK, page.Code)
+		require.Contains(t, page.Body.String(), `name="profile_file" type="text" value="`+saved.File+`"`)
 
-	// Not replaced unless told.
-	designation.Field = ""
-	w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "zoho.yaml"})
-	require.Equal(t, http.StatusConflict, w.Code, w.Body.String())
-	require.Contains(t, w.Body.String(), "exists")
-	again, err := os.ReadFile(saved.File)
-	require.NoError(t, err)
-	require.Equal(t, string(text), string(again), "the file is as it was")
-	require.NoError(t, os.Chmod(saved.File, 0o644))
-	w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "zoho.yaml", "overwrite": true})
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	again, err = os.ReadFile(saved.File)
-	require.NoError(t, err)
-	require.NotEqual(t, string(text), string(again), "replaced when told")
-	st, err = os.Stat(saved.File)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "a replaced file is made 0600 again")
+		// Not replaced unless told.
+		designation.Field = ""
+		w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "zoho.yaml"})
+		require.Equal(t, http.StatusConflict, w.Code, w.Body.String())
+		require.Contains(t, w.Body.String(), "exists")
+		again, err := os.ReadFile(saved.File)
+		require.NoError(t, err)
+		require.Equal(t, string(text), string(again), "the file is as it was")
+		require.NoError(t, os.Chmod(saved.File, 0o644))
+		w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "zoho.yaml", "overwrite": true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		again, err = os.ReadFile(saved.File)
+		require.NoError(t, err)
+		require.NotEqual(t, string(text), string(again), "replaced when told")
+		st, err = os.Stat(saved.File)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "a replaced file is made 0600 again")
 
-	// A file name that climbs out of the folder is refused.
-	w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "../zoho.yaml"})
-	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+		// A file name that climbs out of the folder is refused.
+		w = s.post(t, "/api/profiles/save", map[string]any{"draft": &d, "file": "../zoho.yaml"})
+		require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+	})
 }
 
 // TestEditorRoutesAreGuarded: the editor's POSTs go through the guard
@@ -195,35 +198,39 @@ func TestSuggestPreviewSave(t *testing.T) {
 // are refused before anything is read.
 func TestEditorRoutesAreGuarded(t *testing.T) {
 	t.Parallel()
-	s := editorServer(t)
-	dir := zohoExport(t)
-	for _, p := range []string{"/api/profiles/suggest", "/api/profiles/preview", "/api/profiles/save"} {
-		for name, h := range map[string]map[string]string{
-			"NoRequestedBy": {},
-			"CrossSite":     {RequestedBy: "crmimport", "Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
-		} {
-			r := req{http.MethodPost, p, s.addr, h, true}
-			w := s.do(t, r)
-			require.Equal(t, http.StatusForbidden, w.Code, "%s %s: %s", p, name, w.Body.String())
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := editorServer(t, addr)
+		dir := zohoExport(t)
+		for _, p := range []string{"/api/profiles/suggest", "/api/profiles/preview", "/api/profiles/save"} {
+			for name, h := range map[string]map[string]string{
+				"NoRequestedBy": {},
+				"CrossSite":     {RequestedBy: "crmimport", "Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+			} {
+				r := req{http.MethodPost, p, s.addr, h, true}
+				w := s.do(t, r)
+				require.Equal(t, http.StatusForbidden, w.Code, "%s %s: %s", p, name, w.Body.String())
+			}
 		}
-	}
-	w := s.post(t, "/api/profiles/suggest", map[string]any{"paths": []string{dir}})
-	require.Equal(t, http.StatusOK, w.Code, "the same request with the header: %s", w.Body.String())
-	_, err := os.Stat(s.cfg.DBPath + profilesFolder)
-	require.ErrorIs(t, err, os.ErrNotExist, "nothing written by a refused save")
+		w := s.post(t, "/api/profiles/suggest", map[string]any{"paths": []string{dir}})
+		require.Equal(t, http.StatusOK, w.Code, "the same request with the header: %s", w.Body.String())
+		_, err := os.Stat(private(s, profilesFolder))
+		require.ErrorIs(t, err, os.ErrNotExist, "nothing written by a refused save")
+	})
 }
 
 // TestEditorPageEscapes: the editor page and the Profiles page's entry.
 func TestEditorPageEscapes(t *testing.T) {
 	t.Parallel()
-	s := editorServer(t)
-	w := s.do(t, req{http.MethodGet, "/profiles", s.addr, nil, true})
-	require.Equal(t, http.StatusOK, w.Code)
-	require.Contains(t, w.Body.String(), `href="/profiles/new"`)
-	w = s.do(t, req{http.MethodGet, "/profiles/new?path=" + url.QueryEscape(`/tmp/"><script>x</script>`), s.addr, nil, true})
-	require.Equal(t, http.StatusOK, w.Code)
-	body := w.Body.String()
-	require.NotContains(t, body, "<script>x")
-	require.Contains(t, body, `<script src="/static/editor.js" defer></script>`)
-	require.Equal(t, 2, strings.Count(body, "<script"), "no inline script: editor.js and app.js")
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := editorServer(t, addr)
+		w := s.do(t, req{http.MethodGet, "/profiles", s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		require.Contains(t, w.Body.String(), `href="/profiles/new"`)
+		w = s.do(t, req{http.MethodGet, "/profiles/new?path=" + url.QueryEscape(`/tmp/"><script>x</script>`), s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		body := w.Body.String()
+		require.NotContains(t, body, "<script>x")
+		require.Contains(t, body, `<script src="/static/editor.js" defer></script>`)
+		require.Equal(t, 2, strings.Count(body, "<script"), "no inline script: editor.js and app.js")
+	})
 }

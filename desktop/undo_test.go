@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,16 +14,16 @@ import (
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
+	"crmimport/store/storetest"
 	"crmimport/undo"
 )
 
-// undoServer is a listening server on a database where each export of
-// runs was imported in turn into tenant acme (source canonical).
-func undoServer(t *testing.T, runs ...importer.RunSpec) *Server {
+// undoServer is a listening server on the database at addr where each
+// export of runs was imported in turn into tenant acme (source canonical).
+func undoServer(t *testing.T, addr string, runs ...importer.RunSpec) *Server {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	db, err := store.Open(ctx, path)
+	db, err := store.Open(ctx, addr)
 	require.NoError(t, err)
 	imp := importer.New(phases.New(db, nil))
 	for _, spec := range runs {
@@ -35,7 +34,7 @@ func undoServer(t *testing.T, runs ...importer.RunSpec) *Server {
 		require.NoError(t, err)
 	}
 	require.NoError(t, db.Close())
-	s, err := New(ctx, Config{DBPath: path})
+	s, err := New(ctx, Config{DBPath: addr, Folder: t.TempDir()})
 	require.NoError(t, err)
 	go func() { _ = s.Serve() }() // ends with Shutdown
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -84,74 +83,76 @@ func (s *Server) rowsOf(t *testing.T, tenant string, id int64) (rows, slots int)
 // Undo disabled saying why.
 func TestUndoFromTheAPI(t *testing.T) {
 	t.Parallel()
-	s := undoServer(t, importer.RunSpec{Tenant: "demo", Source: "canonical", Input: "../fixtures/demo"})
-	rows, slots := s.rowsOf(t, "demo", 1)
-	require.Positive(t, rows)
-	require.Positive(t, slots)
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := undoServer(t, addr, importer.RunSpec{Tenant: "demo", Source: "canonical", Input: "../fixtures/demo"})
+		rows, slots := s.rowsOf(t, "demo", 1)
+		require.Positive(t, rows)
+		require.Positive(t, slots)
 
-	w := s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true})
-	require.Contains(t, w.Body.String(), fmt.Sprintf(`data-undo="/api/runs/1/undo" data-run="1"  title="">Undo — take back %d records</button>`, slots),
-		"Undo is enabled and says how many records it takes back")
+		w := s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true})
+		require.Contains(t, w.Body.String(), fmt.Sprintf(`data-undo="/api/runs/1/undo" data-run="1"  title="">Undo — take back %d records</button>`, slots),
+			"Undo is enabled and says how many records it takes back")
 
-	before := snapshot(t, s)
-	res, doc := s.api(t, http.MethodGet, "/api/runs/1/undo", nil)
-	require.Equal(t, http.StatusOK, res.StatusCode, doc)
-	p, err := undo.Build(context.Background(), s.ro, s.eng, 1, false)
-	require.NoError(t, err)
-	want, err := json.Marshal(p.Preview())
-	require.NoError(t, err)
-	var wantDoc map[string]any
-	require.NoError(t, json.Unmarshal(want, &wantDoc))
-	require.Equal(t, wantDoc, doc, "the preview is the plan's, as --dry-run --json prints it")
-	require.Equal(t, true, doc["dry_run"])
-	require.Equal(t, float64(slots), doc["total"])
-	require.Equal(t, before, snapshot(t, s), "a preview writes nothing")
+		before := snapshot(t, s)
+		res, doc := s.api(t, http.MethodGet, "/api/runs/1/undo", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, doc)
+		p, err := undo.Build(context.Background(), s.ro, s.eng, 1, false)
+		require.NoError(t, err)
+		want, err := json.Marshal(p.Preview())
+		require.NoError(t, err)
+		var wantDoc map[string]any
+		require.NoError(t, json.Unmarshal(want, &wantDoc))
+		require.Equal(t, wantDoc, doc, "the preview is the plan's, as --dry-run --json prints it")
+		require.Equal(t, true, doc["dry_run"])
+		require.Equal(t, float64(slots), doc["total"])
+		require.Equal(t, before, snapshot(t, s), "a preview writes nothing")
 
-	res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", nil) // no body: not under cascade
-	require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
-	require.Equal(t, float64(2), doc["run"])
-	require.Equal(t, "/runs/2", doc["url"])
-	require.Equal(t, float64(slots), doc["total"])
-	require.Equal(t, phases.RunSucceeded, s.waitDone(t, 2).Status)
-	rows, slots = s.rowsOf(t, "demo", 1)
-	require.Zero(t, rows, "the run's rows are gone")
-	require.Zero(t, slots, "and its slots")
-	run, err := phases.LoadRun(context.Background(), s.ro, 1)
-	require.NoError(t, err)
-	require.Equal(t, int64(2), run.UndoneBy)
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", nil) // no body: not under cascade
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		require.Equal(t, float64(2), doc["run"])
+		require.Equal(t, "/runs/2", doc["url"])
+		require.Equal(t, float64(slots), doc["total"])
+		require.Equal(t, phases.RunSucceeded, s.waitDone(t, 2).Status)
+		rows, slots = s.rowsOf(t, "demo", 1)
+		require.Zero(t, rows, "the run's rows are gone")
+		require.Zero(t, slots, "and its slots")
+		run, err := phases.LoadRun(context.Background(), s.ro, 1)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), run.UndoneBy)
 
-	for id, why := range map[int]string{1: "already undone by run 2", 2: "is an undo (of run 1)"} {
-		res, doc = s.api(t, http.MethodGet, fmt.Sprintf("/api/runs/%d/undo", id), nil)
-		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
-		require.Equal(t, float64(1), doc["exit_code"], "refused as the CLI refuses it: exit 1")
-		require.Contains(t, doc["error"], why)
-		res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/undo", id), nil)
-		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
-		require.Contains(t, doc["error"], why)
-	}
-	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM migrations`), "a refused undo leaves no run")
+		for id, why := range map[int]string{1: "already undone by run 2", 2: "is an undo (of run 1)"} {
+			res, doc = s.api(t, http.MethodGet, fmt.Sprintf("/api/runs/%d/undo", id), nil)
+			require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+			require.Equal(t, float64(1), doc["exit_code"], "refused as the CLI refuses it: exit 1")
+			require.Contains(t, doc["error"], why)
+			res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/undo", id), nil)
+			require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+			require.Contains(t, doc["error"], why)
+		}
+		require.Equal(t, 2, s.count(t, `SELECT count(*) FROM migrations`), "a refused undo leaves no run")
 
-	page := s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true}).Body.String()
-	require.Contains(t, page, `<span class="undo-word">undone by <a href="/runs/2">run 2</a></span>`)
-	require.Contains(t, page, `<dt>Undone by</dt><dd data-field="undone-by"><a href="/runs/2">run 2</a></dd>`)
-	require.Contains(t, page, `disabled title="run 1 was already undone by run 2`)
-	page = s.do(t, req{http.MethodGet, "/runs/2", s.addr, nil, true}).Body.String()
-	require.Contains(t, page, `<span class="undo-word">undo of <a href="/runs/1">run 1</a></span>`)
-	require.Contains(t, page, `<h2 id="takenback-h">Taken back</h2>`)
-	require.Contains(t, page, `disabled title="run 2 is an undo (of run 1)`)
-	require.Regexp(t, `data-field="size">[0-9,]+ of [0-9,]+ items<`, page, "an undo's progress is items done of items planned")
-	require.Contains(t, page, `<progress max="100" data-field="progress" value="100"`, "and its bar is full at the end")
-	page = s.do(t, req{http.MethodGet, "/", s.addr, nil, true}).Body.String()
-	require.Contains(t, page, `<td class="undo" data-field="undo"> <span class="undo-word">undone by <a href="/runs/2">run 2</a></span></td>`)
-	require.Contains(t, page, fmt.Sprintf(`<span class="undo-word">undo of <a href="/runs/1">run 1</a></span>: %s removed`, doc2count(t, wantDoc, "removed")))
+		page := s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true}).Body.String()
+		require.Contains(t, page, `<span class="undo-word">undone by <a href="/runs/2">run 2</a></span>`)
+		require.Contains(t, page, `<dt>Undone by</dt><dd data-field="undone-by"><a href="/runs/2">run 2</a></dd>`)
+		require.Contains(t, page, `disabled title="run 1 was already undone by run 2`)
+		page = s.do(t, req{http.MethodGet, "/runs/2", s.addr, nil, true}).Body.String()
+		require.Contains(t, page, `<span class="undo-word">undo of <a href="/runs/1">run 1</a></span>`)
+		require.Contains(t, page, `<h2 id="takenback-h">Taken back</h2>`)
+		require.Contains(t, page, `disabled title="run 2 is an undo (of run 1)`)
+		require.Regexp(t, `data-field="size">[0-9,]+ of [0-9,]+ items<`, page, "an undo's progress is items done of items planned")
+		require.Contains(t, page, `<progress max="100" data-field="progress" value="100"`, "and its bar is full at the end")
+		page = s.do(t, req{http.MethodGet, "/", s.addr, nil, true}).Body.String()
+		require.Contains(t, page, `<td class="undo" data-field="undo"> <span class="undo-word">undone by <a href="/runs/2">run 2</a></span></td>`)
+		require.Contains(t, page, fmt.Sprintf(`<span class="undo-word">undo of <a href="/runs/1">run 1</a></span>: %s removed`, doc2count(t, wantDoc, "removed")))
 
-	html := s.do(t, req{http.MethodGet, "/runs/1/report.html", s.addr, nil, true}).Body.String()
-	require.Contains(t, html, `<span class="undo-word">undone by run 2</span>`, "the HTML report says it, linking to nothing")
-	require.NotContains(t, html, "href=")
+		html := s.do(t, req{http.MethodGet, "/runs/1/report.html", s.addr, nil, true}).Body.String()
+		require.Contains(t, html, `<span class="undo-word">undone by run 2</span>`, "the HTML report says it, linking to nothing")
+		require.NotContains(t, html, "href=")
 
-	res, doc = s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=maybe", nil)
-	require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
-	require.Equal(t, float64(2), doc["exit_code"])
+		res, doc = s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=maybe", nil)
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
+		require.Equal(t, float64(2), doc["exit_code"])
+	})
 }
 
 // doc2count sums one count of a preview's kinds, as the pages write it.
@@ -173,45 +174,47 @@ func doc2count(t *testing.T, preview map[string]any, field string) string {
 // run 2's contact that links to nothing of run 1 stays.
 func TestUndoRefusedForDependents(t *testing.T) {
 	t.Parallel()
-	dir := writeFiles(t, map[string]string{
-		"companies.csv": "id,name\nco-1,Acme\nco-2,Globex\n",
-		"contacts.csv":  "id,first_name,company_id\nc-1,Ann,co-1\n<script>alert(1)</script>,Bob,co-2\nc-3,Cy,\n",
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		dir := writeFiles(t, map[string]string{
+			"companies.csv": "id,name\nco-1,Acme\nco-2,Globex\n",
+			"contacts.csv":  "id,first_name,company_id\nc-1,Ann,co-1\n<script>alert(1)</script>,Bob,co-2\nc-3,Cy,\n",
+		})
+		s := undoServer(t, addr,
+			importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir, Only: []ledger.Kind{ledger.Company}},
+			importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
+
+		page := s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true}).Body.String()
+		require.Contains(t, page, `data-undo="/api/runs/1/undo" data-run="1"  title="">Undo… — 2 records of other runs depend on it</button>`)
+
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			res, doc := s.api(t, method, "/api/runs/1/undo", nil)
+			require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+			require.Equal(t, float64(1), doc["exit_code"])
+			require.Contains(t, doc["error"], "--cascade")
+			require.Equal(t, []any{map[string]any{"run": float64(2), "source": "canonical", "kind": "contact", "how": "links", "count": float64(2),
+				"examples": []any{"<script>alert(1)</script>", "c-1"}}}, doc["dependents"], method)
+		}
+		require.Equal(t, 2, s.count(t, `SELECT count(*) FROM migrations`), "a refused undo leaves no run")
+
+		res, doc := s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=1", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, doc)
+		require.Equal(t, true, doc["cascade"])
+		require.Equal(t, float64(4), doc["total"], "2 companies and the 2 contacts that link to them")
+		require.Len(t, doc["dependents"], 1)
+
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		id := int64(doc["run"].(float64))
+		require.Equal(t, phases.RunSucceeded, s.waitDone(t, id).Status)
+		require.Zero(t, s.count(t, `SELECT count(*) FROM companies WHERE tenant_id = 'acme'`))
+		require.Equal(t, 1, s.count(t, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`))
+		require.Equal(t, 1, s.count(t, `SELECT count(*) FROM migration_records WHERE tenant_id = 'acme'`))
+		require.Equal(t, 1, s.count(t, `SELECT count(*) FROM migration_records WHERE migration_id = 2 AND source_id = 'c-3'`),
+			"the record that depends on nothing of run 1 stays")
+
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "everything": true})
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
 	})
-	s := undoServer(t,
-		importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir, Only: []ledger.Kind{ledger.Company}},
-		importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
-
-	page := s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true}).Body.String()
-	require.Contains(t, page, `data-undo="/api/runs/1/undo" data-run="1"  title="">Undo… — 2 records of other runs depend on it</button>`)
-
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		res, doc := s.api(t, method, "/api/runs/1/undo", nil)
-		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
-		require.Equal(t, float64(1), doc["exit_code"])
-		require.Contains(t, doc["error"], "--cascade")
-		require.Equal(t, []any{map[string]any{"run": float64(2), "source": "canonical", "kind": "contact", "how": "links", "count": float64(2),
-			"examples": []any{"<script>alert(1)</script>", "c-1"}}}, doc["dependents"], method)
-	}
-	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM migrations`), "a refused undo leaves no run")
-
-	res, doc := s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=1", nil)
-	require.Equal(t, http.StatusOK, res.StatusCode, doc)
-	require.Equal(t, true, doc["cascade"])
-	require.Equal(t, float64(4), doc["total"], "2 companies and the 2 contacts that link to them")
-	require.Len(t, doc["dependents"], 1)
-
-	res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true})
-	require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
-	id := int64(doc["run"].(float64))
-	require.Equal(t, phases.RunSucceeded, s.waitDone(t, id).Status)
-	require.Zero(t, s.count(t, `SELECT count(*) FROM companies WHERE tenant_id = 'acme'`))
-	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`))
-	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM migration_records WHERE tenant_id = 'acme'`))
-	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM migration_records WHERE migration_id = 2 AND source_id = 'c-3'`),
-		"the record that depends on nothing of run 1 stays")
-
-	res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "everything": true})
-	require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
 }
 
 // TestUndoOfALiveRunIsRefused: R13 on undo — a run that works cannot be
@@ -219,21 +222,23 @@ func TestUndoRefusedForDependents(t *testing.T) {
 // says so on a disabled Undo.
 func TestUndoOfALiveRunIsRefused(t *testing.T) {
 	t.Parallel()
-	s := slowServer(t)
-	dir := writeFiles(t, map[string]string{"contacts.csv": "id,first_name\n" + contactsCSV(300)})
-	res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
-	require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
-	live := doc["run"].(float64)
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		res, doc = s.api(t, method, fmt.Sprintf("/api/runs/%d/undo", int(live)), nil)
-		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
-		require.Equal(t, float64(6), doc["exit_code"])
-		require.Equal(t, live, doc["live_run"])
-	}
-	page := s.do(t, req{http.MethodGet, fmt.Sprintf("/runs/%d", int(live)), s.addr, nil, true}).Body.String()
-	require.Contains(t, page, `disabled title="the run is live: stop it first (R13), then undo it">Undo</button>`)
-	res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", int(live)), nil)
-	require.Equal(t, http.StatusOK, res.StatusCode, doc)
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := slowServer(t, addr)
+		dir := writeFiles(t, map[string]string{"contacts.csv": "id,first_name\n" + contactsCSV(300)})
+		res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		live := doc["run"].(float64)
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			res, doc = s.api(t, method, fmt.Sprintf("/api/runs/%d/undo", int(live)), nil)
+			require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+			require.Equal(t, float64(6), doc["exit_code"])
+			require.Equal(t, live, doc["live_run"])
+		}
+		page := s.do(t, req{http.MethodGet, fmt.Sprintf("/runs/%d", int(live)), s.addr, nil, true}).Body.String()
+		require.Contains(t, page, `disabled title="the run is live: stop it first (R13), then undo it">Undo</button>`)
+		res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", int(live)), nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, doc)
+	})
 }
 
 func contactsCSV(n int) string {

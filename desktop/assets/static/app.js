@@ -177,7 +177,8 @@ if (form) {
 
 // The folder browser and the drop zone beside a path field (New import,
 // the mapping editor): a folder or file picked, or the folder the dropped
-// files were saved in (privately, beside the database), becomes its value.
+// files were saved in (privately: beside the database, or in the user's
+// configuration folder for a server's), becomes its value.
 function pathPicker(input, browser, browse, drop, msg, dropped) {
   const close = () => { browser.hidden = true; browse.setAttribute("aria-expanded", "false"); };
   async function show(path) {
