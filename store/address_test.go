@@ -31,6 +31,12 @@ func TestAPostgresAddressOpensAsAPathDoes(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "s3cret")
 	require.Equal(t, "postgres://postgres:xxxxx@/postgres?host=/nowhere&search_path=x", Name(secret))
+	require.Equal(t, "postgres://postgres@/postgres?host=/nowhere&search_path=x", CommandName(secret))
+	inQuery := "postgres://u@h/db?password=s3cret&search_path=x"
+	require.NotContains(t, Name(inQuery), "s3cret")
+	require.NotContains(t, CommandName(inQuery), "s3cret")
+	require.Equal(t, "crm.db", Name("crm.db"))
+	require.Equal(t, "crm.db", CommandName("crm.db"))
 
 	other := c.DSN() + "&search_path=theirs"
 	theirs, err := Open(ctx, other)

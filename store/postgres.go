@@ -328,7 +328,8 @@ func IsAddress(s string) bool {
 }
 
 // Name is how a database is named to the user: a file's path, or a
-// server's address with its password hidden.
+// server's address with its password hidden, in the user part and in the
+// query (?password=, which pgx reads too).
 func Name(s string) string {
 	if !IsAddress(s) {
 		return s
@@ -337,7 +338,32 @@ func Name(s string) string {
 	if err != nil {
 		return "postgres://…" // not even parsed: say nothing of what it holds
 	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
+}
+
+// CommandName is how a command line to copy into a shell names a database
+// (--db): a file's path, or a server's address without its password at
+// all, which PGPASSWORD or ~/.pgpass gives there as to psql.
+func CommandName(s string) string {
+	if !IsAddress(s) {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return Name(s)
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Del("password")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 // DiskFull fails tx on the server with PostgreSQL's own refusal of a write
