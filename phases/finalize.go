@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"crmimport/ledger"
+	"crmimport/store"
 )
 
 const countFailedTasksSQL = `SELECT count(*) FROM migration_tasks WHERE migration_id = ? AND status = 'failed'`
@@ -74,6 +75,13 @@ func (e *Engine) finalize(ctx context.Context, runID int64) (done bool, err erro
 		done = true
 		return e.log(ctx, tx, runID, "info", fmt.Sprintf("run %d finalized: %s", runID, msg))
 	})
+	if done && err == nil {
+		// The next run is planned on the statistics of what this one
+		// wrote; the run itself is over whatever they say.
+		if aerr := store.Analyze(ctx, e.DB); aerr != nil && e.OnLog != nil {
+			e.OnLog(runID, "warning", aerr.Error())
+		}
+	}
 	return done, err
 }
 

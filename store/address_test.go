@@ -83,3 +83,32 @@ func TestAPostgresAddressOpensAsAPathDoes(t *testing.T) {
 	_, err = OpenExisting(ctx, cp)
 	require.ErrorIs(t, err, ErrNoDatabase, "the copy is gone")
 }
+
+// Analyze refreshes the statistics of the tables a run changed much, and
+// of no other: a rerun at once after a first run is planned on them.
+func TestAnalyzeRefreshesWhatChanged(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgtest.Start(ctx, "")
+	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
+	t.Cleanup(func() { require.NoError(t, c.Stop()) })
+	db, err := Open(ctx, c.DSN()+"&search_path=acme")
+	require.NoError(t, err)
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	require.NoError(t, err)
+	_, err = conn.ExecContext(ctx, `INSERT INTO companies (tenant_id, name, imported_at) SELECT 'acme', 'co ' || n, 'now' FROM generate_series(1, 1000) n`)
+	require.NoError(t, err)
+	_, err = conn.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`)
+	require.NoError(t, err)
+	_, err = conn.ExecContext(ctx, `SELECT 1`) // the flush happens as the statement before ends
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+
+	require.NoError(t, Analyze(ctx, db))
+	var companies, contacts bool
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT
+		(SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE schemaname = 'acme' AND relname = 'companies'),
+		(SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE schemaname = 'acme' AND relname = 'contacts')`).Scan(&companies, &contacts))
+	require.True(t, companies, "1,000 new companies: analyzed")
+	require.False(t, contacts, "no contact changed: left alone")
+}
