@@ -379,3 +379,42 @@ END $$`)
 	}
 	return err
 }
+
+// Analyze refreshes the server's statistics of crmimport's tables, on
+// PostgreSQL, after a run has written to them (SQLite: nothing to do). A
+// run writes thousands of rows into tables whose statistics the server's
+// autovacuum refreshes only a minute or more later: a rerun at once after
+// it was planned on the statistics of empty tables, and read the ledger's
+// key row by row where it had the index (a revisit's lookups: 3.4 s in
+// place of 0.4 s for 30,000 records).
+//
+// Only the tables whose rows changed by more than autovacuum's own
+// threshold since they were last analyzed (50 rows and a tenth) are: a
+// rerun that changed little costs nothing, where analyzing them all cost
+// 0.4 s.
+func Analyze(ctx context.Context, db *sql.DB) error {
+	if DialectOf(db) != Postgres {
+		return nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT relname FROM pg_stat_user_tables
+WHERE schemaname = current_schema() AND n_mod_since_analyze > 50 + 0.1 * n_live_tup ORDER BY relname`)
+	if err != nil {
+		return fmt.Errorf("refresh the server's statistics: %w", err)
+	}
+	var stale []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return err
+		}
+		stale = append(stale, pgx.Identifier{t}.Sanitize())
+	}
+	if err := rows.Close(); err != nil || len(stale) == 0 {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE "+strings.Join(stale, ", ")); err != nil {
+		return fmt.Errorf("refresh the server's statistics: %w", err)
+	}
+	return nil
+}
