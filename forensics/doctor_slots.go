@@ -256,17 +256,41 @@ func (d *doctor) orphanSlots() error {
 		for _, id := range ids[g] {
 			quoted = append(quoted, sqlString(id))
 		}
-		stmt := fmt.Sprintf("DELETE FROM migration_records WHERE tenant_id = %s AND source = %s AND kind = %s AND source_id IN (%s)",
+		slots := fmt.Sprintf("WHERE tenant_id = %s AND source = %s AND kind = %s AND source_id IN (%s)",
 			sqlString(g.tenant), sqlString(g.source), sqlString(string(g.kind)), strings.Join(quoted, ", "))
-		db := d.opts.DBPath
-		if strings.HasPrefix(db, "-") {
-			db = "./" + db // not an option of sqlite3's
+		free, err := d.freeSlots(slots)
+		if err != nil {
+			return fmt.Errorf("doctor: orphan slots: %w", err)
 		}
-		f.repair(ShellCommand("sqlite3", db, stmt), "1. frees the slots")
+		f.repair(free, "1. frees the slots")
 		cmd, note := d.runCommand(g.tenant, g.source, []ledger.Kind{g.kind})
 		f.repair(cmd, "2. imports them again; "+note)
 	}
 	return nil
+}
+
+// freeSlots is the shell command that deletes the slots of the ledger
+// doctor read that where (a WHERE clause of quoted literals) selects: the
+// statement given to sqlite3 with the file, or to psql with the server's
+// address, after the statement that sets its schema (store.PsqlOf).
+func (d *doctor) freeSlots(where string) (string, error) {
+	db := d.opts.DBPath
+	if store.DialectOf(d.db) == store.Postgres {
+		if !store.IsAddress(db) {
+			// The address is not known here: psql's own defaults (PGHOST
+			// and the other PG… variables) name the server.
+			return ShellCommand("psql", "-c", "DELETE FROM migration_records "+where), nil
+		}
+		p, err := store.PsqlOf(db)
+		if err != nil {
+			return "", err
+		}
+		return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", "DELETE FROM migration_records "+where), nil
+	}
+	if strings.HasPrefix(db, "-") {
+		db = "./" + db // not an option of sqlite3's
+	}
+	return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
 }
 
 // kindOrder orders rows by kind in plan order (companies first).

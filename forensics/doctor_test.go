@@ -5,11 +5,15 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"crmimport/forensics"
+	"crmimport/phases"
+	"crmimport/store"
 	"crmimport/store/storetest"
 )
 
@@ -201,5 +205,46 @@ func TestMisphasedTasksOfAFinishedRun(t *testing.T) {
 		require.Len(t, f.Repair, 1)
 		require.Contains(t, f.Repair[0], "nothing to re-run for run 1")
 		require.Contains(t, f.Repair[0], "crmimport ledger why --tenant t --run 1")
+	})
+}
+
+// TestOrphanSlotsRepairFreesThem: the statement doctor gives to free the
+// slots of missing rows names the database it read — sqlite3 and the
+// file, or psql and the server's address (without the search_path that
+// libpq refuses: a statement sets it first) — and, run, frees them:
+// doctor no longer finds them.
+func TestOrphanSlotsRepairFreesThem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		db := storetest.Open(t, addr)
+		loadFixture(t, db, "orphan-slots")
+		opts := forensics.DoctorOptions{DBPath: addr}
+		d, err := forensics.Doctor(ctx, db, phases.New(db, nil), opts)
+		require.NoError(t, err)
+		require.Equal(t, []string{forensics.OrphanSlots}, d.Names())
+		line, note, _ := strings.Cut(d.Findings[0].Repair[0], "   # ")
+		require.Equal(t, "1. frees the slots", note)
+		// The words the shell gives the program, as a user pasting it.
+		out, err := exec.Command("sh", "-c", `printf '%s\0' `+line).Output()
+		require.NoError(t, err, line)
+		argv := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		stmt := "DELETE FROM migration_records WHERE tenant_id = 'tyrell' AND source = 'canonical' AND kind = 'contact' AND source_id IN ('c-1')"
+		if store.IsAddress(addr) {
+			p, err := store.PsqlOf(addr)
+			require.NoError(t, err)
+			require.NotContains(t, p.Address, "search_path")
+			require.Equal(t, []string{"psql", p.Address, "-c", p.SearchPath, "-c", stmt}, argv)
+			out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.Equal(t, "SET\nDELETE 1\n", string(out))
+		} else {
+			require.Equal(t, []string{"sqlite3", addr, stmt}, argv)
+			_, err := storetest.Reopen(t, db).Exec(argv[2]) // as sqlite3 would
+			require.NoError(t, err)
+		}
+		d, err = forensics.Doctor(ctx, db, phases.New(db, nil), opts)
+		require.NoError(t, err)
+		require.True(t, d.Clean, "%+v", d.Findings)
 	})
 }
