@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -30,35 +29,52 @@ var productionTypes = map[string]string{
 
 // productionLedger makes the production engine's own ledger of the dump
 // fixtures/dumps/name in a new schema of the test cluster, without
-// crmimport: its three tables with the columns of the dump's files (those
-// crmimport does not know included), in production's types, loaded with
-// COPY (a .csv) or jsonb_populate_record (a .jsonl). It returns the
-// schema's address.
+// crmimport (productionLedgerOf), and returns the schema's address.
 func productionLedger(t *testing.T, name string) string {
+	t.Helper()
+	files := map[string]string{}
+	for _, table := range []string{"migrations", "migration_tasks", "migration_records"} {
+		for _, ext := range []string{".csv", ".jsonl"} {
+			if b, err := os.ReadFile(filepath.Join(dumps, name, table+ext)); err == nil {
+				files[table+ext] = string(b)
+			}
+		}
+	}
+	require.Len(t, files, 3, "fixtures/dumps/%s", name)
+	return productionLedgerOf(t, files)
+}
+
+// productionLedgerOf makes a production engine's own ledger of files
+// (<table>.csv or <table>.jsonl -> its content, as a dump holds it) in a
+// new schema of the test cluster, without crmimport: each table with the
+// columns of its file (those crmimport does not know included), in
+// production's types, loaded with COPY (CSV) or jsonb_populate_record
+// (JSON Lines). It returns the schema's address.
+func productionLedgerOf(t *testing.T, files map[string]string) string {
 	t.Helper()
 	ctx := context.Background()
 	addr := storetest.PostgresDSN(t)
 	conn, err := pgx.Connect(ctx, addr)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	cfg := conn.Config().RuntimeParams
-	_, err = conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{cfg["search_path"]}.Sanitize())
+	_, err = conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{conn.Config().RuntimeParams["search_path"]}.Sanitize())
 	require.NoError(t, err)
 	for _, table := range []string{"migrations", "migration_tasks", "migration_records"} {
-		dir := filepath.Join(dumps, name)
-		if b, err := os.ReadFile(filepath.Join(dir, table+".csv")); err == nil {
-			head, err := csv.NewReader(bytes.NewReader(b)).Read()
+		if b, ok := files[table+".csv"]; ok {
+			head, err := csv.NewReader(strings.NewReader(b)).Read()
 			require.NoError(t, err)
 			createTable(t, conn, table, head)
-			_, err = conn.PgConn().CopyFrom(ctx, bytes.NewReader(b), "COPY "+table+" FROM STDIN WITH (FORMAT csv, HEADER true)")
-			require.NoError(t, err, "%s/%s.csv", name, table)
+			_, err = conn.PgConn().CopyFrom(ctx, strings.NewReader(b), "COPY "+table+" FROM STDIN WITH (FORMAT csv, HEADER true)")
+			require.NoError(t, err, "%s.csv", table)
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, table+".jsonl"))
-		require.NoError(t, err, "fixtures/dumps/%s has no %s", name, table)
+		b, ok := files[table+".jsonl"]
+		if !ok {
+			continue
+		}
 		var cols []string
 		var lines []string
-		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc := bufio.NewScanner(strings.NewReader(b))
 		for sc.Scan() {
 			var row map[string]any
 			require.NoError(t, json.Unmarshal(sc.Bytes(), &row))
@@ -73,7 +89,7 @@ func productionLedger(t *testing.T, name string) string {
 		createTable(t, conn, table, cols)
 		for _, l := range lines {
 			_, err := conn.Exec(ctx, "INSERT INTO "+table+" SELECT * FROM jsonb_populate_record(NULL::"+table+", $1::jsonb)", l)
-			require.NoError(t, err, "%s/%s.jsonl: %s", name, table, l)
+			require.NoError(t, err, "%s.jsonl: %s", table, l)
 		}
 	}
 	return addr
