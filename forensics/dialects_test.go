@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,9 +91,20 @@ func rowsOf(t *testing.T, db *sql.DB, q string) []map[string]any {
 	return out
 }
 
+// diagnosisOf is doctor's JSON but for the program of the repair that
+// frees slots, each dialect's own (TestOrphanSlotsRepairFreesThem).
 func diagnosisOf(t *testing.T, db *sql.DB) string {
 	t.Helper()
-	b, err := json.Marshal(doctor(t, db, ""))
+	d := doctor(t, db, "")
+	for i := range d.Findings {
+		for j, r := range d.Findings[i].Repair {
+			if strings.HasPrefix(r, "sqlite3 ") || strings.HasPrefix(r, "psql ") {
+				_, note, _ := strings.Cut(r, "   # ")
+				d.Findings[i].Repair[j] = "(the dialect's shell)   # " + note
+			}
+		}
+	}
+	b, err := json.Marshal(d)
 	require.NoError(t, err)
 	return string(b)
 }
