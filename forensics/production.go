@@ -111,7 +111,12 @@ func ReadLedger(ctx context.Context, prod *sql.DB, name string, scope Scope, now
 	sum, err := Load(ctx, local, dir, now)
 	if err != nil {
 		local.Close()
-		return nil, fmt.Errorf("read the ledger at %s as a dump of it loads (its rows ordered by id, a file's line 2 its first row): %w", name, err)
+		// The rows a load refuses, without the temporary folder's name.
+		var bad *DumpError
+		if inner := errors.Unwrap(err); errors.As(err, &bad) && inner != nil {
+			err = inner
+		}
+		return nil, fmt.Errorf("read the ledger at %s as a dump of it loads (its rows ordered by id, a file's line 2 its first row):\n%w", name, err)
 	}
 	return &Production{DB: local, Name: name, Load: sum, dir: dir}, nil
 }

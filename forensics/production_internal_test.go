@@ -80,6 +80,14 @@ INSERT INTO migration_records VALUES
 		_, err = os.Stat(p.dir)
 		require.ErrorIs(t, err, os.ErrNotExist, "the copy is removed")
 	}
+
+	// A row that a dump's load refuses fails the read, saying which.
+	_, err = admin.ExecContext(ctx, `INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (4, 'umbrella', 's', 'done', now())`)
+	require.NoError(t, err)
+	_, err = ReadLedger(ctx, prod, "prod", Scope{Tenant: "umbrella"}, time.Now())
+	require.ErrorContains(t, err, "read the ledger at prod")
+	require.ErrorContains(t, err, `migrations.csv:2: status: "done" is not a run status`)
+	require.NotContains(t, err.Error(), os.TempDir(), "the copy's folder is ours, not the user's")
 }
 
 // column is one column of a query's rows, comma-separated.
