@@ -12,7 +12,7 @@ import (
 // libpq knows no search_path in an address and refuses one, so the schema
 // is set by a statement of its own first (SearchPath: the schema's trigger
 // functions, too, name its tables unqualified); the password is left out,
-// as Name leaves it out (psql reads ~/.pgpass and PGPASSWORD).
+// as CommandName leaves it out (psql reads ~/.pgpass and PGPASSWORD).
 type Psql struct {
 	Address    string // the address, without search_path and password
 	SearchPath string // SET search_path TO the schema of crmimport's tables
@@ -24,12 +24,12 @@ func PsqlOf(addr string) (Psql, error) {
 	if err != nil {
 		return Psql{}, err
 	}
-	u := *a.url
+	u, err := url.Parse(CommandName(addr))
+	if err != nil {
+		return Psql{}, err
+	}
 	q := u.Query()
 	q.Del("search_path")
 	u.RawQuery = q.Encode()
-	if u.User != nil {
-		u.User = url.User(u.User.Username())
-	}
 	return Psql{Address: u.String(), SearchPath: "SET search_path TO " + pgx.Identifier{a.schema}.Sanitize()}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/forensics"
+	"crmimport/store"
 )
 
 func (a *app) doctorCommand() *cli.Command {
@@ -86,5 +87,6 @@ func (a *app) doctor(c *cli.Context, tenant string) (*forensics.Diagnosis, error
 		return nil, err
 	}
 	defer db.Close()
-	return forensics.Doctor(c.Context, db, a.engine(db), forensics.DoctorOptions{Tenant: tenant, DBPath: a.dbPath})
+	// The repairs name the database without its password (store.CommandName).
+	return forensics.Doctor(c.Context, db, a.engine(db), forensics.DoctorOptions{Tenant: tenant, DBPath: store.CommandName(a.dbPath)})
 }
