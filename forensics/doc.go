@@ -35,10 +35,25 @@
 //     what a tenant, a source, an id or a path holds is only text.
 //   - Rejects (Rejects; `rejects RUN`): a run's failed records (R4) as CSV,
 //     safe to open in a spreadsheet.
+//   - A production engine's own ledger, as it is (ReadLedger, Production;
+//     doctor, `ledger why` and report with --ledger-only, or on a
+//     PostgreSQL schema that holds the three ledger tables and no
+//     crmimport database): opened read-only on the server's word
+//     (store.OpenLedgerOnly), its three tables are read in one read-only
+//     snapshot, as text and only the columns a load reads, into a private
+//     temporary dump, and loaded from there into a local copy that the
+//     commands read as a loaded dump — so that they find there what they
+//     find after `ledger load` of its dump. What the three tables cannot
+//     tell (target rows: orphan-slots is not checked; failed records; the
+//     run log; whether production still runs a running run) each command
+//     says (AsIs), and doctor's repairs name a database loaded from a dump.
+//     On PostgreSQL, a skip's detail is read only where it is a flat JSON
+//     object (flatDetailPG: PostgreSQL 15 has no json_valid).
 //
 // Loading writes migration_records directly: it restores a ledger as
 // production left it, which is not a claim (R1-R3 are the importer's, in
 // package ledger); no target row is written without its slot. Everything
-// else here only reads. Imports point one way: forensics uses ledger,
-// phases, importer and store; none of them imports it.
+// else here only reads (ReadLedger writes only its own temporary copy).
+// Imports point one way: forensics uses ledger, phases, importer, report
+// and store; none of them imports it.
 package forensics

@@ -68,6 +68,9 @@ type Diagnosis struct {
 	Clean     bool       `json:"clean"`
 	Findings  []Finding  `json:"findings"`
 	Incidents []Incident `json:"incidents"`
+	// LedgerOnly is set on a production engine's ledger read as it is
+	// (Production.Doctor): what doctor could not check there.
+	LedgerOnly *AsIs `json:"ledger_only,omitempty"`
 }
 
 // Names lists the names of the findings, in the order found.
@@ -84,6 +87,7 @@ func (d *Diagnosis) Names() []string {
 type DoctorOptions struct {
 	Tenant string
 	DBPath string
+	asIs   bool // a production ledger read as it is (Production.Doctor)
 }
 
 // doctor holds what every check needs.
@@ -108,8 +112,11 @@ func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOption
 	if d.loaded, err = loadedRuns(ctx, db); err != nil {
 		return nil, err
 	}
-	for _, check := range []func() error{d.uniformSkips, d.staleSkips, d.readyToTakeOver, d.stranded, d.misphased, d.falseSuccess,
-		d.unfinalized, d.orphanSlots} {
+	checks := []func() error{d.uniformSkips, d.staleSkips, d.readyToTakeOver, d.stranded, d.misphased, d.falseSuccess, d.unfinalized}
+	if !opts.asIs {
+		checks = append(checks, d.orphanSlots) // a production ledger has no target tables
+	}
+	for _, check := range checks {
 		if err := check(); err != nil {
 			return nil, err
 		}

@@ -260,7 +260,11 @@ func (d *doctor) unfinalized() error {
 		case r.Status == phases.RunRunning && d.engine.Interrupted(r):
 			line = fmt.Sprintf("run %d is running, but no process owns it: interrupted at phase %d", r.ID, r.CurrentPhase)
 			if _, ok := d.loaded[r.ID]; ok {
-				line += " (it was running when the dump was taken)"
+				if d.opts.asIs {
+					line += " (it is running in the ledger as read: whether production's engine still runs it cannot be told from the ledger)"
+				} else {
+					line += " (it was running when the dump was taken)"
+				}
 				tasks, err := phases.LoadTasks(d.ctx, d.db, r.ID)
 				if err != nil {
 					return err

@@ -6,6 +6,7 @@ import (
 
 	"crmimport/importer/reader"
 	"crmimport/ledger"
+	"crmimport/store"
 	"crmimport/target"
 )
 
@@ -81,11 +82,40 @@ func (d *doctor) staleSkips() error {
 
 // parentsFoundSQL: the kinds (comma-separated, or NULL) of the parents
 // named in a skipped slot r's detail that now have a final slot of the
-// same tenant and source.
+// same tenant and source. json_each and group_concat are SQLite's spelling
+// (store.Dialect); parentsFoundPG is PostgreSQL's.
 const parentsFoundSQL = `(SELECT group_concat(DISTINCT p.kind) FROM json_each(r.detail) j
      CROSS JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
       AND p.kind = CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'deal_id' THEN 'deal' END
       AND p.action IN ('created', 'matched'))`
+
+// parentsFoundPG is parentsFoundSQL on PostgreSQL, for a detail that
+// flatDetailPG admits: the parent's slot by the ledger's key for each
+// link of the detail.
+const parentsFoundPG = `(SELECT string_agg(DISTINCT p.kind, ',') FROM json_each_text(r.detail::json) j
+     JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
+      AND p.kind = CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'deal_id' THEN 'deal' END
+      AND p.action IN ('created', 'matched'))`
+
+// flatDetailPG holds for a detail that is a JSON object of strings,
+// numbers, booleans and nulls — every detail the importer writes (R6: the
+// link values a skip could not resolve) — and for no text that PostgreSQL
+// would refuse to read as JSON: PostgreSQL 15 has no json_valid, and one
+// refused cast fails the whole query. A detail that SQLite's json_valid
+// admits and this does not (a nested value, an escaped surrogate pair) is
+// read as naming no parent there.
+const flatDetailPG = `r.detail ~ '^[ \t\n\r]*\{[ \t\n\r]*(` + jsonMemberRE + `(,[ \t\n\r]*` + jsonMemberRE + `)*)?\}[ \t\n\r]*$'`
+
+// jsonMemberRE is a member of a flat JSON object with the white space
+// after it: a string, a colon, a scalar (in PostgreSQL's regular
+// expressions). A string holds no control character, no escape that JSON
+// does not know, and no \u0000 or lone surrogate, which PostgreSQL
+// refuses to turn into text.
+const (
+	jsonStringRE = `"([^"\\\x01-\x1f]|\\["\\/bfnrt]|\\u(?!0000|[dD][89a-fA-F])[0-9a-fA-F]{4})*"`
+	jsonNumberRE = `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+	jsonMemberRE = jsonStringRE + `[ \t\n\r]*:[ \t\n\r]*(` + jsonStringRE + `|` + jsonNumberRE + `|true|false|null)[ \t\n\r]*`
+)
 
 // readySQL: R3 and R6, a skipped slot whose detail (what the skip could not
 // resolve: {"contact_id": "c-1"}) names a parent that now has a final slot
@@ -93,11 +123,18 @@ const parentsFoundSQL = `(SELECT group_concat(DISTINCT p.kind) FROM json_each(r.
 // JOIN keeps SQLite's planner to that order — each link of the detail,
 // then its parent's slot by the ledger's key — rather than the tenant's
 // every slot for each skip.
-// json_each and json_valid are SQLite's spelling (store.Dialect).
+// json_each and json_valid are SQLite's spelling (store.Dialect); readyPG
+// is PostgreSQL's.
 const readySQL = `
 SELECT r.tenant_id, r.source, r.kind, r.source_id, ` + parentsFoundSQL + `
 FROM migration_records r
 WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL AND json_valid(r.detail)
+ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
+
+const readyPG = `
+SELECT r.tenant_id, r.source, r.kind, r.source_id, CASE WHEN ` + flatDetailPG + ` THEN ` + parentsFoundPG + ` END
+FROM migration_records r
+WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
 
 func (d *doctor) readyToTakeOver() error {
@@ -108,7 +145,11 @@ func (d *doctor) readyToTakeOver() error {
 	counts := map[group]int64{}
 	parents := map[group]map[string]bool{}
 	var order []group
-	err := d.each(readySQL, []any{d.opts.Tenant}, func(s scanner) error {
+	q := readySQL
+	if store.DialectOf(d.db) == store.Postgres {
+		q = readyPG
+	}
+	err := d.each(q, []any{d.opts.Tenant}, func(s scanner) error {
 		var g group
 		var id string
 		var found *string
@@ -215,17 +256,41 @@ func (d *doctor) orphanSlots() error {
 		for _, id := range ids[g] {
 			quoted = append(quoted, sqlString(id))
 		}
-		stmt := fmt.Sprintf("DELETE FROM migration_records WHERE tenant_id = %s AND source = %s AND kind = %s AND source_id IN (%s)",
+		slots := fmt.Sprintf("WHERE tenant_id = %s AND source = %s AND kind = %s AND source_id IN (%s)",
 			sqlString(g.tenant), sqlString(g.source), sqlString(string(g.kind)), strings.Join(quoted, ", "))
-		db := d.opts.DBPath
-		if strings.HasPrefix(db, "-") {
-			db = "./" + db // not an option of sqlite3's
+		free, err := d.freeSlots(slots)
+		if err != nil {
+			return fmt.Errorf("doctor: orphan slots: %w", err)
 		}
-		f.repair(ShellCommand("sqlite3", db, stmt), "1. frees the slots")
+		f.repair(free, "1. frees the slots")
 		cmd, note := d.runCommand(g.tenant, g.source, []ledger.Kind{g.kind})
 		f.repair(cmd, "2. imports them again; "+note)
 	}
 	return nil
+}
+
+// freeSlots is the shell command that deletes the slots of the ledger
+// doctor read that where (a WHERE clause of quoted literals) selects: the
+// statement given to sqlite3 with the file, or to psql with the server's
+// address, after the statement that sets its schema (store.PsqlOf).
+func (d *doctor) freeSlots(where string) (string, error) {
+	db := d.opts.DBPath
+	if store.DialectOf(d.db) == store.Postgres {
+		if !store.IsAddress(db) {
+			// The address is not known here: psql's own defaults (PGHOST
+			// and the other PG… variables) name the server.
+			return ShellCommand("psql", "-c", "DELETE FROM migration_records "+where), nil
+		}
+		p, err := store.PsqlOf(db)
+		if err != nil {
+			return "", err
+		}
+		return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", "DELETE FROM migration_records "+where), nil
+	}
+	if strings.HasPrefix(db, "-") {
+		db = "./" + db // not an option of sqlite3's
+	}
+	return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
 }
 
 // kindOrder orders rows by kind in plan order (companies first).

@@ -12,7 +12,6 @@ import (
 
 	"crmimport/forensics"
 	"crmimport/phases"
-	"crmimport/store/storetest"
 )
 
 // dumps is the folder of the dump fixtures.
@@ -20,19 +19,16 @@ const dumps = "../fixtures/dumps"
 
 var loadTime = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
 
-// loadFixture loads fixtures/dumps/name into a fresh database, and applies
-// its after-load.sql when it has one (what a dump cannot carry).
-func loadFixture(t *testing.T, name string) (*sql.DB, string) {
+// loadFixture loads fixtures/dumps/name into db, a fresh database, and
+// applies its after-load.sql when it has one (what a dump cannot carry).
+func loadFixture(t *testing.T, db *sql.DB, name string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	db := storetest.OpenFile(t, path)
 	_, err := forensics.Load(context.Background(), db, filepath.Join(dumps, name), loadTime)
 	require.NoError(t, err)
 	if b, err := os.ReadFile(filepath.Join(dumps, name, "after-load.sql")); err == nil {
 		_, err := db.Exec(string(b))
 		require.NoError(t, err)
 	}
-	return db, path
 }
 
 func doctor(t *testing.T, db *sql.DB, tenant string) *forensics.Diagnosis {

@@ -185,7 +185,7 @@ func (l *loader) notice(s string) { l.sum.Notices = append(l.sum.Notices, s) }
 // load writes the dump in the load's transaction, or says why it may not:
 // its bad rows (problems) first, else the ids this database holds already.
 func (l *loader) load(ctx context.Context) error {
-	steps := []func(context.Context) error{l.loadRuns, l.loadTasks, l.warnMisphased, l.countersFromStats, l.stageSlots, l.numberSlots,
+	steps := []func(context.Context) error{l.loadRuns, l.loadTasks, l.advanceIdentities, l.warnMisphased, l.countersFromStats, l.stageSlots, l.numberSlots,
 		l.numberRows, l.slotConflicts, l.writeSlots}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
@@ -253,8 +253,15 @@ func (l *loader) loadRuns(ctx context.Context) error {
 		}
 		seen := &runSeen{line: line, here: true, started: r.started, counts: r.counts}
 		l.runs[r.id] = seen
-		res, err := stmt.ExecContext(ctx, r.id, r.tenant, r.source, r.status, r.phase, boolInt(r.cancel),
-			r.stats, r.options, r.started, r.finished, r.duration, r.message, r.attempts, r.dump)
+		// The one-live-run index may refuse the run (R13), and the load
+		// goes on to say so: in a savepoint, as PostgreSQL refuses every
+		// later statement of a transaction after a failed one.
+		var res sql.Result
+		err = store.Try(ctx, l.tx, func() (err error) {
+			res, err = stmt.ExecContext(ctx, r.id, r.tenant, r.source, r.status, r.phase, boolInt(r.cancel),
+				r.stats, r.options, r.started, r.finished, r.duration, r.message, r.attempts, r.dump)
+			return err
+		})
 		if store.IsUnique(err) {
 			seen.here = false // refused: its tasks are not written either
 			var live int64
@@ -351,6 +358,38 @@ func (l *loader) loadTasks(ctx context.Context) error {
 	})
 }
 
+// On PostgreSQL the id of a new run or task is an identity's (a
+// sequence), which rows loaded with ids of their own do not move; it is
+// set past the largest id of its table, and never back. SQLite's INTEGER
+// PRIMARY KEY gives max(id) + 1 by itself.
+const (
+	advanceRunIdentityPG = `
+SELECT setval(q.s, greatest(coalesce(pg_sequence_last_value(q.s), 0), (SELECT max(id) FROM migrations)))
+FROM (SELECT pg_get_serial_sequence('migrations', 'id')::regclass AS s) AS q`
+	advanceTaskIdentityPG = `
+SELECT setval(q.s, greatest(coalesce(pg_sequence_last_value(q.s), 0), (SELECT max(id) FROM migration_tasks)))
+FROM (SELECT pg_get_serial_sequence('migration_tasks', 'id')::regclass AS s) AS q`
+)
+
+// advanceIdentities moves the identities of runs and tasks past the ids
+// the load wrote, so that the next run planned here gets a new id.
+func (l *loader) advanceIdentities(ctx context.Context) error {
+	if l.d != store.Postgres {
+		return nil
+	}
+	if len(l.sum.Runs) > 0 {
+		if _, err := l.tx.ExecContext(ctx, advanceRunIdentityPG); err != nil {
+			return fmt.Errorf("load: run ids past the dump's: %w", err)
+		}
+	}
+	if l.sum.Tasks > 0 {
+		if _, err := l.tx.ExecContext(ctx, advanceTaskIdentityPG); err != nil {
+			return fmt.Errorf("load: task ids past the dump's: %w", err)
+		}
+	}
+	return nil
+}
+
 // warnMisphased warns of tasks whose phase is not their kind's in
 // crmimport's plan (R7): production ran them in another order than this
 // engine would, so records may have been imported before their parents,
@@ -411,7 +450,8 @@ func (l *loader) countersFromStats(ctx context.Context) error {
 }
 
 // The slots of a dump are many: they are staged in a temporary table
-// (temp.dump_slots, in a file: store.SpillTemp), numbered by the line they
+// (dump_slots, in a file: store.SpillTemp; on PostgreSQL, the session's,
+// which the load's one transaction keeps on one connection), numbered by the line they
 // start on, checked there by SQL and then written in one statement. The
 // statements below read and write it; none of them holds the dump in Go.
 
@@ -533,7 +573,7 @@ func (l *loader) stageSlots(ctx context.Context) error {
 // bad rows.
 const twiceIDSQL = `
 SELECT line, id, first FROM (
-    SELECT line, id, min(line) OVER (PARTITION BY id) AS first FROM dump_slots WHERE id IS NOT NULL)
+    SELECT line, id, min(line) OVER (PARTITION BY id) AS first FROM dump_slots WHERE id IS NOT NULL) AS s
 WHERE line > first ORDER BY line LIMIT ?`
 
 // slotIDSpanSQL: the smallest and largest slot id of the ledger.
@@ -622,10 +662,17 @@ const slotsTable = "migration_records"
 // per record_id, with the tenant, source and source_id of the first slot
 // that names it (target.InsertPlaceholders writes the first of an id):
 // ?1 the kind, ?2 the dump, ?3 the time. json_object is SQLite's
-// spelling (store.Dialect).
+// spelling (store.Dialect); placeholderRowsPG is PostgreSQL's, whose JSON
+// text has a space after each colon and comma.
 const placeholderRowsSQL = `
 SELECT record_id AS id, tenant_id, '(loaded from a dump: ' || ?1 || ' ' || source_id || ')' AS label,
        json_object('loaded_from_dump', ?2, 'source', source, 'source_id', source_id) AS extra, ?3 AS imported_at, line AS ord
+FROM dump_slots WHERE kind = ?1 AND record_id IS NOT NULL`
+
+const placeholderRowsPG = `
+SELECT record_id AS id, tenant_id, '(loaded from a dump: ' || ?1 || ' ' || source_id || ')' AS label,
+       jsonb_build_object('loaded_from_dump', ?2::text, 'source', source, 'source_id', source_id)::text AS extra,
+       ?3::text AS imported_at, line AS ord
 FROM dump_slots WHERE kind = ?1 AND record_id IS NOT NULL`
 
 // dumpRowIDsSQL: the record ids the dump's final slots of a kind name.
@@ -646,7 +693,7 @@ SELECT line, kind, source_id, tenant_id, record_id, first, first_tenant FROM (
     SELECT line, kind, source_id, tenant_id, record_id,
            first_value(line) OVER w AS first, first_value(tenant_id) OVER w AS first_tenant
     FROM dump_slots WHERE record_id IS NOT NULL
-    WINDOW w AS (PARTITION BY kind, record_id ORDER BY line))
+    WINDOW w AS (PARTITION BY kind, record_id ORDER BY line)) AS s
 WHERE tenant_id <> first_tenant ORDER BY line LIMIT 1`
 
 // numberRows numbers the placeholder rows that the dump's final slots
@@ -761,7 +808,7 @@ const twiceKeySQL = `
 SELECT line, tenant_id, source, kind, source_id, first FROM (
     SELECT line, tenant_id, source, kind, source_id,
            min(line) OVER (PARTITION BY tenant_id, source, kind, source_id) AS first
-    FROM dump_slots)
+    FROM dump_slots) AS s
 WHERE line > first ORDER BY line LIMIT ?`
 
 // writeSlots writes the staged slots into the ledger; when some are not
@@ -804,7 +851,11 @@ func (l *loader) writePlaceholders(ctx context.Context) error {
 		if l.rows[k] == nil {
 			continue
 		}
-		n, err := target.InsertPlaceholders(ctx, l.tx, k, placeholderRowsSQL, []any{string(k), l.dir, l.now})
+		q := placeholderRowsSQL
+		if l.d == store.Postgres {
+			q = placeholderRowsPG
+		}
+		n, err := target.InsertPlaceholders(ctx, l.tx, k, q, []any{string(k), l.dir, l.now})
 		if err != nil {
 			return fmt.Errorf("load placeholders of %s: %w", k.Table(), err)
 		}
@@ -823,8 +874,10 @@ WHERE s.migration_id IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM migrations m WHERE m.id = s.migration_id AND m.dump = ?)
 ORDER BY 1`
 
-// dropStageSQL: the temporary table goes with the load.
-const dropStageSQL = `DROP TABLE temp.dump_slots`
+// dropStageSQL: the temporary table goes with the load. Unqualified, the
+// name is the temporary table's on both dialects (SQLite and PostgreSQL
+// look in a session's temporary tables first).
+const dropStageSQL = `DROP TABLE dump_slots`
 
 // summarise completes the summary and drops the temporary table.
 func (l *loader) summarise(ctx context.Context) error {

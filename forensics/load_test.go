@@ -15,6 +15,7 @@ import (
 	"crmimport/fixtures/gen"
 	"crmimport/forensics"
 	"crmimport/phases"
+	"crmimport/store"
 	"crmimport/store/storetest"
 )
 
@@ -56,62 +57,65 @@ const psqlSlots = `id,tenant_id,source,kind,source_id,migration_id,record_type,r
 // missing ones defaulted.
 func TestLoadReadsPsqlCSV(t *testing.T) {
 	t.Parallel()
-	db := storetest.OpenDB(t)
-	dir := writeDump(t, map[string]string{"migrations.csv": psqlRuns, "migration_tasks.csv": psqlTasks, "migration_records.csv": psqlSlots})
-	sum, err := forensics.Load(context.Background(), db, dir, loadTime)
-	require.NoError(t, err)
-	require.Equal(t, []int64{1, 2}, sum.Runs)
-	require.Equal(t, 3, sum.Tasks)
-	require.Equal(t, map[string]int{"created": 2, "matched": 1, "skipped": 1}, sum.Slots)
-	require.Equal(t, map[string]int{"companies": 1, "contacts": 1}, sum.Placeholders, "a matched and a created slot share one row")
-	require.Equal(t, []string{"task 3: checkpoint 12345 is not crmimport's {rows, line}: loaded as the start",
-		"run 1: its tasks carry no counters: each took its kind's from the run's stats"}, sum.Notices)
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		dir := writeDump(t, map[string]string{"migrations.csv": psqlRuns, "migration_tasks.csv": psqlTasks, "migration_records.csv": psqlSlots})
+		sum, err := forensics.Load(context.Background(), db, dir, loadTime)
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 2}, sum.Runs)
+		require.Equal(t, 3, sum.Tasks)
+		require.Equal(t, map[string]int{"created": 2, "matched": 1, "skipped": 1}, sum.Slots)
+		require.Equal(t, map[string]int{"companies": 1, "contacts": 1}, sum.Placeholders, "a matched and a created slot share one row")
+		require.Equal(t, []string{"task 3: checkpoint 12345 is not crmimport's {rows, line}: loaded as the start",
+			"run 1: its tasks carry no counters: each took its kind's from the run's stats"}, sum.Notices)
 
-	require.Equal(t, [][]string{
-		{"1", "failed", "5", "0", `{"contact":{"imported":0,"unchanged":0,"skipped":0,"failed":8,"matched":0,"unlinked":0,"duplicate":0},"note":{"imported":0,"unchanged":0,"skipped":2,"failed":0,"matched":0,"unlinked":0,"duplicate":0}}`,
-			"{}", "2026-01-05T09:00:00.123456Z", "2026-01-05T09:00:00.000000Z", "3600000", "Migration failed:\nValidation failed", "NULL", "NULL", dir},
-		{"2", "running", "2", "1", "NULL", "{}", "2026-01-12T09:00:00.000000Z", "NULL", "NULL", "NULL", "NULL", "NULL", dir},
-	}, query(t, db, `SELECT id, status, current_phase, cancellation_requested, stats, options, started_at, finished_at, duration_ms,
-		message, owner_host, heartbeat_at, dump FROM migrations ORDER BY id`),
-		"t/f, NULL and empty, zones; a quoted empty message is NULL too; no owner here")
-	require.Equal(t, [][]string{
-		{"1", "1", "contact", "2", "failed", `{"rows":40,"line":41}`, "3", "Email is invalid", "NULL", "2026-01-05T09:30:00.000000Z"},
-		{"2", "1", "note", "4", "succeeded", `{"rows":0,"line":0}`, "1", "NULL", "NULL", "2026-01-05T09:00:00.123456Z"},
-		{"3", "2", "contact", "2", "running", `{"rows":0,"line":0}`, "1", "NULL", "NULL", "2026-01-12T09:01:00.500000Z"},
-	}, query(t, db, `SELECT id, migration_id, kind, phase, status, checkpoint, attempts, last_error, file, updated_at
-		FROM migration_tasks ORDER BY id`), "plural and capitalised kinds are singular; a missing phase is the kind's; no file here")
-	require.Equal(t, [][]string{{"1", "0", "8"}, {"2", "2", "0"}, {"3", "0", "0"}},
-		query(t, db, `SELECT id, skipped, failed FROM migration_tasks ORDER BY id`), "the run's stats, kind by kind, where its tasks carry none")
-	require.Equal(t, [][]string{
-		{"7", "hubspot", "company", "co-1", "1", "companies", "501", "created", "NULL", "NULL", "2026-01-05T09:00:01.000000Z"},
-		{"8", "hubspot", "note", "n-1", "1", "NULL", "NULL", "skipped", "not linked to any record", `{"contact_id":"c-1"}`, "2026-01-05T09:00:02.000001Z"},
-		{"9", "hubspot", "contact", "c-1", "2", "contacts", "1", "created", "NULL", "NULL", "2026-01-12T09:00:30.000000Z"},
-		{"10", "salesforce", "company", "001A", "1", "companies", "501", "matched", "NULL", "NULL", "2026-01-05T09:00:03.000000Z"},
-	}, query(t, db, `SELECT id, source, kind, source_id, migration_id, record_type, record_id, action, reason, detail, created_at
-		FROM migration_records ORDER BY id`), "a created slot without a record_id gets a placeholder row of its own")
-	require.Equal(t, [][]string{{"501", "acme", "(loaded from a dump: company co-1)", "1"}},
-		query(t, db, `SELECT id, tenant_id, name, from_dump FROM companies`))
-	require.Equal(t, [][]string{{"1", "(loaded from a dump: contact c-1)", "1"}}, query(t, db, `SELECT id, last_name, from_dump FROM contacts`))
-	require.Equal(t, [][]string{{"11"}}, query(t, db, `SELECT next FROM id_allocators WHERE name = 'migration_records'`), "new slots are numbered past the loaded ones")
+		require.Equal(t, [][]string{
+			{"1", "failed", "5", "0", `{"contact":{"imported":0,"unchanged":0,"skipped":0,"failed":8,"matched":0,"unlinked":0,"duplicate":0},"note":{"imported":0,"unchanged":0,"skipped":2,"failed":0,"matched":0,"unlinked":0,"duplicate":0}}`,
+				"{}", "2026-01-05T09:00:00.123456Z", "2026-01-05T09:00:00.000000Z", "3600000", "Migration failed:\nValidation failed", "NULL", "NULL", dir},
+			{"2", "running", "2", "1", "NULL", "{}", "2026-01-12T09:00:00.000000Z", "NULL", "NULL", "NULL", "NULL", "NULL", dir},
+		}, query(t, db, `SELECT id, status, current_phase, cancellation_requested, stats, options, started_at, finished_at, duration_ms,
+			message, owner_host, heartbeat_at, dump FROM migrations ORDER BY id`),
+			"t/f, NULL and empty, zones; a quoted empty message is NULL too; no owner here")
+		require.Equal(t, [][]string{
+			{"1", "1", "contact", "2", "failed", `{"rows":40,"line":41}`, "3", "Email is invalid", "NULL", "2026-01-05T09:30:00.000000Z"},
+			{"2", "1", "note", "4", "succeeded", `{"rows":0,"line":0}`, "1", "NULL", "NULL", "2026-01-05T09:00:00.123456Z"},
+			{"3", "2", "contact", "2", "running", `{"rows":0,"line":0}`, "1", "NULL", "NULL", "2026-01-12T09:01:00.500000Z"},
+		}, query(t, db, `SELECT id, migration_id, kind, phase, status, checkpoint, attempts, last_error, file, updated_at
+			FROM migration_tasks ORDER BY id`), "plural and capitalised kinds are singular; a missing phase is the kind's; no file here")
+		require.Equal(t, [][]string{{"1", "0", "8"}, {"2", "2", "0"}, {"3", "0", "0"}},
+			query(t, db, `SELECT id, skipped, failed FROM migration_tasks ORDER BY id`), "the run's stats, kind by kind, where its tasks carry none")
+		require.Equal(t, [][]string{
+			{"7", "hubspot", "company", "co-1", "1", "companies", "501", "created", "NULL", "NULL", "2026-01-05T09:00:01.000000Z"},
+			{"8", "hubspot", "note", "n-1", "1", "NULL", "NULL", "skipped", "not linked to any record", `{"contact_id":"c-1"}`, "2026-01-05T09:00:02.000001Z"},
+			{"9", "hubspot", "contact", "c-1", "2", "contacts", "1", "created", "NULL", "NULL", "2026-01-12T09:00:30.000000Z"},
+			{"10", "salesforce", "company", "001A", "1", "companies", "501", "matched", "NULL", "NULL", "2026-01-05T09:00:03.000000Z"},
+		}, query(t, db, `SELECT id, source, kind, source_id, migration_id, record_type, record_id, action, reason, detail, created_at
+			FROM migration_records ORDER BY id`), "a created slot without a record_id gets a placeholder row of its own")
+		require.Equal(t, [][]string{{"501", "acme", "(loaded from a dump: company co-1)", "1"}},
+			query(t, db, `SELECT id, tenant_id, name, from_dump FROM companies`))
+		require.Equal(t, [][]string{{"1", "(loaded from a dump: contact c-1)", "1"}}, query(t, db, `SELECT id, last_name, from_dump FROM contacts`))
+		require.Equal(t, [][]string{{"11"}}, query(t, db, `SELECT next FROM id_allocators WHERE name = 'migration_records'`), "new slots are numbered past the loaded ones")
 
-	run, err := phases.LoadRun(context.Background(), db, 2)
-	require.NoError(t, err)
-	require.True(t, phases.New(db, nil).Interrupted(run), "a dump's running run has no live owner here")
+		run, err := phases.LoadRun(context.Background(), db, 2)
+		require.NoError(t, err)
+		require.True(t, phases.New(db, nil).Interrupted(run), "a dump's running run has no live owner here")
+	})
 }
 
 // TestLoadReadsJSONLines: the same tables as JSON Lines, booleans and
 // numbers as JSON gives them, objects as their JSON text.
 func TestLoadReadsJSONLines(t *testing.T) {
 	t.Parallel()
-	db, _ := loadFixture(t, "ready-to-take-over")
-	require.Equal(t, [][]string{
-		{"1", "partial", "4", "0", `{"dump_options":{"batch":1000}}`, "2000", "2026-01-05T09:00:00.123456Z"},
-		{"2", "succeeded", "2", "0", `{"dump_options":{"batch":1000}}`, "1000", "2026-01-12T09:00:00.000000Z"},
-	}, query(t, db, `SELECT id, status, current_phase, cancellation_requested, options, duration_ms, started_at FROM migrations ORDER BY id`))
-	require.Equal(t, [][]string{{"1", "contact"}, {"2", "note"}, {"3", "contact"}},
-		query(t, db, `SELECT id, kind FROM migration_tasks ORDER BY id`), "plural kinds are singular")
-	require.Equal(t, [][]string{{"n-2", "skipped", `{"contact_id":"c-2"}`}},
-		query(t, db, `SELECT source_id, action, detail FROM migration_records WHERE action = 'skipped'`))
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		loadFixture(t, db, "ready-to-take-over")
+		require.Equal(t, [][]string{
+			{"1", "partial", "4", "0", `{"dump_options":{"batch":1000}}`, "2000", "2026-01-05T09:00:00.123456Z"},
+			{"2", "succeeded", "2", "0", `{"dump_options":{"batch":1000}}`, "1000", "2026-01-12T09:00:00.000000Z"},
+		}, query(t, db, `SELECT id, status, current_phase, cancellation_requested, options, duration_ms, started_at FROM migrations ORDER BY id`))
+		require.Equal(t, [][]string{{"1", "contact"}, {"2", "note"}, {"3", "contact"}},
+			query(t, db, `SELECT id, kind FROM migration_tasks ORDER BY id`), "plural kinds are singular")
+		require.Equal(t, [][]string{{"n-2", "skipped", `{"contact_id":"c-2"}`}},
+			query(t, db, `SELECT source_id, action, detail FROM migration_records WHERE action = 'skipped'`))
+	})
 }
 
 // TestLoadRefusesConflictingIDs: a dump keeps its ids, so a file that
@@ -120,29 +124,31 @@ func TestLoadReadsJSONLines(t *testing.T) {
 func TestLoadRefusesConflictingIDs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := loadFixture(t, "stranded-retry")
-	before := query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
-		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM id_allocators WHERE name = 'migration_records')`)
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		loadFixture(t, db, "stranded-retry")
+		before := query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
+			(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM id_allocators WHERE name = 'migration_records')`)
 
-	_, err := forensics.Load(ctx, db, filepath.Join(dumps, "stranded-retry"), loadTime)
-	var conflict *forensics.ConflictError
-	require.ErrorAs(t, err, &conflict)
-	require.Equal(t, []int64{1}, conflict.Runs)
-	require.Equal(t, []int64{1, 2, 3, 4}, conflict.Tasks)
-	require.Equal(t, 12, conflict.Slots.N)
-	require.Equal(t, int64(12), conflict.SlotIDs.N)
-	require.Contains(t, err.Error(), "the database already holds run 1; tasks 1–4; the slots globex/pipedrive company co-1, ")
-	require.Contains(t, err.Error(), "(and 4 more); slot ids 1–12; the target rows companies 1–4, deals 1–3, activities 1–5")
-	require.Contains(t, err.Error(), "nothing was loaded")
-	require.Equal(t, before, query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
-		(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM id_allocators WHERE name = 'migration_records')`))
+		_, err := forensics.Load(ctx, db, filepath.Join(dumps, "stranded-retry"), loadTime)
+		var conflict *forensics.ConflictError
+		require.ErrorAs(t, err, &conflict)
+		require.Equal(t, []int64{1}, conflict.Runs)
+		require.Equal(t, []int64{1, 2, 3, 4}, conflict.Tasks)
+		require.Equal(t, 12, conflict.Slots.N)
+		require.Equal(t, int64(12), conflict.SlotIDs.N)
+		require.Contains(t, err.Error(), "the database already holds run 1; tasks 1–4; the slots globex/pipedrive company co-1, ")
+		require.Contains(t, err.Error(), "(and 4 more); slot ids 1–12; the target rows companies 1–4, deals 1–3, activities 1–5")
+		require.Contains(t, err.Error(), "nothing was loaded")
+		require.Equal(t, before, query(t, db, `SELECT (SELECT count(*) FROM migrations), (SELECT count(*) FROM migration_tasks),
+			(SELECT count(*) FROM migration_records), (SELECT count(*) FROM companies), (SELECT next FROM id_allocators WHERE name = 'migration_records')`))
 
-	// Another dump whose run id only is taken: refused too.
-	other := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n1,initech,canonical,succeeded,2026-01-05 09:00:00+00\n"})
-	_, err = forensics.Load(ctx, db, other, loadTime)
-	require.ErrorAs(t, err, &conflict)
-	require.Equal(t, []int64{1}, conflict.Runs)
-	require.Empty(t, conflict.Tasks)
+		// Another dump whose run id only is taken: refused too.
+		other := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n1,initech,canonical,succeeded,2026-01-05 09:00:00+00\n"})
+		_, err = forensics.Load(ctx, db, other, loadTime)
+		require.ErrorAs(t, err, &conflict)
+		require.Equal(t, []int64{1}, conflict.Runs)
+		require.Empty(t, conflict.Tasks)
+	})
 }
 
 // TestLoadRefusesSecondLiveRun: a dump's running run of a tenant that
@@ -150,13 +156,15 @@ func TestLoadRefusesConflictingIDs(t *testing.T) {
 // its tasks, which name it, are not written either.
 func TestLoadRefusesSecondLiveRun(t *testing.T) {
 	t.Parallel()
-	db, _ := loadFixture(t, "unfinalized")
-	dir := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n9,soylent,canonical,running,2026-02-05 09:00:00+00\n",
-		"migration_tasks.csv": "id,migration_id,kind,status\n9,9,contacts,running\n"})
-	_, err := forensics.Load(context.Background(), db, dir, loadTime)
-	var conflict *forensics.ConflictError
-	require.ErrorAs(t, err, &conflict)
-	require.Contains(t, err.Error(), "tenant soylent already has a running run here (run 2)")
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		loadFixture(t, db, "unfinalized")
+		dir := writeDump(t, map[string]string{"migrations.csv": "id,tenant_id,source,status,started_at\n9,soylent,canonical,running,2026-02-05 09:00:00+00\n",
+			"migration_tasks.csv": "id,migration_id,kind,status\n9,9,contacts,running\n"})
+		_, err := forensics.Load(context.Background(), db, dir, loadTime)
+		var conflict *forensics.ConflictError
+		require.ErrorAs(t, err, &conflict)
+		require.Contains(t, err.Error(), "tenant soylent already has a running run here (run 2)")
+	})
 }
 
 // TestLoadRejectsBadRows: a value crmimport does not know is refused with
@@ -208,16 +216,17 @@ func TestLoadRejectsBadRows(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			db := storetest.OpenDB(t)
-			_, err := forensics.Load(context.Background(), db, writeDump(t, tc.files), loadTime)
-			require.Error(t, err)
-			var de *forensics.DumpError
-			require.True(t, errors.As(err, &de), "%v", err)
-			for _, w := range tc.want {
-				require.Contains(t, err.Error(), w)
-			}
-			require.Equal(t, [][]string{{"0", "0", "0"}}, query(t, db, `SELECT (SELECT count(*) FROM migrations),
-				(SELECT count(*) FROM migration_tasks), (SELECT count(*) FROM migration_records)`))
+			storetest.Run(t, func(t *testing.T, db *sql.DB) {
+				_, err := forensics.Load(context.Background(), db, writeDump(t, tc.files), loadTime)
+				require.Error(t, err)
+				var de *forensics.DumpError
+				require.True(t, errors.As(err, &de), "%v", err)
+				for _, w := range tc.want {
+					require.Contains(t, err.Error(), w)
+				}
+				require.Equal(t, [][]string{{"0", "0", "0"}}, query(t, db, `SELECT (SELECT count(*) FROM migrations),
+					(SELECT count(*) FROM migration_tasks), (SELECT count(*) FROM migration_records)`))
+			})
 		})
 	}
 }
@@ -226,34 +235,36 @@ func TestLoadRejectsBadRows(t *testing.T) {
 // dump's migrations leave out; they load, and the summary says which.
 func TestLoadNoticesSlotsOfRunsItDoesNotHold(t *testing.T) {
 	t.Parallel()
-	db := storetest.OpenDB(t)
-	dir := writeDump(t, map[string]string{
-		"migrations.csv": "id,tenant_id,source,status,started_at\n1,a,s,succeeded,2026-01-05\n",
-		"migration_records.csv": "tenant_id,source,kind,source_id,migration_id,action,created_at\n" +
-			"a,s,note,n-1,1,skipped,2026-01-05\na,s,note,n-2,7,skipped,2026-01-05\na,s,note,n-3,5,skipped,2026-01-05\na,s,note,n-4,6,skipped,2026-01-05\n",
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		dir := writeDump(t, map[string]string{
+			"migrations.csv": "id,tenant_id,source,status,started_at\n1,a,s,succeeded,2026-01-05\n",
+			"migration_records.csv": "tenant_id,source,kind,source_id,migration_id,action,created_at\n" +
+				"a,s,note,n-1,1,skipped,2026-01-05\na,s,note,n-2,7,skipped,2026-01-05\na,s,note,n-3,5,skipped,2026-01-05\na,s,note,n-4,6,skipped,2026-01-05\n",
+		})
+		sum, err := forensics.Load(context.Background(), db, dir, loadTime)
+		require.NoError(t, err)
+		require.Equal(t, []string{"the dump has no migration_tasks (.csv or .jsonl): none loaded",
+			"slots name runs the dump's migrations do not hold: 5–7"}, sum.Notices)
+		require.Equal(t, map[string]int{"skipped": 4}, sum.Slots)
 	})
-	sum, err := forensics.Load(context.Background(), db, dir, loadTime)
-	require.NoError(t, err)
-	require.Equal(t, []string{"the dump has no migration_tasks (.csv or .jsonl): none loaded",
-		"slots name runs the dump's migrations do not hold: 5–7"}, sum.Notices)
-	require.Equal(t, map[string]int{"skipped": 4}, sum.Slots)
 }
 
 // TestParseDumpTimes: the timestamps a dump holds.
 func TestParseDumpTimes(t *testing.T) {
 	t.Parallel()
-	db := storetest.OpenDB(t)
-	rows := "id,tenant_id,source,status,started_at\n"
-	for i, s := range []string{"2026-01-05 09:00:00.123456+00", "2026-01-05T09:00:00Z", "2026-01-05 11:30:00+02:30",
-		"2026-01-05 09:00:00", "2026-01-05T04:00:00-05", "2026-01-05 09:00:00.5 +00:00", "2026-01-05"} {
-		rows += string(rune('1'+i)) + ",t" + string(rune('1'+i)) + ",s,succeeded," + s + "\n"
-	}
-	_, err := forensics.Load(context.Background(), db, writeDump(t, map[string]string{"migrations.csv": rows}), loadTime)
-	require.NoError(t, err)
-	require.Equal(t, [][]string{
-		{"2026-01-05T09:00:00.123456Z"}, {"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.000000Z"},
-		{"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.500000Z"}, {"2026-01-05T00:00:00.000000Z"},
-	}, query(t, db, `SELECT started_at FROM migrations ORDER BY id`))
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		rows := "id,tenant_id,source,status,started_at\n"
+		for i, s := range []string{"2026-01-05 09:00:00.123456+00", "2026-01-05T09:00:00Z", "2026-01-05 11:30:00+02:30",
+			"2026-01-05 09:00:00", "2026-01-05T04:00:00-05", "2026-01-05 09:00:00.5 +00:00", "2026-01-05"} {
+			rows += string(rune('1'+i)) + ",t" + string(rune('1'+i)) + ",s,succeeded," + s + "\n"
+		}
+		_, err := forensics.Load(context.Background(), db, writeDump(t, map[string]string{"migrations.csv": rows}), loadTime)
+		require.NoError(t, err)
+		require.Equal(t, [][]string{
+			{"2026-01-05T09:00:00.123456Z"}, {"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.000000Z"},
+			{"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.000000Z"}, {"2026-01-05T09:00:00.500000Z"}, {"2026-01-05T00:00:00.000000Z"},
+		}, query(t, db, `SELECT started_at FROM migrations ORDER BY id`))
+	})
 }
 
 // TestLoadStreamsTheDump: a load keeps what it reads in the database, not
@@ -261,47 +272,51 @@ func TestParseDumpTimes(t *testing.T) {
 // within a few MiB of that of a dump of 5,000 (held whole, the larger one
 // took 100 MiB more). Not parallel: the heap is the process's.
 func TestLoadStreamsTheDump(t *testing.T) {
-	ctx := context.Background()
-	peak := map[int]uint64{}
-	for _, n := range []int{5_000, 100_000} {
-		dir := t.TempDir()
-		exp, err := gen.WriteDump(dir, gen.DumpConfig{Slots: n})
-		require.NoError(t, err)
-		db := storetest.OpenDB(t)
-		runtime.GC()
-		var base runtime.MemStats
-		runtime.ReadMemStats(&base)
-		done := make(chan struct{})
-		sampled := make(chan uint64)
-		go func() {
-			var top uint64
-			var m runtime.MemStats
-			for {
-				runtime.ReadMemStats(&m)
-				top = max(top, m.HeapAlloc)
-				select {
-				case <-done:
-					sampled <- top
-					return
-				case <-time.After(5 * time.Millisecond):
-				}
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		ctx := context.Background()
+		peak := map[int]uint64{}
+		for i, n := range []int{5_000, 100_000} {
+			dir := t.TempDir()
+			exp, err := gen.WriteDump(dir, gen.DumpConfig{Slots: n})
+			require.NoError(t, err)
+			if i > 0 {
+				db = storetest.OpenDialect(t, store.DialectOf(db)) // a fresh one
 			}
-		}()
-		sum, err := forensics.Load(ctx, db, dir, loadTime)
-		close(done)
-		top := <-sampled
-		require.NoError(t, err)
-		require.Equal(t, exp.Slots, sum.Slots)
-		require.Equal(t, exp.Tasks, sum.Tasks)
-		var rows int
-		for _, c := range sum.Placeholders {
-			rows += c
+			runtime.GC()
+			var base runtime.MemStats
+			runtime.ReadMemStats(&base)
+			done := make(chan struct{})
+			sampled := make(chan uint64)
+			go func() {
+				var top uint64
+				var m runtime.MemStats
+				for {
+					runtime.ReadMemStats(&m)
+					top = max(top, m.HeapAlloc)
+					select {
+					case <-done:
+						sampled <- top
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+			}()
+			sum, err := forensics.Load(ctx, db, dir, loadTime)
+			close(done)
+			top := <-sampled
+			require.NoError(t, err)
+			require.Equal(t, exp.Slots, sum.Slots)
+			require.Equal(t, exp.Tasks, sum.Tasks)
+			var rows int
+			for _, c := range sum.Placeholders {
+				rows += c
+			}
+			require.Equal(t, exp.Rows, rows)
+			peak[n] = top - min(top, base.HeapAlloc)
 		}
-		require.Equal(t, exp.Rows, rows)
-		peak[n] = top - min(top, base.HeapAlloc)
-	}
-	t.Logf("peak Go heap while loading: %.1f MiB for 5,000 slots, %.1f MiB for 100,000", mib(peak[5_000]), mib(peak[100_000]))
-	require.Less(t, mib(peak[100_000]), mib(peak[5_000])+16, "the load's Go heap grows with the dump")
+		t.Logf("peak Go heap while loading: %.1f MiB for 5,000 slots, %.1f MiB for 100,000", mib(peak[5_000]), mib(peak[100_000]))
+		require.Less(t, mib(peak[100_000]), mib(peak[5_000])+16, "the load's Go heap grows with the dump")
+	})
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
@@ -314,19 +329,20 @@ func TestLoadRefusesABigConflictCompactly(t *testing.T) {
 	dir := t.TempDir()
 	_, err := gen.WriteDump(dir, gen.DumpConfig{Slots: 20_000})
 	require.NoError(t, err)
-	db := storetest.OpenDB(t)
-	_, err = forensics.Load(ctx, db, dir, loadTime)
-	require.NoError(t, err)
-	_, err = forensics.Load(ctx, db, dir, loadTime)
-	var conflict *forensics.ConflictError
-	require.ErrorAs(t, err, &conflict)
-	require.Equal(t, int64(20_000), conflict.SlotIDs.N)
-	require.Equal(t, 20_000, conflict.Slots.N)
-	require.Equal(t, int64(17_001), conflict.Rows["companies"].N+conflict.Rows["contacts"].N+conflict.Rows["deals"].N+
-		conflict.Rows["notes"].N+conflict.Rows["activities"].N+conflict.Rows["emails"].N)
-	require.Contains(t, err.Error(), "runs 1–4; tasks 1–24; the slots globex/hubspot contact con-1, globex/hubspot deal dea-2")
-	require.Contains(t, err.Error(), "(and 19992 more); slot ids 1–20000; the target rows companies 1–2667, contacts 1–3001, deals 1–2667, notes 1–3000, activities 1–2666, emails 1–3000")
-	require.Less(t, len(err.Error()), 1000)
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		_, err = forensics.Load(ctx, db, dir, loadTime)
+		require.NoError(t, err)
+		_, err = forensics.Load(ctx, db, dir, loadTime)
+		var conflict *forensics.ConflictError
+		require.ErrorAs(t, err, &conflict)
+		require.Equal(t, int64(20_000), conflict.SlotIDs.N)
+		require.Equal(t, 20_000, conflict.Slots.N)
+		require.Equal(t, int64(17_001), conflict.Rows["companies"].N+conflict.Rows["contacts"].N+conflict.Rows["deals"].N+
+			conflict.Rows["notes"].N+conflict.Rows["activities"].N+conflict.Rows["emails"].N)
+		require.Contains(t, err.Error(), "runs 1–4; tasks 1–24; the slots globex/hubspot contact con-1, globex/hubspot deal dea-2")
+		require.Contains(t, err.Error(), "(and 19992 more); slot ids 1–20000; the target rows companies 1–2667, contacts 1–3001, deals 1–2667, notes 1–3000, activities 1–2666, emails 1–3000")
+		require.Less(t, len(err.Error()), 1000)
+	})
 }
 
 // TestLoadAdvancesTheIDAllocators: what must hold on every dialect (issue

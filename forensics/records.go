@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/store"
 )
 
 // What the desktop's pages of a run's records show, read by the same
@@ -79,10 +81,18 @@ type Skip struct {
 }
 
 // skipsSQL: the slots a run owns as skips (R3: the latest attempt owns a
-// skip), with the parents of their detail found since.
+// skip), with the parents of their detail found since. json_valid is
+// SQLite's spelling (store.Dialect); skipsPG is PostgreSQL's.
 const skipsSQL = `
 SELECT r.kind, r.source_id, coalesce(r.reason, ''), coalesce(r.detail, ''), r.created_at,
     CASE WHEN r.detail IS NOT NULL AND json_valid(r.detail) THEN ` + parentsFoundSQL + ` END
+FROM migration_records r
+WHERE r.action = 'skipped' AND r.migration_id = ?1 AND (?2 = '' OR r.kind = ?2)
+ORDER BY ` + kindOrder + `, r.source_id LIMIT ?3`
+
+const skipsPG = `
+SELECT r.kind, r.source_id, coalesce(r.reason, ''), coalesce(r.detail, ''), r.created_at,
+    CASE WHEN ` + flatDetailPG + ` THEN ` + parentsFoundPG + ` END
 FROM migration_records r
 WHERE r.action = 'skipped' AND r.migration_id = ?1 AND (?2 = '' OR r.kind = ?2)
 ORDER BY ` + kindOrder + `, r.source_id LIMIT ?3`
@@ -94,9 +104,13 @@ func Skips(ctx context.Context, db *sql.DB, runID int64, kind ledger.Kind, limit
 		return nil, err
 	}
 	if limit <= 0 {
-		limit = -1
+		limit = math.MaxInt64 // every one: PostgreSQL refuses SQLite's LIMIT -1
 	}
-	rows, err := db.QueryContext(ctx, skipsSQL, runID, string(kind), limit)
+	q := skipsSQL
+	if store.DialectOf(db) == store.Postgres {
+		q = skipsPG
+	}
+	rows, err := db.QueryContext(ctx, q, runID, string(kind), limit)
 	if err != nil {
 		return nil, fmt.Errorf("skips of run %d: %w", runID, err)
 	}
@@ -115,7 +129,15 @@ func Skips(ctx context.Context, db *sql.DB, runID int64, kind ledger.Kind, limit
 		}
 		s.Ready = []string{}
 		if ready.Valid && ready.String != "" {
-			s.Ready = strings.Split(ready.String, ",")
+			// In plan order: the dialects' aggregates give the kinds in
+			// orders of their own.
+			var kinds []ledger.Kind
+			for _, k := range strings.Split(ready.String, ",") {
+				kinds = append(kinds, ledger.Kind(k))
+			}
+			for _, k := range sortKinds(kinds) {
+				s.Ready = append(s.Ready, string(k))
+			}
 		}
 		out = append(out, s)
 	}

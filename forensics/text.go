@@ -18,8 +18,13 @@ func WriteDiagnosis(w io.Writer, d *Diagnosis) {
 		scope = "tenant " + d.Tenant
 	}
 	if d.Clean {
+		found := ", no slot without its row"
+		if d.LedgerOnly != nil {
+			found = ""
+		}
 		fmt.Fprintf(w, "doctor: %s — nothing found: no uniform or stale skips, no skips ready to take over, no stranded work, "+
-			"no task out of its kind's phase, no false success, no unfinalized run, no slot without its row\n", scope)
+			"no task out of its kind's phase, no false success, no unfinalized run%s\n", scope, found)
+		WriteAsIs(w, d.LedgerOnly)
 		return
 	}
 	fmt.Fprintf(w, "doctor: %s — %d %s\n", scope, len(d.Findings), reader.Plural(len(d.Findings), "finding", "findings"))
@@ -36,6 +41,25 @@ func WriteDiagnosis(w io.Writer, d *Diagnosis) {
 		for _, r := range f.Repair {
 			fmt.Fprintf(w, "  repair: %s\n", r)
 		}
+	}
+	WriteAsIs(w, d.LedgerOnly)
+}
+
+// WriteAsIs says, after a command's text, that it read a production
+// engine's ledger as it is and what it cannot tell there (nothing for nil).
+func WriteAsIs(w io.Writer, a *AsIs) {
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nread from the production ledger at %s as it is (its three ledger tables; nothing was written to it)\n", a.Database)
+	if len(a.Unchecked) > 0 {
+		fmt.Fprintf(w, "  not checked: %s\n", strings.Join(a.Unchecked, ", "))
+	}
+	for _, u := range a.Untold {
+		fmt.Fprintf(w, "  cannot tell %s\n", u)
+	}
+	if a.Repairs != "" {
+		fmt.Fprintf(w, "  %s\n", a.Repairs)
 	}
 }
 
@@ -104,6 +128,7 @@ func WriteGrouping(w io.Writer, g *Grouping) {
 	}
 	if len(g.Groups) == 0 {
 		fmt.Fprintf(w, "the ledger of tenant %s%s holds no slot\n", g.Tenant, scope)
+		WriteAsIs(w, g.LedgerOnly)
 		return
 	}
 	fmt.Fprintf(w, "the ledger of tenant %s%s: %d %s, by kind, action, reason and run\n\n", g.Tenant, scope, g.Total,
@@ -114,6 +139,7 @@ func WriteGrouping(w io.Writer, g *Grouping) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\n", gr.Kind, gr.Source, gr.Action, orDash(gr.Reason), runWord(gr.Run, gr.RunStatus), gr.Count)
 	}
 	tw.Flush()
+	WriteAsIs(w, g.LedgerOnly)
 }
 
 func orDash(s string) string {
@@ -171,6 +197,8 @@ func WriteStory(w io.Writer, s *Story) {
 		}
 		if sl.Row != nil {
 			switch {
+			case sl.Row.Unknown:
+				fmt.Fprintf(w, "  its row: %s %d — whether it is there cannot be told: the ledger's schema has no target tables\n", sl.Row.Table, sl.Row.ID)
 			case sl.Row.Missing:
 				fmt.Fprintf(w, "  its row, %s %d, is MISSING: the slot refuses every later claim (R2), so no run writes it again (see `crmimport doctor`)\n", sl.Row.Table, sl.Row.ID)
 			case sl.Row.Placeholder:
@@ -201,4 +229,5 @@ func WriteStory(w io.Writer, s *Story) {
 			fmt.Fprintf(w, "  run %d (source %s): %s %s at %s:%d: %s\n", f.Run, f.Source, f.Kind, s.SourceID, f.File, f.Line, f.Reason)
 		}
 	}
+	WriteAsIs(w, s.LedgerOnly)
 }

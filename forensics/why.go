@@ -32,6 +32,9 @@ type Grouping struct {
 	Run    int64   `json:"run,omitempty"`
 	Total  int64   `json:"total"`
 	Groups []Group `json:"groups"`
+	// LedgerOnly is set on a production engine's ledger read as it is
+	// (Production.Why).
+	LedgerOnly *AsIs `json:"ledger_only,omitempty"`
 }
 
 // whyGroupsSQL is the query of write-up 000 — how the truth about the
@@ -155,7 +158,8 @@ type RowRef struct {
 	Table       string `json:"table"`
 	ID          int64  `json:"id"`
 	Missing     bool   `json:"missing"`
-	Placeholder bool   `json:"placeholder"` // loaded from a dump
+	Placeholder bool   `json:"placeholder"`       // loaded from a dump
+	Unknown     bool   `json:"unknown,omitempty"` // on a production ledger, which has no target tables
 }
 
 // ParentRef is a link a skip could not resolve, and its slot now.
@@ -186,6 +190,9 @@ type Story struct {
 	SourceID string       `json:"source_id"`
 	Slots    []SlotStory  `json:"slots"`
 	Failures []FailureRef `json:"failures"`
+	// LedgerOnly is set on a production engine's ledger read as it is
+	// (Production.StoryOf).
+	LedgerOnly *AsIs `json:"ledger_only,omitempty"`
 }
 
 const storySlotsSQL = `

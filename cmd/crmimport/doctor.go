@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/forensics"
+	"crmimport/store"
 )
 
 func (a *app) doctorCommand() *cli.Command {
@@ -31,24 +32,29 @@ command then "# what it does", every argument quoted for a POSIX shell
 (replace PATH with the export to read).
 Exit code 0 when it finds nothing, 3 when it finds something.
 
+On a production engine's own ledger (--ledger-only, or a PostgreSQL schema
+that holds migrations, migration_tasks and migration_records and no
+crmimport database) it reads those three tables as they are, in one
+read-only transaction, and writes nothing there; orphan-slots cannot be
+checked without the target tables, and the output says so and what else it
+cannot tell. Its repairs are then for a crmimport database loaded from a
+dump of that ledger (crmimport --db incident.db ledger load DUMP).
+
 Examples:
    crmimport doctor
    crmimport doctor --tenant acme --json
-   crmimport --db incident.db doctor --tenant acme`,
+   crmimport --db incident.db doctor --tenant acme
+   crmimport --db 'postgres://ro@prod-db/engine?search_path=public' doctor --ledger-only`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tenant", Usage: "only this tenant (default: every tenant)"},
+			ledgerOnlyFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usagef("doctor takes no arguments (narrow it with --tenant T), got: %s", strings.Join(c.Args().Slice(), " "))
 			}
-			db, err := a.open(c.Context)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			d, err := forensics.Doctor(c.Context, db, a.engine(db), forensics.DoctorOptions{
-				Tenant: strings.TrimSpace(c.String("tenant")), DBPath: a.dbPath})
+			tenant := strings.TrimSpace(c.String("tenant"))
+			d, err := a.doctor(c, tenant)
 			if err != nil {
 				return err
 			}
@@ -63,4 +69,24 @@ Examples:
 			return err
 		},
 	}
+}
+
+// doctor reads the database of --db: crmimport's own, or a production
+// engine's ledger as it is.
+func (a *app) doctor(c *cli.Context, tenant string) (*forensics.Diagnosis, error) {
+	p, err := a.production(c, forensics.Scope{Tenant: tenant})
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		defer p.Close()
+		return p.Doctor(c.Context, a.engine(p.DB), tenant)
+	}
+	db, err := a.open(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	// The repairs name the database without its password (store.CommandName).
+	return forensics.Doctor(c.Context, db, a.engine(db), forensics.DoctorOptions{Tenant: tenant, DBPath: store.CommandName(a.dbPath)})
 }

@@ -95,6 +95,11 @@ With --source-id: that record's story — its slot, the run that claimed it,
 when and why, that run's status, its row, the later runs that left a skip as
 it was, its parents now, and every failed attempt at it with file and line.
 
+On a production engine's own ledger (--ledger-only, or a PostgreSQL schema
+that holds its three ledger tables and no crmimport database) it reads the
+tenant's rows of those tables as they are and writes nothing there; a
+story then cannot tell the record's row or its failed attempts, and says so.
+
 Examples:
    crmimport ledger why --tenant acme
    crmimport ledger why --tenant acme --kind notes --run 1
@@ -105,6 +110,7 @@ Examples:
 			&cli.StringFlag{Name: "kind", Usage: "only this kind (singular or plural)"},
 			&cli.StringFlag{Name: "source-id", Usage: "tell this record's story"},
 			&cli.Int64Flag{Name: "run", Usage: "only the slots this run wrote (not with --source-id)"},
+			ledgerOnlyFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			tenant := strings.TrimSpace(c.String("tenant"))
@@ -125,22 +131,17 @@ Examples:
 					return usagef("--kind: %v", err)
 				}
 			}
-			db, err := a.open(c.Context)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
 			var buf bytes.Buffer
 			var doc any
 			if c.IsSet("source-id") {
-				st, err := forensics.StoryOf(c.Context, db, a.engine(db), tenant, kind, c.String("source-id"))
+				st, err := a.story(c, tenant, kind, c.String("source-id"))
 				if err != nil {
 					return err
 				}
 				doc = st
 				forensics.WriteStory(&buf, st)
 			} else {
-				g, err := forensics.Why(c.Context, db, a.engine(db), tenant, kind, c.Int64("run"))
+				g, err := a.why(c, tenant, kind, c.Int64("run"))
 				if err != nil {
 					return err
 				}
@@ -150,8 +151,46 @@ Examples:
 			if a.json {
 				return a.writeJSON(doc)
 			}
-			_, err = a.stdout.Write(buf.Bytes())
+			_, err := a.stdout.Write(buf.Bytes())
 			return err
 		},
 	}
+}
+
+// why groups the ledger of --db: crmimport's own, or a production engine's
+// as it is.
+func (a *app) why(c *cli.Context, tenant string, kind ledger.Kind, run int64) (*forensics.Grouping, error) {
+	p, err := a.production(c, forensics.Scope{Tenant: tenant})
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		defer p.Close()
+		return p.Why(c.Context, a.engine(p.DB), tenant, kind, run)
+	}
+	db, err := a.open(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return forensics.Why(c.Context, db, a.engine(db), tenant, kind, run)
+}
+
+// story tells a record's story from the ledger of --db: crmimport's own,
+// or a production engine's as it is.
+func (a *app) story(c *cli.Context, tenant string, kind ledger.Kind, sourceID string) (*forensics.Story, error) {
+	p, err := a.production(c, forensics.Scope{Tenant: tenant})
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		defer p.Close()
+		return p.StoryOf(c.Context, a.engine(p.DB), tenant, kind, sourceID)
+	}
+	db, err := a.open(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return forensics.StoryOf(c.Context, db, a.engine(db), tenant, kind, sourceID)
 }

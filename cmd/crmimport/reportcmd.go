@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"crmimport/desktop"
+	"crmimport/forensics"
 	"crmimport/report"
 	"crmimport/store"
 	"crmimport/visible"
@@ -23,11 +25,17 @@ GET /api/runs/RUN), or as one self-contained HTML file — inline style and
 bars, no script, nothing loaded from anywhere — to mail to a customer or
 print.
 
+On a production engine's own ledger (--ledger-only, or a PostgreSQL schema
+that holds its three ledger tables and no crmimport database) it reads the
+run's rows of those tables as they are and writes nothing there; the run
+page then has no log and no failed records' reasons, and says so.
+
 Examples:
    crmimport report 7
    crmimport report 7 --format json --out run-7.json
    crmimport report 7 --format html --out run-7.html`,
 		Flags: []cli.Flag{
+			ledgerOnlyFlag(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json or html"},
 			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
 		},
@@ -43,12 +51,7 @@ Examples:
 			if format != "text" && format != "json" && format != "html" {
 				return usagef("--format %q: use text, json or html", format)
 			}
-			db, err := a.open(c.Context)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			r, err := report.Build(c.Context, db, a.engine(db), id, true)
+			r, asIs, err := a.report(c, id)
 			if err != nil {
 				return err
 			}
@@ -64,7 +67,14 @@ Examples:
 					return err
 				}
 			case "json":
-				b, err := json.MarshalIndent(r.Full(), "", "  ")
+				var doc any = r.Full()
+				if asIs != nil {
+					doc = struct {
+						report.Full
+						LedgerOnly *forensics.AsIs `json:"ledger_only"`
+					}{r.Full(), asIs}
+				}
+				b, err := json.MarshalIndent(doc, "", "  ")
 				if err != nil {
 					return err
 				}
@@ -72,6 +82,10 @@ Examples:
 				buf.WriteByte('\n')
 			default:
 				report.WriteReport(visible.Writer(&buf), r)
+				forensics.WriteAsIs(visible.Writer(&buf), asIs)
+			}
+			if asIs != nil && format == "html" {
+				a.note("%s: the run page has no log and no failed records' reasons (%s)", asIs.Database, strings.Join(asIs.Untold, "; "))
 			}
 			out := c.String("out")
 			if out == "" {
@@ -95,4 +109,24 @@ Examples:
 			return nil
 		},
 	}
+}
+
+// report builds a run's page from the database of --db: crmimport's own,
+// or a production engine's ledger as it is, with what that cannot tell.
+func (a *app) report(c *cli.Context, id int64) (*report.Report, *forensics.AsIs, error) {
+	p, err := a.production(c, forensics.Scope{Run: id})
+	if err != nil {
+		return nil, nil, err
+	}
+	if p != nil {
+		defer p.Close()
+		return p.Report(c.Context, a.engine(p.DB), id)
+	}
+	db, err := a.open(c.Context)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	r, err := report.Build(c.Context, db, a.engine(db), id, true)
+	return r, nil, err
 }
