@@ -10,17 +10,21 @@
 // data grows with its input (SpillTemp: a temporary file, deleted as it
 // closes).
 //
-// Dialect holds what differs between SQLite and a later PostgreSQL (SPEC
-// §7), and no more: those connection settings, beginning a write
-// transaction, busy, constraint and unique-key errors (told by the driver's
-// code, never by the message), the schema's folder and version, foreign keys
-// off for a schema step, VACUUM INTO, and the PRAGMAs of the "full"
-// failpoint. Only SQLite exists. A handle knows its dialect (DialectOf), so
-// the other packages pass *sql.DB and *sql.Tx and call Begin, IsUnique and
-// the rest, which ask it.
+// Dialect holds what differs between SQLite and PostgreSQL (issue 17), and
+// no more: those connection settings, beginning a write transaction (on
+// PostgreSQL under one advisory lock), busy, constraint and unique-key
+// errors (told by the driver's code, never by the message), the schema's
+// folder and version, foreign keys off for a schema step, a consistent copy
+// (VACUUM INTO; a schema copied in one snapshot), and the "full" failpoint.
+// A handle knows its dialect (DialectOf), so the other packages pass
+// *sql.DB and *sql.Tx and call Begin, IsUnique and the rest, which ask it.
+// A postgres:// address opens a server's schema wherever a path opens a
+// file (Open, OpenExisting, OpenReader, Throwaway; OpenLedgerOnly for a
+// production engine's own ledger, read as it is).
 //
-// The schema is versioned (SQLite's PRAGMA user_version) and upgraded in
-// place from the dialect's numbered files in schema/sqlite/ (never a table
+// The schema is versioned (SQLite's PRAGMA user_version, PostgreSQL's
+// crmimport_schema_version) and upgraded in place from the dialect's
+// numbered files in schema/sqlite/ and schema/postgres/ (never a table
 // called "migrations": that name belongs to the runs table).
 //
 // WriteOutput writes every file a user names for output (rejects --out,

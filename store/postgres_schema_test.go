@@ -104,4 +104,19 @@ func TestOpenPostgresMakesAndUpgradesItsSchema(t *testing.T) {
 	require.Zero(t, n, "the other schema's ledger is its own")
 	_, err = OpenPostgres(ctx, "mysql://x")
 	require.ErrorContains(t, err, "not a postgres:// address")
+
+	// A session whose search_path does not name the schema (psql, a
+	// repair) changes a slot: the triggers find their tables still.
+	_, err = other.ExecContext(ctx, `INSERT INTO migration_records (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, created_at)
+		VALUES ('a', 's', 'contact', 'c-1', 1, 1, 'contacts', 1, 'created', 't'), ('a', 's', 'note', 'n-1', 2, 1, NULL, NULL, 'skipped', 't')`)
+	require.NoError(t, err)
+	bare, err := sql.Open(PostgresDriver, c.DSN()+"&search_path=public")
+	require.NoError(t, err)
+	defer bare.Close()
+	_, err = bare.ExecContext(ctx, `DELETE FROM other.migration_records WHERE source_id = 'c-1'`)
+	require.NoError(t, err, "final_slot_moved keeps its schema")
+	_, err = bare.ExecContext(ctx, `UPDATE other.migration_records SET migration_id = 2 WHERE source_id = 'n-1'`)
+	require.NoError(t, err, "slot_taken_over keeps its schema")
+	require.NoError(t, other.QueryRowContext(ctx, `SELECT (SELECT n FROM ledger_epochs WHERE tenant_id = 'a') + (SELECT count(*) FROM slot_before)`).Scan(&n))
+	require.Equal(t, 2, n, "the epoch moved and the before-image was kept, in the schema's own tables")
 }

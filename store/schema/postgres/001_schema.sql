@@ -281,8 +281,11 @@ CREATE TABLE epoch_hold (
     held integer PRIMARY KEY CHECK (held = 1)
 );
 
--- The claim keeps the before-image of each skip it takes over (R16).
-CREATE FUNCTION slot_taken_over() RETURNS trigger LANGUAGE plpgsql AS $$
+-- The claim keeps the before-image of each skip it takes over (R16). The
+-- trigger functions keep the schema they are made in (SET search_path FROM
+-- CURRENT): a session whose search_path does not name it (psql, a repair)
+-- still finds slot_before, epoch_hold and ledger_epochs.
+CREATE FUNCTION slot_taken_over() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO slot_before
         (tenant_id, source, kind, source_id, taken_by, migration_id, reason, detail, created_at)
@@ -299,7 +302,7 @@ EXECUTE FUNCTION slot_taken_over();
 
 -- Removing or changing a final slot moves its tenant and source's epoch,
 -- but inside an undo's batch, which moves it itself (epoch_hold).
-CREATE FUNCTION final_slot_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION final_slot_moved() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM epoch_hold) THEN
         INSERT INTO ledger_epochs (tenant_id, source, n) VALUES (OLD.tenant_id, OLD.source, 1)
