@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/phases"
+	"crmimport/store"
 	"crmimport/store/storetest"
 )
 
@@ -970,79 +971,80 @@ func TestBadInput(t *testing.T) {
 
 func runBadCase(t *testing.T, c badCase) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	source := c.source
-	if source == "" {
-		source = "canonical"
-	}
-	args := append([]string{"--db", path, "--json", "run", "--tenant", "acme", "--source", source}, c.flags...)
-	switch {
-	case c.input != nil:
-		args = append(args, c.input(t)...)
-	case c.root != "":
-		args = append(args, filepath.Join(c.root, c.dir))
-	default:
-		args = append(args, filepath.Join(badFixtures, c.dir))
-	}
-	r := crmNoPanic(t, args...)
-	require.Equal(t, c.code, r.code, "exit code; stderr:\n%s", r.stderr)
-	for _, want := range c.stderr {
-		require.Contains(t, r.stderr, want)
-	}
-	for _, not := range c.stderrNot {
-		require.NotContains(t, r.stderr, not)
-	}
-	if c.status == "" {
-		// Refused before a run exists (exit 1): stderr says why, no run row.
-		require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run row")
-		return
-	}
-
-	s := r.summary(t)
-	require.Equal(t, c.status, s.Status, r.stderr)
-	require.Equal(t, c.kinds, s.Kinds, "per-kind outcomes")
-	require.Len(t, s.Warnings, len(c.warnings), "summary warnings: %q", s.Warnings)
-	for i, want := range c.warnings {
-		require.Contains(t, s.Warnings[i], want, "warning %d", i+1)
-	}
-
-	db := storetest.OpenFile(t, path)
-	if c.log != nil {
-		entries := strings.Join(storedText(t, db, `SELECT level || ': ' || message FROM run_log ORDER BY id`), "\n")
-		for _, want := range c.log {
-			require.Contains(t, entries, want, "run log")
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		source := c.source
+		if source == "" {
+			source = "canonical"
 		}
-	}
-	got := storedText(t, db, `SELECT kind, coalesce(source_id, ''), file, line, reason FROM record_failures ORDER BY id`)
-	require.Len(t, got, len(c.failures), "record failures: %q", got)
-	for i, want := range c.failures {
-		w := strings.SplitN(want, "|", 5)
-		g := strings.SplitN(got[i], "|", 5)
-		require.Len(t, w, 5, "a failure is kind|source_id|file|line|reason: %q", want)
-		require.Equal(t, w[:4], g[:4], "failure %d: kind, source_id, file, line; got %q", i+1, got[i])
-		require.Contains(t, g[4], w[4], "failure %d: reason", i+1)
-	}
-	require.Equal(t, []string{"0"}, storedText(t, db, `
+		args := append([]string{"--db", path, "--json", "run", "--tenant", "acme", "--source", source}, c.flags...)
+		switch {
+		case c.input != nil:
+			args = append(args, c.input(t)...)
+		case c.root != "":
+			args = append(args, filepath.Join(c.root, c.dir))
+		default:
+			args = append(args, filepath.Join(badFixtures, c.dir))
+		}
+		r := crmNoPanic(t, args...)
+		require.Equal(t, c.code, r.code, "exit code; stderr:\n%s", r.stderr)
+		for _, want := range c.stderr {
+			require.Contains(t, r.stderr, want)
+		}
+		for _, not := range c.stderrNot {
+			require.NotContains(t, r.stderr, not)
+		}
+		if c.status == "" {
+			// Refused before a run exists (exit 1): stderr says why, no run row.
+			require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run row")
+			return
+		}
+
+		s := r.summary(t)
+		require.Equal(t, c.status, s.Status, r.stderr)
+		require.Equal(t, c.kinds, s.Kinds, "per-kind outcomes")
+		require.Len(t, s.Warnings, len(c.warnings), "summary warnings: %q", s.Warnings)
+		for i, want := range c.warnings {
+			require.Contains(t, s.Warnings[i], want, "warning %d", i+1)
+		}
+
+		db := storetest.OpenFile(t, path)
+		if c.log != nil {
+			entries := strings.Join(storedText(t, db, `SELECT level || ': ' || message FROM run_log ORDER BY id`), "\n")
+			for _, want := range c.log {
+				require.Contains(t, entries, want, "run log")
+			}
+		}
+		got := storedText(t, db, `SELECT kind, coalesce(source_id, ''), file, line, reason FROM record_failures ORDER BY id`)
+		require.Len(t, got, len(c.failures), "record failures: %q", got)
+		for i, want := range c.failures {
+			w := strings.SplitN(want, "|", 5)
+			g := strings.SplitN(got[i], "|", 5)
+			require.Len(t, w, 5, "a failure is kind|source_id|file|line|reason: %q", want)
+			require.Equal(t, w[:4], g[:4], "failure %d: kind, source_id, file, line; got %q", i+1, got[i])
+			require.Contains(t, g[4], w[4], "failure %d: reason", i+1)
+		}
+		require.Equal(t, []string{"0"}, storedText(t, db, `
 		SELECT count(*) FROM record_failures f JOIN migration_records m ON m.kind = f.kind AND m.source_id = f.source_id
 		WHERE f.reason NOT LIKE 'duplicate source_id%'`), "R4: a record that fails claims no slot")
 
-	if c.tasks != nil {
-		got := storedText(t, db, `SELECT kind, status, coalesce(last_error, '') FROM migration_tasks ORDER BY id`)
-		require.Len(t, got, len(c.tasks), "tasks: %q", got)
-		for i, want := range c.tasks {
-			w := strings.SplitN(want, "|", 3)
-			g := strings.SplitN(got[i], "|", 3)
-			require.Equal(t, w[:2], g[:2], "task %d: kind and status; got %q", i+1, got[i])
-			if w[2] == "" {
-				require.Empty(t, g[2], "task %d: last_error", i+1)
-			} else {
-				require.Contains(t, g[2], w[2], "task %d: last_error", i+1)
+		if c.tasks != nil {
+			got := storedText(t, db, `SELECT kind, status, coalesce(last_error, '') FROM migration_tasks ORDER BY id`)
+			require.Len(t, got, len(c.tasks), "tasks: %q", got)
+			for i, want := range c.tasks {
+				w := strings.SplitN(want, "|", 3)
+				g := strings.SplitN(got[i], "|", 3)
+				require.Equal(t, w[:2], g[:2], "task %d: kind and status; got %q", i+1, got[i])
+				if w[2] == "" {
+					require.Empty(t, g[2], "task %d: last_error", i+1)
+				} else {
+					require.Contains(t, g[2], w[2], "task %d: last_error", i+1)
+				}
 			}
 		}
-	}
-	for _, q := range c.stored {
-		require.Equal(t, q.want, storedText(t, db, q.q, q.args...), q.q)
-	}
+		for _, q := range c.stored {
+			require.Equal(t, q.want, storedText(t, db, q.q, q.args...), q.q)
+		}
+	})
 }
 
 // crmNoPanic is crm that turns a panic into a test failure naming it.
@@ -1060,6 +1062,7 @@ func crmNoPanic(t *testing.T, args ...string) (r result) {
 // "|", exactly as stored ("<null>" for NULL).
 func storedText(t *testing.T, db *sql.DB, q string, args ...any) []string {
 	t.Helper()
+	q = testSQL(store.DialectOf(db), q)
 	rows, err := db.Query(q, args...)
 	require.NoError(t, err, q)
 	defer rows.Close()
@@ -1080,6 +1083,8 @@ func storedText(t *testing.T, db *sql.DB, q string, args ...any) []string {
 				parts[i] = "<null>"
 			case []byte:
 				parts[i] = string(v)
+			case bool: // PostgreSQL's booleans, as SQLite gives them
+				parts[i] = map[bool]string{true: "1", false: "0"}[v]
 			default:
 				parts[i] = fmt.Sprint(v)
 			}

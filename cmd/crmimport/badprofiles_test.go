@@ -140,7 +140,7 @@ var salesforceBadCases = []badCase{
 			"activity": {Imported: 1, Skipped: 1}},
 		failures: []string{"company||Account.csv|3|missing id"},
 		stored: []storedRows{
-			{q: `SELECT first_name, coalesce(company_id, ''), coalesce(extra, '') FROM contacts`, want: []string{"Tomasz||"}},
+			{q: `SELECT first_name, coalesce(CAST(company_id AS TEXT), ''), coalesce(extra, '') FROM contacts`, want: []string{"Tomasz||"}},
 			{q: `SELECT reason, coalesce(detail, '') FROM migration_records WHERE action = 'skipped'`, want: []string{"not linked to any record|"}},
 			{q: `SELECT a.subject, c.first_name FROM activities a JOIN contacts c ON c.id = a.contact_id`, want: []string{"Call Tomasz|Tomasz"}},
 		},

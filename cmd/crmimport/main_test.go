@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -163,6 +164,9 @@ func kindsOf(t *testing.T, r result) map[string]any {
 
 func query(t *testing.T, path, q string, args ...any) []string {
 	t.Helper()
+	if store.IsAddress(path) {
+		q = testSQL(store.Postgres, q)
+	}
 	db := storetest.Open(t, path)
 	defer db.Close() // a server has a bounded number of connections: none kept to the end of the test
 	rows, err := db.Query(q, args...)
@@ -198,6 +202,9 @@ func fmtAny(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
+	if b, ok := v.(bool); ok { // PostgreSQL's booleans, as SQLite gives them
+		return map[bool]string{true: "1", false: "0"}[b]
+	}
 	b, _ := json.Marshal(v)
 	s := string(b)
 	return strings.Trim(s, `"`)
@@ -206,6 +213,20 @@ func fmtAny(v any) string {
 func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// testSQL is a test's own query, written in SQLite's spelling, in dialect
+// d's: the checks of what was stored read JSON (json_extract(COLUMN,
+// '$.KEY'), PostgreSQL's ->>) and find text (instr, strpos; char, chr).
+func testSQL(d store.Dialect, q string) string {
+	if d != store.Postgres {
+		return q
+	}
+	q = jsonExtractPG.ReplaceAllString(q, `(CAST($1 AS jsonb) ->> '$3')`)
+	q = strings.ReplaceAll(q, "instr(", "strpos(")
+	return strings.ReplaceAll(q, "char(", "chr(")
+}
+
+var jsonExtractPG = regexp.MustCompile(`json_extract\(([a-z_.]+), '\$\.("?)([^'"]+)"?'\)`)
 
 // stateOf is what a database holds, to compare before and after a command
 // that must write nothing: a file's bytes, or on PostgreSQL every row of
