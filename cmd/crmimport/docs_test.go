@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/importer"
+	"crmimport/store/storetest"
 )
 
 // TestREADMEAndHelpSayWhatTheCodeDoes: issue 11 item 23. The README's
@@ -47,13 +48,14 @@ func TestEmptyPathIsAUsageError(t *testing.T) {
 	for name, paths := range map[string][]string{"Empty": {""}, "Blank": {"  "}, "SecondEmpty": {dir, ""}} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "crm.db")
-			args := append([]string{"--db", path, "run", "--tenant", "acme", "--source", "canonical"}, paths...)
-			r := crm(t, nil, args...)
-			require.Equal(t, exitUsage, r.code, r.stderr)
-			require.Contains(t, r.stderr, "PATH is empty")
-			_, err := os.Stat(path)
-			require.ErrorIs(t, err, os.ErrNotExist, "no database made, no run planned")
+			storetest.RunAddress(t, func(t *testing.T, path string) {
+				args := append([]string{"--db", path, "run", "--tenant", "acme", "--source", "canonical"}, paths...)
+				r := crm(t, nil, args...)
+				require.Equal(t, exitUsage, r.code, r.stderr)
+				require.Contains(t, r.stderr, "PATH is empty")
+				_, err := os.Stat(path)
+				require.ErrorIs(t, err, os.ErrNotExist, "no database made, no run planned")
+			})
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // The hand-made export of each built-in profile (fixtures/<profile>/, in
@@ -190,19 +191,20 @@ func TestProfileFixturesRerun(t *testing.T) {
 	for _, c := range []badCase{salesforceFixture, hubspotFixture, pipedriveFixture} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "crm.db")
-			args := []string{"--db", path, "--json", "run", "--tenant", "acme", "--source", c.source, filepath.Join(c.root, c.dir)}
-			r := crm(t, nil, args...)
-			require.Equal(t, c.code, r.code, r.stderr)
-			r = crm(t, nil, args...)
-			require.Equal(t, c.code, r.code, r.stderr)
-			for k, first := range c.kinds {
-				got := r.summary(t).Kinds[k]
-				require.Equal(t, first.Imported, got.Unchanged, "%s: imported then unchanged", k)
-				require.Zero(t, got.Imported, k)
-				require.Equal(t, first.Skipped, got.Skipped, "%s: skipped again", k)
-				require.Equal(t, first.Failed, got.Failed, "%s: failed again", k)
-			}
+			storetest.RunAddress(t, func(t *testing.T, path string) {
+				args := []string{"--db", path, "--json", "run", "--tenant", "acme", "--source", c.source, filepath.Join(c.root, c.dir)}
+				r := crm(t, nil, args...)
+				require.Equal(t, c.code, r.code, r.stderr)
+				r = crm(t, nil, args...)
+				require.Equal(t, c.code, r.code, r.stderr)
+				for k, first := range c.kinds {
+					got := r.summary(t).Kinds[k]
+					require.Equal(t, first.Imported, got.Unchanged, "%s: imported then unchanged", k)
+					require.Zero(t, got.Imported, k)
+					require.Equal(t, first.Skipped, got.Skipped, "%s: skipped again", k)
+					require.Equal(t, first.Failed, got.Failed, "%s: failed again", k)
+				}
+			})
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/importer"
+	"crmimport/store/storetest"
 )
 
 // requireNoDatabase: inspect made no file where the database would be.
@@ -80,54 +81,54 @@ func TestInspectCommand(t *testing.T) {
 func TestInspectExitCodes(t *testing.T) {
 	t.Parallel()
 	problem := writeExport(t, map[string]string{"companies.csv": storyCompanies, "contacts.csv": "name,email\nAnn,ann@acme.example\n"})
-	path := filepath.Join(t.TempDir(), "crm.db")
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "inspect", "--source", "canonical", problem)
+		require.Equal(t, exitProblems, r.code, r.stderr)
+		require.Equal(t, 3, exitProblems)
+		require.Contains(t, r.stdout, "  PROBLEM: its task would fail: contacts.csv:1: no id column")
+		require.Contains(t, r.stdout, "\nProblems: 1 task would fail (the run would end partial or failed; exit 3):\n"+
+			`  - contacts.csv (contacts): contacts.csv:1: no id column: the header has 2 columns ("name", "email") and none of them is "id"`)
+		require.Contains(t, r.stdout, "line 2 · \"co-1\" · valid", "the other file inspected")
+		require.Empty(t, r.stderr)
 
-	r := crm(t, nil, "--db", path, "inspect", "--source", "canonical", problem)
-	require.Equal(t, exitProblems, r.code, r.stderr)
-	require.Equal(t, 3, exitProblems)
-	require.Contains(t, r.stdout, "  PROBLEM: its task would fail: contacts.csv:1: no id column")
-	require.Contains(t, r.stdout, "\nProblems: 1 task would fail (the run would end partial or failed; exit 3):\n"+
-		`  - contacts.csv (contacts): contacts.csv:1: no id column: the header has 2 columns ("name", "email") and none of them is "id"`)
-	require.Contains(t, r.stdout, "line 2 · \"co-1\" · valid", "the other file inspected")
-	require.Empty(t, r.stderr)
+		r = crm(t, nil, "--db", path, "--json", "inspect", "--source", "canonical", problem)
+		require.Equal(t, exitProblems, r.code, r.stderr)
+		var ins importer.Inspection
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &ins), r.stdout)
+		require.Len(t, ins.Problems, 1)
+		require.Equal(t, "contacts.csv", ins.Problems[0].File)
 
-	r = crm(t, nil, "--db", path, "--json", "inspect", "--source", "canonical", problem)
-	require.Equal(t, exitProblems, r.code, r.stderr)
-	var ins importer.Inspection
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ins), r.stdout)
-	require.Len(t, ins.Problems, 1)
-	require.Equal(t, "contacts.csv", ins.Problems[0].File)
-
-	for _, c := range []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
-		{"NoSuchPath", []string{"--source", "canonical", filepath.Join(problem, "nope")}, exitError, "nope: no such file or folder"},
-		{"NoFileMatches", []string{"--source", "canonical", t.TempDir()}, exitError, "no file matches a kind of the canonical profile"},
-		{"UnknownProfile", []string{"--source", "zoho", problem}, exitUsage, `unknown profile "zoho"`},
-		{"NoSource", []string{problem}, exitUsage, "inspect needs --source"},
-		{"NoPath", []string{"--source", "canonical"}, exitUsage, "inspect takes one PATH"},
-		{"EmptyPath", []string{"--source", "canonical", " "}, exitUsage, "inspect: PATH is empty"},
-		{"UnknownKind", []string{"--source", "canonical", "--only", "leads", problem}, exitUsage, "--only: "},
-		{"NoRows", []string{"--source", "canonical", "--rows", "0", problem}, exitUsage, "--rows must be between 1 and 1000, got 0"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r := crm(t, nil, append([]string{"--db", path, "--json", "inspect"}, c.args...)...)
-			require.Equal(t, c.code, r.code, r.stderr)
-			require.Contains(t, r.stderr, c.want)
-			var doc map[string]any
-			require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
-			require.Contains(t, doc["error"], c.want)
-			require.Equal(t, float64(c.code), doc["exit_code"])
-			if c.name == "NoSuchPath" || c.name == "NoFileMatches" {
-				run := crm(t, nil, "--db", filepath.Join(t.TempDir(), "run.db"), "run", "--tenant", "acme", c.args[0], c.args[1], c.args[2])
-				require.Equal(t, c.code, run.code, "the exit code run gives")
-			}
-		})
-	}
-	requireNoDatabase(t, path)
+		for _, c := range []struct {
+			name string
+			args []string
+			code int
+			want string
+		}{
+			{"NoSuchPath", []string{"--source", "canonical", filepath.Join(problem, "nope")}, exitError, "nope: no such file or folder"},
+			{"NoFileMatches", []string{"--source", "canonical", t.TempDir()}, exitError, "no file matches a kind of the canonical profile"},
+			{"UnknownProfile", []string{"--source", "zoho", problem}, exitUsage, `unknown profile "zoho"`},
+			{"NoSource", []string{problem}, exitUsage, "inspect needs --source"},
+			{"NoPath", []string{"--source", "canonical"}, exitUsage, "inspect takes one PATH"},
+			{"EmptyPath", []string{"--source", "canonical", " "}, exitUsage, "inspect: PATH is empty"},
+			{"UnknownKind", []string{"--source", "canonical", "--only", "leads", problem}, exitUsage, "--only: "},
+			{"NoRows", []string{"--source", "canonical", "--rows", "0", problem}, exitUsage, "--rows must be between 1 and 1000, got 0"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				r := crm(t, nil, append([]string{"--db", path, "--json", "inspect"}, c.args...)...)
+				require.Equal(t, c.code, r.code, r.stderr)
+				require.Contains(t, r.stderr, c.want)
+				var doc map[string]any
+				require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
+				require.Contains(t, doc["error"], c.want)
+				require.Equal(t, float64(c.code), doc["exit_code"])
+				if c.name == "NoSuchPath" || c.name == "NoFileMatches" {
+					run := crm(t, nil, "--db", filepath.Join(t.TempDir(), "run.db"), "run", "--tenant", "acme", c.args[0], c.args[1], c.args[2])
+					require.Equal(t, c.code, run.code, "the exit code run gives")
+				}
+			})
+		}
+		requireNoDatabase(t, path)
+	})
 }
 
 // TestInspectEscapesText: a column name and a value holding terminal

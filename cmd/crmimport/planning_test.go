@@ -29,14 +29,15 @@ func TestPlanningRefusesWhatIsNotAFile(t *testing.T) {
 			t.Parallel()
 			dir := writeExport(t, map[string]string{"companies.csv": storyCompanies})
 			make(t, filepath.Join(dir, "contacts.csv"))
-			path := filepath.Join(t.TempDir(), "crm.db")
-			for _, input := range []string{dir, filepath.Join(dir, "contacts.csv")} {
-				r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", input)
-				require.Equal(t, exitError, r.code, r.stderr)
-				require.Contains(t, r.stderr, "contacts.csv: is a ")
-				require.Contains(t, r.stderr, "not a file: crmimport reads files, folders and zips")
-				require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run")
-			}
+			storetest.RunAddress(t, func(t *testing.T, path string) {
+				for _, input := range []string{dir, filepath.Join(dir, "contacts.csv")} {
+					r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", input)
+					require.Equal(t, exitError, r.code, r.stderr)
+					require.Contains(t, r.stderr, "contacts.csv: is a ")
+					require.Contains(t, r.stderr, "not a file: crmimport reads files, folders and zips")
+					require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "no run")
+				}
+			})
 		})
 	}
 }

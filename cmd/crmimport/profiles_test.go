@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/store/storetest"
 )
 
 // TestProfilesCommand: `crmimport profiles` lists the built-in profiles,
@@ -106,39 +108,40 @@ func TestCustomProfile(t *testing.T) {
 			"zcrm_12,Grace,Lindqvist,,,19/01/2023,Nein\nzcrm_13,Old,Contact,,zcrm_1,01/01/2019,Ja\n",
 		"Leads_2024_08_27.csv": "Record Id,Last Name\nzcrm_99,Lead\n",
 	})
-	path := filepath.Join(t.TempDir(), "crm.db")
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		require.NoError(t, os.WriteFile(profile, []byte(zohoProfile), 0o600)) // the run before broke it
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "zoho", export)
+		require.Equal(t, exitUsage, r.code, "no built-in profile is named zoho")
+		require.Contains(t, r.stderr, `unknown profile "zoho": no built-in profile is named like --source zoho`)
+		require.Contains(t, r.stderr, "pass --profile NAME or --profile FILE.yaml")
 
-	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "zoho", export)
-	require.Equal(t, exitUsage, r.code, "no built-in profile is named zoho")
-	require.Contains(t, r.stderr, `unknown profile "zoho": no built-in profile is named like --source zoho`)
-	require.Contains(t, r.stderr, "pass --profile NAME or --profile FILE.yaml")
+		env := map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:1=error"}
+		r = crm(t, env, "--db", path, "--json", "run", "--tenant", "acme", "--source", "zoho", "--profile", profile, "--batch-size", "2", export)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		require.Contains(t, r.stderr, "ignored 1 file not of the zoho profile: Leads_2024_08_27.csv")
+		opts := query(t, path, `SELECT options FROM migrations`)[0]
+		require.Contains(t, opts, `"profile":"zoho"`)
+		require.Contains(t, opts, `"profile_file":"`+profile+`"`)
+		require.Contains(t, opts, `"profile_text":"# Zoho CRM`)
 
-	env := map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:1=error"}
-	r = crm(t, env, "--db", path, "--json", "run", "--tenant", "acme", "--source", "zoho", "--profile", profile, "--batch-size", "2", export)
-	require.Equal(t, exitPartial, r.code, r.stderr)
-	require.Contains(t, r.stderr, "ignored 1 file not of the zoho profile: Leads_2024_08_27.csv")
-	opts := query(t, path, `SELECT options FROM migrations`)[0]
-	require.Contains(t, opts, `"profile":"zoho"`)
-	require.Contains(t, opts, `"profile_file":"`+profile+`"`)
-	require.Contains(t, opts, `"profile_text":"# Zoho CRM`)
+		// The file breaks; the resume still maps as the run began.
+		require.NoError(t, os.WriteFile(profile, []byte("name: [broken"), 0o600))
+		r = crm(t, nil, "--db", path, "--json", "resume", "1")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		s := r.summary(t)
+		require.Equal(t, int64(1), s.Kinds["company"].Imported)
+		require.Equal(t, int64(2), s.Kinds["contact"].Imported)
+		require.Equal(t, int64(1), s.Kinds["contact"].Skipped, "Gelöscht = Ja: deleted in source")
+		require.Equal(t, []string{
+			"Brightwater Bakery|2021-03-04T08:00:00|{\"Rating\":\"Hot\"}",
+		}, query(t, path, `SELECT name, created_at, extra FROM companies`))
+		require.Equal(t, []string{"Hannah|2022-03-14T10:00:00|Brightwater Bakery", "Grace|2023-01-19|"},
+			query(t, path, `SELECT c.first_name, c.created_at, coalesce(co.name, '') FROM contacts c LEFT JOIN companies co ON co.id = c.company_id ORDER BY c.id`))
 
-	// The file breaks; the resume still maps as the run began.
-	require.NoError(t, os.WriteFile(profile, []byte("name: [broken"), 0o600))
-	r = crm(t, nil, "--db", path, "--json", "resume", "1")
-	require.Equal(t, exitOK, r.code, r.stderr)
-	s := r.summary(t)
-	require.Equal(t, int64(1), s.Kinds["company"].Imported)
-	require.Equal(t, int64(2), s.Kinds["contact"].Imported)
-	require.Equal(t, int64(1), s.Kinds["contact"].Skipped, "Gelöscht = Ja: deleted in source")
-	require.Equal(t, []string{
-		"Brightwater Bakery|2021-03-04T08:00:00|{\"Rating\":\"Hot\"}",
-	}, query(t, path, `SELECT name, created_at, extra FROM companies`))
-	require.Equal(t, []string{"Hannah|2022-03-14T10:00:00|Brightwater Bakery", "Grace|2023-01-19|"},
-		query(t, path, `SELECT c.first_name, c.created_at, coalesce(co.name, '') FROM contacts c LEFT JOIN companies co ON co.id = c.company_id ORDER BY c.id`))
-
-	r = crm(t, nil, "--db", path, "run", "--tenant", "acme", "--source", "zoho", "--profile", profile, export)
-	require.Equal(t, exitUsage, r.code, "a broken profile file: usage, naming what is wrong")
-	require.True(t, strings.HasPrefix(r.stderr, "crmimport: profile file "+profile+": zoho.yaml: not YAML or JSON"), r.stderr)
+		r = crm(t, nil, "--db", path, "run", "--tenant", "acme", "--source", "zoho", "--profile", profile, export)
+		require.Equal(t, exitUsage, r.code, "a broken profile file: usage, naming what is wrong")
+		require.True(t, strings.HasPrefix(r.stderr, "crmimport: profile file "+profile+": zoho.yaml: not YAML or JSON"), r.stderr)
+	})
 }
 
 // TestReadmeProfileExample: the custom profile README.md shows is valid.

@@ -132,19 +132,20 @@ func checkRealSalesforce(t *testing.T, path string) {
 func TestRealSalesforceDataExport(t *testing.T) {
 	t.Parallel()
 	dir := realExports(t, "salesforce-data-export")
-	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	s := r.summary(t)
-	require.Equal(t, "succeeded", s.Status)
-	require.Equal(t, realSalesforceKinds, s.Kinds)
-	require.Contains(t, r.stderr, "ignored 5 files not of the salesforce profile: Attachment.csv, Campaign.csv, Case.csv, Lead.csv, OpportunityHistory.csv")
-	checkRealSalesforce(t, path)
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		s := r.summary(t)
+		require.Equal(t, "succeeded", s.Status)
+		require.Equal(t, realSalesforceKinds, s.Kinds)
+		require.Contains(t, r.stderr, "ignored 5 files not of the salesforce profile: Attachment.csv, Campaign.csv, Case.csv, Lead.csv, OpportunityHistory.csv")
+		checkRealSalesforce(t, path)
 
-	r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Equal(t, unchangedOf(realSalesforceKinds), r.summary(t).Kinds, "a rerun: all of it unchanged")
-	checkRealSalesforce(t, path)
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, unchangedOf(realSalesforceKinds), r.summary(t).Kinds, "a rerun: all of it unchanged")
+		checkRealSalesforce(t, path)
+	})
 }
 
 // TestRealSalesforceDataExportZipped: the same export as Salesforce mails
@@ -173,27 +174,28 @@ func TestRealSalesforceDataExportZipped(t *testing.T) {
 	for name, paths := range map[string][]string{"TwoZips": {zip1, zip2}, "AFolderOfZips": {zips}} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "crm.db")
-			args := append([]string{"--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce"}, paths...)
-			r := crm(t, nil, args...)
-			require.Equal(t, exitOK, r.code, r.stderr)
-			require.Equal(t, realSalesforceKinds, r.summary(t).Kinds)
-			checkRealSalesforce(t, path)
-			db := storetest.OpenFile(t, path)
-			require.Equal(t, []string{
-				"company|" + zip1 + "!/Account.csv|zip:crc32:",
-				"contact|" + zip1 + "!/Contact.csv|zip:crc32:",
-				"deal|" + zip2 + "!/Opportunity.csv|zip:crc32:",
-			}, storedText(t, db, `SELECT kind, file, substr(fingerprint, 1, 10) FROM migration_tasks WHERE kind IN ('company', 'contact', 'deal') ORDER BY id`))
-			var opts struct {
-				SideFiles []struct{ Role, File string } `json:"aux"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(storedText(t, db, `SELECT options FROM migrations`)[0]), &opts))
-			require.Contains(t, opts.SideFiles, struct{ Role, File string }{"join:opportunitycontactrole.csv", zip2 + "!/OpportunityContactRole.csv"})
+			storetest.RunAddress(t, func(t *testing.T, path string) {
+				args := append([]string{"--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce"}, paths...)
+				r := crm(t, nil, args...)
+				require.Equal(t, exitOK, r.code, r.stderr)
+				require.Equal(t, realSalesforceKinds, r.summary(t).Kinds)
+				checkRealSalesforce(t, path)
+				db := storetest.OpenFile(t, path)
+				require.Equal(t, []string{
+					"company|" + zip1 + "!/Account.csv|zip:crc32:",
+					"contact|" + zip1 + "!/Contact.csv|zip:crc32:",
+					"deal|" + zip2 + "!/Opportunity.csv|zip:crc32:",
+				}, storedText(t, db, `SELECT kind, file, substr(fingerprint, 1, 10) FROM migration_tasks WHERE kind IN ('company', 'contact', 'deal') ORDER BY id`))
+				var opts struct {
+					SideFiles []struct{ Role, File string } `json:"aux"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(storedText(t, db, `SELECT options FROM migrations`)[0]), &opts))
+				require.Contains(t, opts.SideFiles, struct{ Role, File string }{"join:opportunitycontactrole.csv", zip2 + "!/OpportunityContactRole.csv"})
 
-			r = crm(t, nil, args...)
-			require.Equal(t, exitOK, r.code, r.stderr)
-			require.Equal(t, unchangedOf(realSalesforceKinds), r.summary(t).Kinds)
+				r = crm(t, nil, args...)
+				require.Equal(t, exitOK, r.code, r.stderr)
+				require.Equal(t, unchangedOf(realSalesforceKinds), r.summary(t).Kinds)
+			})
 		})
 	}
 }
@@ -204,23 +206,24 @@ func TestRealSalesforceDataExportZipped(t *testing.T) {
 func TestRealSalesforceTreeJSON(t *testing.T) {
 	t.Parallel()
 	dir := realExports(t, "salesforce-tree-json")
-	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Equal(t, map[string]phases.Counts{"company": {Imported: 3}, "contact": {Imported: 7}}, r.summary(t).Kinds)
-	require.Contains(t, r.stderr, "ignored 1 file not of the salesforce profile: Account-Contact-plan.json")
-	db := storetest.OpenFile(t, path)
-	require.Equal(t, []string{
-		"Amy|Taylor|amy.taylor@acme.example.com|Acme Corporation",
-		"Michael|Jones|michael.jones@acme.example.com|Acme Corporation",
-		"Jennifer|Wu|jennifer.wu@acme.example.com|Acme Corporation",
-		"Sofia|Perez|sofia.perez@globex.example.com|Globex International",
-		"Lucas|Martin|lucas.martin@globex.example.com|Globex International",
-		"Emma|Dubois|emma.dubois@initech.example.com|Initech Solutions",
-		"Noah|Bernard|noah.bernard@initech.example.com|Initech Solutions",
-	}, storedText(t, db, `SELECT c.first_name, c.last_name, c.email, co.name FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`))
-	require.Equal(t, []string{"company|AcmeRef", "company|GlobexRef", "company|InitechRef"},
-		storedText(t, db, `SELECT kind, source_id FROM migration_records WHERE kind = 'company' ORDER BY id`))
-	require.Equal(t, []string{`{"Rating":"Warm","attributes.type":"Account"}`},
-		storedText(t, db, `SELECT extra FROM companies WHERE name = 'Acme Corporation'`))
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, map[string]phases.Counts{"company": {Imported: 3}, "contact": {Imported: 7}}, r.summary(t).Kinds)
+		require.Contains(t, r.stderr, "ignored 1 file not of the salesforce profile: Account-Contact-plan.json")
+		db := storetest.OpenFile(t, path)
+		require.Equal(t, []string{
+			"Amy|Taylor|amy.taylor@acme.example.com|Acme Corporation",
+			"Michael|Jones|michael.jones@acme.example.com|Acme Corporation",
+			"Jennifer|Wu|jennifer.wu@acme.example.com|Acme Corporation",
+			"Sofia|Perez|sofia.perez@globex.example.com|Globex International",
+			"Lucas|Martin|lucas.martin@globex.example.com|Globex International",
+			"Emma|Dubois|emma.dubois@initech.example.com|Initech Solutions",
+			"Noah|Bernard|noah.bernard@initech.example.com|Initech Solutions",
+		}, storedText(t, db, `SELECT c.first_name, c.last_name, c.email, co.name FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`))
+		require.Equal(t, []string{"company|AcmeRef", "company|GlobexRef", "company|InitechRef"},
+			storedText(t, db, `SELECT kind, source_id FROM migration_records WHERE kind = 'company' ORDER BY id`))
+		require.Equal(t, []string{`{"Rating":"Warm","attributes.type":"Account"}`},
+			storedText(t, db, `SELECT extra FROM companies WHERE name = 'Acme Corporation'`))
+	})
 }

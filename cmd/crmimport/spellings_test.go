@@ -1,10 +1,11 @@
 package main
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"crmimport/store/storetest"
 )
 
 // Issue 15 item 4: spellings of columns that real exports carry (FORMATS.md)
@@ -53,25 +54,26 @@ func TestHubSpotDealsWithAssociatedRecordIDs(t *testing.T) {
 			"30000000003,Fleet tracking,contractsent,2023-12-15,125000.50,Sales Pipeline,2023-10-02 15:00,20000000002,Grace,Lindqvist,2023-01-19 16:45,,,",
 		),
 	})
-	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "hubspot", export)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	s := r.summary(t)
-	require.Equal(t, int64(3), s.Kinds["deal"].Imported)
-	require.Zero(t, s.Kinds["deal"].Unlinked)
-	require.Equal(t, []string{
-		"30000000001|Wholesale bread contract|10000000001|20000000001|Hannah|Okafor|Brightwater Bakery",
-		"30000000002|EU expansion|10000000003|NULL|NULL|NULL|Harbor Logistics",
-		"30000000003|Fleet tracking|NULL|20000000002|Grace|Lindqvist|NULL",
-	}, query(t, path, `SELECT m.source_id, d.name, mco.source_id, mc.source_id,
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "hubspot", export)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		s := r.summary(t)
+		require.Equal(t, int64(3), s.Kinds["deal"].Imported)
+		require.Zero(t, s.Kinds["deal"].Unlinked)
+		require.Equal(t, []string{
+			"30000000001|Wholesale bread contract|10000000001|20000000001|Hannah|Okafor|Brightwater Bakery",
+			"30000000002|EU expansion|10000000003|NULL|NULL|NULL|Harbor Logistics",
+			"30000000003|Fleet tracking|NULL|20000000002|Grace|Lindqvist|NULL",
+		}, query(t, path, `SELECT m.source_id, d.name, mco.source_id, mc.source_id,
 			json_extract(d.extra, '$."First Name"'), json_extract(d.extra, '$."Last Name"'), json_extract(d.extra, '$."Company name"')
 		FROM deals d JOIN migration_records m ON m.kind = 'deal' AND m.record_id = d.id
 		LEFT JOIN migration_records mco ON mco.kind = 'company' AND mco.record_id = d.company_id
 		LEFT JOIN migration_records mc ON mc.kind = 'contact' AND mc.record_id = d.contact_id
 		ORDER BY m.source_id`), "the associated records' ids are links; their other columns stay in extra")
-	require.Equal(t, []string{"0"}, query(t, path,
-		`SELECT count(*) FROM deals WHERE json_extract(extra, '$."Record ID - Contact"') IS NOT NULL OR json_extract(extra, '$."Record ID - Company"') IS NOT NULL`),
-		"a link column is not also extra")
+		require.Equal(t, []string{"0"}, query(t, path,
+			`SELECT count(*) FROM deals WHERE json_extract(extra, '$."Record ID - Contact"') IS NOT NULL OR json_extract(extra, '$."Record ID - Company"') IS NOT NULL`),
+			"a link column is not also extra")
+	})
 }
 
 // TestHubSpotContactsAssociatedCompanyByName: a contacts export carries
@@ -92,22 +94,23 @@ func TestHubSpotContactsAssociatedCompanyByName(t *testing.T) {
 			"20000000004,Ana,García,ana.garcia@perez-hijos.example.com, +34 91 555 0113,Sam Rivera,,,2023-02-15 09:00",
 		),
 	})
-	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "hubspot", export)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stderr, `warning: hubspot-crm-exports-all-contacts-2024-08-27.csv:4: Associated Company "Harbor Logistics" names 2 companies of the export`)
-	require.NotContains(t, r.stderr, "hubspot-crm-exports-all-contacts-2024-08-27.csv:3:", "Grace's company id says which Harbor Logistics")
-	s := r.summary(t)
-	require.Equal(t, int64(4), s.Kinds["contact"].Imported)
-	require.Equal(t, []string{
-		"20000000001|Hannah|10000000001|NULL",
-		"20000000002|Grace|10000000003|NULL",
-		"20000000003|Tomasz|NULL|Harbor Logistics",
-		"20000000004|Ana|NULL|NULL",
-	}, query(t, path, `SELECT m.source_id, c.first_name, mco.source_id, json_extract(c.extra, '$.company_id')
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "hubspot", export)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Contains(t, r.stderr, `warning: hubspot-crm-exports-all-contacts-2024-08-27.csv:4: Associated Company "Harbor Logistics" names 2 companies of the export`)
+		require.NotContains(t, r.stderr, "hubspot-crm-exports-all-contacts-2024-08-27.csv:3:", "Grace's company id says which Harbor Logistics")
+		s := r.summary(t)
+		require.Equal(t, int64(4), s.Kinds["contact"].Imported)
+		require.Equal(t, []string{
+			"20000000001|Hannah|10000000001|NULL",
+			"20000000002|Grace|10000000003|NULL",
+			"20000000003|Tomasz|NULL|Harbor Logistics",
+			"20000000004|Ana|NULL|NULL",
+		}, query(t, path, `SELECT m.source_id, c.first_name, mco.source_id, json_extract(c.extra, '$.company_id')
 		FROM contacts c JOIN migration_records m ON m.kind = 'contact' AND m.record_id = c.id
 		LEFT JOIN migration_records mco ON mco.kind = 'company' AND mco.record_id = c.company_id
 		ORDER BY m.source_id`), "by id first, else by a name one company has; an ambiguous name kept, unlinked")
+	})
 }
 
 // TestHubSpotContactsPrimaryCompanyIDs: `(Primary)` variants of the
@@ -125,14 +128,15 @@ func TestHubSpotContactsPrimaryCompanyIDs(t *testing.T) {
 			"20000000001,Hannah,Okafor,hannah.okafor@brightwater-bakery.example.com,,10000000001,2022-03-14 10:00",
 		),
 	})
-	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "hubspot", export)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Equal(t, []string{
-		"20000000001|Hannah|10000000001|NULL",
-		"20000000002|Grace|10000000003|10000000002; 10000000003",
-	}, query(t, path, `SELECT m.source_id, c.first_name, mco.source_id, json_extract(c.extra, '$."Associated Company IDs"')
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "hubspot", export)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, []string{
+			"20000000001|Hannah|10000000001|NULL",
+			"20000000002|Grace|10000000003|10000000002; 10000000003",
+		}, query(t, path, `SELECT m.source_id, c.first_name, mco.source_id, json_extract(c.extra, '$."Associated Company IDs"')
 		FROM contacts c JOIN migration_records m ON m.kind = 'contact' AND m.record_id = c.id
 		LEFT JOIN migration_records mco ON mco.kind = 'company' AND mco.record_id = c.company_id
 		ORDER BY m.source_id`), "the primary company, the whole list kept")
+	})
 }
