@@ -74,11 +74,9 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.N
 	return nil, driver.ErrSkip
 }
 
+// BeginTx begins through pgx's own BeginTx, which its connections have.
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
-		return b.BeginTx(ctx, opts)
-	}
-	return c.Conn.Begin() //nolint:staticcheck // the fallback database/sql itself uses
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
 }
 
 func (c *pgConn) Ping(ctx context.Context) error {
