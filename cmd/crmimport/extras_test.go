@@ -133,6 +133,26 @@ func TestDatabasePathErrors(t *testing.T) {
 	require.Contains(t, r.stderr, "is not a folder")
 }
 
+// TestTheDatabaseFromTheEnvironment: $CRMIMPORT_DB names the database as
+// --db does, a file's path or a server's address alike, and --db wins.
+func TestTheDatabaseFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		env := map[string]string{"CRMIMPORT_DB": path}
+		r := crm(t, env, "--json", "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		r = crm(t, env, "--json", "runs")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Contains(t, r.stdout, `"tenant": "demo"`)
+		require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`), "the run went to $CRMIMPORT_DB")
+		other := filepath.Join(t.TempDir(), "other.db")
+		r = crm(t, env, "--db", other, "--json", "run", "--tenant", "demo", "--source", "canonical", "--only", "companies", demo)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		require.Equal(t, []string{"1"}, query(t, other, `SELECT count(*) FROM migrations`), "--db wins over $CRMIMPORT_DB")
+		require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`))
+	})
+}
+
 // TestReportAndRuns: the run page in text and JSON, and the list of runs.
 func TestReportAndRuns(t *testing.T) {
 	t.Parallel()
