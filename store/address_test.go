@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -111,4 +113,35 @@ func TestAnalyzeRefreshesWhatChanged(t *testing.T) {
 		(SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE schemaname = 'acme' AND relname = 'contacts')`).Scan(&companies, &contacts))
 	require.True(t, companies, "1,000 new companies: analyzed")
 	require.False(t, contacts, "no contact changed: left alone")
+}
+
+// Processes that open one new schema at the same instant all open it: one
+// makes and upgrades it, the others find it upgraded when their turn at
+// the write lock comes (the version read on the server's current
+// catalog, not on one taken before the lock was theirs).
+func TestOpeningANewSchemaAtOnce(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgtest.Start(ctx, "")
+	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
+	t.Cleanup(func() { require.NoError(t, c.Stop()) })
+	for round := range 30 {
+		addr := fmt.Sprintf("%s&search_path=at_once_%d", c.DSN(), round)
+		errs := make(chan error, 8)
+		start := make(chan struct{})
+		for i := range 8 {
+			go func() {
+				<-start
+				time.Sleep(time.Duration(i) * time.Duration(round%5) * time.Millisecond) // some meet the upgrade half-way
+				db, err := Open(ctx, addr)
+				if err == nil {
+					err = db.Close()
+				}
+				errs <- err
+			}()
+		}
+		close(start)
+		for range 8 {
+			require.NoError(t, <-errs, "round %d", round)
+		}
+	}
 }

@@ -63,6 +63,20 @@ func beginPostgres(ctx context.Context, db beginner) (*sql.Tx, error) {
 	return tx, nil
 }
 
+// sessionWriteLock takes the write lock for conn's session, until unlock:
+// for the work whose transactions must begin once the lock is theirs (a
+// schema made or upgraded), since a transaction reads the catalog as it
+// stood when the transaction began. A transaction of the session that
+// takes the lock again (beginPostgres) has it at once.
+func sessionWriteLock(ctx context.Context, conn *sql.Conn) (unlock func(), err error) {
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, int64(writeLock)); err != nil {
+		return nil, fmt.Errorf("take the write lock: %w", err)
+	}
+	return func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, int64(writeLock))
+	}, nil
+}
+
 // beginner is a *sql.DB, or one of its connections (*sql.Conn) where a
 // setting of the connection must hold for the transaction.
 type beginner interface {

@@ -250,15 +250,18 @@ func (a pgAddress) makeSchema(ctx context.Context, db *sql.DB) error {
 	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ?)`, a.schema).Scan(&there); err != nil || there {
 		return err
 	}
-	tx, err := beginPostgres(ctx, db)
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{a.schema}.Sanitize()); err != nil {
+	defer conn.Close()
+	unlock, err := sessionWriteLock(ctx, conn) // before the statement's transaction: see sessionWriteLock
+	if err != nil {
 		return err
 	}
-	return tx.Commit()
+	defer unlock()
+	_, err = conn.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{a.schema}.Sanitize())
+	return err
 }
 
 // ours refuses a schema that holds tables and no crmimport database, as

@@ -103,6 +103,17 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 		return false, fmt.Errorf("upgrade schema: %w", err)
 	}
 	defer conn.Close()
+	if d == Postgres {
+		// The write lock first, and only then the transaction: a
+		// transaction sees the catalog as it stood when it began, so one
+		// begun before another process's upgrade committed would not see
+		// the tables it made, and would make them again.
+		unlock, err := sessionWriteLock(ctx, conn)
+		if err != nil {
+			return false, fmt.Errorf("upgrade schema: %w", err)
+		}
+		defer unlock()
+	}
 	s := all[current]
 	noFK := strings.HasPrefix(s.sql, fkOff)
 	if noFK {
