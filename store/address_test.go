@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
