@@ -210,7 +210,11 @@ func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summ
 	if err != nil {
 		return report.Summary{}, err
 	}
-	defer cleanup()
+	defer func() {
+		if err := cleanup(); err != nil { // the dry run is over: its copy left behind is told, not its failure
+			s.logf("warning: dry run: %v", err)
+		}
+	}()
 	db, err := store.Open(ctx, tmp)
 	if err != nil {
 		return report.Summary{}, err

@@ -81,7 +81,7 @@ func TestAPostgresAddressOpensAsAPathDoes(t *testing.T) {
 	require.NoError(t, dry.Close())
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM companies`).Scan(&n))
 	require.Equal(t, 2, n, "the original is untouched")
-	cleanup()
+	require.NoError(t, cleanup())
 	_, err = OpenExisting(ctx, cp)
 	require.ErrorIs(t, err, ErrNoDatabase, "the copy is gone")
 }

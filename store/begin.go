@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -68,12 +70,25 @@ func beginPostgres(ctx context.Context, db beginner) (*sql.Tx, error) {
 // schema made or upgraded), since a transaction reads the catalog as it
 // stood when the transaction began. A transaction of the session that
 // takes the lock again (beginPostgres) has it at once.
-func sessionWriteLock(ctx context.Context, conn *sql.Conn) (unlock func(), err error) {
+//
+// unlock says whether the server let go of it. A session whose lock could
+// not be let go of is not given back to the pool, whose later writers
+// would all wait on it: its connection is closed, and the lock goes with it.
+func sessionWriteLock(ctx context.Context, conn *sql.Conn) (unlock func() error, err error) {
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, int64(writeLock)); err != nil {
 		return nil, fmt.Errorf("take the write lock: %w", err)
 	}
-	return func() {
-		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, int64(writeLock))
+	return func() error {
+		var released bool
+		err := conn.QueryRowContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, int64(writeLock)).Scan(&released)
+		if err == nil && !released {
+			err = errors.New("the server held no such lock for the session")
+		}
+		if err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // closed, never pooled again
+			return fmt.Errorf("let go of the write lock: %w (its connection is closed)", err)
+		}
+		return nil
 	}, nil
 }
 
@@ -109,7 +124,9 @@ func Try(ctx context.Context, tx *sql.Tx, f func() error) error {
 		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT crmimport_try`); rerr != nil {
 			return fmt.Errorf("%w (and its savepoint could not be rolled back to: %v)", err, rerr)
 		}
-		_, _ = tx.ExecContext(ctx, `RELEASE SAVEPOINT crmimport_try`)
+		if _, rerr := tx.ExecContext(ctx, `RELEASE SAVEPOINT crmimport_try`); rerr != nil {
+			return fmt.Errorf("%w (and its savepoint could not be released: %v)", err, rerr)
+		}
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT crmimport_try`)

@@ -258,7 +258,10 @@ func Copy(ctx context.Context, path, dest string) (copied bool, err error) {
 //
 // On PostgreSQL the copy is a schema beside the original's, dropped by
 // cleanup, and copyPath its address.
-func Throwaway(ctx context.Context, path string) (copyPath string, cleanup func(), err error) {
+//
+// cleanup says when the copy could not be removed, naming it: the dry run
+// itself is over, and the copy is left for the user to remove.
+func Throwaway(ctx context.Context, path string) (copyPath string, cleanup func() error, err error) {
 	if IsAddress(path) {
 		return throwawayPostgres(ctx, path)
 	}
@@ -266,11 +269,15 @@ func Throwaway(ctx context.Context, path string) (copyPath string, cleanup func(
 	if err != nil {
 		return "", nil, err
 	}
-	cleanup = func() { os.RemoveAll(dir) }
+	cleanup = func() error {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove the dry run's copy %s (remove it by hand): %w", dir, err)
+		}
+		return nil
+	}
 	copyPath = filepath.Join(dir, "dry-run.db")
 	if _, err := Copy(ctx, path, copyPath); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("dry run: %w", err)
+		return "", nil, errors.Join(fmt.Errorf("dry run: %w", err), cleanup())
 	}
 	return copyPath, cleanup, nil
 }

@@ -245,7 +245,7 @@ func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error)
 // write lock: two processes that make it at once would otherwise both try,
 // and one would be refused by the server's own unique index of schema
 // names (IF NOT EXISTS does not hold against a concurrent CREATE).
-func (a pgAddress) makeSchema(ctx context.Context, db *sql.DB) error {
+func (a pgAddress) makeSchema(ctx context.Context, db *sql.DB) (err error) {
 	var there bool
 	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ?)`, a.schema).Scan(&there); err != nil || there {
 		return err
@@ -259,7 +259,7 @@ func (a pgAddress) makeSchema(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer func() { err = errors.Join(err, unlock()) }()
 	_, err = conn.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{a.schema}.Sanitize())
 	return err
 }

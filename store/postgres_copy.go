@@ -17,7 +17,7 @@ import (
 // for a dry run: the run works on the copy, and cleanup drops it. The
 // original is only read, in one read-only transaction (one snapshot), and
 // an older schema is copied as it is and upgraded in the copy.
-func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup func(), err error) {
+func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup func() error, err error) {
 	a, err := parsePostgres(dsn)
 	if err != nil {
 		return "", nil, err
@@ -30,11 +30,19 @@ func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup
 	if err != nil {
 		return "", nil, fmt.Errorf("dry run: %w", err)
 	}
-	cleanup = func() {
-		_, _ = dst.ExecContext(context.WithoutCancel(ctx), "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
-		dst.Close()
+	cleanup = func() error {
+		return errors.Join(dropSchema(context.WithoutCancel(ctx), dst, name), dst.Close())
 	}
 	return copyDSN, cleanup, nil
+}
+
+// dropSchema drops a copy's schema and all it holds.
+func dropSchema(ctx context.Context, db *sql.DB, name string) error {
+	if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+		return fmt.Errorf("drop the copy's schema %s (drop it by hand: DROP SCHEMA %s CASCADE): %w",
+			name, pgx.Identifier{name}.Sanitize(), err)
+	}
+	return nil
 }
 
 // CopyPostgres copies the crmimport database at the address from into a
@@ -60,9 +68,8 @@ func CopyPostgres(ctx context.Context, from, to string) (*sql.DB, error) {
 		return nil, err
 	}
 	if err := copySchema(ctx, a.schema, b.schema, dst); err != nil {
-		_, _ = dst.ExecContext(context.WithoutCancel(ctx), "DROP SCHEMA IF EXISTS "+pgx.Identifier{b.schema}.Sanitize()+" CASCADE")
-		dst.Close()
-		return nil, fmt.Errorf("copy schema %s to %s: %w", a.schema, b.schema, err)
+		err = fmt.Errorf("copy schema %s to %s: %w", a.schema, b.schema, err)
+		return nil, errors.Join(err, dropSchema(context.WithoutCancel(ctx), dst, b.schema), dst.Close())
 	}
 	return dst, nil
 }

@@ -112,7 +112,7 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 		if err != nil {
 			return false, fmt.Errorf("upgrade schema: %w", err)
 		}
-		defer unlock()
+		defer func() { err = errors.Join(err, unlock()) }()
 	}
 	s := all[current]
 	noFK := strings.HasPrefix(s.sql, fkOff)

@@ -92,7 +92,13 @@ func (a *app) runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		defer cleanup()
+		defer func() {
+			// The dry run is over whatever became of its copy: a copy left
+			// behind is a warning, quiet or not, that says what to remove.
+			if err := cleanup(); err != nil {
+				fmt.Fprintf(a.stderr, "warning: dry run: %v\n", err)
+			}
+		}()
 		a.note("dry run: working on a throwaway copy of %s; nothing will be written to it", store.Name(a.dbPath))
 		dbPath = tmp
 	}
