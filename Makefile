@@ -39,12 +39,14 @@ test: tools ## the tests CI runs (real SQLite files and a real PostgreSQL server
 	$(GO) test -count=1 ./...
 	cd cmd/crmimport && $(GO) test -count=1 -run '^TestCrash$$' -crash.dialect=postgres
 
-tools: ## install what the tests need where it is missing: Chromium, PostgreSQL (Debian packages)
+tools: ## install what the tests need where it is missing: Chromium, PostgreSQL, the sqlite3 shell (Debian packages)
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { echo "installing chromium (the desktop's browser tests)"; \
 	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null || { echo "the browser tests need Chromium: apt-get install -y chromium"; exit 1; }; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { echo "installing postgresql (the tests' throwaway server)"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql) >/dev/null || \
 	  { echo "the tests need PostgreSQL's server: apt-get install -y postgresql"; exit 1; }; }
+	@command -v sqlite3 >/dev/null || { echo "installing sqlite3 (the tests read the file from another process, as doctor's repairs do)"; \
+	  (apt-get update -qq && apt-get install -y -qq sqlite3) >/dev/null || { echo "the tests need the sqlite3 shell: apt-get install -y sqlite3"; exit 1; }; }
 
 # R12–R14: kill a run at any instant, run `resume`, and the database is the
 # one an uninterrupted run leaves. The crash suite (cmd/crmimport/crash_*_test.go)
@@ -83,10 +85,14 @@ crashtest: tools ## R12–R14, R16: kill, stop and race real runs and undos at 1
 race: tools ## the tests under the race detector
 	$(GO) test -race -count=1 -timeout 40m ./...
 
-lint: ## gofmt, go vet, staticcheck
+# lint/main.go: imports point one way, down (every package has a floor), and
+# only store opens the database — closing any descriptor of the file drops
+# SQLite's locks, which are the process's (issue 23).
+lint: ## gofmt, go vet, staticcheck, and the project's own checks (lint/: import floors, only store opens the database)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run ./lint
 
 # SPEC §4: bad input never panics. Each target runs for FUZZTIME, one after
 # another, seeded from fixtures/ (the hand-made exports and the bad-input

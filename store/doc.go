@@ -33,6 +33,15 @@
 // and any SQLite file. It replaces a file whole, through a temporary file
 // and a rename.
 //
+// SQLite's locks are the process's POSIX locks: closing any descriptor of
+// the database file inside the process drops them all, and another
+// process's connection may then delete the -wal from under this one's
+// (issue 23). So nothing outside SQLite opens the file while a connection
+// is open: the reads of a file's first bytes by name that identify and
+// WriteOutput make go through readHead, which reads through the descriptor
+// SQLite already holds on the file when there is one; make lint (lint/)
+// forbids opening the database's path outside this package.
+//
 // Tests get real databases from store/storetest, and run the rules' tests
 // on every dialect through storetest.Run.
 package store

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -46,23 +45,17 @@ var ErrNoDatabase = errors.New("no such database")
 // header is read first, by hand; only a SQLite file without our
 // application id is opened, read-only, to list its tables.
 func identify(ctx context.Context, path string) (exists bool, err error) {
-	f, err := os.Open(path)
+	head, err := readHead(path, 100)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("open database %s: %w", path, err)
 	}
-	head := make([]byte, 100)
-	n, err := io.ReadFull(f, head)
-	f.Close()
-	switch {
-	case n == 0 && (err == io.EOF || err == nil):
+	n := len(head)
+	if n == 0 {
 		return true, nil // an empty file: ours to make
-	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
-		return true, fmt.Errorf("open database %s: %w", path, err)
 	}
-	head = head[:n]
 	if !bytes.HasPrefix(head, []byte("SQLite format 3\x00")) {
 		return true, &NotOursError{Path: path, What: "is not a SQLite database file (" + looksLike(head) + ")"}
 	}
@@ -169,16 +162,8 @@ func readOnlyParams(path string) string {
 
 // isWAL reads from the header whether a SQLite file is in WAL mode.
 func isWAL(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b := make([]byte, 20)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return false
-	}
-	return b[18] == 2
+	b, err := readHead(path, 20)
+	return err == nil && len(b) == 20 && b[18] == 2
 }
 
 // fileURI is path as a SQLite URI filename, absolute, with the characters

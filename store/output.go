@@ -13,6 +13,13 @@ import (
 // sqliteHeader is how every SQLite database file begins.
 const sqliteHeader = "SQLite format 3\x00"
 
+// walMagic and walMagicBE begin a SQLite write-ahead log (its checksums in
+// little- or big-endian order).
+var (
+	walMagic   = [4]byte{0x37, 0x7f, 0x06, 0x82}
+	walMagicBE = [4]byte{0x37, 0x7f, 0x06, 0x83}
+)
+
 // sidecars are the files SQLite keeps beside a database: its write-ahead
 // log, the log's shared-memory index, and the rollback journal of a file
 // not in WAL mode. Writing over one of them loses or corrupts committed
@@ -103,19 +110,17 @@ func refuseDatabase(dbPath, path, target string) error {
 	if terr != nil {
 		return nil // a new file
 	}
-	f, err := os.Open(target)
+	head, err := readHead(target, len(sqliteHeader))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	defer f.Close()
-	head := make([]byte, len(sqliteHeader))
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if bytes.Equal(head[:n], []byte(sqliteHeader)) {
+	if bytes.Equal(head, []byte(sqliteHeader)) {
 		return &RefusedOutputError{Path: path, What: "a SQLite database (it begins with SQLite's header)",
 			Advice: "name another file, or delete this one first if it is really meant to go"}
+	}
+	if len(head) >= 4 && (bytes.Equal(head[:4], walMagic[:]) || bytes.Equal(head[:4], walMagicBE[:])) {
+		return &RefusedOutputError{Path: path, What: "the write-ahead log of a SQLite database (it begins with its magic number)",
+			Advice: "name another file"}
 	}
 	return nil
 }

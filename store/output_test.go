@@ -107,6 +107,13 @@ func TestWriteOutputRefusesDatabases(t *testing.T) {
 	var n int
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM migrations`).Scan(&n))
 	require.Equal(t, 2, n)
+
+	// A write-ahead log with frames is refused by its magic number too,
+	// when no database is named (a server's database is in use).
+	err = WriteOutput("", filepath.Join(dir, "hard-wal.csv"), func(io.Writer) error { return errors.New("called") })
+	var refused *RefusedOutputError
+	require.ErrorAs(t, err, &refused)
+	require.Contains(t, err.Error(), "the write-ahead log of a SQLite database")
 }
 
 // TestWriteOutputReplacesWhole: a new file is made 0600; an existing file

@@ -37,6 +37,9 @@ func Main(m *testing.M) { os.Exit(Tests(m)) }
 // Tests is Main for a TestMain that does more: it runs the tests, stops
 // the cluster and returns the exit code.
 func Tests(m *testing.M) int {
+	if path := os.Getenv(lockProbe); path != "" {
+		return probeMain(path) // ProbeLocks's second process
+	}
 	pg.main.Store(true)
 	code := m.Run()
 	if pg.cluster != nil {
