@@ -16,6 +16,10 @@ import (
 // whose every record took the same skip.
 func (r *Report) Warnings() []string {
 	out := append([]string(nil), importer.PlanWarnings(r.Run)...)
+	if f := r.Run.FinishedAt; f != nil && f.Before(r.Run.StartedAt) {
+		out = append(out, fmt.Sprintf("the clock went back during this run: it ended at %s, before it started at %s; its duration is not known (0 is recorded, never a guess)",
+			f.UTC().Format("2006-01-02 15:04:05 UTC"), r.Run.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")))
+	}
 	for _, k := range r.Kinds {
 		if k.UniformSkip == "" {
 			continue
