@@ -67,7 +67,7 @@ func (e *Engine) finalize(ctx context.Context, runID int64) (done bool, err erro
 			// clocks tell, and its log says why.
 			if err := e.log(ctx, tx, runID, "warning", fmt.Sprintf(
 				"the clock is %s behind the run's start (%s): its duration is not known, and recorded as 0",
-				(-time.Duration(duration) * time.Millisecond).String(), ledger.FormatTime(run.StartedAt))); err != nil {
+				(-time.Duration(duration)*time.Millisecond).String(), ledger.FormatTime(run.StartedAt))); err != nil {
 				return err
 			}
 			duration = 0
