@@ -23,6 +23,21 @@ import (
 // checkpoint (R12): a crash loses at most one batch of work.
 const DefaultBatchSize = 5000
 
+// MaxBatchSize bounds --batch-size: a batch's records, rows and slots are
+// held until it commits, so one batch of a whole export held them all (1.2
+// million records: 294 MiB). At this size a batch costs about 15 MiB, and a
+// run stays within the memory the README states.
+const MaxBatchSize = 50000
+
+// CheckBatchSize refuses a batch size outside 1…MaxBatchSize, as a usage
+// error: both faces ask it (Plan too, where 0 asks for the default).
+func CheckBatchSize(n int) error {
+	if n < 1 || n > MaxBatchSize {
+		return &UsageError{Msg: fmt.Sprintf("the batch size must be between 1 and %d records (a batch is held in memory until it commits), got %d", MaxBatchSize, n)}
+	}
+	return nil
+}
+
 // Options are a run's options, persisted with the run (R10) and read back
 // on resume.
 type Options struct {
@@ -118,6 +133,11 @@ func (e *UsageError) Error() string { return e.Msg }
 // and its plan (R10). Problems found before the run exists are *input.Error
 // and leave no row.
 func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error) {
+	if spec.BatchSize != 0 {
+		if err := CheckBatchSize(spec.BatchSize); err != nil {
+			return phases.Run{}, err
+		}
+	}
 	prof, inputs, err := planInputs(spec.Source, spec.Profile, spec.Encoding, append([]string{spec.Input}, spec.Inputs...))
 	if err != nil {
 		return phases.Run{}, err
@@ -359,6 +379,9 @@ func (w *openedTask) start(batchSize int) *phases.Work {
 	if w.batchSize <= 0 {
 		w.batchSize = DefaultBatchSize
 	}
+	// A run planned before the bound resumes in batches of the bound: a
+	// batch is a unit of commit, and the checkpoint counts rows (R12).
+	w.batchSize = min(w.batchSize, MaxBatchSize)
 	var known *idTable
 	if f := w.idx.finals[w.task.Kind]; f != nil {
 		known = f.loaded
