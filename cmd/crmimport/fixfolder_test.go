@@ -502,3 +502,47 @@ func TestFixFolderOfAWorkbook(t *testing.T) {
 		query(t, db, `SELECT k.source_id || '|' || c.created_at FROM migration_records k JOIN contacts c ON c.id = k.record_id
 			WHERE k.migration_id = 2 ORDER BY k.source_id`))
 }
+
+// Issue 23 item 13: a run over a fix folder reads only the failed rows it
+// holds, so the skips of the run it fixes are still the latest attempt at
+// their records, not stale (R3); doctor names what is true — the note that
+// waited for the contact fixed now is ready to take over — and no poisoned
+// ledger. The run doctor then proposes takes it over and leaves doctor
+// clean.
+func TestDoctorAfterFixFolder(t *testing.T) {
+	t.Parallel()
+	exp := copyDemo(t)
+	storetest.RunAddress(t, func(t *testing.T, db string) {
+		first := crm(t, nil, "--db", db, "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
+		require.Equal(t, exitPartial, first.code, first.stderr)
+		d, r := doctorJSON(t, db)
+		require.Equal(t, exitOK, r.code, r.stdout)
+		require.True(t, d.Clean)
+
+		fix := filepath.Join(t.TempDir(), "fix-1")
+		r = crm(t, nil, "--db", db, "rejects", "1", "--out", fix, "--as-export")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		fixCSV(t, filepath.Join(fix, "contacts.csv"), resave{comma: ',', changed: func(row map[string]string) {
+			if row["id"] == "con-022" {
+				row["email"] = "dana.whitfield@northgate-dental.example.com"
+			}
+		}})
+		second := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", fix)
+		require.Equal(t, exitPartial, second.code, second.stderr)
+		require.Equal(t, int64(1), second.summary(t).Kinds["contact"].Imported, "con-022 imports")
+
+		d, r = doctorJSON(t, db)
+		require.Equal(t, exitFindings, r.code, r.stdout)
+		require.Equal(t, []string{"ready-to-take-over"}, d.names(), "%+v", d.Findings)
+		require.Equal(t, []string{"note nt-019"}, d.Findings[0].Examples, "the note that waited for con-022")
+		require.Empty(t, d.Incidents)
+
+		third := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", "--only", "notes", exp)
+		require.Equal(t, exitPartial, third.code, third.stderr) // nt-075 still fails
+		require.Equal(t, []string{"created|3"}, query(t, db, `SELECT action, migration_id FROM migration_records
+			WHERE kind = 'note' AND source_id = 'nt-019'`))
+		d, r = doctorJSON(t, db)
+		require.Equal(t, exitOK, r.code, r.stdout)
+		require.True(t, d.Clean)
+	})
+}
