@@ -149,6 +149,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	if err != nil {
 		return phases.Run{}, err
 	}
+	d.fixWarnings(prof, spec.Tenant, spec.Source)
 	files, side, notes := d.files, d.side, d.notes
 	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Warnings: notes.warnings}
