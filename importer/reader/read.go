@@ -112,8 +112,9 @@ type ReadOptions struct {
 	Name   string // display name for errors (usually the file's base name)
 	Format Format
 	// Encoding is "" or "utf-8" (any case): UTF-8, BOM removed;
-	// "windows-1252"/"cp1252"; or any name htmlindex knows. An unknown name
-	// is an error from NewRowReader.
+	// "windows-1252"/"cp1252"; or any name htmlindex knows. A single-byte
+	// encoding is read as the Encoding Standard reads it (singleByte). An
+	// unknown name is an error from NewRowReader.
 	Encoding string
 
 	// Sheet names the one sheet of a workbook to read; "" reads each sheet
@@ -201,8 +202,8 @@ func NewRowReader(r io.Reader, opt ReadOptions) (*RowReader, error) {
 		base = int64(len(utf8BOM))
 	}
 	var text io.Reader = br
-	if enc.enc != nil {
-		text = transform.NewReader(br, enc.enc.NewDecoder())
+	if dec := enc.decoder(); dec != nil {
+		text = transform.NewReader(br, dec)
 		base = -1 // decoded text is not the file's bytes
 	}
 

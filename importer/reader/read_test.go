@@ -97,6 +97,15 @@ func TestReadOptions(t *testing.T) {
 		{"EncodingUTF16LE", "\xff\xfei\x00d\x00,\x00n\x00\n\x001\x00,\x00\xe9\x00\n\x00", ReadOptions{Format: FormatCSV, Encoding: "utf-16le"}, []Row{ok(2, "id", "1", "n", "é")}, ""},
 		{"EncodingWindows1252JSON", `[{"name":"Ren` + "\xe9" + `"}]`, ReadOptions{Format: FormatJSON, Encoding: "windows-1252"}, []Row{ok(1, "name", "René")}, ""},
 		{"EncodingWindows1252WithBOM", "\xef\xbb\xbfid\n\xe9\n", ReadOptions{Format: FormatCSV, Encoding: "windows-1252"}, []Row{ok(2, "id", "é")}, ""},
+		// SPEC §4: the five bytes Windows-1252 leaves undefined are the C1
+		// controls of the same code points, as the Encoding Standard decodes
+		// them (issue 23 item 7: they were U+FFFD, without a word).
+		{"EncodingWindows1252Undefined", "id,name\n1,\x81\x8d\x8f\x90\x9d\n", ReadOptions{Format: FormatCSV, Encoding: "windows-1252"},
+			[]Row{ok(2, "id", "1", "name", "\u0081\u008d\u008f\u0090\u009d")}, ""},
+		{"EncodingWindows1252UndefinedJSON", `[{"name":"\u00c3` + "\x81" + `"}]`, ReadOptions{Format: FormatJSON, Encoding: "windows-1252"},
+			[]Row{ok(1, "name", "Ã\u0081")}, ""},
+		{"EncodingWindows1250Undefined", "id,name\n1,\x81\x8a\n", ReadOptions{Format: FormatCSV, Encoding: "windows-1250"},
+			[]Row{ok(2, "id", "1", "name", "\u0081Š")}, ""},
 		{"UnknownEncoding", "id\n1\n", ReadOptions{Format: FormatCSV, Encoding: "klingon-8"}, nil, `unknown encoding "klingon-8"`},
 		{"UnknownFormat", "id\n1\n", ReadOptions{Format: "xls"}, nil, `unknown format "xls"`},
 		{"XLSXIsNotAStream", "id\n1\n", ReadOptions{Format: FormatXLSX}, nil, `a workbook is read in place with NewXLSXReader`},
