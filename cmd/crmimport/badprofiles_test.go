@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/phases"
+	"crmimport/store/storetest"
 )
 
 // The bad-input corpus of each profile: fixtures/bad/<profile>/, one folder
@@ -350,6 +351,29 @@ var hubspotBadCases = []badCase{
 		failures: []string{"contact|201|hubspot-crm-exports-all-contacts-2024-08-27.zip!/hubspot-crm-exports-all-contacts-2024-08-27-2.csv|3|" +
 			"duplicate source_id, first at hubspot-crm-exports-all-contacts-2024-08-27.zip!/hubspot-crm-exports-all-contacts-2024-08-27-1.csv:2"},
 	},
+	{
+		// Issue 23 item 11: a close date is a day and a domain a host (SPEC
+		// §11). Close Date mixes dates and date-times (2017-04-28T14:01:59,
+		// a time with a zone): each deal keeps the day as written. Website
+		// URLs with a scheme, "www.", a port, a path, a query: each company
+		// keeps its host, lower-cased, the key R5 matches on — so the EMEA
+		// office, whose domain is the host alone, is matched to the row the
+		// URL gave. Was: the time and the whole URL stored as read.
+		name: "HubSpotCloseDatesWithTimesAndWebsiteURLs", dir: "09-close-dates-with-times-and-website-urls",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 4, Matched: 1}, "deal": {Imported: 4}},
+		stored: []storedRows{
+			{q: `SELECT name, domain, domain_key FROM companies ORDER BY id`, want: []string{
+				"Brightwater Bakery|brightwater-bakery.example.com|brightwater-bakery.example.com",
+				"Harbor Logistics|harbor-logistics.example.com|harbor-logistics.example.com",
+				"Pérez Hijos|perez-hijos.example.com|perez-hijos.example.com"}},
+			{q: `SELECT d.name, d.close_date, d.created_at, co.name FROM deals d JOIN companies co ON co.id = d.company_id ORDER BY d.id`, want: []string{
+				"Wholesale bread contract|2016-12-31|2016-10-08T09:00:00|Brightwater Bakery",
+				"Fleet tracking|2017-04-28|2017-01-09T14:00:00|Harbor Logistics",
+				"EMEA expansion|2024-09-30|2024-02-01T11:30:00|Harbor Logistics",
+				"Store fittings|2024-11-15|2024-03-03T08:15:00|Pérez Hijos"}},
+		},
+	},
 }
 
 var pipedriveBadCases = []badCase{
@@ -486,4 +510,35 @@ func TestBadInputProfilesAreCovered(t *testing.T) {
 			require.Contains(t, string(readme), "`"+e.Name()+"`", "%s/README.md does not list %s", profile, e.Name())
 		}
 	}
+}
+
+// TestAURLDomainOfAnOlderRowStillMatches: issue 23 item 11. A company an
+// older binary imported kept its website URL whole as its domain; its
+// domain key was the host all along, so a later company of that host —
+// now stored as the host itself — is matched to it (R5), and the older row
+// is left as it is (found, not made).
+func TestAURLDomainOfAnOlderRowStillMatches(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "companies.csv"), []byte("id,name,domain\nco1,Harbor Logistics,harbor-logistics.example.com\n"), 0o600))
+		r := crm(t, nil, "--db", path, "run", "--tenant", "acme", "--source", "canonical", dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		db := storetest.OpenFile(t, path)
+		const older = "http://Harbor-Logistics.example.com:8080/contact?ref=hs#form"
+		_, err := db.Exec(`UPDATE companies SET domain = '` + older + `'`)
+		require.NoError(t, err)
+
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "hubspot",
+			filepath.Join(badRoot, "hubspot", "09-close-dates-with-times-and-website-urls"))
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, phases.Counts{Imported: 4, Matched: 2}, r.summary(t).Kinds["company"])
+		require.Equal(t, []string{
+			"Harbor Logistics|" + older + "|harbor-logistics.example.com",
+			"Brightwater Bakery|brightwater-bakery.example.com|brightwater-bakery.example.com",
+			"Pérez Hijos|perez-hijos.example.com|perez-hijos.example.com"},
+			query(t, path, `SELECT name, domain, domain_key FROM companies ORDER BY id`))
+		require.Equal(t, []string{"10000000002|matched|1", "10000000003|matched|1"},
+			query(t, path, `SELECT source_id, action, record_id FROM migration_records WHERE source = 'hubspot' AND action = 'matched' ORDER BY source_id`))
+	})
 }

@@ -83,6 +83,7 @@ type Mapper struct {
 	sheetFile string
 
 	valueFuncs    []valueFunc     // per field; nil when the profile changes no value
+	dateOnly      map[string]bool // normalised names of the columns that hold a date (date_only); nil for none
 	roots         map[string]bool // JSON keys whose objects are flattened into dotted columns
 	rowRules      bool            // links, joins, where, defaults, bodies or alternate columns to work out per row
 	emptyExtra    bool            // the profile's spellings of empty also leave extra
@@ -106,6 +107,7 @@ type layout struct {
 	extraName []string
 	alts      []altGroup // fields that several columns of this layout may give
 	linkCols  [][]int    // per link of the kind, the columns that hold it, in order of preference
+	dateOnly  []bool     // per column: it holds a date (date_only); nil for none
 	whereCols []int      // per where condition, its column or -1
 	repeated  [2]int     // a mapped column given twice (positions), when the profile fails on it
 	idMissing bool
@@ -148,6 +150,14 @@ func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
 		}
 		if len(spec.columns) > 1 || spec.def != "" || m.fileSpec.defaults[f] != "" {
 			m.rowRules = true
+		}
+		for _, c := range spec.dateOnly {
+			if ref, ok := m.index[normaliseHeader(c)]; ok && ref.field == i {
+				if m.dateOnly == nil {
+					m.dateOnly = map[string]bool{}
+				}
+				m.dateOnly[normaliseHeader(c)] = true
+			}
 		}
 	}
 	for _, ls := range m.kindSpec.links {
@@ -215,6 +225,12 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 			l.extraName[i] = fmt.Sprintf("%s#%d", c.Name, n)
 		}
 		l.field[i] = colExtra
+		if m.dateOnly[normaliseHeader(c.Name)] {
+			if l.dateOnly == nil {
+				l.dateOnly = make([]bool, len(cols))
+			}
+			l.dateOnly[i] = true
+		}
 		if ref, ok := m.index[normaliseHeader(c.Name)]; ok {
 			if byField == nil {
 				byField = map[int][]cand{}
@@ -407,6 +423,9 @@ func (m *Mapper) Map(row reader.Row) Record {
 					r.addExtra(l.extraName[i], c)
 				}
 			}
+			if l.dateOnly != nil && l.dateOnly[i] {
+				v = dateOnly(v)
+			}
 			r.vals[f] = v
 			continue
 		} else if f == colPerRow {
@@ -471,6 +490,9 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 			keep := false
 			if m.valueFuncs != nil && m.valueFuncs[g.field] != nil {
 				v, keep = m.valueFuncs[g.field](v)
+			}
+			if l.dateOnly != nil && l.dateOnly[i] {
+				v = dateOnly(v)
 			}
 			switch {
 			case !chosen && strings.TrimSpace(v) != "":

@@ -22,3 +22,50 @@ func TestExtraThatCannotBeJSONFailsTheRecord(t *testing.T) {
 	r.Validate()
 	require.Contains(t, r.invalid, "extra columns cannot be kept as JSON")
 }
+
+// TestDateOnlyIsADate: issue 23 item 11. A field a profile says is
+// date_only stores the date a value gives, whatever its time (it kept the
+// time when it was not midnight); date_only may name the columns that hold
+// dates among a field's alternates, so that a date-time column beside them
+// keeps its time (Salesforce's Event.ActivityDateTime beside
+// Task.ActivityDate).
+func TestDateOnlyIsADate(t *testing.T) {
+	t.Parallel()
+	p, err := Load("acme.yaml", []byte(`name: acme
+description: test
+kinds:
+  company:
+    files: [accounts.csv]
+    fields:
+      id: ID
+      name: Name
+      created_at: {columns: [Created], date_only: true}
+  activity:
+    files: [tasks.csv]
+    fields:
+      id: ID
+      subject: Subject
+      due_at: {columns: [Start, Day], date_only: [Day]}
+`))
+	require.NoError(t, err)
+	row := func(cols ...string) reader.Row {
+		r := reader.Row{Line: 2}
+		for i := 0; i < len(cols); i += 2 {
+			r.Cols = append(r.Cols, reader.Col{Name: cols[i], Value: cols[i+1]})
+		}
+		return r
+	}
+	m := NewMapper(p, ledger.Company, "accounts.csv")
+	for in, want := range map[string]string{
+		"2017-04-28 14:01:59": "2017-04-28", "2017-04-28T14:01:59": "2017-04-28", "2016-12-31 00:00:00": "2016-12-31",
+		"2016-12-31": "2016-12-31", "not a date": "not a date",
+	} {
+		r := m.Map(row("ID", "a1", "Name", "Acme", "Created", in))
+		require.Equal(t, want, r.Get("created_at"), in)
+	}
+	m = NewMapper(p, ledger.Activity, "tasks.csv")
+	r := m.Map(row("ID", "t1", "Subject", "Demo", "Start", "2024-03-07 10:00:00", "Day", "2024-03-07 00:00:00"))
+	require.Equal(t, "2024-03-07 10:00:00", r.Get("due_at"), "a date-time column keeps its time")
+	r = m.Map(row("ID", "t2", "Subject", "Call", "Start", "", "Day", "2024-03-05 09:30:00"))
+	require.Equal(t, "2024-03-05", r.Get("due_at"), "a date column gives a date")
+}
