@@ -24,7 +24,9 @@
 //
 // The rules it keeps: nothing in the export is dropped silently (SPEC §4)
 // — a column no field takes is kept in Extra, and extra columns that
-// cannot be kept fail their record; a name that names several parents is
+// cannot be kept fail their record; a NUL byte in a column the profile
+// reads fails its row (R4), one in a column kept in Extra is kept, and
+// said (Record.NULKept); a name that names several parents is
 // no link, never a guess (R6: the link's note says so); ids are compared
 // exactly. Column names from a profile are only compared with headers;
 // they never reach SQL text. It imports canon, ledger (for its kinds),

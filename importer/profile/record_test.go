@@ -69,3 +69,45 @@ kinds:
 	r = m.Map(row("ID", "t2", "Subject", "Call", "Start", "", "Day", "2024-03-05 09:30:00"))
 	require.Equal(t, "2024-03-05", r.Get("due_at"), "a date column gives a date")
 }
+
+// TestNULIsKeptInExtraAndFailsAMappedField: issue 23 item 8 (SPEC §4). A
+// NUL byte in a column the profile keeps in extra is kept there (JSON
+// \u0000) and the record says so, for the run to count; one in a column the
+// profile reads — a field, an alternate, a link — fails the row (R4),
+// naming the field and where the byte stands when the reader knows it.
+func TestNULIsKeptInExtraAndFailsAMappedField(t *testing.T) {
+	t.Parallel()
+	p, err := Builtin("salesforce")
+	require.NoError(t, err)
+	m := NewMapper(p, ledger.Deal, "Opportunity.csv")
+	row := func(name, accountID, plan string, nul ...reader.NULField) reader.Row {
+		return reader.Row{Line: 7, NUL: nul, Cols: []reader.Col{{Name: "Id", Value: "0065g00000NuOp1AAF"}, {Name: "Name", Value: name},
+			{Name: "AccountId", Value: accountID}, {Name: "ClosingPlan__c", Value: plan}, {Name: "NextStep", Value: "Call\x00"}}}
+	}
+
+	r := m.Map(row("Wholesale bread", "0015g00000NuAc1AAF", "<p>Tasting\x00</p>", reader.NULField{Col: 3, Where: ", at line 7, column 80"},
+		reader.NULField{Col: 4, Where: ", at line 7, column 90"}))
+	require.Nil(t, r.Err)
+	require.Equal(t, []string{"ClosingPlan__c", "NextStep"}, r.NULKept())
+	r.Validate()
+	_, invalid := r.Values()
+	require.Empty(t, invalid)
+	require.Equal(t, `{"ClosingPlan__c":"\u003cp\u003eTasting\u0000\u003c/p\u003e","NextStep":"Call\u0000"}`, r.ExtraJSON())
+
+	r = m.Map(row("Bakery\x00 ovens", "0015g00000NuAc1AAF", "", reader.NULField{Col: 1, Where: ", at line 7, column 25"},
+		reader.NULField{Col: 4, Where: ", at line 7, column 90"}))
+	require.NotNil(t, r.Err)
+	require.Equal(t, `a NUL byte in field 2 ("Name"), at line 7, column 25: text never holds one (binary data in the export?); `+
+		`the profile reads this column as name (a NUL in a column kept in extra is kept)`, r.Err.Reason)
+	require.Equal(t, "Opportunity.csv", r.Err.File)
+	require.Equal(t, 7, r.Err.Line)
+
+	r = m.Map(row("Fleet", "0015g00000NuAc1\x00AF", ""))
+	require.NotNil(t, r.Err, "a link column is read too")
+	require.Contains(t, r.Err.Reason, `a NUL byte in field 3 ("AccountId"): text never holds one`)
+
+	r = m.Map(reader.Row{Line: 9, Cols: []reader.Col{{Name: "Id", Value: "0065g00000NuOp\x009AAF"}, {Name: "Name", Value: "x"}}})
+	require.NotNil(t, r.Err)
+	require.Empty(t, r.ID, "an id holding a NUL is no id: no database text holds one; the raw row keeps it")
+	require.Contains(t, r.RawJSON(), `"Id":"0065g00000NuOp\u00009AAF"`)
+}

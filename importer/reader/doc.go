@@ -30,9 +30,12 @@
 // The rules it keeps (SPEC §4): bad input never panics and never stops
 // the other records — a record that cannot be read comes back as a Row
 // with its RowError (file, line, reason) and its text as it stands in the
-// file, and fails alone (step 0; R4 keeps the raw row); a file that cannot
-// be read is a FileError that names the file and what is wrong. Lines are
-// the file's own, whatever its line ends, and a record is bounded in size,
-// so that a quote never closed fails the file instead of filling memory.
+// file, and fails alone (step 0; R4 keeps the raw row); a NUL byte is read
+// as it is, the Row saying where (Row.NUL), for the profile to judge (a
+// mapped field fails its row, a column kept in extra keeps it); a file
+// that cannot be read is a FileError that names the file and what is
+// wrong. Lines are the file's own, whatever its line ends, and a record is
+// bounded in size, so that a quote never closed fails the file instead of
+// filling memory.
 // It imports no package of the project.
 package reader
