@@ -41,6 +41,11 @@ type jsonSource struct {
 	lines     *lineCounter  // what dec reads through; its limit bounds one record in every state
 	checkUTF8 bool
 	state     jsonState
+	// limit bounds one record (maxRecordBytes), of which a failure keeps
+	// keptText bytes; recOff is the decoder's offset of the record under
+	// way (its "{").
+	limit, keptText int64
+	recOff          int64
 	// wrapKey and wrapLine are the key of a wrapper object whose array
 	// holds the records, and the line where it stands.
 	wrapKey  string
@@ -55,15 +60,15 @@ type jsonSource struct {
 	linePart *jsonSource // what reads one line, made once
 }
 
-func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool) *jsonSource {
+func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool, limit, keptText int64) *jsonSource {
 	br := bufio.NewReaderSize(text, 64<<10)
 	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM)) // cannot fail: the bytes are buffered
 	}
-	lines := &lineCounter{r: br, line: 1, limit: maxRecordBytes}
+	lines := &lineCounter{r: br, line: 1, limit: limit}
 	dec := json.NewDecoder(lines)
 	dec.UseNumber()
-	return &jsonSource{name: name, format: format, text: br, dec: dec, lines: lines, checkUTF8: checkUTF8}
+	return &jsonSource{name: name, format: format, text: br, dec: dec, lines: lines, checkUTF8: checkUTF8, limit: limit, keptText: keptText}
 }
 
 // header is nil: each record of JSON names its own columns.
@@ -88,8 +93,17 @@ func (s *jsonSource) next() (Row, error) {
 			return s.next()
 		case json.Delim('{'):
 			line := s.tokenLine()
+			s.recOff = s.dec.InputOffset() - 1
 			row, wrapped, err := s.readFirstObject(line)
 			switch {
+			case errors.Is(err, errRecordTooLarge) && s.survey:
+				return Row{}, io.EOF
+			case errors.Is(err, errRecordTooLarge):
+				// A first record over the bound (a wrapper's cannot be
+				// told from one): the values after it are read as a
+				// stream.
+				s.state = jsonStream
+				return s.skipOver()
 			case err != nil:
 				return Row{}, err
 			case wrapped:
@@ -99,6 +113,9 @@ func (s *jsonSource) next() (Row, error) {
 				return Row{}, io.EOF
 			}
 			s.state = jsonStream
+			if row, over, _ := s.bounded(row, line); over {
+				return row, nil
+			}
 			s.linesAfter(line)
 			return row, nil
 		}
@@ -109,16 +126,29 @@ func (s *jsonSource) next() (Row, error) {
 		return s.nonObject(tok)
 
 	case jsonArray, jsonWrapped:
+		// The bound counts what the next element takes from here.
+		s.lines.lineAt(s.dec.InputOffset())
 		for s.survey && s.dec.More() {
 			var raw json.RawMessage
-			if err := s.dec.Decode(&raw); err != nil {
+			if err := s.dec.Decode(&raw); errors.Is(err, errRecordTooLarge) {
+				if _, err := s.skipOver(); err != nil {
+					return Row{}, err
+				}
+			} else if err != nil {
 				return Row{}, s.fileError(err)
 			}
 			s.lines.lineAt(s.dec.InputOffset()) // one record held at a time
 		}
 		if !s.dec.More() {
-			if _, err := s.token(false); err != nil { // the closing ]
-				return Row{}, err
+			if _, err := s.token(false); err != nil { // the closing ], or the error More kept to itself
+				if !errors.Is(err, errRecordTooLarge) {
+					return Row{}, err
+				}
+				row, err := s.skipOver()
+				if err != nil || !s.survey {
+					return row, err
+				}
+				return s.next()
 			}
 			if s.state == jsonWrapped {
 				return Row{}, s.endWrapper()
@@ -126,31 +156,250 @@ func (s *jsonSource) next() (Row, error) {
 			return Row{}, s.expectEnd("after the closing ] of the array")
 		}
 		tok, err := s.token(false)
-		if err != nil {
-			return Row{}, err
-		}
-		return s.readRecord(tok)
+		return s.record(tok, err)
 
 	case jsonLines:
 		return s.nextLine()
 
 	default: // jsonStream
+		s.lines.lineAt(s.dec.InputOffset())
 		tok, err := s.token(true)
-		if err != nil {
-			return Row{}, err
+		if errors.Is(err, io.EOF) {
+			return Row{}, io.EOF
 		}
-		return s.readRecord(tok)
+		return s.record(tok, err)
 	}
+}
+
+// record reads the value whose first token is tok (err: what reading it
+// gave) as a record, bounded (maxRecordBytes): one over the bound fails
+// alone, read past without being held (skipOver) or, when the decoder has
+// it whole already, from what it read (bounded).
+func (s *jsonSource) record(tok json.Token, err error) (Row, error) {
+	var row Row
+	if err == nil {
+		row, err = s.readRecord(tok)
+	}
+	switch {
+	case errors.Is(err, errRecordTooLarge):
+		return s.skipOver()
+	case err != nil:
+		return Row{}, err
+	case tok != json.Delim('{'):
+		return row, nil // not a record
+	}
+	row, _, size := s.bounded(row, row.Line)
+	if size > renewAfter {
+		// A new decoder reads on, so that the buffers this one grew for
+		// the record go.
+		s.readOn(s.lines.pending())
+	}
+	return row, nil
+}
+
+// bounded ends a record read whole, which starts at line and takes size
+// bytes: over the bound (by what the decoder reads at once), it fails
+// alone. The bound counts what comes after it from its end on.
+func (s *jsonSource) bounded(row Row, line int) (_ Row, over bool, size int64) {
+	end := s.dec.InputOffset()
+	size = end - s.recOff
+	if size > s.limit {
+		text := s.lines.from(s.recOff)[:size]
+		row, over = s.overRow(line, line+bytes.Count(text, []byte{'\n'}), size, text), true
+	}
+	s.lines.lineAt(end)
+	return row, over, size
 }
 
 // readRecord reads the value whose first token is tok as a record: an
 // object, or the bad row of a value that is not one.
 func (s *jsonSource) readRecord(tok json.Token) (Row, error) {
 	if tok == json.Delim('{') {
-		return s.readObject(s.tokenLine())
+		line := s.tokenLine()
+		s.recOff = s.dec.InputOffset() - 1
+		return s.readObject(line)
 	}
 	return s.nonObject(tok)
 }
+
+// overRow is the row of a value over the bound, of size bytes from line
+// to last, which starts with head: its reason, and as its text its start,
+// at most keptText bytes of it (R4 keeps the raw row, but not the record
+// crmimport does not read).
+func (s *jsonSource) overRow(line, last int, size int64, head []byte) Row {
+	head = head[:min(int64(len(head)), s.keptText, size)]
+	text := string(head)
+	if more := size - int64(len(head)); more > 0 {
+		text += fmt.Sprintf("\n[… %d more bytes of this record, not kept]", more)
+	}
+	return Row{Line: line, Err: &RowError{File: s.name, Line: line, Reason: tooLargeReason(size, s.limit, line, last)}, Text: text, over: true}
+}
+
+// skipOver reads past the value under way, which is over the bound, without
+// holding more than its start: from where the bound started counting (the
+// line counter's bytes not yet counted: the value's start, perhaps after
+// white space and a comma) to its end. A new decoder reads on after it, in
+// the same place of the file (readOn). The value's row fails alone (R4).
+func (s *jsonSource) skipOver() (Row, error) {
+	c := s.lines
+	var v valueScan
+	v.keep = s.keptText
+	chunk := c.pending()
+	var buf []byte
+	var rest []byte
+	for {
+		if end := v.scan(chunk); v.done {
+			rest = chunk[end:]
+			break
+		}
+		if buf == nil {
+			buf = make([]byte, 64<<10)
+		}
+		n, err := c.r.Read(buf)
+		chunk = buf[:n]
+		if n > 0 {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			v.end()
+			if v.done {
+				break
+			}
+			if !v.started {
+				return Row{}, &FileError{File: s.name, Line: c.line + v.nlBefore, Reason: fmt.Sprintf(
+					"more than %s of white space, more than the bound for one record", boundSize(s.limit))}
+			}
+			line := c.line + v.nlBefore
+			return Row{}, &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("the value starting at line %d runs to the end of the file "+
+				"(%s, more than the bound of %s for one record): is the file cut short?", line, byteSize(v.size), boundSize(s.limit))}
+		}
+		if err != nil {
+			return Row{}, &FileError{File: s.name, Line: c.line + v.nlBefore + v.nlIn + 1, Reason: "read: " + err.Error(), cause: err}
+		}
+	}
+	if v.none {
+		return Row{}, &FileError{File: s.name, Line: c.line + v.nlBefore, Reason: fmt.Sprintf(
+			"more than %s of white space, more than the bound for one record", boundSize(s.limit))}
+	}
+	line := c.line + v.nlBefore
+	last := line + v.nlIn
+	row := s.overRow(line, last, v.size, v.head)
+	c.line = last // where rest starts: the line of the value's last byte
+	s.readOn(rest)
+	return row, nil
+}
+
+// readOn reads on from the place of the file where the decoder stands
+// (rest: what it read past it; the line counter's line: that place's) with
+// a new decoder: after a value skipped, and after a long record, whose
+// buffers the old one would keep. It is given what the old one's state
+// needs to read on as it would have: an array's elements, the rest of a
+// wrapper object.
+func (s *jsonSource) readOn(rest []byte) {
+	open, tokens := "", 0
+	switch s.state {
+	case jsonArray:
+		open, tokens = "[null", 2 // then a comma and the next element, or the closing ]
+	case jsonWrapped:
+		open, tokens = `{"":[null`, 4 // then the elements, the ] and the rest of the wrapper
+	}
+	prefix := append([]byte(open), rest...)
+	s.lines = &lineCounter{r: io.MultiReader(bytes.NewReader(prefix), s.lines.r), line: s.lines.line, limit: s.limit}
+	s.dec = json.NewDecoder(s.lines)
+	s.dec.UseNumber()
+	for range tokens {
+		_, _ = s.dec.Token() // cannot fail: they are the prefix's
+	}
+}
+
+// valueScan finds where a JSON value ends, byte by byte, keeping its
+// start: what skipOver reads a value over the bound with.
+type valueScan struct {
+	started, done, none bool // none: an array or object ended where a value was expected
+	depth               int
+	inString, escaped   bool
+	scalar              bool
+	size                int64  // the value's bytes so far
+	nlBefore, nlIn      int    // line breaks before the value, and in it
+	head                []byte // its first keep bytes
+	keep                int64
+}
+
+// scan reads p, and returns how much of it is before the value's end (all
+// of it while the value goes on).
+func (v *valueScan) scan(p []byte) int {
+	i, from := 0, 0
+	if !v.started {
+		for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n' || p[i] == ',') {
+			i++
+		}
+		v.nlBefore += bytes.Count(p[:i], []byte{'\n'})
+		if i == len(p) {
+			return len(p)
+		}
+		v.started = true
+		switch p[i] {
+		case '{', '[':
+			v.depth = 1
+		case '"':
+			v.inString = true
+		case ']', '}':
+			v.none, v.done = true, true
+			return i
+		default:
+			v.scalar = true
+		}
+		from = i
+		i++
+	}
+	for i < len(p) && !v.done {
+		switch {
+		case v.escaped:
+			v.escaped = false
+		case v.inString:
+			j := bytes.IndexAny(p[i:], "\"\\")
+			if j < 0 {
+				i = len(p)
+				continue
+			}
+			i += j
+			if p[i] == '\\' {
+				v.escaped = true
+			} else {
+				v.inString = false
+				v.done = v.depth == 0 // a string alone
+			}
+		case v.scalar:
+			if b := p[i]; b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == ',' || b == ']' || b == '}' {
+				v.done = true
+				continue // the delimiter is not of the value
+			}
+		case p[i] == '"':
+			v.inString = true
+		case p[i] == '{' || p[i] == '[':
+			v.depth++
+		case p[i] == '}' || p[i] == ']':
+			v.depth--
+			v.done = v.depth == 0
+		}
+		i++
+	}
+	v.add(p[from:i])
+	return i
+}
+
+// add counts b, the value's next bytes, and keeps them while its start is
+// kept.
+func (v *valueScan) add(b []byte) {
+	v.size += int64(len(b))
+	v.nlIn += bytes.Count(b, []byte{'\n'})
+	if room := v.keep - int64(len(v.head)); room > 0 {
+		v.head = append(v.head, b[:min(int64(len(b)), room)]...)
+	}
+}
+
+// end is the end of the input: a number, true, false or null ends there.
+func (v *valueScan) end() { v.done = v.done || v.scalar }
 
 // startLines reads the first record of a JSON Lines file. An array is
 // tolerated in a .jsonl file too, and read as one. A first record that
@@ -217,7 +466,7 @@ func (s *jsonSource) tryStream(raw []byte, line int) (Row, bool) {
 // streamFrom makes the stream's decoder read prefix, which starts at line,
 // then src.
 func (s *jsonSource) streamFrom(prefix []byte, line int, src io.Reader) {
-	s.lines = &lineCounter{r: io.MultiReader(bytes.NewReader(prefix), src), line: line, limit: s.lines.limit}
+	s.lines = &lineCounter{r: io.MultiReader(bytes.NewReader(prefix), src), line: line, limit: s.limit}
 	s.dec = json.NewDecoder(s.lines)
 	s.dec.UseNumber()
 }
@@ -262,12 +511,11 @@ const jsonSpace = " \t\r\n"
 func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool) {
 	p := s.linePart
 	if p == nil {
-		p = &jsonSource{name: s.name, format: s.format, lines: &lineCounter{r: &bytes.Reader{}}, checkUTF8: s.checkUTF8, oneLine: true}
+		p = &jsonSource{name: s.name, format: s.format, lines: &lineCounter{}, checkUTF8: s.checkUTF8, oneLine: true, limit: s.limit, keptText: s.keptText}
 		s.linePart = p
 	}
-	r := p.lines.r.(*bytes.Reader)
-	r.Reset(text)
-	*p.lines = lineCounter{r: r, buf: p.lines.buf[:0], line: line, limit: s.lines.limit}
+	// The line is read where it is (readLine keeps it, within the bound).
+	*p.lines = lineCounter{buf: text, line: line, whole: true}
 	p.dec = json.NewDecoder(p.lines)
 	p.dec.UseNumber()
 	tok, err := p.token(false)
@@ -299,20 +547,33 @@ func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool)
 }
 
 // readLine reads the next line of JSON Lines, without its line break, and
-// numbers it (lineNo). Of a line longer than the limit for one record it
-// keeps the first maxKeptText bytes, skips the rest and returns
-// errRecordTooLarge; io.EOF after the last line.
+// numbers it (lineNo). Of a line over the bound for one record it keeps
+// the first keptText bytes, skips the rest and returns an *overLine; io.EOF
+// after the last line.
 func (s *jsonSource) readLine() ([]byte, error) {
 	if cap(s.lineBuf) > 4<<20 {
 		s.lineBuf = nil // let a long line's buffer go
 	}
 	buf := s.lineBuf[:0]
-	var n int64
+	var n int64 // the line's bytes, its break included
+	over := false
+	var last [2]byte // the line's last two bytes
 	for {
 		chunk, err := s.text.ReadSlice('\n')
 		n += int64(len(chunk))
-		if room := s.lines.limit - len(buf); room > 0 {
-			buf = append(buf, chunk[:min(room, len(chunk))]...)
+		switch {
+		case over:
+		case n > s.limit+2: // more than the bound and a line break
+			over = true
+			buf = append(buf, chunk[:min(int64(len(chunk)), max(s.keptText-int64(len(buf)), 0))]...)
+			buf = buf[:min(int64(len(buf)), s.keptText)]
+		default:
+			buf = append(buf, chunk...)
+		}
+		if k := len(chunk); k >= 2 {
+			last = [2]byte{chunk[k-2], chunk[k-1]}
+		} else if k == 1 {
+			last = [2]byte{last[1], chunk[0]}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -328,23 +589,34 @@ func (s *jsonSource) readLine() ([]byte, error) {
 			return nil, err
 		}
 		s.lineNo++
-		if n > int64(s.lines.limit) {
-			return buf[:min(len(buf), maxKeptText)], errRecordTooLarge
+		size := n
+		switch {
+		case last[1] == '\n' && last[0] == '\r' && n >= 2:
+			size -= 2
+		case last[1] == '\n', last[1] == '\r':
+			size--
 		}
-		return bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), nil
+		if over || size > s.limit {
+			return buf[:min(int64(len(buf)), s.keptText, size)], &overLine{size: size}
+		}
+		return buf[:size], nil
 	}
 }
 
+// overLine is a line of JSON Lines over the bound for one record.
+type overLine struct{ size int64 }
+
+func (e *overLine) Error() string { return "line over the bound" }
+
 // lineError is what readLine's error comes to: the end of the file, a
-// line too long that fails alone, or a read error that ends the file.
+// line over the bound that fails alone, or a read error that ends the file.
 func (s *jsonSource) lineError(text []byte, err error) (Row, error) {
+	var ol *overLine
 	switch {
 	case errors.Is(err, io.EOF):
 		return Row{}, io.EOF
-	case errors.Is(err, errRecordTooLarge):
-		reason := fmt.Sprintf("the line is longer than %d MiB, the limit for one record", s.lines.limit>>20)
-		return Row{Line: s.lineNo, Err: &RowError{File: s.name, Line: s.lineNo, Reason: reason},
-			Text: string(text) + "\n[… the rest of this line, not kept]"}, nil
+	case errors.As(err, &ol):
+		return s.overRow(s.lineNo, s.lineNo, ol.size, text), nil
 	}
 	return Row{}, &FileError{File: s.name, Line: s.lineNo + 1, Reason: "read: " + err.Error(), cause: err}
 }
@@ -716,8 +988,10 @@ func (s *jsonSource) fileError(err error) error {
 		return &FileError{File: s.name, Line: s.lines.lineAt(s.lines.total - 1),
 			Reason: "unexpected end of the file inside a value (is the file cut short?)"}
 	case errors.Is(err, errRecordTooLarge):
+		// What reads records reads past it (skipOver); this is a value
+		// before the records or after them (a wrapper's).
 		return &FileError{File: s.name, Line: s.lines.line, Reason: fmt.Sprintf(
-			"a value starting at or after line %d is larger than %d MiB", s.lines.line, s.lines.limit>>20)}
+			"a value starting at or after line %d is over the bound of %s for one record", s.lines.line, boundSize(s.limit)), cause: err}
 	}
 	return &FileError{File: s.name, Reason: "read: " + err.Error(), cause: err}
 }
@@ -747,6 +1021,11 @@ func isWrapperKey(key string) bool { return slices.Contains(wrapperKeys[:], key)
 // offset asked about and what the decoder has read (its buffer, about one
 // record), so it works on files of any size. Offsets asked about must not
 // go backwards.
+//
+// It bounds one record: the decoder is given at most limit+1 bytes past
+// the last offset asked about (the jsonSource asks at each record's start
+// and end), and asking for more is errRecordTooLarge: the record under way
+// is over the bound, and skipOver reads past it.
 type lineCounter struct {
 	r     io.Reader
 	buf   []byte // buf[start:] are read but not yet counted
@@ -754,12 +1033,27 @@ type lineCounter struct {
 	base  int64 // offset of buf[start]
 	line  int   // line at base, 1-based
 	total int64 // bytes read
-	limit int   // uncounted bytes allowed: one record
+	limit int64 // uncounted bytes allowed: one record
+	// whole: buf holds the whole input (one line of JSON Lines), read
+	// from there, without a copy; total is how much of it was given.
+	whole bool
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
-	if c.limit > 0 && len(c.buf)-c.start > c.limit {
-		return 0, errRecordTooLarge
+	if c.whole {
+		if c.total >= int64(len(c.buf)) {
+			return 0, io.EOF
+		}
+		n := copy(p, c.buf[c.total:])
+		c.total += int64(n)
+		return n, nil
+	}
+	if c.limit > 0 {
+		room := c.limit + 1 - int64(len(c.buf)-c.start)
+		if room <= 0 {
+			return 0, errRecordTooLarge
+		}
+		p = p[:min(int64(len(p)), room)]
 	}
 	n, err := c.r.Read(p)
 	if n > 0 {
@@ -773,13 +1067,21 @@ func (c *lineCounter) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// pending is what was read and not yet counted.
+func (c *lineCounter) pending() []byte {
+	if c.whole {
+		return c.buf[c.start:c.total]
+	}
+	return c.buf[c.start:]
+}
+
 // lineAt returns the 1-based line of the byte at offset off.
 func (c *lineCounter) lineAt(off int64) int {
 	n := off - c.base
 	if n <= 0 {
 		return c.line
 	}
-	n = min(n, int64(len(c.buf)-c.start))
+	n = min(n, int64(len(c.pending())))
 	end := c.start + int(n)
 	c.line += bytes.Count(c.buf[c.start:end], []byte{'\n'})
 	c.start = end
@@ -791,8 +1093,8 @@ func (c *lineCounter) lineAt(off int64) int {
 // longer kept).
 func (c *lineCounter) from(off int64) []byte {
 	n := off - c.base
-	if n < 0 || n > int64(len(c.buf)-c.start) {
+	if n < 0 || n > int64(len(c.pending())) {
 		return nil
 	}
-	return c.buf[c.start+int(n):]
+	return c.pending()[n:]
 }
