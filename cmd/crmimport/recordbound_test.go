@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/fixtures/gen"
+	"crmimport/importer/profile"
+	"crmimport/importer/reader"
+	"crmimport/store/storetest"
+)
+
+// rawText is the text that the one row of record_failures keeps of its
+// record (profile.RawText).
+func rawText(t *testing.T, path string) string {
+	t.Helper()
+	db := storetest.Open(t, path)
+	defer db.Close()
+	var raw string
+	require.NoError(t, db.QueryRow(`SELECT raw FROM record_failures`).Scan(&raw))
+	var cols map[string]string
+	require.NoError(t, json.Unmarshal([]byte(raw), &cols))
+	require.Len(t, cols, 1, "nothing but its text: its fields were not read")
+	return cols[profile.RawText]
+}
+
+// readmeRSS is the memory the README states a run stays within.
+const readmeRSS = 256 << 20
+
+// peakRSS is the peak resident memory of a child that has ended.
+func peakRSS(c *childProc) int64 {
+	return c.cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+}
+
+// TestTheRecordSizeBound (issue 23 item 21): one record is bounded
+// (reader.MaxRecordBytes). In a real process, on each engine and in each
+// format, a note whose record takes exactly the bound imports whole; one a
+// byte over it fails alone (R4: a row of record_failures with its file,
+// line and a reason naming the bound, its raw row the start of its text,
+// said so), and the notes before and after it import; the run stays within
+// the memory the README states.
+func TestTheRecordSizeBound(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{gen.FormatCSV, gen.FormatJSON, gen.FormatJSONL} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			bodies, err := gen.WriteBigNotes(dir, format, []gen.BigNote{
+				{ID: "note-1", Bytes: 200}, {ID: "note-2", Bytes: reader.MaxRecordBytes},
+				{ID: "note-3", Bytes: reader.MaxRecordBytes + 1}, {ID: "note-4", Bytes: 300},
+			})
+			require.NoError(t, err)
+			file := "notes." + format
+			data, err := os.ReadFile(filepath.Join(dir, file))
+			require.NoError(t, err)
+			// The record over the bound: where it starts and ends (each
+			// record starts a line), and its lines.
+			start := bytes.LastIndexByte(data[:bytes.Index(data, []byte("note-3"))], '\n') + 1
+			end := bytes.LastIndexByte(data[:bytes.Index(data, []byte("note-4"))], '\n')
+			record := strings.TrimSuffix(string(data[start:end]), ",") // a JSON array's comma is not of it
+			require.Len(t, record, reader.MaxRecordBytes+1)
+			line := 1 + bytes.Count(data[:start], []byte{'\n'})
+			last := line + strings.Count(record, "\n")
+			lines := fmt.Sprintf("line %d", line)
+			if last > line {
+				lines = fmt.Sprintf("lines %d–%d", line, last)
+			}
+			data = nil
+			storetest.RunAddress(t, func(t *testing.T, path string) {
+				c := startChild(t, nil, "--db", path, "--json", "run", "--tenant", "a", "--source", "canonical", dir)
+				require.Equal(t, exitPartial, c.wait(t), c.stderr.String())
+				peak := peakRSS(c)
+				t.Logf("%s, a record of %d MiB and one just over: peak RSS %d MiB", format, reader.MaxRecordBytes>>20, peak>>20)
+				require.Equal(t, []string{
+					"note-1|" + strconv.Itoa(bodies[0]), "note-2|" + strconv.Itoa(bodies[1]), "note-4|" + strconv.Itoa(bodies[3]),
+				}, query(t, path, `SELECT m.source_id, length(n.body) FROM notes n JOIN migration_records m ON m.record_id = n.id AND m.kind = 'note' ORDER BY m.source_id`),
+					"the notes within the bound import whole")
+				fails := query(t, path, `SELECT kind, file, line, reason FROM record_failures`)
+				require.Equal(t, []string{fmt.Sprintf("note|%s|%d|the record holds 16,777,217 bytes (%s), more than the bound of 16 MiB for one record: "+
+					"it is not read, and its raw row keeps only its start; shorten its longest field (or split the record) and run again", file, line, lines)}, fails)
+				// Its raw row is its text's start, and says how much more
+				// there was.
+				text := rawText(t, path)
+				m := regexp.MustCompile(`\n\[… (\d+) more bytes of this record, not kept\]$`).FindStringSubmatch(text)
+				require.NotNil(t, m, "the raw row says what it left out")
+				kept := len(text) - len(m[0])
+				more, err := strconv.Atoi(m[1])
+				require.NoError(t, err)
+				require.Equal(t, record[:kept], text[:kept])
+				require.Equal(t, len(record), kept+more)
+				require.Less(t, kept, reader.MaxRecordBytes/8, "a bounded start")
+				require.Less(t, peak, int64(readmeRSS), "a run at the bound stays within the README's 256 MiB")
+			})
+		})
+	}
+}
