@@ -40,7 +40,9 @@ func overTheBound(file string, line, last int, record string) Row {
 // and the error that ended the reading (nil for io.EOF).
 func readBounded(t *testing.T, in string, opt ReadOptions) ([]Row, error) {
 	t.Helper()
-	opt.recordLimit, opt.keptText = testBound, keptBound
+	// A new csv.Reader or decoder reads on after each record of more than
+	// 300 bytes (renewAfter): what it reads is what the first would.
+	opt.recordLimit, opt.keptText, opt.renewAt = testBound, keptBound, 300
 	rr, err := NewRowReader(strings.NewReader(in), opt)
 	require.NoError(t, err)
 	// A footer is told by its rows without ids: a record over the bound,
@@ -197,7 +199,7 @@ func TestReadCSVBoundAgainstWhole(t *testing.T) {
 		}
 		in := b.String()
 		whole := readWithSpans(t, in, ReadOptions{Name: "r.csv", Format: FormatCSV})
-		rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "r.csv", Format: FormatCSV, keptText: keptBound, recordLimit: testBound})
+		rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "r.csv", Format: FormatCSV, keptText: keptBound, recordLimit: testBound, renewAt: 300})
 		require.NoError(t, err)
 		sawOver := false
 		for i, w := range whole {
@@ -407,4 +409,25 @@ func TestReadJSONBoundAgainstWhole(t *testing.T) {
 	}
 	require.Greater(t, over, 50, "records over the bound")
 	require.Greater(t, after, 50, "records read after one over the bound")
+}
+
+// TestReadJSONFirstObjectOverTheBound: a .json file that does not start
+// with an array starts with an object read key by key, to find a wrapper's
+// array of records; over the bound, it cannot be read past as one record,
+// and the file fails, saying what to do.
+func TestReadJSONFirstObjectOverTheBound(t *testing.T) {
+	t.Parallel()
+	in := "\n{\"id\": \"1\", \"body\": \"" + strings.Repeat("x", 2*testBound) + "\"}\n{\"id\": \"2\"}\n"
+	rows, err := readBounded(t, in, ReadOptions{Name: "l.json", Format: FormatJSON})
+	require.Empty(t, rows)
+	var fe *FileError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, 2, fe.Line)
+	require.Contains(t, fe.Reason, "the object at line 2 is over the bound of 1000 bytes for one record")
+	require.Contains(t, fe.Reason, "name it .jsonl and run again")
+	rows, err = readBounded(t, in, ReadOptions{Name: "l.jsonl", Format: FormatJSONL})
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	require.True(t, rows[0].over)
+	require.Equal(t, ok(3, "id", "2"), rows[1])
 }

@@ -141,9 +141,9 @@ type ReadOptions struct {
 	// keptText overrides maxKeptText (csvTracker), for tests; 0 means the
 	// default.
 	keptText int64
-	// recordLimit overrides maxRecordBytes for CSV and JSON, for tests; 0
-	// means the default.
-	recordLimit int64
+	// recordLimit overrides maxRecordBytes for CSV and JSON, and renewAt
+	// renewAfter, for tests; 0 means the default.
+	recordLimit, renewAt int64
 	// cellLimit and sstLimit override maxRecordBytes and maxSharedStrings
 	// for a workbook, for tests; 0 means the default.
 	cellLimit, sstLimit int64
@@ -179,13 +179,21 @@ type source interface {
 // MaxRecordBytes bounds one record's text (issue 23 item 21): a record
 // over it fails alone (R4), read past without being held, its raw row its
 // start (maxKeptText); a quoted field or a value that runs to the end of
-// the file over it fails the file. A record is held, as read, mapped and
-// written, in a few copies (the reader's, the database driver's), so the
+// the file over it fails the file. A record is held, as it is read and
+// written, in a few copies (the reader's buffers and its strings; the
+// driver's bind, SQLite's record and the savepoint's journal), so the
 // bound is what keeps a run within the memory the README states: a record
-// of 256 MiB cost 840 MiB, one of 16 MiB costs about 160 MiB for the whole
-// run. No CRM writes records near it: Salesforce's longest text field
-// holds 131,072 characters, HubSpot's 65,536, Excel's cell 32,767.
-const MaxRecordBytes = 16 << 20
+// of 256 MiB cost 840 MiB. Measured, a run with one record at 8 MiB peaks
+// at 80–95 MiB and one with ten in a row at 135–140 MiB; at 16 MiB, 130–165
+// and 210–245 MiB, too near 256 MiB on a loaded machine. No CRM writes a
+// record near 8 MiB: Salesforce's longest text field holds 131,072
+// characters, HubSpot's 65,536, Excel's cell 32,767.
+const MaxRecordBytes = 8 << 20
+
+// renewAfter is the size of a record after which a reader reads on with a
+// new csv.Reader or json.Decoder: each keeps the buffers a record grew,
+// which would hold twice a long record to the end of the file.
+const renewAfter = 1 << 20
 
 // maxRecordBytes is MaxRecordBytes, which bounds a workbook's row and cell
 // too (read_xlsx.go).
@@ -283,11 +291,14 @@ func NewRowReader(r io.Reader, opt ReadOptions) (*RowReader, error) {
 	limit := cmp.Or(opt.recordLimit, maxRecordBytes)
 	switch opt.Format {
 	case FormatCSV:
-		if rr.src, err = newCSVSource(name, text, enc.isUTF8, cmp.Or(opt.keptText, maxKeptText), limit, base); err != nil {
+		var c *csvSource
+		if c, err = newCSVSource(name, text, enc.isUTF8, cmp.Or(opt.keptText, maxKeptText), limit, base); err != nil {
 			return nil, err
 		}
+		c.renewAt, rr.src = cmp.Or(opt.renewAt, renewAfter), c
 	default:
-		rr.src = newJSONSource(name, text, opt.Format, enc.isUTF8, limit, cmp.Or(opt.keptText, maxKeptText))
+		j := newJSONSource(name, text, opt.Format, enc.isUTF8, limit, cmp.Or(opt.keptText, maxKeptText))
+		j.renewAt, rr.src = cmp.Or(opt.renewAt, renewAfter), j
 	}
 	return rr, nil
 }

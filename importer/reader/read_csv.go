@@ -36,12 +36,6 @@ type overBound struct {
 
 func (e *overBound) Error() string { return "record over the bound" }
 
-// renewAfter is the size of a record after which csvSource reads on with a
-// new csv.Reader: encoding/csv keeps the buffers a record grew (its line
-// and its fields), which would hold twice a 16 MiB record to the end of
-// the file.
-const renewAfter = 1 << 20
-
 // csvSource reads a CSV file with encoding/csv: RFC 4180 with LazyQuotes
 // off, so that a stray quote fails its record instead of silently eating
 // the following ones.
@@ -60,6 +54,7 @@ type csvSource struct {
 	lastLine   int   // line of the last record read, for errors that have none
 	bareCR     bool  // the header's line ended with a lone "\r" (lineEnds.inQuotes)
 	keptText   int64
+	renewAt    int64 // renewAfter, but in tests
 	// base is the raw offset of the text csv reads (a BOM, a sep= line and
 	// blank lines before the header are not in it), or -1 when the text is
 	// decoded and its offsets are not the file's.
@@ -258,7 +253,7 @@ func (s *csvSource) read() (Row, int, error) {
 		}
 		row := s.row(line, rec, reason)
 		row.Start, row.End = s.span(s.track.recStart)
-		if s.off()-s.track.recStart > renewAfter {
+		if s.renewAt > 0 && s.off()-s.track.recStart > s.renewAt {
 			// Its fields are cut out of one string of their own: the
 			// buffers csv grew for it can go.
 			s.renew(s.nextLine)

@@ -42,10 +42,9 @@ type jsonSource struct {
 	checkUTF8 bool
 	state     jsonState
 	// limit bounds one record (maxRecordBytes), of which a failure keeps
-	// keptText bytes; recOff is the decoder's offset of the record under
-	// way (its "{").
-	limit, keptText int64
-	recOff          int64
+	// keptText bytes; after a record of renewAt bytes (renewAfter) a new
+	// decoder reads on.
+	limit, keptText, renewAt int64
 	// wrapKey and wrapLine are the key of a wrapper object whose array
 	// holds the records, and the line where it stands.
 	wrapKey  string
@@ -93,17 +92,15 @@ func (s *jsonSource) next() (Row, error) {
 			return s.next()
 		case json.Delim('{'):
 			line := s.tokenLine()
-			s.recOff = s.dec.InputOffset() - 1
+			from := s.dec.InputOffset() - 1
 			row, wrapped, err := s.readFirstObject(line)
 			switch {
-			case errors.Is(err, errRecordTooLarge) && s.survey:
-				return Row{}, io.EOF
 			case errors.Is(err, errRecordTooLarge):
-				// A first record over the bound (a wrapper's cannot be
-				// told from one): the values after it are read as a
-				// stream.
-				s.state = jsonStream
-				return s.skipOver()
+				// Read key by key, to find a wrapper's array, it cannot be
+				// read past as one record.
+				return Row{}, &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("the object at line %d is over the bound of %s for one record, "+
+					"and crmimport cannot tell whether it holds the records (an object holding an array of them) or is one: "+
+					"if the file holds one record per line, name it .jsonl and run again (a record over the bound then fails alone)", line, boundSize(s.limit)), cause: err}
 			case err != nil:
 				return Row{}, err
 			case wrapped:
@@ -113,8 +110,10 @@ func (s *jsonSource) next() (Row, error) {
 				return Row{}, io.EOF
 			}
 			s.state = jsonStream
-			if row, over, _ := s.bounded(row, line); over {
-				return row, nil
+			if size := s.dec.InputOffset() - from; size > s.limit {
+				// Over the bound by what the decoder reads at once: its
+				// text is gone by now.
+				return s.overRow(line, s.lines.lineAt(s.dec.InputOffset()-1), size, nil), nil
 			}
 			s.linesAfter(line)
 			return row, nil
@@ -127,7 +126,7 @@ func (s *jsonSource) next() (Row, error) {
 
 	case jsonArray, jsonWrapped:
 		// The bound counts what the next element takes from here.
-		s.lines.lineAt(s.dec.InputOffset())
+		s.mark()
 		for s.survey && s.dec.More() {
 			var raw json.RawMessage
 			if err := s.dec.Decode(&raw); errors.Is(err, errRecordTooLarge) {
@@ -137,7 +136,7 @@ func (s *jsonSource) next() (Row, error) {
 			} else if err != nil {
 				return Row{}, s.fileError(err)
 			}
-			s.lines.lineAt(s.dec.InputOffset()) // one record held at a time
+			s.mark() // one record held at a time
 		}
 		if !s.dec.More() {
 			if _, err := s.token(false); err != nil { // the closing ], or the error More kept to itself
@@ -155,69 +154,102 @@ func (s *jsonSource) next() (Row, error) {
 			}
 			return Row{}, s.expectEnd("after the closing ] of the array")
 		}
-		tok, err := s.token(false)
-		return s.record(tok, err)
+		return s.element()
 
 	case jsonLines:
 		return s.nextLine()
 
 	default: // jsonStream
-		s.lines.lineAt(s.dec.InputOffset())
-		tok, err := s.token(true)
-		if errors.Is(err, io.EOF) {
-			return Row{}, io.EOF
-		}
-		return s.record(tok, err)
+		s.mark()
+		return s.element()
 	}
 }
 
-// record reads the value whose first token is tok (err: what reading it
-// gave) as a record, bounded (maxRecordBytes): one over the bound fails
-// alone, read past without being held (skipOver) or, when the decoder has
-// it whole already, from what it read (bounded).
-func (s *jsonSource) record(tok json.Token, err error) (Row, error) {
-	var row Row
-	if err == nil {
-		row, err = s.readRecord(tok)
+// mark marks the value the decoder reads next (lineCounter.mark), from what
+// it has read ahead.
+func (s *jsonSource) mark() {
+	off := s.dec.InputOffset()
+	ahead := s.dec.Buffered().(io.ByteReader) // a *bytes.Reader over the decoder's buffer
+	for i := off; ; i++ {
+		b, err := ahead.ReadByte()
+		if err != nil {
+			s.lines.mark(off, -1)
+			return
+		}
+		if !spaceOrComma(b) {
+			s.lines.mark(off, i)
+			return
+		}
 	}
+}
+
+// spaceOrComma: what may come between the values of an array.
+func spaceOrComma(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == ',' }
+
+// element reads the next value of an array of records, or of a stream of
+// them, as one record, bounded (maxRecordBytes): whole, then its keys and
+// values from memory (objectRow); one over the bound fails alone, read
+// past without being held (skipOver). Each element is marked (lineCounter)
+// before it is read.
+func (s *jsonSource) element() (Row, error) {
+	var raw json.RawMessage
+	err := s.dec.Decode(&raw)
 	switch {
+	case errors.Is(err, io.EOF) && s.state == jsonStream:
+		return Row{}, io.EOF // white space to the end
 	case errors.Is(err, errRecordTooLarge):
 		return s.skipOver()
 	case err != nil:
-		return Row{}, err
-	case tok != json.Delim('{'):
-		return row, nil // not a record
+		return Row{}, s.fileError(err)
 	}
-	row, _, size := s.bounded(row, row.Line)
-	if size > renewAfter {
+	row := s.elementRow(raw)
+	if s.renewAt > 0 && int64(len(raw)) > s.renewAt {
 		// A new decoder reads on, so that the buffers this one grew for
 		// the record go.
-		s.readOn(s.lines.pending())
+		rest, _ := io.ReadAll(s.dec.Buffered())
+		s.lines.lineAt(s.dec.InputOffset())
+		s.readOn(rest)
 	}
 	return row, nil
 }
 
-// bounded ends a record read whole, which starts at line and takes size
-// bytes: over the bound (by what the decoder reads at once), it fails
-// alone. The bound counts what comes after it from its end on.
-func (s *jsonSource) bounded(row Row, line int) (_ Row, over bool, size int64) {
+// elementRow is the row of raw, a whole value the decoder has just read: a
+// record, or the bad row of a value over the bound or not an object.
+func (s *jsonSource) elementRow(raw []byte) Row {
 	end := s.dec.InputOffset()
-	size = end - s.recOff
-	if size > s.limit {
-		text := s.lines.from(s.recOff)[:size]
-		row, over = s.overRow(line, line+bytes.Count(text, []byte{'\n'}), size, text), true
+	line := s.lines.lineAt(end - int64(len(raw)))
+	if size := int64(len(raw)); size > s.limit {
+		// Over the bound by what the decoder reads at once.
+		return s.overRow(line, line+bytes.Count(raw, []byte{'\n'}), size, raw)
 	}
-	s.lines.lineAt(end)
-	return row, over, size
+	if raw[0] != '{' {
+		return Row{Line: line, Err: &RowError{File: s.name, Line: line, Reason: "expected an object, found " + jsonKind(raw[0])}}
+	}
+	return s.objectRow(raw, line)
+}
+
+// jsonKind names the kind of the JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	}
+	return "number"
 }
 
 // readRecord reads the value whose first token is tok as a record: an
 // object, or the bad row of a value that is not one.
 func (s *jsonSource) readRecord(tok json.Token) (Row, error) {
 	if tok == json.Delim('{') {
-		line := s.tokenLine()
-		s.recOff = s.dec.InputOffset() - 1
-		return s.readObject(line)
+		return s.readObject(s.tokenLine())
 	}
 	return s.nonObject(tok)
 }
@@ -236,15 +268,19 @@ func (s *jsonSource) overRow(line, last int, size int64, head []byte) Row {
 }
 
 // skipOver reads past the value under way, which is over the bound, without
-// holding more than its start: from where the bound started counting (the
-// line counter's bytes not yet counted: the value's start, perhaps after
-// white space and a comma) to its end. A new decoder reads on after it, in
-// the same place of the file (readOn). The value's row fails alone (R4).
+// holding more than its start: from where the decoder stands (an element's
+// start, perhaps white space and a comma first) to its end. A new decoder
+// reads on after it, in the same place of the file (readOn). The value's
+// row fails alone (R4).
 func (s *jsonSource) skipOver() (Row, error) {
 	c := s.lines
 	var v valueScan
 	v.keep = s.keptText
-	chunk := c.pending()
+	// What the decoder read of the value, from where it stands: the value's
+	// start (a record's, or the element's before it, white space and a
+	// comma first), then the rest of the input.
+	chunk, _ := io.ReadAll(s.dec.Buffered())
+	c.lineAt(s.dec.InputOffset())
 	var buf []byte
 	var rest []byte
 	for {
@@ -433,6 +469,7 @@ func (s *jsonSource) startLines() (Row, error) {
 				return r, nil
 			}
 		}
+		s.letGo()
 		return row, nil
 	}
 }
@@ -446,15 +483,11 @@ func (s *jsonSource) tryStream(raw []byte, line int) (Row, bool) {
 	rest := s.text
 	rec := &recorder{r: rest}
 	s.streamFrom(bytes.Clone(raw), line, rec)
-	tok, err := s.token(false)
-	var row Row
-	if err == nil {
-		row, err = s.readRecord(tok)
-	}
-	if err == nil {
+	var v json.RawMessage
+	if err := s.dec.Decode(&v); err == nil {
 		rec.stop()
 		s.state = jsonStream
-		return row, true
+		return s.elementRow(v), true
 	}
 	// What the attempt read after line is read again, line by line (it is
 	// at most one record: the line counter's limit stopped it).
@@ -496,26 +529,39 @@ func (s *jsonSource) nextLine() (Row, error) {
 			continue
 		}
 		row, _ := s.parseLine(text, s.lineNo)
+		s.letGo()
 		return row, nil
+	}
+}
+
+// letGo lets a long line's buffer go once its record is read: kept to the
+// next line, it would be held, twice the size of the record perhaps, while
+// the record is written.
+func (s *jsonSource) letGo() {
+	if cap(s.lineBuf) > 4<<20 {
+		s.lineBuf = nil
 	}
 }
 
 // jsonSpace is the white space of JSON (RFC 8259).
 const jsonSpace = " \t\r\n"
 
-// parseLine reads one line of JSON Lines as one record, with a decoder of
-// its own. A line that is not one JSON value, or holds more than one,
-// fails alone (SPEC §4, step 0), keeping its text (R4); so does a value
-// that is not an object. incomplete tells a line that ends inside its
-// value.
+// parseLine reads one line of JSON Lines as one record: an object alone on
+// its line is read where it lies (objectRow), any other line with a decoder
+// of its own, which says what is wrong with it. A line that is not one
+// JSON value, or holds more than one, fails alone (SPEC §4, step 0),
+// keeping its text (R4); so does a value that is not an object. incomplete
+// tells a line that ends inside its value.
 func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool) {
+	if t := bytes.TrimLeft(text, jsonSpace); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return s.objectRow(t, line), false
+	}
 	p := s.linePart
 	if p == nil {
-		p = &jsonSource{name: s.name, format: s.format, lines: &lineCounter{}, checkUTF8: s.checkUTF8, oneLine: true, limit: s.limit, keptText: s.keptText}
+		p = &jsonSource{name: s.name, format: s.format, checkUTF8: s.checkUTF8, oneLine: true, limit: s.limit, keptText: s.keptText}
 		s.linePart = p
 	}
-	// The line is read where it is (readLine keeps it, within the bound).
-	*p.lines = lineCounter{buf: text, line: line, whole: true}
+	p.lines = &lineCounter{r: bytes.NewReader(text), line: line}
 	p.dec = json.NewDecoder(p.lines)
 	p.dec.UseNumber()
 	tok, err := p.token(false)
@@ -551,9 +597,7 @@ func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool)
 // the first keptText bytes, skips the rest and returns an *overLine; io.EOF
 // after the last line.
 func (s *jsonSource) readLine() ([]byte, error) {
-	if cap(s.lineBuf) > 4<<20 {
-		s.lineBuf = nil // let a long line's buffer go
-	}
+	s.letGo()
 	buf := s.lineBuf[:0]
 	var n int64 // the line's bytes, its break included
 	over := false
@@ -568,6 +612,11 @@ func (s *jsonSource) readLine() ([]byte, error) {
 			buf = append(buf, chunk[:min(int64(len(chunk)), max(s.keptText-int64(len(buf)), 0))]...)
 			buf = buf[:min(int64(len(buf)), s.keptText)]
 		default:
+			if cap(buf)-len(buf) < len(chunk) {
+				// Twice as long: a long line is copied a few times over,
+				// not the dozens append's growth takes.
+				buf = slices.Grow(buf, max(len(chunk), len(buf)))
+			}
 			buf = append(buf, chunk...)
 		}
 		if k := len(chunk); k >= 2 {
@@ -1008,7 +1057,7 @@ func (s *jsonSource) syntaxErrorOffset(se *json.SyntaxError) int64 {
 	}
 	var raw json.RawMessage
 	var again *json.SyntaxError
-	if err := json.NewDecoder(bytes.NewReader(s.lines.from(at))).Decode(&raw); errors.As(err, &again) && again.Offset > 0 {
+	if err := json.NewDecoder(s.dec.Buffered()).Decode(&raw); errors.As(err, &again) && again.Offset > 0 {
 		return at + again.Offset - 1
 	}
 	return at
@@ -1017,84 +1066,79 @@ func (s *jsonSource) syntaxErrorOffset(se *json.SyntaxError) int64 {
 func isWrapperKey(key string) bool { return slices.Contains(wrapperKeys[:], key) }
 
 // lineCounter sits between the text and json.Decoder and turns decoder
-// offsets into line numbers. It keeps only the bytes between the last
-// offset asked about and what the decoder has read (its buffer, about one
-// record), so it works on files of any size. Offsets asked about must not
-// go backwards.
+// offsets into line numbers. It keeps none of the bytes it passes on, only
+// where the line breaks not yet counted stand (a few, in JSON: white space
+// between tokens), so it works on files and records of any size. Offsets
+// asked about must not go backwards.
 //
-// It bounds one record: the decoder is given at most limit+1 bytes past
-// the last offset asked about (the jsonSource asks at each record's start
-// and end), and asking for more is errRecordTooLarge: the record under way
-// is over the bound, and skipOver reads past it.
+// It bounds one record: from a mark (the jsonSource marks each element
+// before it reads it), the decoder is given at most limit+1 bytes past the
+// value's first byte (white space and a comma before it aside), and asking
+// for more is errRecordTooLarge: the value is over the bound, and skipOver
+// reads past it.
 type lineCounter struct {
 	r     io.Reader
-	buf   []byte // buf[start:] are read but not yet counted
-	start int
-	base  int64 // offset of buf[start]
-	line  int   // line at base, 1-based
-	total int64 // bytes read
-	limit int64 // uncounted bytes allowed: one record
-	// whole: buf holds the whole input (one line of JSON Lines), read
-	// from there, without a copy; total is how much of it was given.
-	whole bool
+	nl    []int64 // where the line breaks read and not yet counted stand
+	base  int64   // offset up to which the line breaks are counted
+	line  int     // line at base, 1-based
+	total int64   // bytes read
+	limit int64   // bytes of one value allowed
+	// from is where the marked value's first byte stands, or -1 while
+	// only white space and commas came after the mark.
+	from int64
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
-	if c.whole {
-		if c.total >= int64(len(c.buf)) {
-			return 0, io.EOF
-		}
-		n := copy(p, c.buf[c.total:])
-		c.total += int64(n)
-		return n, nil
-	}
 	if c.limit > 0 {
-		room := c.limit + 1 - int64(len(c.buf)-c.start)
+		start := c.from
+		if start < 0 {
+			start = c.base
+		}
+		room := c.limit + 1 - (c.total - start)
 		if room <= 0 {
 			return 0, errRecordTooLarge
 		}
 		p = p[:min(int64(len(p)), room)]
 	}
 	n, err := c.r.Read(p)
-	if n > 0 {
-		if c.start > 0 && c.start >= len(c.buf)/2 {
-			c.buf = append(c.buf[:0], c.buf[c.start:]...)
-			c.start = 0
+	q := p[:n]
+	for i := 0; c.from < 0 && i < len(q); i++ {
+		if !spaceOrComma(q[i]) {
+			c.from = c.total + int64(i)
 		}
-		c.buf = append(c.buf, p[:n]...)
-		c.total += int64(n)
 	}
+	for at := 0; ; {
+		i := bytes.IndexByte(q[at:], '\n')
+		if i < 0 {
+			break
+		}
+		c.nl = append(c.nl, c.total+int64(at+i))
+		at += i + 1
+	}
+	c.total += int64(n)
 	return n, err
 }
 
-// pending is what was read and not yet counted.
-func (c *lineCounter) pending() []byte {
-	if c.whole {
-		return c.buf[c.start:c.total]
-	}
-	return c.buf[c.start:]
+// mark says that a value starts after offset off (white space and a comma
+// may come first), at from when it is read already, else -1: the bound
+// counts from its first byte.
+func (c *lineCounter) mark(off, from int64) {
+	c.lineAt(off)
+	c.from = from
 }
 
 // lineAt returns the 1-based line of the byte at offset off.
 func (c *lineCounter) lineAt(off int64) int {
-	n := off - c.base
-	if n <= 0 {
+	if off <= c.base {
 		return c.line
 	}
-	n = min(n, int64(len(c.pending())))
-	end := c.start + int(n)
-	c.line += bytes.Count(c.buf[c.start:end], []byte{'\n'})
-	c.start = end
-	c.base += n
-	return c.line
-}
-
-// from returns the bytes read from offset off on (nil when they are no
-// longer kept).
-func (c *lineCounter) from(off int64) []byte {
-	n := off - c.base
-	if n < 0 || n > int64(len(c.pending())) {
-		return nil
+	off = min(off, c.total)
+	k := 0
+	for k < len(c.nl) && c.nl[k] < off {
+		k++
 	}
-	return c.pending()[n:]
+	c.line += k
+	c.nl = c.nl[:copy(c.nl, c.nl[k:])]
+	c.base = off
+	return c.line
 }
