@@ -24,10 +24,7 @@ func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	// The copy names the schema it copies (its first 24 bytes), so that one
-	// left behind says whose it was, and a test tells its own from those
-	// of the runs beside it.
-	name := "crmimport_dry_run_" + a.schema[:min(len(a.schema), 24)] + "_" + hex.EncodeToString(b)
+	name := "crmimport_dry_run_" + hex.EncodeToString(b)
 	copyDSN = a.with("search_path", name)
 	dst, err := CopyPostgres(ctx, dsn, copyDSN)
 	if err != nil {
