@@ -10,7 +10,6 @@ import (
 
 	"crmimport/ledger"
 	"crmimport/phases"
-	"crmimport/report"
 	"crmimport/store"
 )
 
@@ -25,7 +24,7 @@ type Failure struct {
 	File     string    `json:"file"`
 	Line     int64     `json:"line"`
 	Reason   string    `json:"reason"`
-	Class    string    `json:"class"` // the reason without its line and column (report.ReasonClass)
+	Class    string    `json:"class"` // the reason without its line and column (store.ReasonClass)
 	Raw      []RawCell `json:"raw"`   // the row as read, in file order
 	// RawJSON is the row as record_failures keeps it (a JSON object in
 	// file order: importer/profile's RawJSON).
@@ -51,7 +50,7 @@ func Failures(ctx context.Context, db *sql.DB, runID int64, kind, class string, 
 	}
 	out = []Failure{}
 	err = eachReject(ctx, db, runID, func(r reject) error {
-		c := report.ReasonClass(r.reason)
+		c := store.ReasonClass(r.reason)
 		if (kind != "" && r.kind != kind) || (class != "" && c != class) {
 			return nil
 		}
