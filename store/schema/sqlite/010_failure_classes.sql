@@ -12,10 +12,12 @@ ALTER TABLE record_failures ADD COLUMN reason_class TEXT;
 
 -- Keyset paging in failure order (id: SQLite's rowid, which every index
 -- holds last) for every filter: none, a kind (record_failures_run), a class,
--- both; and the counts per kind and class from the index alone.
+-- both, a source id; and the counts per kind and class from the index
+-- alone.
 CREATE INDEX record_failures_order ON record_failures (migration_id);
 CREATE INDEX record_failures_class ON record_failures (migration_id, reason_class);
 CREATE INDEX record_failures_kind_class ON record_failures (migration_id, kind, reason_class);
+CREATE INDEX record_failures_source ON record_failures (migration_id, source_id);
 
 -- A run's skips (R3: the slots it still owns as skipped), per kind in
 -- source id order: the Skipped page's keyset and counts, without reading
