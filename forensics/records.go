@@ -171,6 +171,14 @@ const (
 	// The largest classes first, the most a page lists and one more,
 	// which tells that there are more.
 	failureClassesGroup = ` GROUP BY f.reason_class ORDER BY count(*) DESC, f.reason_class LIMIT ?`
+	// The counts of a source id's failures: found by its index
+	// (record_failures_source), then grouped. Grouped by the column, as
+	// above, SQLite's planner reads the run's every failure in the order
+	// of the kind's or the class's index instead, to spare a sort of the
+	// few rows it finds (0.4 s at 400,000 failures, against a moment).
+	failureKindsOfSourceSQL     = `SELECT f.kind || '', count(*) FROM record_failures f`
+	failureKindsOfSourceGroup   = ` GROUP BY f.kind || ''`
+	failureClassesOfSourceGroup = ` GROUP BY coalesce(f.reason_class, '') ORDER BY count(*) DESC, coalesce(f.reason_class, '') LIMIT ?`
 )
 
 // ErrBadPage is a query for a page that cannot be answered: both After
@@ -195,8 +203,12 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 
 	// The counts: per kind (the class and search applied), and the total
 	// of the kind asked (every kind: their sum).
+	kindsSQL, kindsGroup, classesGroup := failureKindsSQL, failureKindsGroup, failureClassesGroup
+	if q.SourceID != "" {
+		kindsSQL, kindsGroup, classesGroup = failureKindsOfSourceSQL, failureKindsOfSourceGroup, failureClassesOfSourceGroup
+	}
 	where, args := q.where(runID, true, false)
-	err := queryEach(ctx, db, failureKindsSQL+where+failureKindsGroup, args, func(rows scanner) error {
+	err := queryEach(ctx, db, kindsSQL+where+kindsGroup, args, func(rows scanner) error {
 		var c KindCount
 		if err := rows.Scan(&c.Kind, &c.Count); err != nil {
 			return err
@@ -212,7 +224,7 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 	}
 	p.Kinds = kindsInPlanOrder(p.Kinds, q.Kind)
 	where, args = q.where(runID, false, true)
-	err = queryEach(ctx, db, failureClassesSQL+where+failureClassesGroup, append(args, MaxClasses+1), func(rows scanner) error {
+	err = queryEach(ctx, db, failureClassesSQL+where+classesGroup, append(args, MaxClasses+1), func(rows scanner) error {
 		var c ClassCount
 		if err := rows.Scan(&c.Class, &c.Count); err != nil {
 			return err

@@ -16,4 +16,4 @@ CREATE INDEX record_failures_class ON record_failures (migration_id, reason_clas
 CREATE INDEX record_failures_kind_class ON record_failures (migration_id, kind, reason_class, id);
 CREATE INDEX record_failures_source ON record_failures (migration_id, source_id, id);
 
-CREATE INDEX migration_records_skips ON migration_records (migration_id, kind, source_id) WHERE action = 'skipped';
+CREATE INDEX migration_records_skips ON migration_records (migration_id, kind, source_id) INCLUDE (detail) WHERE action = 'skipped';

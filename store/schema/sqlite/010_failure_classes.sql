@@ -22,5 +22,9 @@ CREATE INDEX record_failures_source ON record_failures (migration_id, source_id)
 -- A run's skips (R3: the slots it still owns as skipped), per kind in
 -- source id order: the Skipped page's keyset and counts, without reading
 -- the tenant's whole ledger. Only skips are in it: a claim that makes a
--- slot final takes it out.
-CREATE INDEX migration_records_skips ON migration_records (migration_id, kind, source_id) WHERE action = 'skipped';
+-- slot final takes it out. It holds action (always 'skipped' here) and
+-- detail too, so that SQLite answers the counts, and the skips whose
+-- parents have arrived since, from the index alone: read from the table,
+-- the counts of 400,000 skips took 0.5 s and the ready ones 1.4 s, from the
+-- index 0.05 and 0.7.
+CREATE INDEX migration_records_skips ON migration_records (migration_id, kind, source_id, action, detail) WHERE action = 'skipped';
