@@ -146,7 +146,12 @@ func newPager(path string, filters url.Values, first, shown, total int64, prev, 
 		return path + "?" + v.Encode()
 	}
 	if prev != "" {
-		p.PrevURL, p.FirstURL = link("before", prev), link("", "")
+		p.PrevURL = link("before", prev)
+	}
+	if first != 1 {
+		// Past the first page, or past the last record (a link kept from
+		// before the records changed): the way back to the first.
+		p.FirstURL = link("", "")
 	}
 	if next != "" {
 		p.NextURL = link("after", next)

@@ -231,8 +231,14 @@ func TestFailedRecordsPageInTheDatabase(t *testing.T) {
 		holds(t, html, `<input type="search" name="q"`)
 		holds(t, html, ">contact (1,200)</option>")
 		holds(t, html, ">contact has neither a name nor an email (200)</option>")
+		// A link kept from before the records changed, past the last one.
+		stale := s.pageBody(t, "/runs/1/failed?after="+all[len(all)-1])
+		holds(t, stale, "No rows here of 1,230")
+		holds(t, stale, `<a class="button" href="/runs/1/failed" rel="first">`)
+		holds(t, stale, "No failed records past the one this page follows: go back to the first page.")
 		w = s.do(t, req{http.MethodGet, "/runs/1/failed", s.addr, nil, true})
 		holdsNot(t, w.Body.String(), "<script>alert(1)</script>", "export data is escaped")
+		holdsNot(t, w.Body.String(), `rel="first"`, "the first page has no way to itself")
 		holds(t, w.Body.String(), "&lt;script&gt;alert(1)&lt;/script&gt;")
 
 		// A page that cannot be: said so, as a bad request.
