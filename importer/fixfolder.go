@@ -67,6 +67,19 @@ type FixFile struct {
 	Failures []int64  `json:"failures"`
 	IDs      []string `json:"source_ids"`
 	Lines    []int    `json:"lines"`
+	// Kinds are the kind of each row's failure, where the file feeds
+	// several kinds (SPEC §4: a line two of them failed is one row, named
+	// by its first failure); absent when every row is of Kind.
+	Kinds []string `json:"kinds,omitempty"`
+}
+
+// RowKind is the kind of the failure that row i of the file was written
+// from.
+func (f FixFile) RowKind(i int) string {
+	if i < len(f.Kinds) {
+		return f.Kinds[i]
+	}
+	return f.Kind
 }
 
 // ReadFixManifest reads the manifest of a fix folder; nil, nil when dir

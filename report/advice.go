@@ -7,6 +7,7 @@ import (
 
 	"crmimport/importer"
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -16,6 +17,7 @@ import (
 // whose every record took the same skip.
 func (r *Report) Warnings() []string {
 	out := append([]string(nil), importer.PlanWarnings(r.Run)...)
+	out = append(out, r.untakenWarnings()...)
 	for _, k := range r.Kinds {
 		if k.UniformSkip == "" {
 			continue
@@ -24,6 +26,40 @@ func (r *Report) Warnings() []string {
 			Count(k.Skipped), noun(k.Kind, k.Skipped), k.UniformSkip, uniformHint(k)))
 	}
 	return out
+}
+
+// untakenWarnings are, per file, the rows that no kind of the profile
+// takes (SPEC §4: a profile's where): read, counted by the file's first
+// task, and imported as nothing.
+func (r *Report) untakenWarnings() []string {
+	var out []string
+	var prof *profile.Profile
+	for _, t := range r.Tasks {
+		if t.Counts.Untaken == 0 {
+			continue
+		}
+		if prof == nil {
+			opts, err := importer.DecodeOptions(r.Run)
+			if err == nil {
+				prof, _ = importer.RunProfile(opts) // without it, the warning names no profile's rule
+			}
+		}
+		name := input.Name(t.File)
+		msg := fmt.Sprintf("%s: %s %s of no kind", name, Count(t.Counts.Untaken),
+			plural(t.Counts.Untaken, "row is a record", "rows are records"))
+		if prof != nil {
+			msg += fmt.Sprintf(" of the %s profile (%s)", prof.Name, prof.Takers(name))
+		}
+		out = append(out, msg+": read, and not imported; if they should be, change the profile's where")
+	}
+	return out
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func uniformHint(k Kind) string {

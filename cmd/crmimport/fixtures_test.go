@@ -22,9 +22,12 @@ var salesforceFixture = badCase{
 	code: exitOK, status: "succeeded",
 	kinds: map[string]phases.Counts{
 		"company": {Imported: 3, Skipped: 1}, "contact": {Imported: 4, Skipped: 1, Unlinked: 1}, "deal": {Imported: 3, Skipped: 1},
-		"note": {Imported: 4, Skipped: 2}, "activity": {Imported: 3, Skipped: 2, Unlinked: 1}, "email": {Imported: 2, Skipped: 1},
+		// ContentVersion.csv's PDF and older version are files, not notes:
+		// read, excluded, and records of no kind (a warning, SPEC §4).
+		"note": {Imported: 4, Skipped: 2, Excluded: 2}, "activity": {Imported: 3, Skipped: 2, Unlinked: 1}, "email": {Imported: 2, Skipped: 1},
 	},
-	stderr: []string{"ignored 2 files not of the salesforce profile: Attachment.csv, Lead.csv"},
+	warnings: []string{`ContentVersion.csv: 2 rows are records of no kind of the salesforce profile (notes read the rows whose FileType is "SNOTE" and IsLatest is "1")`},
+	stderr:   []string{"ignored 2 files not of the salesforce profile: Attachment.csv, Lead.csv"},
 	stored: []storedRows{
 		// Two accounts share a website: nothing is matched (R5).
 		{q: `SELECT name, domain_key, json_extract(extra, '$.CustomerPriority__c') FROM companies ORDER BY id`, want: []string{

@@ -7,6 +7,8 @@ package profile
 // told is what is done.
 
 import (
+	"fmt"
+
 	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
@@ -38,8 +40,14 @@ type Column struct {
 	// or nil.
 	Link *Link `json:"link,omitempty"`
 	// Where are the values that make a row a record of the kind: a row
-	// whose value here is none of them is read, and not imported.
+	// whose value here is none of them is read, and not imported. A flag's
+	// is "true" or "false" (Flag), as the profile reads flags.
 	Where []string `json:"where,omitempty"`
+	Flag  bool     `json:"flag,omitempty"`
+	// OtherKinds are the other kinds of the file that map the column: its
+	// value is theirs, kept in this kind's extra only for a row none of
+	// them takes (SPEC §4).
+	OtherKinds []ledger.Kind `json:"other_kinds,omitempty"`
 }
 
 // Link is a link of a kind as a profile reads it (R6): a link field to one
@@ -177,9 +185,19 @@ func (m *Mapper) Columns(header []string, rows []reader.Row) []Column {
 			}
 		}
 	}
-	for wi, at := range l.whereCols {
-		if at >= 0 {
-			out[at].Where = append([]string(nil), m.fileSpec.where[wi].values...)
+	for wi, at := range l.whereAt[m.self] {
+		if at < 0 {
+			continue
+		}
+		w := m.fileSpec.where[wi]
+		out[at].Where = append([]string(nil), w.values...)
+		if w.isFlag {
+			out[at].Where, out[at].Flag = []string{fmt.Sprint(w.flag)}, true
+		}
+	}
+	for i, sibs := range l.sharedBy {
+		for _, si := range sibs {
+			out[i].OtherKinds = append(out[i].OtherKinds, m.siblings[si].kind)
 		}
 	}
 	return out

@@ -440,11 +440,11 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 				}
 			case "where":
 				for _, w := range l.mapping(e.val, join(fat, "where")) {
-					vals, ok := l.strs(w.val, join(fat, "where."+w.key))
-					if ok && len(vals) == 0 {
-						l.fail(w.val, join(fat, "where."+w.key), "lists no value")
+					if normaliseHeader(w.key) == "" {
+						l.fail(w.node, join(fat, "where"), "a column name is empty")
+						continue
 					}
-					fsp.where = append(fsp.where, whereCond{column: w.key, values: vals})
+					fsp.where = append(fsp.where, l.where(w, join(fat, "where."+w.key)))
 				}
 			case "defaults":
 				fsp.defaults = map[string]string{}
@@ -477,6 +477,27 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 		out = append(out, fsp)
 	}
 	return out
+}
+
+// where reads one condition of a file pattern's where: an unquoted true
+// or false (a YAML or JSON boolean) makes the column a flag, read as the
+// profile reads flags; any other value, or a list of them, is matched as
+// written.
+func (l *profileLoader) where(w entry, at string) whereCond {
+	c := whereCond{column: w.key}
+	if n := deref(w.val); n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		c.isFlag, c.flag = true, strings.EqualFold(n.Value, "true")
+		return c
+	}
+	vals, ok := l.strs(w.val, at)
+	if ok && len(vals) == 0 {
+		l.fail(w.val, at, "lists no value")
+	}
+	for i, v := range vals {
+		vals[i] = strings.TrimSpace(v)
+	}
+	c.values = vals
+	return c
 }
 
 // pattern checks a file name pattern: a valid glob ending in a format's
