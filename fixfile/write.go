@@ -231,7 +231,7 @@ func fixName(f forensics.Failure) (name, in string) {
 		// A workbook's failed rows are written as CSV, under their
 		// sheet's header: a spreadsheet opens it, and the profile's
 		// pattern for the workbook reads it (a table pattern matches
-		// both: profile.Profile.FileKind).
+		// both: profile.Profile.FileKinds).
 		name = name[:len(name)-len(".xlsx")] + ".csv"
 	}
 	return name, f.Input

@@ -26,6 +26,11 @@ layout), salesforce, hubspot and pipedrive; run --profile picks one by name,
 or reads a profile file (YAML or JSON) for a CRM nobody shipped. Start from a
 built-in one: print it, edit it, check it, use it.
 
+A file may feed several kinds (an Odoo lead export: contacts and their
+notes), each its own task over it; a file pattern's where takes only some
+rows ({file: "res.partner*.csv", where: {is_company: true}}). profiles check
+says which rows each kind takes and which patterns several kinds share.
+
 Examples:
    crmimport profiles
    crmimport profiles show salesforce
