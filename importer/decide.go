@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"crmimport/canon"
@@ -17,6 +18,66 @@ const (
 	ReasonEmptyBody = "empty body"
 	ReasonDeleted   = "deleted in source"
 )
+
+// reasonLinkedOnlyTo starts the reason of a skip whose every link names a
+// record that no run of its export gives (R6b): "linked only to a case,
+// which the salesforce profile does not import".
+const reasonLinkedOnlyTo = "linked only to "
+
+// WaitsForNothing reports whether a skip reason says that no run of the
+// export takes the record over (R6b): the summary, the Skipped page and
+// doctor promise it no run.
+func WaitsForNothing(reason string) bool { return strings.HasPrefix(reason, reasonLinkedOnlyTo) }
+
+// linkedOnlyTo is the reason of a note, activity or email none of whose
+// links resolved (R6b), when every link value names a record that no run
+// with this profile gives — an object it does not import (a Salesforce
+// case), or a kind it does not read — or "" when one of them may yet
+// arrive (R6: not linked to any record, waiting for it).
+func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
+	var names []string
+	add := func(name string) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, l := range canon.Parents(r.Kind) {
+		if strings.TrimSpace(r.Get(l.Field)) == "" {
+			continue
+		}
+		if p.Reads(l.Kind) {
+			return ""
+		}
+		add(article(string(l.Kind)))
+	}
+	for _, l := range r.Links() {
+		k, isKind := canon.KindOfLinkField(l.Field)
+		switch {
+		case l.Never != "":
+			add(l.Never)
+		case isKind && !p.Reads(k):
+			add(article(string(k)))
+		default:
+			return ""
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	list := names[0]
+	if len(names) > 1 {
+		list = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return fmt.Sprintf("%s%s, which the %s profile does not import", reasonLinkedOnlyTo, list, p.Name)
+}
+
+// article writes a word with its indefinite article: "a case", "an email".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
+}
 
 // firstSeen is where a source id first appeared in this run.
 type firstSeen struct {
@@ -123,6 +184,9 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	}
 	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
 		d.outcome, d.reason = skipped, ReasonNotLinked
+		if why := linkedOnlyTo(p, &r); why != "" {
+			d.reason = why // R6b: a skip says what it waits for
+		}
 		if len(unresolved) > 0 {
 			b, _ := json.Marshal(unresolved)
 			d.detail = string(b)

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"crmimport/importer"
@@ -63,11 +65,14 @@ func plural(n int64, one, many string) string {
 }
 
 func uniformHint(k Kind) string {
-	switch k.UniformSkip {
-	case importer.ReasonNotLinked:
+	switch {
+	case k.UniformSkip == importer.ReasonNotLinked:
 		return "were their contacts, companies and deals imported first?"
-	case importer.ReasonDeleted:
+	case k.UniformSkip == importer.ReasonDeleted:
 		return "is the export made of deleted records only?"
+	case importer.WaitsForNothing(k.UniformSkip):
+		_, prof, _ := strings.Cut(k.UniformSkip, ", which the ")
+		return "the " + strings.TrimSuffix(prof, " profile does not import") + " profile imports none of the records they are linked to"
 	default:
 		return "check the export before trusting this run"
 	}
@@ -144,6 +149,9 @@ func (r *Report) Next() []string {
 			"`crmimport run --only %s …` takes them over (a skip is a placeholder, not a verdict)",
 			waiting.records(), waiting.verb("waits", "wait"), waiting.list, strings.Join(waiting.kinds, ",")))
 	}
+	if s := r.waitingForNothing(); s != "" {
+		out = append(out, s)
+	}
 	unlinked := r.perKind(func(k Kind) int64 { return k.Unlinked })
 	if unlinked.total > 0 {
 		out = append(out, fmt.Sprintf("%s %s imported with a link left empty because its target was not found (%s); "+
@@ -153,6 +161,44 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
 	}
 	return out
+}
+
+// waitingForNothing says what next of the skips that no run of the export
+// takes over (R6b: linked only to records the profile does not import),
+// with their reasons, most first; "" for none. No fresh run is promised.
+func (r *Report) waitingForNothing() string {
+	var reasons []Reason
+	never := r.perKind(func(k Kind) int64 {
+		var n int64
+		for _, s := range k.Skips {
+			if !importer.WaitsForNothing(s.Reason) {
+				continue
+			}
+			n += s.Count
+			at := slices.IndexFunc(reasons, func(x Reason) bool { return x.Reason == s.Reason })
+			if at < 0 {
+				reasons = append(reasons, Reason{Reason: s.Reason})
+				at = len(reasons) - 1
+			}
+			reasons[at].Count += s.Count
+		}
+		return n
+	})
+	if never.total == 0 {
+		return ""
+	}
+	sortReasons(reasons)
+	quoted := make([]string, len(reasons))
+	for i, x := range reasons {
+		quoted[i] = strconv.Quote(x.Reason)
+	}
+	prof := r.Run.Source
+	if opts, err := importer.DecodeOptions(r.Run); err == nil && opts.Profile != "" {
+		prof = opts.Profile
+	}
+	return fmt.Sprintf("%s %s linked only to records that the %s profile does not import (%s: %s): no run of this export "+
+		"takes them over; to import them, link them to a contact, company or deal in the CRM and export them again",
+		never.records(), never.verb("is", "are"), prof, never.list, strings.Join(quoted, "; "))
 }
 
 // undoNext is what to do after an undo (R16).
@@ -198,6 +244,9 @@ func (r *Report) dryRunNext() []string {
 	if skipped := r.perKind(func(k Kind) int64 { return k.Skipped }); skipped.total > 0 {
 		out = append(out, fmt.Sprintf("%s would be skipped (%s): a skip is a placeholder that a later run takes over",
 			skipped.records(), skipped.list))
+	}
+	if s := r.waitingForNothing(); s != "" {
+		out = append(out, "of those, "+s) // R6b: no later run takes those over
 	}
 	return out
 }

@@ -56,8 +56,10 @@ var salesforceFixture = badCase{
 			"0685g00000Cv004AAB|<p>Fleet tracking: signed, 40 |<null>|<null>|Fleet tracking"}},
 		{q: `SELECT kind, source_id, reason, coalesce(detail, '') FROM migration_records WHERE action = 'skipped' AND reason != 'deleted in source' ORDER BY kind, source_id`,
 			want: []string{
-				`activity|00T5g00000Tk003EAB|not linked to any record|{"WhoId":"00Q5g00000LdWx1EAF"}`,
-				`activity|00U5g00000Ev002EAB|not linked to any record|{"WhatId":"5005g00000Cs001AAB"}`,
+				// R6b: a lead alone, a case alone: nothing a run of the
+				// export gives, and the reason says so.
+				`activity|00T5g00000Tk003EAB|linked only to a lead, which the salesforce profile does not import|{"WhoId":"00Q5g00000LdWx1EAF"}`,
+				`activity|00U5g00000Ev002EAB|linked only to a case, which the salesforce profile does not import|{"WhatId":"5005g00000Cs001AAB"}`,
 				"note|0025g00000Nt003AAB|not linked to any record|",
 				"note|0025g00000Nt004AAB|empty body|"}},
 		// Task and Event: WhoId and WhatId by prefix, the type from the

@@ -330,8 +330,11 @@ func linkTarget(l profile.Link) string {
 		var ps []string
 		for _, p := range l.Prefixes {
 			kind := "ignored"
-			if p.Kind != "" {
+			switch {
+			case p.Kind != "":
 				kind = p.Kind.Plural()
+			case p.NotImported != "":
+				kind = p.NotImported + ", not imported"
 			}
 			ps = append(ps, p.Prefix+"… "+kind)
 		}

@@ -80,6 +80,9 @@ type Link struct {
 type Prefix struct {
 	Prefix string      `json:"prefix"`
 	Kind   ledger.Kind `json:"kind,omitempty"`
+	// NotImported names the object of the ids the profile does not import
+	// (a case): kept, and waiting for nothing a run gives (R6b).
+	NotImported string `json:"not_imported,omitempty"`
 }
 
 // Links are the links of the mapper's kind in its file, in the order a link
@@ -117,7 +120,7 @@ func describeLink(ls *linkSpec) Link {
 		l.Field = canon.LinkField(ls.kind)
 	}
 	for _, p := range ls.prefixes {
-		l.Prefixes = append(l.Prefixes, Prefix{Prefix: p.prefix, Kind: p.kind})
+		l.Prefixes = append(l.Prefixes, Prefix{Prefix: p.prefix, Kind: p.kind, NotImported: p.object})
 	}
 	return l
 }

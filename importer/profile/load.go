@@ -597,15 +597,31 @@ func (l *profileLoader) links(k ledger.Kind, n *yaml.Node, at string) []*linkSpe
 			case "prefixes":
 				hasPrefixes = true
 				for _, pr := range l.mapping(e.val, join(lat, "prefixes")) {
-					s, ok := l.str(pr.val, join(lat, "prefixes."+pr.key))
-					if !ok {
-						continue
-					}
 					if pr.key == "" {
 						l.fail(pr.node, join(lat, "prefixes"), "an empty prefix matches every id")
 						continue
 					}
 					rule := prefixRule{prefix: pr.key}
+					if v := deref(pr.val); v.Kind == yaml.MappingNode {
+						// R6b: the ids of an object the profile does not
+						// import ("500": {not_imported: case}): a link to
+						// one waits for nothing a run of the export gives.
+						for _, o := range l.mapping(v, join(lat, "prefixes."+pr.key), "not_imported") {
+							if name, ok := l.str(o.val, join(lat, "prefixes."+pr.key+".not_imported")); ok {
+								rule.object = strings.TrimSpace(name)
+							}
+						}
+						if rule.object == "" {
+							l.fail(v, join(lat, "prefixes."+pr.key), "names no object: {not_imported: case} names the object of the ids it does not import")
+							continue
+						}
+						ls.prefixes = append(ls.prefixes, rule)
+						continue
+					}
+					s, ok := l.str(pr.val, join(lat, "prefixes."+pr.key))
+					if !ok {
+						continue
+					}
 					if s != "ignore" {
 						rule.kind = l.parentKind(k, pr.val, join(lat, "prefixes."+pr.key), s)
 						if rule.kind == "" {

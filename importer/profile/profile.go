@@ -102,7 +102,11 @@ type linkSpec struct {
 
 type prefixRule struct {
 	prefix string
-	kind   ledger.Kind // "" to ignore (links to users)
+	kind   ledger.Kind // "" to ignore (links to users), or for an object not imported
+	// object names the ids of an object the profile does not import (a
+	// Salesforce case, 500…): a link to one is kept, and waits for nothing
+	// a run of the export gives (R6b).
+	object string
 }
 
 // joinSpec joins the rows of another file of the export to each record, for
@@ -125,6 +129,10 @@ type dateFormat struct {
 
 // Text is the profile as written (YAML or JSON).
 func (p *Profile) Text() []byte { return append([]byte(nil), p.text...) }
+
+// Reads reports whether the profile reads kind k: a link to a kind it
+// does not read waits for nothing a run with it gives (R6b).
+func (p *Profile) Reads(k ledger.Kind) bool { return p.kinds[k] != nil }
 
 // Kinds lists the kinds the profile reads, in plan order.
 func (p *Profile) Kinds() []ledger.Kind {

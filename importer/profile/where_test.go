@@ -170,3 +170,29 @@ func TestExtraHoldsOnlyWhatNoTakingKindMaps(t *testing.T) {
 	require.Equal(t, ColumnExtra, cols[1].Field)
 	require.Nil(t, cols[4].OtherKinds)
 }
+
+// TestPrefixOfAnObjectNotImported: R6b. A prefix may name the object of
+// ids the profile does not import ({not_imported: case}): a link value of
+// it is kept, naming the object; a prefix no rule takes names the column
+// and the id's key prefix.
+func TestPrefixOfAnObjectNotImported(t *testing.T) {
+	t.Parallel()
+	p, err := Builtin("salesforce")
+	require.NoError(t, err)
+	m := NewMapper(p, ledger.Activity, "Task.csv")
+	r := m.Map(reader.Row{Line: 2, Cols: []reader.Col{{Name: "Id", Value: "00T5g00000Tk001EAB"},
+		{Name: "WhoId", Value: "00Q5g00000LdWx1EAF"}, {Name: "WhatId", Value: "5005g00000Cs001AAB"}, {Name: "AccountId", Value: ""}}})
+	require.Equal(t, []LinkValue{
+		{Field: "WhoId", Label: "WhoId", Shown: "00Q5g00000LdWx1EAF", Never: "a lead"},
+		{Field: "WhatId", Label: "WhatId", Shown: "5005g00000Cs001AAB", Never: "a case"},
+	}, r.Links())
+	r = m.Map(reader.Row{Line: 3, Cols: []reader.Col{{Name: "Id", Value: "00T5g00000Tk002EAB"},
+		{Name: "WhoId", Value: ""}, {Name: "WhatId", Value: "7015g00000Cp001AAB"}, {Name: "AccountId", Value: ""}}})
+	require.Equal(t, []LinkValue{{Field: "WhatId", Label: "WhatId", Shown: "7015g00000Cp001AAB", Never: "a record of another object (WhatId 701…)"}},
+		r.Links())
+
+	_, err = Load("x.yaml", []byte("name: x\nkinds:\n  note:\n    files: [n.csv]\n    fields: {id: Id, body: Body}\n"+
+		"    links: [{column: ParentId, prefixes: {\"500\": {not_imported: \"\"}, \"501\": {kind: case}}}]\n"))
+	require.ErrorContains(t, err, `x.yaml:6: kinds.note.links[0].prefixes.500: names no object`)
+	require.ErrorContains(t, err, `kinds.note.links[0].prefixes.501.kind: unknown key "kind" (known here: not_imported)`)
+}
