@@ -46,8 +46,10 @@ type Column struct {
 	Flag  bool     `json:"flag,omitempty"`
 	// OtherKinds are the other kinds of the file that map the column: its
 	// value is theirs, kept in this kind's extra only for a row none of
-	// them takes (SPEC §4).
-	OtherKinds []ledger.Kind `json:"other_kinds,omitempty"`
+	// them takes (SPEC §4); OtherKindsTakeAll: they take every row (no
+	// where), so it is never in this kind's extra.
+	OtherKinds        []ledger.Kind `json:"other_kinds,omitempty"`
+	OtherKindsTakeAll bool          `json:"other_kinds_take_all,omitempty"`
 }
 
 // Link is a link of a kind as a profile reads it (R6): a link field to one
@@ -201,6 +203,7 @@ func (m *Mapper) Columns(header []string, rows []reader.Row) []Column {
 	for i, sibs := range l.sharedBy {
 		for _, si := range sibs {
 			out[i].OtherKinds = append(out[i].OtherKinds, m.siblings[si].kind)
+			out[i].OtherKindsTakeAll = out[i].OtherKindsTakeAll || len(m.siblings[si].spec.where) == 0
 		}
 	}
 	return out

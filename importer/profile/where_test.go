@@ -167,6 +167,7 @@ func TestExtraHoldsOnlyWhatNoTakingKindMaps(t *testing.T) {
 
 	cols := NewMapper(p, ledger.Note, "crm.lead.csv").Columns([]string{"id", "name", "email", "description", "stage_id"}, nil)
 	require.Equal(t, []ledger.Kind{ledger.Contact}, cols[1].OtherKinds)
+	require.True(t, cols[1].OtherKindsTakeAll, "the contacts take every row of a lead export")
 	require.Equal(t, ColumnExtra, cols[1].Field)
 	require.Nil(t, cols[4].OtherKinds)
 }
