@@ -32,8 +32,9 @@ func WaitsForNothing(reason string) bool { return strings.HasPrefix(reason, reas
 // linkedOnlyTo is the reason of a note, activity or email none of whose
 // links resolved (R6b), when every link value names a record that no run
 // with this profile gives — an object it does not import (a Salesforce
-// case), or a kind it does not read — or "" when one of them may yet
-// arrive (R6: not linked to any record, waiting for it).
+// case), a kind it does not read, or ids it ignores (a user) — or "" when
+// one of them may yet arrive, or it names nothing at all (R6: not linked
+// to any record).
 func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 	var names []string
 	add := func(name string) {
@@ -48,7 +49,7 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 		if p.Reads(l.Kind) {
 			return ""
 		}
-		add(article(string(l.Kind)))
+		add(profile.Article(string(l.Kind)))
 	}
 	for _, l := range r.Links() {
 		k, isKind := canon.KindOfLinkField(l.Field)
@@ -56,10 +57,13 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 		case l.Never != "":
 			add(l.Never)
 		case isKind && !p.Reads(k):
-			add(article(string(k)))
+			add(profile.Article(string(k)))
 		default:
 			return ""
 		}
+	}
+	for _, name := range r.Ignored() {
+		add(name)
 	}
 	if len(names) == 0 {
 		return ""
@@ -69,14 +73,6 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 		list = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 	}
 	return fmt.Sprintf("%s%s, which the %s profile does not import", reasonLinkedOnlyTo, list, p.Name)
-}
-
-// article writes a word with its indefinite article: "a case", "an email".
-func article(word string) string {
-	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
-		return "an " + word
-	}
-	return "a " + word
 }
 
 // firstSeen is where a source id first appeared in this run.
@@ -151,6 +147,13 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	d.rec, d.values = r, values
 	if done {
 		d.outcome, d.reason = out, reason
+		if out == skipped && reason == ReasonNotLinked {
+			// A record linked only to what the profile ignores (a
+			// Salesforce user) waits for nothing either (R6b).
+			if why := linkedOnlyTo(p, &r); why != "" {
+				d.reason = why
+			}
+		}
 		return d, nil
 	}
 	// 7. Links, only through final slots (R6).

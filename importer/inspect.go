@@ -269,14 +269,14 @@ func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, planne
 		if !r.Excluded {
 			ti.mapper.Complete(&r)
 		}
-		fi.Rows = append(fi.Rows, inspectRow(r, seen))
+		fi.Rows = append(fi.Rows, inspectRow(prof, r, seen))
 	}
 	return fi
 }
 
 // inspectRow tells what a mapped record holds, and what a run would make
 // of it as far as its own values decide (decide's unreadable and judge).
-func inspectRow(r profile.Record, seen map[string]firstSeen) RowInspection {
+func inspectRow(prof *profile.Profile, r profile.Record, seen map[string]firstSeen) RowInspection {
 	ri := RowInspection{Line: r.Line, ID: r.ID, Fields: map[string]string{}, Extra: r.Extra, Outcome: RowValid}
 	for _, f := range canon.Fields(r.Kind) {
 		if v := r.Get(f); strings.TrimSpace(v) != "" {
@@ -306,6 +306,11 @@ func inspectRow(r profile.Record, seen map[string]firstSeen) RowInspection {
 		ri.Outcome, ri.Reason = RowFailed, reason
 		if out == skipped {
 			ri.Outcome = RowSkipped
+		}
+		if reason == ReasonNotLinked {
+			if why := linkedOnlyTo(prof, &r); why != "" {
+				ri.Reason = why // as decide says it (R6b)
+			}
 		}
 	}
 	return ri

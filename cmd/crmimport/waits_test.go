@@ -81,3 +81,22 @@ func TestSkipsThatWaitForAKindTheProfileDoesNotRead(t *testing.T) {
 		require.Contains(t, strings.Join(r.summary(t).Next, "\n"), "1 record waits for a contact, company or deal")
 	})
 }
+
+// TestSalesforceFixturePromisesNoRun: the hand-made Salesforce export's
+// skips are a note on a user (005: an owner never anchors a note, R6a), a
+// task on a lead alone (00Q) and an event on a case (500): none of them is
+// promised a run; its summary says what they are linked to.
+func TestSalesforceFixturePromisesNoRun(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", filepath.Join(fixtureRoot, "salesforce"))
+	require.Equal(t, exitOK, r.code, r.stderr)
+	next := r.summary(t).Next
+	for _, n := range next {
+		require.NotContains(t, n, "takes them over (a skip is a placeholder", "%q", next)
+	}
+	require.Contains(t, next, `3 records are linked only to records that the salesforce profile does not import (1 note, 2 activities: `+
+		`"linked only to a case, which the salesforce profile does not import"; "linked only to a lead, which the salesforce profile does not import"; `+
+		`"linked only to a user, which the salesforce profile does not import"): no run of this export takes them over; `+
+		`to import them, link them to a contact, company or deal in the CRM and export them again`)
+}

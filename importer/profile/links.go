@@ -27,6 +27,10 @@ type LinkValue struct {
 	// import, or of none it names): it waits for nothing a run of the
 	// export gives (R6b). "" for a link to a kind.
 	Never string
+	// Ignored: a value of an ignored prefix the profile names ({ignore:
+	// user}): no link, kept nowhere, but what a record linked only to it
+	// is linked to (Record.Ignored).
+	Ignored bool
 }
 
 // hasIDFor reports whether links hold an id (not a name) for field.
@@ -87,10 +91,12 @@ func (m *Mapper) linkValues(ls *linkSpec, c reader.Col, label string) []LinkValu
 		for _, pr := range ls.prefixes {
 			if strings.HasPrefix(id, pr.prefix) {
 				switch {
-				case pr.object != "":
-					v.Never = article(pr.object)
-				case pr.kind == "":
+				case pr.ignore && pr.object != "":
+					v.Never, v.Ignored = Article(pr.object), true
+				case pr.ignore:
 					ignore = true
+				case pr.object != "":
+					v.Never = Article(pr.object)
 				default:
 					v.Field, v.ID, v.Never = canon.LinkField(pr.kind), id, ""
 				}

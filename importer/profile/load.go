@@ -605,14 +605,18 @@ func (l *profileLoader) links(k ledger.Kind, n *yaml.Node, at string) []*linkSpe
 					if v := deref(pr.val); v.Kind == yaml.MappingNode {
 						// R6b: the ids of an object the profile does not
 						// import ("500": {not_imported: case}): a link to
-						// one waits for nothing a run of the export gives.
-						for _, o := range l.mapping(v, join(lat, "prefixes."+pr.key), "not_imported") {
-							if name, ok := l.str(o.val, join(lat, "prefixes."+pr.key+".not_imported")); ok {
-								rule.object = strings.TrimSpace(name)
+						// one is kept, and waits for nothing a run of the
+						// export gives; {ignore: user} is ignore, naming
+						// the object for a record linked only to one.
+						keys := l.mapping(v, join(lat, "prefixes."+pr.key), "not_imported", "ignore")
+						for _, o := range keys {
+							if name, ok := l.str(o.val, join(lat, "prefixes."+pr.key+"."+o.key)); ok {
+								rule.object, rule.ignore = strings.TrimSpace(name), o.key == "ignore"
 							}
 						}
-						if rule.object == "" {
-							l.fail(v, join(lat, "prefixes."+pr.key), "names no object: {not_imported: case} names the object of the ids it does not import")
+						if len(keys) != 1 || rule.object == "" {
+							l.fail(v, join(lat, "prefixes."+pr.key), "names no object: {not_imported: case} names the object of the ids "+
+								"the profile does not import, {ignore: user} the object of the ids it ignores")
 							continue
 						}
 						ls.prefixes = append(ls.prefixes, rule)
@@ -622,7 +626,7 @@ func (l *profileLoader) links(k ledger.Kind, n *yaml.Node, at string) []*linkSpe
 					if !ok {
 						continue
 					}
-					if s != "ignore" {
+					if rule.ignore = s == "ignore"; !rule.ignore {
 						rule.kind = l.parentKind(k, pr.val, join(lat, "prefixes."+pr.key), s)
 						if rule.kind == "" {
 							continue

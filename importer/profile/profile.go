@@ -102,10 +102,14 @@ type linkSpec struct {
 
 type prefixRule struct {
 	prefix string
-	kind   ledger.Kind // "" to ignore (links to users), or for an object not imported
+	kind   ledger.Kind // "" for ids of an object the profile does not import
+	// ignore drops the value (links to users: an owner never anchors a
+	// record, R6a), kept neither in extra nor as unlinked.
+	ignore bool
 	// object names the ids of an object the profile does not import (a
 	// Salesforce case, 500…): a link to one is kept, and waits for nothing
-	// a run of the export gives (R6b).
+	// a run of the export gives (R6b); of an ignored one (a user), it
+	// names what a record linked only to such ids is linked to.
 	object string
 }
 

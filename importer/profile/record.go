@@ -47,7 +47,21 @@ type Record struct {
 // reading to writing.
 type beyondFields struct {
 	links    []LinkValue // link values beyond the plain link fields, in order of preference
+	ignored  []string    // what the values of ignored prefixes name ("a user"), each once
 	bodyFile string      // the file that holds the body (a profile's body_file), to read when completed
+}
+
+// add adds link values, keeping those of ignored prefixes apart: no link,
+// only what they name.
+func (b *beyondFields) add(vals []LinkValue) {
+	for _, v := range vals {
+		switch {
+		case !v.Ignored:
+			b.links = append(b.links, v)
+		case !slices.Contains(b.ignored, v.Never):
+			b.ignored = append(b.ignored, v.Never)
+		}
+	}
 }
 
 // Span is where the record stands in its raw file (reader.Row's Start and
@@ -61,6 +75,16 @@ func (r *Record) Links() []LinkValue {
 		return nil
 	}
 	return r.beyond.links
+}
+
+// Ignored names what the record's values of ignored prefixes link to ("a
+// user"): no link, but a record linked only to those is skipped saying so
+// (R6b).
+func (r *Record) Ignored() []string {
+	if r.beyond == nil {
+		return nil
+	}
+	return r.beyond.ignored
 }
 
 // Get is the value of canonical field f as read ("" when absent).
@@ -589,7 +613,7 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 				continue
 			}
 			vals := m.linkValues(ls, c, l.names[i])
-			beyond.links = append(beyond.links, vals...)
+			beyond.add(vals)
 			if ls.list != "" && len(vals) > 1 {
 				r.addExtra(l.extraName[i], c) // only one of them becomes the link: all are kept
 			}
@@ -610,14 +634,14 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 			}
 			key = m.normID(key)
 			if idx := m.side.joins[js]; idx != nil && key != "" {
-				beyond.links = append(beyond.links, idx.rows[key]...)
+				beyond.add(idx.rows[key])
 			}
 		}
 	}
 	if m.fileSpec.bodyFile != "" {
 		beyond.bodyFile = m.body.expand(&m.columnsByName, cols)
 	}
-	if beyond.links != nil || beyond.bodyFile != "" {
+	if beyond.links != nil || beyond.ignored != nil || beyond.bodyFile != "" {
 		r.beyond = &beyond
 	}
 }

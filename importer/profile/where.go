@@ -122,7 +122,7 @@ func (m *Mapper) readBy(column string) string {
 	for _, sib := range m.siblings {
 		for _, w := range sib.spec.where {
 			if w.isFlag && normaliseHeader(w.column) == normaliseHeader(column) {
-				kinds = append(kinds, article(string(sib.kind)))
+				kinds = append(kinds, Article(string(sib.kind)))
 				break
 			}
 		}
@@ -220,10 +220,16 @@ type SharedPattern struct {
 	Split bool `json:"split"`
 }
 
-// article writes a word with its indefinite article: "a company", "an
-// activity".
-func article(word string) string {
-	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+// Article writes a word with its indefinite article, for messages: "a
+// company", "an activity", "a user".
+func Article(word string) string {
+	vowel := func(i int) bool { return i < len(word) && strings.ContainsRune("aeiou", rune(word[i])) }
+	switch {
+	case word == "":
+		return word
+	case strings.HasPrefix(word, "u") && !vowel(1) && vowel(2), strings.HasPrefix(word, "eu"), strings.HasPrefix(word, "one"):
+		return "a " + word // user, unit, European: a consonant sound
+	case vowel(0):
 		return "an " + word
 	}
 	return "a " + word

@@ -195,5 +195,14 @@ func TestPrefixOfAnObjectNotImported(t *testing.T) {
 	_, err = Load("x.yaml", []byte("name: x\nkinds:\n  note:\n    files: [n.csv]\n    fields: {id: Id, body: Body}\n"+
 		"    links: [{column: ParentId, prefixes: {\"500\": {not_imported: \"\"}, \"501\": {kind: case}}}]\n"))
 	require.ErrorContains(t, err, `x.yaml:6: kinds.note.links[0].prefixes.500: names no object`)
-	require.ErrorContains(t, err, `kinds.note.links[0].prefixes.501.kind: unknown key "kind" (known here: not_imported)`)
+	require.ErrorContains(t, err, `kinds.note.links[0].prefixes.501.kind: unknown key "kind" (known here: not_imported, ignore)`)
+
+	// A user (005) is ignored, as an owner: no link, kept nowhere; but a
+	// note on a user alone is linked to a user (R6b).
+	note := NewMapper(p, ledger.Note, "Note.csv")
+	r = note.Map(reader.Row{Line: 2, Cols: []reader.Col{{Name: "Id", Value: "0025g00000Nt003AAB"},
+		{Name: "ParentId", Value: "0055g00000AbCdEAAV"}, {Name: "AccountId", Value: ""}, {Name: "Body", Value: "x"}}})
+	require.Empty(t, r.Links())
+	require.Equal(t, []string{"a user"}, r.Ignored())
+	require.Empty(t, r.Extra)
 }
