@@ -241,3 +241,31 @@ func TestProfilesCheckSaysWhichKindsShareAFile(t *testing.T) {
 	require.Contains(t, r.stdout, `contacts   res.partner*.csv (the rows whose is_company is false and type is "contact")`)
 	require.Contains(t, r.stdout, "res.partner*.csv feeds companies and contacts")
 }
+
+// TestSeveralKindsOfAFileResumeAfterAKill: R12 for a file that feeds two
+// kinds. Each kind's task over the file has its own checkpoint: a process
+// killed in the middle of either, and resumed, ends in the database of an
+// uninterrupted run, with the same counts.
+func TestSeveralKindsOfAFileResumeAfterAKill(t *testing.T) {
+	t.Parallel()
+	args := func(path string) []string {
+		return []string{"--db", path, "--json", "--quiet", "run", "--tenant", "acme", "--source", "odoo", "--profile", odooLeadsProfile,
+			"--batch-size", "2", filepath.Join(fixtureRoot, "odoo", "crm-lead")}
+	}
+	ref := filepath.Join(t.TempDir(), "reference.db")
+	r := crm(t, nil, args(ref)...)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	want := r.summary(t).Kinds
+	for _, point := range []string{"batch:contact:2", "batch:note:2"} {
+		t.Run(point, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "crm.db")
+			c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": point + "=exit"}, args(path)...)
+			require.Equal(t, -1, c.wait(t), "killed by its own SIGKILL: %s", c.stderr.String())
+			r := crm(t, nil, "--db", path, "--json", "resume", "1")
+			require.Equal(t, exitPartial, r.code, r.stderr)
+			require.Equal(t, want, r.summary(t).Kinds)
+			require.Equal(t, dump(t, ref, "acme"), dump(t, path, "acme"))
+		})
+	}
+}
