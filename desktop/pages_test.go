@@ -99,7 +99,7 @@ func TestSkippedPageSaysWhatWaitsForNothing(t *testing.T) {
 		db, err := store.Open(ctx, addr)
 		require.NoError(t, err)
 		imp := importer.New(phases.New(db, nil))
-		run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "salesforce", Input: "../fixtures/bad/salesforce/12-linked-only-to-a-case"})
+		run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "salesforce", Input: "../fixtures/bad/salesforce/14-linked-only-to-a-case"})
 		require.NoError(t, err)
 		_, err = imp.Execute(ctx, run.ID)
 		require.NoError(t, err)

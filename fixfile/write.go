@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,7 +71,8 @@ type source struct {
 	run       phases.Run
 	opts      importer.Options
 	prof      *profile.Profile
-	encodings map[string]string // a task's input -> the encoding it was read in
+	encodings map[string]string   // a task's input -> the encoding it was read in
+	kinds     map[string][]string // a task's input -> the kinds its tasks read it as, in plan order (SPEC §4: one file, several kinds)
 }
 
 // runOptions is a run and the options it was planned with.
@@ -99,11 +101,14 @@ func load(ctx context.Context, db *sql.DB, runID int64) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc := map[string]string{}
+	enc, kinds := map[string]string{}, map[string][]string{}
 	for _, t := range tasks {
 		enc[t.File] = t.Encoding
+		if !slices.Contains(kinds[t.File], string(t.Kind)) {
+			kinds[t.File] = append(kinds[t.File], string(t.Kind))
+		}
 	}
-	return &source{run: run, opts: opts, prof: prof, encodings: enc}, nil
+	return &source{run: run, opts: opts, prof: prof, encodings: enc, kinds: kinds}, nil
 }
 
 // fixFile is one file of a fix folder being written.
@@ -324,6 +329,16 @@ func (s *source) write(files []*fixFile, dir string, made bool) (res Result, err
 			if several {
 				mf.Kinds = append(mf.Kinds, r.kind)
 			}
+		}
+		for _, in := range ff.from {
+			for _, k := range s.kinds[in] {
+				if !slices.Contains(mf.ReadAs, k) {
+					mf.ReadAs = append(mf.ReadAs, k)
+				}
+			}
+		}
+		if len(mf.ReadAs) < 2 {
+			mf.ReadAs = nil // one kind: Kind says it
 		}
 		mf.Rows = w.Rows
 		res.Files = append(res.Files, w)

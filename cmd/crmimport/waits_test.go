@@ -22,7 +22,7 @@ import (
 // for an account that is not imported is still promised its run.
 func TestSkipsThatWaitForNothing(t *testing.T) {
 	t.Parallel()
-	export := filepath.Join(fixtureRoot, "bad", "salesforce", "12-linked-only-to-a-case")
+	export := filepath.Join(fixtureRoot, "bad", "salesforce", "14-linked-only-to-a-case")
 	storetest.RunAddress(t, func(t *testing.T, path string) {
 		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", export)
 		require.Equal(t, exitOK, r.code, r.stderr)

@@ -911,9 +911,6 @@ func (s *xlsxSource) readCell(sh *sheetStream, e xml.StartElement, line, col int
 	if reason != "" {
 		c.reason = cmp.Or(c.reason, fmt.Sprintf("cell %s %s", cellRef(c.col, line), reason))
 	}
-	if strings.IndexByte(c.value, 0) >= 0 && c.reason == "" {
-		c.reason = fmt.Sprintf("cell %s holds a NUL character: text never holds one", cellRef(c.col, line))
-	}
 	return c, nil
 }
 
@@ -985,6 +982,9 @@ func (sh *sheetStream) setHeader(row sheetRow) error {
 		if c.reason != "" {
 			return &FileError{File: sh.file, Line: row.line, Reason: "header: " + c.reason}
 		}
+		if strings.IndexByte(c.value, 0) >= 0 {
+			return &FileError{File: sh.file, Line: row.line, Reason: fmt.Sprintf("header: cell %s holds a NUL character: it is not text", cellRef(c.col, row.line))}
+		}
 	}
 	if len(row.reasons) > 0 {
 		return &FileError{File: sh.file, Line: row.line, Reason: "header: " + strings.Join(row.reasons, "; ")}
@@ -1014,24 +1014,30 @@ func (sh *sheetStream) row(r sheetRow) Row {
 	}
 	reasons := r.reasons
 	var past []string
+	var nul []NULField // a NUL character is the profile's to judge (SPEC §4), as in CSV
 	for _, c := range r.cells {
 		if c.reason != "" {
 			reasons = append(reasons, c.reason)
 		}
-		if c.col < len(cols) {
-			cols[c.col].Value = c.value
-			continue
-		}
-		if strings.TrimSpace(c.value) != "" {
-			cols = append(cols, Col{Name: "(column " + colLetters(c.col) + ")", Value: c.value})
+		at := c.col
+		if c.col >= len(sh.hdr) {
+			if strings.TrimSpace(c.value) == "" {
+				continue
+			}
+			at = len(cols)
+			cols = append(cols, Col{Name: "(column " + colLetters(c.col) + ")"})
 			past = append(past, cellRef(c.col, r.line))
+		}
+		cols[at].Value = c.value
+		if strings.IndexByte(c.value, 0) >= 0 {
+			nul = append(nul, NULField{Col: at, Where: ", in cell " + cellRef(c.col, r.line)})
 		}
 	}
 	if len(past) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s %s a value in a column the header does not name (the header has %d %s)",
 			strings.Join(past, ", "), Plural(len(past), "holds", "hold"), len(sh.hdr), Plural(len(sh.hdr), "column", "columns")))
 	}
-	row := Row{Line: r.line, Sheet: sh.name, Cols: cols}
+	row := Row{Line: r.line, Sheet: sh.name, Cols: cols, NUL: nul}
 	if len(reasons) > 0 {
 		row.Err = &RowError{File: sh.file, Line: r.line, Reason: strings.Join(reasons, "; ")}
 	}

@@ -1,4 +1,4 @@
--- crmimport schema 2 (PostgreSQL): SQLite's schema 10. One file may feed
+-- crmimport schema 3 (PostgreSQL): SQLite's schema 11. One file may feed
 -- several kinds, a task per kind (SPEC §4, issue 23 item 9): a task counts
 -- the rows it read that are not records of its kind (excluded), and the
 -- first task of a file, of those, the rows no kind of the profile takes

@@ -1,4 +1,4 @@
--- crmimport schema 10: one file may feed several kinds, a task per kind
+-- crmimport schema 11: one file may feed several kinds, a task per kind
 -- (SPEC §4, issue 23 item 9), and a profile's where reads only some of a
 -- file's rows as records of a kind. A task counts the rows it read that are
 -- not records of its kind (excluded: never a failure), and the first task
