@@ -173,31 +173,39 @@ func explain(err error) error {
 const DefaultPostgresSchema = "crmimport"
 
 // OpenPostgres opens the PostgreSQL database at dsn (postgres://…), its
-// tables in the first schema its search_path names (DefaultPostgresSchema
-// when it names none), made when it is missing, and upgrades them to this
-// binary's version (Upgrade).
+// tables in the schema its search_path names (DefaultPostgresSchema when
+// it names none; schemaOf), made when it is missing, and upgrades them to
+// this binary's version (Upgrade).
 func OpenPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
 	return openPostgres(ctx, dsn, true)
 }
 
 // pgAddress is a parsed postgres:// address and the schema it names.
 type pgAddress struct {
-	url    *url.URL
-	given  string // as the user wrote it, to name it back (Name)
+	url    *url.URL // as the server is given it: the schema quoted
+	given  string   // as the user wrote it, to name it back (Name)
 	schema string
 }
 
+// parsePostgres reads a postgres:// address. The server is given the one
+// schema that crmimport checks, in double quotes, as its search_path, so
+// that it reads the name as crmimport does (issue 23 item 2), and nothing
+// else of the list: crmimport's tables are all in that schema, and a
+// table the server would find in a later one of the list, were one of
+// crmimport's missing, would be another application's.
 func parsePostgres(dsn string) (pgAddress, error) {
 	u, err := url.Parse(dsn)
 	if err != nil || !IsAddress(dsn) {
 		return pgAddress{}, fmt.Errorf("open %s: not a postgres:// address", Name(dsn))
 	}
 	q := u.Query()
-	if q.Get("search_path") == "" {
-		q.Set("search_path", DefaultPostgresSchema)
-		u.RawQuery = q.Encode()
+	schema, err := schemaOf(q.Get("search_path"))
+	if err != nil {
+		return pgAddress{}, fmt.Errorf("open %s: %w", Name(dsn), err)
 	}
-	return pgAddress{url: u, given: dsn, schema: strings.TrimSpace(strings.Split(q.Get("search_path"), ",")[0])}, nil
+	q.Set("search_path", pgx.Identifier{schema}.Sanitize())
+	u.RawQuery = q.Encode()
+	return pgAddress{url: u, given: dsn, schema: schema}, nil
 }
 
 // String is the address with its password hidden.
@@ -212,56 +220,47 @@ func (a pgAddress) with(key, value string) string {
 	return u.String()
 }
 
-func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error) {
-	a, err := parsePostgres(dsn)
+// connect opens a pool of at most conns connections on the server at dsn
+// (the address, or one derived from it: with).
+func (a pgAddress) connect(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
+	db, err := sql.Open(PostgresDriver, dsn)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(PostgresDriver, a.url.String())
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(pgConns)
-	if !create {
-		if err := a.exists(ctx, db); err != nil {
-			db.Close()
-			return nil, err
-		}
-	} else if err := a.makeSchema(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: make schema %s: %w", a, a.schema, err)
-	} else if err := a.ours(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := Upgrade(ctx, db); err != nil {
+	db.SetMaxOpenConns(conns)
+	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", a, err)
 	}
 	return db, nil
 }
 
-// makeSchema makes the address's schema when it is missing, under the
-// write lock: two processes that make it at once would otherwise both try,
-// and one would be refused by the server's own unique index of schema
-// names (IF NOT EXISTS does not hold against a concurrent CREATE).
-func (a pgAddress) makeSchema(ctx context.Context, db *sql.DB) (err error) {
-	var there bool
-	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ?)`, a.schema).Scan(&there); err != nil || there {
-		return err
-	}
-	conn, err := db.Conn(ctx)
+func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error) {
+	a, err := parsePostgres(dsn)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer conn.Close()
-	unlock, err := sessionWriteLock(ctx, conn) // before the statement's transaction: see sessionWriteLock
+	db, err := a.connect(ctx, a.url.String(), pgConns)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { err = errors.Join(err, unlock()) }()
-	_, err = conn.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{a.schema}.Sanitize())
-	return err
+	if !create {
+		if err := a.exists(ctx, db); err != nil {
+			db.Close()
+			return nil, err
+		}
+	} else if err := a.ours(ctx, db); err != nil {
+		// Refused before anything is made: the schema, when it is
+		// missing, is made in the transaction of the first schema step
+		// (upgrade), so an open that fails leaves none behind either.
+		db.Close()
+		return nil, err
+	}
+	if err := upgrade(ctx, db, a.schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", a, err)
+	}
+	return db, nil
 }
 
 // ours refuses a schema that holds tables and no crmimport database, as
@@ -310,11 +309,10 @@ func openPostgresReader(ctx context.Context, dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(PostgresDriver, a.with("default_transaction_read_only", "on"))
+	db, err := a.connect(ctx, a.with("default_transaction_read_only", "on"), Readers)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(Readers)
 	if err := a.exists(ctx, db); err != nil {
 		db.Close()
 		return nil, err
