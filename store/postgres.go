@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -172,6 +175,14 @@ func explain(err error) error {
 // when the address names no search_path.
 const DefaultPostgresSchema = "crmimport"
 
+// ConnectTimeout is how long crmimport waits for a server to answer a
+// connection, when the address (connect_timeout=SECONDS) and the
+// environment (PGCONNECT_TIMEOUT) name no other: a server that accepts a
+// connection and never answers (a port forwarded to nothing, a server
+// stopped in a debugger) made every command wait forever (issue 23 item
+// 22).
+const ConnectTimeout = 10 * time.Second
+
 // OpenPostgres opens the PostgreSQL database at dsn (postgres://…), its
 // tables in the schema its search_path names (DefaultPostgresSchema when
 // it names none; schemaOf), made when it is missing, and upgrades them to
@@ -182,9 +193,10 @@ func OpenPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
 
 // pgAddress is a parsed postgres:// address and the schema it names.
 type pgAddress struct {
-	url    *url.URL // as the server is given it: the schema quoted
-	given  string   // as the user wrote it, to name it back (Name)
-	schema string
+	url     *url.URL // as the server is given it: the schema quoted, the timeout set
+	given   string   // as the user wrote it, to name it back (Name)
+	schema  string
+	timeout string // the connect_timeout in force, to name it in a message
 }
 
 // parsePostgres reads a postgres:// address. The server is given the one
@@ -192,7 +204,8 @@ type pgAddress struct {
 // that it reads the name as crmimport does (issue 23 item 2), and nothing
 // else of the list: crmimport's tables are all in that schema, and a
 // table the server would find in a later one of the list, were one of
-// crmimport's missing, would be another application's.
+// crmimport's missing, would be another application's. The connection
+// gives up on a server that does not answer (ConnectTimeout).
 func parsePostgres(dsn string) (pgAddress, error) {
 	u, err := url.Parse(dsn)
 	if err != nil || !IsAddress(dsn) {
@@ -204,8 +217,16 @@ func parsePostgres(dsn string) (pgAddress, error) {
 		return pgAddress{}, fmt.Errorf("open %s: %w", Name(dsn), err)
 	}
 	q.Set("search_path", pgx.Identifier{schema}.Sanitize())
+	timeout := q.Get("connect_timeout")
+	if timeout == "" {
+		timeout = os.Getenv("PGCONNECT_TIMEOUT")
+	}
+	if timeout == "" {
+		timeout = strconv.Itoa(int(ConnectTimeout / time.Second))
+		q.Set("connect_timeout", timeout)
+	}
 	u.RawQuery = q.Encode()
-	return pgAddress{url: u, given: dsn, schema: schema}, nil
+	return pgAddress{url: u, given: dsn, schema: schema, timeout: timeout}, nil
 }
 
 // String is the address with its password hidden.
@@ -221,7 +242,8 @@ func (a pgAddress) with(key, value string) string {
 }
 
 // connect opens a pool of at most conns connections on the server at dsn
-// (the address, or one derived from it: with).
+// (the address, or one derived from it: with), and makes sure the server
+// answers, saying so when it does not in time.
 func (a pgAddress) connect(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 	db, err := sql.Open(PostgresDriver, dsn)
 	if err != nil {
@@ -230,6 +252,10 @@ func (a pgAddress) connect(ctx context.Context, dsn string, conns int) (*sql.DB,
 	db.SetMaxOpenConns(conns)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("open %s: the server did not answer within %ss (connect_timeout): check the address and that PostgreSQL runs there, "+
+				"or give it longer with connect_timeout=SECONDS in the address: %w", a, a.timeout, err)
+		}
 		return nil, fmt.Errorf("open %s: %w", a, err)
 	}
 	return db, nil
