@@ -194,6 +194,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
 // pgAddress is a parsed postgres:// address and the schema it names.
 type pgAddress struct {
 	url     *url.URL // as the server is given it: the schema quoted, the timeout set
+	query   pgQuery  // url's query, as the server is given it
 	given   string   // as the user wrote it, to name it back (Name)
 	schema  string
 	timeout string // the connect_timeout in force, to name it in a message
@@ -211,22 +212,26 @@ func parsePostgres(dsn string) (pgAddress, error) {
 	if err != nil || !IsAddress(dsn) {
 		return pgAddress{}, fmt.Errorf("open %s: not a postgres:// address", Name(dsn))
 	}
-	q := u.Query()
-	schema, err := schemaOf(q.Get("search_path"))
+	q, err := parsePGQuery(u.RawQuery)
 	if err != nil {
 		return pgAddress{}, fmt.Errorf("open %s: %w", Name(dsn), err)
 	}
-	q.Set("search_path", pgx.Identifier{schema}.Sanitize())
-	timeout := q.Get("connect_timeout")
+	sp, _ := q.get("search_path")
+	schema, err := schemaOf(sp)
+	if err != nil {
+		return pgAddress{}, fmt.Errorf("open %s: %w", Name(dsn), err)
+	}
+	q = q.set("search_path", pgx.Identifier{schema}.Sanitize())
+	timeout, _ := q.get("connect_timeout")
 	if timeout == "" {
 		timeout = os.Getenv("PGCONNECT_TIMEOUT")
 	}
 	if timeout == "" {
 		timeout = strconv.Itoa(int(ConnectTimeout / time.Second))
-		q.Set("connect_timeout", timeout)
+		q = q.set("connect_timeout", timeout)
 	}
-	u.RawQuery = q.Encode()
-	return pgAddress{url: u, given: dsn, schema: schema, timeout: timeout}, nil
+	u.RawQuery = q.encode()
+	return pgAddress{url: u, query: q, given: dsn, schema: schema, timeout: timeout}, nil
 }
 
 // String is the address with its password hidden.
@@ -235,9 +240,7 @@ func (a pgAddress) String() string { return Name(a.given) }
 // with is the address with one more parameter.
 func (a pgAddress) with(key, value string) string {
 	u := *a.url
-	q := u.Query()
-	q.Set(key, value)
-	u.RawQuery = q.Encode()
+	u.RawQuery = a.query.set(key, value).encode()
 	return u.String()
 }
 
@@ -384,9 +387,10 @@ func CommandName(s string) string {
 	if u.User != nil {
 		u.User = url.User(u.User.Username())
 	}
-	if q := u.Query(); q.Has("password") {
-		q.Del("password")
-		u.RawQuery = q.Encode()
+	if q, err := parsePGQuery(u.RawQuery); err == nil {
+		if _, ok := q.get("password"); ok {
+			u.RawQuery = q.without("password").encode()
+		}
 	}
 	return u.String()
 }

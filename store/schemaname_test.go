@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -44,14 +43,14 @@ WHERE n.nspname NOT LIKE 'pg\_%' AND n.nspname <> 'information_schema'`).Scan(&s
 	require.Equal(t, "public. shop.orders", before)
 
 	for _, sp := range []string{"Shop", "SHOP", "Shop,public", " Shop"} {
-		_, err := Open(ctx, c.DSN()+"&search_path="+url.QueryEscape(sp))
+		_, err := Open(ctx, c.DSN()+"&search_path="+strings.ReplaceAll(sp, " ", "%20"))
 		require.Equal(t, before, state(), "a refused open (search_path=%s) leaves the cluster as it was", sp)
 		require.Error(t, err, "search_path=%s names schema shop to the server: it must be refused", sp)
 		require.ErrorContains(t, err, "shop", "the message names the schema the server would read")
 		require.ErrorContains(t, err, `"`+strings.TrimSpace(strings.Split(sp, ",")[0])+`"`, "and how to name the mixed-case one")
-		_, err = OpenExisting(ctx, c.DSN()+"&search_path="+url.QueryEscape(sp))
+		_, err = OpenExisting(ctx, c.DSN()+"&search_path="+strings.ReplaceAll(sp, " ", "%20"))
 		require.Error(t, err)
-		_, err = OpenReader(ctx, c.DSN()+"&search_path="+url.QueryEscape(sp))
+		_, err = OpenReader(ctx, c.DSN()+"&search_path="+strings.ReplaceAll(sp, " ", "%20"))
 		require.Error(t, err)
 	}
 
@@ -64,7 +63,7 @@ WHERE n.nspname NOT LIKE 'pg\_%' AND n.nspname <> 'information_schema'`).Scan(&s
 	// A name in double quotes is the schema of that name, capitals and all:
 	// crmimport's tables go there, and the application's schema is left as
 	// it was.
-	quoted := c.DSN() + "&search_path=" + url.QueryEscape(`"Shop"`)
+	quoted := c.DSN() + "&search_path=%22Shop%22"
 	db, err := Open(ctx, quoted)
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, `INSERT INTO companies (tenant_id, name, imported_at) VALUES ('acme', 'One', 'now')`)
@@ -137,4 +136,35 @@ func TestSchemaOfReadsASearchPathAsTheServerDoes(t *testing.T) {
 		require.NoError(t, err, "search_path=%s", tc.searchPath)
 		require.Equal(t, tc.schema, got, "search_path=%s", tc.searchPath)
 	}
+}
+
+// An address's parameters are read as pgx and libpq read them — each
+// percent-decoded, a '+' being a '+' — where Go's url.Values reads a '+'
+// as a space: search_path=%22My%20Schema%22 was checked as "My Schema"
+// and given back to the server as "My+Schema", another schema.
+func TestAnAddressIsReadAsTheServerReadsIt(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgtest.Start(ctx, "")
+	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
+	t.Cleanup(func() { require.NoError(t, c.Stop()) })
+	for _, tc := range []struct{ searchPath, schema string }{
+		{"%22My%20Schema%22", "My Schema"},
+		{"a+b", "a+b"},
+		{"%22a+b%22", "a+b"},
+	} {
+		db, err := Open(ctx, c.DSN()+"&search_path="+tc.searchPath)
+		require.NoError(t, err, "search_path=%s", tc.searchPath)
+		var where string
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT table_schema FROM information_schema.tables WHERE table_name = 'migrations' AND table_schema = current_schema()`).Scan(&where))
+		require.Equal(t, tc.schema, where, "search_path=%s", tc.searchPath)
+		require.NoError(t, db.Close())
+	}
+	var n int
+	admin, err := sql.Open(PostgresDriver, c.DSN())
+	require.NoError(t, err)
+	defer admin.Close()
+	require.NoError(t, admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname IN ('My+Schema', 'a b')`).Scan(&n))
+	require.Zero(t, n, "no schema of another reading")
+	_, err = Open(ctx, c.DSN()+"&search_path=My+Schema")
+	require.ErrorContains(t, err, "search_path=My+Schema names schema my+schema to PostgreSQL")
 }

@@ -44,7 +44,7 @@ func schemaOf(searchPath string) (string, error) {
 	case !quoted[0] && folded != name:
 		return "", fmt.Errorf("search_path=%s names schema %s to PostgreSQL, which folds a name written without double quotes to lower case: "+
 			"write search_path=%s for that schema, or search_path=%s (%s in the address) for a schema named %s, capitals and all",
-			name, folded, folded, pgx.Identifier{name}.Sanitize(), strings.ReplaceAll(pgx.Identifier{name}.Sanitize(), `"`, "%22"), name)
+			name, folded, folded, pgx.Identifier{name}.Sanitize(), pgEscape(pgx.Identifier{name}.Sanitize()), name)
 	case len(name) > maxIdentifier:
 		return "", fmt.Errorf("search_path=%s: a schema name is at most %d bytes on PostgreSQL, which would cut this one short to another name; name a shorter schema",
 			name, maxIdentifier)
@@ -62,7 +62,7 @@ func schemaOf(searchPath string) (string, error) {
 func splitIdentifiers(s string) (names []string, quoted []bool, err error) {
 	bad := func(why string) error {
 		return fmt.Errorf("search_path=%s is not a list of schema names: %s "+
-			"(a name with capitals, spaces or commas goes in double quotes, %%22My Schema%%22 in the address)", s, why)
+			"(a name with capitals, spaces or commas goes in double quotes, %%22My%%20Schema%%22 in the address)", s, why)
 	}
 	rest := strings.TrimLeft(s, whiteSpace)
 	if rest == "" {
