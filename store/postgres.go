@@ -206,7 +206,8 @@ type pgAddress struct {
 // else of the list: crmimport's tables are all in that schema, and a
 // table the server would find in a later one of the list, were one of
 // crmimport's missing, would be another application's. The connection
-// gives up on a server that does not answer (ConnectTimeout).
+// gives up on a server that does not answer (ConnectTimeout), and names
+// crmimport's process (applicationName).
 func parsePostgres(dsn string) (pgAddress, error) {
 	u, err := url.Parse(dsn)
 	if err != nil || !IsAddress(dsn) {
@@ -230,8 +231,27 @@ func parsePostgres(dsn string) (pgAddress, error) {
 		timeout = strconv.Itoa(int(ConnectTimeout / time.Second))
 		q = q.set("connect_timeout", timeout)
 	}
+	if _, ok := q.get("application_name"); !ok && os.Getenv("PGAPPNAME") == "" {
+		q = q.set("application_name", applicationName())
+	}
 	u.RawQuery = q.encode()
 	return pgAddress{url: u, query: q, given: dsn, schema: schema, timeout: timeout}, nil
+}
+
+// applicationName is how crmimport's connections name themselves to the
+// server (pg_stat_activity.application_name, at most 63 bytes): the
+// process and its host, as a run's owner is named (R13), so that a writer
+// waiting for another's lock can say whose it is (lockHolders).
+func applicationName() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "an unknown host"
+	}
+	name := fmt.Sprintf("crmimport pid %d on %s", os.Getpid(), host)
+	if len(name) > maxIdentifier {
+		name = name[:maxIdentifier]
+	}
+	return name
 }
 
 // String is the address with its password hidden.

@@ -118,7 +118,7 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema s
 		// transaction sees the catalog as it stood when it began, so one
 		// begun before another process's upgrade committed would not see
 		// the tables it made, and would make them again.
-		unlock, err := sessionWriteLock(ctx, conn)
+		unlock, err := sessionWriteLock(ctx, conn, schema)
 		if err != nil {
 			return false, fmt.Errorf("upgrade schema: %w", err)
 		}
@@ -139,7 +139,7 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema s
 			}
 		}()
 	}
-	tx, err := d.Begin(ctx, conn) // immediate: two processes never both upgrade
+	tx, err := d.beginUpgrade(ctx, conn) // under the write lock: two processes never both upgrade
 	if err != nil {
 		return false, fmt.Errorf("upgrade schema: %w", err)
 	}
@@ -173,6 +173,17 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema s
 		return false, fmt.Errorf("set schema version %d: %w", s.version, err)
 	}
 	return false, tx.Commit()
+}
+
+// beginUpgrade begins a schema step's transaction: on SQLite one that
+// takes the write lock at once (BEGIN IMMEDIATE); on PostgreSQL a plain
+// one, since the step's session holds its schema's write lock already
+// (sessionWriteLock), and the schema may not be there yet to name it.
+func (d Dialect) beginUpgrade(ctx context.Context, conn *sql.Conn) (*sql.Tx, error) {
+	if d == Postgres {
+		return conn.BeginTx(ctx, nil)
+	}
+	return d.Begin(ctx, conn)
 }
 
 func newerError(have, know int) error {
