@@ -25,9 +25,13 @@
 // pgx and the server read it (pgquery.go, searchpath.go), so that the
 // schema crmimport checks is the one the server writes to (issue 23).
 //
+// A dry run's copy on a server is owned by its dry run (dryrun.go): one
+// that a killed dry run left behind is named (LeftCopies) and removed by
+// the next dry run, never a live one's.
+//
 // store writes nowhere itself: what it has to tell while it works (a
-// write that waits for another's lock) goes to the function that a
-// context carries (WithNotice), which each face gives.
+// write that waits for another's lock, a left copy removed) goes to the
+// function that a context carries (WithNotice), which each face gives.
 //
 // The schema is versioned (SQLite's PRAGMA user_version, PostgreSQL's
 // crmimport_schema_version) and upgraded in place from the dialect's
