@@ -27,11 +27,16 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	copies, err := store.LeftCopies(r.Context(), s.ro)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	out := []report.Summary{}
 	for _, rep := range reports {
 		out = append(out, rep.Summary())
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+	writeJSON(w, http.StatusOK, map[string]any{"runs": out, "dry_run_copies": append([]store.DryRunCopy{}, copies...)})
 }
 
 func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
@@ -207,6 +212,9 @@ func (s *Server) apiImport(w http.ResponseWriter, r *http.Request) {
 // server's, dropped after), and its summary names no run, and the
 // database without its password.
 func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summary, error) {
+	// What store tells while it works (a copy a killed dry run left,
+	// removed) goes to the log, as the command line's goes to stderr.
+	ctx = store.WithNotice(ctx, func(msg string) { s.logf("notice: %s", msg) })
 	tmp, cleanup, err := store.Throwaway(ctx, s.cfg.DBPath)
 	if err != nil {
 		return report.Summary{}, err
