@@ -955,6 +955,24 @@ var fixedEngineBugs = []badCase{
 			{q: `SELECT kind, checkpoint FROM migration_tasks ORDER BY id`, want: []string{`company|{"rows":2,"line":3}`, `contact|{"rows":3,"line":6}`}},
 		},
 	},
+	{
+		// Written by openpyxl (readertest.BadWorkbooks): every cell of the
+		// contacts sheet is a formula without a value, since openpyxl
+		// computes none. Read as empty, each row was blank: the run
+		// succeeded with every count at 0 (issue 23 item 5). A formula
+		// without a value is no value: each row fails naming its cells and
+		// what to do, and with nothing accounted for the run fails (R9).
+		name: "WorkbookFormulasWithoutValues", dir: "48-workbook-formulas-without-values",
+		code: exitFailed, status: "failed",
+		kinds: map[string]phases.Counts{"contact": {Failed: 3}},
+		failures: []string{
+			"contact||contacts.xlsx!contacts|2|cells A2, B2, C2 and D2 are formulas without a value: open and save the workbook in a spreadsheet, which computes them",
+			"contact||contacts.xlsx!contacts|3|cells A3, B3, C3 and D3 are formulas without a value",
+			"contact||contacts.xlsx!contacts|4|cells A4, B4, C4 and D4 are formulas without a value",
+		},
+		tasks: []string{"contact|succeeded|"},
+		log:   []string{`notice: contacts.xlsx!Export: not read: none of its columns ("Person - ID"`},
+	},
 }
 
 // TestBadInput runs each fixture of fixtures/bad/canonical (SPEC §4: bad

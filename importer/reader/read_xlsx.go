@@ -760,6 +760,9 @@ type sheetCell struct {
 	col    int
 	value  string
 	reason string
+	// noValue: a formula without a value (formulaValue), which its row
+	// tells once for all such cells (formulasWithoutValue).
+	noValue bool
 }
 
 // sheetRow is one <row> as read.
@@ -771,7 +774,7 @@ type sheetRow struct {
 
 func (r sheetRow) blank() bool {
 	for _, c := range r.cells {
-		if strings.TrimSpace(c.value) != "" || c.reason != "" {
+		if strings.TrimSpace(c.value) != "" || c.reason != "" || c.noValue {
 			return false
 		}
 	}
@@ -881,7 +884,7 @@ func (s *xlsxSource) readCell(sh *sheetStream, e xml.StartElement, line, col int
 	typ, _ := attr(e, "t")
 	style, _ := attr(e, "s")
 	var v, inline string
-	var hasV, hasInline bool
+	var hasV, hasInline, hasF bool
 	for done := false; !done; {
 		tok, err := sh.x.token()
 		if err != nil {
@@ -898,13 +901,20 @@ func (s *xlsxSource) readCell(sh *sheetStream, e xml.StartElement, line, col int
 			case "is":
 				inline, err = sh.x.text(s.cellLimit)
 				hasInline = true
-			default: // <f>, <extLst>: a formula's cached value is its <v>
+			case "f": // a formula: its value is the <v> beside it
+				hasF = true
+				err = sh.x.skip()
+			default: // <extLst>
 				err = sh.x.skip()
 			}
 			if err != nil {
 				return c, sheetError(sh, err)
 			}
 		}
+	}
+	if hasF && !formulaValue(typ, v, hasV, hasInline) {
+		c.noValue = true
+		return c, nil
 	}
 	val, reason := s.cellValue(typ, style, v, hasV, inline, hasInline)
 	c.value = val
@@ -915,6 +925,32 @@ func (s *xlsxSource) readCell(sh *sheetStream, e xml.StartElement, line, col int
 		c.reason = fmt.Sprintf("cell %s holds a NUL character: text never holds one", cellRef(c.col, line))
 	}
 	return c, nil
+}
+
+// formulaValue tells whether a formula cell holds the value a spreadsheet
+// computed for it: a <v> that is not empty, or empty as a text result
+// (t="str": Excel writes ="" so). A program that computes no formula
+// (openpyxl) writes <v></v>, others no <v> at all: that is no value, and
+// reading it as empty would import the row without it, or skip a row of
+// such cells as blank (issue 23 item 5).
+func formulaValue(typ, v string, hasV, hasInline bool) bool {
+	switch {
+	case typ == "inlineStr" && hasInline:
+		return true
+	case !hasV:
+		return false
+	}
+	return typ == "str" || strings.TrimSpace(v) != ""
+}
+
+// formulasWithoutValue says that the cells at refs are formulas without a
+// value (formulaValue), and what to do.
+func formulasWithoutValue(refs []string) string {
+	if len(refs) == 1 {
+		return "cell " + refs[0] + " is a formula without a value: open and save the workbook in a spreadsheet, which computes it"
+	}
+	return "cells " + strings.Join(refs[:len(refs)-1], ", ") + " and " + refs[len(refs)-1] +
+		" are formulas without a value: open and save the workbook in a spreadsheet, which computes them"
 }
 
 // cellValue is a cell's value as Excel shows it, or why it cannot be read.
@@ -981,10 +1017,17 @@ func (s *xlsxSource) cellValue(typ, style, v string, hasV bool, inline string, h
 // setHeader makes row the sheet's header: its cells' text, up to its last
 // non-empty cell.
 func (sh *sheetStream) setHeader(row sheetRow) error {
+	var noValue []string
 	for _, c := range row.cells {
 		if c.reason != "" {
 			return &FileError{File: sh.file, Line: row.line, Reason: "header: " + c.reason}
 		}
+		if c.noValue {
+			noValue = append(noValue, cellRef(c.col, row.line))
+		}
+	}
+	if len(noValue) > 0 {
+		return &FileError{File: sh.file, Line: row.line, Reason: "header: " + formulasWithoutValue(noValue)}
 	}
 	if len(row.reasons) > 0 {
 		return &FileError{File: sh.file, Line: row.line, Reason: "header: " + strings.Join(row.reasons, "; ")}
@@ -1013,10 +1056,13 @@ func (sh *sheetStream) row(r sheetRow) Row {
 		cols[i].Name = h
 	}
 	reasons := r.reasons
-	var past []string
+	var past, noValue []string
 	for _, c := range r.cells {
 		if c.reason != "" {
 			reasons = append(reasons, c.reason)
+		}
+		if c.noValue {
+			noValue = append(noValue, cellRef(c.col, r.line))
 		}
 		if c.col < len(cols) {
 			cols[c.col].Value = c.value
@@ -1026,6 +1072,9 @@ func (sh *sheetStream) row(r sheetRow) Row {
 			cols = append(cols, Col{Name: "(column " + colLetters(c.col) + ")", Value: c.value})
 			past = append(past, cellRef(c.col, r.line))
 		}
+	}
+	if len(noValue) > 0 {
+		reasons = append(reasons, formulasWithoutValue(noValue))
 	}
 	if len(past) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s %s a value in a column the header does not name (the header has %d %s)",

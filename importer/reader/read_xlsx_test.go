@@ -121,7 +121,8 @@ func TestReadXLSXContacts(t *testing.T) {
 	stray := xrow("Contacts", 7, contactsHeader, "20676798570", "Eve")
 	stray.Cols = append(stray.Cols, reader.Col{Name: "(column L)", Value: "stray"})
 	stray.Err = &reader.RowError{File: "contacts.xlsx!Contacts", Line: 7,
-		Reason: "L7 holds a value in a column the header does not name (the header has 11 columns)"}
+		Reason: "cell H7 is a formula without a value: open and save the workbook in a spreadsheet, which computes it; " +
+			"L7 holds a value in a column the header does not name (the header has 11 columns)"}
 	want := []reader.Row{
 		// An id as its digits; a date-time, a date; 0.1 without float noise;
 		// a boolean; a leading space kept; _x000D_ a carriage return.
@@ -135,8 +136,7 @@ func TestReadXLSXContacts(t *testing.T) {
 		// Row 4 is empty (a styled cell, a formula giving ""): skipped.
 		// A 19-digit id Excel kept 15 digits of: as Excel shows it; a
 		// phonetic run left out; day 61 is 1900-03-01, day 1 1900-01-01; a
-		// formula without a cached value empty; a boolean formula; #REF!
-		// empty; an escaped underscore.
+		// boolean formula; #REF! empty; an escaped underscore.
 		xrow("Contacts", 5, contactsHeader, "9.91214E+18", "Hiro", "太田", "", "",
 			"1900-03-01T00:00:00", "1900-01-01", "", "true", "", "snake_x000D_case"),
 		// 15 digits, still exact; a time of day; a number format that is not
@@ -151,7 +151,8 @@ func TestReadXLSXContacts(t *testing.T) {
 	}
 	require.Equal(t, want, rows)
 	require.Equal(t, "contacts.xlsx!Contacts:7", reader.Where("contacts.xlsx", rows[4]))
-	require.Equal(t, "contacts.xlsx!Contacts:7: L7 holds a value in a column the header does not name (the header has 11 columns)", rows[4].Err.Error())
+	require.Equal(t, "contacts.xlsx!Contacts:7: cell H7 is a formula without a value: open and save the workbook in a spreadsheet, which computes it; "+
+		"L7 holds a value in a column the header does not name (the header has 11 columns)", rows[4].Err.Error())
 	require.Equal(t, "a.csv:3", reader.Where("a.csv", reader.Row{Line: 3}))
 
 	// The id Excel rewrote fails as a CSV's 9.91214E+15 does; the ids it
@@ -330,4 +331,86 @@ func TestReadXLSXSheetNamesTwice(t *testing.T) {
 	data := readertest.Workbook{Sheets: []readertest.Sheet{{Name: "Sheet1"}, {Name: "SHEET1"}}}.Bytes(t)
 	_, _, err := readXLSX(t, data, reader.ReadOptions{Name: "w.xlsx"})
 	require.EqualError(t, err, `w.xlsx: has two sheets named "SHEET1", which Excel never writes`)
+}
+
+// TestReadXLSXFormulasWithoutValues: a formula cell holds the value a
+// spreadsheet computed for it, beside the formula (<f>…</f><v>…</v>); a
+// workbook written by a program that computes nothing (openpyxl writes
+// <f>…</f><v></v>, others no <v> at all) holds none. Such a cell is no
+// value, not an empty one: its row fails saying so, naming the cells, and
+// a header that holds one fails the file (issue 23 item 5: read as empty,
+// rows of formulas were blank and skipped, and the run ended green with
+// every count at 0; a row with one such cell imported without it). A
+// formula whose value is the empty text (t="str", <v></v>, as Excel
+// writes ="") has a value: it is empty.
+func TestReadXLSXFormulasWithoutValues(t *testing.T) {
+	t.Parallel()
+	const fix = "open and save the workbook in a spreadsheet"
+	h := []string{"id", "first_name", "email"}
+	openpyxl := readertest.Workbook{Openpyxl: true, Sheets: []readertest.Sheet{{Name: "contacts", Dimension: "A1:C4",
+		Rows: `<row r="1"><c r="A1" t="inlineStr"><is><t>id</t></is></c><c r="B1" t="inlineStr"><is><t>first_name</t></is></c>` +
+			`<c r="C1" t="inlineStr"><is><t>email</t></is></c></row>` +
+			`<row r="2"><c r="A2" t="n"><v>4801</v></c><c r="B2" t="inlineStr"><is><t>Ann</t></is></c>` +
+			`<c r="C2"><f>LOWER(B2)&amp;"@example.com"</f><v></v></c></row>` +
+			`<row r="3"><c r="A3"><f>Export!A3</f><v/></c><c r="B3"><f>Export!B3</f><v/></c><c r="C3"><f>Export!D3</f><v/></c></row>` +
+			`<row r="4"><c r="A4" t="n"><v>4803</v></c><c r="B4" t="inlineStr"><is><t>Cy</t></is></c></row>`}}}
+	rows, _, err := readXLSX(t, openpyxl.Bytes(t), reader.ReadOptions{Name: "w.xlsx"})
+	require.NoError(t, err)
+	bad := func(r reader.Row, reason string) reader.Row {
+		r.Err = &reader.RowError{File: "w.xlsx!contacts", Line: r.Line, Reason: reason}
+		return r
+	}
+	require.Equal(t, []reader.Row{
+		bad(xrow("contacts", 2, h, "4801", "Ann", ""), "cell C2 is a formula without a value: "+fix+", which computes it"),
+		bad(xrow("contacts", 3, h), "cells A3, B3 and C3 are formulas without a value: "+fix+", which computes them"),
+		xrow("contacts", 4, h, "4803", "Cy"),
+	}, rows)
+
+	// As Excel and others write formulas: a cached value, a shared
+	// formula's, Excel's empty text, an error; and no <v> at all, or an
+	// empty one where a number or a boolean should be.
+	rows, _, err = readXLSX(t, sheetWorkbook(t,
+		`<row r="1"><c r="A1" t="inlineStr"><is><t>id</t></is></c><c r="B1" t="inlineStr"><is><t>name</t></is></c></row>`+
+			`<row r="2"><c r="A2"><f t="shared" ref="A2:A3" si="0">ROW()*10</f><v>20</v></c><c r="B2" t="str"><f>""</f><v></v></c></row>`+
+			`<row r="3"><c r="A3"><f t="shared" si="0"/><v>30</v></c><c r="B3" t="e"><f>1/0</f><v>#DIV/0!</v></c></row>`+
+			`<row r="4"><c r="A4"><v>40</v></c><c r="B4"><f>A4*2</f></c></row>`+
+			`<row r="5"><c r="A5"><v>50</v></c><c r="B5" t="b"><f>TRUE()</f><v></v></c></row>`), reader.ReadOptions{Name: "w.xlsx"})
+	require.NoError(t, err)
+	bad = func(r reader.Row, reason string) reader.Row {
+		r.Err = &reader.RowError{File: "w.xlsx!Sheet1", Line: r.Line, Reason: reason}
+		return r
+	}
+	hn := []string{"id", "name"}
+	require.Equal(t, []reader.Row{
+		xrow("Sheet1", 2, hn, "20", ""),
+		xrow("Sheet1", 3, hn, "30", ""),
+		bad(xrow("Sheet1", 4, hn, "40", ""), "cell B4 is a formula without a value: "+fix+", which computes it"),
+		bad(xrow("Sheet1", 5, hn, "50", ""), "cell B5 is a formula without a value: "+fix+", which computes it"),
+	}, rows)
+
+	// A header's formula without a value fails the file: the header would
+	// miss a column.
+	_, _, err = readXLSX(t, sheetWorkbook(t, `<row r="1"><c r="A1" t="inlineStr"><is><t>id</t></is></c><c r="B1"><f>Export!B1</f><v></v></c></row>`+
+		`<row r="2"><c r="A2"><v>1</v></c></row>`), reader.ReadOptions{Name: "w.xlsx"})
+	var fe *reader.FileError
+	require.ErrorAs(t, err, &fe)
+	require.EqualError(t, err, "w.xlsx!Sheet1:1: header: cell B1 is a formula without a value: "+fix+", which computes it")
+}
+
+// TestBadWorkbookFixtures: the workbooks of fixtures/bad hold exactly the
+// parts that readertest.BadWorkbooks writes (-update writes them).
+func TestBadWorkbookFixtures(t *testing.T) {
+	dir := readertest.BadFixtureDir(t)
+	for name, wb := range readertest.BadWorkbooks() {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, wb.WriteFile(p))
+			}
+			got, err := os.ReadFile(p)
+			require.NoError(t, err)
+			require.Equal(t, xlsxParts(t, wb.Bytes(t)), xlsxParts(t, got), "run go test ./importer/reader -run TestBadWorkbookFixtures -update")
+		})
+	}
 }

@@ -1,0 +1,55 @@
+package readertest
+
+import (
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// BadFixtureDir is fixtures/bad.
+func BadFixtureDir(tb testing.TB) string {
+	tb.Helper()
+	_, self, _, ok := runtime.Caller(0)
+	require.True(tb, ok)
+	return filepath.Join(filepath.Dir(self), "..", "..", "..", "fixtures", "bad")
+}
+
+// BadWorkbooks are the workbooks of fixtures/bad, by their path there,
+// written as the program each folder's README names writes them.
+// TestBadWorkbookFixtures writes them with -update and checks, without,
+// that the committed files hold exactly these parts.
+func BadWorkbooks() map[string]Workbook {
+	return map[string]Workbook{
+		"canonical/48-workbook-formulas-without-values/contacts.xlsx": openpyxlContacts(),
+	}
+}
+
+// openpyxlContacts: a consultant's script (openpyxl) added a sheet
+// "contacts" in the canonical layout to a CRM's export (Pipedrive's
+// "Person - …" columns), each of its cells a formula that reads the
+// export's sheet ("Export"). openpyxl computes
+// no formula: every cell of the contacts is a formula without a value.
+// The Export sheet, none of whose columns the canonical profile reads, is
+// left unread.
+func openpyxlContacts() Workbook {
+	str := func(ref, s string) string { return `<c r="` + ref + `" t="inlineStr"><is><t>` + s + `</t></is></c>` }
+	num := func(ref, n string) string { return `<c r="` + ref + `" t="n"><v>` + n + `</v></c>` }
+	formula := func(ref, f string) string { return `<c r="` + ref + `"><f>` + f + `</f><v></v></c>` }
+	contacts := `<row r="1">` + str("A1", "id") + str("B1", "first_name") + str("C1", "last_name") + str("D1", "email") + `</row>`
+	export := `<row r="1">` + str("A1", "Person - ID") + str("B1", "Person - First name") + str("C1", "Person - Last name") +
+		str("D1", "Person - Email - Work") + `</row>`
+	people := [][3]string{{"Hannah", "Okafor", "hannah.okafor@example.com"}, {"Grace", "Lindqvist", "grace@example.com"}, {"Nadia", "Haddad", "nadia.haddad@example.com"}}
+	for i, p := range people {
+		r := strconv.Itoa(i + 2)
+		contacts += `<row r="` + r + `">` + formula("A"+r, `"con-"&amp;Export!A`+r) + formula("B"+r, "Export!B"+r) +
+			formula("C"+r, "Export!C"+r) + formula("D"+r, "LOWER(Export!D"+r+")") + `</row>`
+		export += `<row r="` + r + `">` + num("A"+r, strconv.Itoa(4801+i)) + str("B"+r, p[0]) + str("C"+r, p[1]) + str("D"+r, p[2]) + `</row>`
+	}
+	return Workbook{Openpyxl: true, Sheets: []Sheet{
+		{Name: "contacts", Dimension: "A1:D4", Rows: contacts},
+		{Name: "Export", Dimension: "A1:D4", Rows: export},
+	}}
+}
