@@ -722,7 +722,8 @@ type sheetStream struct {
 	x       *xmlStream
 	file    string // "contacts.xlsx!Sheet1"
 	hdr     []string
-	hdrLine int // the header's row
+	named   []int // the columns of hdr that have a name, in order
+	hdrLine int   // the header's row
 	lastRow int
 	done    bool // </sheetData> read
 }
@@ -1038,10 +1039,13 @@ func (sh *sheetStream) setHeader(row sheetRow) error {
 			width = c.col + 1
 		}
 	}
-	sh.hdr, sh.hdrLine = make([]string, width), row.line
+	sh.hdr, sh.named, sh.hdrLine = make([]string, width), nil, row.line
 	for _, c := range row.cells {
 		if c.col < width {
 			sh.hdr[c.col] = c.value
+			if c.value != "" {
+				sh.named = append(sh.named, c.col)
+			}
 		}
 	}
 	return nil
@@ -1050,10 +1054,40 @@ func (sh *sheetStream) setHeader(row sheetRow) error {
 // row lines cells up under the header's columns (a missing cell is
 // empty); a value in a column with no header is kept as "(column K)" and
 // fails the row, as a CSV row with more fields than its header does.
+//
+// A row is sized by the cells it holds, not by the header's width: it has
+// a column for each of the header's named columns, and for an unnamed
+// one only up to the last unnamed column where it holds a value, which
+// keeps the names of the unnamed columns before it ("", "#2", "#3": the
+// mapper and a raw row number a repeated name by its place). One stray
+// header cell at column XFD would otherwise give every row 16,384
+// columns (issue 23 item 19).
 func (sh *sheetStream) row(r sheetRow) Row {
-	cols := make([]Col, len(sh.hdr), len(sh.hdr)+1)
-	for i, h := range sh.hdr {
-		cols[i].Name = h
+	lastUnnamed := -1
+	for _, c := range r.cells {
+		if c.col < len(sh.hdr) && sh.hdr[c.col] == "" && c.value != "" {
+			lastUnnamed = c.col
+		}
+	}
+	cols := make([]Col, 0, len(sh.named)+lastUnnamed+2)
+	cells := r.cells
+	put := func(col int) {
+		for len(cells) > 0 && cells[0].col < col {
+			cells = cells[1:]
+		}
+		c := Col{Name: sh.hdr[col]}
+		if len(cells) > 0 && cells[0].col == col {
+			c.Value = cells[0].value
+		}
+		cols = append(cols, c)
+	}
+	for col := 0; col <= lastUnnamed; col++ {
+		put(col)
+	}
+	for _, col := range sh.named {
+		if col > lastUnnamed {
+			put(col)
+		}
 	}
 	reasons := r.reasons
 	var past, noValue []string
@@ -1064,8 +1098,7 @@ func (sh *sheetStream) row(r sheetRow) Row {
 		if c.noValue {
 			noValue = append(noValue, cellRef(c.col, r.line))
 		}
-		if c.col < len(cols) {
-			cols[c.col].Value = c.value
+		if c.col < len(sh.hdr) {
 			continue
 		}
 		if strings.TrimSpace(c.value) != "" {
