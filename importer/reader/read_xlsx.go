@@ -2,6 +2,7 @@ package reader
 
 import (
 	"archive/zip"
+	"bytes"
 	"cmp"
 	"encoding/xml"
 	"errors"
@@ -439,12 +440,21 @@ func (x *xmlStream) skip() error {
 // its <t> elements, those of phonetic runs (<rPh>) left out: a shared or
 // an inline string, its rich-text runs (<r>) joined. limit bounds it.
 func (x *xmlStream) text(limit int64) (string, error) {
-	var b strings.Builder
+	b, err := x.appendText(nil, limit)
+	if err != nil {
+		return "", err
+	}
+	return decodeXString(string(b)), nil
+}
+
+// appendText is text, appended to b as the XML holds it: its _xHHHH_
+// escapes left for decodeXString.
+func (x *xmlStream) appendText(b []byte, limit int64) ([]byte, error) {
 	level, inT, inPh := 0, 0, 0
 	for {
 		tok, err := x.token()
 		if err != nil {
-			return "", err
+			return b, err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -457,7 +467,7 @@ func (x *xmlStream) text(limit int64) (string, error) {
 			}
 		case xml.EndElement:
 			if level == 0 {
-				return decodeXString(b.String()), nil
+				return b, nil
 			}
 			level--
 			switch t.Name.Local {
@@ -468,9 +478,9 @@ func (x *xmlStream) text(limit int64) (string, error) {
 			}
 		case xml.CharData:
 			if inT > 0 && inPh == 0 {
-				b.Write(t)
-				if int64(b.Len()) > limit {
-					return "", errTokenTooLarge
+				b = append(b, t...)
+				if int64(len(b)) > limit {
+					return b, errTokenTooLarge
 				}
 			}
 		}
@@ -639,35 +649,26 @@ func (s *xlsxSource) readWorkbook(part string) ([]workbookSheet, error) {
 	return out, nil
 }
 
-// sharedStrings are a workbook's shared-string table, held in one arena:
-// string i is text[start[i]:start[i+1]].
-type sharedStrings struct {
-	text  []byte
-	start []uint32
-}
-
-func (t *sharedStrings) get(i int) (string, bool) {
-	if i < 0 || i+1 >= len(t.start) {
-		return "", false
-	}
-	return string(t.text[t.start[i]:t.start[i+1]]), true
-}
-
 // readSharedStrings reads the shared-string table, bounded by sstLimit.
+// Each string is gathered in one buffer, used again for the next, before
+// the table keeps it (xlsx_strings.go).
 func (s *xlsxSource) readSharedStrings(part string) error {
-	s.sst.start = []uint32{0}
+	var buf []byte
 	return s.eachToken(part, func(x *xmlStream, tok xml.Token) error {
 		e, ok := tok.(xml.StartElement)
 		if !ok || e.Name.Local != "si" {
 			return nil
 		}
-		str, err := x.text(s.cellLimit)
-		if err != nil {
+		var err error
+		if buf, err = x.appendText(buf[:0], s.cellLimit); err != nil {
 			return s.partError(s.name+" ("+part+")", 0, err)
 		}
-		s.sst.text = append(s.sst.text, str...)
-		s.sst.start = append(s.sst.start, uint32(len(s.sst.text)))
-		if int64(len(s.sst.text))+4*int64(len(s.sst.start)) > s.sstLimit {
+		if bytes.Contains(buf, []byte("_x")) {
+			s.sst.add([]byte(decodeXString(string(buf))))
+		} else {
+			s.sst.add(buf)
+		}
+		if s.sst.held() > s.sstLimit {
 			return &FileError{File: s.name, Reason: fmt.Sprintf(
 				"its shared strings hold more than %d MiB of text, more than crmimport keeps in memory for one workbook: "+
 					"save each sheet as CSV (UTF-8) and import those", s.sstLimit>>20)}

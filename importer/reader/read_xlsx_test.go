@@ -464,3 +464,57 @@ func TestReadXLSXRowsSizedByTheirCells(t *testing.T) {
 	_, err = rr.Next()
 	require.ErrorIs(t, err, io.EOF)
 }
+
+// TestReadXLSXSharedStringsHeldOnce: a workbook's shared strings are held
+// in memory once, bounded (maxSharedStrings), and reading them allocates
+// little more than they hold (issue 23 item 20: a table near its bound of
+// 128 MiB cost over 256 MiB, as the slice that held it grew by copies of
+// itself and each string was gathered in a buffer of its own). A sheet
+// then names any of them.
+func TestReadXLSXSharedStringsHeldOnce(t *testing.T) {
+	const n, size = 32 << 10, 1000 // 32,000 strings of 1,000 bytes: 31 MiB
+	pad := strings.Repeat("x", size-len("note 00000 "))
+	strs := func(w io.Writer) error {
+		if _, err := io.WriteString(w, "<si><t>id</t></si><si><t>note</t></si>"); err != nil {
+			return err
+		}
+		for i := range n {
+			if _, err := fmt.Fprintf(w, "<si><t>note %05d %s</t></si>", i, pad); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows := `<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row>`
+	for i, s := range []int{0, 1, n / 2, n - 1} {
+		rows += fmt.Sprintf(`<row r="%d"><c r="A%d"><v>%d</v></c><c r="B%d" t="s"><v>%d</v></c></row>`, i+2, i+2, i, i+2, s+2)
+	}
+	var b bytes.Buffer
+	require.NoError(t, readertest.Workbook{WriteStrings: strs, Sheets: []readertest.Sheet{{Name: "Notes", Rows: rows}}}.Write(&b))
+	data := b.Bytes()
+
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rr, err := reader.NewXLSXReader(bytes.NewReader(data), int64(len(data)), reader.ReadOptions{Name: "notes.xlsx"})
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	table := uint64(n * (size + 4))
+	allocated := after.TotalAlloc - before.TotalAlloc
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := after.HeapAlloc - before.HeapAlloc
+	t.Logf("shared strings of %.1f MiB: %.1f MiB allocated to read them, %.1f MiB held", float64(table)/(1<<20), float64(allocated)/(1<<20), float64(held)/(1<<20))
+	// What is allocated beyond the table is the XML decoder's garbage
+	// (about 400 bytes a string), which the collector takes back.
+	require.Less(t, allocated, 2*table, "bytes allocated to read the shared strings, against what they hold")
+	require.Less(t, held, table+4<<20, "bytes held once the shared strings are read")
+
+	for i, s := range []int{0, 1, n / 2, n - 1} {
+		row, err := rr.Next()
+		require.NoError(t, err)
+		require.Equal(t, []reader.Col{{Name: "id", Value: strconv.Itoa(i)}, {Name: "note", Value: fmt.Sprintf("note %05d %s", s, pad)}}, row.Cols)
+	}
+	_, err = rr.Next()
+	require.ErrorIs(t, err, io.EOF)
+}
