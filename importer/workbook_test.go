@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/failpoint"
+	"crmimport/importer/input"
 	"crmimport/importer/reader/readertest"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -156,4 +157,41 @@ func TestWorkbookHeaderCellAtXFD(t *testing.T) {
 		require.Equal(t, []string{"c1|Ann|", `c3|Cy|{"checked":"yes"}`}, column(t, db,
 			`SELECT k.source_id || '|' || c.first_name || '|' || coalesce(c.extra, '') FROM migration_records k JOIN contacts c ON c.id = k.record_id ORDER BY k.source_id`))
 	})
+}
+
+// TestAWorkbookBombIsRefusedBeforeTheRun: a workbook whose part inflates
+// past the zip limits is refused while the run is planned, as an export's
+// zip bomb is — a task's file, or a file a task reads beside its own (a
+// joined OpportunityContactRole.xlsx) — with an *input.Error naming the
+// part, and no run row (issue 23 item 20: the reader refused it only once
+// its task opened it, in a run that failed).
+func TestAWorkbookBombIsRefusedBeforeTheRun(t *testing.T) {
+	t.Parallel()
+	bomb := readertest.BadWorkbooks()["canonical/49-workbook-bomb/contacts.xlsx"]
+	for name, c := range map[string]struct {
+		source, file string
+		copies       []string // files of fixtures/salesforce beside it
+	}{
+		"TaskFile":       {"canonical", "contacts.xlsx", nil},
+		"JoinedSideFile": {"salesforce", "OpportunityContactRole.xlsx", []string{"Account.csv", "Contact.csv", "Opportunity.csv"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			require.NoError(t, bomb.WriteFile(filepath.Join(dir, c.file)))
+			for _, f := range c.copies {
+				b, err := os.ReadFile(filepath.Join("..", "fixtures", "salesforce", f))
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o600))
+			}
+			storetest.Run(t, func(t *testing.T, db *sql.DB) {
+				_, err := New(phases.New(db, nil)).Plan(context.Background(), RunSpec{Tenant: "acme", Source: c.source, Input: dir})
+				var ie *input.Error
+				require.ErrorAs(t, err, &ie)
+				require.Equal(t, filepath.Join(dir, c.file), ie.Path)
+				require.Equal(t, "part xl/worksheets/sheet1.xml: uncompresses to 4.0 MiB from 4.6 KiB (889:1, over the limit of 200:1): refused as a possible zip bomb", ie.Reason)
+				require.Equal(t, []string{"0"}, column(t, db, `SELECT count(*) FROM migrations`), "no run row")
+			})
+		})
+	}
 }

@@ -973,6 +973,18 @@ var fixedEngineBugs = []badCase{
 		tasks: []string{"contact|succeeded|"},
 		log:   []string{`notice: contacts.xlsx!Export: not read: none of its columns ("Person - ID"`},
 	},
+	{
+		// A workbook whose sheet inflates about 900:1 (readertest.
+		// BadWorkbooks) is refused before the run exists, as a zip bomb
+		// is: its parts are judged against the zip limits while the run is
+		// planned. The reader's own guard refused it only once its task
+		// opened it, failing a run that should never have existed (issue
+		// 23 item 20).
+		name: "WorkbookBomb", dir: "49-workbook-bomb",
+		code: exitError,
+		stderr: []string{"contacts.xlsx: part xl/worksheets/sheet1.xml: uncompresses to 4.0 MiB from 4.6 KiB (889:1, over the limit of 200:1): " +
+			"refused as a possible zip bomb"},
+	},
 }
 
 // TestBadInput runs each fixture of fixtures/bad/canonical (SPEC §4: bad

@@ -1,9 +1,11 @@
 package readertest
 
 import (
+	"io"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,7 +26,28 @@ func BadFixtureDir(tb testing.TB) string {
 func BadWorkbooks() map[string]Workbook {
 	return map[string]Workbook{
 		"canonical/48-workbook-formulas-without-values/contacts.xlsx": openpyxlContacts(),
+		"canonical/49-workbook-bomb/contacts.xlsx":                    workbookBomb(),
 	}
+}
+
+// workbookBomb: a sheet whose part inflates a thousandfold — 4 MiB of
+// blanks between its rows, which deflate to 4 KiB — as a workbook made to
+// exhaust a reader's memory would.
+func workbookBomb() Workbook {
+	rows := func(w io.Writer) error {
+		if _, err := io.WriteString(w, `<row r="1"><c r="A1" t="inlineStr"><is><t>id</t></is></c><c r="B1" t="inlineStr"><is><t>first_name</t></is></c></row>`); err != nil {
+			return err
+		}
+		blanks := strings.Repeat(" ", 64<<10)
+		for range 64 {
+			if _, err := io.WriteString(w, blanks); err != nil {
+				return err
+			}
+		}
+		_, err := io.WriteString(w, `<row r="2"><c r="A2" t="inlineStr"><is><t>con-4901</t></is></c><c r="B2" t="inlineStr"><is><t>Hannah</t></is></c></row>`)
+		return err
+	}
+	return Workbook{Sheets: []Sheet{{Name: "contacts", WriteRows: rows}}}
 }
 
 // openpyxlContacts: a consultant's script (openpyxl) added a sheet
