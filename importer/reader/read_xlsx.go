@@ -110,6 +110,16 @@ func (s *xlsxSource) open(ra io.ReaderAt, size int64, only string) error {
 	if err != nil {
 		head := make([]byte, SniffSize)
 		n, _ := ra.ReadAt(head, 0)
+		if bytes.HasPrefix(head[:n], cfbMagic) {
+			switch compoundKind(ra, size) { // cfb.go
+			case compoundEncrypted:
+				return &FileError{File: s.name, Reason: "is password-protected: remove the password in the spreadsheet and save again"}
+			case compoundXLS:
+				return &FileError{File: s.name, Reason: "is an Excel 97–2003 .xls workbook: save it as .xlsx or CSV"}
+			case compoundOther:
+				return &FileError{File: s.name, Reason: "is an Office 97–2003 document that holds no workbook, not an xlsx workbook"}
+			}
+		}
 		if what := sniffBinary(head[:n]); what.name != "" && what.name != "an Excel workbook (xlsx)" {
 			return &FileError{File: s.name, Reason: "is " + what.name + ", not an xlsx workbook"}
 		}

@@ -3,6 +3,7 @@ package reader_test
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -414,6 +415,60 @@ func TestBadWorkbookFixtures(t *testing.T) {
 			got, err := os.ReadFile(p)
 			require.NoError(t, err)
 			require.Equal(t, xlsxParts(t, wb.Bytes(t)), xlsxParts(t, got), "run go test ./importer/reader -run TestBadWorkbookFixtures -update")
+		})
+	}
+	for name, want := range readertest.BadCompoundFiles() {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, want, 0o644))
+			}
+			got, err := os.ReadFile(p)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "run go test ./importer/reader -run TestBadWorkbookFixtures -update")
+		})
+	}
+}
+
+// TestReadXLSXCompoundFiles: a file named .xlsx that is a compound file
+// (OLE2) — a password-protected workbook, which Office writes as one, or
+// an Excel 97–2003 workbook renamed — is told by the names in its
+// directory, each with what to do (issue 23 item 20: both had one message
+// that fitted neither). A compound file whose directory cannot be read
+// (cut short, a chain that loops) keeps the message that covers both.
+func TestReadXLSXCompoundFiles(t *testing.T) {
+	t.Parallel()
+	xls := readertest.XLSWorkbook(false)
+	loop := append([]byte(nil), xls...)
+	binary.LittleEndian.PutUint32(loop[512+4:], 1) // the directory's sector 1 is followed by itself
+	emptyLoop := append([]byte(nil), loop...)
+	for e := 1024; e < 1536; e += 128 {
+		emptyLoop[e+66] = 0 // no entry in use: a loop that finds no name
+	}
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"PasswordProtected": {readertest.EncryptedWorkbook(), "w.xlsx: is password-protected: remove the password in the spreadsheet and save again"},
+		"XLS":               {xls, "w.xlsx: is an Excel 97–2003 .xls workbook: save it as .xlsx or CSV"},
+		"XLSVersion4":       {readertest.XLSWorkbook(true), "w.xlsx: is an Excel 97–2003 .xls workbook: save it as .xlsx or CSV"},
+		// The directory past the sectors the header's 109 FAT sectors
+		// cover: found through the DIFAT.
+		"XLSPastTheHeadersFAT": {readertest.CompoundFileAt([]readertest.CFBEntry{{Name: "Workbook"}}, false, 109*128+50),
+			"w.xlsx: is an Excel 97–2003 .xls workbook: save it as .xlsx or CSV"},
+		"WordDocument": {readertest.CompoundFile([]readertest.CFBEntry{{Name: "WordDocument"}, {Name: "1Table"}}, false),
+			"w.xlsx: is an Office 97–2003 document that holds no workbook, not an xlsx workbook"},
+		"CutShort":  {xls[:512], "w.xlsx: is an Excel 97-2003 workbook (xls) or another Office document, not an xlsx workbook"},
+		"Loop":      {loop, "w.xlsx: is an Excel 97-2003 workbook (xls) or another Office document, not an xlsx workbook"},
+		"EmptyLoop": {emptyLoop, "w.xlsx: is an Excel 97-2003 workbook (xls) or another Office document, not an xlsx workbook"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := readXLSX(t, c.data, reader.ReadOptions{Name: "w.xlsx"})
+			var fe *reader.FileError
+			require.ErrorAs(t, err, &fe)
+			require.EqualError(t, err, c.want)
 		})
 	}
 }

@@ -30,6 +30,17 @@ func BadWorkbooks() map[string]Workbook {
 	}
 }
 
+// BadCompoundFiles are the files of fixtures/bad named .xlsx that are no
+// zip but a compound file (cfb.go), by their path there. Their bytes are
+// CompoundFile's: TestBadWorkbookFixtures writes them with -update and
+// checks them, without.
+func BadCompoundFiles() map[string][]byte {
+	return map[string][]byte{
+		"canonical/50-workbook-password-protected/contacts.xlsx": EncryptedWorkbook(),
+		"canonical/51-xls-renamed-xlsx/contacts.xlsx":            XLSWorkbook(false),
+	}
+}
+
 // workbookBomb: a sheet whose part inflates a thousandfold — 4 MiB of
 // blanks between its rows, which deflate to 4 KiB — as a workbook made to
 // exhaust a reader's memory would.
