@@ -137,8 +137,9 @@ func (q importRequest) spec(needTenant bool) (importer.RunSpec, error) {
 		return spec, badRequest("tenant is empty: the workspace the data belongs to")
 	case spec.Source == "":
 		return spec, badRequest("source is empty: the ledger's source name, e.g. canonical")
-	case spec.BatchSize < 1:
-		return spec, badRequest("batch_size must be at least 1, got %d", spec.BatchSize)
+	}
+	if err := importer.CheckBatchSize(spec.BatchSize); err != nil {
+		return spec, badRequest("batch_size: %v", err)
 	}
 	for _, o := range q.Only {
 		for _, word := range strings.Split(o, ",") {

@@ -175,8 +175,8 @@ func describe(name string) (rule, unit, summary string) {
 		return "R9", "records", fmt.Sprintf("every record of a kind that a run processed (at least %d) took one and the same skip: "+
 			"a branch that every row takes is not judging rows", UniformSkipMin)
 	case StaleSkips:
-		return "R3", "records", "skipped slots still carry an older run's verdict, although a later run processed their kind: " +
-			"that run read a placeholder as a verdict (a skip is a placeholder, not a verdict)"
+		return "R3", "records", "skipped slots still carry an older run's verdict, although a later run of the dump's engine " +
+			"processed their kind: that run read a placeholder as a verdict (a skip is a placeholder, not a verdict)"
 	case ReadyToTakeOver:
 		return "R3, R6", "records", "skipped slots whose parent, named in the slot's detail, has been imported since: " +
 			"a run of their kind now takes them over"

@@ -11,15 +11,25 @@ import (
 )
 
 // staleSkipsSQL: R3, a skip is a placeholder, not a verdict. For each
-// tenant, source and kind, the latest run that processed the kind (a task
-// of it succeeded); a skipped slot owned by an older run was not taken
-// over by it — the poisoned ledger of the write-up, where the claim read a
-// skip as a verdict.
+// tenant, source and kind, the latest run of another engine that processed
+// the kind (a task of it that a dump brought, file-less, succeeded); a
+// skipped slot owned by an older run was not taken over by it — the
+// poisoned ledger of the write-up, where the claim read a skip as a
+// verdict.
+//
+// A task crmimport ran (it has a file: a planned task, or one that resume
+// --from gave a loaded run) is no evidence: its claim takes over every
+// skip it reads, in the statement itself (R3), so a skip older than it is
+// one it did not read — a fix folder holds only failed rows, a kind's
+// export may hold fewer records — or one whose record failed (R4). Counting
+// it called the skips of the run a fix folder fixes stale, and with their
+// parents imported by the fix, the ledger poisoned (issue 23 item 13).
 const staleSkipsSQL = `
 WITH latest AS (
     SELECT m.tenant_id, m.source, t.kind, max(m.id) AS run
     FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
     WHERE t.status = 'succeeded' AND (?1 = '' OR m.tenant_id = ?1)
+      AND m.dump IS NOT NULL AND t.file IS NULL -- another engine's work, loaded from its dump
       AND m.undoes IS NULL AND m.undone_by IS NULL -- an undo and what it took back processed nothing (R16)
     GROUP BY m.tenant_id, m.source, t.kind)
 SELECT r.tenant_id, r.source, r.kind, coalesce(r.migration_id, 0), l.run, r.source_id

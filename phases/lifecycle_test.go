@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -400,6 +401,22 @@ func TestOwnerLiveness(t *testing.T) {
 	require.True(t, ownerAlive(self, remote, &fresh, now))
 	require.False(t, ownerAlive(self, remote, &stale, now))
 	require.False(t, ownerAlive(self, remote, nil, now))
+
+	// Issue 23 item 24: a process of this host in another PID namespace (a
+	// container sharing the hostname and the kernel) records its own pid,
+	// which names another process here (pid 1: this namespace's init) or
+	// none: it is judged by its heartbeat, never by this process table.
+	parts := strings.Split(self.Started, "/")
+	require.Len(t, parts, 3, "this process's start time names its PID namespace: %s", self.Started)
+	require.True(t, strings.HasPrefix(parts[1], "pid:["), self.Started)
+	contained := Owner{Host: self.Host, PID: 1, Started: parts[0] + "/pid:[4026599999]/" + parts[2]}
+	require.True(t, ownerAlive(self, contained, &fresh, now), "a live run in another PID namespace is not interrupted")
+	require.False(t, ownerAlive(self, contained, &stale, now), "its heartbeat stopped: interrupted")
+	gone := contained
+	gone.PID = dead.PID
+	require.True(t, ownerAlive(self, gone, &fresh, now), "a pid of another namespace that is free here says nothing")
+	older := Owner{Host: self.Host, PID: self.PID, Started: parts[0] + "/" + parts[2]}
+	require.True(t, ownerAlive(self, older, &stale, now), "a start time recorded without a namespace (an older binary) is this namespace's")
 }
 
 // TestStopBetweenBatches: R14 by context (a signal): the batch in flight
@@ -655,5 +672,32 @@ func TestAdmissionCheckSurfacesErrors(t *testing.T) {
 		var adm *AdmissionError
 		require.False(t, errors.As(err, &adm))
 		require.NoError(t, e.refuseLive(ctx, "globex"), "a tenant without a live run is free")
+	})
+}
+
+// TestAClockThatWentBackGivesNoNegativeDuration (issue 23 item 24, R15): a
+// run started at t0 and resumed after the clock was set an hour back ends
+// with no negative duration: 0 is recorded, and its log says that the
+// duration is not known and why — never a guess.
+func TestAClockThatWentBackGivesNoNegativeDuration(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		ctx := context.Background()
+		id := seedRun(t, db, RunCancelled, 2, thisOwner(t, db),
+			taskState{ledger.Company, TaskSucceeded, 30}, taskState{ledger.Contact, TaskCancelled, 10})
+		e := New(db, nil)
+		back := &clock{now: t0.Add(-time.Hour)}
+		e.Now = back.Now
+		_, _, err := e.Resume(ctx, id, nil)
+		require.NoError(t, err)
+		run, err := e.Execute(ctx, id, fakeOpen(allInputs(3), nil))
+		require.NoError(t, err)
+		require.Equal(t, RunSucceeded, run.Status)
+		require.NotNil(t, run.DurationMS)
+		require.Zero(t, *run.DurationMS, "no negative duration")
+		var msg string
+		require.NoError(t, db.QueryRow(`SELECT message FROM run_log WHERE migration_id = ? AND level = 'warning' AND message LIKE '%clock%'`, id).Scan(&msg))
+		require.Contains(t, msg, "behind the run's start")
+		require.Contains(t, msg, "duration is not known")
 	})
 }

@@ -53,7 +53,7 @@ const checkpointTaskSQL = `
 UPDATE migration_tasks SET
     checkpoint = ?,
     imported = imported + ?, matched = matched + ?, unchanged = unchanged + ?, skipped = skipped + ?,
-    failed = failed + ?, duplicate = duplicate + ?, unlinked = unlinked + ?,
+    failed = failed + ?, duplicate = duplicate + ?, unlinked = unlinked + ?, nul_kept = nul_kept + ?,
     removed = removed + ?, released = released + ?, restored = restored + ?, cleared = cleared + ?,
     input_size = ?, read_bytes = CASE WHEN read_bytes > ? THEN read_bytes ELSE ? END,
     updated_at = ?
@@ -65,7 +65,7 @@ func checkpointTask(ctx context.Context, tx *sql.Tx, id int64, cp Checkpoint, re
 		return err
 	}
 	return expectRows(ctx, tx, 1, "checkpoint task", checkpointTaskSQL, string(b),
-		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked,
+		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked, c.NULKept,
 		c.Removed, c.Released, c.Restored, c.Cleared, size, read, read, now, id)
 }
 

@@ -828,7 +828,8 @@ var fixedEngineBugs = []badCase{
 	}, {
 		// Was: one stray 0x92 made the whole UTF-8 file Windows-1252, so
 		// every José became JosÃ© for good, and the run ended succeeded
-		// with no warning. A file holding UTF-8 is UTF-8: the row with the
+		// with no warning. A file holding more UTF-8 sequences (4) than
+		// bytes that are not UTF-8 (1) is UTF-8 (SPEC §4): the row with the
 		// stray byte fails alone, naming it; the others import as written.
 		name: "UTF8WithAStrayByte", dir: "38-utf8-with-a-stray-byte",
 		code: exitPartial, status: "partial",
@@ -836,7 +837,7 @@ var fixedEngineBugs = []badCase{
 		failures: []string{
 			`contact|con-3203|contacts.csv|4|` + notUTF8 + `0x92 in field 3 ("last_name"), at line 4, column 19 (if the file is not UTF-8, name its encoding with --encoding`,
 		},
-		stderr:    []string{"notice: contacts.csv is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x92, at byte offset 276)"},
+		stderr:    []string{"notice: contacts.csv is UTF-8 (it holds 4 UTF-8 sequences) with 1 byte that is not (0x92, at byte offset 276)"},
 		stderrNot: []string{"Windows-1252 character"},
 		stored: []storedRows{
 			{q: `SELECT first_name, last_name FROM contacts ORDER BY id`, want: []string{"José|Martínez", "Zoë|Brontë", "Grace|Lindqvist"}},

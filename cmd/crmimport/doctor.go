@@ -18,7 +18,7 @@ finds, with a count, a few example ids, the rule of SPEC it breaks and the
 command that repairs it:
 
    uniform-skip        every record of a kind a run processed (at least 20) took one skip (R9)
-   stale-skips         skips older than a later run that processed their kind (R3)
+   stale-skips         skips older than a later run of a dump that processed their kind (R3)
    ready-to-take-over  skips whose parent, named in the slot's detail, is imported now (R3, R6)
    stranded-work       pending or running tasks below their run's current phase (R7)
    misphased-tasks     tasks in another phase than their kind's in crmimport's plan (R7)

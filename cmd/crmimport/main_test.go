@@ -30,6 +30,7 @@ import (
 // (the crash suite's admission races).
 func TestMain(m *testing.M) {
 	if os.Getenv("CRMIMPORT_TEST_CHILD") == "1" {
+		limitMemory() // as main does
 		sleepUntilStartAt()
 		var args []string
 		if err := json.Unmarshal([]byte(os.Getenv("CRMIMPORT_TEST_ARGS")), &args); err != nil {

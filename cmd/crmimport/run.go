@@ -78,8 +78,9 @@ func (a *app) runAction(c *cli.Context) error {
 		return usagef("run needs --tenant (the workspace the data belongs to)")
 	case spec.Source == "":
 		return usagef("run needs --source (the ledger's source name, e.g. canonical)")
-	case spec.BatchSize < 1:
-		return usagef("--batch-size must be at least 1, got %d", spec.BatchSize)
+	}
+	if err := importer.CheckBatchSize(spec.BatchSize); err != nil {
+		return usagef("--batch-size: %v", err)
 	}
 	only, err := parseOnly(c.String("only"))
 	if err != nil {

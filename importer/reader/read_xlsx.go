@@ -933,9 +933,6 @@ func (s *xlsxSource) readCell(sh *sheetStream, e xml.StartElement, line, col int
 	if reason != "" {
 		c.reason = cmp.Or(c.reason, fmt.Sprintf("cell %s %s", cellRef(c.col, line), reason))
 	}
-	if strings.IndexByte(c.value, 0) >= 0 && c.reason == "" {
-		c.reason = fmt.Sprintf("cell %s holds a NUL character: text never holds one", cellRef(c.col, line))
-	}
 	return c, nil
 }
 
@@ -1034,6 +1031,9 @@ func (sh *sheetStream) setHeader(row sheetRow) error {
 		if c.reason != "" {
 			return &FileError{File: sh.file, Line: row.line, Reason: "header: " + c.reason}
 		}
+		if strings.IndexByte(c.value, 0) >= 0 {
+			return &FileError{File: sh.file, Line: row.line, Reason: fmt.Sprintf("header: cell %s holds a NUL character: it is not text", cellRef(c.col, row.line))}
+		}
 		if c.noValue {
 			noValue = append(noValue, cellRef(c.col, row.line))
 		}
@@ -1081,6 +1081,7 @@ func (sh *sheetStream) row(r sheetRow) Row {
 		}
 	}
 	cols := make([]Col, 0, len(sh.named)+lastUnnamed+2)
+	var nul []NULField // a NUL character is the profile's to judge (SPEC §4), as in CSV
 	cells := r.cells
 	put := func(col int) {
 		for len(cells) > 0 && cells[0].col < col {
@@ -1089,6 +1090,9 @@ func (sh *sheetStream) row(r sheetRow) Row {
 		c := Col{Name: sh.hdr[col]}
 		if len(cells) > 0 && cells[0].col == col {
 			c.Value = cells[0].value
+			if strings.IndexByte(c.Value, 0) >= 0 {
+				nul = append(nul, NULField{Col: len(cols), Where: ", in cell " + cellRef(col, r.line)})
+			}
 		}
 		cols = append(cols, c)
 	}
@@ -1109,13 +1113,14 @@ func (sh *sheetStream) row(r sheetRow) Row {
 		if c.noValue {
 			noValue = append(noValue, cellRef(c.col, r.line))
 		}
-		if c.col < len(sh.hdr) {
+		if c.col < len(sh.hdr) || strings.TrimSpace(c.value) == "" {
 			continue
 		}
-		if strings.TrimSpace(c.value) != "" {
-			cols = append(cols, Col{Name: "(column " + colLetters(c.col) + ")", Value: c.value})
-			past = append(past, cellRef(c.col, r.line))
+		if strings.IndexByte(c.value, 0) >= 0 {
+			nul = append(nul, NULField{Col: len(cols), Where: ", in cell " + cellRef(c.col, r.line)})
 		}
+		cols = append(cols, Col{Name: "(column " + colLetters(c.col) + ")", Value: c.value})
+		past = append(past, cellRef(c.col, r.line))
 	}
 	if len(noValue) > 0 {
 		reasons = append(reasons, formulasWithoutValue(noValue))
@@ -1124,7 +1129,7 @@ func (sh *sheetStream) row(r sheetRow) Row {
 		reasons = append(reasons, fmt.Sprintf("%s %s a value in a column the header does not name (the header has %d %s)",
 			strings.Join(past, ", "), Plural(len(past), "holds", "hold"), len(sh.hdr), Plural(len(sh.hdr), "column", "columns")))
 	}
-	row := Row{Line: r.line, Sheet: sh.name, Cols: cols}
+	row := Row{Line: r.line, Sheet: sh.name, Cols: cols, NUL: nul}
 	if len(reasons) > 0 {
 		row.Err = &RowError{File: sh.file, Line: r.line, Reason: strings.Join(reasons, "; ")}
 	}

@@ -284,7 +284,10 @@ func TestReadXLSXBad(t *testing.T) {
 				badRow(xrow("Sheet1", 2, []string{"id", "name"}), "cell A2 names shared string 9, which the workbook does not hold; cell B2 is a number holding \"abc\""),
 				badRow(xrow("Sheet1", 3, []string{"id", "name"}, "", "1"), "cell A3 comes after cell B3 in its row (a cell given twice?)"),
 				badRow(xrow("Sheet1", 4, []string{"id", "name"}, "1"), "cell A5 stands in row 4; cell B4 is a boolean holding \"2\""),
-				badRow(xrow("Sheet1", 5, []string{"id", "name"}, "", "a\x00b"), "cell A5 has type \"x\", which is no cell type of a workbook; cell B5 holds a NUL character: text never holds one"),
+				// A NUL character is the profile's to judge (SPEC §4): the row
+				// says where it is.
+				withNUL(badRow(xrow("Sheet1", 5, []string{"id", "name"}, "", "a\x00b"), "cell A5 has type \"x\", which is no cell type of a workbook"),
+					reader.NULField{Col: 1, Where: ", in cell B5"}),
 			}, ""},
 	}
 	for _, tt := range tests {
@@ -572,4 +575,10 @@ func TestReadXLSXSharedStringsHeldOnce(t *testing.T) {
 	}
 	_, err = rr.Next()
 	require.ErrorIs(t, err, io.EOF)
+}
+
+// withNUL is row, saying which of its fields hold a NUL character.
+func withNUL(row reader.Row, nul ...reader.NULField) reader.Row {
+	row.NUL = nul
+	return row
 }
