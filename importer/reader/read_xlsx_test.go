@@ -490,7 +490,8 @@ func TestReadXLSXRowsSizedByTheirCells(t *testing.T) {
 	b.WriteString(`<row r="1"><c r="A1" t="inlineStr"><is><t>id</t></is></c><c r="B1" t="inlineStr"><is><t>first_name</t></is></c>` +
 		`<c r="D1" t="inlineStr"><is><t>email</t></is></c><c r="G1" t="inlineStr"><is><t>note</t></is></c>` +
 		`<c r="XFD1" t="inlineStr"><is><t>checked</t></is></c></row>`)
-	b.WriteString(`<row r="2"><c r="A2"><v>2</v></c><c r="F2" t="inlineStr"><is><t>x</t></is></c><c r="XFD2" t="b"><v>1</v></c></row>`)
+	b.WriteString(`<row r="2"><c r="A2"><v>2</v></c><c r="F2" t="inlineStr"><is><t>x</t></is></c>` +
+		`<c r="XFD2" t="inlineStr"><is><t>a_x0000_b</t></is></c></row>`)
 	for i := 3; i < rows+3; i++ {
 		fmt.Fprintf(&b, `<row r="%d"><c r="A%d"><v>%d</v></c><c r="B%d" t="inlineStr"><is><t>Ann</t></is></c>`+
 			`<c r="D%d" t="inlineStr"><is><t>ann%d@example.com</t></is></c></row>`, i, i, i, i, i, i)
@@ -503,7 +504,8 @@ func TestReadXLSXRowsSizedByTheirCells(t *testing.T) {
 	row, err := rr.Next()
 	require.NoError(t, err)
 	require.Equal(t, []reader.Col{{Name: "id", Value: "2"}, {Name: "first_name"}, {Name: ""}, {Name: "email"}, {Name: ""}, {Name: "", Value: "x"},
-		{Name: "note"}, {Name: "checked", Value: "true"}}, row.Cols, "C and E, unnamed, before F's value; G and XFD named")
+		{Name: "note"}, {Name: "checked", Value: "a\x00b"}}, row.Cols, "C and E, unnamed, before F's value; G and XFD named")
+	require.Equal(t, []reader.NULField{{Col: 7, Where: ", in cell XFD2"}}, row.NUL, "a NUL is named by its place in the row's columns")
 	require.Nil(t, row.Err)
 
 	runtime.GC()
