@@ -206,6 +206,10 @@ func (s *Server) apiImport(w http.ResponseWriter, r *http.Request) {
 // server's, dropped after), and its summary names no run, and the
 // database without its password.
 func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summary, error) {
+	standFor, err := store.FileIDOf(s.cfg.DBPath)
+	if err != nil {
+		return report.Summary{}, err
+	}
 	tmp, cleanup, err := store.Throwaway(ctx, s.cfg.DBPath)
 	if err != nil {
 		return report.Summary{}, err
@@ -221,6 +225,7 @@ func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summ
 	}
 	defer db.Close()
 	e := s.cfg.Engine(db)
+	e.StandFor(standFor) // the copy stands for the database (R13)
 	imp := importer.New(e)
 	run, err := imp.Plan(ctx, spec)
 	if err != nil {

@@ -234,3 +234,37 @@ func TestAResumedRunStreamsItsNewAttempt(t *testing.T) {
 		require.Equal(t, "running", st.Status, "a page opened after the resume is told the run works, not the end of the attempt before: %s", first[0].data)
 	})
 }
+
+// TestADryRunBesideALiveRun: issue 23 item 14 — a dry run of a tenant whose
+// run works is refused as that run's second run would be (R13: 409, exit
+// code 6), saying that the run is live and how to stop it, not that its
+// process is gone and `resume` continues it: the dry run's copy of the
+// database stands for the database, in which the run's owner works. Not
+// parallel: on PostgreSQL its dry run's throwaway schema would show in
+// TestDryRunFromThePage's look for a copy left behind.
+func TestADryRunBesideALiveRun(t *testing.T) {
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := pausingServer(t, addr, 40, "150ms")
+		dir := t.TempDir()
+		_, err := gen.Write(dir, gen.Config{Contacts: 1200, Seed: 6})
+		require.NoError(t, err)
+		req := map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30}
+		res, doc := s.api(t, http.MethodPost, "/api/imports", req)
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		live := int64(doc["run"].(float64))
+
+		req["dry_run"] = true
+		res, doc = s.api(t, http.MethodPost, "/api/imports", req)
+		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+		require.Equal(t, float64(live), doc["live_run"])
+		require.Equal(t, float64(6), doc["exit_code"])
+		msg := doc["error"].(string)
+		require.Contains(t, msg, fmt.Sprintf("already has a live run: run %d", live))
+		require.Contains(t, msg, fmt.Sprintf("crmimport stop %d", live))
+		require.NotContains(t, msg, "interrupted")
+		require.NotContains(t, msg, "resume")
+		_, now := s.api(t, http.MethodGet, fmt.Sprintf("/api/runs/%d", live), nil)
+		require.Equal(t, "running", now["status"])
+		require.NotEqual(t, true, now["interrupted"], "the live run is live")
+	})
+}

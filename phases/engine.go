@@ -75,6 +75,19 @@ func New(db *sql.DB, fp *failpoint.Set) *Engine {
 	return &Engine{DB: db, Now: time.Now, Self: self, Failpoints: fp}
 }
 
+// StandFor makes e judge runs as the engine of the database file whose
+// identity is file (store.FileIDOf) would: a dry run works on a throwaway
+// copy of the database, in which a run's owner, working on the database
+// itself, is at work all the same (R13: a live run stays live, and its
+// refusal says `stop N`, not `resume N`). The copy's own run names that
+// file too, and lives in the copy only. "" (no file to stand for) leaves e
+// as it is.
+func (e *Engine) StandFor(file string) {
+	if file != "" {
+		e.Self.File = file
+	}
+}
+
 func (e *Engine) now() string { return ledger.FormatTime(e.Now()) }
 
 // Alive reports whether a running run's owner is still at work (R13).

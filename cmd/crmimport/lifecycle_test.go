@@ -146,6 +146,35 @@ func TestAdmissionAndStopFromAnotherProcess(t *testing.T) {
 	})
 }
 
+// TestADryRunBesideALiveRun: issue 23 item 14 — `run --dry-run` of a
+// tenant whose run works in another process is refused as a second run
+// would be (R13, exit 6), naming the live run and `stop N`, not calling it
+// interrupted and advising `resume`: the dry run's throwaway copy of the
+// database stands for the database, in which the run's owner works.
+// Not parallel: on PostgreSQL its dry run's throwaway schema would show in
+// TestDryRunWritesNothing's look at the server's dry-run copies.
+func TestADryRunBesideALiveRun(t *testing.T) {
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=sleep:4s"}, demoArgs(path)...)
+		id := waitForRun(t, path, "acme", c)
+
+		r := crm(t, nil, append(demoArgs(path), "--dry-run")...)
+		require.Equal(t, exitRefused, r.code, r.stderr)
+		var refusal map[string]any
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &refusal), r.stdout)
+		require.Equal(t, float64(id), refusal["live_run"])
+		require.Equal(t, false, refusal["interrupted"])
+		n := strconv.FormatInt(id, 10)
+		require.Contains(t, refusal["error"], "already has a live run: run "+n)
+		require.Contains(t, refusal["error"], "crmimport stop "+n)
+		require.NotContains(t, refusal["error"], "resume")
+
+		r = crm(t, nil, "--db", path, "--json", "stop", n)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
+	})
+}
+
 func startedSummary(t *testing.T, c *childProc) (s struct{ Status string }) {
 	t.Helper()
 	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &s), c.stdout.String())
