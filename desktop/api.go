@@ -74,6 +74,10 @@ func (s *Server) apiSkipped(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"run": id, "records": rows})
 }
 
+// stopBy is who asks for a stop from the page or the API, as the run's
+// log and its tasks tell it (R14).
+const stopBy = "the desktop (`crmimport ui`)"
+
 // apiStop requests a stop (R14): a request in the run's row, which the
 // run's process — this one or another — reads after its batch in flight.
 func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
@@ -81,7 +85,7 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	run, requested, err := s.eng.Stop(r.Context(), id)
+	run, requested, err := s.eng.Stop(r.Context(), id, stopBy)
 	if err != nil {
 		s.fail(w, err)
 		return

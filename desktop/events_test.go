@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -266,5 +267,53 @@ func TestADryRunBesideALiveRun(t *testing.T) {
 		_, now := s.api(t, http.MethodGet, fmt.Sprintf("/api/runs/%d", live), nil)
 		require.Equal(t, "running", now["status"])
 		require.NotEqual(t, true, now["interrupted"], "the live run is live")
+	})
+}
+
+// TestAStopFromThePageSaysWhoAsked: issue 23 item 16 — a stop given on the
+// page (R14) is told, in the run's log and its cancelled tasks' notes, as
+// asked by the desktop and this process, not as `crmimport stop` from
+// another host.
+func TestAStopFromThePageSaysWhoAsked(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := pausingServer(t, addr, 40, "150ms")
+		dir := t.TempDir()
+		_, err := gen.Write(dir, gen.Config{Contacts: 1200, Seed: 8})
+		require.NoError(t, err)
+		res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		run := int64(doc["run"].(float64))
+		var last runState
+		s.readEvents(t, run, "", func(e sse) bool {
+			require.NoError(t, json.Unmarshal([]byte(e.data), &last))
+			return last.Kinds["contact"].Imported > 0
+		})
+		res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", run), nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, doc)
+		s.readEvents(t, run, "", func(e sse) bool {
+			require.NoError(t, json.Unmarshal([]byte(e.data), &last))
+			return last.Status == "cancelled"
+		})
+
+		v, err := s.buildRun(context.Background(), run)
+		require.NoError(t, err)
+		asked := fmt.Sprintf("stop requested by the desktop (`crmimport ui`), pid %d on ", os.Getpid())
+		var notes []string
+		for _, task := range v.R.Tasks {
+			if task.Status == phases.TaskCancelled && task.Kind != "contact" {
+				notes = append(notes, task.LastError)
+			}
+		}
+		require.NotEmpty(t, notes, "the queued tasks were cancelled")
+		for _, n := range notes {
+			require.Contains(t, n, asked)
+		}
+		var log strings.Builder
+		for _, l := range v.R.Log {
+			log.WriteString(l.Message + "\n")
+		}
+		require.Contains(t, log.String(), asked)
+		require.NotContains(t, log.String()+strings.Join(notes, "\n"), "another host")
 	})
 }

@@ -138,6 +138,14 @@ func TestAdmissionAndStopFromAnotherProcess(t *testing.T) {
 		require.JSONEq(t, `{"run": `+strconv.FormatInt(id, 10)+`, "status": "cancelled", "stopped": true, "requested": true}`, r.stdout)
 		require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
 		require.Equal(t, "cancelled", startedSummary(t, c).Status)
+		// Who asked, as the queued tasks tell it (issue 23 item 16): this
+		// command, from this host, not "from another host".
+		host, err := os.Hostname()
+		require.NoError(t, err)
+		for _, note := range query(t, path, `SELECT last_error FROM migration_tasks WHERE status = 'cancelled' AND kind <> 'contact'`) {
+			require.Contains(t, note, "stop requested by `crmimport stop`, pid ")
+			require.Contains(t, note, " on "+host)
+		}
 
 		r = crm(t, nil, "--db", path, "--json", "resume", strconv.FormatInt(id, 10))
 		require.Equal(t, exitPartial, r.code, r.stderr)
