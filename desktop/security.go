@@ -44,7 +44,7 @@ func CheckAddr(addr string) error {
 		return nil // listens on 127.0.0.1 (listenAddr)
 	}
 	if !loopback(net.ParseIP(host)) {
-		return fmt.Errorf("--addr %q: the desktop listens on 127.0.0.1 or [::1] only (use 127.0.0.1:PORT or [::1]:PORT; port 0 takes a free one)", addr)
+		return fmt.Errorf("--addr %q: the desktop listens on the loopback address 127.0.0.1 or [::1] only (use 127.0.0.1:PORT or [::1]:PORT; port 0 takes a free one)", addr)
 	}
 	return nil
 }

@@ -376,7 +376,7 @@ func TestDesktopInABrowser(t *testing.T) {
 func TestUICommand(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	for _, addr := range []string{"0.0.0.0:0", "192.168.1.1:8080", ":0"} {
+	for _, addr := range []string{"0.0.0.0:0", "192.168.1.1:8080", ":0", "127.0.0.2:0"} {
 		r := crm(t, nil, "--db", path, "ui", "--no-open", "--addr", addr)
 		require.Equal(t, exitUsage, r.code, "%s: %s", addr, r.stderr)
 		require.Contains(t, r.stderr, "loopback")
