@@ -23,6 +23,7 @@ const (
 	FalseSuccess    = "false-success"
 	Unfinalized     = "unfinalized"
 	OrphanSlots     = "orphan-slots"
+	DryRunCopies    = "dry-run-copies"
 )
 
 // The incidents of the write-up that findings add up to.
@@ -115,6 +116,7 @@ func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOption
 	checks := []func() error{d.uniformSkips, d.staleSkips, d.readyToTakeOver, d.stranded, d.misphased, d.falseSuccess, d.unfinalized}
 	if !opts.asIs {
 		checks = append(checks, d.orphanSlots) // a production ledger has no target tables
+		checks = append(checks, d.dryRunCopies)
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -195,6 +197,9 @@ func describe(name string) (rule, unit, summary string) {
 	case OrphanSlots:
 		return "R1, R2", "records", "created or matched slots whose target row is missing: the slot refuses every later claim, " +
 			"so no run will write the row again"
+	case DryRunCopies:
+		return "§5 --dry-run", "schemas", "schemas that hold a copy of this ledger's data (every tenant's) that a dry run made on the server " +
+			"and never dropped (it was killed): a dry run writes nothing, and leaves nothing behind either"
 	}
 	return "", "", ""
 }

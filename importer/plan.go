@@ -266,6 +266,9 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 		}
 		f.Info = info
 		if f.Format == reader.FormatXLSX {
+			if err := input.CheckWorkbook(f.Path, lim); err != nil {
+				return planNotes{}, inputError(f.Path, err)
+			}
 			// A workbook's XML says its own encoding; --encoding is a
 			// text file's.
 			f.Encoding, f.EncodingWhy = "", "a workbook: its XML names its encoding"
@@ -290,6 +293,11 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 			return planNotes{}, inputError(a.File, err)
 		}
 		a.Fingerprint = info.Fingerprint
+		if reader.Format(a.Format) == reader.FormatXLSX {
+			if err := input.CheckWorkbook(a.File, lim); err != nil {
+				return planNotes{}, inputError(a.File, err)
+			}
+		}
 		c := reader.ChooseEncoding(input.Name(a.File), info.Head, info.Text, encoding)
 		a.Encoding = c.Encoding
 		if !slices.ContainsFunc(files, func(f inputFile) bool { return f.Path == a.File }) {

@@ -177,11 +177,15 @@ func heartbeat(ctx context.Context, tx *sql.Tx, runID int64, o Owner, now string
 	return c == 1, err
 }
 
+// requestStopSQL: R14, a stop is a request in the run's row, with who asked
+// in its message (free while the run works: finalize writes its summary
+// there, a resume clears it), so that the run's owner, whichever process
+// it is, tells the stop as it was asked.
 const requestStopSQL = `
-UPDATE migrations SET cancellation_requested = 1 WHERE id = ? AND status = 'running'`
+UPDATE migrations SET cancellation_requested = 1, message = ? WHERE id = ? AND status = 'running'`
 
-func requestStop(ctx context.Context, tx *sql.Tx, runID int64) error {
-	return expectRows(ctx, tx, 1, "request stop", requestStopSQL, runID)
+func requestStop(ctx context.Context, tx *sql.Tx, runID int64, asked string) error {
+	return expectRows(ctx, tx, 1, "request stop", requestStopSQL, asked, runID)
 }
 
 // takeOverSQL: R8/R13, resume or stop of an interrupted run takes ownership

@@ -143,7 +143,15 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
 			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
 	}
-	invalid := r.perKind(func(k Kind) int64 { return k.Failed - k.Duplicate })
+	// A run loaded from a dump counted failures whose rows it does not
+	// carry: `rejects` cannot list them (dump.go); what it can list, the
+	// failures of a resume here, is advised as for any run.
+	listed := func(k Kind) int64 { return k.Failed - k.Duplicate }
+	if words := r.UnlistedWords(); words != "" {
+		out = append(out, words)
+		listed = func(k Kind) int64 { return max(min(k.FailedRows, k.Failed-k.Duplicate), 0) }
+	}
+	invalid := r.perKind(listed)
 	if invalid.total > 0 {
 		out = append(out, fmt.Sprintf("%s failed validation (%s) — see the reasons in `crmimport report %d` and the rows "+
 			"themselves with `crmimport rejects %d --out rejects.csv`, fix those rows and run again; imported rows will be "+

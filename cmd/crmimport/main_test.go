@@ -247,8 +247,12 @@ func stateOf(t *testing.T, path string) string {
 		sort.Strings(rows)
 		fmt.Fprintf(&b, "%s:\n  %s\n", table, strings.Join(rows, "\n  "))
 	}
-	// Other tests make schemas of their own meanwhile: a dry run's copies only.
+	// Other tests make schemas and dry runs of their own meanwhile: the
+	// copies of this schema only (a copy says what it copies, store's
+	// dry-run comment).
 	fmt.Fprintf(&b, "dry-run copies: %s\n", strings.Join(query(t, path,
-		`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'crmimport\_dry\_run\_%' ORDER BY nspname`), ", "))
+		`SELECT nspname FROM pg_namespace n WHERE nspname LIKE 'crmimport\_dry\_run\_%'
+		  AND coalesce(obj_description(n.oid, 'pg_namespace'), '') LIKE '%"of":"' || current_schema() || '"%'
+		ORDER BY nspname`), ", "))
 	return b.String()
 }

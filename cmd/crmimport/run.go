@@ -87,8 +87,11 @@ func (a *app) runAction(c *cli.Context) error {
 		return err
 	}
 	spec.Only = only
-	dbPath := a.dbPath
+	dbPath, standFor := a.dbPath, ""
 	if c.Bool("dry-run") {
+		if standFor, err = store.FileIDOf(a.dbPath); err != nil {
+			return err
+		}
 		tmp, cleanup, err := store.Throwaway(c.Context, a.dbPath)
 		if err != nil {
 			return err
@@ -108,7 +111,9 @@ func (a *app) runAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	imp := importer.New(a.engine(db))
+	e := a.engine(db)
+	e.StandFor(standFor) // a dry run's copy stands for the database (R13)
+	imp := importer.New(e)
 	var runID atomic.Int64
 	ctx, stop := a.stopOnSignal(c.Context, runID.Load)
 	defer stop()
