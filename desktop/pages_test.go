@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -122,5 +123,61 @@ func TestALoadedRunsFailedRecordsSayWhereTheyAre(t *testing.T) {
 		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 		require.Contains(t, w.Body.String(), "12 failed records (8 contacts, 4 deals) were counted where run 1 ran")
 		require.Contains(t, w.Body.String(), "the dump carries no failed rows")
+	})
+}
+
+// TestSkippedPageSaysWhatWaitsForNothing: R6b (issue 23 item 10). A note
+// or task linked only to a Salesforce case waits for nothing a run of its
+// export gives: the Skipped page and its API say so, and promise it no
+// run; a note that waits for an account not imported is still waiting.
+func TestSkippedPageSaysWhatWaitsForNothing(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, addr)
+		require.NoError(t, err)
+		imp := importer.New(phases.New(db, nil))
+		run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "salesforce", Input: "../fixtures/bad/salesforce/14-linked-only-to-a-case"})
+		require.NoError(t, err)
+		_, err = imp.Execute(ctx, run.ID)
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		s, err := New(ctx, Config{DBPath: addr, Folder: t.TempDir()})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+
+		w := s.do(t, req{http.MethodGet, "/runs/1/skipped?kind=note", s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		body := w.Body.String()
+		require.Contains(t, body, "wait for nothing a run of their export gives")
+		rows := strings.Split(body, "<tr>")
+		var caseOnly, waiting string
+		for _, r := range rows {
+			switch {
+			case strings.Contains(r, "0025g00000Nc001AAB"):
+				caseOnly = r
+			case strings.Contains(r, "0025g00000Nc004AAB"):
+				waiting = r
+			}
+		}
+		require.Contains(t, caseOnly, "linked only to a case, which the salesforce profile does not import")
+		require.Contains(t, caseOnly, "nothing a run of this export gives:")
+		require.Contains(t, waiting, "not linked to any record")
+		require.NotContains(t, waiting, "nothing a run of this export gives", "it waits for its account")
+		require.Contains(t, waiting, "company_id <code>0015g00000ZzZzZAAV</code>")
+
+		w = s.do(t, req{http.MethodGet, "/api/runs/1/skipped?kind=activity", s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		var api struct {
+			Records []struct {
+				Reason          string `json:"reason"`
+				WaitsForNothing bool   `json:"waits_for_nothing"`
+			} `json:"records"`
+		}
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &api))
+		require.Len(t, api.Records, 20)
+		for _, r := range api.Records {
+			require.True(t, r.WaitsForNothing, r.Reason)
+		}
 	})
 }

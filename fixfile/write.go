@@ -10,6 +10,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -69,7 +71,8 @@ type source struct {
 	run       phases.Run
 	opts      importer.Options
 	prof      *profile.Profile
-	encodings map[string]string // a task's input -> the encoding it was read in
+	encodings map[string]string   // a task's input -> the encoding it was read in
+	kinds     map[string][]string // a task's input -> the kinds its tasks read it as, in plan order (SPEC §4: one file, several kinds)
 }
 
 // runOptions is a run and the options it was planned with.
@@ -98,11 +101,14 @@ func load(ctx context.Context, db *sql.DB, runID int64) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc := map[string]string{}
+	enc, kinds := map[string]string{}, map[string][]string{}
 	for _, t := range tasks {
 		enc[t.File] = t.Encoding
+		if !slices.Contains(kinds[t.File], string(t.Kind)) {
+			kinds[t.File] = append(kinds[t.File], string(t.Kind))
+		}
 	}
-	return &source{run: run, opts: opts, prof: prof, encodings: enc}, nil
+	return &source{run: run, opts: opts, prof: prof, encodings: enc, kinds: kinds}, nil
 }
 
 // fixFile is one file of a fix folder being written.
@@ -119,6 +125,7 @@ type fixFile struct {
 // fixRow is one failed row in a fix file.
 type fixRow struct {
 	failure  int64
+	kind     string
 	sourceID string
 	from     string // FILE:LINE the run read it at
 	reason   string
@@ -126,13 +133,45 @@ type fixRow struct {
 	raw      string // the raw JSON object (JSON files)
 	text     string // a row that could not be read as a row: its text
 	line     int    // its line in the fix file, once written
+	// also are the failures of the same line by the other kinds of its
+	// file (SPEC §4: a file may feed several kinds, a task each): the
+	// line is written once, each failure keeps its reason.
+	also []alsoFailed
+	// file and at are where the run read it (the record's file, a
+	// workbook's with its sheet; its line), for the order of the rows.
+	file string
+	at   int64
 }
 
-// group sorts failures into the fix files they belong in, in the order
-// they failed.
+// alsoFailed is another kind's failure of a fix row's line.
+type alsoFailed struct {
+	failure      int64
+	kind, reason string
+}
+
+// group sorts failures into the fix files they belong in: each failing
+// line once, however many tasks of its file failed it (SPEC §4), in the
+// order the run read them.
 func group(fails []forensics.Failure) ([]*fixFile, error) {
 	var out []*fixFile
 	byName := map[string]*fixFile{}
+	lines := map[string]int{} // fix file, input and FILE:LINE -> its row's index in the fix file
+	files := map[*fixFile]map[string]int{}
+	defer func() {
+		// Rows of several tasks follow each other task by task: put
+		// them back in the order of the files (sheets, entries) and
+		// lines they were read at.
+		for _, ff := range out {
+			order := files[ff]
+			sort.SliceStable(ff.rows, func(i, j int) bool {
+				a, b := ff.rows[i], ff.rows[j]
+				if order[a.file] != order[b.file] {
+					return order[a.file] < order[b.file]
+				}
+				return a.at < b.at
+			})
+		}
+	}()
 	for _, f := range fails {
 		name, in := fixName(f)
 		switch strings.ToLower(name) {
@@ -153,7 +192,19 @@ func group(fails []forensics.Failure) ([]*fixFile, error) {
 		if in != "" && !contains(ff.from, in) {
 			ff.from = append(ff.from, in)
 		}
-		r := fixRow{failure: f.ID, sourceID: f.SourceID, from: fmt.Sprintf("%s:%d", f.File, f.Line), reason: f.Reason, raw: f.RawJSON}
+		if files[ff] == nil {
+			files[ff] = map[string]int{}
+		}
+		if _, ok := files[ff][f.File]; !ok {
+			files[ff][f.File] = len(files[ff])
+		}
+		from := fmt.Sprintf("%s:%d", f.File, f.Line)
+		key := strings.ToLower(name) + "\x00" + in + "\x00" + from
+		if i, ok := lines[key]; ok {
+			ff.rows[i].also = append(ff.rows[i].also, alsoFailed{failure: f.ID, kind: f.Kind, reason: f.Reason})
+			continue
+		}
+		r := fixRow{failure: f.ID, kind: f.Kind, sourceID: f.SourceID, from: from, reason: f.Reason, raw: f.RawJSON, file: f.File, at: f.Line}
 		for _, c := range f.Raw {
 			if c.Name == profile.RawText {
 				r.text = c.Value
@@ -165,6 +216,7 @@ func group(fails []forensics.Failure) ([]*fixFile, error) {
 			r.cells = nil // what could be read of it does not line up
 		}
 		ff.rows = append(ff.rows, r)
+		lines[key] = len(ff.rows) - 1
 	}
 	return out, nil
 }
@@ -184,7 +236,7 @@ func fixName(f forensics.Failure) (name, in string) {
 		// A workbook's failed rows are written as CSV, under their
 		// sheet's header: a spreadsheet opens it, and the profile's
 		// pattern for the workbook reads it (a table pattern matches
-		// both: profile.Profile.FileKind).
+		// both: profile.Profile.FileKinds).
 		name = name[:len(name)-len(".xlsx")] + ".csv"
 	}
 	return name, f.Input
@@ -263,6 +315,10 @@ func (s *source) write(files []*fixFile, dir string, made bool) (res Result, err
 		}
 		w := Written{Name: ff.name, Kind: ff.kind}
 		mf := importer.FixFile{Name: ff.name, Kind: ff.kind, From: ff.from, Failures: []int64{}, IDs: []string{}, Lines: []int{}}
+		several := false
+		for _, r := range ff.rows {
+			several = several || r.kind != ff.kind
+		}
 		for _, r := range ff.rows {
 			if r.unreadable() {
 				w.Unreadable++
@@ -270,6 +326,19 @@ func (s *source) write(files []*fixFile, dir string, made bool) (res Result, err
 			}
 			w.Rows++
 			mf.Failures, mf.IDs, mf.Lines = append(mf.Failures, r.failure), append(mf.IDs, r.sourceID), append(mf.Lines, r.line)
+			if several {
+				mf.Kinds = append(mf.Kinds, r.kind)
+			}
+		}
+		for _, in := range ff.from {
+			for _, k := range s.kinds[in] {
+				if !slices.Contains(mf.ReadAs, k) {
+					mf.ReadAs = append(mf.ReadAs, k)
+				}
+			}
+		}
+		if len(mf.ReadAs) < 2 {
+			mf.ReadAs = nil // one kind: Kind says it
 		}
 		mf.Rows = w.Rows
 		res.Files = append(res.Files, w)
@@ -509,19 +578,28 @@ func writeReasons(w *bufio.Writer, files []*fixFile, n *int) error {
 	}
 	for _, ff := range files {
 		for _, r := range ff.rows {
-			line, reason := strconv.Itoa(r.line), r.reason
-			if r.unreadable() {
-				line = ""
-				reason += " — not in " + ff.name + ": it could not be read as a row; correct its text and add it there"
+			// A line that several kinds of its file failed has a reason
+			// per kind, each saying which.
+			reasons := []alsoFailed{{failure: r.failure, kind: r.kind, reason: r.reason}}
+			reasons = append(reasons, r.also...)
+			for _, a := range reasons {
+				line, reason := strconv.Itoa(r.line), a.reason
+				if len(reasons) > 1 {
+					reason = a.kind + ": " + reason
+				}
+				if r.unreadable() {
+					line = ""
+					reason += " — not in " + ff.name + ": it could not be read as a row; correct its text and add it there"
+				}
+				row := []string{ff.name, line, r.sourceID, reason, r.from, r.text}
+				for i := range row {
+					row[i] = forensics.SafeCell(row[i])
+				}
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+				*n++
 			}
-			row := []string{ff.name, line, r.sourceID, reason, r.from, r.text}
-			for i := range row {
-				row[i] = forensics.SafeCell(row[i])
-			}
-			if err := cw.Write(row); err != nil {
-				return err
-			}
-			*n++
 		}
 	}
 	cw.Flush()

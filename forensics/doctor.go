@@ -351,9 +351,15 @@ func (d *doctor) uniformSkips() error {
 		if err != nil {
 			return fmt.Errorf("doctor: uniform skips: %w", err)
 		}
-		if g.reason != importer.ReasonNotLinked {
-			f.repair(d.crmimport("ledger", "why", "--tenant", g.tenant, "--kind", g.kind.Plural(), "--run", strconv.FormatInt(g.run, 10)),
-				"check the export and its profile; a run over the corrected export takes the slots over (R3)")
+		why := d.crmimport("ledger", "why", "--tenant", g.tenant, "--kind", g.kind.Plural(), "--run", strconv.FormatInt(g.run, 10))
+		switch {
+		case importer.WaitsForNothing(g.reason):
+			// R6b: nothing a run of the export gives will link them;
+			// no run is offered to take them over.
+			f.repair(why, g.reason+": no run of this export takes them over; to import them, link them to a contact, "+
+				"company or deal in the CRM and export them again")
+		case g.reason != importer.ReasonNotLinked:
+			f.repair(why, "check the export and its profile; a run over the corrected export takes the slots over (R3)")
 		}
 	}
 	// Records waiting for their parents are taken over by one run of

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
@@ -77,7 +78,11 @@ type Skip struct {
 	Reason   string            `json:"reason"`
 	Waits    map[string]string `json:"waits_for"` // the link values the skip could not resolve (its detail)
 	Ready    []string          `json:"ready"`     // the kinds of those parents that now have a final slot (R3: a run takes it over)
-	At       string            `json:"at"`
+	// WaitsForNothing: its links name only records that no run of its
+	// export gives (R6b: a case, a kind the profile does not read); the
+	// page promises it no run.
+	WaitsForNothing bool   `json:"waits_for_nothing"`
+	At              string `json:"at"`
 }
 
 // skipsSQL: the slots a run owns as skips (R3: the latest attempt owns a
@@ -123,6 +128,7 @@ func Skips(ctx context.Context, db *sql.DB, runID int64, kind ledger.Kind, limit
 		if err := rows.Scan(&s.Kind, &s.SourceID, &s.Reason, &detail, &s.At, &ready); err != nil {
 			return nil, fmt.Errorf("skips of run %d: %w", runID, err)
 		}
+		s.WaitsForNothing = importer.WaitsForNothing(s.Reason)
 		s.Waits = map[string]string{}
 		if detail != "" {
 			_ = json.Unmarshal([]byte(detail), &s.Waits) // a detail that is not an object waits for nothing known

@@ -313,7 +313,7 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if work, err := imp.openRevisit(ctx, run, t, tasks, opts, prof); work != nil || err != nil {
 		return work, err
 	}
-	w, err := imp.openFile(prof, t)
+	w, err := imp.openFile(prof, t, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +422,7 @@ func (imp *Importer) rereadSeen(stop context.Context, t phases.Task, tasks []pha
 		if u.Kind != t.Kind || u.ID >= t.ID || x.loaded[u.ID] || u.Checkpoint.Rows == 0 {
 			continue
 		}
-		w, err := imp.openFile(prof, u)
+		w, err := imp.openFile(prof, u, tasks)
 		if err != nil {
 			return fmt.Errorf("re-read the ids of %s: %w", input.Name(u.File), err)
 		}
@@ -457,12 +457,21 @@ func (imp *Importer) rereadSeen(stop context.Context, t phases.Task, tasks []pha
 }
 
 // openFile opens a task's input (a file, a gzip, a zip's entry) and reads
-// its header (openTaskInput).
-func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*openedTask, error) {
+// its header (openTaskInput). Its mapper knows which kinds the run's
+// tasks (of the run, tasks) read the same file for (SPEC §4: which of
+// them counts the rows no kind takes, which fails a flag it cannot read).
+func (imp *Importer) openFile(prof *profile.Profile, t phases.Task, tasks []phases.Task) (*openedTask, error) {
 	ti, err := openTaskInput(prof, t.File, t.Kind, reader.Format(t.Format), t.Encoding, imp.limits)
 	if err != nil {
 		return nil, err
 	}
+	var kinds []ledger.Kind
+	for _, u := range tasks {
+		if u.File == t.File {
+			kinds = append(kinds, u.Kind)
+		}
+	}
+	ti.mapper.Planned(kinds)
 	if err := ti.ready(); err != nil {
 		ti.close()
 		return nil, err
@@ -561,7 +570,12 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 		default:
 			w.rows++
 			w.line = int64(r.Line)
-			if !r.Excluded { // read, but not a record of the kind: no outcome
+			if r.Excluded { // read, but not a record of the kind: no outcome, counted (SPEC §4)
+				counts.Excluded++
+				if r.Untaken {
+					counts.Untaken++
+				}
+			} else {
 				chunk = append(chunk, r)
 				rows = append(rows, w.rows-1)
 			}
