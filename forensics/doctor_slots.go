@@ -14,18 +14,30 @@ import (
 // tenant, source and kind, the latest run that processed the kind (a task
 // of it succeeded); a skipped slot owned by an older run was not taken
 // over by it — the poisoned ledger of the write-up, where the claim read a
-// skip as a verdict.
+// skip as a verdict. Unless it was, and an undo under --cascade took that
+// run's record back, giving the slot its earlier skip again (R16, SPEC
+// §10): taken back lists the slots an undo took back from runs it did not
+// undo, as far as its tasks went (an undo's task counts its progress in
+// items: read_bytes is the items done, undo.Open).
 const staleSkipsSQL = `
 WITH latest AS (
     SELECT m.tenant_id, m.source, t.kind, max(m.id) AS run
     FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
     WHERE t.status = 'succeeded' AND (?1 = '' OR m.tenant_id = ?1)
       AND m.undoes IS NULL AND m.undone_by IS NULL -- an undo and what it took back processed nothing (R16)
-    GROUP BY m.tenant_id, m.source, t.kind)
+    GROUP BY m.tenant_id, m.source, t.kind),
+taken_back AS (
+    SELECT DISTINCT um.tenant_id, u.source, u.kind, u.source_id, u.owner
+    FROM undo_items u
+    JOIN migrations um ON um.id = u.undo_id
+    JOIN migration_tasks ut ON ut.migration_id = u.undo_id AND ut.kind = u.kind
+    WHERE u.owner <> um.undoes AND u.seq <= ut.read_bytes AND (?1 = '' OR um.tenant_id = ?1))
 SELECT r.tenant_id, r.source, r.kind, coalesce(r.migration_id, 0), l.run, r.source_id
 FROM migration_records r
 JOIN latest l ON l.tenant_id = r.tenant_id AND l.source = r.source AND l.kind = r.kind
-WHERE r.action = 'skipped' AND coalesce(r.migration_id, 0) < l.run
+LEFT JOIN taken_back b ON b.tenant_id = r.tenant_id AND b.source = r.source AND b.kind = r.kind
+    AND b.source_id = r.source_id AND b.owner = l.run
+WHERE r.action = 'skipped' AND coalesce(r.migration_id, 0) < l.run AND b.owner IS NULL
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.migration_id, r.source_id`
 
 func (d *doctor) staleSkips() error {

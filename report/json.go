@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"crmimport/phases"
+	"crmimport/undo"
 )
 
 // Summary is the JSON summary of a run (SPEC §5): every planned kind with
@@ -21,10 +22,13 @@ type Summary struct {
 	Kinds       map[string]phases.Counts `json:"kinds"`
 	// Undoes is the run an undo takes back, UndoneBy the undo that took
 	// this run back (R16); absent when 0.
-	Undoes   int64    `json:"undoes,omitempty"`
-	UndoneBy int64    `json:"undone_by,omitempty"`
-	Warnings []string `json:"warnings"`
-	Next     []string `json:"next"`
+	Undoes   int64 `json:"undoes,omitempty"`
+	UndoneBy int64 `json:"undone_by,omitempty"`
+	// PartlyUndone is what undos under --cascade took back of this run's
+	// records, per undo and kind (R16); absent when nothing.
+	PartlyUndone []undo.Part `json:"partly_undone,omitempty"`
+	Warnings     []string    `json:"warnings"`
+	Next         []string    `json:"next"`
 	// DryRun marks the summary of a dry run, whose run is in a throwaway
 	// copy: Run is 0 then, naming no run of the database.
 	DryRun bool `json:"dry_run,omitempty"`
@@ -36,7 +40,7 @@ func (r *Report) Summary() Summary {
 		Run: r.Run.ID, Tenant: r.Run.Tenant, Source: r.Run.Source, Status: string(r.Run.Status),
 		Interrupted: r.Interrupted, Phase: r.Run.CurrentPhase, StartedAt: r.Run.StartedAt.UTC().Format(time.RFC3339),
 		DurationMS: r.Run.DurationMS, Kinds: map[string]phases.Counts{}, Warnings: r.Warnings(), Next: r.Next(),
-		Undoes: r.Run.Undoes, UndoneBy: r.Run.UndoneBy,
+		Undoes: r.Run.Undoes, UndoneBy: r.Run.UndoneBy, PartlyUndone: r.TakenBack,
 	}
 	if r.Run.FinishedAt != nil {
 		f := r.Run.FinishedAt.UTC().Format(time.RFC3339)

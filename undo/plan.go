@@ -127,10 +127,14 @@ const tenantSlotsSQL = `
 SELECT source, kind, source_id, coalesce(migration_id, 0), action, coalesce(record_id, 0)
 FROM migration_records WHERE tenant_id = ?`
 
+// beforeImagesSQL reads the tenant's before-images: who took each slot
+// over, and whether the image's own owner is undone — undone since, or
+// the run being undone (?2), whose skips a dependent's record took over
+// under --cascade (SPEC §10: never restored).
 const beforeImagesSQL = `
-SELECT b.source, b.kind, b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0
+SELECT b.source, b.kind, b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0 OR coalesce(b.migration_id, 0) = ?2
 FROM slot_before b LEFT JOIN migrations m ON m.id = b.migration_id
-WHERE b.tenant_id = ?`
+WHERE b.tenant_id = ?1`
 
 const undoOfSQL = `SELECT id, status FROM migrations WHERE undoes = ? AND id <> ? ORDER BY id DESC LIMIT 1`
 
@@ -365,7 +369,7 @@ func refuse(ctx context.Context, q Querier, e *phases.Engine, run phases.Run, se
 
 // count fills Counts with what each item comes to.
 func (p *Plan) count(ctx context.Context, q Querier) error {
-	images, err := beforeImages(ctx, q, p.Run.Tenant)
+	images, err := beforeImages(ctx, q, p.Run.Tenant, p.Run.ID)
 	if err != nil {
 		return err
 	}
@@ -392,8 +396,8 @@ type image struct {
 	ownerGone bool
 }
 
-func beforeImages(ctx context.Context, q Querier, tenant string) (map[imageKey]image, error) {
-	rows, err := q.QueryContext(ctx, beforeImagesSQL, tenant)
+func beforeImages(ctx context.Context, q Querier, tenant string, undone int64) (map[imageKey]image, error) {
+	rows, err := q.QueryContext(ctx, beforeImagesSQL, tenant, undone)
 	if err != nil {
 		return nil, fmt.Errorf("read the before-images of tenant %s: %w", tenant, err)
 	}
@@ -418,16 +422,18 @@ func restores(it Item, im image, found bool) bool {
 	return found && im.takenBy == it.Owner && !im.ownerGone
 }
 
-// tally counts one item: a created slot's row removed, a matched slot
-// released, a skip restored or cleared.
+// tally counts one item by what becomes of its slot: given its
+// before-image back (restored; a created slot's row is removed with it, as
+// the takeover wrote it), else deleted — with its row (removed), leaving
+// the matched row (released), or a skip of its own (cleared).
 func tally(c *phases.Counts, it Item, im image) {
 	switch {
+	case restores(it, im, im.takenBy != 0):
+		c.Restored++
 	case it.Action == ledger.Created:
 		c.Removed++
 	case it.Action == ledger.Matched:
 		c.Released++
-	case restores(it, im, im.takenBy != 0):
-		c.Restored++
 	default:
 		c.Cleared++
 	}

@@ -171,11 +171,14 @@ func TestUndoIsExact(t *testing.T) {
 			u := w.undo(run.ID, false)
 			require.Equal(t, before, w.dump(), "R16: the dump after the run and its undo is the dump before the run")
 			require.Equal(t, doctorBefore, w.doctor(), "doctor finds after the undo what it found before the run")
+			// Each slot counted for what became of it (SPEC §10): co3 and
+			// n1, created over the first run's skips, get those skips back
+			// (restored; their rows go), as does n2's refreshed skip.
 			require.Equal(t, map[ledger.Kind]phases.Counts{
-				ledger.Company: {Removed: 2, Released: 1},
+				ledger.Company: {Removed: 1, Released: 1, Restored: 1},
 				ledger.Contact: {Removed: 2, Released: 1},
 				ledger.Deal:    {Removed: 1},
-				ledger.Note:    {Removed: 1, Restored: 1, Cleared: 1},
+				ledger.Note:    {Restored: 2, Cleared: 1},
 			}, u.Stats)
 			require.Equal(t, u.ID, w.runRow(run.ID).UndoneBy, "the undone run names its undo")
 			require.Equal(t, run.ID, u.Undoes)
@@ -215,7 +218,7 @@ func TestUndoIsExact(t *testing.T) {
 			run := w.run(notes, "canonical", ledger.Note)
 			require.Equal(t, phases.Counts{Imported: 2, Unchanged: 1}, run.Stats[ledger.Note])
 			u := w.undo(run.ID, false)
-			require.Equal(t, map[ledger.Kind]phases.Counts{ledger.Note: {Removed: 2}}, u.Stats)
+			require.Equal(t, map[ledger.Kind]phases.Counts{ledger.Note: {Restored: 2}}, u.Stats, "two skips given back, their notes' rows removed")
 			require.Equal(t, before, w.dump(), "the skips it took over are the first run's again: reason, detail, owner, time")
 			require.Equal(t, doctorBefore, w.doctor())
 			require.Equal(t, run.Stats, w.run(notes, "canonical", ledger.Note).Stats)

@@ -20,6 +20,9 @@ type Options struct {
 	// BatchSize is how many slots one batch takes back; 0 is BatchSize.
 	// Kept with the run, so that a resume batches as the undo began.
 	BatchSize int `json:"batch_size,omitempty"`
+	// Taken is, under cascade, how many records of each other run and kind
+	// the plan takes back (TakenBack marks those runs with it).
+	Taken []Taken `json:"taken,omitempty"`
 }
 
 // BatchSize is how many slots one batch of an undo takes back: as many as
@@ -78,7 +81,7 @@ func StartWith(ctx context.Context, e *phases.Engine, o Options) (phases.Run, *P
 func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) {
 	id, cascade := p.Run.ID, p.Cascade
 	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source,
-		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize},
+		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize, Taken: taken(p.Dependents)},
 		Undoes:  id, Notices: p.Notices}
 	for _, k := range target.ChildrenFirst() {
 		if n := len(p.Items[k]); n > 0 {
@@ -213,7 +216,7 @@ func Open(db *sql.DB) phases.OpenFunc {
 				return phases.Batch{}, err
 			}
 			var c phases.Counts
-			b := batch{undo: run.ID, tenant: run.Tenant, kind: t.Kind, after: done, last: last, items: items}
+			b := batch{undo: run.ID, undoes: run.Undoes, tenant: run.Tenant, kind: t.Kind, after: done, last: last, items: items}
 			if err := takeBack(ctx, tx, b, &c); err != nil {
 				return phases.Batch{}, err
 			}
@@ -257,9 +260,12 @@ SELECT record_id FROM undo_items
 WHERE undo_id = ? AND kind = ? AND seq > ? AND seq <= ? AND delete_row = 1`
 
 	// batchImagesSQL reads the before-images of a batch's slots: who took
-	// each over, and whether the image's own owner was undone since.
+	// each over, and whether the image's own owner is undone — undone
+	// since, or the very run this undo takes back (?6), whose skips a
+	// dependent's record took over under --cascade (SPEC §10: never
+	// restored).
 	batchImagesSQL = `
-SELECT b.source, b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0
+SELECT b.source, b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0 OR coalesce(b.migration_id, 0) = ?6
 FROM undo_items u
 JOIN slot_before b ON b.tenant_id = ?1 AND b.source = u.source AND b.kind = u.kind AND b.source_id = u.source_id
 LEFT JOIN migrations m ON m.id = b.migration_id
@@ -312,6 +318,7 @@ func (e *ChangedError) Error() string {
 // in (after, last].
 type batch struct {
 	undo        int64
+	undoes      int64 // the run the undo takes back
 	tenant      string
 	kind        ledger.Kind
 	after, last int64
@@ -435,7 +442,7 @@ func moveEpochs(ctx context.Context, tx *sql.Tx, b batch) error {
 
 // readImages reads the before-images of a batch's slots.
 func readImages(ctx context.Context, tx *sql.Tx, b batch) (map[imageKey]image, error) {
-	rows, err := tx.QueryContext(ctx, batchImagesSQL, b.args()...)
+	rows, err := tx.QueryContext(ctx, batchImagesSQL, append(b.args(), b.undoes)...)
 	if err != nil {
 		return nil, fmt.Errorf("read the before-images of %s slots: %w", b.kind, err)
 	}

@@ -118,6 +118,8 @@ if (runsTable) {
         const row = runsTable.querySelector("tr[data-run='" + r.run + "']");
         if (!row) { unknown = true; continue; }
         if (String(r.undone_by || 0) !== row.getAttribute("data-undone-by")) { unknown = true; continue; } // undone since: its undo's link
+        const partly = (r.partly_undone || []).reduce((n, p) => n + p.count, 0);
+        if (String(partly) !== row.getAttribute("data-partly")) { unknown = true; continue; } // records taken back by a cascade since
         const cells = row.querySelectorAll("td");
         setStatus(cells[3], r.interrupted ? "interrupted" : r.status);
         cells[4].textContent = r.phase;
