@@ -483,7 +483,8 @@ func TestUndoMovesTheEpochOfItsTenantAndSourceOnly(t *testing.T) {
 
 // TestUndoPlanGoesStaleWhenTheTenantIsWritten: an undo commits the plan it
 // showed, or nothing — a run of the tenant between the plan and its start
-// refuses the start (R10, R16).
+// that changes what it would take back refuses the start, naming what
+// changed (R10, R16).
 func TestUndoPlanGoesStaleWhenTheTenantIsWritten(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
@@ -494,12 +495,24 @@ func TestUndoPlanGoesStaleWhenTheTenantIsWritten(t *testing.T) {
 		require.NoError(t, err)
 		w.run(export(t, map[string]string{"contacts.csv": "id,first_name,company_id\nc1,Ann,co1\n"}), "canonical")
 		_, err = p.Start(ctx, w.imp.Engine)
-		var refused *undo.RefusedError
-		require.ErrorAs(t, err, &refused)
-		require.Contains(t, err.Error(), "changed while the undo of run 1 was planned: nothing was written")
+		var changed *undo.PlanChangedError
+		require.ErrorAs(t, err, &changed)
+		require.Contains(t, err.Error(), "its plan changed since the preview: 1 more contact of run 2 to remove; nothing was written")
 		runs, err := phases.ListRuns(ctx, w.db, tenant)
 		require.NoError(t, err)
 		require.Len(t, runs, 2)
+
+		// Under --cascade, where the new record is no refusal but one more
+		// to take back: the plan committed is still the one built.
+		p, err = undo.Build(ctx, w.db, w.imp.Engine, first.ID, true)
+		require.NoError(t, err)
+		bob := w.run(export(t, map[string]string{"contacts.csv": "id,first_name,company_id\nc2,Bob,co1\n"}), "canonical")
+		_, err = p.Start(ctx, w.imp.Engine)
+		require.ErrorAs(t, err, &changed)
+		require.Contains(t, err.Error(), fmt.Sprintf("its plan changed since the preview: 1 more contact of run %d to remove; nothing was written", bob.ID))
+		runs, err = phases.ListRuns(ctx, w.db, tenant)
+		require.NoError(t, err)
+		require.Len(t, runs, 3)
 	})
 }
 
