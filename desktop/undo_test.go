@@ -291,3 +291,49 @@ func TestPartlyUndoneOnThePages(t *testing.T) {
 		require.Equal(t, []any{map[string]any{"undo": float64(3), "undoes": float64(1), "kind": "contact", "count": float64(2)}}, partly)
 	})
 }
+
+// TestUndoConfirmsItsPreview (R16; SPEC §11: a preview and its commit are
+// the same plan): the preview answers the plan's digest and its parts; the
+// confirming POST carries them back, and a plan that another run changed
+// in between is refused (409, exit 8) naming what changed — not taken back
+// bigger than the confirmation showed; the preview again, confirmed, is.
+func TestUndoConfirmsItsPreview(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := undoServer(t, addr,
+			importer.RunSpec{Tenant: "acme", Source: "canonical", Input: "../fixtures/demo", Only: []ledger.Kind{ledger.Company}},
+			importer.RunSpec{Tenant: "acme", Source: "canonical", Input: "../fixtures/demo", Only: []ledger.Kind{ledger.Contact}})
+		res, preview := s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=1", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, preview)
+		require.Len(t, preview["plan"], 64)
+		require.NotEmpty(t, preview["parts"])
+
+		// Another import of the tenant between the preview and its
+		// confirmation: two more contacts of run 1's companies.
+		res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": "../fixtures/demo-later", "tenant": "acme", "source": "canonical"})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		later := int64(doc["run"].(float64))
+		require.Equal(t, phases.RunSucceeded, s.waitDone(t, later).Status)
+		before := snapshot(t, s)
+
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": preview["plan"], "parts": preview["parts"]})
+		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+		require.Equal(t, float64(8), doc["exit_code"], "exit 8, as `undo --plan` refuses a changed plan")
+		require.Contains(t, doc["error"], fmt.Sprintf("its plan changed since the preview: 2 more contacts of run %d to remove; nothing was written", later))
+		require.Equal(t, before, snapshot(t, s), "nothing was taken back")
+		require.Equal(t, 3, s.count(t, `SELECT count(*) FROM migrations`), "and no undo planned")
+
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": "not a digest"})
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
+		require.Equal(t, float64(2), doc["exit_code"])
+
+		res, again := s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=1", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, again)
+		require.NotEqual(t, preview["plan"], again["plan"])
+		require.Equal(t, preview["total"].(float64)+2, again["total"])
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": again["plan"], "parts": again["parts"]})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		require.Equal(t, again["total"], doc["total"])
+		require.Equal(t, phases.RunSucceeded, s.waitDone(t, int64(doc["run"].(float64))).Status)
+	})
+}

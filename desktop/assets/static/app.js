@@ -286,7 +286,10 @@ function renderInspection(node, doc) {
 // confirmation naming the counts, then follows to the undo's own page,
 // where it shows live like any run. A refusal because of dependents lists
 // them and offers --cascade, with a second confirmation naming what it
-// takes back too.
+// takes back too. The confirmation carries the preview's plan (its digest
+// and parts): if another run changed the plan meanwhile, the server takes
+// nothing back (exit 8) and the dialog shows the plan as it is now, with
+// what changed, to confirm again.
 const undoButton = document.getElementById("undo");
 const undoDialog = document.getElementById("undo-dialog");
 if (undoButton && undoDialog) {
@@ -299,6 +302,7 @@ if (undoButton && undoDialog) {
   const plurals = { activity: "activities", email: "emails", note: "notes", deal: "deals", contact: "contacts", company: "companies" };
   const childrenFirst = ["activity", "email", "note", "deal", "contact", "company"];
   let cascade = false;
+  let shown = null; // the preview being confirmed
 
   async function preview(withCascade) {
     const res = await fetch(url + (withCascade ? "?cascade=1" : ""), { credentials: "same-origin" });
@@ -316,7 +320,7 @@ if (undoButton && undoDialog) {
     const parts = [];
     if (t.removed) parts.push("removes " + fmt(t.removed) + (t.removed === 1 ? " row" : " rows") + " with " + (t.removed === 1 ? "its slot" : "their slots"));
     if (t.released) parts.push("releases " + fmt(t.released) + " matched " + (t.released === 1 ? "slot" : "slots") + " (the matched rows stay)");
-    if (t.restored) parts.push("restores " + fmt(t.restored) + (t.restored === 1 ? " skip" : " skips") + " to the state before the run");
+    if (t.restored) parts.push("restores " + fmt(t.restored) + (t.restored === 1 ? " skip" : " skips") + " to the state before the run (with the row made over it, if any)");
     if (t.cleared) parts.push("clears " + fmt(t.cleared) + " of its own " + (t.cleared === 1 ? "skip" : "skips"));
     if (parts.length < 2) return parts.join("");
     return parts.slice(0, -1).join(", ") + " and " + parts[parts.length - 1];
@@ -346,6 +350,7 @@ if (undoButton && undoDialog) {
   }
   function showPreview(p) {
     reset();
+    shown = p;
     const t = totals(p);
     const kinds = childrenFirst.filter((k) => p.kinds && p.kinds[k]);
     const tab = table(["kind", "removed", "released", "restored", "cleared"],
@@ -366,6 +371,7 @@ if (undoButton && undoDialog) {
       words += " With --cascade it takes back too " + also.join(", ") + ": records that other runs wrote.";
     }
     body.appendChild(el("p", { class: "confirm-words", id: "undo-words" }, words));
+    body.appendChild(el("p", { class: "legend", id: "undo-plan", "data-plan": p.plan }, "Plan " + p.plan.slice(0, 12) + "…: the undo takes back exactly this, or nothing if another run changes it before you confirm."));
     confirmB.textContent = (p.cascade ? "Undo run " + run + " with --cascade" : "Undo run " + run) + " — take back " + fmt(p.total) + (p.total === 1 ? " record" : " records");
     confirmB.hidden = false;
     confirmB.focus();
@@ -401,9 +407,19 @@ if (undoButton && undoDialog) {
     confirmB.disabled = true;
     say(msg, "Planning the undo…");
     try {
-      const doc = await post(url, { cascade: cascade });
+      const doc = await post(url, { cascade: cascade, plan: shown.plan, parts: shown.parts });
       location.href = doc.url;
     } catch (e) {
+      if (e.doc && e.doc.exit_code === 8) {
+        // The plan changed since this preview: nothing was taken back.
+        // Show the plan as it is now, and why, to confirm again.
+        const r = await preview(cascade);
+        if (r.ok) showPreview(r.doc);
+        else if (r.doc.dependents && r.doc.dependents.length) showDependents(r.doc);
+        else reset();
+        say(msg, e.message, true);
+        return;
+      }
       say(msg, e.message, true);
       confirmB.disabled = false;
     }
