@@ -155,6 +155,10 @@ func (r *Report) undoNext() []string {
 // throwaway copy of the database: no command here names it.
 func (r *Report) dryRunNext() []string {
 	out := []string{fmt.Sprintf("this was a dry run: nothing was written to %s; the same command without --dry-run imports", r.DryRun)}
+	if plan, _ := importer.PlanOf(r.Run, r.Tasks); plan != "" {
+		out = append(out, fmt.Sprintf("its plan is %s: with `--plan %s` in place of --dry-run, the same command imports exactly this plan, "+
+			"or nothing (exit 8) if a file changed since", plan, plan))
+	}
 	for _, t := range r.Tasks {
 		if t.Status == phases.TaskFailed {
 			out = append(out, fmt.Sprintf("%s could not be read: %s", input.Name(t.File), t.LastError))

@@ -3,6 +3,7 @@ package report
 import (
 	"time"
 
+	"crmimport/importer"
 	"crmimport/phases"
 	"crmimport/undo"
 )
@@ -32,6 +33,12 @@ type Summary struct {
 	// DryRun marks the summary of a dry run, whose run is in a throwaway
 	// copy: Run is 0 then, naming no run of the database.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Plan is the digest of the run's plan (SPEC §11: a preview and its
+	// commit are the same plan), absent for a run planned before it was
+	// kept; PlanFiles, in a dry run's summary, the files it reads with
+	// their fingerprints: what `run --plan` and the page's Import confirm.
+	Plan      string              `json:"plan,omitempty"`
+	PlanFiles []importer.PlanFile `json:"plan_files,omitempty"`
 }
 
 // Summary returns the run's JSON summary.
@@ -51,8 +58,10 @@ func (r *Report) Summary() Summary {
 		c.Undo = r.Run.Undoes != 0
 		s.Kinds[string(k.Kind)] = c
 	}
+	var files []importer.PlanFile
+	s.Plan, files = importer.PlanOf(r.Run, r.Tasks)
 	if r.DryRun != "" {
-		s.Run, s.DryRun = 0, true
+		s.Run, s.DryRun, s.PlanFiles = 0, true, files
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}

@@ -556,3 +556,39 @@ func TestUndoConfirmationIsThePlanItShowedInABrowser(t *testing.T) {
 		"the plan confirmed the second time: the two newcomers go too")
 	require.Equal(t, []string{fmt.Sprint(shown.Total + 2)}, query(t, path, `SELECT count(*) FROM undo_items`))
 }
+
+// TestImportConfirmsItsDryRunInABrowser (issue 23 item 3; SPEC §11, R10):
+// New import's Dry run shows a plan; a file of the export changes before
+// Import, which then imports nothing and names the file; a Dry run again
+// and Import import the export as it is now.
+func TestImportConfirmsItsDryRunInABrowser(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	companies, err := os.ReadFile(filepath.Join(demo, "companies.csv"))
+	require.NoError(t, err)
+	contacts, err := os.ReadFile(filepath.Join(demo, "contacts.csv"))
+	require.NoError(t, err)
+	export := writeExport(t, map[string]string{"companies.csv": string(companies), "contacts.csv": string(contacts)})
+	s := serve(t, path)
+	ctx := browser(t)
+	base := "http://" + s.Addr()
+
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#main")),
+		chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
+		chromedp.SendKeys(chromedp.CSS("#path"), export), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme"),
+		chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
+	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
+
+	// The export changes between the dry run and the import.
+	later := append(append([]byte{}, contacts...), "con-900,Zoe,Ng,zoe.ng@example.com,,,,2024-05-05,,\r\n"...)
+	require.NoError(t, os.WriteFile(filepath.Join(export, "contacts.csv"), later, 0o600))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")))
+	waitText(ctx, t, "#import-message", "its plan changed since the dry run: contacts.csv (contact) changed")
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "the import confirmed a plan that is not the export's any more: nothing was planned")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
+	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	waitEnded(ctx, t, "partial")
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id = 'con-900'`), "the export as it is now")
+}

@@ -75,6 +75,7 @@ func exitCode(err error) int {
 		adm *phases.AdmissionError
 		stp *stoppedError
 		chg *undo.PlanChangedError
+		rch *importer.PlanChangedError
 	)
 	switch {
 	case err == nil:
@@ -87,7 +88,7 @@ func exitCode(err error) int {
 		return exitRefused
 	case errors.As(err, &stp):
 		return exitCancelled
-	case errors.As(err, &chg):
+	case errors.As(err, &chg), errors.As(err, &rch):
 		return exitPlanChanged
 	default:
 		return exitError

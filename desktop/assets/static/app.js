@@ -154,22 +154,35 @@ if (form) {
       say(msg, doc.problems && doc.problems.length ? "The export has problems: see below." : "A run would plan the files below.");
     } catch (e) { say(msg, e.message, true); }
   });
+  // The dry run's plan (SPEC §11: a preview and its commit are the same
+  // plan): Import carries its digest and files while the form asks for
+  // what the dry run did, and then imports that plan or nothing (a file
+  // changed since: exit 8, the file named).
+  let dried = null;
   document.getElementById("dry-run").addEventListener("click", async () => {
     say(msg, "Dry run: importing into a throwaway copy…");
+    dried = null;
     try {
+      const asked = JSON.stringify(request());
       const doc = await post("/api/imports", request({ dry_run: true }));
       renderSummary(document.getElementById("dry-body"), doc);
       document.getElementById("dry-result").hidden = false;
-      say(msg, "Dry run " + doc.status + ": nothing was written.");
+      if (doc.plan) dried = { asked: asked, plan: doc.plan, files: doc.plan_files || [] };
+      document.getElementById("dry-body").setAttribute("data-plan", doc.plan || "");
+      say(msg, "Dry run " + doc.status + ": nothing was written." + (doc.plan ? " Import now imports exactly this plan, or nothing if a file changes first." : ""));
     } catch (e) { say(msg, e.message, true); }
   });
   document.getElementById("import").addEventListener("click", async () => {
     say(msg, "Planning the run…");
+    const asked = request();
+    const confirm = dried && dried.asked === JSON.stringify(asked) ? { plan: dried.plan, plan_files: dried.files } : {};
     try {
-      const doc = await post("/api/imports", request());
+      const doc = await post("/api/imports", Object.assign(asked, confirm));
       location.href = doc.url;
     } catch (e) {
-      say(msg, e.message + (e.doc && e.doc.live_run ? " — open run " + e.doc.live_run + " from the Runs page." : ""), true);
+      let words = e.message + (e.doc && e.doc.live_run ? " — open run " + e.doc.live_run + " from the Runs page." : "");
+      if (e.doc && e.doc.exit_code === 8) { dried = null; words += " (Dry run shows the plan as it is now.)"; }
+      say(msg, words, true);
     }
   });
 
