@@ -61,8 +61,8 @@ func TestUndoConfirmsThePlanItShowed(t *testing.T) {
 			"nothing was written — look at it again (`crmimport undo 1 --cascade --dry-run`, or Undo on the run's page)")
 		_, _, err = undo.StartWith(ctx, w.imp.Engine, undo.Options{Undo: first.ID, Cascade: true, Plan: shown.Digest})
 		require.ErrorAs(t, err, &changed)
-		require.Contains(t, err.Error(), "its plan changed since the preview that showed plan "+shown.Digest[:12]+"…: it now takes back "+
-			"2 companies of run 1 to remove, 1 contact of run 2 to remove, 2 contacts of run 3 to remove; nothing was written")
+		require.Contains(t, err.Error(), "its plan changed since the preview that showed plan "+shown.Digest[:12]+"…: it now would "+
+			"remove 2 companies of run 1, 1 contact of run 2 and 2 contacts of run 3; nothing was written")
 		require.Equal(t, 3, runs(), "a refused undo leaves no run")
 		require.Equal(t, before, w.dump(), "and takes nothing back")
 

@@ -227,17 +227,31 @@ func changes(was, now []PlanPart) string {
 	return strings.Join(out, ", ")
 }
 
-// describe says what a plan takes back: "takes back 60 contacts of run 5
-// (remove), 2 notes of run 4 (restore)".
+// describe says what a plan does, fate by fate: "would remove 2 companies
+// of run 1 and 3 contacts of run 2; release 1 contact of run 2".
 func describe(parts []PlanPart) string {
 	if len(parts) == 0 {
-		return "takes back nothing"
+		return "would take back nothing"
 	}
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i] = fmt.Sprintf("%d %s of run %d to %s", p.Count, kindWord(p.Kind, p.Count), p.Run, verb(p.Fate))
+	byFate := map[string][]string{}
+	for _, p := range parts {
+		byFate[p.Fate] = append(byFate[p.Fate], fmt.Sprintf("%d %s of run %d", p.Count, kindWord(p.Kind, p.Count), p.Run))
 	}
-	return "takes back " + strings.Join(out, ", ")
+	var out []string
+	for _, f := range []string{fateRemoved, fateReleased, fateRestored, fateCleared} {
+		if what := byFate[f]; len(what) > 0 {
+			out = append(out, verb(f)+" "+andList(what))
+		}
+	}
+	return "would " + strings.Join(out, "; ")
+}
+
+// andList joins "a", "b" and "c" as "a, b and c".
+func andList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 func kindWord(kind string, n int64) string {
