@@ -342,18 +342,23 @@ const slotsPage = 10000
 // slotsPageSQL reads the next page of the tenant's slots that an undo may
 // take back (the run's own, and other runs' final slots), in the order of
 // the ledger's key from after the last one read (keyset: each page is a
-// range of the key, whatever the tenant's size), with the before-image of
-// each: who took it over, its owner, and whether that owner was undone.
+// range of the key, whatever the tenant's size).
 const slotsPageSQL = `
-SELECT r.source, r.kind, r.source_id, coalesce(r.migration_id, 0), r.action, coalesce(r.record_id, 0),
-       coalesce(b.taken_by, 0), coalesce(b.migration_id, 0), coalesce(m.undone_by, 0) <> 0
-FROM migration_records r
-LEFT JOIN slot_before b ON b.tenant_id = r.tenant_id AND b.source = r.source AND b.kind = r.kind AND b.source_id = r.source_id
-LEFT JOIN migrations m ON m.id = b.migration_id
-WHERE r.tenant_id = ?1 AND (r.source, r.kind, r.source_id) > (?2, ?3, ?4)
-  AND (r.migration_id = ?5 OR (r.action IN ('created', 'matched') AND r.record_id IS NOT NULL))
-ORDER BY r.source, r.kind, r.source_id
+SELECT source, kind, source_id, coalesce(migration_id, 0), action, coalesce(record_id, 0)
+FROM migration_records
+WHERE tenant_id = ?1 AND (source, kind, source_id) > (?2, ?3, ?4)
+  AND (migration_id = ?5 OR (action IN ('created', 'matched') AND record_id IS NOT NULL))
+ORDER BY source, kind, source_id
 LIMIT ?6`
+
+// pageImagesSQL reads the before-images of the slots in a page's range of
+// the key (after ?2…?4, up to ?5…?7): who took each over, its owner, and
+// whether that owner was undone. One range read where a join probed the
+// images once per slot, most of which have none.
+const pageImagesSQL = `
+SELECT b.source, b.kind, b.source_id, b.taken_by, coalesce(b.migration_id, 0), coalesce(m.undone_by, 0) <> 0
+FROM slot_before b LEFT JOIN migrations m ON m.id = b.migration_id
+WHERE b.tenant_id = ?1 AND (b.source, b.kind, b.source_id) > (?2, ?3, ?4) AND (b.source, b.kind, b.source_id) <= (?5, ?6, ?7)`
 
 // walked is one item as the walk finds it, with its slot's before-image.
 type walked struct {
@@ -363,12 +368,19 @@ type walked struct {
 	dependent string
 }
 
+// pageImage is a before-image as a page reads it.
+type pageImage struct {
+	image
+	run int64
+}
+
 // slots yields the items, page by page.
 func (w *walk) slots(ctx context.Context, q Querier, yield func(walked) error) error {
 	var last [3]string // the key of the last slot read; '' is below every kind
 	page := make([]walked, 0, min(w.page, slotsPage))
 	for {
 		page = page[:0]
+		first := last
 		rows, err := q.QueryContext(ctx, slotsPageSQL, w.run.Tenant, last[0], last[1], last[2], w.run.ID, w.page)
 		if err != nil {
 			return fmt.Errorf("read the ledger of tenant %s: %w", w.run.Tenant, err)
@@ -377,23 +389,35 @@ func (w *walk) slots(ctx context.Context, q Querier, yield func(walked) error) e
 		for rows.Next() {
 			var it walked
 			var kind, action string
-			if err := rows.Scan(&it.Source, &kind, &it.SourceID, &it.Owner, &action, &it.RecordID,
-				&it.image.takenBy, &it.imageRun, &it.image.ownerGone); err != nil {
+			if err := rows.Scan(&it.Source, &kind, &it.SourceID, &it.Owner, &action, &it.RecordID); err != nil {
 				rows.Close()
 				return fmt.Errorf("read the ledger of tenant %s: %w", w.run.Tenant, err)
 			}
 			n++
 			last = [3]string{it.Source, kind, it.SourceID}
 			it.Kind, it.Action = ledger.Kind(kind), ledger.Action(action)
-			// SPEC §10: the run's own skips are never given back, whoever
-			// holds their slot now (a dependent under --cascade).
-			it.image.ownerGone = it.image.ownerGone || it.imageRun == w.run.ID
 			if w.item(&it) {
 				page = append(page, it)
 			}
 		}
 		if err := rows.Close(); err != nil {
 			return fmt.Errorf("read the ledger of tenant %s: %w", w.run.Tenant, err)
+		}
+		if len(page) > 0 {
+			images, err := w.images(ctx, q, first, last)
+			if err != nil {
+				return err
+			}
+			for i := range page {
+				it := &page[i]
+				if im, ok := images[imageKey{it.Source, it.Kind, it.SourceID}]; ok {
+					it.image, it.imageRun = im.image, im.run
+					// SPEC §10: the run's own skips are never given back,
+					// whoever holds their slot now (a dependent under
+					// --cascade).
+					it.image.ownerGone = it.image.ownerGone || im.run == w.run.ID
+				}
+			}
 		}
 		for _, it := range page {
 			if err := yield(it); err != nil {
@@ -404,6 +428,30 @@ func (w *walk) slots(ctx context.Context, q Querier, yield func(walked) error) e
 			return nil
 		}
 	}
+}
+
+// images reads the before-images of the slots in (after, upTo].
+func (w *walk) images(ctx context.Context, q Querier, after, upTo [3]string) (map[imageKey]pageImage, error) {
+	rows, err := q.QueryContext(ctx, pageImagesSQL, w.run.Tenant, after[0], after[1], after[2], upTo[0], upTo[1], upTo[2])
+	if err != nil {
+		return nil, fmt.Errorf("read the before-images of tenant %s: %w", w.run.Tenant, err)
+	}
+	defer rows.Close()
+	out := map[imageKey]pageImage{}
+	for rows.Next() {
+		var k imageKey
+		var kind string
+		var im pageImage
+		if err := rows.Scan(&k.source, &kind, &k.sourceID, &im.takenBy, &im.run, &im.ownerGone); err != nil {
+			return nil, fmt.Errorf("read the before-images of tenant %s: %w", w.run.Tenant, err)
+		}
+		k.kind = ledger.Kind(kind)
+		out[k] = im
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the before-images of tenant %s: %w", w.run.Tenant, err)
+	}
+	return out, nil
 }
 
 // item tells whether a slot is an item of the undo, and completes it.
