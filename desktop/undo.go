@@ -87,6 +87,10 @@ func (s *Server) apiUndo(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, badRequest("plan %q is not a plan's digest (64 hex digits, as GET /api/runs/%d/undo answers it)", q.Plan, id))
 		return
 	}
+	if err := undo.CheckParts(q.Parts); err != nil {
+		s.fail(w, badRequest("parts are not those of a preview (as GET /api/runs/%d/undo answers them): %v", id, err))
+		return
+	}
 	imp := importer.New(s.eng)
 	run, p, err := undo.StartWith(r.Context(), s.eng, undo.Options{Undo: id, Cascade: cascade, Plan: q.Plan, Shown: q.Parts})
 	if err != nil {

@@ -326,6 +326,10 @@ func TestUndoConfirmsItsPreview(t *testing.T) {
 		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": "not a digest"})
 		require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
 		require.Equal(t, float64(2), doc["exit_code"])
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": preview["plan"],
+			"parts": []any{map[string]any{"run": 1, "kind": "<script>", "fate": "removed", "count": 1}}})
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
+		require.Contains(t, doc["error"], `"<script>" is not a kind`)
 
 		res, again := s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=1", nil)
 		require.Equal(t, http.StatusOK, res.StatusCode, again)

@@ -96,17 +96,19 @@ type PlanPart struct {
 	Count int64  `json:"count"`
 }
 
-// kindOrder is a kind's place in the one list of kinds (plan order).
+// kindOrder is a kind's place in the one list of kinds (plan order); a
+// kind that is none (parts a client sent back: CheckParts) comes last.
 func kindOrder(kind string) int {
 	for i, k := range ledger.Kinds() {
 		if string(k) == kind {
 			return i
 		}
 	}
-	panic(fmt.Sprintf("undo: no kind %q", kind))
+	return len(ledger.Kinds())
 }
 
-// fateOrder is the order in which the counts show the fates.
+// fateOrder is the order in which the counts show the fates; a fate that
+// is none (parts a client sent back: CheckParts) comes last.
 func fateOrder(f string) int {
 	switch f {
 	case fateRemoved:
@@ -118,7 +120,23 @@ func fateOrder(f string) int {
 	case fateCleared:
 		return 3
 	}
-	panic(fmt.Sprintf("undo: no fate %q", f))
+	return 4
+}
+
+// CheckParts refuses parts that no preview answered: a kind or a fate
+// that is none, or a count below one.
+func CheckParts(parts []PlanPart) error {
+	for _, p := range parts {
+		switch {
+		case kindOrder(p.Kind) == len(ledger.Kinds()):
+			return fmt.Errorf("part of a plan: %q is not a kind", p.Kind)
+		case fateOrder(p.Fate) == 4:
+			return fmt.Errorf("part of a plan: %q is not a fate (removed, released, restored, cleared)", p.Fate)
+		case p.Count < 1:
+			return fmt.Errorf("part of a plan: %d %s %s is not a count of records", p.Count, p.Kind, p.Fate)
+		}
+	}
+	return nil
 }
 
 func sortParts(parts []PlanPart) {
@@ -182,7 +200,7 @@ func verb(fate string) string {
 	case fateCleared:
 		return "clear"
 	}
-	panic(fmt.Sprintf("undo: no fate %q", fate))
+	return "take back (" + fate + ")"
 }
 
 // changes says how the parts of two plans differ: "30 more contacts of run

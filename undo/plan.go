@@ -122,7 +122,9 @@ const undoOfSQL = `SELECT id, status FROM migrations WHERE undoes = ? AND id <> 
 // refuses what R16 refuses: a run that is itself an undo, one already
 // undone or being undone, a live run (*phases.AdmissionError), a run with
 // nothing to take back (*RefusedError), and one with dependents unless
-// cascade (*DependentsError). It writes nothing, and holds no item.
+// cascade (*DependentsError). A refusal found once its items were walked
+// (the last three) comes with the plan, whose digest says whether it is
+// the plan a preview showed. It writes nothing, and holds no item.
 func Build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade bool) (*Plan, error) {
 	return build(ctx, q, e, id, cascade, 0, slotsPage, nil)
 }
