@@ -358,3 +358,36 @@ func TestFixRowsCustomProfile(t *testing.T) {
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 	})
 }
+
+// TestDoctorAfterFixRows (issue 23 item 13): after the page re-imports a
+// fixed row, the Ledger page's doctor (GET /api/doctor) tells the truth:
+// the fix run read one row of contacts.csv, so run 1's skipped contacts
+// are still the latest attempt at their records, not stale skips (R3), and
+// there is no poisoned ledger; the note that waited for the contact fixed
+// now is ready to take over, and nothing else is found.
+func TestDoctorAfterFixRows(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := testServer(t, addr)
+		doctor := func() forensics.Diagnosis {
+			w := s.do(t, req{http.MethodGet, "/api/doctor", s.addr, nil, true})
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			return decode[forensics.Diagnosis](t, w)
+		}
+		require.True(t, doctor().Clean)
+		ids := failureIDs(t, s, 1, "contact")
+		w := s.post(t, "/api/runs/1/fix", map[string]any{"file": "contacts.csv", "rows": []map[string]any{
+			{"failure": ids["con-022"], "cells": []map[string]string{{"name": "email", "value": "dana.whitfield@northgate-dental.example.com"}}},
+		}})
+		require.Equal(t, http.StatusAccepted, w.Code, w.Body.String())
+		seen := outcomesUntilDone(t, s, decode[fixAnswer](t, w).Outcomes)
+		last := seen[len(seen)-1]
+		require.Equal(t, "succeeded", last.Status)
+		require.Equal(t, "imported", last.Outcomes[0].Outcome, "%+v", last.Outcomes)
+
+		d := doctor()
+		require.Equal(t, []string{forensics.ReadyToTakeOver}, d.Names(), "%+v", d.Findings)
+		require.Equal(t, []string{"note nt-019"}, d.Findings[0].Examples, "the note that waited for con-022")
+		require.Empty(t, d.Incidents)
+	})
+}

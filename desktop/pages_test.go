@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/phases"
 	"crmimport/store"
@@ -84,5 +86,41 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 		for _, ref := range []string{"<script", "src=", "href=", "url(", "@import", "<link"} {
 			require.NotContains(t, html, ref, "nothing that loads a resource")
 		}
+	})
+}
+
+// TestALoadedRunsFailedRecordsSayWhereTheyAre: issue 23 item 16 — a run
+// loaded from a production dump (fixtures/dumps/poisoned-ledger: 8
+// contacts and 4 deals failed) counts 12 failed records, whose rows the
+// dump does not carry. Its page does not offer "Failed records (12)" as a
+// list to open, nor the rejects as a download; it says the rows are not in
+// the dump, as does its Failed records page and its "what next", which
+// points at no `rejects` that has nothing to list.
+func TestALoadedRunsFailedRecordsSayWhereTheyAre(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, addr)
+		require.NoError(t, err)
+		_, err = forensics.Load(ctx, db, "../fixtures/dumps/poisoned-ledger", time.Now())
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		s, err := New(ctx, Config{DBPath: addr, Folder: t.TempDir()})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+
+		w := s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		page := w.Body.String()
+		require.NotContains(t, page, `href="/runs/1/failed">Failed records (12)`, "no list of 12 that opens empty")
+		require.NotContains(t, page, `href="/runs/1/rejects.csv"`, "no download of rejects that are not here")
+		require.Contains(t, page, "Failed records (12, not in the dump)")
+		require.Contains(t, page, "the dump carries no failed rows")
+		require.NotContains(t, page, "crmimport rejects 1", "what next points at no rejects that has nothing to list")
+
+		w = s.do(t, req{http.MethodGet, "/runs/1/failed", s.addr, nil, true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		require.Contains(t, w.Body.String(), "12 failed records (8 contacts, 4 deals) were counted where run 1 ran")
+		require.Contains(t, w.Body.String(), "the dump carries no failed rows")
 	})
 }

@@ -33,8 +33,10 @@
 //     and source ids, and the side files the run read (joined files,
 //     parents looked up by name, body folders) with the fingerprints it
 //     planned them with. A run over the folder finds those side files
-//     through it (importer's planning, R10: one that is gone or changed
-//     is refused, never used silently) and leaves the manifest and
+//     through it (importer's planning, R10: one that is gone, changed,
+//     or under a name the profile would not read it by is refused, never
+//     used or dropped silently), warns when it is read as another tenant,
+//     source, profile or kind than its run's, and leaves the manifest and
 //     reasons.csv out, saying why.
 //   - Where it may write: a new or empty folder, never one of the run's
 //     input folders (the folder it read, or that holds the file or zip it

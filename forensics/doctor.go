@@ -23,6 +23,7 @@ const (
 	FalseSuccess    = "false-success"
 	Unfinalized     = "unfinalized"
 	OrphanSlots     = "orphan-slots"
+	DryRunCopies    = "dry-run-copies"
 )
 
 // The incidents of the write-up that findings add up to.
@@ -115,6 +116,7 @@ func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOption
 	checks := []func() error{d.uniformSkips, d.staleSkips, d.readyToTakeOver, d.stranded, d.misphased, d.falseSuccess, d.unfinalized}
 	if !opts.asIs {
 		checks = append(checks, d.orphanSlots) // a production ledger has no target tables
+		checks = append(checks, d.dryRunCopies)
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -175,8 +177,8 @@ func describe(name string) (rule, unit, summary string) {
 		return "R9", "records", fmt.Sprintf("every record of a kind that a run processed (at least %d) took one and the same skip: "+
 			"a branch that every row takes is not judging rows", UniformSkipMin)
 	case StaleSkips:
-		return "R3", "records", "skipped slots still carry an older run's verdict, although a later run processed their kind: " +
-			"that run read a placeholder as a verdict (a skip is a placeholder, not a verdict)"
+		return "R3", "records", "skipped slots still carry an older run's verdict, although a later run of the dump's engine " +
+			"processed their kind: that run read a placeholder as a verdict (a skip is a placeholder, not a verdict)"
 	case ReadyToTakeOver:
 		return "R3, R6", "records", "skipped slots whose parent, named in the slot's detail, has been imported since: " +
 			"a run of their kind now takes them over"
@@ -195,6 +197,9 @@ func describe(name string) (rule, unit, summary string) {
 	case OrphanSlots:
 		return "R1, R2", "records", "created or matched slots whose target row is missing: the slot refuses every later claim, " +
 			"so no run will write the row again"
+	case DryRunCopies:
+		return "§5 --dry-run", "schemas", "schemas that hold a copy of this ledger's data (every tenant's) that a dry run made on the server " +
+			"and never dropped (it was killed): a dry run writes nothing, and leaves nothing behind either"
 	}
 	return "", "", ""
 }

@@ -11,33 +11,31 @@ import (
 )
 
 // staleSkipsSQL: R3, a skip is a placeholder, not a verdict. For each
-// tenant, source and kind, the latest run that processed the kind (a task
-// of it succeeded); a skipped slot owned by an older run was not taken
-// over by it — the poisoned ledger of the write-up, where the claim read a
-// skip as a verdict. Unless it was, and an undo under --cascade took that
-// run's record back, giving the slot its earlier skip again (R16, SPEC
-// §10): taken back lists the slots an undo took back from runs it did not
-// undo, as far as its tasks went (an undo's task counts its progress in
-// items: read_bytes is the items done, undo.Open).
+// tenant, source and kind, the latest run of another engine that processed
+// the kind (a task of it that a dump brought, file-less, succeeded); a
+// skipped slot owned by an older run was not taken over by it — the
+// poisoned ledger of the write-up, where the claim read a skip as a
+// verdict.
+//
+// A task crmimport ran (it has a file: a planned task, or one that resume
+// --from gave a loaded run) is no evidence: its claim takes over every
+// skip it reads, in the statement itself (R3), so a skip older than it is
+// one it did not read — a fix folder holds only failed rows, a kind's
+// export may hold fewer records — or one whose record failed (R4). Counting
+// it called the skips of the run a fix folder fixes stale, and with their
+// parents imported by the fix, the ledger poisoned (issue 23 item 13).
 const staleSkipsSQL = `
 WITH latest AS (
     SELECT m.tenant_id, m.source, t.kind, max(m.id) AS run
     FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
     WHERE t.status = 'succeeded' AND (?1 = '' OR m.tenant_id = ?1)
+      AND m.dump IS NOT NULL AND t.file IS NULL -- another engine's work, loaded from its dump
       AND m.undoes IS NULL AND m.undone_by IS NULL -- an undo and what it took back processed nothing (R16)
-    GROUP BY m.tenant_id, m.source, t.kind),
-taken_back AS (
-    SELECT DISTINCT um.tenant_id, u.source, u.kind, u.source_id, u.owner
-    FROM undo_items u
-    JOIN migrations um ON um.id = u.undo_id
-    JOIN migration_tasks ut ON ut.migration_id = u.undo_id AND ut.kind = u.kind
-    WHERE u.owner <> um.undoes AND u.seq <= ut.read_bytes AND (?1 = '' OR um.tenant_id = ?1))
+    GROUP BY m.tenant_id, m.source, t.kind)
 SELECT r.tenant_id, r.source, r.kind, coalesce(r.migration_id, 0), l.run, r.source_id
 FROM migration_records r
 JOIN latest l ON l.tenant_id = r.tenant_id AND l.source = r.source AND l.kind = r.kind
-LEFT JOIN taken_back b ON b.tenant_id = r.tenant_id AND b.source = r.source AND b.kind = r.kind
-    AND b.source_id = r.source_id AND b.owner = l.run
-WHERE r.action = 'skipped' AND coalesce(r.migration_id, 0) < l.run AND b.owner IS NULL
+WHERE r.action = 'skipped' AND coalesce(r.migration_id, 0) < l.run
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.migration_id, r.source_id`
 
 func (d *doctor) staleSkips() error {
@@ -288,21 +286,28 @@ func (d *doctor) orphanSlots() error {
 func (d *doctor) freeSlots(where string) (string, error) {
 	db := d.opts.DBPath
 	if store.DialectOf(d.db) == store.Postgres {
-		if !store.IsAddress(db) {
-			// The address is not known here: psql's own defaults (PGHOST
-			// and the other PG… variables) name the server.
-			return ShellCommand("psql", "-c", "DELETE FROM migration_records "+where), nil
-		}
-		p, err := store.PsqlOf(db)
-		if err != nil {
-			return "", err
-		}
-		return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", "DELETE FROM migration_records "+where), nil
+		return d.psql("DELETE FROM migration_records " + where)
 	}
 	if strings.HasPrefix(db, "-") {
 		db = "./" + db // not an option of sqlite3's
 	}
 	return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
+}
+
+// psql is the shell command that runs stmt with psql on the server of the
+// ledger doctor read, after the statement that sets its schema
+// (store.PsqlOf).
+func (d *doctor) psql(stmt string) (string, error) {
+	if !store.IsAddress(d.opts.DBPath) {
+		// The address is not known here: psql's own defaults (PGHOST
+		// and the other PG… variables) name the server.
+		return ShellCommand("psql", "-c", stmt), nil
+	}
+	p, err := store.PsqlOf(d.opts.DBPath)
+	if err != nil {
+		return "", err
+	}
+	return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", stmt), nil
 }
 
 // kindOrder orders rows by kind in plan order (companies first).

@@ -42,6 +42,7 @@ func (imp *Importer) ResumeFrom(ctx context.Context, runID int64, path string) (
 		return phases.Run{}, nil, err
 	}
 	replan := func(ctx context.Context, run phases.Run, unfinished []phases.Task) (phases.Replan, error) {
+		d.fixWarnings(prof, run.Tenant, run.Source)
 		return planFrom(run, unfinished, export, prof, d.files, d.notes)
 	}
 	run, planned, err := imp.Engine.ResumeFrom(ctx, runID, replan)

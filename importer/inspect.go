@@ -174,6 +174,7 @@ func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspectio
 	if err != nil {
 		return Inspection{}, err
 	}
+	d.fixWarnings(prof, "", spec.Source) // inspect is told no tenant
 	rows := spec.Rows
 	if rows <= 0 {
 		rows = DefaultInspectRows

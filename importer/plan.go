@@ -72,6 +72,14 @@ type discovery struct {
 	side  []profile.SideFile // what their tasks read beside them
 	notes planNotes
 	left  []LeftOut // what is not read, and why (notes.notices say so too)
+	fixes []*fixFolder
+}
+
+// fixWarnings adds to the notes' warnings the ways the plan reads a fix
+// folder otherwise than its run did (fixfolder.go): the tenant and source
+// are the run's, which discovery does not know ("" tenant: not known).
+func (d *discovery) fixWarnings(p *profile.Profile, tenant, source string) {
+	d.notes.warnings = append(d.notes.warnings, fixWarnings(d.fixes, d.files, p, tenant, source)...)
 }
 
 // LeftOut is a file or a folder of an export that a run would not read,
@@ -104,14 +112,21 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 	}
 	found := classify(p, ls.Files, only)
 	// A fix folder's rows need what their run read beside them: found
-	// through its manifest where the folder lacks it.
-	folders, fixNoted, err := addSideFiles(fixes, p, &found, ls.Folders)
+	// through its manifest where the export does not give it.
+	var given []profile.SideFile
+	if len(fixes) > 0 {
+		given, _, _ = p.FindSideFiles(found.planned(), found.byKind, found.others, ls.Folders)
+	}
+	folders, fixNoted, err := addSideFiles(fixes, p, &found, ls.Folders, given)
 	if err != nil {
 		return discovery{}, err
 	}
 	side, used, joinNotices := p.FindSideFiles(found.planned(), found.byKind, found.others, folders)
+	if err := checkSideFilesRead(fixes, p, side); err != nil {
+		return discovery{}, err
+	}
 	side = addNameFiles(fixes, side)
-	joinNotices = append(append(joinNotices, fixNoted...), fixNotices(fixes, p)...)
+	joinNotices = append(append(joinNotices, fixNoted...), fixNotices(fixes)...)
 	notices := append(ls.Notices, joinNotices...)
 	for _, f := range ls.IgnoredFolders {
 		left = append(left, LeftOut{Name: f, Reason: input.FolderNotRead})
@@ -133,7 +148,7 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 		return discovery{}, err
 	}
 	notes.notices = append(notices, notes.notices...)
-	return discovery{files: found.files, side: side, notes: notes, left: left}, nil
+	return discovery{files: found.files, side: side, notes: notes, left: left, fixes: fixes}, nil
 }
 
 // classified are an export's files as a profile classifies them.
@@ -226,6 +241,9 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 		}
 		f.Info = info
 		if f.Format == reader.FormatXLSX {
+			if err := input.CheckWorkbook(f.Path, lim); err != nil {
+				return planNotes{}, inputError(f.Path, err)
+			}
 			// A workbook's XML says its own encoding; --encoding is a
 			// text file's.
 			f.Encoding, f.EncodingWhy = "", "a workbook: its XML names its encoding"
@@ -250,6 +268,11 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 			return planNotes{}, inputError(a.File, err)
 		}
 		a.Fingerprint = info.Fingerprint
+		if reader.Format(a.Format) == reader.FormatXLSX {
+			if err := input.CheckWorkbook(a.File, lim); err != nil {
+				return planNotes{}, inputError(a.File, err)
+			}
+		}
 		c := reader.ChooseEncoding(input.Name(a.File), info.Head, info.Text, encoding)
 		a.Encoding = c.Encoding
 		if !slices.ContainsFunc(files, func(f inputFile) bool { return f.Path == a.File }) {

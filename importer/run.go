@@ -23,6 +23,21 @@ import (
 // checkpoint (R12): a crash loses at most one batch of work.
 const DefaultBatchSize = 5000
 
+// MaxBatchSize bounds --batch-size: a batch's records, rows and slots are
+// held until it commits, so one batch of a whole export held them all (1.2
+// million records: 294 MiB). At this size a batch costs about 15 MiB, and a
+// run stays within the memory the README states.
+const MaxBatchSize = 50000
+
+// CheckBatchSize refuses a batch size outside 1…MaxBatchSize, as a usage
+// error: both faces ask it (Plan too, where 0 asks for the default).
+func CheckBatchSize(n int) error {
+	if n < 1 || n > MaxBatchSize {
+		return &UsageError{Msg: fmt.Sprintf("the batch size must be between 1 and %d records (a batch is held in memory until it commits), got %d", MaxBatchSize, n)}
+	}
+	return nil
+}
+
 // Options are a run's options, persisted with the run (R10) and read back
 // on resume.
 type Options struct {
@@ -126,6 +141,11 @@ func (e *UsageError) Error() string { return e.Msg }
 // and its plan (R10). Problems found before the run exists are *input.Error
 // and leave no row.
 func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error) {
+	if spec.BatchSize != 0 {
+		if err := CheckBatchSize(spec.BatchSize); err != nil {
+			return phases.Run{}, err
+		}
+	}
 	prof, inputs, err := planInputs(spec.Source, spec.Profile, spec.Encoding, append([]string{spec.Input}, spec.Inputs...))
 	if err != nil {
 		return phases.Run{}, err
@@ -137,6 +157,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	if err != nil {
 		return phases.Run{}, err
 	}
+	d.fixWarnings(prof, spec.Tenant, spec.Source)
 	files, side, notes := d.files, d.side, d.notes
 	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Warnings: notes.warnings}
@@ -376,6 +397,9 @@ func (w *openedTask) start(batchSize int) *phases.Work {
 	if w.batchSize <= 0 {
 		w.batchSize = DefaultBatchSize
 	}
+	// A run planned before the bound resumes in batches of the bound: a
+	// batch is a unit of commit, and the checkpoint counts rows (R12).
+	w.batchSize = min(w.batchSize, MaxBatchSize)
 	var known *idTable
 	if f := w.idx.finals[w.task.Kind]; f != nil {
 		known = f.loaded
@@ -464,25 +488,40 @@ func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*openedTask
 }
 
 // logNotes writes to the run log, as warnings, what records say about
-// their links (a name that names several parents: SPEC §4, never guessed),
-// once per task and note, in the batch's transaction.
+// their links (a name that names several parents: SPEC §4, never guessed)
+// and the columns kept in extra that hold a NUL byte (SPEC §4: kept, and
+// said), once per task and note, in the batch's transaction.
 func (w *openedTask) logNotes(ctx context.Context, tx *sql.Tx, recs []profile.Record) error {
 	for i := range recs {
-		for _, l := range recs[i].Links() {
-			if l.Note == "" || w.noted[l.Note] {
-				continue
+		r := &recs[i]
+		for _, l := range r.Links() {
+			if err := w.logNote(ctx, tx, l.Note, r, l.Note); err != nil {
+				return err
 			}
-			if w.noted == nil {
-				w.noted = map[string]bool{}
-			}
-			w.noted[l.Note] = true
-			msg := fmt.Sprintf("%s:%d: %s", recs[i].File, recs[i].Line, l.Note)
-			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "warning", msg); err != nil {
+		}
+		for _, col := range r.NULKept() {
+			note := fmt.Sprintf("a NUL byte in column %q, which the %s profile keeps in extra: kept there as \\u0000 — "+
+				"text never holds one (binary data in the export?), and a NUL in a column the profile maps fails its row; "+
+				"the run's summary counts the records imported with one", col, w.profile.Name)
+			if err := w.logNote(ctx, tx, "NUL in "+col, r, note); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// logNote writes note of record r to the run log as a warning, the first
+// time the task meets key.
+func (w *openedTask) logNote(ctx context.Context, tx *sql.Tx, key string, r *profile.Record, note string) error {
+	if key == "" || w.noted[key] {
+		return nil
+	}
+	if w.noted == nil {
+		w.noted = map[string]bool{}
+	}
+	w.noted[key] = true
+	return w.imp.Engine.Log(ctx, tx, w.run.ID, "warning", fmt.Sprintf("%s:%d: %s", r.File, r.Line, note))
 }
 
 // chunkSize is how many records are decided and then written together.
@@ -778,6 +817,9 @@ func count(c *phases.Counts, d *decision) {
 		}
 		if d.unlinked {
 			c.Unlinked++
+		}
+		if d.outcome == created && len(d.rec.NULKept()) > 0 {
+			c.NULKept++ // SPEC §4: its extra, with the NUL, is written (a matched record writes none)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"crmimport/ledger"
 	"crmimport/store"
@@ -58,6 +59,19 @@ func (e *Engine) finalize(ctx context.Context, runID int64) (done bool, err erro
 		status := Outcome(run.CancelRequested, failedTasks, stats)
 		now := e.Now()
 		duration := now.Sub(run.StartedAt).Milliseconds()
+		if duration < 0 {
+			// The clock went back between the run's start (R10: kept as
+			// it was) and now — set by hand, or by a resume on another
+			// machine. A negative duration is false and a guess would be an
+			// estimate (R15): the run is over in no time as far as the
+			// clocks tell, and its log says why.
+			if err := e.log(ctx, tx, runID, "warning", fmt.Sprintf(
+				"the clock is %s behind the run's start (%s): its duration is not known, and recorded as 0",
+				(-time.Duration(duration)*time.Millisecond).String(), ledger.FormatTime(run.StartedAt))); err != nil {
+				return err
+			}
+			duration = 0
+		}
 		msg := summaryLine(status, failedTasks, stats)
 		if run.Undoes != 0 {
 			msg = undoSummaryLine(status, run.Undoes, failedTasks, stats)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -400,6 +401,22 @@ func TestOwnerLiveness(t *testing.T) {
 	require.True(t, ownerAlive(self, remote, &fresh, now))
 	require.False(t, ownerAlive(self, remote, &stale, now))
 	require.False(t, ownerAlive(self, remote, nil, now))
+
+	// Issue 23 item 24: a process of this host in another PID namespace (a
+	// container sharing the hostname and the kernel) records its own pid,
+	// which names another process here (pid 1: this namespace's init) or
+	// none: it is judged by its heartbeat, never by this process table.
+	parts := strings.Split(self.Started, "/")
+	require.Len(t, parts, 3, "this process's start time names its PID namespace: %s", self.Started)
+	require.True(t, strings.HasPrefix(parts[1], "pid:["), self.Started)
+	contained := Owner{Host: self.Host, PID: 1, Started: parts[0] + "/pid:[4026599999]/" + parts[2]}
+	require.True(t, ownerAlive(self, contained, &fresh, now), "a live run in another PID namespace is not interrupted")
+	require.False(t, ownerAlive(self, contained, &stale, now), "its heartbeat stopped: interrupted")
+	gone := contained
+	gone.PID = dead.PID
+	require.True(t, ownerAlive(self, gone, &fresh, now), "a pid of another namespace that is free here says nothing")
+	older := Owner{Host: self.Host, PID: self.PID, Started: parts[0] + "/" + parts[2]}
+	require.True(t, ownerAlive(self, older, &stale, now), "a start time recorded without a namespace (an older binary) is this namespace's")
 }
 
 // TestStopBetweenBatches: R14 by context (a signal): the batch in flight
@@ -457,7 +474,7 @@ func TestStopFromAnotherProcess(t *testing.T) {
 		open := func(ctx context.Context, r Run, t Task) (*Work, error) {
 			if t.Kind == ledger.Deal {
 				once.Do(func() {
-					_, requested, err := stopper.Stop(ctx, run.ID)
+					_, requested, err := stopper.Stop(ctx, run.ID, "a test")
 					if err == nil && !requested {
 						err = errors.New("not requested")
 					}
@@ -486,14 +503,14 @@ func TestStopInterruptedRunCancelsIt(t *testing.T) {
 		ctx := context.Background()
 		id := seedRun(t, db, RunRunning, 2, deadOwner(t),
 			taskState{ledger.Company, TaskSucceeded, 30}, taskState{ledger.Contact, TaskRunning, 10}, taskState{ledger.Deal, TaskPending, 0})
-		run, requested, err := newEngine(db).Stop(ctx, id)
+		run, requested, err := newEngine(db).Stop(ctx, id, "a test")
 		require.NoError(t, err)
 		require.False(t, requested)
 		require.Equal(t, RunCancelled, run.Status)
 		ts := tasksOf(t, db, id)
 		require.Equal(t, TaskCancelled, ts[ledger.Contact].Status)
 		require.Equal(t, Checkpoint{Rows: 10, Line: 11}, ts[ledger.Contact].Checkpoint)
-		_, _, err = newEngine(db).Stop(ctx, id)
+		_, _, err = newEngine(db).Stop(ctx, id, "a test")
 		var st *StateError
 		require.ErrorAs(t, err, &st)
 	})
@@ -517,7 +534,7 @@ func TestR11UpdatesThatMatchNothingAreErrors(t *testing.T) {
 			"TaskMissing":           func(tx *sql.Tx) error { return startTask(ctx, tx, Run{}, 999, now) },
 			"FinalizeTerminalRun":   func(tx *sql.Tx) error { return finalizeRun(ctx, tx, id, RunSucceeded, now, 1, nil, "") },
 			"RunMissing":            func(tx *sql.Tx) error { return finalizeRun(ctx, tx, 999, RunSucceeded, now, 1, nil, "") },
-			"RequestStopNotRunning": func(tx *sql.Tx) error { return requestStop(ctx, tx, id) },
+			"RequestStopNotRunning": func(tx *sql.Tx) error { return requestStop(ctx, tx, id, "a test") },
 			"ReopenFromWrongStatus": func(tx *sql.Tx) error { return reopen(ctx, tx, id, RunPartial, CurrentOwner(), now) },
 			"TakeOverNotRunning":    func(tx *sql.Tx) error { return takeOver(ctx, tx, id, CurrentOwner(), CurrentOwner(), now) },
 			"MoveBarrierFenceLost":  func(tx *sql.Tx) error { return moveBarrier(ctx, tx, id, 3, 4) },
@@ -623,7 +640,7 @@ func TestStopRequestReachesATaskThatIsOpening(t *testing.T) {
 		go func() {
 			<-opening
 			stopper := New(db, nil)
-			_, requested, err := stopper.Stop(ctx, run.ID)
+			_, requested, err := stopper.Stop(ctx, run.ID, "a test")
 			if err != nil || !requested {
 				panic(fmt.Sprintf("stop: requested=%v err=%v", requested, err))
 			}
@@ -655,5 +672,32 @@ func TestAdmissionCheckSurfacesErrors(t *testing.T) {
 		var adm *AdmissionError
 		require.False(t, errors.As(err, &adm))
 		require.NoError(t, e.refuseLive(ctx, "globex"), "a tenant without a live run is free")
+	})
+}
+
+// TestAClockThatWentBackGivesNoNegativeDuration (issue 23 item 24, R15): a
+// run started at t0 and resumed after the clock was set an hour back ends
+// with no negative duration: 0 is recorded, and its log says that the
+// duration is not known and why — never a guess.
+func TestAClockThatWentBackGivesNoNegativeDuration(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		ctx := context.Background()
+		id := seedRun(t, db, RunCancelled, 2, thisOwner(t, db),
+			taskState{ledger.Company, TaskSucceeded, 30}, taskState{ledger.Contact, TaskCancelled, 10})
+		e := New(db, nil)
+		back := &clock{now: t0.Add(-time.Hour)}
+		e.Now = back.Now
+		_, _, err := e.Resume(ctx, id, nil)
+		require.NoError(t, err)
+		run, err := e.Execute(ctx, id, fakeOpen(allInputs(3), nil))
+		require.NoError(t, err)
+		require.Equal(t, RunSucceeded, run.Status)
+		require.NotNil(t, run.DurationMS)
+		require.Zero(t, *run.DurationMS, "no negative duration")
+		var msg string
+		require.NoError(t, db.QueryRow(`SELECT message FROM run_log WHERE migration_id = ? AND level = 'warning' AND message LIKE '%clock%'`, id).Scan(&msg))
+		require.Contains(t, msg, "behind the run's start")
+		require.Contains(t, msg, "duration is not known")
 	})
 }

@@ -10,9 +10,13 @@ import (
 	"strings"
 )
 
-// processStart returns the boot id and the start time (in clock ticks since
-// boot) of a live process: two processes never share both. A zombie (killed,
-// not yet reaped) counts as gone.
+// processStart returns the boot id, the PID namespace and the start time
+// (in clock ticks since boot) of a live process, "BOOT/pid:[N]/TICKS": two
+// processes never share all three. The namespace is this process's own,
+// whose process table /proc shows: a pid is a number in one namespace, and
+// the same run's owner seen from a container sharing this host's name is
+// another namespace's (ownerAlive). A zombie (killed, not yet reaped)
+// counts as gone. Where the namespace cannot be read, "BOOT/TICKS".
 func processStart(pid int) (string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -38,6 +42,9 @@ func processStart(pid int) (string, error) {
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", err
+	}
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err == nil && !strings.Contains(ns, "/") {
+		return strings.TrimSpace(string(boot)) + "/" + ns + "/" + fields[19], nil
 	}
 	return strings.TrimSpace(string(boot)) + "/" + fields[19], nil
 }

@@ -12,10 +12,27 @@ import (
 )
 
 // Warnings are what planning kept with the run (a file read as
-// Windows-1252 on the evidence of its bytes), then R9's call-outs: a kind
-// whose every record took the same skip.
+// Windows-1252 on the evidence of its bytes), then per kind the records
+// imported with a NUL byte kept in extra (SPEC §4), then R9's call-outs: a
+// kind whose every record took the same skip.
 func (r *Report) Warnings() []string {
 	out := append([]string(nil), importer.PlanWarnings(r.Run)...)
+	if f := r.Run.FinishedAt; f != nil && f.Before(r.Run.StartedAt) {
+		out = append(out, fmt.Sprintf("the clock went back during this run: it ended at %s, before it started at %s; its duration is not known (0 is recorded, never a guess)",
+			f.UTC().Format("2006-01-02 15:04:05 UTC"), r.Run.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")))
+	}
+	for _, k := range r.Kinds {
+		if k.NULKept == 0 {
+			continue
+		}
+		was := "were"
+		if k.NULKept == 1 {
+			was = "was"
+		}
+		out = append(out, fmt.Sprintf("%s %s %s imported with a NUL byte in a column kept in extra, kept there as \\u0000: "+
+			"text never holds one (binary data in the export?) — the run log names the columns; a NUL in a mapped field fails its row",
+			Count(k.NULKept), noun(k.Kind, k.NULKept), was))
+	}
 	for _, k := range r.Kinds {
 		if k.UniformSkip == "" {
 			continue
@@ -93,7 +110,15 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
 			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
 	}
-	invalid := r.perKind(func(k Kind) int64 { return k.Failed - k.Duplicate })
+	// A run loaded from a dump counted failures whose rows it does not
+	// carry: `rejects` cannot list them (dump.go); what it can list, the
+	// failures of a resume here, is advised as for any run.
+	listed := func(k Kind) int64 { return k.Failed - k.Duplicate }
+	if words := r.UnlistedWords(); words != "" {
+		out = append(out, words)
+		listed = func(k Kind) int64 { return max(min(k.FailedRows, k.Failed-k.Duplicate), 0) }
+	}
+	invalid := r.perKind(listed)
 	if invalid.total > 0 {
 		out = append(out, fmt.Sprintf("%s failed validation (%s) — see the reasons in `crmimport report %d` and the rows "+
 			"themselves with `crmimport rejects %d --out rejects.csv`, fix those rows and run again; imported rows will be "+

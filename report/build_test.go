@@ -55,13 +55,16 @@ func TestBuild(t *testing.T) {
 				Failures: []report.Reason{
 					{Reason: `email "…" is not an email address`, Count: 2, Examples: []string{"c2", "c3"}},
 					{Reason: "contact has neither a name nor an email", Count: 1, Examples: []string{"c4"}},
-				}},
+				},
+				FailedRows: 3}, // every failure of a run of this database keeps its row (R4)
 			{Kind: ledger.Note, Counts: phases.Counts{Imported: 1, Skipped: 5},
 				Skips: []report.Reason{
 					{Reason: "not linked to any record", Count: 4, Examples: []string{"n1", "n2", "n3"}},
 					{Reason: "empty body", Count: 1, Examples: []string{"n5"}},
 				}},
 		}, r.Kinds)
+		require.Equal(t, int64(3), r.FailedRows)
+		require.Zero(t, r.Unlisted(), "a run of this database lists every failed record")
 		require.Equal(t, phases.Counts{Imported: 2, Skipped: 7, Failed: 3}, r.Total)
 		require.Len(t, r.Warnings(), 1)
 		require.Contains(t, r.Warnings()[0], `every one of the 2 companies was skipped as "deleted in source"`)

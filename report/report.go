@@ -30,6 +30,11 @@ type Kind struct {
 	phases.Counts
 	Skips    []Reason // this run's skipped slots by reason, most first
 	Failures []Reason // this run's record failures by reason class, most first
+	// FailedRows is how many of the kind's failed records have their row
+	// here (record_failures, R4): all of them for a run of this database;
+	// for a run loaded from a dump, which carries no failed rows, only
+	// those that failed again here (dump.go).
+	FailedRows int64
 	// UniformSkip is the one reason every record of the kind was skipped
 	// for (R9), or "".
 	UniformSkip string
@@ -42,6 +47,7 @@ type Report struct {
 	Tasks       []phases.Task
 	Kinds       []Kind // in plan order
 	Total       phases.Counts
+	FailedRows  int64 // the failed records whose row is here (Kind.FailedRows)
 	Strict      bool
 	// DryRun is the database a dry run left untouched, "" for a real run:
 	// the run itself is in a throwaway copy, so nothing said names it.
@@ -96,7 +102,7 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 	if err := readSkips(ctx, db, runID, kinds); err != nil {
 		return nil, err
 	}
-	if err := readFailures(ctx, db, runID, kinds); err != nil {
+	if r.FailedRows, err = readFailures(ctx, db, runID, kinds); err != nil {
 		return nil, err
 	}
 	for _, k := range ledger.Kinds() {
@@ -180,10 +186,12 @@ func readSkips(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Ki
 const failuresSQL = `
 SELECT kind, reason, count(*), coalesce(min(source_id), '') FROM record_failures WHERE migration_id = ? GROUP BY kind, reason`
 
-func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Kind]*Kind) error {
+// readFailures reads the run's failed rows by kind and reason class into
+// kinds, and returns how many there are.
+func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Kind]*Kind) (total int64, err error) {
 	rows, err := db.QueryContext(ctx, failuresSQL, runID)
 	if err != nil {
-		return fmt.Errorf("read failure reasons: %w", err)
+		return 0, fmt.Errorf("read failure reasons: %w", err)
 	}
 	defer rows.Close()
 	classes := map[ledger.Kind]map[string]*Reason{}
@@ -191,9 +199,13 @@ func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger
 		var k, reason, id string
 		var n int64
 		if err := rows.Scan(&k, &reason, &n, &id); err != nil {
-			return err
+			return 0, err
 		}
+		total += n
 		kind := ledger.Kind(k)
+		if kr, ok := kinds[kind]; ok {
+			kr.FailedRows += n
+		}
 		if classes[kind] == nil {
 			classes[kind] = map[string]*Reason{}
 		}
@@ -219,7 +231,7 @@ func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger
 		}
 		sortReasons(kr.Failures)
 	}
-	return rows.Err()
+	return total, rows.Err()
 }
 
 var (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/desktop"
+	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
+	"crmimport/phases"
 )
 
 // The desktop in a real browser (issue 13): Debian's Chromium, driven by
@@ -72,7 +75,17 @@ func browser(t *testing.T) context.Context {
 // serve starts the desktop on the database at path, in this process.
 func serve(t *testing.T, path string) *desktop.Server {
 	t.Helper()
-	s, err := desktop.New(context.Background(), desktop.Config{DBPath: path})
+	return serveWith(t, path, "")
+}
+
+// serveWith is serve with failpoints (SPEC §8) for the runs the desktop
+// itself works on.
+func serveWith(t *testing.T, path, failpoints string) *desktop.Server {
+	t.Helper()
+	set, err := failpoint.Parse(failpoints)
+	require.NoError(t, err)
+	s, err := desktop.New(context.Background(), desktop.Config{DBPath: path,
+		Engine: func(db *sql.DB) *phases.Engine { return phases.New(db, set) }})
 	require.NoError(t, err)
 	go func() { _ = s.Serve() }() // ends with Shutdown
 	t.Cleanup(func() {
@@ -196,7 +209,10 @@ func TestDesktopInABrowser(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crm.db")
 	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", demo)
 	require.Equal(t, exitPartial, r.code, r.stderr)
-	s := serve(t, path)
+	// The runs the desktop works on pause before their first contact
+	// batches, so that a resumed run is seen working on its page.
+	_, slow := slowExport(t)
+	s := serveWith(t, path, slow["CRMIMPORT_FAILPOINTS"])
 	ctx := browser(t)
 	base := "http://" + s.Addr()
 
@@ -254,6 +270,11 @@ func TestDesktopInABrowser(t *testing.T) {
 	require.Equal(t, exitCancelled, child.wait(t), child.stderr.String())
 	waitEnded(ctx, t, "cancelled")
 	shoot(ctx, t, out, "08-run-stopped")
+	// Issue 23 item 16: the stop is told as the page's, not as
+	// `crmimport stop` from another host.
+	taskNotes := textOf(ctx, t, "table.tasks tbody")
+	require.Contains(t, taskNotes, "stop requested by the desktop (`crmimport ui`)")
+	require.NotContains(t, taskNotes, "another host")
 	resume := fmt.Sprintf(`button[data-post="/api/runs/%d/resume"]`, id)
 	// The page reloads itself once the run has ended, and then offers it: a
 	// wait begun in the page before the reload may be lost with it, so the
@@ -262,6 +283,23 @@ func TestDesktopInABrowser(t *testing.T) {
 		return !!p && p.dataset.live === "false" && !!b && !b.disabled; })()`, resume), "the ended run's page, offering Resume")
 	require.Contains(t, textOf(ctx, t, resume), "Resume —")
 	do(ctx, t, chromedp.Click(chromedp.CSS(resume)))
+	// Issue 23 item 12: the resumed run's page shows it working, never the
+	// end of the attempt before (which its event stream handed it, kept
+	// from then: the page showed CANCELLED and reloaded itself until the
+	// run ended).
+	live := `(() => { const p = document.querySelector("[data-run-page]"), s = document.querySelector("h1 [data-field=status]");
+		return p && s && p.dataset.live === "true" ? s.textContent.trim() : ""; })()`
+	var shown []string
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		try, cancel := context.WithTimeout(ctx, time.Second)
+		st, err := chromedp.Run(try, chromedp.Evaluate[string](live))
+		cancel()
+		if err == nil && st != "" && (len(shown) == 0 || shown[len(shown)-1] != st) {
+			shown = append(shown, st)
+		}
+	}
+	require.Equal(t, []string{"running"}, shown, "the resumed run's live page showed the run as it is")
+	shoot(ctx, t, out, "09-run-resuming")
 	waitEnded(ctx, t, "succeeded")
 	shoot(ctx, t, out, "09-run-resumed")
 
@@ -338,7 +376,7 @@ func TestDesktopInABrowser(t *testing.T) {
 func TestUICommand(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	for _, addr := range []string{"0.0.0.0:0", "192.168.1.1:8080", ":0"} {
+	for _, addr := range []string{"0.0.0.0:0", "192.168.1.1:8080", ":0", "127.0.0.2:0"} {
 		r := crm(t, nil, "--db", path, "ui", "--no-open", "--addr", addr)
 		require.Equal(t, exitUsage, r.code, "%s: %s", addr, r.stderr)
 		require.Contains(t, r.stderr, "loopback")

@@ -18,13 +18,14 @@ finds, with a count, a few example ids, the rule of SPEC it breaks and the
 command that repairs it:
 
    uniform-skip        every record of a kind a run processed (at least 20) took one skip (R9)
-   stale-skips         skips older than a later run that processed their kind (R3)
+   stale-skips         skips older than a later run of a dump that processed their kind (R3)
    ready-to-take-over  skips whose parent, named in the slot's detail, is imported now (R3, R6)
    stranded-work       pending or running tasks below their run's current phase (R7)
    misphased-tasks     tasks in another phase than their kind's in crmimport's plan (R7)
    false-success       a run that ended with work queued, or succeeded over failures (R9)
    unfinalized         a run without duration_ms, or running with no live owner (R15)
    orphan-slots        a created or matched slot whose target row is missing (R1, R2)
+   dry-run-copies      a copy of the data that a killed dry run left on a server (PostgreSQL)
 
 and the incidents of write-up 000 they add up to (the poisoned ledger, the
 stranded retry). Each repair is a line to paste whole into a shell, the

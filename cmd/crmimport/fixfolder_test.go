@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -501,4 +502,204 @@ func TestFixFolderOfAWorkbook(t *testing.T) {
 	require.Equal(t, []string{"123456789012345|2024-01-01", "9912143456789012345|1900-03-01T00:00:00"},
 		query(t, db, `SELECT k.source_id || '|' || c.created_at FROM migration_records k JOIN contacts c ON c.id = k.record_id
 			WHERE k.migration_id = 2 ORDER BY k.source_id`))
+}
+
+// Issue 23 item 13: a run over a fix folder reads only the failed rows it
+// holds, so the skips of the run it fixes are still the latest attempt at
+// their records, not stale (R3); doctor names what is true — the note that
+// waited for the contact fixed now is ready to take over — and no poisoned
+// ledger. The run doctor then proposes takes it over and leaves doctor
+// clean.
+func TestDoctorAfterFixFolder(t *testing.T) {
+	t.Parallel()
+	exp := copyDemo(t)
+	storetest.RunAddress(t, func(t *testing.T, db string) {
+		first := crm(t, nil, "--db", db, "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
+		require.Equal(t, exitPartial, first.code, first.stderr)
+		d, r := doctorJSON(t, db)
+		require.Equal(t, exitOK, r.code, r.stdout)
+		require.True(t, d.Clean)
+
+		fix := filepath.Join(t.TempDir(), "fix-1")
+		r = crm(t, nil, "--db", db, "rejects", "1", "--out", fix, "--as-export")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		fixCSV(t, filepath.Join(fix, "contacts.csv"), resave{comma: ',', changed: func(row map[string]string) {
+			if row["id"] == "con-022" {
+				row["email"] = "dana.whitfield@northgate-dental.example.com"
+			}
+		}})
+		second := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", fix)
+		require.Equal(t, exitPartial, second.code, second.stderr)
+		require.Equal(t, int64(1), second.summary(t).Kinds["contact"].Imported, "con-022 imports")
+
+		d, r = doctorJSON(t, db)
+		require.Equal(t, exitFindings, r.code, r.stdout)
+		require.Equal(t, []string{"ready-to-take-over"}, d.names(), "%+v", d.Findings)
+		require.Equal(t, []string{"note nt-019"}, d.Findings[0].Examples, "the note that waited for con-022")
+		require.Empty(t, d.Incidents)
+
+		third := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", "--only", "notes", exp)
+		require.Equal(t, exitPartial, third.code, third.stderr) // nt-075 still fails
+		require.Equal(t, []string{"created|3"}, query(t, db, `SELECT action, migration_id FROM migration_records
+			WHERE kind = 'note' AND source_id = 'nt-019'`))
+		d, r = doctorJSON(t, db)
+		require.Equal(t, exitOK, r.code, r.stdout)
+		require.True(t, d.Clean)
+	})
+}
+
+// moveSideFile moves the side file of role that fix's manifest names to
+// to, and points the manifest there, as a person tidying an export would.
+func moveSideFile(t *testing.T, fix, role, to string) {
+	t.Helper()
+	man, err := importer.ReadFixManifest(fix)
+	require.NoError(t, err)
+	moved := false
+	for i, a := range man.SideFiles {
+		if a.Role == role {
+			require.NoError(t, os.MkdirAll(filepath.Dir(to), 0o700))
+			require.NoError(t, os.Rename(a.File, to))
+			man.SideFiles[i].File, moved = to, true
+		}
+	}
+	require.True(t, moved, "the manifest names %s", role)
+	b, err := json.MarshalIndent(man, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(fix, importer.FixManifestName), b, 0o600))
+}
+
+// Issue 23 item 6: a fix folder whose manifest names a side file at a path
+// where the run would not read it as what it is — the file joined to
+// Opportunity.csv, or the folder of ContentVersion bodies, under another
+// name — is refused before any run exists (exit 1, no run row), as one
+// that is gone is: read otherwise, the join is dropped and the fixed deal
+// imports without its contact, for good (a created slot is final, R2).
+// The file copied into the fix folder under the profile's name gives the
+// join back: the deal imports with its contact.
+func TestFixFolderSideFileElsewhere(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, db string) {
+		exp := breakSalesforce(t)
+		sf := func(more ...string) result {
+			return crm(t, nil, append([]string{"--db", db, "--json", "run", "--tenant", "acme", "--source", "salesforce"}, more...)...)
+		}
+		first := sf(exp)
+		require.Equal(t, exitPartial, first.code, first.stderr)
+		fix := filepath.Join(t.TempDir(), "fix")
+		r := crm(t, nil, "--db", db, "rejects", "1", "--out", fix, "--as-export")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		fixCSV(t, filepath.Join(fix, "Opportunity.csv"), resave{comma: ',', changed: func(row map[string]string) { row["Amount"] = "125000.50" }})
+		fixCSV(t, filepath.Join(fix, "ContentVersion.csv"), resave{comma: ',', changed: func(row map[string]string) {
+			row["CreatedDate"] = "2024-02-05 09:30:00"
+		}})
+		runs := func() []string { return query(t, db, `SELECT id FROM migrations ORDER BY id`) }
+		before := runs()
+
+		elsewhere := t.TempDir()
+		roles := filepath.Join(elsewhere, "roles.csv")
+		moveSideFile(t, fix, "join:opportunitycontactrole.csv", roles)
+		refused := sf(fix)
+		require.Equal(t, exitError, refused.code, refused.stderr)
+		require.Contains(t, refused.stdout, filepath.Join(fix, "Opportunity.csv")+": the fix folder's manifest names "+roles)
+		require.Contains(t, refused.stdout, "the file the salesforce profile joins to it (opportunitycontactrole.csv)")
+		require.Contains(t, refused.stdout, "copy it into "+fix+" as opportunitycontactrole.csv")
+		require.Equal(t, before, runs(), "a refused plan leaves no run row")
+
+		// With the join file given back, the body folder under another name.
+		require.NoError(t, os.Rename(roles, filepath.Join(fix, "OpportunityContactRole.csv")))
+		bodies := filepath.Join(elsewhere, "bodies")
+		moveSideFile(t, fix, "bodies:contentversion", bodies)
+		refused = sf(fix)
+		require.Equal(t, exitError, refused.code, refused.stderr)
+		require.Contains(t, refused.stdout, filepath.Join(fix, "ContentVersion.csv")+": the fix folder's manifest names "+bodies)
+		require.Contains(t, refused.stdout, "the folder of body files the salesforce profile reads beside it (contentversion)")
+		require.Equal(t, before, runs(), "a refused plan leaves no run row")
+		require.NoError(t, os.Rename(bodies, filepath.Join(fix, "ContentVersion")))
+
+		second := sf(fix)
+		require.Equal(t, exitOK, second.code, second.stderr)
+		require.NotContains(t, second.stderr, "no file of the export matches")
+		s := second.summary(t)
+		require.Equal(t, phases.Counts{Imported: 1}, s.Kinds["deal"])
+		require.Equal(t, phases.Counts{Imported: 1}, s.Kinds["note"])
+		require.Equal(t, []string{"0035g00000QxAa2AAF"}, query(t, db, `SELECT cr.source_id FROM deals d
+		JOIN migration_records r ON r.record_type = 'deals' AND r.record_id = d.id
+		JOIN migration_records cr ON cr.record_type = 'contacts' AND cr.record_id = d.contact_id
+		WHERE r.source_id = '0065g00000HkOp2AAF'`), "the deal's contact, from OpportunityContactRole")
+	})
+}
+
+// Issue 23 item 6: a fix folder imported as another tenant or source than
+// its run's, with another profile, or with a file renamed to another kind,
+// is read as asked — but the run's summary (and report) says so among its
+// warnings, with what it means, not only a notice on stderr. The folder
+// imported as its run was gives none.
+func TestFixFolderReadOtherwise(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, db string) {
+		exp := copyDemo(t)
+		first := crm(t, nil, "--db", db, "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
+		require.Equal(t, exitPartial, first.code, first.stderr)
+		fix := filepath.Join(t.TempDir(), "fix-1")
+		r := crm(t, nil, "--db", db, "rejects", "1", "--out", fix, "--as-export")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		// A copy of the folder per way of reading it: a run's own tasks
+		// vouch for their inputs (the same-input shortcut), and each run
+		// here must read its rows.
+		folder := func(name string) string {
+			dir := filepath.Join(t.TempDir(), name)
+			require.NoError(t, os.CopyFS(dir, os.DirFS(fix)))
+			return dir
+		}
+		warnings := func(args ...string) []string {
+			t.Helper()
+			r := crm(t, nil, append([]string{"--db", db, "--json", "--quiet", "run"}, args...)...)
+			require.Contains(t, []int{exitPartial, exitFailed}, r.code, r.stderr) // the rows not fixed fail again
+			s := r.summary(t)
+			rep := crm(t, nil, "--db", db, "--json", "report", fmt.Sprint(s.Run), "--format", "json")
+			require.Equal(t, exitOK, rep.code, rep.stderr)
+			require.Equal(t, s.Warnings, rep.summary(t).Warnings, "report repeats the summary's warnings")
+			return s.Warnings
+		}
+
+		require.Empty(t, warnings("--tenant", "acme", "--source", "canonical", folder("same")))
+
+		beta := folder("beta")
+		ws := warnings("--tenant", "beta", "--source", "canonical", beta)
+		require.Len(t, ws, 1, "%q", ws)
+		require.Contains(t, ws[0], beta+" is a fix folder of run 1 of tenant acme, imported as tenant beta")
+		require.Contains(t, ws[0], "pass --tenant acme")
+
+		other := folder("other")
+		ws = warnings("--tenant", "acme", "--source", "crm2", "--profile", "canonical", other)
+		require.Len(t, ws, 1, "%q", ws)
+		require.Contains(t, ws[0], other+" is a fix folder of run 1 of source canonical, imported as source crm2")
+		require.Contains(t, ws[0], "pass --source canonical")
+		// inspect, which the New import page shows, says the same.
+		r = crm(t, nil, "--json", "inspect", "--source", "crm2", "--profile", "canonical", other)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		var ins importer.Inspection
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &ins))
+		require.Equal(t, ws, ins.Warnings)
+
+		hubspot := folder("hubspot")
+		require.NoError(t, os.Rename(filepath.Join(hubspot, "contacts.csv"), filepath.Join(hubspot, "hubspot-crm-exports-all-contacts-2024.csv")))
+		ws = warnings("--tenant", "acme", "--source", "canonical", "--profile", "hubspot", hubspot)
+		require.Contains(t, ws, hubspot+" is a fix folder of run 1, which read it with the canonical profile; this run reads it with the hubspot profile, "+
+			"which may map its columns otherwise: pass --profile canonical to read it as run 1 did")
+
+		// A Salesforce fix folder (deals and notes) whose Opportunity.csv
+		// was renamed Contact.csv: its rows are read as contacts.
+		sf := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "salesforce", breakSalesforce(t))
+		require.Equal(t, exitPartial, sf.code, sf.stderr)
+		renamed := filepath.Join(t.TempDir(), "renamed")
+		r = crm(t, nil, "--db", db, "rejects", fmt.Sprint(sf.summary(t).Run), "--out", renamed, "--as-export")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.NoError(t, os.Rename(filepath.Join(renamed, "Opportunity.csv"), filepath.Join(renamed, "Contact.csv")))
+		ws = warnings("--tenant", "acme", "--source", "salesforce", renamed)
+		require.Len(t, ws, 1, "%q", ws)
+		require.Equal(t, filepath.Join(renamed, "Contact.csv")+fmt.Sprintf(" is read as contacts, a kind of which the fix folder of run %d "+
+			"holds no rows (its manifest names Opportunity.csv (deals), ContentVersion.csv (notes)): a fix file renamed to another kind "+
+			"imports its rows as that kind; give it back its name unless that is what you mean", sf.summary(t).Run), ws[0])
+	})
 }

@@ -16,12 +16,18 @@ import (
 const memoryLimit = 176 << 20
 
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
-	}
+	limitMemory()
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)
 	a.signals = true
 	os.Exit(profiled(os.Getenv("CRMIMPORT_CPUPROFILE"), func() int { return a.run(context.Background(), os.Args) }))
+}
+
+// limitMemory sets the heap's soft limit (memoryLimit) unless GOMEMLIMIT
+// says otherwise; the tests' child processes set it as main does.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 }
 
 // profiled runs f, writing a CPU profile of it to path when path is set

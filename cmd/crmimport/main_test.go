@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +30,7 @@ import (
 // (the crash suite's admission races).
 func TestMain(m *testing.M) {
 	if os.Getenv("CRMIMPORT_TEST_CHILD") == "1" {
+		limitMemory() // as main does
 		sleepUntilStartAt()
 		var args []string
 		if err := json.Unmarshal([]byte(os.Getenv("CRMIMPORT_TEST_ARGS")), &args); err != nil {
@@ -235,9 +235,8 @@ var jsonExtractPG = regexp.MustCompile(`json_extract\(([a-z_.]+), '\$\.("?)([^'"
 
 // stateOf is what a database holds, to compare before and after a command
 // that must write nothing: a file's bytes, or on PostgreSQL every row of
-// every table of its schema. (A dry run's copy beside a schema must be gone
-// after it: dryRunCopies and noCopyLeft, as other tests' dry runs make
-// copies of their own meanwhile.)
+// every table of its schema and the dry runs' copies in its database (a
+// dry run's copy beside it must be gone after it).
 func stateOf(t *testing.T, path string) string {
 	t.Helper()
 	if !store.IsAddress(path) {
@@ -252,39 +251,12 @@ func stateOf(t *testing.T, path string) string {
 		sort.Strings(rows)
 		fmt.Fprintf(&b, "%s:\n  %s\n", table, strings.Join(rows, "\n  "))
 	}
+	// Other tests make schemas and dry runs of their own meanwhile: the
+	// copies of this schema only (a copy says what it copies, store's
+	// dry-run comment).
+	fmt.Fprintf(&b, "dry-run copies: %s\n", strings.Join(query(t, path,
+		`SELECT nspname FROM pg_namespace n WHERE nspname LIKE 'crmimport\_dry\_run\_%'
+		  AND coalesce(obj_description(n.oid, 'pg_namespace'), '') LIKE '%"of":"' || current_schema() || '"%'
+		ORDER BY nspname`), ", "))
 	return b.String()
-}
-
-// dryRunCopies are the dry runs' copies in the database of path (none for
-// a file, whose copy is a temporary file).
-func dryRunCopies(t *testing.T, path string) []string {
-	t.Helper()
-	if !store.IsAddress(path) {
-		return nil
-	}
-	return query(t, path, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'crmimport\_dry\_run\_%' ORDER BY nspname`)
-}
-
-// noCopyLeft fails the test if the database of path keeps a dry run's copy
-// that was not there before (before: dryRunCopies then). Another test's
-// dry run has one for as long as it works, and drops it: a copy left
-// behind stays, and is waited for in vain.
-func noCopyLeft(t *testing.T, path string, before []string) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		var left []string
-		for _, c := range dryRunCopies(t, path) {
-			if !slices.Contains(before, c) {
-				left = append(left, c)
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a dry run's copy is left in the database: %s", strings.Join(left, ", "))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }

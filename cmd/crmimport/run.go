@@ -88,16 +88,20 @@ func (a *app) runAction(c *cli.Context) error {
 		return usagef("run needs --tenant (the workspace the data belongs to)")
 	case spec.Source == "":
 		return usagef("run needs --source (the ledger's source name, e.g. canonical)")
-	case spec.BatchSize < 1:
-		return usagef("--batch-size must be at least 1, got %d", spec.BatchSize)
+	}
+	if err := importer.CheckBatchSize(spec.BatchSize); err != nil {
+		return usagef("--batch-size: %v", err)
 	}
 	only, err := parseOnly(c.String("only"))
 	if err != nil {
 		return err
 	}
 	spec.Only = only
-	dbPath := a.dbPath
+	dbPath, standFor := a.dbPath, ""
 	if c.Bool("dry-run") {
+		if standFor, err = store.FileIDOf(a.dbPath); err != nil {
+			return err
+		}
 		tmp, cleanup, err := store.Throwaway(c.Context, a.dbPath)
 		if err != nil {
 			return err
@@ -117,7 +121,9 @@ func (a *app) runAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	imp := importer.New(a.engine(db))
+	e := a.engine(db)
+	e.StandFor(standFor) // a dry run's copy stands for the database (R13)
+	imp := importer.New(e)
 	var runID atomic.Int64
 	ctx, stop := a.stopOnSignal(c.Context, runID.Load)
 	defer stop()

@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/importer"
 	"crmimport/store"
 	"crmimport/store/storetest"
 )
@@ -145,7 +149,9 @@ func TestUsageErrors(t *testing.T) {
 		{"UnknownFlag", []string{"run", "--tenant", "a", "--source", "canonical", "--frobnicate", dir}, nil, "flag provided but not defined", exitUsage},
 		{"UnknownCommand", []string{"import", dir}, nil, `unknown command "import"`, exitUsage},
 		{"UnknownKind", []string{"run", "--tenant", "a", "--source", "canonical", "--only", "leads", dir}, nil, `unknown kind "leads"`, exitUsage},
-		{"BadBatchSize", []string{"run", "--tenant", "a", "--source", "canonical", "--batch-size", "0", dir}, nil, "--batch-size must be at least 1", exitUsage},
+		{"BadBatchSize", []string{"run", "--tenant", "a", "--source", "canonical", "--batch-size", "0", dir}, nil, "--batch-size: the batch size must be between 1 and 50000 records", exitUsage},
+		// Issue 23 item 21: a batch is held in memory until it commits.
+		{"BatchSizeOverTheBound", []string{"run", "--tenant", "a", "--source", "canonical", "--batch-size", "50001", dir}, nil, "--batch-size: the batch size must be between 1 and 50000 records (a batch is held in memory until it commits), got 50001", exitUsage},
 		{"UnknownProfile", []string{"run", "--tenant", "a", "--source", "hubspot2", dir}, nil, `unknown profile "hubspot2"`, exitUsage},
 		{"UnknownEncoding", []string{"run", "--tenant", "a", "--source", "canonical", "--encoding", "klingon", dir}, nil, "--encoding klingon", exitUsage},
 		{"UnknownFailpoint", []string{"runs"}, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:lead:1=error"}, `unknown kind "lead"`, exitUsage},
@@ -223,4 +229,27 @@ func TestAnotherApplicationsFileIsLeftAlone(t *testing.T) {
 		_, err = os.Stat(path + "-wal")
 		require.ErrorIs(t, err, os.ErrNotExist, "%v: not switched to WAL", args)
 	}
+}
+
+// TestTheBatchSizeBound (issue 23 item 21): a batch is held in memory until
+// it commits (R12), so --batch-size is bounded (importer.MaxBatchSize);
+// one batch of the bound's size, in a real process, stays within the
+// memory the README states for a run (256 MiB).
+func TestTheBatchSizeBound(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("id,first_name,last_name,email,title\n")
+	for i := range importer.MaxBatchSize {
+		fmt.Fprintf(&b, "c-%06d,Ann %d,Lee,ann.%d@example.com,Head of purchasing at a company of the example group\n", i, i, i)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "contacts.csv"), []byte(b.String()), 0o600))
+	path := filepath.Join(t.TempDir(), "crm.db")
+	c := startChild(t, nil, "--db", path, "--json", "run", "--tenant", "a", "--source", "canonical",
+		"--batch-size", strconv.Itoa(importer.MaxBatchSize), dir)
+	require.Equal(t, exitOK, c.wait(t), c.stderr.String())
+	require.Equal(t, []string{strconv.Itoa(importer.MaxBatchSize)}, query(t, path, `SELECT count(*) FROM contacts`))
+	peak := c.cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	t.Logf("one batch of %d records: peak RSS %d MiB", importer.MaxBatchSize, peak>>20)
+	require.Less(t, peak, int64(256<<20), "one batch at the bound stays within the README's 256 MiB")
 }

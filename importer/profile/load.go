@@ -355,21 +355,14 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 	n = deref(n)
 	if n.Kind == yaml.MappingNode {
 		spec := &fieldSpec{}
+		var dateOnly *entry // read once the columns are known
 		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only") {
 			switch e.key {
 			case "date_only":
 				if !canon.IsDateField(field) {
 					l.fail(e.node, join(at, "date_only"), "%s is not a date", field)
 				}
-				if s, ok := l.str(e.val, join(at, "date_only")); ok {
-					switch s {
-					case "true":
-						spec.dateOnly = true
-					case "false":
-					default:
-						l.fail(e.val, join(at, "date_only"), "expected true or false, found %q", s)
-					}
-				}
+				dateOnly = &e
 			case "columns":
 				spec.columns, _ = l.columns(e.val, join(at, "columns"))
 			case "multi":
@@ -397,6 +390,9 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 			l.fail(n, join(at, "columns"), "missing: which column gives %s", field)
 			return nil
 		}
+		if dateOnly != nil {
+			spec.dateOnly = l.dateOnly(dateOnly.val, join(at, "date_only"), spec.columns)
+		}
 		return spec
 	}
 	cols, ok := l.columns(n, at)
@@ -404,6 +400,35 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 		return nil
 	}
 	return &fieldSpec{columns: cols}
+}
+
+// dateOnly reads a field's date_only: true (each of its columns holds a
+// date), false, or the columns among them that hold a date, beside others
+// that hold a date-time (Salesforce's Task.ActivityDate beside
+// Event.ActivityDateTime). It returns the columns that hold a date.
+func (l *profileLoader) dateOnly(n *yaml.Node, at string, columns []string) []string {
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		switch n.Value {
+		case "true":
+			return columns
+		case "false":
+			return nil
+		}
+		l.fail(n, at, "expected true, false or a list of the field's columns that hold a date, found %q", n.Value)
+		return nil
+	}
+	cols, ok := l.columns(n, at)
+	if !ok {
+		return nil
+	}
+	for _, c := range cols {
+		if !slices.ContainsFunc(columns, func(f string) bool { return normaliseHeader(f) == normaliseHeader(c) }) {
+			l.fail(n, at, "%q is not one of the field's columns (%s)", c, strings.Join(columns, ", "))
+			return nil
+		}
+	}
+	return cols
 }
 
 func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpec {

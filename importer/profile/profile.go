@@ -79,7 +79,7 @@ type fieldSpec struct {
 	multi    string            // a multi-value separator: the first value is the field's
 	valueMap map[string]string // lower-cased value -> canonical value
 	def      string            // when no column holds a value
-	dateOnly bool              // a date-time at midnight is the date alone (Salesforce's date fields)
+	dateOnly []string          // the columns that hold a date (date_only): what they give is stored as a date, whatever its time
 }
 
 // linkSpec is a link column: to one kind, or by id prefix to several; a

@@ -101,6 +101,11 @@ func TestProfileValidation(t *testing.T) {
 			[]string{`kinds.contact.files[0].sheet: "people.json" is not a spreadsheet's pattern (.xlsx or .csv): only a workbook has sheets`}},
 		"EmptySheet": {strings.Replace(base, "files: [people.csv]", "files: [{file: people.xlsx, sheet: \" \"}]", 1),
 			[]string{"kinds.contact.files[0].sheet: names no sheet"}},
+		"DateOnlyNotADate": {base + "      email: {columns: [Email], date_only: true}\n", []string{"kinds.contact.fields.email.date_only: email is not a date"}},
+		"DateOnlyNeitherTrueNorColumns": {base + "      created_at: {columns: [Created], date_only: yes please}\n",
+			[]string{`kinds.contact.fields.created_at.date_only: expected true, false or a list of the field's columns that hold a date, found "yes please"`}},
+		"DateOnlyColumnNotTheField's": {base + "      created_at: {columns: [Created, Since], date_only: [Modified]}\n",
+			[]string{`kinds.contact.fields.created_at.date_only: "Modified" is not one of the field's columns (Created, Since)`}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -44,6 +44,7 @@ type Record struct {
 type beyondFields struct {
 	links    []LinkValue // link values beyond the plain link fields, in order of preference
 	bodyFile string      // the file that holds the body (a profile's body_file), to read when completed
+	nulKept  []string    // the columns kept in extra that hold a NUL byte (SPEC §4), in file order
 }
 
 // Span is where the record stands in its raw file (reader.Row's Start and
@@ -57,6 +58,16 @@ func (r *Record) Links() []LinkValue {
 		return nil
 	}
 	return r.beyond.links
+}
+
+// NULKept names the columns kept in extra that hold a NUL byte, which
+// text never holds: kept all the same (JSON \u0000), for the run to count
+// in a warning (SPEC §4); nil for most records.
+func (r *Record) NULKept() []string {
+	if r.beyond == nil {
+		return nil
+	}
+	return r.beyond.nulKept
 }
 
 // Get is the value of canonical field f as read ("" when absent).
@@ -83,6 +94,7 @@ type Mapper struct {
 	sheetFile string
 
 	valueFuncs    []valueFunc     // per field; nil when the profile changes no value
+	dateOnly      map[string]bool // normalised names of the columns that hold a date (date_only); nil for none
 	roots         map[string]bool // JSON keys whose objects are flattened into dotted columns
 	rowRules      bool            // links, joins, where, defaults, bodies or alternate columns to work out per row
 	emptyExtra    bool            // the profile's spellings of empty also leave extra
@@ -106,6 +118,7 @@ type layout struct {
 	extraName []string
 	alts      []altGroup // fields that several columns of this layout may give
 	linkCols  [][]int    // per link of the kind, the columns that hold it, in order of preference
+	dateOnly  []bool     // per column: it holds a date (date_only); nil for none
 	whereCols []int      // per where condition, its column or -1
 	repeated  [2]int     // a mapped column given twice (positions), when the profile fails on it
 	idMissing bool
@@ -148,6 +161,14 @@ func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
 		}
 		if len(spec.columns) > 1 || spec.def != "" || m.fileSpec.defaults[f] != "" {
 			m.rowRules = true
+		}
+		for _, c := range spec.dateOnly {
+			if ref, ok := m.index[normaliseHeader(c)]; ok && ref.field == i {
+				if m.dateOnly == nil {
+					m.dateOnly = map[string]bool{}
+				}
+				m.dateOnly[normaliseHeader(c)] = true
+			}
 		}
 	}
 	for _, ls := range m.kindSpec.links {
@@ -215,6 +236,12 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 			l.extraName[i] = fmt.Sprintf("%s#%d", c.Name, n)
 		}
 		l.field[i] = colExtra
+		if m.dateOnly[normaliseHeader(c.Name)] {
+			if l.dateOnly == nil {
+				l.dateOnly = make([]bool, len(cols))
+			}
+			l.dateOnly[i] = true
+		}
 		if ref, ok := m.index[normaliseHeader(c.Name)]; ok {
 			if byField == nil {
 				byField = map[int][]cand{}
@@ -392,7 +419,19 @@ func (m *Mapper) Map(row reader.Row) Record {
 		cols = flatten(cols, m.roots)
 	}
 	l := m.layoutOf(cols)
+	var nulKept []string
+	nulRead := false
 	for i, c := range cols {
+		if strings.IndexByte(c.Value, 0) >= 0 {
+			// SPEC §4: a NUL in a column the profile reads fails the row
+			// (R4), said for the first; one in a column kept in extra is
+			// kept, and counted.
+			if l.field[i] == colExtra && !slices.Contains(l.whereCols, i) {
+				nulKept = append(nulKept, l.extraName[i])
+			} else if !nulRead {
+				r.Err, nulRead = m.nulError(r.Err, r.File, row, cols, l, i), true
+			}
+		}
 		if f := l.field[i]; f >= 0 {
 			v := c.Value
 			if c.Nested && r.Err == nil {
@@ -407,6 +446,9 @@ func (m *Mapper) Map(row reader.Row) Record {
 					r.addExtra(l.extraName[i], c)
 				}
 			}
+			if l.dateOnly != nil && l.dateOnly[i] {
+				v = dateOnly(v)
+			}
 			r.vals[f] = v
 			continue
 		} else if f == colPerRow {
@@ -420,11 +462,47 @@ func (m *Mapper) Map(row reader.Row) Record {
 	if l.rowRules {
 		m.applyRowRules(&r, cols, l)
 	}
+	if nulKept != nil {
+		if r.beyond == nil {
+			r.beyond = &beyondFields{}
+		}
+		r.beyond.nulKept = nulKept
+	}
 	// The id is kept in the run's indexes: a copy of its own, so that it
 	// does not hold the whole record's text in memory (encoding/csv cuts
-	// a record's fields out of one string).
-	r.ID = strings.Clone(trimID(r.Get("id")))
+	// a record's fields out of one string). An id holding a NUL is none:
+	// its row fails (above), and no database text can hold it; the raw
+	// row keeps it.
+	if id := trimID(r.Get("id")); strings.IndexByte(id, 0) < 0 {
+		r.ID = strings.Clone(id)
+	}
 	return r
+}
+
+// nulError is the error of a row of file whose column i, which the profile
+// reads, holds a NUL byte (SPEC §4: the row fails, R4), joined to the one
+// the row has already, if any: naming the field, and where the byte stands
+// when the reader knows it.
+func (m *Mapper) nulError(prev *reader.RowError, file string, row reader.Row, cols []reader.Col, l *layout, i int) *reader.RowError {
+	where := fmt.Sprintf("column %q", cols[i].Name) // a JSON object flattened into columns
+	if len(cols) == len(row.Cols) {
+		where = fmt.Sprintf("field %d (%q)", i+1, cols[i].Name)
+		for _, n := range row.NUL {
+			if n.Col == i {
+				where += n.Where
+			}
+		}
+	}
+	reads := "reads this column"
+	if f := l.field[i]; f >= 0 {
+		reads += " as " + m.fields.Names[f]
+	}
+	reason := fmt.Sprintf("a NUL byte in %s: text never holds one (binary data in the export?); the profile %s "+
+		"(a NUL in a column kept in extra is kept)", where, reads)
+	if prev != nil {
+		reason = prev.Reason + "; " + reason
+	}
+	return &reader.RowError{File: file, Line: row.Line, Reason: reason}
 }
 
 func (r *Record) addExtra(name string, c reader.Col) {
@@ -471,6 +549,9 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 			keep := false
 			if m.valueFuncs != nil && m.valueFuncs[g.field] != nil {
 				v, keep = m.valueFuncs[g.field](v)
+			}
+			if l.dateOnly != nil && l.dateOnly[i] {
+				v = dateOnly(v)
 			}
 			switch {
 			case !chosen && strings.TrimSpace(v) != "":

@@ -95,6 +95,23 @@ func joinRole(js *joinSpec) string    { return "join:" + js.file }
 func namesRole(k ledger.Kind) string  { return "names:" + string(k) }
 func bodiesRole(folder string) string { return "bodies:" + folder }
 
+// RoleWords says what a side file of role is to the task that reads it,
+// and the name (lower-cased, a pattern for a joined file) that a file or a
+// folder must have for FindSideFiles to find it in that role; "" for a
+// parents' file, found by its kind rather than its name.
+func (p *Profile) RoleWords(role string) (what, name string) {
+	how, arg, _ := strings.Cut(role, ":")
+	switch how {
+	case "join":
+		return "the file the " + p.Name + " profile joins to it", arg
+	case "bodies":
+		return "the folder of body files the " + p.Name + " profile reads beside it", arg
+	case "names":
+		return "a file of the " + ledger.Kind(arg).Plural() + " its links by name look names up in", ""
+	}
+	return role, ""
+}
+
 // SideFilesRead are those of files (a run's side files) that a task of the
 // mapper's file reads (ReadSideFiles): the parents' files its links by
 // name look names up in, the files joined to it, its body folders.

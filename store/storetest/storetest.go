@@ -120,7 +120,7 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 
 // Schema6 are the statements that take a database of the latest schema
 // back to how schema 6 left it (no hold on the epoch, no revisits, no undo, one epoch for the
-// whole ledger): tests of an older file make one from a new one with them,
+// whole ledger, no count of NUL bytes kept): tests of an older file make one from a new one with them,
 // then lower it further.
 var Schema6 = []string{
 	`DROP TABLE epoch_hold`, `DROP TABLE task_revisits`,
@@ -138,5 +138,6 @@ var Schema6 = []string{
 	`ALTER TABLE migrations DROP COLUMN undoes`, `ALTER TABLE migrations DROP COLUMN undone_by`,
 	`ALTER TABLE migration_tasks DROP COLUMN removed`, `ALTER TABLE migration_tasks DROP COLUMN released`,
 	`ALTER TABLE migration_tasks DROP COLUMN restored`, `ALTER TABLE migration_tasks DROP COLUMN cleared`,
+	`ALTER TABLE migration_tasks DROP COLUMN nul_kept`,
 	`PRAGMA user_version = 6`,
 }

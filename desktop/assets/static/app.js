@@ -186,8 +186,81 @@ if (form) {
     }
   });
 
+  const uploads = keptUploads(document.getElementById("uploads-body"), document.getElementById("uploads-message"), field("path"));
   pathPicker(field("path"), document.getElementById("browser"), document.getElementById("browse"), document.getElementById("drop"), msg,
-    (doc) => say(msg, "Saved " + doc.files.length + " files; Preview reads them."));
+    (doc) => { say(msg, "Saved " + doc.files.length + " files; Preview reads them."); uploads(); });
+}
+
+function bytes(n) {
+  if (n < 1024) return fmt(n) + " bytes";
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + " KiB";
+  if (n < 1024 * 1024 * 1024) return (n / 1024 / 1024).toFixed(1) + " MiB";
+  return (n / 1024 / 1024 / 1024).toFixed(1) + " GiB";
+}
+
+// The drops kept in the uploads folder (GET /api/uploads): each with its
+// files, the runs that read them, Use (its folder becomes the path) and
+// Delete, which asks once more, naming what goes and which runs read it,
+// before it posts. Returns the function that reads the list again.
+function keptUploads(node, msg, input) {
+  async function load() {
+    let doc;
+    try {
+      const res = await fetch("/api/uploads", { credentials: "same-origin" });
+      doc = await res.json();
+      if (!res.ok) throw new Error(doc.error || ("HTTP " + res.status));
+    } catch (e) { say(msg, e.message, true); return; }
+    node.textContent = "";
+    if (!doc.uploads.length) { node.appendChild(el("p", { class: "notice" }, "No dropped files are kept.")); return; }
+    const t = table(["saved", "files", "size", "read by", ""], []);
+    t.classList.add("uploads");
+    const tb = t.querySelector("tbody");
+    for (const u of doc.uploads) {
+      const row = el("tr", { "data-upload": u.name });
+      row.appendChild(el("td", {}, (u.saved_at || "").replace("T", " ").replace("Z", " UTC")));
+      row.appendChild(el("td", { class: "file" }, u.files.map((f) => f.name).join(", ") || "(empty)"));
+      row.appendChild(el("td", { class: "num" }, bytes(u.size)));
+      const runs = el("td");
+      u.runs.forEach((r, i) => {
+        if (i) runs.appendChild(document.createTextNode(", "));
+        runs.appendChild(el("a", { href: "/runs/" + r.run }, "run " + r.run));
+        runs.appendChild(document.createTextNode(" (" + (r.interrupted ? "interrupted" : r.status) + ")"));
+      });
+      if (!u.runs.length) runs.textContent = "no run";
+      row.appendChild(runs);
+      const acts = el("td", { class: "upload-actions" });
+      const use = el("button", { type: "button", "data-use": u.name }, "Use");
+      use.addEventListener("click", () => { input.value = u.path; input.dispatchEvent(new Event("change")); say(msg, "The path is " + u.path + "."); });
+      const del = el("button", { type: "button", "data-delete": u.name }, "Delete");
+      const busy = u.runs.find((r) => r.status === "running");
+      if (busy) { del.disabled = true; del.title = "run " + busy.run + " is running on these files: stop it first"; }
+      let armed = false;
+      del.addEventListener("click", async () => {
+        if (!armed) {
+          armed = true;
+          del.classList.add("danger");
+          del.textContent = "Delete " + u.files.length + (u.files.length === 1 ? " file" : " files") + "?";
+          const later = u.runs.map((r) => "run " + r.run).join(", ");
+          say(msg, "Click again to delete " + bytes(u.size) + " from " + u.path + (later ? "; " + later + " read them and could not be resumed after" : "") + ".");
+          return;
+        }
+        del.disabled = true;
+        try {
+          const d = await post("/api/uploads/" + encodeURIComponent(u.name) + "/delete");
+          say(msg, "Deleted " + d.files + (d.files === 1 ? " file" : " files") + " (" + bytes(d.size) + ") from " + d.path + ".");
+          if (input.value === u.path) input.value = "";
+          load();
+        } catch (e) { say(msg, e.message, true); del.disabled = false; }
+      });
+      acts.appendChild(use);
+      acts.appendChild(del);
+      row.appendChild(acts);
+      tb.appendChild(row);
+    }
+    node.appendChild(t);
+  }
+  load();
+  return load;
 }
 
 // The folder browser and the drop zone beside a path field (New import,
