@@ -130,12 +130,17 @@ type importRequest struct {
 	Encoding  string   `json:"encoding,omitempty"`
 	Reread    bool     `json:"reread,omitempty"`
 	DryRun    bool     `json:"dry_run,omitempty"`
+	// Plan and PlanFiles are a dry run's, as its summary answered them:
+	// the import is that plan or nothing (importer.PlanChangedError).
+	Plan      string              `json:"plan,omitempty"`
+	PlanFiles []importer.PlanFile `json:"plan_files,omitempty"`
 }
 
 // spec reads the request as `run` reads its command line.
 func (q importRequest) spec(needTenant bool) (importer.RunSpec, error) {
 	spec := importer.RunSpec{Tenant: strings.TrimSpace(q.Tenant), Source: strings.TrimSpace(q.Source), Profile: q.Profile,
-		Input: strings.TrimSpace(q.Path), Inputs: q.Paths, BatchSize: q.BatchSize, Strict: q.Strict, Encoding: q.Encoding, Reread: q.Reread}
+		Input: strings.TrimSpace(q.Path), Inputs: q.Paths, BatchSize: q.BatchSize, Strict: q.Strict, Encoding: q.Encoding, Reread: q.Reread,
+		Plan: q.Plan, Shown: q.PlanFiles}
 	if spec.BatchSize == 0 {
 		spec.BatchSize = importer.DefaultBatchSize
 	}
@@ -146,6 +151,8 @@ func (q importRequest) spec(needTenant bool) (importer.RunSpec, error) {
 		return spec, badRequest("tenant is empty: the workspace the data belongs to")
 	case spec.Source == "":
 		return spec, badRequest("source is empty: the ledger's source name, e.g. canonical")
+	case spec.Plan != "" && !importer.ValidPlan(spec.Plan):
+		return spec, badRequest("plan %q is not a plan's digest (64 hex digits, as a dry run's summary answers it)", spec.Plan)
 	}
 	if err := importer.CheckBatchSize(spec.BatchSize); err != nil {
 		return spec, badRequest("batch_size: %v", err)

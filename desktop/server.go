@@ -219,6 +219,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		plan  *input.Error
 		dep   *undo.DependentsError
 		ref   *undo.RefusedError
+		chg   *undo.PlanChangedError
+		run   *importer.PlanChangedError
 	)
 	e := apiError{Error: err.Error()}
 	switch {
@@ -234,6 +236,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		code = http.StatusConflict // what the run's state refuses (exit 1), as resume's refusals
 	case errors.As(err, &dep):
 		code, e.Dependents = http.StatusConflict, dep.Dependents
+	case errors.As(err, &chg), errors.As(err, &run):
+		code, exit = http.StatusConflict, 8 // as `undo --plan` and `run --plan` exit: the plan changed since its preview
 	}
 	e.ExitCode = exit
 	writeJSON(w, code, e)

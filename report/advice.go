@@ -110,6 +110,15 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("run %d was undone by run %d: what it wrote is taken back; a new run of its export imports its records again",
 			id, r.Run.UndoneBy))
 	}
+	for _, u := range r.Partly() {
+		what := u.What
+		if n := len(u.parts); n > 1 {
+			what = strings.Join(u.parts[:n-1], ", ") + " and " + u.parts[n-1]
+		}
+		out = append(out, fmt.Sprintf("run %d (the undo of run %d with --cascade) took back %s of run %d, which depended on run %d's rows: "+
+			"its counts say what it did, not what is still there; a new run of its export imports them again once their parents are back",
+			u.Undo, u.Undoes, what, id, u.Undoes))
+	}
 	resume := r.resumeCommand()
 	if r.Interrupted {
 		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): %s continues where it stopped", id, resume))
@@ -254,6 +263,10 @@ func (r *Report) undoNext() []string {
 // throwaway copy of the database: no command here names it.
 func (r *Report) dryRunNext() []string {
 	out := []string{fmt.Sprintf("this was a dry run: nothing was written to %s; the same command without --dry-run imports", r.DryRun)}
+	if plan, _ := importer.PlanOf(r.Run, r.Tasks); plan != "" {
+		out = append(out, fmt.Sprintf("its plan is %s: with `--plan %s` in place of --dry-run, the same command imports exactly this plan, "+
+			"or nothing (exit 8) if a file changed since", plan, plan))
+	}
 	for _, t := range r.Tasks {
 		if t.Status == phases.TaskFailed {
 			out = append(out, fmt.Sprintf("%s could not be read: %s", input.Name(t.File), t.LastError))

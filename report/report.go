@@ -11,6 +11,7 @@ import (
 
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/undo"
 )
 
 // Reason is a skip or failure reason with how many records gave it.
@@ -53,6 +54,9 @@ type Report struct {
 	DryRun string
 	Log    []LogEntry
 	Dump   string // the dump the run was loaded from, or "" (dump.go)
+	// TakenBack is what undos under --cascade took back of the run's
+	// records (R16): the run keeps its status and counts, and says so.
+	TakenBack []undo.Part
 	// Now is the instant the report was read at (the engine's clock): the
 	// tasks' rates and time left are as of then (progress.go).
 	Now time.Time
@@ -77,6 +81,9 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 	}
 	r := &Report{Run: run, Interrupted: e.Interrupted(run), Tasks: tasks, Now: e.Now()}
 	if r.Dump, err = phases.LoadedFrom(ctx, db, runID); err != nil {
+		return nil, err
+	}
+	if r.TakenBack, err = undo.TakenBack(ctx, db, run); err != nil {
 		return nil, err
 	}
 	stats := run.Stats
@@ -272,15 +279,69 @@ func readLog(ctx context.Context, db *sql.DB, runID int64) ([]LogEntry, error) {
 }
 
 // UndoWord says what a run has to do with undo (R16): "undone by run 9",
-// "undo of run 7", or "".
+// "undo of run 7", "partly undone by run 9 (cascade of run 5): 12
+// contacts" (PartlyWord), or "".
 func (r *Report) UndoWord() string {
+	var words []string
 	switch {
 	case r.Run.UndoneBy != 0:
-		return fmt.Sprintf("undone by run %d", r.Run.UndoneBy)
+		words = append(words, fmt.Sprintf("undone by run %d", r.Run.UndoneBy))
 	case r.Run.Undoes != 0:
-		return fmt.Sprintf("undo of run %d", r.Run.Undoes)
+		words = append(words, fmt.Sprintf("undo of run %d", r.Run.Undoes))
 	}
-	return ""
+	if p := r.PartlyWord(); p != "" {
+		words = append(words, p)
+	}
+	return strings.Join(words, "; ")
+}
+
+// PartlyWord says what undos under --cascade took back of the run's
+// records: "partly undone by run 9 (cascade of run 5): 12 contacts, 3
+// notes", a clause per undo; "" for none.
+func (r *Report) PartlyWord() string {
+	var clauses []string
+	for _, u := range r.Partly() {
+		clauses = append(clauses, fmt.Sprintf("partly undone by run %d (cascade of run %d): %s", u.Undo, u.Undoes, u.What))
+	}
+	return strings.Join(clauses, "; ")
+}
+
+// Partly is what one undo under --cascade took back of a run's records.
+type Partly struct {
+	Undo, Undoes int64
+	What         string   // "12 contacts, 3 notes"
+	Count        int64    // records
+	parts        []string // What's parts, for a sentence
+}
+
+// Partly is TakenBack per undo, in its order.
+func (r *Report) Partly() []Partly {
+	var out []Partly
+	for _, p := range r.TakenBack {
+		if len(out) == 0 || out[len(out)-1].Undo != p.Undo {
+			out = append(out, Partly{Undo: p.Undo, Undoes: p.Undoes})
+		}
+		k := ledger.Kind(p.Kind)
+		word := k.Plural()
+		if p.Count == 1 {
+			word = string(k)
+		}
+		last := &out[len(out)-1]
+		last.parts = append(last.parts, Count(p.Count)+" "+word)
+		last.What = strings.Join(last.parts, ", ")
+		last.Count += p.Count
+	}
+	return out
+}
+
+// PartlyCount is how many of the run's records undos under --cascade took
+// back.
+func (r *Report) PartlyCount() int64 {
+	var n int64
+	for _, p := range r.TakenBack {
+		n += p.Count
+	}
+	return n
 }
 
 // StatusWord is the status as shown: an interrupted run says so.

@@ -537,3 +537,96 @@ func TestUndoWithDependentsInABrowser(t *testing.T) {
 		"both runs' records are taken back, except the one that depends on nothing of run 1")
 	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`))
 }
+
+// TestUndoConfirmationIsThePlanItShowedInABrowser (issue 23 item 3; R16,
+// SPEC §11): the run page's Undo previews the plan under --cascade; another
+// run imports two more records that depend on it before the confirmation;
+// the confirmation takes back nothing — not more than it showed — and the
+// dialog says what changed and shows the plan as it is now, which a second
+// confirmation takes back.
+func TestUndoConfirmationIsThePlanItShowedInABrowser(t *testing.T) {
+	t.Parallel()
+	out := shots(t)
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "--quiet", "run", "--tenant", "acme", "--source", "canonical", "--only", "companies", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	r = crm(t, nil, "--db", path, "--quiet", "run", "--tenant", "acme", "--source", "canonical", "--only", "contacts", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	s := serve(t, path)
+	ctx := browser(t)
+	base := "http://" + s.Addr()
+
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
+		chromedp.Navigate(base+"/runs/1"), chromedp.WaitEnabled(chromedp.CSS("#undo")))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo")), chromedp.WaitVisible(chromedp.CSS("#undo-cascade")))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-cascade")), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
+	var shown struct {
+		Total int    `json:"total"`
+		Plan  string `json:"plan"`
+	}
+	r = crm(t, nil, "--db", path, "--json", "undo", "1", "--cascade", "--dry-run")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &shown))
+	require.Equal(t, fmt.Sprintf("Undo run 1 with --cascade — take back %d records", shown.Total), textOf(ctx, t, "#undo-confirm"))
+	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#undo-plan[data-plan=%q]`, shown.Plan))))
+
+	// Between the preview and the confirmation, another run imports two
+	// contacts of run 1's Brightwater Bakery.
+	r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", demoLater)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	later := r.summary(t).Run
+	before := query(t, path, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`)
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")))
+	waitJS(ctx, t, `!!document.querySelector("#undo-message.error") || !!document.querySelector("table.takenback")`, "the confirmation's answer")
+	require.Equal(t, []string{"3"}, query(t, path, `SELECT count(*) FROM migrations`),
+		"the confirmation of a plan of %d records must not take back the %d records the plan has now", shown.Total, shown.Total+2)
+	require.Equal(t, before, query(t, path, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`), "nothing was taken back")
+	require.Contains(t, textOf(ctx, t, "#undo-message"), fmt.Sprintf("its plan changed since the preview: 2 more contacts of run %d to remove; nothing was written", later))
+	require.Equal(t, fmt.Sprintf("Undo run 1 with --cascade — take back %d records", shown.Total+2), textOf(ctx, t, "#undo-confirm"),
+		"the dialog shows the plan as it is now")
+	shootView(ctx, t, out, "26-undo-plan-changed")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+	waitEnded(ctx, t, "succeeded")
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM companies WHERE tenant_id = 'acme'`))
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id IN ('con-201', 'con-202')`),
+		"the plan confirmed the second time: the two newcomers go too")
+	require.Equal(t, []string{fmt.Sprint(shown.Total + 2)}, query(t, path, `SELECT count(*) FROM undo_items`))
+}
+
+// TestImportConfirmsItsDryRunInABrowser (issue 23 item 3; SPEC §11, R10):
+// New import's Dry run shows a plan; a file of the export changes before
+// Import, which then imports nothing and names the file; a Dry run again
+// and Import import the export as it is now.
+func TestImportConfirmsItsDryRunInABrowser(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	companies, err := os.ReadFile(filepath.Join(demo, "companies.csv"))
+	require.NoError(t, err)
+	contacts, err := os.ReadFile(filepath.Join(demo, "contacts.csv"))
+	require.NoError(t, err)
+	export := writeExport(t, map[string]string{"companies.csv": string(companies), "contacts.csv": string(contacts)})
+	s := serve(t, path)
+	ctx := browser(t)
+	base := "http://" + s.Addr()
+
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#main")),
+		chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
+		chromedp.SendKeys(chromedp.CSS("#path"), export), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme"),
+		chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
+	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
+
+	// The export changes between the dry run and the import.
+	later := append(append([]byte{}, contacts...), "con-900,Zoe,Ng,zoe.ng@example.com,,,,2024-05-05,,\r\n"...)
+	require.NoError(t, os.WriteFile(filepath.Join(export, "contacts.csv"), later, 0o600))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")))
+	waitText(ctx, t, "#import-message", "its plan changed since the dry run: contacts.csv (contact) changed")
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "the import confirmed a plan that is not the export's any more: nothing was planned")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
+	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	waitEnded(ctx, t, "partial")
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id = 'con-900'`), "the export as it is now")
+}

@@ -47,6 +47,10 @@ func TestMain(m *testing.M) {
 
 const demo = "../../fixtures/demo"
 
+// demoLater is two contacts added to the demo's CRM after its export, at
+// its company acc-001.
+const demoLater = "../../fixtures/demo-later"
+
 // result is what one command line gave.
 type result struct {
 	code           int

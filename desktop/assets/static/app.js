@@ -118,6 +118,8 @@ if (runsTable) {
         const row = runsTable.querySelector("tr[data-run='" + r.run + "']");
         if (!row) { unknown = true; continue; }
         if (String(r.undone_by || 0) !== row.getAttribute("data-undone-by")) { unknown = true; continue; } // undone since: its undo's link
+        const partly = (r.partly_undone || []).reduce((n, p) => n + p.count, 0);
+        if (String(partly) !== row.getAttribute("data-partly")) { unknown = true; continue; } // records taken back by a cascade since
         const cells = row.querySelectorAll("td");
         setStatus(cells[3], r.interrupted ? "interrupted" : r.status);
         cells[4].textContent = r.phase;
@@ -152,22 +154,35 @@ if (form) {
       say(msg, doc.problems && doc.problems.length ? "The export has problems: see below." : "A run would plan the files below.");
     } catch (e) { say(msg, e.message, true); }
   });
+  // The dry run's plan (SPEC §11: a preview and its commit are the same
+  // plan): Import carries its digest and files while the form asks for
+  // what the dry run did, and then imports that plan or nothing (a file
+  // changed since: exit 8, the file named).
+  let dried = null;
   document.getElementById("dry-run").addEventListener("click", async () => {
     say(msg, "Dry run: importing into a throwaway copy…");
+    dried = null;
     try {
+      const asked = JSON.stringify(request());
       const doc = await post("/api/imports", request({ dry_run: true }));
       renderSummary(document.getElementById("dry-body"), doc);
       document.getElementById("dry-result").hidden = false;
-      say(msg, "Dry run " + doc.status + ": nothing was written.");
+      if (doc.plan) dried = { asked: asked, plan: doc.plan, files: doc.plan_files || [] };
+      document.getElementById("dry-body").setAttribute("data-plan", doc.plan || "");
+      say(msg, "Dry run " + doc.status + ": nothing was written." + (doc.plan ? " Import now imports exactly this plan, or nothing if a file changes first." : ""));
     } catch (e) { say(msg, e.message, true); }
   });
   document.getElementById("import").addEventListener("click", async () => {
     say(msg, "Planning the run…");
+    const asked = request();
+    const confirm = dried && dried.asked === JSON.stringify(asked) ? { plan: dried.plan, plan_files: dried.files } : {};
     try {
-      const doc = await post("/api/imports", request());
+      const doc = await post("/api/imports", Object.assign(asked, confirm));
       location.href = doc.url;
     } catch (e) {
-      say(msg, e.message + (e.doc && e.doc.live_run ? " — open run " + e.doc.live_run + " from the Runs page." : ""), true);
+      let words = e.message + (e.doc && e.doc.live_run ? " — open run " + e.doc.live_run + " from the Runs page." : "");
+      if (e.doc && e.doc.exit_code === 8) { dried = null; words += " (Dry run shows the plan as it is now.)"; }
+      say(msg, words, true);
     }
   });
 
@@ -357,7 +372,10 @@ function renderInspection(node, doc) {
 // confirmation naming the counts, then follows to the undo's own page,
 // where it shows live like any run. A refusal because of dependents lists
 // them and offers --cascade, with a second confirmation naming what it
-// takes back too.
+// takes back too. The confirmation carries the preview's plan (its digest
+// and parts): if another run changed the plan meanwhile, the server takes
+// nothing back (exit 8) and the dialog shows the plan as it is now, with
+// what changed, to confirm again.
 const undoButton = document.getElementById("undo");
 const undoDialog = document.getElementById("undo-dialog");
 if (undoButton && undoDialog) {
@@ -370,6 +388,7 @@ if (undoButton && undoDialog) {
   const plurals = { activity: "activities", email: "emails", note: "notes", deal: "deals", contact: "contacts", company: "companies" };
   const childrenFirst = ["activity", "email", "note", "deal", "contact", "company"];
   let cascade = false;
+  let shown = null; // the preview being confirmed
 
   async function preview(withCascade) {
     const res = await fetch(url + (withCascade ? "?cascade=1" : ""), { credentials: "same-origin" });
@@ -387,7 +406,7 @@ if (undoButton && undoDialog) {
     const parts = [];
     if (t.removed) parts.push("removes " + fmt(t.removed) + (t.removed === 1 ? " row" : " rows") + " with " + (t.removed === 1 ? "its slot" : "their slots"));
     if (t.released) parts.push("releases " + fmt(t.released) + " matched " + (t.released === 1 ? "slot" : "slots") + " (the matched rows stay)");
-    if (t.restored) parts.push("restores " + fmt(t.restored) + (t.restored === 1 ? " skip" : " skips") + " to the state before the run");
+    if (t.restored) parts.push("restores " + fmt(t.restored) + (t.restored === 1 ? " skip" : " skips") + " to the state before the run (with the row made over it, if any)");
     if (t.cleared) parts.push("clears " + fmt(t.cleared) + " of its own " + (t.cleared === 1 ? "skip" : "skips"));
     if (parts.length < 2) return parts.join("");
     return parts.slice(0, -1).join(", ") + " and " + parts[parts.length - 1];
@@ -417,6 +436,7 @@ if (undoButton && undoDialog) {
   }
   function showPreview(p) {
     reset();
+    shown = p;
     const t = totals(p);
     const kinds = childrenFirst.filter((k) => p.kinds && p.kinds[k]);
     const tab = table(["kind", "removed", "released", "restored", "cleared"],
@@ -437,6 +457,7 @@ if (undoButton && undoDialog) {
       words += " With --cascade it takes back too " + also.join(", ") + ": records that other runs wrote.";
     }
     body.appendChild(el("p", { class: "confirm-words", id: "undo-words" }, words));
+    body.appendChild(el("p", { class: "legend", id: "undo-plan", "data-plan": p.plan }, "Plan " + p.plan.slice(0, 12) + "…: the undo takes back exactly this, or nothing if another run changes it before you confirm."));
     confirmB.textContent = (p.cascade ? "Undo run " + run + " with --cascade" : "Undo run " + run) + " — take back " + fmt(p.total) + (p.total === 1 ? " record" : " records");
     confirmB.hidden = false;
     confirmB.focus();
@@ -472,9 +493,19 @@ if (undoButton && undoDialog) {
     confirmB.disabled = true;
     say(msg, "Planning the undo…");
     try {
-      const doc = await post(url, { cascade: cascade });
+      const doc = await post(url, { cascade: cascade, plan: shown.plan, parts: shown.parts });
       location.href = doc.url;
     } catch (e) {
+      if (e.doc && e.doc.exit_code === 8) {
+        // The plan changed since this preview: nothing was taken back.
+        // Show the plan as it is now, and why, to confirm again.
+        const r = await preview(cascade);
+        if (r.ok) showPreview(r.doc);
+        else if (r.doc.dependents && r.doc.dependents.length) showDependents(r.doc);
+        else reset();
+        say(msg, e.message, true);
+        return;
+      }
       say(msg, e.message, true);
       confirmB.disabled = false;
     }
