@@ -64,6 +64,14 @@ var dateFields = map[string]bool{"created_at": true, "close_date": true, "due_at
 // IsDateField reports whether f holds a date or a date-time.
 func IsDateField(f string) bool { return dateFields[f] }
 
+// dateOnlyFields hold a date and never a time: a deal's close date is a
+// day (SPEC §11: "a date as a date"), whatever time an export writes with
+// it (HubSpot's "2017-04-28 14:01:59"). The others are date-times.
+var dateOnlyFields = map[string]bool{"close_date": true}
+
+// IsDateOnlyField reports whether f holds a date and never a time.
+func IsDateOnlyField(f string) bool { return dateOnlyFields[f] }
+
 // IsFlagField reports whether f holds true or false.
 func IsFlagField(f string) bool { return f == "done" || f == "deleted" }
 

@@ -72,7 +72,16 @@ func Validate(k ledger.Kind, vals []string) (Values, string) {
 			if !ok {
 				return Values{}, fmt.Sprintf("%s %q is not a date %s", f, s, DateHint)
 			}
+			if dateOnlyFields[f] {
+				d = d[:len(time.DateOnly)]
+			}
 			v.vals[i] = d
+		case f == "domain":
+			// A domain is a host (SPEC §11), the one R5 matches on: an
+			// export's website URL gives its host alone, lower-cased.
+			if d := DomainKey(s); d != "" {
+				v.vals[i] = d
+			}
 		case f == "amount":
 			if !IsAmount(s) {
 				return Values{}, fmt.Sprintf("amount %q is not a number (use digits and a dot, e.g. 12000.50)", s)
@@ -146,6 +155,17 @@ func ParseBool(s string) (bool, bool) {
 		return true, true
 	}
 	return false, false
+}
+
+// DateOf is the day a date or date-time value gives, as written (the day
+// of "2017-04-28T23:30:00-05:00" is 2017-04-28, in its own zone), and
+// whether it is one: what a field that holds a date stores.
+func DateOf(s string) (string, bool) {
+	d, ok := ParseDate(strings.TrimSpace(s))
+	if !ok {
+		return "", false
+	}
+	return d[:len(time.DateOnly)], true
 }
 
 // ParseDate reads an ISO 8601 date or date-time and writes it back in one

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/canon"
+	"crmimport/ledger"
 )
 
 func TestParseDate(t *testing.T) {
@@ -26,4 +27,59 @@ func TestParseDate(t *testing.T) {
 		_, ok := canon.ParseDate(bad)
 		require.False(t, ok, bad)
 	}
+}
+
+// TestValidateStoresADateAsADateAndADomainAsAHost: issue 23 item 11. A
+// deal's close_date is a date (SPEC §11: "a date as a date"), whatever
+// time the source gives with it; a company's domain is a host, the one R5
+// matches on (SPEC §4: lower-cased, without scheme, "www.", port or path).
+func TestValidateStoresADateAsADateAndADomainAsAHost(t *testing.T) {
+	t.Parallel()
+	deal := func(closeDate string) []string {
+		vals := make([]string, len(canon.Fields(ledger.Deal)))
+		vals[canon.FieldsOf(ledger.Deal).Index["id"]] = "d1"
+		vals[canon.FieldsOf(ledger.Deal).Index["name"]] = "Deal"
+		vals[canon.FieldsOf(ledger.Deal).Index["close_date"]] = closeDate
+		return vals
+	}
+	for in, want := range map[string]string{
+		"2016-12-31":                "2016-12-31",
+		"2017-04-28T14:01:59":       "2017-04-28",
+		"2017-04-28 14:01:59":       "2017-04-28",
+		"2017-04-28T00:00:00":       "2017-04-28",
+		"2017-04-28T23:30:00-05:00": "2017-04-28", // the day as written, not moved to another zone
+		"2017-04-28T14:01:59.250Z":  "2017-04-28",
+	} {
+		v, invalid := canon.Validate(ledger.Deal, deal(in))
+		require.Empty(t, invalid, in)
+		require.Equal(t, want, v.Get("close_date"), in)
+	}
+	_, invalid := canon.Validate(ledger.Deal, deal("2017-04-28T25:00:00"))
+	require.Contains(t, invalid, `close_date "2017-04-28T25:00:00" is not a date`)
+
+	company := func(domain string) []string {
+		vals := make([]string, len(canon.Fields(ledger.Company)))
+		vals[canon.FieldsOf(ledger.Company).Index["id"]] = "c1"
+		vals[canon.FieldsOf(ledger.Company).Index["name"]] = "Acme"
+		vals[canon.FieldsOf(ledger.Company).Index["domain"]] = domain
+		return vals
+	}
+	for in, want := range map[string]string{
+		"acme.example.com": "acme.example.com",
+		"https://www.Acme.example.com/en/about?utm=x#top": "acme.example.com",
+		"http://acme.example.com:8080/":                   "acme.example.com",
+		"WWW.ACME.EXAMPLE.COM.":                           "acme.example.com",
+		"info@acme.example.com":                           "acme.example.com",
+	} {
+		v, invalid := canon.Validate(ledger.Company, company(in))
+		require.Empty(t, invalid, in)
+		require.Equal(t, want, v.Get("domain"), in)
+		require.Equal(t, canon.DomainKey(in), v.Get("domain"), "what is stored is what matches (R5): %s", in)
+	}
+	// Other date fields keep their time: they are date-times.
+	vals := deal("2017-04-28")
+	vals[canon.FieldsOf(ledger.Deal).Index["created_at"]] = "2017-04-28 14:01:59"
+	v, invalid := canon.Validate(ledger.Deal, vals)
+	require.Empty(t, invalid)
+	require.Equal(t, "2017-04-28T14:01:59", v.Get("created_at"))
 }

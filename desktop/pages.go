@@ -58,7 +58,12 @@ type runView struct {
 	Stop     action
 	Resume   action
 	Undo     action
-	Live     bool // the run works: the page listens to its events
+	// Failed and Rejects open the run's failed records, labelled by what
+	// they hold: a run loaded from a dump counted failures whose rows it
+	// does not carry (report.Unlisted).
+	Failed  action
+	Rejects action
+	Live    bool // the run works: the page listens to its events
 }
 
 // action is a button: what it does, whether the engine would accept it,
@@ -96,6 +101,7 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
 // `report` and `runs` show it.
 func newRunView(rep *report.Report) *runView {
 	v := &runView{R: rep, Warnings: rep.Warnings(), Next: rep.Next()}
+	v.Failed, v.Rejects = failedActions(rep)
 	for _, t := range rep.Tasks {
 		p := rep.TaskProgress(t)
 		tv := taskView{Task: t, FileName: report.FileName(t), Percent: p.Percent}
@@ -119,6 +125,27 @@ func newRunView(rep *report.Report) *runView {
 		v.Tasks = append(v.Tasks, tv)
 	}
 	return v
+}
+
+// failedActions labels the links to a run's failed records by the rows
+// they open: every failed record's for a run of this database (R4); for a
+// run loaded from a dump, those that failed here, the others counted
+// where it ran and not in the dump — no list that opens empty.
+func failedActions(rep *report.Report) (failed, rejects action) {
+	failed = action{Label: fmt.Sprintf("Failed records (%s)", report.Count(rep.Total.Failed)), OK: true}
+	rejects = action{Label: "Download rejects", OK: true}
+	unlisted := rep.Unlisted()
+	switch {
+	case unlisted == 0:
+	case rep.FailedRows == 0:
+		why := "the dump carries no failed rows: these failures were counted where the run ran"
+		failed = action{Label: fmt.Sprintf("Failed records (%s, not in the dump)", report.Count(unlisted)), Why: why}
+		rejects.OK, rejects.Why = false, why
+	default:
+		failed.Label = fmt.Sprintf("Failed records (%s here of %s)", report.Count(rep.FailedRows), report.Count(rep.Total.Failed))
+		failed.Why = fmt.Sprintf("%s were counted where the run ran: the dump carries no failed rows", report.Count(unlisted))
+	}
+	return failed, rejects
 }
 
 // actions labels Stop and Resume by what the engine would do now (R14,

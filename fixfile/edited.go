@@ -75,11 +75,22 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 			return "", err
 		}
 	}
-	mapper := profile.NewMapper(src.prof, ledger.Kind(ff.kind), ff.name)
-	for i := range ff.rows {
-		if err := ff.edit(&ff.rows[i], rows[i].Cells); err != nil {
+	// A line that two kinds of its file failed is one row (SPEC §4): the
+	// edits of either failure are its edits, in the order given.
+	at := map[int64]int{}
+	for i, r := range ff.rows {
+		at[r.failure] = i
+		for _, a := range r.also {
+			at[a.failure] = i
+		}
+	}
+	for _, e := range rows {
+		if err := ff.edit(&ff.rows[at[e.Failure]], e.Cells); err != nil {
 			return "", err
 		}
+	}
+	for i := range ff.rows {
+		mapper := profile.NewMapper(src.prof, ledger.Kind(ff.rows[i].kind), ff.name)
 		cols := make([]reader.Col, len(ff.rows[i].cells))
 		for j, c := range ff.rows[i].cells {
 			cols[j] = reader.Col{Name: c.Name, Value: c.Value}
@@ -215,12 +226,12 @@ func Outcomes(ctx context.Context, db *sql.DB, runID int64) ([]Outcome, error) {
 			}
 			var action, reason string
 			var owner int64
-			err := db.QueryRowContext(ctx, slotSQL, run.Tenant, run.Source, mf.Kind, id).Scan(&action, &reason, &owner)
+			err := db.QueryRowContext(ctx, slotSQL, run.Tenant, run.Source, mf.RowKind(i), id).Scan(&action, &reason, &owner)
 			switch {
 			case errors.Is(err, sql.ErrNoRows) || id == "":
 				o.Outcome = "not read"
 			case err != nil:
-				return nil, fmt.Errorf("outcome of %s %s: %w", mf.Kind, id, err)
+				return nil, fmt.Errorf("outcome of %s %s: %w", mf.RowKind(i), id, err)
 			case owner == runID && ledger.Action(action).Final():
 				o.Outcome, o.Action = "imported", action
 			case owner == runID:

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -50,22 +52,25 @@ type Written struct {
 // from the database, a file of the folder at a time and a row at a time
 // (forensics.EachFailureOf), so that memory holds a row and the files'
 // headers however many failed (issue 23 item 15: 400,000 failed rows
-// took 718 MiB).
-func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (Result, error) {
+// took 718 MiB). db is a handle of one connection (store.Open's): what
+// SQLite sorts meanwhile — the failures grouped by file, a file that feeds
+// several kinds read in line order — it sorts in a temporary file rather
+// than in memory (store.SpillTemp).
+func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (res Result, err error) {
 	src, err := load(ctx, db, runID)
 	if err != nil {
 		return Result{}, err
 	}
-	// Listing the files of the failures groups them, and SQLite sorts to
-	// group: in a temporary file rather than in memory.
 	restore, err := store.SpillTemp(ctx, db)
 	if err != nil {
 		return Result{}, err
 	}
+	defer func() {
+		if rerr := restore(); err == nil && rerr != nil {
+			res, err = Result{}, rerr
+		}
+	}()
 	sources, err := forensics.FailureSources(ctx, db, runID)
-	if rerr := restore(); err == nil {
-		err = rerr
-	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -84,7 +89,8 @@ type source struct {
 	run       phases.Run
 	opts      importer.Options
 	prof      *profile.Profile
-	encodings map[string]string // a task's input -> the encoding it was read in
+	encodings map[string]string   // a task's input -> the encoding it was read in
+	kinds     map[string][]string // a task's input -> the kinds its tasks read it as, in plan order (SPEC §4: one file, several kinds)
 }
 
 // runOptions is a run and the options it was planned with.
@@ -113,11 +119,14 @@ func load(ctx context.Context, db *sql.DB, runID int64) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc := map[string]string{}
+	enc, kinds := map[string]string{}, map[string][]string{}
 	for _, t := range tasks {
 		enc[t.File] = t.Encoding
+		if !slices.Contains(kinds[t.File], string(t.Kind)) {
+			kinds[t.File] = append(kinds[t.File], string(t.Kind))
+		}
 	}
-	return &source{run: run, opts: opts, prof: prof, encodings: enc}, nil
+	return &source{run: run, opts: opts, prof: prof, encodings: enc, kinds: kinds}, nil
 }
 
 // fixFile is one file of a fix folder being written. Its rows are read
@@ -125,22 +134,34 @@ func load(ctx context.Context, db *sql.DB, runID int64) (*source, error) {
 // the manifest): from the database, a file of the run at a time
 // (sources), or — a few rows a person edited — from memory (rows).
 type fixFile struct {
-	name    string
-	kind    string
-	format  reader.Format
-	from    []string                  // the inputs its rows were read from
-	sources []forensics.FailureSource // the run's files whose failed rows it holds, in the order they failed
-	rows    []fixRow                  // or its rows, when they are not the database's (WriteEdited)
-	keys    []string                  // CSV: the raw keys of the header's columns (profile.RawNames)
-	header  []string                  // CSV: the header as written
+	name   string
+	kind   string
+	format reader.Format
+	from   []string  // the inputs its rows were read from
+	reads  []fixRead // the run's files whose failed rows it holds, in the order they failed
+	rows   []fixRow  // or its rows, when they are not the database's (WriteEdited)
+	keys   []string  // CSV: the raw keys of the header's columns (profile.RawNames)
+	header []string  // CSV: the header as written
 	// written and unreadable count its rows once written: those in the
-	// file, and those only in reasons.csv.
+	// file, and those only in reasons.csv; several tells a row of
+	// another kind than the file's among them (SPEC §4).
 	written, unreadable int
+	several             bool
+}
+
+// fixRead is a file of the run (an input and the file its failures name:
+// a sheet, an entry) whose failed rows go in a fix file, and the tasks
+// that failed them: one, or one per kind where the file feeds several
+// (SPEC §4).
+type fixRead struct {
+	input, file string
+	sources     []forensics.FailureSource
 }
 
 // fixRow is one failed row in a fix file.
 type fixRow struct {
 	failure  int64
+	kind     string
 	sourceID string
 	from     string // FILE:LINE the run read it at
 	reason   string
@@ -148,11 +169,26 @@ type fixRow struct {
 	raw      string // the raw JSON object (JSON files)
 	text     string // a row that could not be read as a row: its text
 	line     int    // its line in the fix file, once placed (lines)
+	// also are the failures of the same line by the other kinds of its
+	// file (SPEC §4: a file may feed several kinds, a task each): the
+	// line is written once, each failure keeps its reason.
+	also []alsoFailed
+	// file and at are where the run read it (the record's file, a
+	// workbook's with its sheet; its line), for the order of the rows.
+	file string
+	at   int64
+}
+
+// alsoFailed is another kind's failure of a fix row's line.
+type alsoFailed struct {
+	failure      int64
+	kind, reason string
 }
 
 // newFixRow is the row of a fix file that a failure gives.
 func newFixRow(f forensics.Failure) fixRow {
-	r := fixRow{failure: f.ID, sourceID: f.SourceID, from: fmt.Sprintf("%s:%d", f.File, f.Line), reason: f.Reason, raw: f.RawJSON}
+	r := fixRow{failure: f.ID, kind: f.Kind, sourceID: f.SourceID, from: fmt.Sprintf("%s:%d", f.File, f.Line), reason: f.Reason,
+		raw: f.RawJSON, file: f.File, at: f.Line}
 	for _, c := range f.Raw {
 		if c.Name == profile.RawText {
 			r.text = c.Value
@@ -167,10 +203,13 @@ func newFixRow(f forensics.Failure) fixRow {
 }
 
 // each hands the file's rows to f in the file's order, each placed at its
-// line (lines). A row from the database lives for its call only.
+// line (lines): from the database, each file of the run in the order the
+// run read it (forensics.EachFailureOf), a line that several kinds failed
+// once, with the others' failures (also); or from memory. A row from the
+// database lives for its call only.
 func (ff *fixFile) each(ctx context.Context, db *sql.DB, runID int64, f func(*fixRow) error) error {
 	at := ff.lines()
-	if ff.sources == nil {
+	if ff.reads == nil {
 		for i := range ff.rows {
 			at(&ff.rows[i])
 			if err := f(&ff.rows[i]); err != nil {
@@ -179,12 +218,34 @@ func (ff *fixFile) each(ctx context.Context, db *sql.DB, runID int64, f func(*fi
 		}
 		return nil
 	}
-	for _, src := range ff.sources {
-		err := forensics.EachFailureOf(ctx, db, runID, src, func(fl forensics.Failure) error {
+	for _, rd := range ff.reads {
+		// The rows come in line order: the failures of one line by the
+		// kinds of a file that feeds several follow each other.
+		var pending *fixRow
+		emit := func() error {
+			if pending == nil {
+				return nil
+			}
+			r := pending
+			pending = nil
+			at(r)
+			return f(r)
+		}
+		err := forensics.EachFailureOf(ctx, db, runID, rd.sources, func(fl forensics.Failure) error {
+			if pending != nil && pending.at == fl.Line {
+				pending.also = append(pending.also, alsoFailed{failure: fl.ID, kind: fl.Kind, reason: fl.Reason})
+				return nil
+			}
+			if err := emit(); err != nil {
+				return err
+			}
 			r := newFixRow(fl)
-			at(&r)
-			return f(&r)
+			pending = &r
+			return nil
 		})
+		if err == nil {
+			err = emit()
+		}
 		if err != nil {
 			return err
 		}
@@ -240,7 +301,8 @@ func fixFileOf(files *[]*fixFile, name, kind, format, file string) (*fixFile, er
 }
 
 // groupSources sorts the files of a run's failures into the fix files
-// they belong in, in the order they failed.
+// they belong in, in the order they failed: per fix file, the run's files
+// whose rows it holds, each with the tasks (kinds) that failed them.
 func groupSources(sources []forensics.FailureSource) ([]*fixFile, error) {
 	var out []*fixFile
 	for _, src := range sources {
@@ -252,15 +314,23 @@ func groupSources(sources []forensics.FailureSource) ([]*fixFile, error) {
 		if in != "" && !contains(ff.from, in) {
 			ff.from = append(ff.from, in)
 		}
-		ff.sources = append(ff.sources, src)
+		i := slices.IndexFunc(ff.reads, func(rd fixRead) bool { return rd.input == src.Input && rd.file == src.File })
+		if i < 0 {
+			ff.reads = append(ff.reads, fixRead{input: src.Input, file: src.File})
+			i = len(ff.reads) - 1
+		}
+		ff.reads[i].sources = append(ff.reads[i].sources, src)
 	}
 	return out, nil
 }
 
 // group sorts failures read into memory (a few edited rows) into the fix
-// files they belong in, in the order they failed.
+// files they belong in: each failing line once, however many tasks of its
+// file failed it (SPEC §4), in the order the run read them.
 func group(fails []forensics.Failure) ([]*fixFile, error) {
 	var out []*fixFile
+	lines := map[string]int{} // fix file, input and FILE:LINE -> its row's index in the fix file
+	files := map[*fixFile]map[string]int{}
 	for _, f := range fails {
 		name, in := fixName(f)
 		ff, err := fixFileOf(&out, name, f.Kind, f.Format, f.File)
@@ -270,7 +340,33 @@ func group(fails []forensics.Failure) ([]*fixFile, error) {
 		if in != "" && !contains(ff.from, in) {
 			ff.from = append(ff.from, in)
 		}
-		ff.rows = append(ff.rows, newFixRow(f))
+		if files[ff] == nil {
+			files[ff] = map[string]int{}
+		}
+		if _, ok := files[ff][f.File]; !ok {
+			files[ff][f.File] = len(files[ff])
+		}
+		r := newFixRow(f)
+		key := strings.ToLower(name) + "\x00" + in + "\x00" + r.from
+		if i, ok := lines[key]; ok {
+			ff.rows[i].also = append(ff.rows[i].also, alsoFailed{failure: f.ID, kind: f.Kind, reason: f.Reason})
+			continue
+		}
+		ff.rows = append(ff.rows, r)
+		lines[key] = len(ff.rows) - 1
+	}
+	// Rows of several tasks follow each other task by task: put them back
+	// in the order of the files (sheets, entries) and lines they were
+	// read at.
+	for _, ff := range out {
+		order := files[ff]
+		sort.SliceStable(ff.rows, func(i, j int) bool {
+			a, b := ff.rows[i], ff.rows[j]
+			if order[a.file] != order[b.file] {
+				return order[a.file] < order[b.file]
+			}
+			return a.at < b.at
+		})
 	}
 	return out, nil
 }
@@ -455,25 +551,47 @@ func (s *source) writeManifest(ctx context.Context, db *sql.DB, w *bufio.Writer,
 		if i > 0 {
 			w.WriteString(",")
 		}
+		// The kinds the run read the file's input as, where it read it as
+		// several (SPEC §4); absent when Kind says it.
+		var readAs []string
+		for _, in := range ff.from {
+			for _, k := range s.kinds[in] {
+				if !slices.Contains(readAs, k) {
+					readAs = append(readAs, k)
+				}
+			}
+		}
+		if len(readAs) < 2 {
+			readAs = nil
+		}
 		fields, err := json.Marshal(struct {
-			Name string   `json:"name"`
-			Kind string   `json:"kind"`
-			Rows int      `json:"rows"`
-			From []string `json:"from"`
-		}{ff.name, ff.kind, ff.written, append([]string{}, ff.from...)})
+			Name   string   `json:"name"`
+			Kind   string   `json:"kind"`
+			Rows   int      `json:"rows"`
+			From   []string `json:"from"`
+			ReadAs []string `json:"read_as,omitempty"`
+		}{ff.name, ff.kind, ff.written, append([]string{}, ff.from...), readAs})
 		if err != nil {
 			return err
 		}
 		w.WriteString("\n    ")
 		w.Write(fields[:len(fields)-1]) // the object, open: the lists follow
-		for _, list := range []struct {
+		type list struct {
 			name  string
 			value func(*fixRow) any
-		}{
+		}
+		lists := []list{
 			{"failures", func(r *fixRow) any { return r.failure }},
 			{"source_ids", func(r *fixRow) any { return r.sourceID }},
 			{"lines", func(r *fixRow) any { return r.line }},
-		} {
+		}
+		if ff.several {
+			// Each row's kind, where the file feeds several (SPEC §4: a
+			// line two of them failed is one row, of its first failure's
+			// kind); absent when every row is of the file's kind.
+			lists = append(lists, list{"kinds", func(r *fixRow) any { return r.kind }})
+		}
+		for _, list := range lists {
 			w.WriteString(`,"` + list.name + `":[`)
 			n := 0
 			err := ff.each(ctx, db, s.run.ID, func(r *fixRow) error {
@@ -623,16 +741,17 @@ func (ff *fixFile) write(ctx context.Context, db *sql.DB, runID int64, w *bufio.
 	if _, err := w.WriteString(open); err != nil {
 		return err
 	}
+	ff.several = false
 	err = ff.each(ctx, db, runID, func(r *fixRow) error {
-		if err := writeReason(reasons, ff, r); err != nil {
+		if err := writeReasons(reasons, ff, r, n); err != nil {
 			return err
 		}
-		*n++
 		if r.unreadable() {
 			ff.unreadable++
 			return nil
 		}
 		ff.written++
+		ff.several = ff.several || r.kind != ff.kind
 		if cw != nil {
 			return cw.Write(ff.line(r.cells))
 		}
@@ -691,17 +810,29 @@ func (ff *fixFile) line(cells []forensics.RawCell) []string {
 // reasonColumns are reasons.csv's columns.
 var reasonColumns = []string{"file", "line", "id", "reason", "from", "text"}
 
-// writeReason writes the row of reasons.csv of a row of ff, once placed
-// (lines): formula-safe.
-func writeReason(cw *csv.Writer, ff *fixFile, r *fixRow) error {
-	line, reason := strconv.Itoa(r.line), r.reason
-	if r.unreadable() {
-		line = ""
-		reason += " — not in " + ff.name + ": it could not be read as a row; correct its text and add it there"
+// writeReasons writes the rows of reasons.csv of a row of ff, once placed
+// (lines), counting them in n: a row per failure of its line — a line that
+// several kinds of its file failed has a reason per kind, each saying
+// which — formula-safe.
+func writeReasons(cw *csv.Writer, ff *fixFile, r *fixRow, n *int) error {
+	reasons := append([]alsoFailed{{failure: r.failure, kind: r.kind, reason: r.reason}}, r.also...)
+	for _, a := range reasons {
+		line, reason := strconv.Itoa(r.line), a.reason
+		if len(reasons) > 1 {
+			reason = a.kind + ": " + reason
+		}
+		if r.unreadable() {
+			line = ""
+			reason += " — not in " + ff.name + ": it could not be read as a row; correct its text and add it there"
+		}
+		row := []string{ff.name, line, r.sourceID, reason, r.from, r.text}
+		for i := range row {
+			row[i] = forensics.SafeCell(row[i])
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+		*n++
 	}
-	row := []string{ff.name, line, r.sourceID, reason, r.from, r.text}
-	for i := range row {
-		row[i] = forensics.SafeCell(row[i])
-	}
-	return cw.Write(row)
+	return nil
 }

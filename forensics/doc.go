@@ -29,8 +29,10 @@
 //     has arrived (R3, R6), stranded work behind the barrier (R7), tasks in
 //     another phase than their kind's in crmimport's plan (R7), terminal
 //     runs with queued work or a success over failures (R9), unfinalized
-//     runs (R15) and slots whose target row is missing (R1, R2) — and the
-//     two incidents of the write-up they add up to. A repair is a line to
+//     runs (R15), slots whose target row is missing (R1, R2) and, on a
+//     server, the copies of the data that killed dry runs left behind
+//     (store.LeftCopies) — and the two incidents of the write-up they add
+//     up to. A repair is a line to
 //     paste into a POSIX shell, every argument quoted (shellWord), so that
 //     what a tenant, a source, an id or a path holds is only text.
 //   - Rejects (Rejects; `rejects RUN`): a run's failed records (R4) as CSV,

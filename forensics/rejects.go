@@ -161,18 +161,49 @@ func FailureSources(ctx context.Context, db *sql.DB, runID int64) ([]FailureSour
 	return out, nil
 }
 
-// failuresOfSourceSQL: R4, the failed records of one file of a run, in the
-// order they failed — the order its task read them — by the index of a
-// run's failures per kind in id order (record_failures_run): no sort,
-// which would hold them all.
+// failuresOfSourceSQL: R4, the failed records of one file of a run by one
+// task, in the order they failed — the order the task read them — by the
+// index of a run's failures per kind in id order (record_failures_run): no
+// sort, which would hold them all.
 const failuresOfSourceSQL = `SELECT ` + failureColumns + `
 WHERE f.migration_id = ?1 AND f.kind = ?2 AND coalesce(f.task_id, 0) = ?3 AND coalesce(f.file, '') = ?4
 ORDER BY f.id`
 
-// EachFailureOf hands the failed records of one file of run runID (a
-// FailureSource) to f, in the order they failed, one at a time.
-func EachFailureOf(ctx context.Context, db *sql.DB, runID int64, src FailureSource, f func(Failure) error) error {
-	return eachFailureOf(ctx, db, runID, failuresOfSourceSQL, []any{runID, src.Kind, src.Task, src.File}, f)
+// The failed records of one file of a run by several tasks (a file that
+// feeds several kinds, SPEC §4): those of each task (failureOfTask, one
+// each, OR'ed: each by record_failures_run), in the order the run read
+// them — line, then failure — so that the failures of one line by its
+// kinds follow each other. That order is a sort: it holds the rows, and
+// spills them to a file where the connection's temporary storage is one
+// (store.SpillTemp).
+const (
+	failuresOfTasksSQL = `SELECT ` + failureColumns + `
+WHERE f.migration_id = ? AND coalesce(f.file, '') = ? AND (`
+	failureOfTask      = `(f.kind = ? AND coalesce(f.task_id, 0) = ?)`
+	failuresOfTasksEnd = `) ORDER BY f.line, f.id`
+)
+
+// EachFailureOf hands the failed records of one file of run runID to f,
+// one at a time, in the order the run read them: srcs are the file's
+// FailureSources, one per task that failed rows of it (all of one input
+// and file). With several, a line failed by several of them comes once per
+// failure, one after the other.
+func EachFailureOf(ctx context.Context, db *sql.DB, runID int64, srcs []FailureSource, f func(Failure) error) error {
+	switch len(srcs) {
+	case 0:
+		return nil
+	case 1:
+		src := srcs[0]
+		return eachFailureOf(ctx, db, runID, failuresOfSourceSQL, []any{runID, src.Kind, src.Task, src.File}, f)
+	}
+	q, args := failuresOfTasksSQL, []any{runID, srcs[0].File}
+	for i, src := range srcs {
+		if i > 0 {
+			q += " OR "
+		}
+		q, args = q+failureOfTask, append(args, src.Kind, src.Task)
+	}
+	return eachFailureOf(ctx, db, runID, q+failuresOfTasksEnd, args, f)
 }
 
 // rawCells reads record_failures.raw, a JSON object in file order (the

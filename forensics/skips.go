@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -19,7 +20,11 @@ type Skip struct {
 	Reason   string            `json:"reason"`
 	Waits    map[string]string `json:"waits_for"` // the link values the skip could not resolve (its detail)
 	Ready    []string          `json:"ready"`     // the kinds of those parents that now have a final slot (R3: a run takes it over)
-	At       string            `json:"at"`
+	// WaitsForNothing: its links name only records that no run of its
+	// export gives (R6b: a case, a kind the profile does not read); the
+	// page promises it no run.
+	WaitsForNothing bool   `json:"waits_for_nothing"`
+	At              string `json:"at"`
 }
 
 // SkipKey is where a skip stands in a page's order: kinds in plan order,
@@ -67,7 +72,7 @@ type SkipPage struct {
 }
 
 // The statements of a page of skips, on the slots a run owns as skipped
-// (R3: the latest attempt owns a skip), by the index of them (schema 10:
+// (R3: the latest attempt owns a skip), by the index of them (schema 12:
 // migration_records_skips, per run and kind in source id order). A page
 // that spans kinds reads them one after the other in plan order, each by
 // the index. Filters are fragments of the WHERE, as a page of failures'.
@@ -302,6 +307,7 @@ func scanSkip(rows scanner) (Skip, error) {
 	if err := rows.Scan(&s.Kind, &s.SourceID, &s.Reason, &detail, &s.At, &ready); err != nil {
 		return s, err
 	}
+	s.WaitsForNothing = importer.WaitsForNothing(s.Reason)
 	s.Waits = map[string]string{}
 	if detail != "" {
 		_ = json.Unmarshal([]byte(detail), &s.Waits) // a detail that is not an object waits for nothing known

@@ -110,3 +110,52 @@ func column(t *testing.T, db *sql.DB, q string) []string {
 	require.NoError(t, rows.Err())
 	return out
 }
+
+// TestWeighedEncodingResumesAsPlanned: a resumed run reads a file in the
+// encoding its planning decided on the whole file's evidence (R10: the
+// task keeps it), so a Windows-1252 export whose few UTF-8 pairs would
+// read as UTF-8 (issue 23 item 7) is read alike before and after a stop:
+// the database equals an uninterrupted run's (R12).
+func TestWeighedEncodingResumesAsPlanned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := "../fixtures/bad/salesforce/12-windows-1252-weighed"
+	plan := func(imp *Importer) phases.Run {
+		run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "salesforce", Input: dir, BatchSize: 3})
+		require.NoError(t, err)
+		return run
+	}
+	whole := storetest.OpenDB(t)
+	imp := New(phases.New(whole, nil))
+	run, err := imp.Execute(ctx, plan(imp).ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunSucceeded, run.Status)
+
+	db := storetest.OpenDB(t)
+	fps, err := failpoint.Parse("batch:company:2=error")
+	require.NoError(t, err)
+	imp = New(phases.New(db, fps))
+	run, err = imp.Execute(ctx, plan(imp).ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunPartial, run.Status, "its first batch of accounts is in")
+	tasks, err := phases.LoadTasks(ctx, db, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, "windows-1252", tasks[0].Encoding)
+	require.Equal(t, phases.Checkpoint{Rows: 3, Line: 4}, tasks[0].Checkpoint)
+
+	imp = New(phases.New(db, nil))
+	_, _, err = imp.Resume(ctx, run.ID)
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, phases.RunSucceeded, run.Status)
+	for _, q := range []string{
+		`SELECT name FROM companies ORDER BY id`,
+		`SELECT c.last_name || '|' || co.name FROM contacts c JOIN companies co ON co.id = c.company_id ORDER BY c.id`,
+	} {
+		require.Equal(t, column(t, whole, q), column(t, db, q), q)
+	}
+	require.Equal(t, []string{"Café Müller GmbH", "CrÃ©ations Durand SARL", "Brauerei Höß KG", "Ã\u0081guila Consultores",
+		"O’Neill Freight Ltd", "Ã\u008dslandia Travel ehf", "Harbor Logistics", "Smørrebrød Catering ApS"},
+		column(t, db, `SELECT name FROM companies ORDER BY id`))
+}

@@ -32,7 +32,7 @@ var (
 // classChunk is how many failures classFailures reads at a time.
 const classChunk = 1000
 
-// unclassedSQL: the failures written before schema 10 (SQLite; 2 on
+// unclassedSQL: the failures written before schema 12 (SQLite; 4 on
 // PostgreSQL), which have no reason class yet, a chunk at a time.
 const unclassedSQL = `SELECT id, reason FROM record_failures WHERE reason_class IS NULL AND id > ? ORDER BY id LIMIT ?`
 

@@ -35,8 +35,8 @@ var oldFailures = []string{
 }
 
 // TestOpenClassesOldFailures: a database whose failed records were written
-// before record_failures had a reason_class (SQLite's schema 9,
-// PostgreSQL's 1) opens with every one of them classed by ReasonClass, in
+// before record_failures had a reason_class (SQLite's schema 11,
+// PostgreSQL's 3) opens with every one of them classed by ReasonClass, in
 // the step's own transaction, so that the Failed records page filters and
 // counts by class in SQL (issue 23 item 15) over old runs too.
 func TestOpenClassesOldFailures(t *testing.T) {
@@ -71,7 +71,7 @@ func TestOpenClassesOldFailures(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "crm.db")
-		fileOfVersion(t, path, 9)
+		fileOfVersion(t, path, 11)
 		raw, err := sql.Open("sqlite", path)
 		require.NoError(t, err)
 		insert(t, func(q string, args ...any) error { _, err := raw.ExecContext(ctx, q, args...); return err })
@@ -90,13 +90,15 @@ func TestOpenClassesOldFailures(t *testing.T) {
 		raw, err := sql.Open(PostgresDriver, dsn)
 		require.NoError(t, err)
 		defer raw.Close()
-		first, err := steps(Postgres)
+		all, err := steps(Postgres)
 		require.NoError(t, err)
 		_, err = raw.ExecContext(ctx, `CREATE SCHEMA `+DefaultPostgresSchema)
 		require.NoError(t, err)
-		_, err = raw.ExecContext(ctx, first[0].sql)
-		require.NoError(t, err)
-		_, err = raw.ExecContext(ctx, pgSetVersionSQL+` INSERT INTO crmimport_schema_version (version) VALUES (1)`)
+		for _, s := range all[:3] {
+			_, err = raw.ExecContext(ctx, s.sql)
+			require.NoError(t, err, s.name)
+		}
+		_, err = raw.ExecContext(ctx, pgSetVersionSQL+` INSERT INTO crmimport_schema_version (version) VALUES (3)`)
 		require.NoError(t, err)
 		insert(t, func(q string, args ...any) error { _, err := raw.ExecContext(ctx, Rebind(q), args...); return err })
 		db, err := OpenPostgres(ctx, c.DSN())

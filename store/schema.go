@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 //go:embed schema/sqlite/*.sql schema/postgres/*.sql
@@ -79,13 +81,21 @@ func Version() int {
 // user_version) in the same transaction, so that an older file opens with a
 // newer binary and an interrupted upgrade resumes.
 func Upgrade(ctx context.Context, db *sql.DB) error {
+	return upgrade(ctx, db, "")
+}
+
+// upgrade is Upgrade, and on PostgreSQL it makes the schema named (the
+// address's, "" for the session's current one) when it is missing, in the
+// transaction of the first step (issue 23 item 2): an open that fails or
+// is refused half-way leaves no empty schema behind.
+func upgrade(ctx context.Context, db *sql.DB, schema string) error {
 	d := DialectOf(db)
 	all, err := steps(d)
 	if err != nil {
 		return err
 	}
 	for {
-		done, err := upgradeOne(ctx, d, db, all)
+		done, err := upgradeOne(ctx, d, db, all, schema)
 		if err != nil || done {
 			return err
 		}
@@ -97,7 +107,7 @@ func Upgrade(ctx context.Context, db *sql.DB) error {
 // key before it commits.
 const fkOff = "-- crmimport: foreign keys off"
 
-func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bool, err error) {
+func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema string) (done bool, err error) {
 	// A file that is up to date is only read: opening it never waits for
 	// another process's write transaction.
 	current, err := d.schemaVersion(ctx, db)
@@ -122,7 +132,7 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 		// transaction sees the catalog as it stood when it began, so one
 		// begun before another process's upgrade committed would not see
 		// the tables it made, and would make them again.
-		unlock, err := sessionWriteLock(ctx, conn)
+		unlock, err := sessionWriteLock(ctx, conn, schema)
 		if err != nil {
 			return false, fmt.Errorf("upgrade schema: %w", err)
 		}
@@ -143,7 +153,7 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 			}
 		}()
 	}
-	tx, err := d.Begin(ctx, conn) // immediate: two processes never both upgrade
+	tx, err := d.beginUpgrade(ctx, conn) // under the write lock: two processes never both upgrade
 	if err != nil {
 		return false, fmt.Errorf("upgrade schema: %w", err)
 	}
@@ -159,6 +169,11 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 		return false, newerError(have, len(all))
 	case have != current:
 		return false, nil // another process upgraded meanwhile: look again
+	}
+	if d == Postgres && current == 0 && schema != "" {
+		if _, err := tx.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return false, fmt.Errorf("make schema %s: %w", schema, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, s.sql); err != nil {
 		return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
@@ -177,6 +192,17 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 		return false, fmt.Errorf("set schema version %d: %w", s.version, err)
 	}
 	return false, tx.Commit()
+}
+
+// beginUpgrade begins a schema step's transaction: on SQLite one that
+// takes the write lock at once (BEGIN IMMEDIATE); on PostgreSQL a plain
+// one, since the step's session holds its schema's write lock already
+// (sessionWriteLock), and the schema may not be there yet to name it.
+func (d Dialect) beginUpgrade(ctx context.Context, conn *sql.Conn) (*sql.Tx, error) {
+	if d == Postgres {
+		return conn.BeginTx(ctx, nil)
+	}
+	return d.Begin(ctx, conn)
 }
 
 func newerError(have, know int) error {

@@ -13,6 +13,7 @@ import (
 	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/importer/reader"
+	"crmimport/report"
 	"crmimport/store"
 )
 
@@ -99,11 +100,27 @@ Examples:
 				return err
 			}
 			if n == 0 {
-				a.note("run %d has no failed records", id)
+				return a.noRejects(c.Context, db, id)
 			}
 			return nil
 		},
 	}
+}
+
+// noRejects tells that run id has no failed row to list: none failed, or
+// — a run loaded from a dump — its failures were counted where it ran, and
+// the dump carries no failed rows (report.UnlistedWords).
+func (a *app) noRejects(ctx context.Context, db *sql.DB, id int64) error {
+	rep, err := report.Build(ctx, db, a.engine(db), id, false)
+	if err != nil {
+		return err
+	}
+	if words := rep.UnlistedWords(); words != "" {
+		a.note("run %d has no failed rows here: %s", id, words)
+		return nil
+	}
+	a.note("run %d has no failed records", id)
+	return nil
 }
 
 // fixFolder writes run id's fix folder into dir (rejects --as-export).

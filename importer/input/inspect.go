@@ -66,7 +66,7 @@ func Inspect(r io.Reader) (FileInfo, error) {
 	return FileInfo{
 		Size:        size,
 		Fingerprint: fmt.Sprintf("crc32c:%08x:%d", crc, size),
-		ValidUTF8:   ev.Evidence().Invalid < 0,
+		ValidUTF8:   ev.Evidence().Invalid == 0,
 		Text:        ev.Evidence(),
 		Head:        head,
 	}, nil

@@ -166,33 +166,54 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestInspectTextEvidence: the evidence of a file's encoding, gathered in
-// the fingerprinting pass, whatever the size of the pieces it arrives in.
+// TestInspectTextEvidence: the evidence of a file's encoding, gathered
+// over the whole file in the fingerprinting pass, whatever the size of the
+// pieces it arrives in (SPEC §4: one count of UTF-8 sequences against
+// bytes that are not UTF-8, never a stop at the first of each).
 func TestInspectTextEvidence(t *testing.T) {
 	t.Parallel()
 	pad := func(n int) string { return strings.Repeat("a", n) }
-	none := reader.TextEvidence{Invalid: -1, Undefined: -1}
+	// seen is the evidence but its histogram of high bytes, checked apart.
+	type seen struct {
+		multiByte, invalid, firstInvalid int64
+		invalidByte                      byte
+		undefined, firstUndefined        int64
+		undefinedByte                    byte
+	}
+	none := seen{firstInvalid: -1, firstUndefined: -1}
 	tests := []struct {
 		name string
 		in   string
-		want reader.TextEvidence
+		want seen
 	}{
 		{"ASCII", "id,name\n1,Ann\n", none},
-		{"UTF8", "1,José\n", reader.TextEvidence{MultiByte: true, Invalid: -1, Undefined: -1}},
-		{"UTF8WithAStrayByte", "1,José\n2,O\x92Brien\n", reader.TextEvidence{MultiByte: true, Invalid: 11, InvalidByte: 0x92, Undefined: -1}},
-		{"StrayByteBeforeTheUTF8", "2,O\x92Brien\n1,José\n", reader.TextEvidence{MultiByte: true, Invalid: 3, InvalidByte: 0x92, Undefined: -1}},
-		{"ASCIIWithOneApostrophe", "1,O\x92Brien\n", reader.TextEvidence{Invalid: 3, InvalidByte: 0x92, Undefined: -1}},
-		{"Windows1252", "Caf\xe9 M\xfcller \x80 \x96", reader.TextEvidence{Invalid: 3, InvalidByte: 0xE9, Undefined: -1}},
-		{"UndefinedIn1252", "a\xe9b\x81c\x9d", reader.TextEvidence{Invalid: 1, InvalidByte: 0xE9, Undefined: 3, UndefinedByte: 0x81}},
-		{"UndefinedIn1252ThenUTF8", "a\x8fb é", reader.TextEvidence{MultiByte: true, Invalid: 1, InvalidByte: 0x8F, Undefined: 1, UndefinedByte: 0x8F}},
-		{"TruncatedRuneAtTheEnd", "abc\xe2\x82", reader.TextEvidence{Invalid: 3, InvalidByte: 0xE2, Undefined: -1}},
-		{"UTF8AcrossTheBufferBoundary", pad(64<<10-1) + "€" + pad(10), reader.TextEvidence{MultiByte: true, Invalid: -1, Undefined: -1}},
-		{"StrayByteFarIn", pad(64<<10+5) + "\x92" + "é", reader.TextEvidence{MultiByte: true, Invalid: 64<<10 + 5, InvalidByte: 0x92, Undefined: -1}},
-		{"UndefinedFarIn", pad(200<<10) + "\x9d", reader.TextEvidence{Invalid: 200 << 10, InvalidByte: 0x9D, Undefined: 200 << 10, UndefinedByte: 0x9D}},
+		{"UTF8", "1,José\n", seen{multiByte: 1, firstInvalid: -1, firstUndefined: -1}},
+		{"UTF8WithAStrayByte", "1,José\n2,O\x92Brien\n", seen{multiByte: 1, invalid: 1, firstInvalid: 11, invalidByte: 0x92, firstUndefined: -1}},
+		{"StrayByteBeforeTheUTF8", "2,O\x92Brien\n1,José\n", seen{multiByte: 1, invalid: 1, firstInvalid: 3, invalidByte: 0x92, firstUndefined: -1}},
+		{"ASCIIWithOneApostrophe", "1,O\x92Brien\n", seen{invalid: 1, firstInvalid: 3, invalidByte: 0x92, firstUndefined: -1}},
+		{"Windows1252", "Caf\xe9 M\xfcller \x80 \x96", seen{invalid: 4, firstInvalid: 3, invalidByte: 0xE9, firstUndefined: -1}},
+		{"UndefinedIn1252", "a\xe9b\x81c\x9d", seen{invalid: 3, firstInvalid: 1, invalidByte: 0xE9, undefined: 2, firstUndefined: 3, undefinedByte: 0x81}},
+		{"UndefinedIn1252ThenUTF8", "a\x8fb é", seen{multiByte: 1, invalid: 1, firstInvalid: 1, invalidByte: 0x8F, undefined: 1, firstUndefined: 1, undefinedByte: 0x8F}},
+		// Every sequence and every stray byte counts, to the end of the file.
+		{"CountedToTheEnd", "Jos\xc3\xa9,\xe9,\xc3\x81,\xfc\xfc\xdf,\xe2\x82\xac,\x81", seen{multiByte: 3, invalid: 5, firstInvalid: 6,
+			invalidByte: 0xE9, undefined: 1, firstUndefined: 19, undefinedByte: 0x81}},
+		// A pair of Windows-1252 characters that happens to be UTF-8 ("Ã©"),
+		// and "Ã" + 0x81 ("Á" once): sequences, not bytes that are not UTF-8.
+		{"MojibakePairsAreSequences", "Cr\xc3\xa9ations \xc3\x81guila", seen{multiByte: 2, firstInvalid: -1, firstUndefined: -1}},
+		{"TruncatedRuneAtTheEnd", "abc\xe2\x82", seen{invalid: 2, firstInvalid: 3, invalidByte: 0xE2, firstUndefined: -1}},
+		{"UTF8AcrossTheBufferBoundary", pad(64<<10-1) + "€" + pad(10), seen{multiByte: 1, firstInvalid: -1, firstUndefined: -1}},
+		{"StrayByteFarIn", pad(64<<10+5) + "\x92" + "é", seen{multiByte: 1, invalid: 1, firstInvalid: 64<<10 + 5, invalidByte: 0x92, firstUndefined: -1}},
+		{"UndefinedFarIn", pad(200<<10) + "\x9d", seen{invalid: 1, firstInvalid: 200 << 10, invalidByte: 0x9D, undefined: 1, firstUndefined: 200 << 10, undefinedByte: 0x9D}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			var high [128]int64
+			for _, b := range []byte(tt.in) {
+				if b >= 0x80 {
+					high[b-0x80]++
+				}
+			}
 			for _, r := range []struct {
 				name string
 				r    io.Reader
@@ -203,8 +224,10 @@ func TestInspectTextEvidence(t *testing.T) {
 			} {
 				info, err := Inspect(r.r)
 				require.NoError(t, err, r.name)
-				require.Equal(t, tt.want, info.Text, r.name)
-				require.Equal(t, tt.want.Invalid < 0, info.ValidUTF8, r.name)
+				ev := info.Text
+				require.Equal(t, tt.want, seen{ev.MultiByte, ev.Invalid, ev.FirstInvalid, ev.InvalidByte, ev.Undefined, ev.FirstUndefined, ev.UndefinedByte}, r.name)
+				require.Equal(t, high, ev.High, "every byte above 0x7F, wherever it stands (%s)", r.name)
+				require.Equal(t, tt.want.invalid == 0, info.ValidUTF8, r.name)
 			}
 		})
 	}
@@ -234,15 +257,39 @@ func TestChooseEncoding(t *testing.T) {
 		{"ASCII", "id,name\n1,Ann\n", "", "utf-8", "", "", "it is ASCII (valid UTF-8)"},
 		{"UTF8", "id,name\n1,José\n", "", "utf-8", "", "", "it is valid UTF-8"},
 		{"UTF8WithAStray0x92", "id,name\n1,José\n2,O\x92Brien\n", "", "utf-8",
-			"c.csv is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x92, at byte offset 19)", "",
-			"it holds UTF-8 sequences, and bytes that are not (the first, 0x92, at byte offset 19)"},
+			"c.csv is UTF-8 (it holds 1 UTF-8 sequence) with 1 byte that is not (0x92, at byte offset 19)", "",
+			"it holds as many UTF-8 sequences (1) as bytes that are not UTF-8 (1; 0x92, at byte offset 19)"},
 		{"ASCIIWithOne0x92", "id,name\n1,O\x92Brien\n", "", "windows-1252", "",
 			"c.csv was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x92 \"’\", at byte offset 11)",
 			"it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x92 \"’\", at byte offset 11)"},
 		{"Neither", "id,name\n1,Ren\xe9\n2,\x81x\n", "", "utf-8",
 			"c.csv is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x81 at byte offset 17 is undefined there)", "",
-			"neither UTF-8 nor Windows-1252 (byte 0x81 at byte offset 17 is undefined there): nothing is guessed"},
+			"neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x81 at byte offset 17 is undefined there): nothing is guessed"},
+		// Issue 23 item 7: the whole file's evidence decides, never one
+		// sequence — a Windows-1252 export in which a few byte pairs happen
+		// to form UTF-8 (mojibake already stored in the data) is Windows-1252.
+		{"MoreWindows1252BytesThanUTF8Sequences", "id,name\n1,Cr\xc3\xa9ations\n2,Caf\xe9 M\xfcller\n", "", "windows-1252", "",
+			"c.csv was read as Windows-1252, not UTF-8: it holds more bytes that are not UTF-8 (2) than UTF-8 sequences (1)",
+			"it holds more bytes that are not UTF-8 (2) than UTF-8 sequences (1), and each of those bytes is a Windows-1252 character"},
+		{"ATieIsUTF8", "id,name\n1,Jos\xc3\xa9\n2,Caf\xe9\n", "", "utf-8",
+			"c.csv is UTF-8 (it holds 1 UTF-8 sequence) with 1 byte that is not (0xE9, at byte offset 21)", "",
+			"it holds as many UTF-8 sequences (1) as bytes that are not UTF-8 (1; 0xE9, at byte offset 21)"},
+		// The bytes Windows-1252 leaves undefined, inside the pairs that
+		// happen to be UTF-8 ("Ã\x81" for "Á"): the file is Windows-1252 all
+		// the same, and they are read as the Encoding Standard reads them,
+		// counted in the warning.
+		{"UndefinedBytesInsideUTF8Pairs", "id,name\n1,\xc3\x81guila\n2,\xc3\x8dslandia\n3,Caf\xe9 M\xfcller Gr\xfc\xdfe\n", "", "windows-1252", "",
+			"2 bytes that Windows-1252 leaves undefined (0x81, 0x8D) were read as the control characters U+0081 and U+008D, as the Encoding Standard reads them",
+			"it holds more bytes that are not UTF-8 (4) than UTF-8 sequences (2)"},
 		{"AskedWins", "id,name\n1,José\n", "windows-1252", "windows-1252", "", "", "--encoding"},
+		// Asked for, the bytes the encoding leaves undefined are counted in a
+		// warning, never turned into U+FFFD without a word.
+		{"AskedWithUndefinedBytes", "id,name\n1,\x81x\x8d\x81\n", "windows-1252", "windows-1252", "",
+			"c.csv: 3 bytes that Windows-1252 leaves undefined (0x81 ×2, 0x8D) were read as the control characters U+0081 and U+008D, as the Encoding Standard reads them",
+			"--encoding"},
+		{"AskedWithAByteLeftUndefinedOutsideC1", "id,name\n1,\xae\n", "iso-8859-7", "iso-8859-7", "",
+			"c.csv: 1 byte that ISO-8859-7 leaves undefined (0xAE) was read as U+FFFD, the Encoding Standard's replacement character",
+			"--encoding"},
 		{"UTF16BOM", "\xff\xfe" + utf16le("id,name\n"), "", "utf-16", "reading it as UTF-16", "", "it starts with a UTF-16 byte-order mark"},
 		{"UTF16LEWithoutBOM", utf16le("id\tname\r\n1\tJosé\r\n"), "", "utf-16le",
 			`c.csv is UTF-16LE text without a byte-order mark (as Excel saves "Unicode text"): reading it as UTF-16LE`, "",

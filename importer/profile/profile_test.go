@@ -50,9 +50,11 @@ func TestCanonicalProfileIsTheDocumentedLayout(t *testing.T) {
 	}
 	for name, want := range map[string]ledger.Kind{"contacts.csv": ledger.Contact, "COMPANIES.JSON": ledger.Company,
 		"notes.jsonl": ledger.Note, "deals.csv.gz": ledger.Deal, "leads.csv": "", "contacts.xlsx": ledger.Contact, "contacts.xls": ""} {
-		k, _, ok := p.FileKind(name)
+		ks, _, ok := p.FileKinds(name)
 		require.Equal(t, want != "", ok, name)
-		require.Equal(t, want, k, name)
+		if ok {
+			require.Equal(t, []ledger.Kind{want}, ks, name)
+		}
 	}
 }
 
@@ -101,6 +103,11 @@ func TestProfileValidation(t *testing.T) {
 			[]string{`kinds.contact.files[0].sheet: "people.json" is not a spreadsheet's pattern (.xlsx or .csv): only a workbook has sheets`}},
 		"EmptySheet": {strings.Replace(base, "files: [people.csv]", "files: [{file: people.xlsx, sheet: \" \"}]", 1),
 			[]string{"kinds.contact.files[0].sheet: names no sheet"}},
+		"DateOnlyNotADate": {base + "      email: {columns: [Email], date_only: true}\n", []string{"kinds.contact.fields.email.date_only: email is not a date"}},
+		"DateOnlyNeitherTrueNorColumns": {base + "      created_at: {columns: [Created], date_only: yes please}\n",
+			[]string{`kinds.contact.fields.created_at.date_only: expected true, false or a list of the field's columns that hold a date, found "yes please"`}},
+		"DateOnlyColumnNotTheField's": {base + "      created_at: {columns: [Created, Since], date_only: [Modified]}\n",
+			[]string{`kinds.contact.fields.created_at.date_only: "Modified" is not one of the field's columns (Created, Since)`}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -199,12 +206,14 @@ func TestWorkbookPatterns(t *testing.T) {
 		"deals-2024.xlsx": ledger.Deal, "deals-2024.csv": ledger.Deal, "people.xls": "", "people.xlsx.gz": ledger.Contact,
 		"deals.json": "", "people.json": "",
 	} {
-		k, _, ok := p.FileKind(name)
+		ks, _, ok := p.FileKinds(name)
 		require.Equal(t, want != "", ok, name)
-		require.Equal(t, want, k, name)
+		if ok {
+			require.Equal(t, []ledger.Kind{want}, ks, name)
+		}
 	}
-	_, f, _ := p.FileKind("people.xlsx")
+	_, f, _ := p.FileKinds("people.xlsx")
 	require.Equal(t, reader.FormatXLSX, f, "the format is the file's own, whatever the pattern's")
-	require.Equal(t, "Open deals", p.Sheet("deals-2024.xlsx"))
-	require.Equal(t, "", p.Sheet("people.xlsx"), "no sheet named: each sheet with a header row")
+	require.Equal(t, "Open deals", p.Sheet(ledger.Deal, "deals-2024.xlsx"))
+	require.Equal(t, "", p.Sheet(ledger.Contact, "people.xlsx"), "no sheet named: each sheet with a header row")
 }

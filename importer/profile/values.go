@@ -71,15 +71,6 @@ func (m *Mapper) valueFunc(f string) valueFunc {
 		formats := p.dates
 		steps = append(steps, func(v string) (string, bool) { return profileDate(formats, v), false })
 	}
-	if spec != nil && spec.dateOnly {
-		steps = append(steps, func(v string) (string, bool) {
-			s := strings.TrimSpace(v)
-			if len(s) == 19 && (s[10] == ' ' || s[10] == 'T') && s[11:] == "00:00:00" {
-				return s[:10], false
-			}
-			return v, false
-		})
-	}
 	switch len(steps) {
 	case 0:
 		return nil
@@ -95,6 +86,18 @@ func (m *Mapper) valueFunc(f string) valueFunc {
 		}
 		return v, keep
 	}
+}
+
+// dateOnly is the date a value of a column that holds dates gives (a
+// profile's date_only), whatever its time: Salesforce writes its dates as
+// "2018-08-22 00:00:00", and a real org's CloseDate also holds
+// "2017-04-28 14:01:59". A value that is no date is left for validation
+// to judge.
+func dateOnly(v string) string {
+	if d, ok := canon.DateOf(v); ok {
+		return d
+	}
+	return v
 }
 
 // profileDate writes a date in one of a profile's formats as ISO 8601; a

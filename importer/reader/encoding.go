@@ -11,25 +11,41 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // textEncoding is a resolved ReadOptions.Encoding.
 type textEncoding struct {
-	enc             encoding.Encoding // nil: UTF-8, read as is
-	isUTF8          bool              // rows with invalid UTF-8 are flagged
-	asciiCompatible bool              // ASCII bytes mean ASCII (not UTF-16)
+	name   string            // as messages name it: "Windows-1252"
+	enc    encoding.Encoding // a multi-byte encoding (UTF-16, Shift_JIS…); nil for UTF-8 and single-byte ones
+	single *singleByte       // a single-byte encoding, read as the Encoding Standard does; nil otherwise
+	isUTF8 bool              // rows with invalid UTF-8 are flagged
+	// asciiCompatible: ASCII bytes mean ASCII (not UTF-16).
+	asciiCompatible bool
+}
+
+// decoder is what turns the file's bytes into UTF-8 text, or nil for a
+// file read as UTF-8 as it is.
+func (e textEncoding) decoder() transform.Transformer {
+	switch {
+	case e.single != nil:
+		return singleByteDecoder{e.single}
+	case e.enc != nil:
+		return e.enc.NewDecoder()
+	}
+	return nil
 }
 
 func lookupEncoding(name string) (textEncoding, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	switch n {
 	case "", "utf-8", "utf8":
-		return textEncoding{isUTF8: true, asciiCompatible: true}, nil
+		return textEncoding{name: "UTF-8", isUTF8: true, asciiCompatible: true}, nil
 	case "windows-1252", "cp1252":
-		return textEncoding{enc: charmap.Windows1252, asciiCompatible: true}, nil
+		return textEncoding{name: "Windows-1252", single: newSingleByte(charmap.Windows1252), asciiCompatible: true}, nil
 	case "utf-16", "utf16":
 		// The byte-order mark says which end comes first (and is dropped).
-		return textEncoding{enc: unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM)}, nil
+		return textEncoding{name: "UTF-16", enc: unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM)}, nil
 	}
 	enc, err := htmlindex.Get(n)
 	if err != nil {
@@ -39,34 +55,109 @@ func lookupEncoding(name string) (textEncoding, error) {
 	if err != nil {
 		canonical = n
 	}
+	shown := displayName(canonical)
 	switch canonical {
 	case "utf-8":
-		return textEncoding{isUTF8: true, asciiCompatible: true}, nil
+		return textEncoding{name: shown, isUTF8: true, asciiCompatible: true}, nil
 	case "utf-16le", "utf-16be":
-		return textEncoding{enc: enc}, nil
+		return textEncoding{name: shown, enc: enc}, nil
 	}
-	return textEncoding{enc: enc, asciiCompatible: true}, nil
+	if cm, ok := enc.(*charmap.Charmap); ok {
+		return textEncoding{name: shown, single: newSingleByte(cm), asciiCompatible: true}, nil
+	}
+	return textEncoding{name: shown, enc: enc, asciiCompatible: true}, nil
 }
 
-// TextEvidence is what a file's bytes say of its encoding, gathered in
-// the pass that fingerprints it: whether it holds UTF-8 beyond ASCII,
-// where the first byte lies that UTF-8 cannot read, and where the first
-// that Windows-1252 leaves undefined. Offsets are from the start of the
-// file; -1 means none.
+// displayName is how messages name an encoding that the Encoding Standard
+// names canonical ("windows-1250" → "Windows-1250", "iso-8859-7" →
+// "ISO-8859-7").
+func displayName(canonical string) string {
+	switch {
+	case strings.HasPrefix(canonical, "windows-"):
+		return "Windows-" + strings.TrimPrefix(canonical, "windows-")
+	case canonical == "macintosh":
+		return "Macintosh"
+	}
+	return strings.ToUpper(canonical)
+}
+
+// singleByte is a single-byte encoding as the Encoding Standard (WHATWG)
+// reads it: each byte by the encoding's table, where a byte the table
+// leaves undefined in 0x80–0x9F is the C1 control of the same code point
+// (the Standard's windows-1252 reads 0x81 as U+0081, where Microsoft's
+// table and golang.org/x/text's charmap have nothing, and x/text gives
+// U+FFFD), and any other byte it leaves undefined is U+FFFD, the
+// Standard's error. Either way no byte is read as something else without a
+// word: ChooseEncoding counts them in a warning (SPEC §4).
+type singleByte struct {
+	utf8      [256][utf8.UTFMax]byte // each byte's character, as UTF-8
+	size      [256]uint8             // how many bytes of utf8 it takes
+	undefined [256]bool              // the table leaves it undefined
+}
+
+func newSingleByte(cm *charmap.Charmap) *singleByte {
+	t := &singleByte{}
+	for b := 0; b < 256; b++ {
+		r := cm.DecodeByte(byte(b))
+		if r == utf8.RuneError {
+			t.undefined[b] = true
+			if b >= 0x80 && b <= 0x9F {
+				r = rune(b)
+			}
+		}
+		t.size[b] = uint8(utf8.EncodeRune(t.utf8[b][:], r))
+	}
+	return t
+}
+
+// singleByteDecoder is a singleByte's transform.Transformer.
+type singleByteDecoder struct{ t *singleByte }
+
+func (d singleByteDecoder) Reset() {}
+
+func (d singleByteDecoder) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+	for ; nSrc < len(src); nSrc++ {
+		b := src[nSrc]
+		if b < utf8.RuneSelf {
+			if nDst == len(dst) {
+				return nDst, nSrc, transform.ErrShortDst
+			}
+			dst[nDst] = b
+			nDst++
+			continue
+		}
+		n := int(d.t.size[b])
+		if nDst+n > len(dst) {
+			return nDst, nSrc, transform.ErrShortDst
+		}
+		nDst += copy(dst[nDst:], d.t.utf8[b][:n])
+	}
+	return nDst, nSrc, nil
+}
+
+// TextEvidence is what a file's bytes say of its encoding, gathered over
+// the whole file in the pass that fingerprints it (SPEC §4: the weight of
+// the evidence, never one sequence): how many valid multi-byte UTF-8
+// sequences it holds, how many bytes that are not UTF-8, which of those
+// Windows-1252 leaves undefined, and how often each byte above 0x7F occurs,
+// wherever it stands (what a single-byte encoding reads). Offsets are from
+// the start of the file; -1 means none.
 type TextEvidence struct {
-	// MultiByte: at least one valid multi-byte UTF-8 sequence.
-	MultiByte bool
-	// Invalid is the offset of the first byte that is not UTF-8. Once a
-	// multi-byte sequence and an invalid byte are both seen, the file is
-	// UTF-8 whatever follows, and the scan stops.
-	Invalid int64
-	// Undefined is the offset of the first byte above 0x7F that
-	// Windows-1252 does not define (0x81, 0x8D, 0x8F, 0x90, 0x9D), looked
-	// for until a multi-byte sequence is seen.
-	Undefined int64
-	// UndefinedByte is the byte at Undefined, and InvalidByte the one at
-	// Invalid.
-	UndefinedByte, InvalidByte byte
+	// MultiByte counts the valid multi-byte UTF-8 sequences.
+	MultiByte int64
+	// Invalid counts the bytes that are no part of a valid UTF-8
+	// sequence; FirstInvalid is where the first stands, InvalidByte what
+	// it is.
+	Invalid, FirstInvalid int64
+	InvalidByte           byte
+	// Undefined counts those of the Invalid bytes that Windows-1252 leaves
+	// undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D); FirstUndefined and
+	// UndefinedByte are the first of them.
+	Undefined, FirstUndefined int64
+	UndefinedByte             byte
+	// High counts each byte above 0x7F (High[b-0x80]), in a UTF-8 sequence
+	// or not.
+	High [128]int64
 }
 
 // EvidenceScanner gathers a file's TextEvidence piece by piece, as the
@@ -78,7 +169,7 @@ type EvidenceScanner struct {
 
 // NewEvidenceScanner starts at the first byte of a file.
 func NewEvidenceScanner() *EvidenceScanner {
-	return &EvidenceScanner{ev: TextEvidence{Invalid: -1, Undefined: -1}}
+	return &EvidenceScanner{ev: TextEvidence{FirstInvalid: -1, FirstUndefined: -1}}
 }
 
 // Evidence is what the bytes scanned so far say.
@@ -97,19 +188,27 @@ func (e *EvidenceScanner) Scan(p []byte, final bool) int {
 	return used
 }
 
+// scanPiece counts every byte above 0x7F of p: the whole file is weighed,
+// so nothing stops the scan early (ASCII runs are skipped eight bytes at a
+// time).
 func (e *EvidenceScanner) scanPiece(p []byte) {
 	ev := &e.ev
-	switch {
-	case ev.MultiByte && ev.Invalid >= 0:
-		return // UTF-8, with bytes that are not: nothing left to learn
-	case ev.MultiByte || ev.Invalid < 0:
-		// Valid so far: the fast path holds as long as the piece is valid.
-		if utf8.Valid(p) {
-			if !ev.MultiByte && nextHigh(p) >= 0 {
-				ev.MultiByte = true
+	if utf8.Valid(p) {
+		// Most pieces: every high byte is in a sequence, and each sequence
+		// has one lead byte (0xC0 and above).
+		for i := 0; i < len(p); {
+			j := nextHigh(p[i:])
+			if j < 0 {
+				return
 			}
-			return
+			for i += j; i < len(p) && p[i] >= 0x80; i++ {
+				ev.High[p[i]-0x80]++
+				if p[i] >= 0xC0 {
+					ev.MultiByte++
+				}
+			}
 		}
+		return
 	}
 	for i := 0; i < len(p); {
 		j := nextHigh(p[i:])
@@ -117,23 +216,25 @@ func (e *EvidenceScanner) scanPiece(p []byte) {
 			return
 		}
 		i += j
-		r, size := utf8.DecodeRune(p[i:])
-		if r != utf8.RuneError || size > 1 {
-			ev.MultiByte = true
-			if ev.Invalid >= 0 {
-				return
+		if _, size := utf8.DecodeRune(p[i:]); size > 1 {
+			ev.MultiByte++
+			for _, b := range p[i : i+size] {
+				ev.High[b-0x80]++
 			}
 			i += size
 			continue
 		}
-		if ev.Invalid < 0 {
-			ev.Invalid, ev.InvalidByte = e.off+int64(i), p[i]
-			if ev.MultiByte {
-				return
-			}
+		b := p[i]
+		ev.High[b-0x80]++
+		ev.Invalid++
+		if ev.FirstInvalid < 0 {
+			ev.FirstInvalid, ev.InvalidByte = e.off+int64(i), b
 		}
-		if ev.Undefined < 0 && undefinedIn1252(p[i]) {
-			ev.Undefined, ev.UndefinedByte = e.off+int64(i), p[i]
+		if undefinedIn1252(b) {
+			ev.Undefined++
+			if ev.FirstUndefined < 0 {
+				ev.FirstUndefined, ev.UndefinedByte = e.off+int64(i), b
+			}
 		}
 		i++
 	}
@@ -182,40 +283,49 @@ type EncodingChoice struct {
 	// user who asks how a file will be read (crmimport inspect).
 	Why string
 	// Notice and Warning are what the run log says of the choice ("" for
-	// nothing): a warning for a guess no record failure would reveal.
+	// nothing): a warning for a guess no record failure would reveal, and
+	// for bytes the encoding in force leaves undefined.
 	Notice, Warning string
 }
 
 // ChooseEncoding decides how a file is read, on the evidence that
-// fingerprinting it gathered in the same single pass: its first bytes
-// (head, up to SniffSize) and its TextEvidence.
+// fingerprinting it gathered in the same single pass over the whole file:
+// its first bytes (head, up to SniffSize) and its TextEvidence. SPEC §4
+// weighs that evidence, never one sequence:
 //
-//   - as asked with --encoding;
+//   - as asked with --encoding; the bytes that encoding leaves undefined
+//     are read as the Encoding Standard reads them, and counted in a
+//     warning;
 //   - UTF-16 when a byte-order mark says so, or when the NUL bytes of its
 //     start fall in every other byte (Excel's "Unicode text", which has
 //     none): said in a notice;
 //   - UTF-8 when it is valid, or no text at all (the reader says what it
 //     is when its task runs);
-//   - UTF-8 when it holds at least one valid multi-byte UTF-8 sequence, even
-//     with bytes that are not UTF-8: each row holding one fails alone (R4),
-//     naming the byte, and the notice names the first. Read as
-//     Windows-1252, every "José" of the file would become "JosÃ©" for good;
-//   - Windows-1252 when it holds no multi-byte sequence and each of its
-//     bytes above 0x7F is a character there: a pure-ASCII file with one
-//     0x92 is an apostrophe, not broken UTF-8. That is a guess no record
-//     failure would reveal, so it is a warning: in the run log and in the
-//     run's summary (the run's options keep it);
-//   - UTF-8 when it holds neither (a byte Windows-1252 leaves undefined,
-//     such as 0x81, and no UTF-8): no guess is safe, so nothing is
-//     reinterpreted — the rows holding such bytes fail alone, each naming
-//     its byte, the ASCII rows import, and the notice says to name the
-//     encoding with --encoding.
+//   - UTF-8 when it holds at least as many valid multi-byte UTF-8
+//     sequences as bytes that are not UTF-8 (ties too): a UTF-8 file with
+//     a stray 0x92. Each row holding such a byte fails alone (R4), naming
+//     it, and the notice names the first;
+//   - Windows-1252 when it holds more bytes that are not UTF-8 than UTF-8
+//     sequences, and each of those bytes is a character there: a Windows
+//     export in which a few byte pairs happen to form UTF-8 (mojibake
+//     already stored in the data, such as "Ã©", which is kept as it is),
+//     or a pure-ASCII file with one 0x92 (an apostrophe, not broken
+//     UTF-8). That is a guess no record failure would reveal, so it is a
+//     warning: in the run log and in the run's summary (the run's options
+//     keep it); it counts the bytes Windows-1252 leaves undefined that the
+//     UTF-8 sequences held (0x81 in "Ã\x81"), read as the Encoding
+//     Standard does (U+0081);
+//   - UTF-8 when it holds neither (more bytes that are not UTF-8, some of
+//     them undefined in Windows-1252, such as 0x81): no guess is safe, so
+//     nothing is reinterpreted — the rows holding such bytes fail alone,
+//     each naming its byte, the ASCII rows import, and the notice says to
+//     name the encoding with --encoding.
 //
 // Its notice or warning name the file as name.
 func ChooseEncoding(name string, head []byte, ev TextEvidence, asked string) EncodingChoice {
 	switch what := sniffBinary(head); {
 	case asked != "":
-		return EncodingChoice{Encoding: asked, Why: "--encoding"}
+		return EncodingChoice{Encoding: asked, Why: "--encoding", Warning: undefinedWarning(name+": ", asked, ev)}
 	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
 		if what.name != "" {
 			// UTF-32's mark starts as UTF-16's: the reader refuses it.
@@ -229,36 +339,126 @@ func ChooseEncoding(name string, head []byte, ev TextEvidence, asked string) Enc
 				name, what.name, strings.ToUpper(what.encoding))}
 	case what.name != "":
 		return EncodingChoice{Encoding: "utf-8", Why: "it is " + what.name + ", not text"}
-	case ev.Invalid < 0 && !ev.MultiByte:
+	case ev.Invalid == 0 && ev.MultiByte == 0:
 		return EncodingChoice{Encoding: "utf-8", Why: "it is ASCII (valid UTF-8)"}
-	case ev.Invalid < 0:
+	case ev.Invalid == 0:
 		return EncodingChoice{Encoding: "utf-8", Why: "it is valid UTF-8"}
-	case ev.MultiByte:
-		return EncodingChoice{Encoding: "utf-8",
-			Why: fmt.Sprintf("it holds UTF-8 sequences, and bytes that are not (the first, 0x%02X, at byte offset %d)", ev.InvalidByte, ev.Invalid),
-			Notice: fmt.Sprintf("%s is UTF-8 (it holds UTF-8 sequences) with bytes that are not (the first, 0x%02X, at byte offset %d): "+
-				"the rows holding them fail alone; if the file is in another encoding, name it with --encoding", name, ev.InvalidByte, ev.Invalid)}
-	case ev.Undefined < 0:
-		ch, _ := charmap.Windows1252.NewDecoder().Bytes([]byte{ev.InvalidByte})
-		return EncodingChoice{Encoding: "windows-1252",
-			Why: fmt.Sprintf("it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character (the first: 0x%02X %q, at byte offset %d)",
-				ev.InvalidByte, string(ch), ev.Invalid),
-			Warning: windows1252Warning(name, ev)}
+	case ev.MultiByte >= ev.Invalid:
+		return utf8WithStrays(name, ev)
+	case ev.Undefined == 0:
+		return EncodingChoice{Encoding: "windows-1252", Why: windows1252Evidence(ev), Warning: windows1252Warning(name, ev)}
+	}
+	notUTF8 := "it holds no UTF-8 sequence"
+	if ev.MultiByte > 0 {
+		notUTF8 = fmt.Sprintf("it holds more bytes that are not UTF-8 (%d) than UTF-8 sequences (%d)", ev.Invalid, ev.MultiByte)
+	}
+	undefined := fmt.Sprintf("byte 0x%02X at byte offset %d is undefined there", ev.UndefinedByte, ev.FirstUndefined)
+	return EncodingChoice{Encoding: "utf-8",
+		Why: fmt.Sprintf("it is neither UTF-8 (%s) nor Windows-1252 (%s): nothing is guessed", notUTF8, undefined),
+		Notice: fmt.Sprintf("%s is neither UTF-8 (%s) nor Windows-1252 (%s): nothing is guessed — "+
+			"the rows holding bytes that are not UTF-8 fail alone; name the file's encoding with --encoding", name, notUTF8, undefined)}
+}
+
+// utf8WithStrays is the choice of UTF-8 for a file that holds at least as
+// many UTF-8 sequences as bytes that are not UTF-8.
+func utf8WithStrays(name string, ev TextEvidence) EncodingChoice {
+	than := fmt.Sprintf("more UTF-8 sequences (%d) than", ev.MultiByte)
+	if ev.MultiByte == ev.Invalid {
+		than = fmt.Sprintf("as many UTF-8 sequences (%d) as", ev.MultiByte)
+	}
+	first := "the first, "
+	if ev.Invalid == 1 {
+		first = ""
 	}
 	return EncodingChoice{Encoding: "utf-8",
-		Why: fmt.Sprintf("it is neither UTF-8 nor Windows-1252 (byte 0x%02X at byte offset %d is undefined there): nothing is guessed",
-			ev.UndefinedByte, ev.Undefined),
-		Notice: fmt.Sprintf("%s is neither UTF-8 (it holds no UTF-8 sequence) nor Windows-1252 (byte 0x%02X at byte offset %d is undefined there): "+
-			"nothing is guessed — the rows holding bytes above 0x7F fail alone; name the file's encoding with --encoding",
-			name, ev.UndefinedByte, ev.Undefined)}
+		Why: fmt.Sprintf("it holds %s bytes that are not UTF-8 (%d; %s0x%02X, at byte offset %d)",
+			than, ev.Invalid, first, ev.InvalidByte, ev.FirstInvalid),
+		Notice: fmt.Sprintf("%s is UTF-8 (it holds %s) with %s (%s0x%02X, at byte offset %d): "+
+			"the rows holding them fail alone; if the file is in another encoding, name it with --encoding",
+			name, counted(ev.MultiByte, "UTF-8 sequence", "UTF-8 sequences"), counted(ev.Invalid, "byte that is not", "bytes that are not"),
+			first, ev.InvalidByte, ev.FirstInvalid)}
+}
+
+// counted is n and the word for n of a thing: "1 byte", "3 bytes".
+func counted(n int64, one, many string) string {
+	return fmt.Sprintf("%d %s", n, Plural(int(n), one, many))
+}
+
+// windows1252Evidence is why a file is read as Windows-1252.
+func windows1252Evidence(ev TextEvidence) string {
+	ch, _ := charmap.Windows1252.NewDecoder().Bytes([]byte{ev.InvalidByte})
+	first := fmt.Sprintf("(the first: 0x%02X %q, at byte offset %d)", ev.InvalidByte, string(ch), ev.FirstInvalid)
+	if ev.MultiByte == 0 {
+		return "it holds no UTF-8 sequence, and every byte above 0x7F in it is a Windows-1252 character " + first
+	}
+	return fmt.Sprintf("it holds more bytes that are not UTF-8 (%d) than UTF-8 sequences (%d), and each of those bytes is a "+
+		"Windows-1252 character %s", ev.Invalid, ev.MultiByte, first)
 }
 
 // windows1252Warning says that a file was read as Windows-1252 on the
-// evidence of its bytes.
+// evidence of its bytes, and what became of the bytes Windows-1252 leaves
+// undefined that its UTF-8 sequences held.
 func windows1252Warning(name string, ev TextEvidence) string {
-	ch, _ := charmap.Windows1252.NewDecoder().Bytes([]byte{ev.InvalidByte})
-	return fmt.Sprintf("%s was read as Windows-1252, not UTF-8: it holds no UTF-8 sequence, and every byte above 0x7F in it is a "+
-		"Windows-1252 character (the first: 0x%02X %q, at byte offset %d). If its accents look wrong, it is in another encoding, "+
-		"which --encoding names; the records imported now stay as they are (a rerun counts them unchanged)",
-		name, ev.InvalidByte, string(ch), ev.Invalid)
+	w := fmt.Sprintf("%s was read as Windows-1252, not UTF-8: %s", name, windows1252Evidence(ev))
+	if ev.MultiByte > 0 {
+		w += fmt.Sprintf("; its %s read as Windows-1252 too (mojibake already stored in the data, such as \"Ã©\", is kept as it is)",
+			Plural(int(ev.MultiByte), "UTF-8 sequence is", "UTF-8 sequences are"))
+	}
+	if u := undefinedWarning("", "windows-1252", ev); u != "" {
+		w += "; " + u
+	}
+	return w + ". If its accents look wrong, it is in another encoding, which --encoding names. " +
+		"Records that an earlier run imported from this file, read otherwise, keep what that run wrote (a rerun counts them unchanged): " +
+		"undo that run and run again to read them anew"
+}
+
+// undefinedWarning counts the bytes of a file that the single-byte
+// encoding asked leaves undefined, and says how they were read (SPEC §4:
+// never U+FFFD without a word); "" when there is none, or when the
+// encoding is not a single-byte one. It starts with prefix.
+func undefinedWarning(prefix, asked string, ev TextEvidence) string {
+	enc, err := lookupEncoding(asked)
+	if err != nil || enc.single == nil {
+		return ""
+	}
+	var n int64
+	var each, c1, lost []string
+	for b := 0x80; b < 0x100; b++ {
+		k := ev.High[b-0x80]
+		if k == 0 || !enc.single.undefined[b] {
+			continue
+		}
+		n += k
+		if k > 1 {
+			each = append(each, fmt.Sprintf("0x%02X ×%d", b, k))
+		} else {
+			each = append(each, fmt.Sprintf("0x%02X", b))
+		}
+		if b <= 0x9F {
+			c1 = append(c1, fmt.Sprintf("U+%04X", b))
+		} else {
+			lost = append(lost, fmt.Sprintf("0x%02X", b))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	var how []string
+	if len(c1) > 0 {
+		how = append(how, fmt.Sprintf("the control %s %s, as the Encoding Standard reads them", Plural(len(c1), "character", "characters"), andList(c1)))
+	}
+	if len(lost) > 0 {
+		how = append(how, fmt.Sprintf("U+FFFD, the Encoding Standard's replacement character (%s: lost)", andList(lost)))
+	}
+	return fmt.Sprintf("%s%d %s that %s leaves undefined (%s) %s read as %s — not text in %s: check the values that hold %s",
+		prefix, n, Plural(int(n), "byte", "bytes"), enc.name, strings.Join(each, ", "), Plural(int(n), "was", "were"),
+		strings.Join(how, ", and "), enc.name, Plural(int(n), "it", "them"))
+}
+
+// andList joins words with commas and a final "and".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -59,8 +59,11 @@ type Row struct {
 	// and JSON): a failure names the row "contacts.xlsx!Sheet1:14" (Where).
 	Sheet string
 	// Cols are in file order. CSV: one per header column, names exactly as
-	// in the header (duplicates kept as they are, BOM removed). JSON: the
-	// object's keys in order.
+	// in the header (duplicates kept as they are, BOM removed). A
+	// workbook's: one per column the header names, and an unnamed one only
+	// up to the last the row holds a value in (a row is sized by the cells
+	// it holds, not by the header's last column), so that a name repeated
+	// numbers as in the header. JSON: the object's keys in order.
 	Cols []Col
 	// Err is non-nil when this record cannot be read as it is (Reason says
 	// why); Cols then holds what could be read, and may be nil.
@@ -68,11 +71,23 @@ type Row struct {
 	// Text is the record as it stands in the file, for a CSV record that
 	// could not be parsed (R4 keeps the raw row of a failure).
 	Text string
+	// NUL lists the fields that hold a NUL byte, which text never holds,
+	// and where the first of each stands in the file: what that costs the
+	// row is the profile's to say, which knows the fields it maps (SPEC
+	// §4: a NUL in a mapped field fails its row, one in a column kept in
+	// extra is kept). Nil for most rows; a CSV reader's alone.
+	NUL []NULField
 	// Start and End are where the record stands in the raw file, in
 	// bytes (End past its line end), when the reader knows it: a CSV file
 	// read as UTF-8, whose bytes are its text. End is 0 otherwise. A rerun
 	// reads the record again from there alone (RecordAt).
 	Start, End int64
+}
+
+// NULField is a field of a row that holds a NUL byte.
+type NULField struct {
+	Col   int    // the field's index in Row.Cols
+	Where string // ", at line L, column C" (bytes, from 1): where its first NUL stands
 }
 
 // RowError: one record is bad; reading goes on with the next.
@@ -112,8 +127,9 @@ type ReadOptions struct {
 	Name   string // display name for errors (usually the file's base name)
 	Format Format
 	// Encoding is "" or "utf-8" (any case): UTF-8, BOM removed;
-	// "windows-1252"/"cp1252"; or any name htmlindex knows. An unknown name
-	// is an error from NewRowReader.
+	// "windows-1252"/"cp1252"; or any name htmlindex knows. A single-byte
+	// encoding is read as the Encoding Standard reads it (singleByte). An
+	// unknown name is an error from NewRowReader.
 	Encoding string
 
 	// Sheet names the one sheet of a workbook to read; "" reads each sheet
@@ -201,8 +217,8 @@ func NewRowReader(r io.Reader, opt ReadOptions) (*RowReader, error) {
 		base = int64(len(utf8BOM))
 	}
 	var text io.Reader = br
-	if enc.enc != nil {
-		text = transform.NewReader(br, enc.enc.NewDecoder())
+	if dec := enc.decoder(); dec != nil {
+		text = transform.NewReader(br, dec)
 		base = -1 // decoded text is not the file's bytes
 	}
 

@@ -229,19 +229,25 @@ func (s *csvSource) endLine(rec []string) int {
 
 // row pairs rec with the header by position; a reason makes it a bad row.
 // Fields past the header's count are kept as "(column N)", so that the
-// raw row of a failure holds everything the line held. A row holding a
-// NUL byte, or (read as UTF-8) a byte that is not UTF-8, fails alone,
-// naming the byte, its field and where it stands.
+// raw row of a failure holds everything the line held. A row holding (read
+// as UTF-8) a byte that is not UTF-8 fails alone, naming the byte, its
+// field and where it stands. A NUL byte is read as it is, the row naming
+// each field that holds one and where (Row.NUL): whether it costs the row
+// is the profile's to say (SPEC §4).
 func (s *csvSource) row(line int, rec []string, reason string) Row {
 	var cols []Col
 	if len(rec) > 0 {
 		cols = make([]Col, len(rec))
 	}
-	badUTF8, nul := -1, -1
+	badUTF8 := -1
+	var nul []NULField
+	nuls := 0 // NUL bytes in the fields before this one: the next in the record's text is this field's first
 	for i := range rec {
 		v := rec[i]
-		if nul < 0 && strings.IndexByte(v, 0) >= 0 {
-			nul = i
+		if k := strings.Count(v, "\x00"); k > 0 {
+			before := nuls
+			nul = append(nul, NULField{Col: i, Where: s.where(line, func(raw []byte) int { return nthByte(raw, 0, before) })})
+			nuls += k
 		}
 		if s.checkUTF8 && !utf8.ValidString(v) {
 			if badUTF8 < 0 {
@@ -260,15 +266,29 @@ func (s *csvSource) row(line int, rec []string, reason string) Row {
 		reasons = append(reasons, fmt.Sprintf("not valid UTF-8: byte 0x%02X in %s%s %s", b, s.fieldName(badUTF8),
 			s.where(line, func(raw []byte) int { return firstInvalid(string(raw)) }), encodingHint))
 	}
-	if nul >= 0 {
-		reasons = append(reasons, fmt.Sprintf("a NUL byte in %s%s: text never holds one (binary data in the export?)", s.fieldName(nul),
-			s.where(line, func(raw []byte) int { return bytes.IndexByte(raw, 0) })))
-	}
-	row := Row{Line: line, Cols: cols}
+	row := Row{Line: line, Cols: cols, NUL: nul}
 	if len(reasons) > 0 {
 		row.Err = &RowError{File: s.name, Line: line, Reason: strings.Join(reasons, "; ")}
 	}
 	return row
+}
+
+// nthByte is the index of the byte c in raw that comes after skip others,
+// or -1. Quoting never adds nor drops a NUL byte, so the n-th of a
+// record's text is the n-th of its fields.
+func nthByte(raw []byte, c byte, skip int) int {
+	at := 0
+	for {
+		i := bytes.IndexByte(raw[at:], c)
+		if i < 0 {
+			return -1
+		}
+		if skip == 0 {
+			return at + i
+		}
+		skip--
+		at += i + 1
+	}
 }
 
 // colName is the name of field i of a row: its header's, or "(column N)"

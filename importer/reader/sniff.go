@@ -82,8 +82,9 @@ const utf32Hint = " (crmimport reads UTF-8, UTF-16 and single-byte encodings: sa
 // ASCII-compatible text is: an archive, an image, a document, UTF-32, or
 // UTF-16 without a byte-order mark (Excel's "Unicode text": every other
 // byte of its ASCII is NUL). A few NUL bytes in text are not enough: such
-// a file is read, and the rows that hold them fail alone. Planning and the
-// reader both ask it, so that they agree on what a file is.
+// a file is read, and what they cost their rows is the profile's to say
+// (Row.NUL; SPEC §4). Planning and the reader both ask it, so that they
+// agree on what a file is.
 func sniffBinary(head []byte) sniffed {
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06")):

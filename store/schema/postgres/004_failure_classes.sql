@@ -1,4 +1,4 @@
--- crmimport schema 2 (PostgreSQL): SQLite's schema 10. The Failed and
+-- crmimport schema 4 (PostgreSQL): SQLite's schema 12. The Failed and
 -- Skipped records pages page through a run's records in the database
 -- (issue 23 item 15): a failure's reason class (store.ReasonClass) beside
 -- its reason, written with the failure (R4, R12) and given to the failures

@@ -1,4 +1,4 @@
--- crmimport schema 10: the Failed and Skipped records pages of a run page
+-- crmimport schema 12: the Failed and Skipped records pages of a run page
 -- through its records in the database, with filters, search and counts
 -- that SQL answers over every record, not over what one page holds (issue
 -- 23 item 15: a run of 400,000 failed rows).
