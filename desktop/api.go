@@ -52,33 +52,6 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rep.Full())
 }
 
-func (s *Server) apiFailed(w http.ResponseWriter, r *http.Request) {
-	id := s.runID(w, r)
-	if id == 0 {
-		return
-	}
-	q := r.URL.Query()
-	rows, total, err := forensics.Failures(r.Context(), s.ro, id, q.Get("kind"), q.Get("reason"), maxShown)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": id, "failed": total, "records": rows})
-}
-
-func (s *Server) apiSkipped(w http.ResponseWriter, r *http.Request) {
-	id := s.runID(w, r)
-	if id == 0 {
-		return
-	}
-	rows, err := forensics.Skips(r.Context(), s.ro, id, ledger.Kind(r.URL.Query().Get("kind")), maxShown)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": id, "records": rows})
-}
-
 // stopBy is who asks for a stop from the page or the API, as the run's
 // log and its tasks tell it (R14).
 const stopBy = "the desktop (`crmimport ui`)"

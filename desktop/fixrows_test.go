@@ -44,12 +44,13 @@ func (s *Server) post(t *testing.T, path string, body any) *httptest.ResponseRec
 // failureIDs are run's failed records of kind by source id.
 func failureIDs(t *testing.T, s *Server, run int64, kind string) map[string]int64 {
 	t.Helper()
-	fails, _, err := forensics.Failures(context.Background(), s.ro, run, kind, "", 0)
-	require.NoError(t, err)
 	out := map[string]int64{}
-	for _, f := range fails {
-		out[f.SourceID] = f.ID
-	}
+	require.NoError(t, forensics.EachFailure(context.Background(), s.ro, run, func(f forensics.Failure) error {
+		if kind == "" || f.Kind == kind {
+			out[f.SourceID] = f.ID
+		}
+		return nil
+	}))
 	return out
 }
 

@@ -40,12 +40,18 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 	if err != nil {
 		return "", err
 	}
-	all, _, err := forensics.Failures(ctx, db, runID, "", "", 0)
+	// Only the rows edited are read (issue 23 item 15: a fix of one row
+	// of a run that failed 400,000 read them all).
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.Failure
+	}
+	found, err := forensics.FailuresByID(ctx, db, runID, ids)
 	if err != nil {
 		return "", err
 	}
 	byID := map[int64]forensics.Failure{}
-	for _, f := range all {
+	for _, f := range found {
 		byID[f.ID] = f
 	}
 	var fails []forensics.Failure
@@ -65,7 +71,9 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 	}
 	ff := files[0]
 	if ff.format == reader.FormatCSV {
-		src.header(ff)
+		if err := src.header(ctx, db, ff); err != nil {
+			return "", err
+		}
 	}
 	// A line that two kinds of its file failed is one row (SPEC §4): the
 	// edits of either failure are its edits, in the order given.
@@ -96,7 +104,7 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 	if err != nil {
 		return "", fmt.Errorf("folder of fixes %s: %w", parent, err)
 	}
-	if _, err := src.write(files, dir, true); err != nil {
+	if _, err := src.write(ctx, db, files, dir, true); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -192,24 +200,27 @@ func Outcomes(ctx context.Context, db *sql.DB, runID int64) ([]Outcome, error) {
 	if man == nil {
 		return nil, fmt.Errorf("run %d did not read a fix folder (%s holds no %s)", runID, opts.Input, importer.FixManifestName)
 	}
-	fails, _, err := forensics.Failures(ctx, db, runID, "", "", 0)
-	if err != nil {
-		return nil, err
-	}
+	// The run's failures, by where they are in the folder: no more than
+	// the rows of the manifest, which is read whole already.
 	type at struct {
 		file string
 		line int64
 	}
-	failed := map[at]forensics.Failure{}
-	for _, f := range fails {
-		failed[at{f.File, f.Line}] = f
+	type failure struct{ sourceID, reason string }
+	failed := map[at]failure{}
+	err = forensics.EachFailure(ctx, db, runID, func(f forensics.Failure) error {
+		failed[at{f.File, f.Line}] = failure{f.SourceID, f.Reason}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := []Outcome{}
 	for _, mf := range man.Files {
 		for i, id := range mf.IDs {
 			o := Outcome{Failure: mf.Failures[i], File: mf.Name, Line: mf.Lines[i], SourceID: id}
 			if f, ok := failed[at{mf.Name, int64(o.Line)}]; ok {
-				o.Outcome, o.Reason, o.SourceID = "failed", f.Reason, f.SourceID
+				o.Outcome, o.Reason, o.SourceID = "failed", f.reason, f.sourceID
 				out = append(out, o)
 				continue
 			}

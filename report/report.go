@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store"
 	"crmimport/undo"
 )
 
@@ -209,7 +209,7 @@ func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger
 		if classes[kind] == nil {
 			classes[kind] = map[string]*Reason{}
 		}
-		c := ReasonClass(reason)
+		c := store.ReasonClass(reason)
 		r := classes[kind][c]
 		if r == nil {
 			r = &Reason{Reason: c, Examples: []string{}}
@@ -232,22 +232,6 @@ func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger
 		sortReasons(kr.Failures)
 	}
 	return total, rows.Err()
-}
-
-var (
-	quoted   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	position = regexp.MustCompile(`\bline \d+, column \d+\b`)
-)
-
-// ReasonClass groups failure reasons that differ only in the value they
-// quote or the place they point to: `email "x" is not …` → `email "…" is
-// not …`, `… at line 4, column 19` → `… at line …, column …`.
-func ReasonClass(reason string) string {
-	if i := strings.Index(reason, ", first at "); i >= 0 {
-		reason = reason[:i]
-	}
-	reason = position.ReplaceAllString(reason, "line …, column …")
-	return quoted.ReplaceAllString(reason, `"…"`)
 }
 
 func sortReasons(rs []Reason) {

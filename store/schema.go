@@ -24,6 +24,9 @@ type step struct {
 	version int
 	name    string
 	sql     string
+	// fill is what the step does that SQL cannot (fillOf), run after its
+	// file in its transaction; nil for most.
+	fill func(context.Context, *sql.Tx) error
 }
 
 func steps(d Dialect) ([]step, error) {
@@ -42,7 +45,7 @@ func steps(d Dialect) ([]step, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, step{version: v, name: e.Name(), sql: string(b)})
+		out = append(out, step{version: v, name: e.Name(), sql: string(b), fill: fillOf(e.Name()[len(num)+1:])})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
 	for i, s := range out {
@@ -51,6 +54,17 @@ func steps(d Dialect) ([]step, error) {
 		}
 	}
 	return out, nil
+}
+
+// fillOf is what the step of a name (its file's name without its number,
+// the same on every dialect) does that SQL cannot, or nil: a value that
+// only Go computes, given to the rows the step finds.
+func fillOf(name string) func(context.Context, *sql.Tx) error {
+	switch name {
+	case "failure_classes.sql":
+		return classFailures
+	}
+	return nil
 }
 
 // Version is the schema version this binary writes (SQLite's steps).
@@ -163,6 +177,11 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema s
 	}
 	if _, err := tx.ExecContext(ctx, s.sql); err != nil {
 		return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+	}
+	if s.fill != nil {
+		if err := s.fill(ctx, tx); err != nil {
+			return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+		}
 	}
 	if noFK {
 		if err := d.foreignKeysHold(ctx, tx); err != nil {

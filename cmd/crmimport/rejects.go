@@ -83,20 +83,21 @@ Examples:
 				a.say("%d failed records of run %d written to %s", n, id, out)
 				return nil
 			}
-			var buf bytes.Buffer
-			n, err := forensics.Rejects(c.Context, db, id, &buf)
-			if err != nil {
-				return err
-			}
-			switch {
-			case a.json:
-				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
-			default:
-				// A file of data: its values as they are (SafeCell keeps a
-				// spreadsheet from running them).
-				if _, err := a.data.Write(buf.Bytes()); err != nil {
+			var n int
+			if a.json {
+				// One JSON document, also on an error: the CSV is held
+				// until it is whole (--out or stdout without --json stream).
+				var buf bytes.Buffer
+				if n, err = forensics.Rejects(c.Context, db, id, &buf); err != nil {
 					return err
 				}
+				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
+			}
+			// A file of data, streamed as it is read (issue 23 item 15):
+			// its values as they are (SafeCell keeps a spreadsheet from
+			// running them).
+			if n, err = forensics.Rejects(c.Context, db, id, a.data); err != nil {
+				return err
 			}
 			if n == 0 {
 				return a.noRejects(c.Context, db, id)
