@@ -180,8 +180,8 @@ func refresh(ctx context.Context, db *sql.DB, skips []ledger.Slot, failures bool
 		return err
 	}
 	if failures {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO record_failures (migration_id, task_id, kind, source_id, file, line, reason, raw)
-			SELECT ?, NULL, kind, source_id, file, line, reason, raw FROM record_failures WHERE migration_id = ? AND kind = ?`, run, last, string(k)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO record_failures (migration_id, task_id, kind, source_id, file, line, reason, reason_class, raw)
+			SELECT ?, NULL, kind, source_id, file, line, reason, reason_class, raw FROM record_failures WHERE migration_id = ? AND kind = ?`, run, last, string(k)); err != nil {
 			tx.Rollback()
 			return err
 		}

@@ -27,11 +27,16 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	copies, err := store.LeftCopies(r.Context(), s.ro)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	out := []report.Summary{}
 	for _, rep := range reports {
 		out = append(out, rep.Summary())
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+	writeJSON(w, http.StatusOK, map[string]any{"runs": out, "dry_run_copies": append([]store.DryRunCopy{}, copies...)})
 }
 
 func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
@@ -47,32 +52,9 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rep.Full())
 }
 
-func (s *Server) apiFailed(w http.ResponseWriter, r *http.Request) {
-	id := s.runID(w, r)
-	if id == 0 {
-		return
-	}
-	q := r.URL.Query()
-	rows, total, err := forensics.Failures(r.Context(), s.ro, id, q.Get("kind"), q.Get("reason"), maxShown)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": id, "failed": total, "records": rows})
-}
-
-func (s *Server) apiSkipped(w http.ResponseWriter, r *http.Request) {
-	id := s.runID(w, r)
-	if id == 0 {
-		return
-	}
-	rows, err := forensics.Skips(r.Context(), s.ro, id, ledger.Kind(r.URL.Query().Get("kind")), maxShown)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": id, "records": rows})
-}
+// stopBy is who asks for a stop from the page or the API, as the run's
+// log and its tasks tell it (R14).
+const stopBy = "the desktop (`crmimport ui`)"
 
 // apiStop requests a stop (R14): a request in the run's row, which the
 // run's process — this one or another — reads after its batch in flight.
@@ -81,7 +63,7 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	run, requested, err := s.eng.Stop(r.Context(), id)
+	run, requested, err := s.eng.Stop(r.Context(), id, stopBy)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -121,12 +103,17 @@ type importRequest struct {
 	Encoding  string   `json:"encoding,omitempty"`
 	Reread    bool     `json:"reread,omitempty"`
 	DryRun    bool     `json:"dry_run,omitempty"`
+	// Plan and PlanFiles are a dry run's, as its summary answered them:
+	// the import is that plan or nothing (importer.PlanChangedError).
+	Plan      string              `json:"plan,omitempty"`
+	PlanFiles []importer.PlanFile `json:"plan_files,omitempty"`
 }
 
 // spec reads the request as `run` reads its command line.
 func (q importRequest) spec(needTenant bool) (importer.RunSpec, error) {
 	spec := importer.RunSpec{Tenant: strings.TrimSpace(q.Tenant), Source: strings.TrimSpace(q.Source), Profile: q.Profile,
-		Input: strings.TrimSpace(q.Path), Inputs: q.Paths, BatchSize: q.BatchSize, Strict: q.Strict, Encoding: q.Encoding, Reread: q.Reread}
+		Input: strings.TrimSpace(q.Path), Inputs: q.Paths, BatchSize: q.BatchSize, Strict: q.Strict, Encoding: q.Encoding, Reread: q.Reread,
+		Plan: q.Plan, Shown: q.PlanFiles}
 	if spec.BatchSize == 0 {
 		spec.BatchSize = importer.DefaultBatchSize
 	}
@@ -137,6 +124,8 @@ func (q importRequest) spec(needTenant bool) (importer.RunSpec, error) {
 		return spec, badRequest("tenant is empty: the workspace the data belongs to")
 	case spec.Source == "":
 		return spec, badRequest("source is empty: the ledger's source name, e.g. canonical")
+	case spec.Plan != "" && !importer.ValidPlan(spec.Plan):
+		return spec, badRequest("plan %q is not a plan's digest (64 hex digits, as a dry run's summary answers it)", spec.Plan)
 	}
 	if err := importer.CheckBatchSize(spec.BatchSize); err != nil {
 		return spec, badRequest("batch_size: %v", err)
@@ -207,6 +196,13 @@ func (s *Server) apiImport(w http.ResponseWriter, r *http.Request) {
 // server's, dropped after), and its summary names no run, and the
 // database without its password.
 func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summary, error) {
+	// What store tells while it works (a copy a killed dry run left,
+	// removed) goes to the log, as the command line's goes to stderr.
+	ctx = store.WithNotice(ctx, func(msg string) { s.logf("notice: %s", msg) })
+	standFor, err := store.FileIDOf(s.cfg.DBPath)
+	if err != nil {
+		return report.Summary{}, err
+	}
 	tmp, cleanup, err := store.Throwaway(ctx, s.cfg.DBPath)
 	if err != nil {
 		return report.Summary{}, err
@@ -222,6 +218,7 @@ func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summ
 	}
 	defer db.Close()
 	e := s.cfg.Engine(db)
+	e.StandFor(standFor) // the copy stands for the database (R13)
 	imp := importer.New(e)
 	run, err := imp.Plan(ctx, spec)
 	if err != nil {

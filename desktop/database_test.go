@@ -110,7 +110,10 @@ func TestDryRunFromThePage(t *testing.T) {
 		require.Equal(t, before, snapshot(t, s), "nothing written")
 		if store.IsAddress(addr) {
 			var copies int
-			require.NoError(t, s.ro.QueryRow(`SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'crmimport_dry_run_%'`).Scan(&copies))
+			// This database's copies only: other tests' dry runs work on
+			// the same server meanwhile (a copy says what it copies).
+			require.NoError(t, s.ro.QueryRow(`SELECT count(*) FROM pg_namespace n WHERE n.nspname LIKE 'crmimport\_dry\_run\_%'
+				AND coalesce(obj_description(n.oid, 'pg_namespace'), '') LIKE '%"of":"' || current_schema() || '"%'`).Scan(&copies))
 			require.Zero(t, copies, "the throwaway schema is dropped")
 		}
 	})
@@ -222,4 +225,56 @@ func TestPrivateFoldersOfAServersDatabase(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(conf, "crmimport"))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "only the server's database wrote there: its uploads")
+}
+
+// TestImportConfirmsItsDryRun (issue 23 item 3; SPEC §11, R10): New
+// import's dry run answers the plan's digest and the files it reads with
+// their fingerprints; the Import that carries them back is planned only if
+// its plan is that one — a file changed since is refused (409, exit 8)
+// naming the file, and no run is planned; the file as the dry run read it
+// imports.
+func TestImportConfirmsItsDryRun(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := testServer(t, addr)
+		dir := t.TempDir()
+		for _, name := range []string{"companies.csv", "contacts.csv"} {
+			b, err := os.ReadFile(filepath.Join("..", "fixtures", "demo", name))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
+		}
+		req := map[string]any{"path": dir, "tenant": "acme", "source": "canonical"}
+		w := s.post(t, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "dry_run": true})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		var dry struct {
+			Plan      string           `json:"plan"`
+			PlanFiles []map[string]any `json:"plan_files"`
+		}
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &dry))
+		require.Len(t, dry.Plan, 64)
+		require.Len(t, dry.PlanFiles, 2)
+		require.Equal(t, "contact", dry.PlanFiles[1]["kind"])
+
+		contacts := filepath.Join(dir, "contacts.csv")
+		was, err := os.ReadFile(contacts)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(contacts, append(append([]byte{}, was...), "con-900,Zoe,Ng,zoe.ng@example.com,,,,2024-05-05,,\r\n"...), 0o600))
+		req["plan"], req["plan_files"] = dry.Plan, dry.PlanFiles
+		w = s.post(t, "/api/imports", req)
+		require.Equal(t, http.StatusConflict, w.Code, w.Body.String())
+		var refusal apiError
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &refusal))
+		require.Equal(t, 8, refusal.ExitCode, "as `run --plan` exits")
+		require.Contains(t, refusal.Error, "the run was not started: its plan changed since the dry run: contacts.csv (contact) changed (fingerprint crc32c:")
+		var runs int
+		require.NoError(t, s.ro.QueryRow(`SELECT count(*) FROM migrations WHERE tenant_id = 'acme'`).Scan(&runs))
+		require.Zero(t, runs, "no run was planned")
+
+		w = s.post(t, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "plan": "zz"})
+		require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+
+		require.NoError(t, os.WriteFile(contacts, was, 0o600))
+		w = s.post(t, "/api/imports", req)
+		require.Equal(t, http.StatusAccepted, w.Code, w.Body.String())
+	})
 }

@@ -19,6 +19,11 @@ import (
 // event with the next number of the run's sequence. A client that
 // reconnects with Last-Event-ID gets the events it missed while the
 // server still holds them (the last eventsKept), else the current state.
+// A feed outlives its watchers, but what it kept is history, not the run
+// as it is: once its poller has stopped, a stream sends nothing until the
+// poller has read the run again (fresh) — the run may have been resumed
+// meanwhile (R8), and its last kept state is then the end of the attempt
+// before.
 
 // EventPoll is how often a watched run is read: at least once a second.
 const EventPoll = 400 * time.Millisecond
@@ -39,6 +44,7 @@ type feed struct {
 	events   []event // the last eventsKept
 	last     []byte  // the last state sent
 	status   string
+	fresh    bool // the poller has read the run since it last started: the last event is the run as it is
 	watchers int
 	wake     chan struct{} // closed and replaced at each new event
 	stop     context.CancelFunc
@@ -74,7 +80,7 @@ func (h *hub) watch(id int64) (*feed, func()) {
 	f.watchers++
 	if f.stop == nil {
 		ctx, cancel := context.WithCancel(h.ctx)
-		f.stop = cancel
+		f.stop, f.fresh = cancel, false
 		go h.poll(ctx, id, f)
 	}
 	f.mu.Unlock()
@@ -140,7 +146,14 @@ func (h *hub) poll(ctx context.Context, id int64, f *feed) {
 		if err == nil {
 			b, _ := json.Marshal(st) // a struct of plain values: it marshals
 			f.mu.Lock()
-			if !bytes.Equal(b, f.last) {
+			if ctx.Err() != nil {
+				// Stopped while it read: a poller started since owns the
+				// feed, and what this one read may be older than its.
+				f.mu.Unlock()
+				return
+			}
+			changed := !bytes.Equal(b, f.last)
+			if changed {
 				kind := "progress"
 				if f.last == nil {
 					kind = "state"
@@ -153,6 +166,9 @@ func (h *hub) poll(ctx context.Context, id int64, f *feed) {
 					f.events = f.events[len(f.events)-eventsKept:]
 				}
 				f.last, f.status = b, st.Status
+			}
+			if changed || !f.fresh {
+				f.fresh = true
 				close(f.wake)
 				f.wake = make(chan struct{})
 			}
@@ -198,7 +214,9 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		var send []event
 		switch {
-		case len(f.events) == 0:
+		case len(f.events) == 0, !f.fresh:
+			// Nothing read yet, or only before the poller last stopped:
+			// the run may have changed since (a resume), wait for it.
 		case after < 0 || after < f.events[0].id-1 || after > f.seq:
 			// First, or a gap the server no longer holds: the current state.
 			last := f.events[len(f.events)-1]

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,9 +27,16 @@ import (
 // progress can be watched.
 func slowServer(t *testing.T, addr string) *Server {
 	t.Helper()
+	return pausingServer(t, addr, 10, "250ms")
+}
+
+// pausingServer is slowServer with its first batches contact batches (of
+// this process, resumes included) each pausing for pause.
+func pausingServer(t *testing.T, addr string, batches int, pause string) *Server {
+	t.Helper()
 	var fps []string
-	for n := 1; n <= 10; n++ {
-		fps = append(fps, fmt.Sprintf("batch:contact:%d=sleep:250ms", n))
+	for n := 1; n <= batches; n++ {
+		fps = append(fps, fmt.Sprintf("batch:contact:%d=sleep:%s", n, pause))
 	}
 	set, err := failpoint.Parse(strings.Join(fps, ","))
 	require.NoError(t, err)
@@ -68,6 +76,15 @@ type sse struct {
 // lastID when it is not "".
 func (s *Server) stream(t *testing.T, run int64, lastID string, n int) []sse {
 	t.Helper()
+	count := 0
+	return s.readEvents(t, run, lastID, func(sse) bool { count++; return count >= n })
+}
+
+// readEvents reads a run's stream, resuming after lastID when it is not "",
+// until done says so of an event or the stream ends, and returns the events
+// read.
+func (s *Server) readEvents(t *testing.T, run int64, lastID string, done func(sse) bool) []sse {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/api/runs/%d/events", s.addr, run), nil)
@@ -84,7 +101,7 @@ func (s *Server) stream(t *testing.T, run int64, lastID string, n int) []sse {
 	var out []sse
 	var cur sse
 	sc := bufio.NewScanner(res.Body)
-	for len(out) < n && sc.Scan() {
+	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "id: "):
@@ -95,6 +112,9 @@ func (s *Server) stream(t *testing.T, run int64, lastID string, n int) []sse {
 			cur.data = strings.TrimPrefix(line, "data: ")
 		case line == "" && cur.id != "":
 			out = append(out, cur)
+			if done(cur) {
+				return out
+			}
 			cur = sse{}
 		}
 	}
@@ -168,5 +188,132 @@ func TestASecondStartIsRefused(t *testing.T) {
 		res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", int(live)), nil)
 		require.Equal(t, http.StatusOK, res.StatusCode, doc)
 		require.Equal(t, true, doc["requested"])
+	})
+}
+
+// TestAResumedRunStreamsItsNewAttempt: issue 23 item 12 — after a stop and
+// a resume (R14, R8), a page that opens the run's stream gets the run as it
+// is now, running, not the end state its stream kept from the attempt
+// before (on which the page, seeing the run ended, reloaded itself every
+// second until the run really ended).
+func TestAResumedRunStreamsItsNewAttempt(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := pausingServer(t, addr, 60, "150ms")
+		dir := t.TempDir()
+		_, err := gen.Write(dir, gen.Config{Contacts: 1200, Seed: 5})
+		require.NoError(t, err)
+		res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		run := int64(doc["run"].(float64))
+
+		// A page watches the run until it ends cancelled: its stream keeps
+		// that state.
+		var stopped bool
+		var last runState
+		s.readEvents(t, run, "", func(e sse) bool {
+			require.NoError(t, json.Unmarshal([]byte(e.data), &last))
+			if !stopped && last.Status == "running" && last.Kinds["contact"].Imported > 0 {
+				res, doc := s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", run), nil)
+				require.Equal(t, http.StatusOK, res.StatusCode, doc)
+				stopped = true
+			}
+			return last.Status == "cancelled"
+		})
+		require.Equal(t, "cancelled", last.Status, "the stream told the stop")
+
+		res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/resume", run), nil)
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		_, now := s.api(t, http.MethodGet, fmt.Sprintf("/api/runs/%d", run), nil)
+		require.Equal(t, "running", now["status"], "the API says the resumed run works")
+
+		first := s.stream(t, run, "", 1)
+		require.Len(t, first, 1)
+		var st runState
+		require.NoError(t, json.Unmarshal([]byte(first[0].data), &st))
+		require.Equal(t, "state", first[0].kind)
+		require.Equal(t, "running", st.Status, "a page opened after the resume is told the run works, not the end of the attempt before: %s", first[0].data)
+	})
+}
+
+// TestADryRunBesideALiveRun: issue 23 item 14 — a dry run of a tenant whose
+// run works is refused as that run's second run would be (R13: 409, exit
+// code 6), saying that the run is live and how to stop it, not that its
+// process is gone and `resume` continues it: the dry run's copy of the
+// database stands for the database, in which the run's owner works. Not
+// parallel: on PostgreSQL its dry run's throwaway schema would show in
+// TestDryRunFromThePage's look for a copy left behind.
+func TestADryRunBesideALiveRun(t *testing.T) {
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := pausingServer(t, addr, 40, "150ms")
+		dir := t.TempDir()
+		_, err := gen.Write(dir, gen.Config{Contacts: 1200, Seed: 6})
+		require.NoError(t, err)
+		req := map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30}
+		res, doc := s.api(t, http.MethodPost, "/api/imports", req)
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		live := int64(doc["run"].(float64))
+
+		req["dry_run"] = true
+		res, doc = s.api(t, http.MethodPost, "/api/imports", req)
+		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+		require.Equal(t, float64(live), doc["live_run"])
+		require.Equal(t, float64(6), doc["exit_code"])
+		msg := doc["error"].(string)
+		require.Contains(t, msg, fmt.Sprintf("already has a live run: run %d", live))
+		require.Contains(t, msg, fmt.Sprintf("crmimport stop %d", live))
+		require.NotContains(t, msg, "interrupted")
+		require.NotContains(t, msg, "resume")
+		_, now := s.api(t, http.MethodGet, fmt.Sprintf("/api/runs/%d", live), nil)
+		require.Equal(t, "running", now["status"])
+		require.NotEqual(t, true, now["interrupted"], "the live run is live")
+	})
+}
+
+// TestAStopFromThePageSaysWhoAsked: issue 23 item 16 — a stop given on the
+// page (R14) is told, in the run's log and its cancelled tasks' notes, as
+// asked by the desktop and this process, not as `crmimport stop` from
+// another host.
+func TestAStopFromThePageSaysWhoAsked(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := pausingServer(t, addr, 40, "150ms")
+		dir := t.TempDir()
+		_, err := gen.Write(dir, gen.Config{Contacts: 1200, Seed: 8})
+		require.NoError(t, err)
+		res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		run := int64(doc["run"].(float64))
+		var last runState
+		s.readEvents(t, run, "", func(e sse) bool {
+			require.NoError(t, json.Unmarshal([]byte(e.data), &last))
+			return last.Kinds["contact"].Imported > 0
+		})
+		res, doc = s.api(t, http.MethodPost, fmt.Sprintf("/api/runs/%d/stop", run), nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, doc)
+		s.readEvents(t, run, "", func(e sse) bool {
+			require.NoError(t, json.Unmarshal([]byte(e.data), &last))
+			return last.Status == "cancelled"
+		})
+
+		v, err := s.buildRun(context.Background(), run)
+		require.NoError(t, err)
+		asked := fmt.Sprintf("stop requested by the desktop (`crmimport ui`), pid %d on ", os.Getpid())
+		var notes []string
+		for _, task := range v.R.Tasks {
+			if task.Status == phases.TaskCancelled && task.Kind != "contact" {
+				notes = append(notes, task.LastError)
+			}
+		}
+		require.NotEmpty(t, notes, "the queued tasks were cancelled")
+		for _, n := range notes {
+			require.Contains(t, n, asked)
+		}
+		var log strings.Builder
+		for _, l := range v.R.Log {
+			log.WriteString(l.Message + "\n")
+		}
+		require.Contains(t, log.String(), asked)
+		require.NotContains(t, log.String()+strings.Join(notes, "\n"), "another host")
 	})
 }

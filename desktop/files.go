@@ -1,15 +1,22 @@
 package desktop
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"crmimport/phases"
 	"crmimport/store"
 )
 
@@ -77,7 +84,9 @@ const maxUpload = 8 << 30
 // of their own in the uploads' private folder (beside the database, or
 // for a server's in Config.Folder: privateFolder) — the folder 0700, each
 // file 0600 (they hold customer data) — and answers its path, which the
-// page imports.
+// page imports. A drop that is refused or cut off (a name that is none,
+// too much, a connection closed mid-file) keeps nothing: its folder goes
+// with what was written in it.
 func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -94,21 +103,41 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	dir := filepath.Join(base, time.Now().UTC().Format("20060102-150405")+"-"+suffix)
+	// Named by the instant it was saved (to the microsecond, so that the
+	// names of two drops of one second sort as they came: GET /api/uploads
+	// lists them newest first by name) and a random suffix.
+	dir := filepath.Join(base, time.Now().UTC().Format("20060102-150405.000000")+"-"+suffix)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		s.fail(w, err)
 		return
 	}
+	names, err := saveDrop(mr, dir)
+	if err == nil && len(names) == 0 {
+		err = errors.New("no file in the request")
+	}
+	if err != nil {
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			s.fail(w, fmt.Errorf("uploads: %v; what this drop wrote could not be removed (remove %s by hand, or delete it from New import): %w", err, dir, rerr))
+			return
+		}
+		s.fail(w, badRequest("uploads: %v; nothing of this drop was kept: drop the files again", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"path": dir, "files": names})
+}
+
+// saveDrop writes the files of a drop into dir, at most maxUpload bytes in
+// all, and returns their names; its error names the file it stopped at.
+func saveDrop(mr *multipart.Reader, dir string) ([]string, error) {
 	var names []string
 	var written int64
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
-			break
+			return names, nil
 		}
 		if err != nil {
-			s.fail(w, badRequest("uploads: %v", err))
-			return
+			return nil, err
 		}
 		name := part.FileName()
 		if name == "" {
@@ -116,13 +145,11 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 		}
 		clean := filepath.Base(filepath.Clean("/" + strings.ReplaceAll(name, `\`, "/")))
 		if clean == "/" || clean == "." || strings.HasPrefix(clean, ".") {
-			s.fail(w, badRequest("uploads: %q is no file name", name))
-			return
+			return nil, fmt.Errorf("%q is no file name", name)
 		}
 		f, err := os.OpenFile(filepath.Join(dir, clean), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
-			s.fail(w, badRequest("uploads: %s: %v", clean, err))
-			return
+			return nil, fmt.Errorf("%s: %w", clean, err)
 		}
 		n, err := io.Copy(f, io.LimitReader(part, maxUpload-written+1))
 		written += n
@@ -133,16 +160,161 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 			err = fmt.Errorf("more than %d GiB in one drop", maxUpload>>30)
 		}
 		if err != nil {
-			s.fail(w, badRequest("uploads: %s: %v", clean, err))
-			return
+			return nil, fmt.Errorf("%s: %w", clean, err)
 		}
 		names = append(names, clean)
 	}
-	if len(names) == 0 {
-		s.fail(w, badRequest("uploads: no file in the request"))
+}
+
+// keptUpload is one drop kept in the uploads folder, as GET /api/uploads lists
+// it: its files, and the runs that read them (a run that is running, or
+// that resume would continue, needs them: R10).
+type keptUpload struct {
+	Name    string      `json:"name"`
+	Path    string      `json:"path"`
+	SavedAt string      `json:"saved_at"`
+	Size    int64       `json:"size"`
+	Files   []fileEntry `json:"files"`
+	Runs    []uploadRun `json:"runs"`
+}
+
+// uploadRun is a run that reads a drop's files.
+type uploadRun struct {
+	Run         int64  `json:"run"`
+	Status      string `json:"status"`
+	Interrupted bool   `json:"interrupted"`
+}
+
+// apiUploads lists the drops kept in the uploads folder, newest first.
+func (s *Server) apiUploads(w http.ResponseWriter, r *http.Request) {
+	base, list, err := s.uploads(r.Context())
+	if err != nil {
+		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"path": dir, "files": names})
+	writeJSON(w, http.StatusOK, map[string]any{"folder": base, "uploads": list})
+}
+
+// uploads reads the uploads folder: every drop in it (a folder apiUpload
+// made), with its files and the runs that read them.
+func (s *Server) uploads(ctx context.Context) (string, []keptUpload, error) {
+	base, err := s.folderOf(uploadsFolder)
+	if err != nil {
+		return "", nil, err
+	}
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return base, []keptUpload{}, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("uploads: %w", err)
+	}
+	readers, err := s.inputReaders(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	list := []keptUpload{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		u := keptUpload{Name: e.Name(), Path: filepath.Join(base, e.Name()), Files: []fileEntry{}, Runs: []uploadRun{}}
+		if info, err := e.Info(); err == nil {
+			u.SavedAt = info.ModTime().UTC().Format(time.RFC3339)
+		}
+		files, err := os.ReadDir(u.Path)
+		if err != nil {
+			continue // gone while listed
+		}
+		for _, f := range files {
+			info, err := f.Info()
+			if err != nil || f.IsDir() {
+				continue
+			}
+			u.Files = append(u.Files, fileEntry{Name: f.Name(), Path: filepath.Join(u.Path, f.Name()), Size: info.Size()})
+			u.Size += info.Size()
+		}
+		for _, rr := range readers {
+			if within(rr.file, u.Path) && (len(u.Runs) == 0 || u.Runs[len(u.Runs)-1].Run != rr.run.Run) {
+				u.Runs = append(u.Runs, rr.run)
+			}
+		}
+		list = append(list, u)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name > list[j].Name }) // named by the time they were saved
+	return base, list, nil
+}
+
+// inputReader is a file that a task of a run reads.
+type inputReader struct {
+	run  uploadRun
+	file string
+}
+
+// inputReaders lists the input files of every run's tasks, run by run.
+func (s *Server) inputReaders(ctx context.Context) ([]inputReader, error) {
+	runs, err := phases.ListRuns(ctx, s.ro, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []inputReader
+	for _, run := range runs {
+		tasks, err := phases.LoadTasks(ctx, s.ro, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		ur := uploadRun{Run: run.ID, Status: string(run.Status), Interrupted: s.eng.Interrupted(run)}
+		for _, t := range tasks {
+			if t.File != "" {
+				out = append(out, inputReader{run: ur, file: t.File})
+			}
+		}
+	}
+	return out, nil
+}
+
+// within: file is dir or in it.
+func within(file, dir string) bool {
+	rel, err := filepath.Rel(dir, file)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// apiDeleteUpload deletes one drop kept in the uploads folder, by its
+// name as GET /api/uploads lists it. A drop that a running run reads —
+// live, or interrupted, which resume continues over the same files (R10)
+// — is refused (409, the CLI's exit code 6 of a live run): stop it first.
+// A finished run that read it keeps its row; resume of it then refuses,
+// its files being gone.
+func (s *Server) apiDeleteUpload(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	_, list, err := s.uploads(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	i := slices.IndexFunc(list, func(u keptUpload) bool { return u.Name == name })
+	if i < 0 {
+		s.refuse(w, r, http.StatusNotFound, fmt.Sprintf("uploads: no drop called %q (GET /api/uploads lists them)", name))
+		return
+	}
+	u := list[i]
+	for _, run := range u.Runs {
+		if run.Status != string(phases.RunRunning) {
+			continue
+		}
+		how := "works on them"
+		if run.Interrupted {
+			how = "was interrupted and `crmimport resume " + strconv.FormatInt(run.Run, 10) + "` reads them"
+		}
+		writeJSON(w, http.StatusConflict, apiError{Error: fmt.Sprintf("uploads: run %d %s: stop it first (`crmimport stop %d`, or Stop on its page), then delete %s",
+			run.Run, how, run.Run, u.Name), ExitCode: 6, LiveRun: run.Run})
+		return
+	}
+	if err := os.RemoveAll(u.Path); err != nil {
+		s.fail(w, fmt.Errorf("uploads: delete %s: %w", u.Path, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": u.Name, "path": u.Path, "files": len(u.Files), "size": u.Size})
 }
 
 // uploadsFolder is the private folder of the files dropped onto the

@@ -21,7 +21,7 @@ import (
 // Fixed rows (SPEC §9, *Failed records*): the rows a person edited on the
 // page are written as a one-file fix folder (fixfile.WriteEdited) in a
 // private folder (beside the database: privateFolder), and a normal run over it — the
-// failed run's tenant, source and profile, --only the file's kind — works
+// failed run's tenant, source and profile, --only the rows' kinds — works
 // in this process, through the ledger (R2-R4: nothing already imported is
 // touched). One file at a time: a fix folder of edited rows holds one file,
 // and R13 admits one run per tenant. The page then asks what became of
@@ -54,7 +54,7 @@ func (s *Server) apiFix(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	run, kind, err := s.checkFix(r.Context(), id, q)
+	run, kinds, err := s.checkFix(r.Context(), id, q)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -73,7 +73,7 @@ func (s *Server) apiFix(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	spec, cleanup, err := fixSpec(run, kind, dir, base)
+	spec, cleanup, err := fixSpec(run, kinds, dir, base)
 	if err == nil {
 		imp := importer.New(s.eng)
 		var fix phases.Run
@@ -91,62 +91,76 @@ func (s *Server) apiFix(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkFix reads the request against the run's failed records: a file, at
-// least one row, each a failure of the run and of that file, once.
-func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (phases.Run, ledger.Kind, error) {
+// least one row, each a failure of the run and of that file, once. It
+// returns the kinds of those failures, in plan order: a file may feed
+// several kinds (SPEC §4), and a line that two of them failed is one row.
+func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (phases.Run, []ledger.Kind, error) {
 	run, err := phases.LoadRun(ctx, s.ro, id)
 	if err != nil {
-		return run, "", err
+		return run, nil, err
 	}
 	if strings.TrimSpace(q.File) == "" {
-		return run, "", badRequest("file is empty: the file of the failed rows, as the failed records name it")
+		return run, nil, badRequest("file is empty: the file of the failed rows, as the failed records name it")
 	}
 	if len(q.Rows) == 0 {
-		return run, "", badRequest("rows is empty: no edited row to re-import")
+		return run, nil, badRequest("rows is empty: no edited row to re-import")
 	}
-	fails, _, err := forensics.Failures(ctx, s.ro, id, "", "", 0)
+	// Only the rows asked are read (issue 23 item 15: a fix of one row of a
+	// run that failed 400,000 read them all, twice).
+	ids := make([]int64, len(q.Rows))
+	for i, row := range q.Rows {
+		ids[i] = row.Failure
+	}
+	fails, err := forensics.FailuresByID(ctx, s.ro, id, ids)
 	if err != nil {
-		return run, "", err
+		return run, nil, err
 	}
 	byID := map[int64]forensics.Failure{}
 	for _, f := range fails {
 		byID[f.ID] = f
 	}
-	var kind string
+	asked := map[ledger.Kind]bool{}
 	seen := map[int64]bool{}
 	for _, row := range q.Rows {
 		f, ok := byID[row.Failure]
 		switch {
 		case !ok:
-			return run, "", badRequest("failure %d is not a failed record of run %d", row.Failure, id)
+			return run, nil, badRequest("failure %d is not a failed record of run %d", row.Failure, id)
 		case f.File != q.File:
-			return run, "", badRequest("failure %d of run %d is a row of %s, not of %s: re-import the rows of each file on their own",
+			return run, nil, badRequest("failure %d of run %d is a row of %s, not of %s: re-import the rows of each file on their own",
 				row.Failure, id, f.File, q.File)
 		case seen[row.Failure]:
-			return run, "", badRequest("failure %d is in the request twice", row.Failure)
+			return run, nil, badRequest("failure %d is in the request twice", row.Failure)
 		}
-		seen[row.Failure], kind = true, f.Kind
+		k, err := ledger.ParseKind(f.Kind)
+		if err != nil {
+			return run, nil, badRequest("failure %d: %v", row.Failure, err)
+		}
+		seen[row.Failure], asked[k] = true, true
 	}
-	k, err := ledger.ParseKind(kind)
-	if err != nil {
-		return run, "", badRequest("failure %d: %v", q.Rows[0].Failure, err)
+	var kinds []ledger.Kind
+	for _, k := range ledger.Kinds() {
+		if asked[k] {
+			kinds = append(kinds, k)
+		}
 	}
-	return run, k, nil
+	return run, kinds, nil
 }
 
 // fixSpec is the run over a fix folder of run's rows: its tenant, source
-// and profile, --only kind, in the file's own encoding (a fix file is
+// and profile, --only the rows' kinds, in the file's own encoding (a fix file is
 // UTF-8, whatever the run was told to read). A custom profile is written
 // as the run kept it (Options.ProfileText) into base, so that the fix run
 // maps the rows as the failed run did; cleanup removes it when no run
 // reads it.
-func fixSpec(run phases.Run, kind ledger.Kind, dir, base string) (importer.RunSpec, func(), error) {
+func fixSpec(run phases.Run, kinds []ledger.Kind, dir, base string) (importer.RunSpec, func(), error) {
 	cleanup := func() {}
 	opts, err := importer.DecodeOptions(run)
 	if err != nil {
 		return importer.RunSpec{}, cleanup, err
 	}
 	spec := importer.RunSpec{Tenant: run.Tenant, Source: run.Source, Profile: opts.Profile, Input: dir,
-		Only: []ledger.Kind{kind}, BatchSize: importer.DefaultBatchSize}
+		Only: kinds, BatchSize: importer.DefaultBatchSize}
 	if opts.ProfileText != "" {
 		f, err := os.CreateTemp(base, fmt.Sprintf("run%d-profile-*-%s", run.ID, filepath.Base(opts.ProfileFile)))
 		if err != nil {

@@ -44,12 +44,13 @@ func (s *Server) post(t *testing.T, path string, body any) *httptest.ResponseRec
 // failureIDs are run's failed records of kind by source id.
 func failureIDs(t *testing.T, s *Server, run int64, kind string) map[string]int64 {
 	t.Helper()
-	fails, _, err := forensics.Failures(context.Background(), s.ro, run, kind, "", 0)
-	require.NoError(t, err)
 	out := map[string]int64{}
-	for _, f := range fails {
-		out[f.SourceID] = f.ID
-	}
+	require.NoError(t, forensics.EachFailure(context.Background(), s.ro, run, func(f forensics.Failure) error {
+		if kind == "" || f.Kind == kind {
+			out[f.SourceID] = f.ID
+		}
+		return nil
+	}))
 	return out
 }
 
@@ -356,6 +357,63 @@ func TestFixRowsCustomProfile(t *testing.T) {
 		st, err := os.Stat(opts.ProfileFile)
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	})
+}
+
+// TestFixRowsOfALineTwoKindsFailed: a file that feeds two kinds (SPEC §4:
+// an Odoo lead export gives contacts and notes) whose line both failed is
+// one row of the fix folder; the edits of either failure are its edits,
+// and the run over it reads it --only as those kinds: the lead's contact
+// and its note both import, and the outcome of each row is its own kind's.
+func TestFixRowsOfALineTwoKindsFailed(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, addr)
+		require.NoError(t, err)
+		imp := importer.New(phases.New(db, nil))
+		run, err := imp.Plan(ctx, importer.RunSpec{Tenant: "odoo", Source: "odoo", Profile: "../fixtures/odoo/crm-lead.yaml",
+			Input: "../fixtures/odoo/crm-lead"})
+		require.NoError(t, err)
+		_, err = imp.Execute(ctx, run.ID)
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		s, err := New(ctx, Config{DBPath: addr, Folder: t.TempDir()})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+
+		const lead16, lead17 = "__export__.crm_lead_16_71b0f4c2", "__export__.crm_lead_17_d09a3b55"
+		contacts, notes := failureIDs(t, s, run.ID, "contact"), failureIDs(t, s, run.ID, "note")
+		require.Contains(t, notes, lead17)
+		w := s.post(t, fmt.Sprintf("/api/runs/%d/fix", run.ID), map[string]any{"file": "crm.lead.csv", "rows": []map[string]any{
+			{"failure": contacts[lead16], "cells": []map[string]string{{"name": "email_from", "value": "sara.ek@ek-advokat.example.com"}}},
+			{"failure": contacts[lead17], "cells": []map[string]string{}},
+			{"failure": notes[lead17], "cells": []map[string]string{{"name": "create_date", "value": "2024-02-28 09:00:00"}}},
+		}})
+		require.Equal(t, http.StatusAccepted, w.Code, w.Body.String())
+		a := decode[fixAnswer](t, w)
+		seen := outcomesUntilDone(t, s, a.Outcomes)
+		last := seen[len(seen)-1]
+		require.Equal(t, "succeeded", last.Status)
+		got := map[string]string{}
+		for _, o := range last.Outcomes {
+			got[o.SourceID] = fmt.Sprintf("%d %s %s", o.Line, o.Outcome, o.Action)
+		}
+		require.Equal(t, map[string]string{lead16: "2 imported created", lead17: "3 imported created"}, got, "each line once")
+
+		fix, err := phases.LoadRun(ctx, s.ro, a.Run)
+		require.NoError(t, err)
+		opts, err := importer.DecodeOptions(fix)
+		require.NoError(t, err)
+		require.Equal(t, []string{"contact", "note"}, opts.Only)
+		var linked string
+		require.NoError(t, s.ro.QueryRow(`SELECT c.email FROM notes n JOIN contacts c ON c.id = n.contact_id
+		JOIN migration_records r ON r.record_type = 'notes' AND r.record_id = n.id WHERE r.source_id = ?`, lead16).Scan(&linked))
+		require.Equal(t, "sara.ek@ek-advokat.example.com", linked, "the note waited for its contact, which the fix imported")
+		var n int
+		require.NoError(t, s.ro.QueryRow(`SELECT count(*) FROM migration_records WHERE source_id = ? AND action = 'created' AND migration_id = ?`,
+			lead17, a.Run).Scan(&n))
+		require.Equal(t, 2, n, "the lead's contact and its note")
 	})
 }
 

@@ -8,16 +8,12 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
-	"net/url"
-	"os"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"crmimport/forensics"
-	"crmimport/importer"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -62,7 +58,12 @@ type runView struct {
 	Stop     action
 	Resume   action
 	Undo     action
-	Live     bool // the run works: the page listens to its events
+	// Failed and Rejects open the run's failed records, labelled by what
+	// they hold: a run loaded from a dump counted failures whose rows it
+	// does not carry (report.Unlisted).
+	Failed  action
+	Rejects action
+	Live    bool // the run works: the page listens to its events
 }
 
 // action is a button: what it does, whether the engine would accept it,
@@ -100,6 +101,7 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
 // `report` and `runs` show it.
 func newRunView(rep *report.Report) *runView {
 	v := &runView{R: rep, Warnings: rep.Warnings(), Next: rep.Next()}
+	v.Failed, v.Rejects = failedActions(rep)
 	for _, t := range rep.Tasks {
 		p := rep.TaskProgress(t)
 		tv := taskView{Task: t, FileName: report.FileName(t), Percent: p.Percent}
@@ -123,6 +125,27 @@ func newRunView(rep *report.Report) *runView {
 		v.Tasks = append(v.Tasks, tv)
 	}
 	return v
+}
+
+// failedActions labels the links to a run's failed records by the rows
+// they open: every failed record's for a run of this database (R4); for a
+// run loaded from a dump, those that failed here, the others counted
+// where it ran and not in the dump — no list that opens empty.
+func failedActions(rep *report.Report) (failed, rejects action) {
+	failed = action{Label: fmt.Sprintf("Failed records (%s)", report.Count(rep.Total.Failed)), OK: true}
+	rejects = action{Label: "Download rejects", OK: true}
+	unlisted := rep.Unlisted()
+	switch {
+	case unlisted == 0:
+	case rep.FailedRows == 0:
+		why := "the dump carries no failed rows: these failures were counted where the run ran"
+		failed = action{Label: fmt.Sprintf("Failed records (%s, not in the dump)", report.Count(unlisted)), Why: why}
+		rejects.OK, rejects.Why = false, why
+	default:
+		failed.Label = fmt.Sprintf("Failed records (%s here of %s)", report.Count(rep.FailedRows), report.Count(rep.Total.Failed))
+		failed.Why = fmt.Sprintf("%s were counted where the run ran: the dump carries no failed rows", report.Count(unlisted))
+	}
+	return failed, rejects
 }
 
 // actions labels Stop and Resume by what the engine would do now (R14,
@@ -181,110 +204,6 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "run", page{Title: fmt.Sprintf("Run %d", id), Nav: "runs", Data: v})
 }
 
-// maxShown is how many records a page of records lists.
-const maxShown = 500
-
-func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
-	id := s.runID(w, r)
-	if id == 0 {
-		return
-	}
-	q := r.URL.Query()
-	rows, total, err := forensics.Failures(r.Context(), s.ro, id, q.Get("kind"), q.Get("reason"), maxShown)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	all, _, err := forensics.Failures(r.Context(), s.ro, id, "", "", 0)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	kinds, classes := map[string]bool{}, map[string]bool{}
-	for _, f := range all {
-		kinds[f.Kind], classes[f.Class] = true, true
-	}
-	s.render(w, "failed", page{Title: fmt.Sprintf("Failed records of run %d", id), Nav: "runs", Data: struct {
-		Run            int64
-		Kind, Class    string
-		Kinds, Classes []string
-		Rows           []forensics.Failure
-		Total, Shown   int64
-		Fixes          string
-	}{id, q.Get("kind"), q.Get("reason"), sortedKeys(kinds), sortedKeys(classes), rows, int64(total), int64(len(rows)), s.folderWords(fixesFolder)}})
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
-	id := s.runID(w, r)
-	if id == 0 {
-		return
-	}
-	kind := r.URL.Query().Get("kind")
-	rows, err := forensics.Skips(r.Context(), s.ro, id, ledger.Kind(kind), maxShown)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	run, err := phases.LoadRun(r.Context(), s.ro, id)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	data := struct {
-		Run        int64
-		Kind       string
-		Kinds      []string
-		Rows       []forensics.Skip
-		Ready      bool
-		ReadyCount int64
-		ReadyKinds []string
-		Path       string
-		ImportURL  string
-		Why        string
-	}{Run: id, Kind: kind, Rows: rows}
-	kinds, ready := map[string]bool{}, map[string]bool{}
-	for _, sk := range rows {
-		kinds[sk.Kind] = true
-		if len(sk.Ready) > 0 {
-			data.ReadyCount++
-			ready[sk.Kind] = true
-		}
-	}
-	data.Kinds, data.ReadyKinds = sortedKeys(kinds), sortedKeys(ready)
-	if data.Ready = data.ReadyCount > 0; data.Ready {
-		// doctor's ready-to-take-over: a run of those kinds over the
-		// original export takes the skips over (R3).
-		opts, err := importer.DecodeOptions(run)
-		switch {
-		case err != nil || opts.Input == "":
-			data.Why = "the run names no export here (it was loaded from a dump): import an export of these records"
-		default:
-			data.Path = opts.Input
-			if _, err := os.Stat(opts.Input); err != nil {
-				data.Why = fmt.Sprintf("%s is not there any more: import an export of these records", opts.Input)
-				break
-			}
-			var plurals []string
-			for _, k := range data.ReadyKinds {
-				plurals = append(plurals, ledger.Kind(k).Plural())
-			}
-			v := url.Values{"path": {opts.Input}, "tenant": {run.Tenant}, "source": {run.Source}, "profile": {opts.Profile},
-				"only": {strings.Join(plurals, ",")}}
-			data.ImportURL = "/import?" + v.Encode()
-		}
-	}
-	s.render(w, "skipped", page{Title: fmt.Sprintf("Skipped records of run %d", id), Nav: "runs", Data: data})
-}
-
 func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	id := s.runID(w, r)
 	if id == 0 {
@@ -305,23 +224,44 @@ func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b.Bytes()) // the client went away: nothing to tell it
 }
 
+// rejectsDownload streams the run's rejects (forensics.Rejects) as they
+// are read: a run of 400,000 failed records costs the memory of one (issue
+// 23 item 15). An error before the first byte is answered as one; after
+// it, the response is cut off, so that a download that stopped short
+// fails in the browser rather than look whole.
 func (s *Server) rejectsDownload(w http.ResponseWriter, r *http.Request) {
 	id := s.runID(w, r)
 	if id == 0 {
 		return
 	}
-	var b bytes.Buffer
-	if _, err := forensics.Rejects(r.Context(), s.ro, id, &b); err != nil {
-		if strings.HasPrefix(r.URL.Path, "/api/") {
+	out := &download{w: w, name: fmt.Sprintf("crmimport-rejects-%d.csv", id)}
+	if _, err := forensics.Rejects(r.Context(), s.ro, id, out); err != nil {
+		switch {
+		case out.started:
+			panic(http.ErrAbortHandler)
+		case strings.HasPrefix(r.URL.Path, "/api/"):
 			s.fail(w, err)
-		} else {
+		default:
 			s.pageError(w, r, err)
 		}
-		return
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="crmimport-rejects-%d.csv"`, id))
-	_, _ = w.Write(b.Bytes()) // the client went away: nothing to tell it
+}
+
+// download is a CSV attachment whose headers are sent with its first
+// bytes.
+type download struct {
+	w       http.ResponseWriter
+	name    string
+	started bool
+}
+
+func (d *download) Write(p []byte) (int, error) {
+	if !d.started {
+		d.started = true
+		d.w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		d.w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"`, d.name))
+	}
+	return d.w.Write(p)
 }
 
 func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {

@@ -46,6 +46,7 @@ var funcs = template.FuncMap{
 	},
 	"join":     strings.Join,
 	"undoword": undoWord,
+	"partly":   partlyLinks,
 }
 
 // undoLink is what a run has to do with undo (R16), for the pages: "undone
@@ -65,6 +66,22 @@ func undoWord(r *report.Report, static bool) undoLink {
 		return undoLink{"undo of", r.Run.Undoes, static}
 	}
 	return undoLink{}
+}
+
+// partlyLink is what one undo under --cascade took back of a run (R16),
+// for the pages: the undo and the run it undid (links, except in the
+// static HTML report), and the records per kind.
+type partlyLink struct {
+	report.Partly
+	Static bool
+}
+
+func partlyLinks(r *report.Report, static bool) []partlyLink {
+	var out []partlyLink
+	for _, p := range r.Partly() {
+		out = append(out, partlyLink{p, static})
+	}
+	return out
 }
 
 func (s *Server) template(page string) (*template.Template, error) {

@@ -45,6 +45,8 @@ func (s *Server) routeTable() []route {
 		post("/api/inspect", s.apiInspect),
 		post("/api/imports", s.apiImport),
 		post("/api/uploads", s.apiUpload),
+		get("/api/uploads", s.apiUploads),                     // the drops kept (files.go)
+		post("/api/uploads/{name}/delete", s.apiDeleteUpload), // one of them deleted
 		get("/api/files", s.apiFiles),
 		get("/api/doctor", s.apiDoctor),
 		get("/api/ledger/why", s.apiWhy),

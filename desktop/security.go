@@ -29,22 +29,46 @@ func newSecret(n int) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// CheckAddr refuses an address that is not a loopback one (SPEC §9: the
-// desktop is never reachable from another machine). An empty host or a
-// name other than localhost is refused too.
+// CheckAddr refuses an address other than 127.0.0.1 or [::1] (SPEC §9:
+// the desktop is never reachable from another machine, and the Host check
+// against DNS rebinding answers to those two and localhost only). Another
+// spelling of one of them ([::ffff:127.0.0.1], [0:0:0:0:0:0:0:1]) is that
+// address; another loopback address (127.0.0.2) is refused, as are an
+// empty host and a name other than localhost.
 func CheckAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %v (use 127.0.0.1:PORT or [::1]:PORT)", addr, err)
 	}
 	if host == "localhost" {
-		return nil
+		return nil // listens on 127.0.0.1 (listenAddr)
 	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--addr %q: not a loopback address; the desktop listens on 127.0.0.1 or [::1] only", addr)
+	if !loopback(net.ParseIP(host)) {
+		return fmt.Errorf("--addr %q: the desktop listens on the loopback address 127.0.0.1 or [::1] only (use 127.0.0.1:PORT or [::1]:PORT; port 0 takes a free one)", addr)
 	}
 	return nil
+}
+
+// loopback: ip is 127.0.0.1 or ::1, however it was written.
+func loopback(ip net.IP) bool {
+	return ip != nil && (ip.Equal(net.IPv4(127, 0, 0, 1)) || ip.Equal(net.IPv6loopback))
+}
+
+// sameSite is where the token exchange sends the browser: the request's
+// own path and query, escaped as they came (a %2F or %5C decoded would
+// make //evil.example or /\evil.example, which a browser reads as another
+// host; EscapedPath keeps them, and escapes a backslash), and the Runs
+// page for a path that would still leave the site (one that the server's
+// mux has not cleaned of its //).
+func sameSite(u *url.URL, q url.Values) string {
+	p := u.EscapedPath()
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		p = "/"
+	}
+	if len(q) > 0 {
+		p += "?" + q.Encode()
+	}
+	return p
 }
 
 // guard is the security of every route: Host, token, and for a change the
@@ -70,8 +94,7 @@ func (s *Server) guard(rt route) http.HandlerFunc {
 				SameSite: http.SameSiteStrictMode})
 			q := r.URL.Query()
 			q.Del("token")
-			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
-			http.Redirect(w, r, u.String(), http.StatusSeeOther)
+			http.Redirect(w, r, sameSite(r.URL, q), http.StatusSeeOther)
 			return
 		}
 		if !s.authorized(r) {

@@ -3,8 +3,11 @@ package desktop
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,18 +215,92 @@ func snapshot(t *testing.T, s *Server) string {
 	return b.String()
 }
 
-// TestAddrMustBeLoopback: any address another machine could reach is
-// refused.
+// TestAddrMustBeLoopback: SPEC §9 — the desktop listens on 127.0.0.1 or
+// [::1] (however spelled) and nowhere else: any address another machine
+// could reach is refused, and so is another loopback address such as
+// 127.0.0.2, which the Host check (DNS rebinding) would not answer to.
 func TestAddrMustBeLoopback(t *testing.T) {
 	t.Parallel()
-	for _, ok := range []string{"127.0.0.1:0", "[::1]:8080", "localhost:0", "127.0.0.2:80"} {
+	for _, ok := range []string{"127.0.0.1:0", "[::1]:8080", "localhost:0", "[::ffff:127.0.0.1]:0", "[0:0:0:0:0:0:0:1]:0"} {
 		require.NoError(t, CheckAddr(ok), ok)
 	}
-	for _, bad := range []string{"0.0.0.0:0", ":8080", "192.168.1.4:80", "[::]:0", "example.com:80", "evil:80", "127.0.0.1"} {
-		require.Error(t, CheckAddr(bad), bad)
+	for _, bad := range []string{"0.0.0.0:0", ":8080", "192.168.1.4:80", "[::]:0", "example.com:80", "evil:80", "127.0.0.1",
+		"127.0.0.2:80", "127.1.2.3:0", "[::ffff:127.0.0.2]:0"} {
+		err := CheckAddr(bad)
+		require.Error(t, err, bad)
+		require.Contains(t, err.Error(), "127.0.0.1", "the error says what to give instead")
 	}
-	_, err := New(context.Background(), Config{DBPath: filepath.Join(t.TempDir(), "x.db"), Addr: "0.0.0.0:0"})
-	require.Error(t, err)
+	for _, bad := range []string{"0.0.0.0:0", "127.0.0.2:0"} {
+		_, err := New(context.Background(), Config{DBPath: filepath.Join(t.TempDir(), "x.db"), Addr: bad})
+		require.Error(t, err, bad)
+	}
+}
+
+// TestThePrintedAddressAnswers: issue 23 item 17 — whichever spelling of
+// the loopback address --addr gives, the URL the server prints (and its
+// Addr) names the address it listens on as the Host check knows it, so
+// that opening it shows the Runs page instead of 421.
+func TestThePrintedAddressAnswers(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "[::ffff:127.0.0.1]:0", "[::1]:0", "[0:0:0:0:0:0:0:1]:0"} {
+		t.Run(addr, func(t *testing.T) {
+			t.Parallel()
+			s, err := New(context.Background(), Config{DBPath: filepath.Join(t.TempDir(), "crm.db"), Addr: addr})
+			require.NoError(t, err)
+			go func() { _ = s.Serve() }() // ends with Shutdown
+			t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+			require.True(t, strings.HasPrefix(s.URL(), "http://"+s.Addr()+"/?token="), s.URL())
+			if !strings.Contains(addr, "[") {
+				require.True(t, strings.HasPrefix(s.Addr(), "127.0.0.1:"), "%s listens on %s", addr, s.Addr())
+			}
+			jar, err := cookiejar.New(nil)
+			require.NoError(t, err)
+			res, err := (&http.Client{Jar: jar}).Get(s.URL())
+			require.NoError(t, err)
+			body, err := io.ReadAll(res.Body)
+			require.NoError(t, err)
+			require.NoError(t, res.Body.Close())
+			require.Equal(t, http.StatusOK, res.StatusCode, "%s printed %s: %s", addr, s.URL(), body)
+			require.Contains(t, string(body), "Runs")
+		})
+	}
+}
+
+// TestTheTokenExchangeStaysOnTheSite: issue 23 item 17 — the redirect
+// that takes the token out of the URL goes to a path of this site, never
+// to another host however the path is spelled (a decoded %2F or %5C would
+// make //evil.example, which a browser reads as another host).
+func TestTheTokenExchangeStaysOnTheSite(t *testing.T) {
+	t.Parallel()
+	s := testServer(t, filepath.Join(t.TempDir(), "crm.db"))
+	for p, want := range map[string]string{
+		"/%2Fevil.example":         "/%2Fevil.example",
+		"/%2F%2Fevil.example/x":    "/%2F%2Fevil.example/x",
+		"/%5Cevil.example":         "/%5Cevil.example",
+		"/%5C%5Cevil.example":      "/%5C%5Cevil.example",
+		"/%09/evil.example":        "/%09/evil.example",
+		"/runs/1":                  "/runs/1",
+		"/runs/1/failed?kind=note": "/runs/1/failed?kind=note",
+	} {
+		sep := "?"
+		if strings.Contains(p, "?") {
+			sep = "&"
+		}
+		w := s.do(t, req{http.MethodGet, p + sep + "token=" + s.token, s.addr, nil, false})
+		require.Equal(t, http.StatusSeeOther, w.Code, p)
+		loc := w.Header().Get("Location")
+		require.Equal(t, want, loc, p)
+		u, err := url.Parse("http://" + s.addr + p)
+		require.NoError(t, err)
+		to, err := u.Parse(loc)
+		require.NoError(t, err)
+		require.Equal(t, s.addr, to.Host, "%s redirects to %s, on another host", p, loc)
+	}
+	// The mux redirects a path with // to its clean form before the guard
+	// sees it; the guard does not count on it.
+	for p, want := range map[string]string{"//evil.example": "/", "": "/", `/\evil.example`: "/%5Cevil.example", "/runs/1": "/runs/1"} {
+		require.Equal(t, want, sameSite(&url.URL{Path: p}, nil), p)
+	}
 }
 
 // TestUploadsArePrivate: files dropped onto the page are written 0600 in a

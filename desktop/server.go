@@ -100,16 +100,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.eng = cfg.Engine(s.db)
-	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+	if s.ln, err = net.Listen("tcp", listenAddr(cfg.Addr)); err != nil {
 		s.close()
 		return nil, fmt.Errorf("ui: listen on %s: %w", cfg.Addr, err)
 	}
-	port := strconv.Itoa(s.ln.Addr().(*net.TCPAddr).Port)
-	host, _, _ := net.SplitHostPort(cfg.Addr)
-	if host == "localhost" {
-		host = "127.0.0.1"
-	}
-	s.addr = net.JoinHostPort(host, port)
+	// The address printed and answered to is the listener's, as the Host
+	// check spells it (127.0.0.1 or [::1]), whatever spelling --addr gave
+	// ([::ffff:127.0.0.1], [0:0:0:0:0:0:0:1]): the URL always opens.
+	bound := s.ln.Addr().(*net.TCPAddr)
+	port := strconv.Itoa(bound.Port)
+	s.addr = net.JoinHostPort(bound.IP.String(), port)
 	s.hosts = []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
 	s.origin = http.NewCrossOriginProtection()
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -124,6 +124,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	mux.HandleFunc("/", s.guard(route{method: http.MethodGet, pattern: "/", h: s.notFound}))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
+}
+
+// listenAddr is where the server listens for a checked --addr (CheckAddr):
+// localhost is 127.0.0.1, not whichever address the resolver gives first.
+func listenAddr(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	if host == "localhost" {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }
 
 func assetsFS(dir string) (fs.FS, error) {
@@ -209,6 +219,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		plan  *input.Error
 		dep   *undo.DependentsError
 		ref   *undo.RefusedError
+		chg   *undo.PlanChangedError
+		run   *importer.PlanChangedError
 	)
 	e := apiError{Error: err.Error()}
 	switch {
@@ -224,6 +236,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		code = http.StatusConflict // what the run's state refuses (exit 1), as resume's refusals
 	case errors.As(err, &dep):
 		code, e.Dependents = http.StatusConflict, dep.Dependents
+	case errors.As(err, &chg), errors.As(err, &run):
+		code, exit = http.StatusConflict, 8 // as `undo --plan` and `run --plan` exit: the plan changed since its preview
 	}
 	e.ExitCode = exit
 	writeJSON(w, code, e)

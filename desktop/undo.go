@@ -16,8 +16,9 @@ import (
 )
 
 // Undo on the page and in the API (R16, SPEC §9 and §10): the preview is
-// undo.Build's plan as `undo RUN --dry-run --json` prints it, and the undo
-// itself is undo.Start's run, which this process works on like a run
+// undo.Build's plan as `undo RUN --dry-run --json` prints it, with its
+// digest, and the undo itself is undo.StartWith's run — the plan the
+// preview showed, or nothing — which this process works on like a run
 // started here (the engine's admission, stop and resume hold for it).
 
 // cascadeParam reads ?cascade=1 (or true).
@@ -55,9 +56,13 @@ func (s *Server) apiUndoPreview(w http.ResponseWriter, r *http.Request) {
 }
 
 // undoRequest is what POST /api/runs/{id}/undo takes (an empty body is
-// fine; ?cascade=1 says the same as the body's cascade).
+// fine; ?cascade=1 says the same as the body's cascade). The page sends
+// back the plan's digest and parts that its preview showed: the undo
+// commits that plan or nothing (R16, undo.PlanChangedError).
 type undoRequest struct {
-	Cascade bool `json:"cascade"`
+	Cascade bool            `json:"cascade"`
+	Plan    string          `json:"plan,omitempty"`
+	Parts   []undo.PlanPart `json:"parts,omitempty"`
 }
 
 // apiUndo plans the undo of a run (R10: its run, tasks and items commit
@@ -78,8 +83,16 @@ func (s *Server) apiUndo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cascade = cascade || q.Cascade
+	if q.Plan != "" && !undo.ValidDigest(q.Plan) {
+		s.fail(w, badRequest("plan %q is not a plan's digest (64 hex digits, as GET /api/runs/%d/undo answers it)", q.Plan, id))
+		return
+	}
+	if err := undo.CheckParts(q.Parts); err != nil {
+		s.fail(w, badRequest("parts are not those of a preview (as GET /api/runs/%d/undo answers them): %v", id, err))
+		return
+	}
 	imp := importer.New(s.eng)
-	run, p, err := undo.Start(r.Context(), s.eng, id, cascade)
+	run, p, err := undo.StartWith(r.Context(), s.eng, undo.Options{Undo: id, Cascade: cascade, Plan: q.Plan, Shown: q.Parts})
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -248,3 +248,96 @@ func contactsCSV(n int) string {
 	}
 	return string(b)
 }
+
+// TestPartlyUndoneOnThePages (R16, SPEC §10): a run whose records an undo
+// under --cascade took back keeps its status and counts, and the runs
+// page, its run page (with what next), its HTML report and the API say
+// what was taken back of it, linking to the undo and the run it undid.
+func TestPartlyUndoneOnThePages(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		dir := writeFiles(t, map[string]string{
+			"companies.csv": "id,name\nco-1,Acme\n",
+			"contacts.csv":  "id,first_name,company_id\nc-1,Ann,co-1\nc-2,Bob,co-1\nc-3,Cy,\n",
+		})
+		s := undoServer(t, addr,
+			importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir, Only: []ledger.Kind{ledger.Company}},
+			importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
+		res, doc := s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		require.Equal(t, phases.RunSucceeded, s.waitDone(t, 3).Status)
+
+		const linked = ` <span class="undo-word">partly undone by <a href="/runs/3">run 3</a> (cascade of <a href="/runs/1">run 1</a>): 2 contacts</span>`
+		page := s.do(t, req{http.MethodGet, "/", s.addr, nil, true}).Body.String()
+		require.Contains(t, page, `<tr data-run="2" data-undone-by="0" data-partly="2">`, "the live runs page reloads when it changes")
+		require.Contains(t, page, `<td class="undo" data-field="undo">`+linked+`</td>`)
+		page = s.do(t, req{http.MethodGet, "/runs/2", s.addr, nil, true}).Body.String()
+		require.Contains(t, page, `<span data-field="status"><span class="status status-succeeded">succeeded</span></span>`+linked+`</h1>`)
+		require.Contains(t, page, `<div><dt>Partly undone</dt><dd data-field="partly-undone">`+
+			`by <a href="/runs/3">run 3</a> (cascade of <a href="/runs/1">run 1</a>): 2 contacts</dd></div>`)
+		require.Contains(t, page, "run 3 (the undo of run 1 with --cascade) took back 2 contacts of run 2")
+		html := s.do(t, req{http.MethodGet, "/runs/2/report.html", s.addr, nil, true}).Body.String()
+		require.Contains(t, html, `<span class="undo-word">partly undone by run 3 (cascade of run 1): 2 contacts</span>`)
+		require.NotContains(t, html, "href=")
+
+		res, doc = s.api(t, http.MethodGet, "/api/runs", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, doc)
+		var partly any
+		for _, r := range doc["runs"].([]any) {
+			if r.(map[string]any)["run"] == float64(2) {
+				partly = r.(map[string]any)["partly_undone"]
+			}
+		}
+		require.Equal(t, []any{map[string]any{"undo": float64(3), "undoes": float64(1), "kind": "contact", "count": float64(2)}}, partly)
+	})
+}
+
+// TestUndoConfirmsItsPreview (R16; SPEC §11: a preview and its commit are
+// the same plan): the preview answers the plan's digest and its parts; the
+// confirming POST carries them back, and a plan that another run changed
+// in between is refused (409, exit 8) naming what changed — not taken back
+// bigger than the confirmation showed; the preview again, confirmed, is.
+func TestUndoConfirmsItsPreview(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, addr string) {
+		s := undoServer(t, addr,
+			importer.RunSpec{Tenant: "acme", Source: "canonical", Input: "../fixtures/demo", Only: []ledger.Kind{ledger.Company}},
+			importer.RunSpec{Tenant: "acme", Source: "canonical", Input: "../fixtures/demo", Only: []ledger.Kind{ledger.Contact}})
+		res, preview := s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=1", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, preview)
+		require.Len(t, preview["plan"], 64)
+		require.NotEmpty(t, preview["parts"])
+
+		// Another import of the tenant between the preview and its
+		// confirmation: two more contacts of run 1's companies.
+		res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": "../fixtures/demo-later", "tenant": "acme", "source": "canonical"})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		later := int64(doc["run"].(float64))
+		require.Equal(t, phases.RunSucceeded, s.waitDone(t, later).Status)
+		before := snapshot(t, s)
+
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": preview["plan"], "parts": preview["parts"]})
+		require.Equal(t, http.StatusConflict, res.StatusCode, doc)
+		require.Equal(t, float64(8), doc["exit_code"], "exit 8, as `undo --plan` refuses a changed plan")
+		require.Contains(t, doc["error"], fmt.Sprintf("its plan changed since the preview: 2 more contacts of run %d to remove; nothing was written", later))
+		require.Equal(t, before, snapshot(t, s), "nothing was taken back")
+		require.Equal(t, 3, s.count(t, `SELECT count(*) FROM migrations`), "and no undo planned")
+
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": "not a digest"})
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
+		require.Equal(t, float64(2), doc["exit_code"])
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": preview["plan"],
+			"parts": []any{map[string]any{"run": 1, "kind": "<script>", "fate": "removed", "count": 1}}})
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, doc)
+		require.Contains(t, doc["error"], `"<script>" is not a kind`)
+
+		res, again := s.api(t, http.MethodGet, "/api/runs/1/undo?cascade=1", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, again)
+		require.NotEqual(t, preview["plan"], again["plan"])
+		require.Equal(t, preview["total"].(float64)+2, again["total"])
+		res, doc = s.api(t, http.MethodPost, "/api/runs/1/undo", map[string]any{"cascade": true, "plan": again["plan"], "parts": again["parts"]})
+		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
+		require.Equal(t, again["total"], doc["total"])
+		require.Equal(t, phases.RunSucceeded, s.waitDone(t, int64(doc["run"].(float64))).Status)
+	})
+}

@@ -38,6 +38,11 @@
 //     used or dropped silently), warns when it is read as another tenant,
 //     source, profile or kind than its run's, and leaves the manifest and
 //     reasons.csv out, saying why.
+//   - Memory: a fix folder is written from the database in passes over
+//     each file's failed rows (its header, the file with reasons.csv, each
+//     list of the manifest), a row at a time, so that a run of 400,000
+//     failed rows costs what one does; WriteEdited reads only the rows it
+//     is given.
 //   - Where it may write: a new or empty folder, never one of the run's
 //     input folders (the folder it read, or that holds the file or zip it
 //     read), inside one or holding one — the next run of that export

@@ -40,12 +40,18 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 	if err != nil {
 		return "", err
 	}
-	all, _, err := forensics.Failures(ctx, db, runID, "", "", 0)
+	// Only the rows edited are read (issue 23 item 15: a fix of one row
+	// of a run that failed 400,000 read them all).
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.Failure
+	}
+	found, err := forensics.FailuresByID(ctx, db, runID, ids)
 	if err != nil {
 		return "", err
 	}
 	byID := map[int64]forensics.Failure{}
-	for _, f := range all {
+	for _, f := range found {
 		byID[f.ID] = f
 	}
 	var fails []forensics.Failure
@@ -65,13 +71,26 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 	}
 	ff := files[0]
 	if ff.format == reader.FormatCSV {
-		src.header(ff)
-	}
-	mapper := profile.NewMapper(src.prof, ledger.Kind(ff.kind), ff.name)
-	for i := range ff.rows {
-		if err := ff.edit(&ff.rows[i], rows[i].Cells); err != nil {
+		if err := src.header(ctx, db, ff); err != nil {
 			return "", err
 		}
+	}
+	// A line that two kinds of its file failed is one row (SPEC §4): the
+	// edits of either failure are its edits, in the order given.
+	at := map[int64]int{}
+	for i, r := range ff.rows {
+		at[r.failure] = i
+		for _, a := range r.also {
+			at[a.failure] = i
+		}
+	}
+	for _, e := range rows {
+		if err := ff.edit(&ff.rows[at[e.Failure]], e.Cells); err != nil {
+			return "", err
+		}
+	}
+	for i := range ff.rows {
+		mapper := profile.NewMapper(src.prof, ledger.Kind(ff.rows[i].kind), ff.name)
 		cols := make([]reader.Col, len(ff.rows[i].cells))
 		for j, c := range ff.rows[i].cells {
 			cols[j] = reader.Col{Name: c.Name, Value: c.Value}
@@ -85,7 +104,7 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 	if err != nil {
 		return "", fmt.Errorf("folder of fixes %s: %w", parent, err)
 	}
-	if _, err := src.write(files, dir, true); err != nil {
+	if _, err := src.write(ctx, db, files, dir, true); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -181,35 +200,38 @@ func Outcomes(ctx context.Context, db *sql.DB, runID int64) ([]Outcome, error) {
 	if man == nil {
 		return nil, fmt.Errorf("run %d did not read a fix folder (%s holds no %s)", runID, opts.Input, importer.FixManifestName)
 	}
-	fails, _, err := forensics.Failures(ctx, db, runID, "", "", 0)
-	if err != nil {
-		return nil, err
-	}
+	// The run's failures, by where they are in the folder: no more than
+	// the rows of the manifest, which is read whole already.
 	type at struct {
 		file string
 		line int64
 	}
-	failed := map[at]forensics.Failure{}
-	for _, f := range fails {
-		failed[at{f.File, f.Line}] = f
+	type failure struct{ sourceID, reason string }
+	failed := map[at]failure{}
+	err = forensics.EachFailure(ctx, db, runID, func(f forensics.Failure) error {
+		failed[at{f.File, f.Line}] = failure{f.SourceID, f.Reason}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := []Outcome{}
 	for _, mf := range man.Files {
 		for i, id := range mf.IDs {
 			o := Outcome{Failure: mf.Failures[i], File: mf.Name, Line: mf.Lines[i], SourceID: id}
 			if f, ok := failed[at{mf.Name, int64(o.Line)}]; ok {
-				o.Outcome, o.Reason, o.SourceID = "failed", f.Reason, f.SourceID
+				o.Outcome, o.Reason, o.SourceID = "failed", f.reason, f.sourceID
 				out = append(out, o)
 				continue
 			}
 			var action, reason string
 			var owner int64
-			err := db.QueryRowContext(ctx, slotSQL, run.Tenant, run.Source, mf.Kind, id).Scan(&action, &reason, &owner)
+			err := db.QueryRowContext(ctx, slotSQL, run.Tenant, run.Source, mf.RowKind(i), id).Scan(&action, &reason, &owner)
 			switch {
 			case errors.Is(err, sql.ErrNoRows) || id == "":
 				o.Outcome = "not read"
 			case err != nil:
-				return nil, fmt.Errorf("outcome of %s %s: %w", mf.Kind, id, err)
+				return nil, fmt.Errorf("outcome of %s %s: %w", mf.RowKind(i), id, err)
 			case owner == runID && ledger.Action(action).Final():
 				o.Outcome, o.Action = "imported", action
 			case owner == runID:

@@ -2,6 +2,7 @@ package fixfile
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -19,6 +22,7 @@ import (
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/phases"
+	"crmimport/store"
 )
 
 // Result is what a fix folder holds.
@@ -44,24 +48,40 @@ type Written struct {
 
 // Write writes the fix folder of run runID into dir, a new or empty
 // folder (see the package doc). A run without failed records writes
-// nothing and returns a Result without files.
-func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (Result, error) {
+// nothing and returns a Result without files. It streams the failures
+// from the database, a file of the folder at a time and a row at a time
+// (forensics.EachFailureOf), so that memory holds a row and the files'
+// headers however many failed (issue 23 item 15: 400,000 failed rows
+// took 718 MiB). db is a handle of one connection (store.Open's): what
+// SQLite sorts meanwhile — the failures grouped by file, a file that feeds
+// several kinds read in line order — it sorts in a temporary file rather
+// than in memory (store.SpillTemp).
+func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (res Result, err error) {
 	src, err := load(ctx, db, runID)
 	if err != nil {
 		return Result{}, err
 	}
-	fails, _, err := forensics.Failures(ctx, db, runID, "", "", 0)
+	restore, err := store.SpillTemp(ctx, db)
 	if err != nil {
 		return Result{}, err
 	}
-	if len(fails) == 0 {
+	defer func() {
+		if rerr := restore(); err == nil && rerr != nil {
+			res, err = Result{}, rerr
+		}
+	}()
+	sources, err := forensics.FailureSources(ctx, db, runID)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(sources) == 0 {
 		return Result{Run: runID, Files: []Written{}}, nil
 	}
-	files, err := group(fails)
+	files, err := groupSources(sources)
 	if err != nil {
 		return Result{}, err
 	}
-	return src.write(files, dir, false)
+	return src.write(ctx, db, files, dir, false)
 }
 
 // source is the run a fix folder is written from.
@@ -69,7 +89,8 @@ type source struct {
 	run       phases.Run
 	opts      importer.Options
 	prof      *profile.Profile
-	encodings map[string]string // a task's input -> the encoding it was read in
+	encodings map[string]string   // a task's input -> the encoding it was read in
+	kinds     map[string][]string // a task's input -> the kinds its tasks read it as, in plan order (SPEC §4: one file, several kinds)
 }
 
 // runOptions is a run and the options it was planned with.
@@ -98,73 +119,254 @@ func load(ctx context.Context, db *sql.DB, runID int64) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc := map[string]string{}
+	enc, kinds := map[string]string{}, map[string][]string{}
 	for _, t := range tasks {
 		enc[t.File] = t.Encoding
+		if !slices.Contains(kinds[t.File], string(t.Kind)) {
+			kinds[t.File] = append(kinds[t.File], string(t.Kind))
+		}
 	}
-	return &source{run: run, opts: opts, prof: prof, encodings: enc}, nil
+	return &source{run: run, opts: opts, prof: prof, encodings: enc, kinds: kinds}, nil
 }
 
-// fixFile is one file of a fix folder being written.
+// fixFile is one file of a fix folder being written. Its rows are read
+// again for each pass over them (its header, the file and reasons.csv,
+// the manifest): from the database, a file of the run at a time
+// (sources), or — a few rows a person edited — from memory (rows).
 type fixFile struct {
 	name   string
 	kind   string
 	format reader.Format
-	from   []string // the inputs its rows were read from
-	rows   []fixRow
-	keys   []string // CSV: the raw keys of the header's columns (profile.RawNames)
-	header []string // CSV: the header as written
+	from   []string  // the inputs its rows were read from
+	reads  []fixRead // the run's files whose failed rows it holds, in the order they failed
+	rows   []fixRow  // or its rows, when they are not the database's (WriteEdited)
+	keys   []string  // CSV: the raw keys of the header's columns (profile.RawNames)
+	header []string  // CSV: the header as written
+	// written and unreadable count its rows once written: those in the
+	// file, and those only in reasons.csv; several tells a row of
+	// another kind than the file's among them (SPEC §4).
+	written, unreadable int
+	several             bool
+}
+
+// fixRead is a file of the run (an input and the file its failures name:
+// a sheet, an entry) whose failed rows go in a fix file, and the tasks
+// that failed them: one, or one per kind where the file feeds several
+// (SPEC §4).
+type fixRead struct {
+	input, file string
+	sources     []forensics.FailureSource
 }
 
 // fixRow is one failed row in a fix file.
 type fixRow struct {
 	failure  int64
+	kind     string
 	sourceID string
 	from     string // FILE:LINE the run read it at
 	reason   string
 	cells    []forensics.RawCell
 	raw      string // the raw JSON object (JSON files)
 	text     string // a row that could not be read as a row: its text
-	line     int    // its line in the fix file, once written
+	line     int    // its line in the fix file, once placed (lines)
+	// also are the failures of the same line by the other kinds of its
+	// file (SPEC §4: a file may feed several kinds, a task each): the
+	// line is written once, each failure keeps its reason.
+	also []alsoFailed
+	// file and at are where the run read it (the record's file, a
+	// workbook's with its sheet; its line), for the order of the rows.
+	file string
+	at   int64
 }
 
-// group sorts failures into the fix files they belong in, in the order
-// they failed.
-func group(fails []forensics.Failure) ([]*fixFile, error) {
-	var out []*fixFile
-	byName := map[string]*fixFile{}
-	for _, f := range fails {
-		name, in := fixName(f)
-		switch strings.ToLower(name) {
-		case importer.FixManifestName, importer.FixReasonsName, "", ".", "..":
-			return nil, fmt.Errorf("%s: the fix folder cannot hold a file of this name (it keeps %s and %s for itself)",
-				f.File, importer.FixManifestName, importer.FixReasonsName)
+// alsoFailed is another kind's failure of a fix row's line.
+type alsoFailed struct {
+	failure      int64
+	kind, reason string
+}
+
+// newFixRow is the row of a fix file that a failure gives.
+func newFixRow(f forensics.Failure) fixRow {
+	r := fixRow{failure: f.ID, kind: f.Kind, sourceID: f.SourceID, from: fmt.Sprintf("%s:%d", f.File, f.Line), reason: f.Reason,
+		raw: f.RawJSON, file: f.File, at: f.Line}
+	for _, c := range f.Raw {
+		if c.Name == profile.RawText {
+			r.text = c.Value
+			continue
 		}
-		ff := byName[strings.ToLower(name)]
-		if ff == nil {
-			format, ok := reader.FormatOf(name)
-			if !ok {
-				format = reader.Format(f.Format)
+		r.cells = append(r.cells, c)
+	}
+	if r.text != "" {
+		r.cells = nil // what could be read of it does not line up
+	}
+	return r
+}
+
+// each hands the file's rows to f in the file's order, each placed at its
+// line (lines): from the database, each file of the run in the order the
+// run read it (forensics.EachFailureOf), a line that several kinds failed
+// once, with the others' failures (also); or from memory. A row from the
+// database lives for its call only.
+func (ff *fixFile) each(ctx context.Context, db *sql.DB, runID int64, f func(*fixRow) error) error {
+	at := ff.lines()
+	if ff.reads == nil {
+		for i := range ff.rows {
+			at(&ff.rows[i])
+			if err := f(&ff.rows[i]); err != nil {
+				return err
 			}
-			ff = &fixFile{name: name, kind: f.Kind, format: format}
-			byName[strings.ToLower(name)] = ff
-			out = append(out, ff)
+		}
+		return nil
+	}
+	for _, rd := range ff.reads {
+		// The rows come in line order: the failures of one line by the
+		// kinds of a file that feeds several follow each other.
+		var pending *fixRow
+		emit := func() error {
+			if pending == nil {
+				return nil
+			}
+			r := pending
+			pending = nil
+			at(r)
+			return f(r)
+		}
+		err := forensics.EachFailureOf(ctx, db, runID, rd.sources, func(fl forensics.Failure) error {
+			if pending != nil && pending.at == fl.Line {
+				pending.also = append(pending.also, alsoFailed{failure: fl.ID, kind: fl.Kind, reason: fl.Reason})
+				return nil
+			}
+			if err := emit(); err != nil {
+				return err
+			}
+			r := newFixRow(fl)
+			pending = &r
+			return nil
+		})
+		if err == nil {
+			err = emit()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lines places the rows of the file, handed in order, at the line each
+// starts at in it (after the header, or the opening [ of a JSON array);
+// a row that could not be read as a row is not in it (line 0). The same
+// rows in the same order are placed at the same lines on every pass.
+func (ff *fixFile) lines() func(r *fixRow) {
+	next := 2
+	if ff.format == reader.FormatJSONL {
+		next = 1
+	}
+	return func(r *fixRow) {
+		r.line = 0
+		if r.unreadable() {
+			return
+		}
+		r.line = next
+		next++
+		if ff.format == reader.FormatCSV {
+			for _, c := range ff.line(r.cells) {
+				next += strings.Count(c, "\n")
+			}
+		}
+	}
+}
+
+// fixFileOf is the fix file of name among files (by name, any case),
+// added with kind and format when it is not yet; an error when the name is
+// one the folder keeps for itself.
+func fixFileOf(files *[]*fixFile, name, kind, format, file string) (*fixFile, error) {
+	switch strings.ToLower(name) {
+	case importer.FixManifestName, importer.FixReasonsName, "", ".", "..":
+		return nil, fmt.Errorf("%s: the fix folder cannot hold a file of this name (it keeps %s and %s for itself)",
+			file, importer.FixManifestName, importer.FixReasonsName)
+	}
+	for _, ff := range *files {
+		if strings.EqualFold(ff.name, name) {
+			return ff, nil
+		}
+	}
+	f, ok := reader.FormatOf(name)
+	if !ok {
+		f = reader.Format(format)
+	}
+	ff := &fixFile{name: name, kind: kind, format: f}
+	*files = append(*files, ff)
+	return ff, nil
+}
+
+// groupSources sorts the files of a run's failures into the fix files
+// they belong in, in the order they failed: per fix file, the run's files
+// whose rows it holds, each with the tasks (kinds) that failed them.
+func groupSources(sources []forensics.FailureSource) ([]*fixFile, error) {
+	var out []*fixFile
+	for _, src := range sources {
+		name, in := fixName(forensics.Failure{Input: src.Input, File: src.File})
+		ff, err := fixFileOf(&out, name, src.Kind, src.Format, src.File)
+		if err != nil {
+			return nil, err
 		}
 		if in != "" && !contains(ff.from, in) {
 			ff.from = append(ff.from, in)
 		}
-		r := fixRow{failure: f.ID, sourceID: f.SourceID, from: fmt.Sprintf("%s:%d", f.File, f.Line), reason: f.Reason, raw: f.RawJSON}
-		for _, c := range f.Raw {
-			if c.Name == profile.RawText {
-				r.text = c.Value
-				continue
-			}
-			r.cells = append(r.cells, c)
+		i := slices.IndexFunc(ff.reads, func(rd fixRead) bool { return rd.input == src.Input && rd.file == src.File })
+		if i < 0 {
+			ff.reads = append(ff.reads, fixRead{input: src.Input, file: src.File})
+			i = len(ff.reads) - 1
 		}
-		if r.text != "" {
-			r.cells = nil // what could be read of it does not line up
+		ff.reads[i].sources = append(ff.reads[i].sources, src)
+	}
+	return out, nil
+}
+
+// group sorts failures read into memory (a few edited rows) into the fix
+// files they belong in: each failing line once, however many tasks of its
+// file failed it (SPEC §4), in the order the run read them.
+func group(fails []forensics.Failure) ([]*fixFile, error) {
+	var out []*fixFile
+	lines := map[string]int{} // fix file, input and FILE:LINE -> its row's index in the fix file
+	files := map[*fixFile]map[string]int{}
+	for _, f := range fails {
+		name, in := fixName(f)
+		ff, err := fixFileOf(&out, name, f.Kind, f.Format, f.File)
+		if err != nil {
+			return nil, err
+		}
+		if in != "" && !contains(ff.from, in) {
+			ff.from = append(ff.from, in)
+		}
+		if files[ff] == nil {
+			files[ff] = map[string]int{}
+		}
+		if _, ok := files[ff][f.File]; !ok {
+			files[ff][f.File] = len(files[ff])
+		}
+		r := newFixRow(f)
+		key := strings.ToLower(name) + "\x00" + in + "\x00" + r.from
+		if i, ok := lines[key]; ok {
+			ff.rows[i].also = append(ff.rows[i].also, alsoFailed{failure: f.ID, kind: f.Kind, reason: f.Reason})
+			continue
 		}
 		ff.rows = append(ff.rows, r)
+		lines[key] = len(ff.rows) - 1
+	}
+	// Rows of several tasks follow each other task by task: put them back
+	// in the order of the files (sheets, entries) and lines they were
+	// read at.
+	for _, ff := range out {
+		order := files[ff]
+		sort.SliceStable(ff.rows, func(i, j int) bool {
+			a, b := ff.rows[i], ff.rows[j]
+			if order[a.file] != order[b.file] {
+				return order[a.file] < order[b.file]
+			}
+			return a.at < b.at
+		})
 	}
 	return out, nil
 }
@@ -204,8 +406,10 @@ func (r fixRow) unreadable() bool { return len(r.cells) == 0 }
 
 // write writes files into dir (see the package doc); made says the caller
 // made dir itself (a new private folder), which is then taken back too on
-// a failure.
-func (s *source) write(files []*fixFile, dir string, made bool) (res Result, err error) {
+// a failure. It passes over each file's rows a few times — its header, the
+// file itself with reasons.csv, the manifest's lists — and holds none of
+// them longer than a row.
+func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir string, made bool) (res Result, err error) {
 	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return Result{}, err
@@ -231,58 +435,67 @@ func (s *source) write(files []*fixFile, dir string, made bool) (res Result, err
 			_ = os.Remove(dir)
 		}
 	}()
-	create := func(name string, fill func(w *bufio.Writer) error) error {
+	// open makes a file of the folder (0600, never over another) and
+	// gives the writer to fill it and the function that closes it.
+	open := func(name string) (*bufio.Writer, func(error) error, error) {
 		full := filepath.Join(dir, name)
 		f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		written = append(written, full)
 		w := bufio.NewWriter(f)
-		if err := fill(w); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", full, err)
-		}
-		if err := w.Flush(); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", full, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("write %s: %w", full, err)
-		}
-		return nil
+		return w, func(err error) error {
+			if err == nil {
+				err = w.Flush()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("write %s: %w", full, err)
+			}
+			return nil
+		}, nil
 	}
-	res = Result{Run: s.run.ID, Dir: dir, Files: []Written{}}
-	man := s.manifest()
 	for _, ff := range files {
 		if ff.format == reader.FormatCSV && ff.keys == nil {
-			s.header(ff)
-		}
-		if err := create(ff.name, ff.write); err != nil {
-			return Result{}, err
-		}
-		w := Written{Name: ff.name, Kind: ff.kind}
-		mf := importer.FixFile{Name: ff.name, Kind: ff.kind, From: ff.from, Failures: []int64{}, IDs: []string{}, Lines: []int{}}
-		for _, r := range ff.rows {
-			if r.unreadable() {
-				w.Unreadable++
-				continue
+			if err := s.header(ctx, db, ff); err != nil {
+				return Result{}, err
 			}
-			w.Rows++
-			mf.Failures, mf.IDs, mf.Lines = append(mf.Failures, r.failure), append(mf.IDs, r.sourceID), append(mf.Lines, r.line)
 		}
-		mf.Rows = w.Rows
-		res.Files = append(res.Files, w)
-		man.Files = append(man.Files, mf)
 	}
-	if err := create(importer.FixReasonsName, func(w *bufio.Writer) error { return writeReasons(w, files, &res.Reasons) }); err != nil {
+	res = Result{Run: s.run.ID, Dir: dir, Files: []Written{}}
+	// reasons.csv is written beside the files, a row as each is written.
+	rw, closeReasons, err := open(importer.FixReasonsName)
+	if err != nil {
 		return Result{}, err
 	}
-	if err := create(importer.FixManifestName, func(w *bufio.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(man)
-	}); err != nil {
+	reasons, err := startCSV(rw, reasonColumns)
+	for _, ff := range files {
+		if err != nil {
+			break
+		}
+		var w *bufio.Writer
+		var closeFile func(error) error
+		if w, closeFile, err = open(ff.name); err != nil {
+			break
+		}
+		err = closeFile(ff.write(ctx, db, s.run.ID, w, reasons, &res.Reasons))
+		res.Files = append(res.Files, Written{Name: ff.name, Kind: ff.kind, Rows: ff.written, Unreadable: ff.unreadable})
+	}
+	if err == nil {
+		reasons.Flush()
+		err = reasons.Error()
+	}
+	if err := closeReasons(err); err != nil {
+		return Result{}, err
+	}
+	mw, closeManifest, err := open(importer.FixManifestName)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := closeManifest(s.writeManifest(ctx, db, mw, files)); err != nil {
 		return Result{}, err
 	}
 	res.Manifest = filepath.Join(dir, importer.FixManifestName)
@@ -314,20 +527,124 @@ func (s *source) manifest() importer.FixManifest {
 	return m
 }
 
+// filesMark stands in the manifest's JSON for its list of files, which
+// writeManifest streams in its place.
+const filesMark = `"files": []`
+
+// writeManifest writes the manifest (importer.FixManifest) of files, once
+// they are written: what the run is, and per file its rows' failures,
+// source ids and lines, each list streamed from a pass over the file's
+// rows rather than held, so that the manifest of 400,000 rows costs the
+// memory of one.
+func (s *source) writeManifest(ctx context.Context, db *sql.DB, w *bufio.Writer, files []*fixFile) error {
+	head, err := json.MarshalIndent(s.manifest(), "", "  ")
+	if err != nil {
+		return err
+	}
+	before, after, ok := bytes.Cut(head, []byte(filesMark))
+	if !ok {
+		return fmt.Errorf("manifest of run %d: no list of files in %s", s.run.ID, head)
+	}
+	w.Write(before)
+	w.WriteString(`"files": [`)
+	for i, ff := range files {
+		if i > 0 {
+			w.WriteString(",")
+		}
+		// The kinds the run read the file's input as, where it read it as
+		// several (SPEC §4); absent when Kind says it.
+		var readAs []string
+		for _, in := range ff.from {
+			for _, k := range s.kinds[in] {
+				if !slices.Contains(readAs, k) {
+					readAs = append(readAs, k)
+				}
+			}
+		}
+		if len(readAs) < 2 {
+			readAs = nil
+		}
+		fields, err := json.Marshal(struct {
+			Name   string   `json:"name"`
+			Kind   string   `json:"kind"`
+			Rows   int      `json:"rows"`
+			From   []string `json:"from"`
+			ReadAs []string `json:"read_as,omitempty"`
+		}{ff.name, ff.kind, ff.written, append([]string{}, ff.from...), readAs})
+		if err != nil {
+			return err
+		}
+		w.WriteString("\n    ")
+		w.Write(fields[:len(fields)-1]) // the object, open: the lists follow
+		type list struct {
+			name  string
+			value func(*fixRow) any
+		}
+		lists := []list{
+			{"failures", func(r *fixRow) any { return r.failure }},
+			{"source_ids", func(r *fixRow) any { return r.sourceID }},
+			{"lines", func(r *fixRow) any { return r.line }},
+		}
+		if ff.several {
+			// Each row's kind, where the file feeds several (SPEC §4: a
+			// line two of them failed is one row, of its first failure's
+			// kind); absent when every row is of the file's kind.
+			lists = append(lists, list{"kinds", func(r *fixRow) any { return r.kind }})
+		}
+		for _, list := range lists {
+			w.WriteString(`,"` + list.name + `":[`)
+			n := 0
+			err := ff.each(ctx, db, s.run.ID, func(r *fixRow) error {
+				if r.unreadable() {
+					return nil // in reasons.csv only
+				}
+				b, err := json.Marshal(list.value(r))
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					w.WriteByte(',')
+				}
+				n++
+				_, err = w.Write(b)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if n != ff.written {
+				// A run that failed more rows while this was written (a
+				// live run's): the lists would not line up with the file.
+				return fmt.Errorf("manifest of run %d: %s holds %d rows, but its failed records now give %d: write the fix folder again once the run has ended",
+					s.run.ID, ff.name, ff.written, n)
+			}
+			w.WriteString("]")
+		}
+		w.WriteString("}")
+	}
+	w.WriteString("\n  ]")
+	_, err = w.Write(after)
+	return err
+}
+
 // header sets a CSV fix file's header: the header of the file its rows
 // came from, re-read, when it holds every column of the rows; else the
 // columns of the rows in the order first seen (a repeated name's "#2"
-// taken off again).
-func (s *source) header(ff *fixFile) {
+// taken off again). It reads the rows once, keeping their columns' names.
+func (s *source) header(ctx context.Context, db *sql.DB, ff *fixFile) error {
 	var keys []string
 	seen := map[string]bool{}
-	for _, r := range ff.rows {
+	err := ff.each(ctx, db, s.run.ID, func(r *fixRow) error {
 		for _, c := range r.cells {
 			if _, beyond := beyondHeader(c.Name); !beyond && !seen[c.Name] {
 				seen[c.Name] = true
 				keys = append(keys, c.Name)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, in := range ff.from {
 		h, err := importer.FileHeader(in, s.encodings[in])
@@ -337,7 +654,7 @@ func (s *source) header(ff *fixFile) {
 		rk := profile.RawNames(h)
 		if covers(rk, keys) {
 			ff.keys, ff.header = rk, h
-			return
+			return nil
 		}
 	}
 	ff.keys, ff.header = keys, make([]string, len(keys))
@@ -351,6 +668,7 @@ func (s *source) header(ff *fixFile) {
 		}
 		base[ff.header[i]] = true
 	}
+	return nil
 }
 
 // beyondHeader tells a field past a CSV header's count, which the reader
@@ -403,34 +721,63 @@ func startCSV(w *bufio.Writer, header []string) (*csv.Writer, error) {
 	return cw, cw.Write(header)
 }
 
-// write writes the fix file's rows and numbers their lines.
-func (ff *fixFile) write(w *bufio.Writer) error {
+// write writes the fix file's rows, each at its line (lines), and a row
+// of reasons.csv for each (counted in n), as the rows come.
+func (ff *fixFile) write(ctx context.Context, db *sql.DB, runID int64, w *bufio.Writer, reasons *csv.Writer, n *int) error {
+	ff.written, ff.unreadable = 0, 0
+	var cw *csv.Writer
+	var err error
+	open, sep, end := "", "", ""
 	switch ff.format {
-	case reader.FormatJSON, reader.FormatJSONL:
-		return ff.writeJSON(w)
-	}
-	cw, err := startCSV(w, ff.header)
-	if err != nil {
-		return err
-	}
-	line := 2
-	for i := range ff.rows {
-		r := &ff.rows[i]
-		if r.unreadable() {
-			continue
-		}
-		cells := ff.line(r.cells)
-		r.line = line
-		for _, c := range cells {
-			line += strings.Count(c, "\n")
-		}
-		line++
-		if err := cw.Write(cells); err != nil {
+	case reader.FormatJSON:
+		open, sep, end = "[\n", ",\n", "\n]\n"
+	case reader.FormatJSONL:
+		sep, end = "\n", "\n"
+	default:
+		if cw, err = startCSV(w, ff.header); err != nil {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	if _, err := w.WriteString(open); err != nil {
+		return err
+	}
+	ff.several = false
+	err = ff.each(ctx, db, runID, func(r *fixRow) error {
+		if err := writeReasons(reasons, ff, r, n); err != nil {
+			return err
+		}
+		if r.unreadable() {
+			ff.unreadable++
+			return nil
+		}
+		ff.written++
+		ff.several = ff.several || r.kind != ff.kind
+		if cw != nil {
+			return cw.Write(ff.line(r.cells))
+		}
+		if !json.Valid([]byte(r.raw)) {
+			return fmt.Errorf("failure %d: its raw row is not JSON", r.failure)
+		}
+		if ff.written > 1 {
+			if _, err := w.WriteString(sep); err != nil {
+				return err
+			}
+		}
+		_, err := w.WriteString(r.raw)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if cw != nil {
+		cw.Flush()
+		return cw.Error()
+	}
+	if ff.written == 0 && ff.format == reader.FormatJSON {
+		end = "]\n" // [ and ] on lines of their own, nothing between
+	}
+	_, err = w.WriteString(end)
+	return err
 }
 
 // line lines a row's cells up under the header by name. A row that ends
@@ -460,70 +807,32 @@ func (ff *fixFile) line(cells []forensics.RawCell) []string {
 	return append(out, beyond...)
 }
 
-// writeJSON writes the raw objects: an array, one object a line (.json),
-// or JSON Lines (.jsonl).
-func (ff *fixFile) writeJSON(w *bufio.Writer) error {
-	lines := ff.format == reader.FormatJSONL
-	open, sep, end, line := "[\n", ",\n", "\n]\n", 2
-	if lines {
-		open, sep, end, line = "", "\n", "\n", 1
-	}
-	if _, err := w.WriteString(open); err != nil {
-		return err
-	}
-	n := 0
-	for i := range ff.rows {
-		r := &ff.rows[i]
-		if r.unreadable() {
-			continue
-		}
-		if !json.Valid([]byte(r.raw)) {
-			return fmt.Errorf("failure %d: its raw row is not JSON", r.failure)
-		}
-		if n > 0 {
-			if _, err := w.WriteString(sep); err != nil {
-				return err
-			}
-		}
-		r.line = line + n
-		if _, err := w.WriteString(r.raw); err != nil {
-			return err
-		}
-		n++
-	}
-	if n == 0 && !lines {
-		end = "]\n"
-	}
-	_, err := w.WriteString(end)
-	return err
-}
-
 // reasonColumns are reasons.csv's columns.
 var reasonColumns = []string{"file", "line", "id", "reason", "from", "text"}
 
-// writeReasons writes reasons.csv: a row per failed record, formula-safe.
-func writeReasons(w *bufio.Writer, files []*fixFile, n *int) error {
-	cw, err := startCSV(w, reasonColumns)
-	if err != nil {
-		return err
-	}
-	for _, ff := range files {
-		for _, r := range ff.rows {
-			line, reason := strconv.Itoa(r.line), r.reason
-			if r.unreadable() {
-				line = ""
-				reason += " — not in " + ff.name + ": it could not be read as a row; correct its text and add it there"
-			}
-			row := []string{ff.name, line, r.sourceID, reason, r.from, r.text}
-			for i := range row {
-				row[i] = forensics.SafeCell(row[i])
-			}
-			if err := cw.Write(row); err != nil {
-				return err
-			}
-			*n++
+// writeReasons writes the rows of reasons.csv of a row of ff, once placed
+// (lines), counting them in n: a row per failure of its line — a line that
+// several kinds of its file failed has a reason per kind, each saying
+// which — formula-safe.
+func writeReasons(cw *csv.Writer, ff *fixFile, r *fixRow, n *int) error {
+	reasons := append([]alsoFailed{{failure: r.failure, kind: r.kind, reason: r.reason}}, r.also...)
+	for _, a := range reasons {
+		line, reason := strconv.Itoa(r.line), a.reason
+		if len(reasons) > 1 {
+			reason = a.kind + ": " + reason
 		}
+		if r.unreadable() {
+			line = ""
+			reason += " — not in " + ff.name + ": it could not be read as a row; correct its text and add it there"
+		}
+		row := []string{ff.name, line, r.sourceID, reason, r.from, r.text}
+		for i := range row {
+			row[i] = forensics.SafeCell(row[i])
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+		*n++
 	}
-	cw.Flush()
-	return cw.Error()
+	return nil
 }

@@ -23,6 +23,7 @@ const (
 	FalseSuccess    = "false-success"
 	Unfinalized     = "unfinalized"
 	OrphanSlots     = "orphan-slots"
+	DryRunCopies    = "dry-run-copies"
 )
 
 // The incidents of the write-up that findings add up to.
@@ -115,6 +116,7 @@ func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOption
 	checks := []func() error{d.uniformSkips, d.staleSkips, d.readyToTakeOver, d.stranded, d.misphased, d.falseSuccess, d.unfinalized}
 	if !opts.asIs {
 		checks = append(checks, d.orphanSlots) // a production ledger has no target tables
+		checks = append(checks, d.dryRunCopies)
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -195,6 +197,9 @@ func describe(name string) (rule, unit, summary string) {
 	case OrphanSlots:
 		return "R1, R2", "records", "created or matched slots whose target row is missing: the slot refuses every later claim, " +
 			"so no run will write the row again"
+	case DryRunCopies:
+		return "§5 --dry-run", "schemas", "schemas that hold a copy of this ledger's data (every tenant's) that a dry run made on the server " +
+			"and never dropped (it was killed): a dry run writes nothing, and leaves nothing behind either"
 	}
 	return "", "", ""
 }
@@ -346,9 +351,15 @@ func (d *doctor) uniformSkips() error {
 		if err != nil {
 			return fmt.Errorf("doctor: uniform skips: %w", err)
 		}
-		if g.reason != importer.ReasonNotLinked {
-			f.repair(d.crmimport("ledger", "why", "--tenant", g.tenant, "--kind", g.kind.Plural(), "--run", strconv.FormatInt(g.run, 10)),
-				"check the export and its profile; a run over the corrected export takes the slots over (R3)")
+		why := d.crmimport("ledger", "why", "--tenant", g.tenant, "--kind", g.kind.Plural(), "--run", strconv.FormatInt(g.run, 10))
+		switch {
+		case importer.WaitsForNothing(g.reason):
+			// R6b: nothing a run of the export gives will link them;
+			// no run is offered to take them over.
+			f.repair(why, g.reason+": no run of this export takes them over; to import them, link them to a contact, "+
+				"company or deal in the CRM and export them again")
+		case g.reason != importer.ReasonNotLinked:
+			f.repair(why, "check the export and its profile; a run over the corrected export takes the slots over (R3)")
 		}
 	}
 	// Records waiting for their parents are taken over by one run of

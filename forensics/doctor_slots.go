@@ -286,21 +286,28 @@ func (d *doctor) orphanSlots() error {
 func (d *doctor) freeSlots(where string) (string, error) {
 	db := d.opts.DBPath
 	if store.DialectOf(d.db) == store.Postgres {
-		if !store.IsAddress(db) {
-			// The address is not known here: psql's own defaults (PGHOST
-			// and the other PG… variables) name the server.
-			return ShellCommand("psql", "-c", "DELETE FROM migration_records "+where), nil
-		}
-		p, err := store.PsqlOf(db)
-		if err != nil {
-			return "", err
-		}
-		return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", "DELETE FROM migration_records "+where), nil
+		return d.psql("DELETE FROM migration_records " + where)
 	}
 	if strings.HasPrefix(db, "-") {
 		db = "./" + db // not an option of sqlite3's
 	}
 	return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
+}
+
+// psql is the shell command that runs stmt with psql on the server of the
+// ledger doctor read, after the statement that sets its schema
+// (store.PsqlOf).
+func (d *doctor) psql(stmt string) (string, error) {
+	if !store.IsAddress(d.opts.DBPath) {
+		// The address is not known here: psql's own defaults (PGHOST
+		// and the other PG… variables) name the server.
+		return ShellCommand("psql", "-c", stmt), nil
+	}
+	p, err := store.PsqlOf(d.opts.DBPath)
+	if err != nil {
+		return "", err
+	}
+	return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", stmt), nil
 }
 
 // kindOrder orders rows by kind in plan order (companies first).

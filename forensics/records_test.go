@@ -63,8 +63,9 @@ func TestSkipsSayWhatTheyWaitFor(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
 		_, err := forensics.Load(ctx, db, dir, loadTime)
 		require.NoError(t, err)
-		skips, err := forensics.Skips(ctx, db, 1, "", 0)
+		page, err := forensics.PageSkips(ctx, db, 1, forensics.SkipQuery{})
 		require.NoError(t, err)
+		skips := page.Records
 		ready := map[string][]string{}
 		for _, s := range skips {
 			ready[s.SourceID] = s.Ready
@@ -80,12 +81,15 @@ func TestSkipsSayWhatTheyWaitFor(t *testing.T) {
 		require.Equal(t, map[string]string{"contact_id": "c-9"}, skips[1].Waits)
 		require.Empty(t, skips[2].Waits, "no JSON: waits for nothing known")
 
-		few, err := forensics.Skips(ctx, db, 1, ledger.Note, 2)
+		few, err := forensics.PageSkips(ctx, db, 1, forensics.SkipQuery{Kind: ledger.Note, Limit: 2})
 		require.NoError(t, err)
-		require.Len(t, few, 2)
-		none, err := forensics.Skips(ctx, db, 1, ledger.Contact, 0)
+		require.Len(t, few.Records, 2)
+		require.Equal(t, int64(9), few.Total)
+		require.Equal(t, []forensics.KindCount{{Kind: "note", Count: 2 + int64(len(nested))}}, few.Ready,
+			"counted in the database as each skip's own Ready says")
+		none, err := forensics.PageSkips(ctx, db, 1, forensics.SkipQuery{Kind: ledger.Contact})
 		require.NoError(t, err)
-		require.Empty(t, none)
+		require.Empty(t, none.Records)
 
 		d := doctor(t, db, "")
 		require.Equal(t, []string{forensics.ReadyToTakeOver}, d.Names())

@@ -25,21 +25,15 @@ var rejectColumns = []string{"run", "kind", "source_id", "file", "line", "reason
 // rawColumn holds a raw value that is not a JSON object (none of ours).
 const rawColumn = "(raw)"
 
-// rejectsSQL: R4, a run's failed records, in the order they failed.
-// Each with its task's input (R10: the file the plan named), where it has one.
-const rejectsSQL = `
-SELECT f.id, f.kind, coalesce(f.source_id, ''), coalesce(f.file, ''), coalesce(f.line, 0), f.reason, coalesce(f.raw, ''),
-    coalesce(t.file, ''), coalesce(t.format, '')
-FROM record_failures f LEFT JOIN migration_tasks t ON t.id = f.task_id
-WHERE f.migration_id = ? ORDER BY f.id`
-
 // Rejects writes the failed records of a run to w as CSV: run, kind,
 // source_id, file, line, reason, then the raw row's columns. A cell that
 // a spreadsheet would run as a formula (SafeCell: one starting with =, +,
 // -, @, a tab, a carriage return, | or %, or a full-width form of one,
 // blanks before it or not) is written with a leading ' so that it shows as
 // text (a negative amount -5 reads '-5). It returns how many records it
-// wrote; a run without failures gives the header alone.
+// wrote; a run without failures gives the header alone. It streams: a
+// first pass gathers the header, a second writes the rows as it reads
+// them, so that memory holds a row and the header, however many failed.
 func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, error) {
 	if _, err := phases.LoadRun(ctx, db, runID); err != nil {
 		return 0, err
@@ -47,11 +41,11 @@ func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, er
 	// First the header: every raw column of the run's failures.
 	var header []string
 	seen := map[string]bool{}
-	err := eachReject(ctx, db, runID, func(r reject) error {
-		for _, c := range r.raw {
-			if !seen[c.name] {
-				seen[c.name] = true
-				header = append(header, c.name)
+	err := EachFailure(ctx, db, runID, func(f Failure) error {
+		for _, c := range f.Raw {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				header = append(header, c.Name)
 			}
 		}
 		return nil
@@ -73,18 +67,18 @@ func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, er
 		at[h] = len(rejectColumns) + i
 	}
 	n := 0
-	err = eachReject(ctx, db, runID, func(r reject) error {
+	err = EachFailure(ctx, db, runID, func(f Failure) error {
 		row = row[:len(rejectColumns)+len(header)]
 		for i := range row {
 			row[i] = ""
 		}
-		row[0], row[1], row[2], row[3] = strconv.FormatInt(runID, 10), r.kind, SafeCell(r.sourceID), SafeCell(r.file)
-		row[4], row[5] = strconv.FormatInt(r.line, 10), SafeCell(r.reason)
-		if r.line == 0 {
+		row[0], row[1], row[2], row[3] = strconv.FormatInt(runID, 10), f.Kind, SafeCell(f.SourceID), SafeCell(f.File)
+		row[4], row[5] = strconv.FormatInt(f.Line, 10), SafeCell(f.Reason)
+		if f.Line == 0 {
 			row[4] = ""
 		}
-		for _, c := range r.raw {
-			row[at[c.name]] = SafeCell(c.value)
+		for _, c := range f.Raw {
+			row[at[c.Name]] = SafeCell(c.Value)
 		}
 		n++
 		return cw.Write(row)
@@ -96,61 +90,146 @@ func Rejects(ctx context.Context, db *sql.DB, runID int64, w io.Writer) (int, er
 	return n, cw.Error()
 }
 
-// reject is one row of record_failures, its raw row in file order.
-type reject struct {
-	id                           int64
-	kind, sourceID, file, reason string
-	line                         int64
-	raw                          []rawCell
-	rawJSON                      string
-	input, format                string // the task's input (a file, ZIP!/ENTRY) and its format, "" when not known
+// eachFailureSQL: R4, a run's failed records, in the order they failed.
+const eachFailureSQL = `SELECT ` + failureColumns + ` WHERE f.migration_id = ? ORDER BY f.id`
+
+// EachFailure hands every failed record of run runID to f, in the order
+// they failed, one at a time as the database gives them: memory holds
+// one, however many there are. An error of f stops it and is returned.
+func EachFailure(ctx context.Context, db *sql.DB, runID int64, f func(Failure) error) error {
+	return eachFailureOf(ctx, db, runID, eachFailureSQL, []any{runID}, f)
 }
 
-type rawCell struct{ name, value string }
-
-func eachReject(ctx context.Context, db *sql.DB, runID int64, f func(reject) error) error {
-	rows, err := db.QueryContext(ctx, rejectsSQL, runID)
-	if err != nil {
-		return fmt.Errorf("rejects of run %d: %w", runID, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r reject
-		if err := rows.Scan(&r.id, &r.kind, &r.sourceID, &r.file, &r.line, &r.reason, &r.rawJSON, &r.input, &r.format); err != nil {
-			return fmt.Errorf("rejects of run %d: %w", runID, err)
-		}
-		r.raw = rawCells(r.rawJSON)
-		if err := f(r); err != nil {
+func eachFailureOf(ctx context.Context, db *sql.DB, runID int64, query string, args []any, f func(Failure) error) error {
+	var stop error
+	err := queryEach(ctx, db, query, args, func(rows scanner) error {
+		r, err := scanFailure(rows)
+		if err != nil {
 			return err
 		}
+		if err := f(r); err != nil {
+			stop = err
+			return err
+		}
+		return nil
+	})
+	switch {
+	case stop != nil:
+		return stop
+	case err != nil:
+		return fmt.Errorf("failed records of run %d: %w", runID, err)
 	}
-	return rows.Err()
+	return nil
+}
+
+// FailureSource is a file whose rows a run failed, as a task read it: the
+// task (0 when not known) with its input (a file, ZIP!/ENTRY; "" when not
+// known) and format, the file the failures name (a workbook's sheet, an
+// entry), and their kind.
+type FailureSource struct {
+	Task                      int64
+	Input, Format, File, Kind string
+	Count                     int64 // how many failed
+}
+
+// failureSourcesSQL: R4, the files of a run's failed records, in the order
+// their first failed.
+const failureSourcesSQL = `
+SELECT coalesce(f.task_id, 0), coalesce(t.file, ''), coalesce(t.format, ''), coalesce(f.file, ''), f.kind, count(*)
+FROM record_failures f LEFT JOIN migration_tasks t ON t.id = f.task_id
+WHERE f.migration_id = ?
+GROUP BY coalesce(f.task_id, 0), coalesce(t.file, ''), coalesce(t.format, ''), coalesce(f.file, ''), f.kind
+ORDER BY min(f.id)`
+
+// FailureSources lists the files of the failed records of run runID, one
+// per task, file and kind, in the order their first failed: few, however
+// many failed, so that a writer of them (package fixfile) can read each
+// file's failures on their own (EachFailureOf).
+func FailureSources(ctx context.Context, db *sql.DB, runID int64) ([]FailureSource, error) {
+	out := []FailureSource{}
+	err := queryEach(ctx, db, failureSourcesSQL, []any{runID}, func(rows scanner) error {
+		var s FailureSource
+		if err := rows.Scan(&s.Task, &s.Input, &s.Format, &s.File, &s.Kind, &s.Count); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed records of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// failuresOfSourceSQL: R4, the failed records of one file of a run by one
+// task, in the order they failed — the order the task read them — by the
+// index of a run's failures per kind in id order (record_failures_run): no
+// sort, which would hold them all.
+const failuresOfSourceSQL = `SELECT ` + failureColumns + `
+WHERE f.migration_id = ?1 AND f.kind = ?2 AND coalesce(f.task_id, 0) = ?3 AND coalesce(f.file, '') = ?4
+ORDER BY f.id`
+
+// The failed records of one file of a run by several tasks (a file that
+// feeds several kinds, SPEC §4): those of each task (failureOfTask, one
+// each, OR'ed: each by record_failures_run), in the order the run read
+// them — line, then failure — so that the failures of one line by its
+// kinds follow each other. That order is a sort: it holds the rows, and
+// spills them to a file where the connection's temporary storage is one
+// (store.SpillTemp).
+const (
+	failuresOfTasksSQL = `SELECT ` + failureColumns + `
+WHERE f.migration_id = ? AND coalesce(f.file, '') = ? AND (`
+	failureOfTask      = `(f.kind = ? AND coalesce(f.task_id, 0) = ?)`
+	failuresOfTasksEnd = `) ORDER BY f.line, f.id`
+)
+
+// EachFailureOf hands the failed records of one file of run runID to f,
+// one at a time, in the order the run read them: srcs are the file's
+// FailureSources, one per task that failed rows of it (all of one input
+// and file). With several, a line failed by several of them comes once per
+// failure, one after the other.
+func EachFailureOf(ctx context.Context, db *sql.DB, runID int64, srcs []FailureSource, f func(Failure) error) error {
+	switch len(srcs) {
+	case 0:
+		return nil
+	case 1:
+		src := srcs[0]
+		return eachFailureOf(ctx, db, runID, failuresOfSourceSQL, []any{runID, src.Kind, src.Task, src.File}, f)
+	}
+	q, args := failuresOfTasksSQL, []any{runID, srcs[0].File}
+	for i, src := range srcs {
+		if i > 0 {
+			q += " OR "
+		}
+		q, args = q+failureOfTask, append(args, src.Kind, src.Task)
+	}
+	return eachFailureOf(ctx, db, runID, q+failuresOfTasksEnd, args, f)
 }
 
 // rawCells reads record_failures.raw, a JSON object in file order (the
 // importer's rawJSON; "(text)" holds a record that could not be parsed),
 // keeping the order. A string is its text, a nested value its JSON.
-func rawCells(raw string) []rawCell {
+func rawCells(raw string) []RawCell {
 	if raw == "" {
-		return nil
+		return []RawCell{}
 	}
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return []rawCell{{rawColumn, raw}}
+		return []RawCell{{rawColumn, raw}}
 	}
-	var out []rawCell
+	out := []RawCell{}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return []rawCell{{rawColumn, raw}}
+			return []RawCell{{rawColumn, raw}}
 		}
 		name, _ := t.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return []rawCell{{rawColumn, raw}}
+			return []RawCell{{rawColumn, raw}}
 		}
-		out = append(out, rawCell{name, rawValue(v)})
+		out = append(out, RawCell{name, rawValue(v)})
 	}
 	return out
 }

@@ -30,9 +30,9 @@ func TestSafeCell(t *testing.T) {
 // value that is no object kept whole.
 func TestRawCells(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, []rawCell{{"id", "c-1"}, {"name", ""}, {"amount", "12.50"}, {"tags", `["a","b"]`}, {"(text)", "c-1,\"broken"}},
+	require.Equal(t, []RawCell{{"id", "c-1"}, {"name", ""}, {"amount", "12.50"}, {"tags", `["a","b"]`}, {"(text)", "c-1,\"broken"}},
 		rawCells(`{"id":"c-1","name":null,"amount":12.50,"tags":["a", "b"],"(text)":"c-1,\"broken"}`))
-	require.Equal(t, []rawCell{{"z", "1"}, {"a", "2"}}, rawCells(`{"z":"1","a":"2"}`), "file order, not sorted")
-	require.Equal(t, []rawCell{{"(raw)", "not json"}}, rawCells("not json"))
-	require.Nil(t, rawCells(""))
+	require.Equal(t, []RawCell{{"z", "1"}, {"a", "2"}}, rawCells(`{"z":"1","a":"2"}`), "file order, not sorted")
+	require.Equal(t, []RawCell{{"(raw)", "not json"}}, rawCells("not json"))
+	require.Empty(t, rawCells(""))
 }

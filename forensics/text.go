@@ -32,7 +32,11 @@ func WriteDiagnosis(w io.Writer, d *Diagnosis) {
 		fmt.Fprintf(w, "\nincident %s (tenant %s): %s\n", inc.Name, inc.Tenant, inc.Summary)
 	}
 	for _, f := range d.Findings {
-		fmt.Fprintf(w, "\n%s · tenant %s · %s · %d %s\n", f.Name, f.Tenant, f.Rule, f.Count, unit(f.Unit, f.Count))
+		scope := "tenant " + f.Tenant
+		if f.Tenant == "" {
+			scope = "every tenant" // a finding of the whole database (dry-run-copies)
+		}
+		fmt.Fprintf(w, "\n%s · %s · %s · %d %s\n", f.Name, scope, f.Rule, f.Count, unit(f.Unit, f.Count))
 		fmt.Fprintf(w, "  %s\n", f.Summary)
 		for _, l := range f.Details {
 			fmt.Fprintf(w, "  - %s\n", l)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"crmimport/canon"
@@ -17,6 +18,62 @@ const (
 	ReasonEmptyBody = "empty body"
 	ReasonDeleted   = "deleted in source"
 )
+
+// reasonLinkedOnlyTo starts the reason of a skip whose every link names a
+// record that no run of its export gives (R6b): "linked only to a case,
+// which the salesforce profile does not import".
+const reasonLinkedOnlyTo = "linked only to "
+
+// WaitsForNothing reports whether a skip reason says that no run of the
+// export takes the record over (R6b): the summary, the Skipped page and
+// doctor promise it no run.
+func WaitsForNothing(reason string) bool { return strings.HasPrefix(reason, reasonLinkedOnlyTo) }
+
+// linkedOnlyTo is the reason of a note, activity or email none of whose
+// links resolved (R6b), when every link value names a record that no run
+// with this profile gives — an object it does not import (a Salesforce
+// case), a kind it does not read, or ids it ignores (a user) — or "" when
+// one of them may yet arrive, or it names nothing at all (R6: not linked
+// to any record).
+func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
+	var names []string
+	add := func(name string) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, l := range canon.Parents(r.Kind) {
+		if strings.TrimSpace(r.Get(l.Field)) == "" {
+			continue
+		}
+		if p.Reads(l.Kind) {
+			return ""
+		}
+		add(profile.Article(string(l.Kind)))
+	}
+	for _, l := range r.Links() {
+		k, isKind := canon.KindOfLinkField(l.Field)
+		switch {
+		case l.Never != "":
+			add(l.Never)
+		case isKind && !p.Reads(k):
+			add(profile.Article(string(k)))
+		default:
+			return ""
+		}
+	}
+	for _, name := range r.Ignored() {
+		add(name)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	list := names[0]
+	if len(names) > 1 {
+		list = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return fmt.Sprintf("%s%s, which the %s profile does not import", reasonLinkedOnlyTo, list, p.Name)
+}
 
 // firstSeen is where a source id first appeared in this run.
 type firstSeen struct {
@@ -90,6 +147,13 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	d.rec, d.values = r, values
 	if done {
 		d.outcome, d.reason = out, reason
+		if out == skipped && reason == ReasonNotLinked {
+			// A record linked only to what the profile ignores (a
+			// Salesforce user) waits for nothing either (R6b).
+			if why := linkedOnlyTo(p, &r); why != "" {
+				d.reason = why
+			}
+		}
 		return d, nil
 	}
 	// 7. Links, only through final slots (R6).
@@ -123,6 +187,9 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	}
 	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
 		d.outcome, d.reason = skipped, ReasonNotLinked
+		if why := linkedOnlyTo(p, &r); why != "" {
+			d.reason = why // R6b: a skip says what it waits for
+		}
 		if len(unresolved) > 0 {
 			b, _ := json.Marshal(unresolved)
 			d.detail = string(b)

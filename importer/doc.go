@@ -21,5 +21,8 @@
 //     owns (run.go, write.go: target rows only through ledger.Record, R1;
 //     failures to record_failures, R4; R12); a task whose input an earlier
 //     task read whole is counted unchanged without reading it (sameinput.go,
-//     R2).
+//     R2). A run's plan has a digest over its options and every task with
+//     its fingerprint (plandigest.go): a dry run shows it, and a run given
+//     it is that plan or none (SPEC §11: a preview and its commit are the
+//     same plan; R10).
 package importer

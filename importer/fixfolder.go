@@ -68,6 +68,31 @@ type FixFile struct {
 	Failures []int64  `json:"failures"`
 	IDs      []string `json:"source_ids"`
 	Lines    []int    `json:"lines"`
+	// Kinds are the kind of each row's failure, where the file feeds
+	// several kinds (SPEC §4: a line two of them failed is one row, named
+	// by its first failure); absent when every row is of Kind.
+	Kinds []string `json:"kinds,omitempty"`
+	// ReadAs are the kinds the run read the file's input as, where it
+	// read it as several (SPEC §4: a lead export gives contacts and
+	// notes); absent when it read it as Kind alone.
+	ReadAs []string `json:"read_as,omitempty"`
+}
+
+// ReadAsKinds are the kinds the run read the file's input as.
+func (f FixFile) ReadAsKinds() []string {
+	if len(f.ReadAs) > 0 {
+		return f.ReadAs
+	}
+	return []string{f.Kind}
+}
+
+// RowKind is the kind of the failure that row i of the file was written
+// from.
+func (f FixFile) RowKind(i int) string {
+	if i < len(f.Kinds) {
+		return f.Kinds[i]
+	}
+	return f.Kind
 }
 
 // ReadFixManifest reads the manifest of a fix folder; nil, nil when dir
@@ -309,8 +334,12 @@ func (fx *fixFolder) kindWarnings(files []inputFile) []string {
 	kinds := map[string]bool{}
 	var named []string
 	for _, mf := range fx.manifest.Files {
-		kinds[mf.Kind] = true
-		named = append(named, fmt.Sprintf("%s (%s)", mf.Name, ledger.Kind(mf.Kind).Plural()))
+		var plurals []string
+		for _, k := range mf.ReadAsKinds() {
+			kinds[k] = true
+			plurals = append(plurals, ledger.Kind(k).Plural())
+		}
+		named = append(named, fmt.Sprintf("%s (%s)", mf.Name, strings.Join(plurals, ", ")))
 	}
 	for _, f := range files {
 		if !strings.HasPrefix(f.Path, fx.dir+string(filepath.Separator)) {
@@ -318,7 +347,7 @@ func (fx *fixFolder) kindWarnings(files []inputFile) []string {
 		}
 		i := slices.IndexFunc(fx.manifest.Files, func(mf FixFile) bool { return strings.EqualFold(mf.Name, input.BaseName(f.Path)) })
 		switch {
-		case i >= 0 && fx.manifest.Files[i].Kind != string(f.Kind):
+		case i >= 0 && !slices.Contains(fx.manifest.Files[i].ReadAsKinds(), string(f.Kind)):
 			out = append(out, fmt.Sprintf("%s holds run %d's failed %s, and this run reads it as %s: its rows import as %s",
 				f.Path, fx.manifest.Run, ledger.Kind(fx.manifest.Files[i].Kind).Plural(), f.Kind.Plural(), f.Kind.Plural()))
 		case i < 0 && !kinds[string(f.Kind)]:

@@ -203,11 +203,15 @@ func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspectio
 	files := append([]inputFile(nil), d.files...)
 	sort.SliceStable(files, func(i, j int) bool { return phases.Phase(files[i].Kind) < phases.Phase(files[j].Kind) })
 	seen := map[ledger.Kind]map[string]firstSeen{}
+	kinds := map[string][]ledger.Kind{} // per file, the kinds planned over it (SPEC §4)
+	for _, f := range files {
+		kinds[f.Path] = append(kinds[f.Path], f.Kind)
+	}
 	for _, f := range files {
 		if seen[f.Kind] == nil {
 			seen[f.Kind] = map[string]firstSeen{}
 		}
-		fi := inspectFile(ctx, prof, f, d.side, rows, lim, seen[f.Kind])
+		fi := inspectFile(ctx, prof, f, kinds[f.Path], d.side, rows, lim, seen[f.Kind])
 		if ctx.Err() != nil {
 			return Inspection{}, ctx.Err()
 		}
@@ -222,7 +226,7 @@ func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspectio
 // inspectFile opens a planned file as its task would, and maps its first
 // rows: the ids of the kind's rows mapped so far are in seen (SPEC §4
 // step 2, among the rows inspected).
-func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, side []profile.SideFile, rows int, lim input.Limits,
+func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, planned []ledger.Kind, side []profile.SideFile, rows int, lim input.Limits,
 	seen map[string]firstSeen) (fi FileInspection) {
 	fi = FileInspection{File: f.Path, Name: input.Name(f.Path), Kind: f.Kind, Phase: phases.Phase(f.Kind), Format: f.Format,
 		Size: f.Info.Size, Fingerprint: f.Info.Fingerprint, Encoding: f.Encoding, EncodingWhy: f.EncodingWhy,
@@ -236,6 +240,7 @@ func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, side [
 		return fi
 	}
 	defer ti.close()
+	ti.mapper.Planned(planned)
 	if d := ti.rr.Delimiter(); d != 0 {
 		fi.Delimiter = string(d)
 	}
@@ -265,14 +270,14 @@ func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, side [
 		if !r.Excluded {
 			ti.mapper.Complete(&r)
 		}
-		fi.Rows = append(fi.Rows, inspectRow(r, seen))
+		fi.Rows = append(fi.Rows, inspectRow(prof, r, seen))
 	}
 	return fi
 }
 
 // inspectRow tells what a mapped record holds, and what a run would make
 // of it as far as its own values decide (decide's unreadable and judge).
-func inspectRow(r profile.Record, seen map[string]firstSeen) RowInspection {
+func inspectRow(prof *profile.Profile, r profile.Record, seen map[string]firstSeen) RowInspection {
 	ri := RowInspection{Line: r.Line, ID: r.ID, Fields: map[string]string{}, Extra: r.Extra, Outcome: RowValid}
 	for _, f := range canon.Fields(r.Kind) {
 		if v := r.Get(f); strings.TrimSpace(v) != "" {
@@ -284,6 +289,9 @@ func inspectRow(r profile.Record, seen map[string]firstSeen) RowInspection {
 	}
 	if r.Excluded {
 		ri.Outcome, ri.Reason = RowExcluded, "not a record of the kind (the profile reads only some of the file's rows)"
+		if r.Untaken {
+			ri.Reason = "a record of no kind: the profile reads none of the file's kinds from this row"
+		}
 		return ri
 	}
 	if why := unreadable(r); why != "" {
@@ -299,6 +307,11 @@ func inspectRow(r profile.Record, seen map[string]firstSeen) RowInspection {
 		ri.Outcome, ri.Reason = RowFailed, reason
 		if out == skipped {
 			ri.Outcome = RowSkipped
+		}
+		if reason == ReasonNotLinked {
+			if why := linkedOnlyTo(prof, &r); why != "" {
+				ri.Reason = why // as decide says it (R6b)
+			}
 		}
 	}
 	return ri

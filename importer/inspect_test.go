@@ -391,7 +391,7 @@ func TestInspectProfileDescribesItsColumns(t *testing.T) {
 	task := fileOf(t, sf, "Task.csv")
 	who := columns(task)["WhoId"]
 	require.Equal(t, "", who.Field, "by prefix: the field depends on the value")
-	require.Equal(t, []profile.Prefix{{Prefix: "003", Kind: ledger.Contact}}, who.Link.Prefixes)
+	require.Equal(t, []profile.Prefix{{Prefix: "003", Kind: ledger.Contact}, {Prefix: "00Q", NotImported: "lead"}}, who.Link.Prefixes)
 	require.Equal(t, "WhoId", task.Rows[1].Links[0].Column)
 	require.Empty(t, task.Rows[1].Links[0].ID, "a lead (00Q) links to nothing")
 

@@ -67,7 +67,7 @@ func decideBoth(t *testing.T, imp *Importer, run phases.Run, k ledger.Kind, pref
 			task = u
 		}
 	}
-	w, err := imp.openFile(prof, task)
+	w, err := imp.openFile(prof, task, tasks)
 	require.NoError(t, err)
 	defer w.close()
 	var recs []profile.Record

@@ -43,7 +43,7 @@ func openTaskInput(prof *profile.Profile, file string, k ledger.Kind, format rea
 			return nil, err
 		}
 	}
-	opt.Sheet = prof.Sheet(file)
+	opt.Sheet = prof.Sheet(k, file)
 	rr, in, err := input.OpenRows(file, opt, lim)
 	if err != nil {
 		return nil, err

@@ -98,7 +98,7 @@ type LeftOut struct {
 // how it reads files that are not plain UTF-8.
 func discover(ctx context.Context, paths []string, p *profile.Profile, only []ledger.Kind, encoding string, lim input.Limits) (discovery, error) {
 	ls, err := input.List(paths, input.Want{Folders: p.BodyFolders(), NotRead: func(path string) string {
-		if _, _, ok := p.FileKind(path); !ok {
+		if _, _, ok := p.FileKinds(path); !ok {
 			return fmt.Sprintf("is not a file of the %s profile: expected one of %s", p.Name, p.ExpectedFiles())
 		}
 		return ""
@@ -127,7 +127,7 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 	}
 	side = addNameFiles(fixes, side)
 	joinNotices = append(append(joinNotices, fixNoted...), fixNotices(fixes)...)
-	notices := append(ls.Notices, joinNotices...)
+	notices := append(append(ls.Notices, found.notices...), joinNotices...)
 	for _, f := range ls.IgnoredFolders {
 		left = append(left, LeftOut{Name: f, Reason: input.FolderNotRead})
 	}
@@ -153,13 +153,16 @@ func discover(ctx context.Context, paths []string, p *profile.Profile, only []le
 
 // classified are an export's files as a profile classifies them.
 type classified struct {
-	files  []inputFile                  // the files of the kinds asked for: each a task
-	byKind map[ledger.Kind][]input.File // every file of each kind, asked for or not
-	others []input.File                 // the files of no kind
+	files   []inputFile                  // the files of the kinds asked for: a task per file and kind
+	byKind  map[ledger.Kind][]input.File // every file of each kind, asked for or not
+	others  []input.File                 // the files of no kind
+	notices []string                     // what planning tells of the files that feed several kinds
 }
 
-// classify tells each file's kind by its name, and plans the files of the
-// kinds in only (of every kind, without only).
+// classify tells each file's kinds by its name, and plans the files of the
+// kinds in only (of every kind, without only): a task per kind the
+// profile gives a file (SPEC §4), and a notice for each file that feeds
+// several.
 func classify(p *profile.Profile, files []input.File, only []ledger.Kind) classified {
 	want := map[ledger.Kind]bool{}
 	for _, k := range only {
@@ -167,18 +170,34 @@ func classify(p *profile.Profile, files []input.File, only []ledger.Kind) classi
 	}
 	c := classified{byKind: map[ledger.Kind][]input.File{}}
 	for _, f := range files {
-		k, format, ok := p.FileKind(f.Name)
+		kinds, format, ok := p.FileKinds(f.Name)
 		if !ok {
 			c.others = append(c.others, f)
 			continue
 		}
-		c.byKind[k] = append(c.byKind[k], f)
-		if len(want) > 0 && !want[k] {
-			continue
+		var planned []string
+		for _, k := range kinds {
+			c.byKind[k] = append(c.byKind[k], f)
+			if len(want) > 0 && !want[k] {
+				continue
+			}
+			c.files = append(c.files, inputFile{Path: f.Ref, Kind: k, Format: format})
+			planned = append(planned, k.Plural())
 		}
-		c.files = append(c.files, inputFile{Path: f.Ref, Kind: k, Format: format})
+		if len(planned) > 1 {
+			c.notices = append(c.notices, fmt.Sprintf("%s feeds %s: the %s profile gives it each of them, and each kind is its own task over the file",
+				input.Name(f.Ref), andList(planned), p.Name))
+		}
 	}
 	return c
+}
+
+// andList joins words with commas and a final "and".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // planned are the planned files' refs, by kind.
@@ -235,12 +254,21 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 	sort.SliceStable(files, func(i, j int) bool { return input.Name(files[i].Path) < input.Name(files[j].Path) })
 	for i := range files {
 		f := &files[i]
+		if i > 0 && files[i-1].Path == f.Path {
+			// Another kind of the same file (SPEC §4): read once, and
+			// told once.
+			f.Info, f.Encoding, f.EncodingWhy = files[i-1].Info, files[i-1].Encoding, files[i-1].EncodingWhy
+			continue
+		}
 		info, err := input.InspectRef(ctx, f.Path, lim)
 		if err != nil {
 			return planNotes{}, inputError(f.Path, err)
 		}
 		f.Info = info
 		if f.Format == reader.FormatXLSX {
+			if err := input.CheckWorkbook(f.Path, lim); err != nil {
+				return planNotes{}, inputError(f.Path, err)
+			}
 			// A workbook's XML says its own encoding; --encoding is a
 			// text file's.
 			f.Encoding, f.EncodingWhy = "", "a workbook: its XML names its encoding"
@@ -265,6 +293,11 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 			return planNotes{}, inputError(a.File, err)
 		}
 		a.Fingerprint = info.Fingerprint
+		if reader.Format(a.Format) == reader.FormatXLSX {
+			if err := input.CheckWorkbook(a.File, lim); err != nil {
+				return planNotes{}, inputError(a.File, err)
+			}
+		}
 		c := reader.ChooseEncoding(input.Name(a.File), info.Head, info.Text, encoding)
 		a.Encoding = c.Encoding
 		if !slices.ContainsFunc(files, func(f inputFile) bool { return f.Path == a.File }) {

@@ -158,7 +158,7 @@ func (imp *Importer) openRevisit(ctx context.Context, run phases.Run, t phases.T
 	if err != nil || !found {
 		return nil, err
 	}
-	w, err := imp.openFile(prof, t)
+	w, err := imp.openFile(prof, t, tasks)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,9 @@ type Options struct {
 	// the evidence of its bytes): kept with the run, so that its summary
 	// and report repeat them whenever they are shown.
 	Warnings []string `json:"warnings,omitempty"`
+	// Plan is the digest of the run's plan (plandigest.go): over the rest
+	// of the options and the tasks, as a dry run showed it.
+	Plan string `json:"plan,omitempty"`
 }
 
 // PlanWarnings are the warnings planning kept with a run (Options.Warnings).
@@ -105,6 +108,11 @@ type RunSpec struct {
 	Strict    bool
 	Encoding  string // "" means: each file's own, on the evidence of its bytes (reader.ChooseEncoding)
 	Reread    bool   // read every file, even one the ledger has already taken whole (sameinput.go)
+	// Plan, if set, is the digest of the plan a dry run showed: the run is
+	// planned only if its plan has it (*PlanChangedError), and Shown, the
+	// dry run's files when known, lets the refusal name what changed.
+	Plan  string
+	Shown []PlanFile
 }
 
 // Importer plans runs over exports and does their work.
@@ -160,12 +168,21 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	for _, k := range spec.Only {
 		opts.Only = append(opts.Only, string(k))
 	}
-	plan := phases.PlanSpec{Tenant: spec.Tenant, Source: spec.Source, Options: opts, Notices: notes.notices, Warnings: notes.warnings}
+	plan := phases.PlanSpec{Tenant: spec.Tenant, Source: spec.Source, Notices: notes.notices, Warnings: notes.warnings}
 	for _, f := range files {
 		plan.Tasks = append(plan.Tasks, phases.TaskSpec{Kind: f.Kind, Phase: phases.Phase(f.Kind), File: f.Path,
 			Format: string(f.Format), Encoding: f.Encoding, Fingerprint: f.Info.Fingerprint,
 			InputKey: inputKey(prof, f, opts), Size: input.Size(f.Path)})
 	}
+	// A dry run and the run that confirms it are the same plan: the
+	// fingerprints above are what this run reads (R10).
+	if opts.Plan, err = planDigest(spec.Tenant, spec.Source, opts, plan.Tasks); err != nil {
+		return phases.Run{}, err
+	}
+	if spec.Plan != "" && spec.Plan != opts.Plan {
+		return phases.Run{}, &PlanChangedError{Want: spec.Plan, Was: spec.Shown, Now: planFiles(plan.Tasks, opts)}
+	}
+	plan.Options = opts
 	return imp.Engine.Plan(ctx, plan)
 }
 
@@ -313,7 +330,7 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if work, err := imp.openRevisit(ctx, run, t, tasks, opts, prof); work != nil || err != nil {
 		return work, err
 	}
-	w, err := imp.openFile(prof, t)
+	w, err := imp.openFile(prof, t, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +439,7 @@ func (imp *Importer) rereadSeen(stop context.Context, t phases.Task, tasks []pha
 		if u.Kind != t.Kind || u.ID >= t.ID || x.loaded[u.ID] || u.Checkpoint.Rows == 0 {
 			continue
 		}
-		w, err := imp.openFile(prof, u)
+		w, err := imp.openFile(prof, u, tasks)
 		if err != nil {
 			return fmt.Errorf("re-read the ids of %s: %w", input.Name(u.File), err)
 		}
@@ -457,12 +474,21 @@ func (imp *Importer) rereadSeen(stop context.Context, t phases.Task, tasks []pha
 }
 
 // openFile opens a task's input (a file, a gzip, a zip's entry) and reads
-// its header (openTaskInput).
-func (imp *Importer) openFile(prof *profile.Profile, t phases.Task) (*openedTask, error) {
+// its header (openTaskInput). Its mapper knows which kinds the run's
+// tasks (of the run, tasks) read the same file for (SPEC §4: which of
+// them counts the rows no kind takes, which fails a flag it cannot read).
+func (imp *Importer) openFile(prof *profile.Profile, t phases.Task, tasks []phases.Task) (*openedTask, error) {
 	ti, err := openTaskInput(prof, t.File, t.Kind, reader.Format(t.Format), t.Encoding, imp.limits)
 	if err != nil {
 		return nil, err
 	}
+	var kinds []ledger.Kind
+	for _, u := range tasks {
+		if u.File == t.File {
+			kinds = append(kinds, u.Kind)
+		}
+	}
+	ti.mapper.Planned(kinds)
 	if err := ti.ready(); err != nil {
 		ti.close()
 		return nil, err
@@ -561,7 +587,12 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 		default:
 			w.rows++
 			w.line = int64(r.Line)
-			if !r.Excluded { // read, but not a record of the kind: no outcome
+			if r.Excluded { // read, but not a record of the kind: no outcome, counted (SPEC §4)
+				counts.Excluded++
+				if r.Untaken {
+					counts.Untaken++
+				}
+			} else {
 				chunk = append(chunk, r)
 				rows = append(rows, w.rows-1)
 			}

@@ -92,7 +92,7 @@ func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases
 		}
 		return phases.Batch{
 			Checkpoint: same.Checkpoint, // done: the engine stores it as read to its end (100%)
-			Counts:     phases.Counts{Unchanged: same.Records},
+			Counts:     phases.Counts{Unchanged: same.Records, Excluded: same.Excluded, Untaken: same.Untaken},
 			Done:       true,
 			Committed: func() {
 				if imp.Progress != nil {

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/failpoint"
+	"crmimport/importer/input"
 	"crmimport/importer/reader/readertest"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -128,4 +130,68 @@ func TestWorkbookResumesAtItsCheckpoint(t *testing.T) {
 	require.Equal(t, []string{"Ann", "Bob", "Fay", "Ann", "Gus", "Hal"}, column(t, db, `SELECT first_name FROM contacts ORDER BY id`))
 	require.Equal(t, []string{"contacts.xlsx!Contacts|5", "contacts.xlsx!Contacts|6", "contacts.xlsx!Contacts|7"},
 		column(t, db, `SELECT file || '|' || line FROM record_failures ORDER BY line`))
+}
+
+// TestWorkbookHeaderCellAtXFD: one stray header cell at column XFD, the
+// last of a sheet, does not give each row 16,384 columns (issue 23 item
+// 19: 55 times slower, 650 MiB): a row holds the header's named columns
+// and the cells it holds. What it holds is imported as without the stray
+// cell — the column's value kept in extra — and a failure's raw row holds
+// those columns, not 16,384.
+func TestWorkbookHeaderCellAtXFD(t *testing.T) {
+	t.Parallel()
+	str := func(ref, s string) string { return `<c r="` + ref + `" t="inlineStr"><is><t>` + s + `</t></is></c>` }
+	dir := t.TempDir()
+	wb := readertest.Workbook{Sheets: []readertest.Sheet{{Name: "Contacts", Rows: `<row r="1">` + str("A1", "id") + str("B1", "first_name") +
+		str("C1", "email") + str("XFD1", "checked") + `</row>` +
+		`<row r="2">` + str("A2", "c1") + str("B2", "Ann") + str("C2", "ann@example.com") + `</row>` +
+		`<row r="3">` + str("A3", "c2") + str("B3", "Bob") + str("C3", "bob at example.com") + `</row>` +
+		`<row r="4">` + str("A4", "c3") + str("B4", "Cy") + str("XFD4", "yes") + `</row>`}}}
+	require.NoError(t, wb.WriteFile(filepath.Join(dir, "contacts.xlsx")))
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		run := importDir(t, New(phases.New(db, nil)), dir, 0)
+		require.Equal(t, phases.RunPartial, run.Status)
+		require.Equal(t, phases.Counts{Imported: 2, Failed: 1}, run.Stats[ledger.Contact])
+		require.Equal(t, []string{`c2|contacts.xlsx!Contacts|3|{"id":"c2","first_name":"Bob","email":"bob at example.com","checked":""}`},
+			column(t, db, `SELECT source_id || '|' || file || '|' || line || '|' || raw FROM record_failures`))
+		require.Equal(t, []string{"c1|Ann|", `c3|Cy|{"checked":"yes"}`}, column(t, db,
+			`SELECT k.source_id || '|' || c.first_name || '|' || coalesce(c.extra, '') FROM migration_records k JOIN contacts c ON c.id = k.record_id ORDER BY k.source_id`))
+	})
+}
+
+// TestAWorkbookBombIsRefusedBeforeTheRun: a workbook whose part inflates
+// past the zip limits is refused while the run is planned, as an export's
+// zip bomb is — a task's file, or a file a task reads beside its own (a
+// joined OpportunityContactRole.xlsx) — with an *input.Error naming the
+// part, and no run row (issue 23 item 20: the reader refused it only once
+// its task opened it, in a run that failed).
+func TestAWorkbookBombIsRefusedBeforeTheRun(t *testing.T) {
+	t.Parallel()
+	bomb := readertest.BadWorkbooks()["canonical/49-workbook-bomb/contacts.xlsx"]
+	for name, c := range map[string]struct {
+		source, file string
+		copies       []string // files of fixtures/salesforce beside it
+	}{
+		"TaskFile":       {"canonical", "contacts.xlsx", nil},
+		"JoinedSideFile": {"salesforce", "OpportunityContactRole.xlsx", []string{"Account.csv", "Contact.csv", "Opportunity.csv"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			require.NoError(t, bomb.WriteFile(filepath.Join(dir, c.file)))
+			for _, f := range c.copies {
+				b, err := os.ReadFile(filepath.Join("..", "fixtures", "salesforce", f))
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o600))
+			}
+			storetest.Run(t, func(t *testing.T, db *sql.DB) {
+				_, err := New(phases.New(db, nil)).Plan(context.Background(), RunSpec{Tenant: "acme", Source: c.source, Input: dir})
+				var ie *input.Error
+				require.ErrorAs(t, err, &ie)
+				require.Equal(t, filepath.Join(dir, c.file), ie.Path)
+				require.Equal(t, "part xl/worksheets/sheet1.xml: uncompresses to 4.0 MiB from 4.6 KiB (889:1, over the limit of 200:1): refused as a possible zip bomb", ie.Reason)
+				require.Equal(t, []string{"0"}, column(t, db, `SELECT count(*) FROM migrations`), "no run row")
+			})
+		})
+	}
 }

@@ -18,10 +18,11 @@ import (
 // A batch's decisions are written in its transaction: the created rows by
 // target.Writer, only from inside ledger.Record after their slots' claims
 // have won (R1), with the ids the slots name; the failures to
-// record_failures (R4).
+// record_failures (R4), each with its reason's class (store.ReasonClass:
+// what the Failed records page filters and counts by in SQL).
 
-const insertFailuresHead = `INSERT INTO record_failures (migration_id, task_id, kind, source_id, file, line, reason, raw) VALUES `
-const failureTuple = `(?, ?, ?, ?, ?, ?, ?, ?)`
+const insertFailuresHead = `INSERT INTO record_failures (migration_id, task_id, kind, source_id, file, line, reason, reason_class, raw) VALUES `
+const failureTuple = `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // writer writes one batch's decisions inside its transaction.
 type writer struct {
@@ -140,14 +141,14 @@ func (w *writer) insertFailures(failures []*decision) error {
 		if err != nil {
 			return fmt.Errorf("prepare record failures: %w", err)
 		}
-		args := make([]any, 0, 8*len(chunk))
+		args := make([]any, 0, 9*len(chunk))
 		for _, d := range chunk {
 			r := d.rec
 			var id any
 			if r.ID != "" {
 				id = r.ID
 			}
-			args = append(args, w.run.ID, w.task.ID, string(r.Kind), id, r.File, r.Line, d.reason, r.RawJSON())
+			args = append(args, w.run.ID, w.task.ID, string(r.Kind), id, r.File, r.Line, d.reason, store.ReasonClass(d.reason), r.RawJSON())
 		}
 		if _, err := st.ExecContext(w.ctx, args...); err != nil {
 			return fmt.Errorf("record failures of %s: %w", w.task.Kind.Plural(), err)

@@ -75,6 +75,19 @@ func New(db *sql.DB, fp *failpoint.Set) *Engine {
 	return &Engine{DB: db, Now: time.Now, Self: self, Failpoints: fp}
 }
 
+// StandFor makes e judge runs as the engine of the database file whose
+// identity is file (store.FileIDOf) would: a dry run works on a throwaway
+// copy of the database, in which a run's owner, working on the database
+// itself, is at work all the same (R13: a live run stays live, and its
+// refusal says `stop N`, not `resume N`). The copy's own run names that
+// file too, and lives in the copy only. "" (no file to stand for) leaves e
+// as it is.
+func (e *Engine) StandFor(file string) {
+	if file != "" {
+		e.Self.File = file
+	}
+}
+
 func (e *Engine) now() string { return ledger.FormatTime(e.Now()) }
 
 // Alive reports whether a running run's owner is still at work (R13).
@@ -307,7 +320,7 @@ func (e *Engine) Execute(ctx context.Context, runID int64, open OpenFunc) (Run, 
 			return run, fmt.Errorf("run %d is owned by %s, not by this process", run.ID, run.Owner)
 		}
 		if ctx.Err() != nil || run.CancelRequested {
-			return e.stopRun(db, run, ctx.Err() != nil && !errors.Is(context.Cause(ctx), errStopRequested))
+			return e.stopRun(db, run)
 		}
 		var taskID int64
 		err = e.DB.QueryRowContext(db, nextPendingSQL, run.ID, run.CurrentPhase).Scan(&taskID)
@@ -406,17 +419,26 @@ func (e *Engine) closePhase(ctx context.Context, run Run) (done bool, err error)
 	return e.finalize(ctx, run.ID)
 }
 
-// stopRun ends a run whose stop was requested (R14).
-func (e *Engine) stopRun(ctx context.Context, run Run, bySignal bool) (Run, error) {
+// stopRun ends a run whose stop was requested (R14): through its row, told
+// as whoever asked wrote it there (Stop), or in this process — Ctrl-C,
+// SIGTERM, or the desktop that runs it closing — which asks through the
+// row itself now. A request written by other means (an older crmimport, a
+// database shell) is told as a request through the row, from no one named.
+func (e *Engine) stopRun(ctx context.Context, run Run) (Run, error) {
 	err := e.inTx(ctx, func(tx *sql.Tx) error {
-		if !run.CancelRequested {
-			if err := requestStop(ctx, tx, run.ID); err != nil {
+		now, err := LoadRun(ctx, tx, run.ID)
+		if err != nil {
+			return err
+		}
+		how := now.Message
+		switch {
+		case !now.CancelRequested:
+			how = fmt.Sprintf("stop requested in the process that ran it, %s (Ctrl-C, SIGTERM, or the desktop that ran it closing)", e.Self)
+			if err := requestStop(ctx, tx, run.ID, how); err != nil {
 				return err
 			}
-		}
-		how := "stop requested through the run's row (`crmimport stop` from another host)"
-		if bySignal {
-			how = "stop requested by a signal (`crmimport stop`, Ctrl-C or SIGTERM)"
+		case how == "":
+			how = "stop requested through the run's row"
 		}
 		n, err := cancelQueued(ctx, tx, run.ID, "cancelled: "+how, e.now())
 		if err != nil {

@@ -474,7 +474,7 @@ func TestStopFromAnotherProcess(t *testing.T) {
 		open := func(ctx context.Context, r Run, t Task) (*Work, error) {
 			if t.Kind == ledger.Deal {
 				once.Do(func() {
-					_, requested, err := stopper.Stop(ctx, run.ID)
+					_, requested, err := stopper.Stop(ctx, run.ID, "a test")
 					if err == nil && !requested {
 						err = errors.New("not requested")
 					}
@@ -503,14 +503,14 @@ func TestStopInterruptedRunCancelsIt(t *testing.T) {
 		ctx := context.Background()
 		id := seedRun(t, db, RunRunning, 2, deadOwner(t),
 			taskState{ledger.Company, TaskSucceeded, 30}, taskState{ledger.Contact, TaskRunning, 10}, taskState{ledger.Deal, TaskPending, 0})
-		run, requested, err := newEngine(db).Stop(ctx, id)
+		run, requested, err := newEngine(db).Stop(ctx, id, "a test")
 		require.NoError(t, err)
 		require.False(t, requested)
 		require.Equal(t, RunCancelled, run.Status)
 		ts := tasksOf(t, db, id)
 		require.Equal(t, TaskCancelled, ts[ledger.Contact].Status)
 		require.Equal(t, Checkpoint{Rows: 10, Line: 11}, ts[ledger.Contact].Checkpoint)
-		_, _, err = newEngine(db).Stop(ctx, id)
+		_, _, err = newEngine(db).Stop(ctx, id, "a test")
 		var st *StateError
 		require.ErrorAs(t, err, &st)
 	})
@@ -534,7 +534,7 @@ func TestR11UpdatesThatMatchNothingAreErrors(t *testing.T) {
 			"TaskMissing":           func(tx *sql.Tx) error { return startTask(ctx, tx, Run{}, 999, now) },
 			"FinalizeTerminalRun":   func(tx *sql.Tx) error { return finalizeRun(ctx, tx, id, RunSucceeded, now, 1, nil, "") },
 			"RunMissing":            func(tx *sql.Tx) error { return finalizeRun(ctx, tx, 999, RunSucceeded, now, 1, nil, "") },
-			"RequestStopNotRunning": func(tx *sql.Tx) error { return requestStop(ctx, tx, id) },
+			"RequestStopNotRunning": func(tx *sql.Tx) error { return requestStop(ctx, tx, id, "a test") },
 			"ReopenFromWrongStatus": func(tx *sql.Tx) error { return reopen(ctx, tx, id, RunPartial, CurrentOwner(), now) },
 			"TakeOverNotRunning":    func(tx *sql.Tx) error { return takeOver(ctx, tx, id, CurrentOwner(), CurrentOwner(), now) },
 			"MoveBarrierFenceLost":  func(tx *sql.Tx) error { return moveBarrier(ctx, tx, id, 3, 4) },
@@ -640,7 +640,7 @@ func TestStopRequestReachesATaskThatIsOpening(t *testing.T) {
 		go func() {
 			<-opening
 			stopper := New(db, nil)
-			_, requested, err := stopper.Stop(ctx, run.ID)
+			_, requested, err := stopper.Stop(ctx, run.ID, "a test")
 			if err != nil || !requested {
 				panic(fmt.Sprintf("stop: requested=%v err=%v", requested, err))
 			}

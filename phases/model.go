@@ -68,6 +68,13 @@ type Counts struct {
 	// in extra (SPEC §4): kept there, and said in a warning. Given only
 	// when there are some.
 	NULKept int64 `json:"nul_kept,omitempty"`
+	// Excluded counts the rows a task read that are not records of its
+	// kind (a profile's where, SPEC §4): no outcome, never a failure.
+	Excluded int64 `json:"excluded"`
+	// Untaken counts, of those, the rows that no kind of the file takes:
+	// counted by the first task of the file, and told as a warning per
+	// file (report), not per kind.
+	Untaken int64 `json:"-"`
 	// An undo's outcomes (R16): target rows removed with their slots,
 	// matched slots released, slots given back their before-image, and
 	// skips deleted with nothing earlier to give back. Zero for an import.
@@ -106,6 +113,8 @@ func (c *Counts) Add(d Counts) {
 	c.Unlinked += d.Unlinked
 	c.Duplicate += d.Duplicate
 	c.NULKept += d.NULKept
+	c.Excluded += d.Excluded
+	c.Untaken += d.Untaken
 	c.Removed += d.Removed
 	c.Released += d.Released
 	c.Restored += d.Restored
@@ -302,7 +311,7 @@ func scanRun(s scanner) (Run, error) {
 
 const loadTasksSQL = `SELECT id, migration_id, kind, phase, status, file, format, encoding, fingerprint,
 	coalesce(input_key, ''), checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at,
-	input_size, read_bytes, attempt_started_at, attempt_rows, attempt_bytes, removed, released, restored, cleared, nul_kept
+	input_size, read_bytes, attempt_started_at, attempt_rows, attempt_bytes, removed, released, restored, cleared, nul_kept, excluded, untaken
 FROM migration_tasks WHERE migration_id = ? ORDER BY phase, id`
 
 // LoadTasks reads a run's tasks in plan order.
@@ -323,7 +332,7 @@ func LoadTasks(ctx context.Context, q queryer, runID int64) ([]Task, error) {
 			&t.InputKey, &checkpoint, &t.Attempts, &lastError, &t.Counts.Imported, &t.Counts.Matched, &t.Counts.Unchanged,
 			&t.Counts.Skipped, &t.Counts.Failed, &t.Counts.Duplicate, &t.Counts.Unlinked, &updatedAt,
 			&t.Size, &t.Read, &attempt, &t.Attempt.Rows, &t.Attempt.Bytes,
-			&t.Counts.Removed, &t.Counts.Released, &t.Counts.Restored, &t.Counts.Cleared, &t.Counts.NULKept)
+			&t.Counts.Removed, &t.Counts.Released, &t.Counts.Restored, &t.Counts.Cleared, &t.Counts.NULKept, &t.Counts.Excluded, &t.Counts.Untaken)
 		if err != nil {
 			return nil, fmt.Errorf("load tasks of run %d: %w", runID, err)
 		}

@@ -22,12 +22,16 @@ type SameInput struct {
 	Task, Run  int64
 	Records    int64      // its records: imported (created or matched) or unchanged
 	Checkpoint Checkpoint // where it ended: the end of the input
+	// Excluded and Untaken are the rows it read that are not records of
+	// its kind, and of those the rows no kind takes (Counts): the same
+	// rows of the same input again.
+	Excluded, Untaken int64
 }
 
 // sameInputSQL finds the latest such task. failed = 0 also rules out
 // duplicates (a duplicate is a failure).
 const sameInputSQL = `
-SELECT t.id, t.migration_id, t.imported + t.unchanged, t.checkpoint
+SELECT t.id, t.migration_id, t.imported + t.unchanged, t.checkpoint, t.excluded, t.untaken
 FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
 WHERE m.tenant_id = ? AND m.source = ? AND t.kind = ? AND t.input_key = ? AND t.id <> ?
   AND t.status = 'succeeded' AND t.skipped = 0 AND t.failed = 0 AND t.ledger_epoch = ?
@@ -48,7 +52,7 @@ func FindSameInput(ctx context.Context, q queryer, run Run, task Task) (SameInpu
 	var s SameInput
 	var cp string
 	err = q.QueryRowContext(ctx, sameInputSQL, run.Tenant, run.Source, string(task.Kind), task.InputKey, task.ID, epoch).
-		Scan(&s.Task, &s.Run, &s.Records, &cp)
+		Scan(&s.Task, &s.Run, &s.Records, &cp, &s.Excluded, &s.Untaken)
 	if errors.Is(err, sql.ErrNoRows) {
 		return SameInput{}, false, nil
 	}

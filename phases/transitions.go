@@ -55,6 +55,7 @@ UPDATE migration_tasks SET
     imported = imported + ?, matched = matched + ?, unchanged = unchanged + ?, skipped = skipped + ?,
     failed = failed + ?, duplicate = duplicate + ?, unlinked = unlinked + ?, nul_kept = nul_kept + ?,
     removed = removed + ?, released = released + ?, restored = restored + ?, cleared = cleared + ?,
+    excluded = excluded + ?, untaken = untaken + ?,
     input_size = ?, read_bytes = CASE WHEN read_bytes > ? THEN read_bytes ELSE ? END,
     updated_at = ?
 WHERE id = ? AND status = 'running'`
@@ -66,7 +67,7 @@ func checkpointTask(ctx context.Context, tx *sql.Tx, id int64, cp Checkpoint, re
 	}
 	return expectRows(ctx, tx, 1, "checkpoint task", checkpointTaskSQL, string(b),
 		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked, c.NULKept,
-		c.Removed, c.Released, c.Restored, c.Cleared, size, read, read, now, id)
+		c.Removed, c.Released, c.Restored, c.Cleared, c.Excluded, c.Untaken, size, read, read, now, id)
 }
 
 // succeedTaskSQL keeps the task's epoch only if the ledger's has not moved
@@ -176,11 +177,15 @@ func heartbeat(ctx context.Context, tx *sql.Tx, runID int64, o Owner, now string
 	return c == 1, err
 }
 
+// requestStopSQL: R14, a stop is a request in the run's row, with who asked
+// in its message (free while the run works: finalize writes its summary
+// there, a resume clears it), so that the run's owner, whichever process
+// it is, tells the stop as it was asked.
 const requestStopSQL = `
-UPDATE migrations SET cancellation_requested = 1 WHERE id = ? AND status = 'running'`
+UPDATE migrations SET cancellation_requested = 1, message = ? WHERE id = ? AND status = 'running'`
 
-func requestStop(ctx context.Context, tx *sql.Tx, runID int64) error {
-	return expectRows(ctx, tx, 1, "request stop", requestStopSQL, runID)
+func requestStop(ctx context.Context, tx *sql.Tx, runID int64, asked string) error {
+	return expectRows(ctx, tx, 1, "request stop", requestStopSQL, asked, runID)
 }
 
 // takeOverSQL: R8/R13, resume or stop of an interrupted run takes ownership

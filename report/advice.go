@@ -2,19 +2,23 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"crmimport/importer"
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
 
 // Warnings are what planning kept with the run (a file read as
 // Windows-1252 on the evidence of its bytes), then per kind the records
-// imported with a NUL byte kept in extra (SPEC §4), then R9's call-outs: a
-// kind whose every record took the same skip.
+// imported with a NUL byte kept in extra (SPEC §4), then per file the rows
+// no kind of the profile takes (SPEC §4), then R9's call-outs: a kind
+// whose every record took the same skip.
 func (r *Report) Warnings() []string {
 	out := append([]string(nil), importer.PlanWarnings(r.Run)...)
 	if f := r.Run.FinishedAt; f != nil && f.Before(r.Run.StartedAt) {
@@ -33,6 +37,7 @@ func (r *Report) Warnings() []string {
 			"text never holds one (binary data in the export?) — the run log names the columns; a NUL in a mapped field fails its row",
 			Count(k.NULKept), noun(k.Kind, k.NULKept), was))
 	}
+	out = append(out, r.untakenWarnings()...)
 	for _, k := range r.Kinds {
 		if k.UniformSkip == "" {
 			continue
@@ -43,12 +48,49 @@ func (r *Report) Warnings() []string {
 	return out
 }
 
+// untakenWarnings are, per file, the rows that no kind of the profile
+// takes (SPEC §4: a profile's where): read, counted by the file's first
+// task, and imported as nothing.
+func (r *Report) untakenWarnings() []string {
+	var out []string
+	var prof *profile.Profile
+	for _, t := range r.Tasks {
+		if t.Counts.Untaken == 0 {
+			continue
+		}
+		if prof == nil {
+			opts, err := importer.DecodeOptions(r.Run)
+			if err == nil {
+				prof, _ = importer.RunProfile(opts) // without it, the warning names no profile's rule
+			}
+		}
+		name := input.Name(t.File)
+		msg := fmt.Sprintf("%s: %s %s of no kind", name, Count(t.Counts.Untaken),
+			plural(t.Counts.Untaken, "row is a record", "rows are records"))
+		if prof != nil {
+			msg += fmt.Sprintf(" of the %s profile (%s)", prof.Name, prof.Takers(name))
+		}
+		out = append(out, msg+": read, and not imported; if they should be, change the profile's where")
+	}
+	return out
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func uniformHint(k Kind) string {
-	switch k.UniformSkip {
-	case importer.ReasonNotLinked:
+	switch {
+	case k.UniformSkip == importer.ReasonNotLinked:
 		return "were their contacts, companies and deals imported first?"
-	case importer.ReasonDeleted:
+	case k.UniformSkip == importer.ReasonDeleted:
 		return "is the export made of deleted records only?"
+	case importer.WaitsForNothing(k.UniformSkip):
+		_, prof, _ := strings.Cut(k.UniformSkip, ", which the ")
+		return "the " + strings.TrimSuffix(prof, " profile does not import") + " profile imports none of the records they are linked to"
 	default:
 		return "check the export before trusting this run"
 	}
@@ -67,6 +109,15 @@ func (r *Report) Next() []string {
 	if r.Run.UndoneBy != 0 {
 		out = append(out, fmt.Sprintf("run %d was undone by run %d: what it wrote is taken back; a new run of its export imports its records again",
 			id, r.Run.UndoneBy))
+	}
+	for _, u := range r.Partly() {
+		what := u.What
+		if n := len(u.parts); n > 1 {
+			what = strings.Join(u.parts[:n-1], ", ") + " and " + u.parts[n-1]
+		}
+		out = append(out, fmt.Sprintf("run %d (the undo of run %d with --cascade) took back %s of run %d, which depended on run %d's rows: "+
+			"its counts say what it did, not what is still there; a new run of its export imports them again once their parents are back",
+			u.Undo, u.Undoes, what, id, u.Undoes))
 	}
 	resume := r.resumeCommand()
 	if r.Interrupted {
@@ -101,7 +152,15 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
 			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
 	}
-	invalid := r.perKind(func(k Kind) int64 { return k.Failed - k.Duplicate })
+	// A run loaded from a dump counted failures whose rows it does not
+	// carry: `rejects` cannot list them (dump.go); what it can list, the
+	// failures of a resume here, is advised as for any run.
+	listed := func(k Kind) int64 { return k.Failed - k.Duplicate }
+	if words := r.UnlistedWords(); words != "" {
+		out = append(out, words)
+		listed = func(k Kind) int64 { return max(min(k.FailedRows, k.Failed-k.Duplicate), 0) }
+	}
+	invalid := r.perKind(listed)
 	if invalid.total > 0 {
 		out = append(out, fmt.Sprintf("%s failed validation (%s) — see the reasons in `crmimport report %d` and the rows "+
 			"themselves with `crmimport rejects %d --out rejects.csv`, fix those rows and run again; imported rows will be "+
@@ -125,6 +184,9 @@ func (r *Report) Next() []string {
 			"`crmimport run --only %s …` takes them over (a skip is a placeholder, not a verdict)",
 			waiting.records(), waiting.verb("waits", "wait"), waiting.list, strings.Join(waiting.kinds, ",")))
 	}
+	if s := r.waitingForNothing(); s != "" {
+		out = append(out, s)
+	}
 	unlinked := r.perKind(func(k Kind) int64 { return k.Unlinked })
 	if unlinked.total > 0 {
 		out = append(out, fmt.Sprintf("%s %s imported with a link left empty because its target was not found (%s); "+
@@ -134,6 +196,44 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
 	}
 	return out
+}
+
+// waitingForNothing says what next of the skips that no run of the export
+// takes over (R6b: linked only to records the profile does not import),
+// with their reasons, most first; "" for none. No fresh run is promised.
+func (r *Report) waitingForNothing() string {
+	var reasons []Reason
+	never := r.perKind(func(k Kind) int64 {
+		var n int64
+		for _, s := range k.Skips {
+			if !importer.WaitsForNothing(s.Reason) {
+				continue
+			}
+			n += s.Count
+			at := slices.IndexFunc(reasons, func(x Reason) bool { return x.Reason == s.Reason })
+			if at < 0 {
+				reasons = append(reasons, Reason{Reason: s.Reason})
+				at = len(reasons) - 1
+			}
+			reasons[at].Count += s.Count
+		}
+		return n
+	})
+	if never.total == 0 {
+		return ""
+	}
+	sortReasons(reasons)
+	quoted := make([]string, len(reasons))
+	for i, x := range reasons {
+		quoted[i] = strconv.Quote(x.Reason)
+	}
+	prof := r.Run.Source
+	if opts, err := importer.DecodeOptions(r.Run); err == nil && opts.Profile != "" {
+		prof = opts.Profile
+	}
+	return fmt.Sprintf("%s %s linked only to records that the %s profile does not import (%s: %s): no run of this export "+
+		"takes them over; to import them, link them to a contact, company or deal in the CRM and export them again",
+		never.records(), never.verb("is", "are"), prof, never.list, strings.Join(quoted, "; "))
 }
 
 // undoNext is what to do after an undo (R16).
@@ -163,6 +263,10 @@ func (r *Report) undoNext() []string {
 // throwaway copy of the database: no command here names it.
 func (r *Report) dryRunNext() []string {
 	out := []string{fmt.Sprintf("this was a dry run: nothing was written to %s; the same command without --dry-run imports", r.DryRun)}
+	if plan, _ := importer.PlanOf(r.Run, r.Tasks); plan != "" {
+		out = append(out, fmt.Sprintf("its plan is %s: with `--plan %s` in place of --dry-run, the same command imports exactly this plan, "+
+			"or nothing (exit 8) if a file changed since", plan, plan))
+	}
 	for _, t := range r.Tasks {
 		if t.Status == phases.TaskFailed {
 			out = append(out, fmt.Sprintf("%s could not be read: %s", input.Name(t.File), t.LastError))
@@ -179,6 +283,9 @@ func (r *Report) dryRunNext() []string {
 	if skipped := r.perKind(func(k Kind) int64 { return k.Skipped }); skipped.total > 0 {
 		out = append(out, fmt.Sprintf("%s would be skipped (%s): a skip is a placeholder that a later run takes over",
 			skipped.records(), skipped.list))
+	}
+	if s := r.waitingForNothing(); s != "" {
+		out = append(out, "of those, "+s) // R6b: no later run takes those over
 	}
 	return out
 }

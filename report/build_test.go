@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -53,13 +55,16 @@ func TestBuild(t *testing.T) {
 				Failures: []report.Reason{
 					{Reason: `email "…" is not an email address`, Count: 2, Examples: []string{"c2", "c3"}},
 					{Reason: "contact has neither a name nor an email", Count: 1, Examples: []string{"c4"}},
-				}},
+				},
+				FailedRows: 3}, // every failure of a run of this database keeps its row (R4)
 			{Kind: ledger.Note, Counts: phases.Counts{Imported: 1, Skipped: 5},
 				Skips: []report.Reason{
 					{Reason: "not linked to any record", Count: 4, Examples: []string{"n1", "n2", "n3"}},
 					{Reason: "empty body", Count: 1, Examples: []string{"n5"}},
 				}},
 		}, r.Kinds)
+		require.Equal(t, int64(3), r.FailedRows)
+		require.Zero(t, r.Unlisted(), "a run of this database lists every failed record")
 		require.Equal(t, phases.Counts{Imported: 2, Skipped: 7, Failed: 3}, r.Total)
 		require.Len(t, r.Warnings(), 1)
 		require.Contains(t, r.Warnings()[0], `every one of the 2 companies was skipped as "deleted in source"`)
@@ -94,5 +99,70 @@ func TestBuild(t *testing.T) {
 		for _, k := range runs[1].Kinds {
 			require.Empty(t, k.Skips, "the undone run's skips are gone from the ledger: %s", k.Kind)
 		}
+	})
+}
+
+// TestPartlyUndone (R16, SPEC §10): a run whose records an undo under
+// --cascade took back keeps its status and counts — what it did — and
+// every face says what was taken back of it: runs, its report and
+// summary (text and JSON), and what next.
+func TestPartlyUndone(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		ctx := context.Background()
+		imp := importer.New(phases.New(db, nil))
+		run := func(files map[string]string) phases.Run {
+			dir := t.TempDir()
+			for name, content := range files {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
+			}
+			r, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: dir})
+			require.NoError(t, err)
+			r, err = imp.Execute(ctx, r.ID)
+			require.NoError(t, err)
+			return r
+		}
+		first := run(map[string]string{"companies.csv": "id,name\nco1,Acme\n"})
+		second := run(map[string]string{
+			"contacts.csv": "id,first_name,company_id\nc1,Ann,co1\nc2,Bob,co1\nc3,Cy,\n",
+			"notes.csv":    "id,body,contact_id\nn1,Hi Ann,c1\n",
+		})
+		require.Equal(t, phases.RunSucceeded, second.Status)
+		u, _, err := undo.Start(ctx, imp.Engine, first.ID, true)
+		require.NoError(t, err)
+		u, err = imp.Execute(ctx, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, phases.RunSucceeded, u.Status)
+
+		r, err := report.Build(ctx, db, imp.Engine, second.ID, false)
+		require.NoError(t, err)
+		const word = "partly undone by run 3 (cascade of run 1): 2 contacts, 1 note"
+		require.Equal(t, word, r.UndoWord())
+		require.Equal(t, phases.RunSucceeded, r.Run.Status, "the run keeps its status")
+		require.Equal(t, int64(3), r.Kinds[0].Imported, "and its counts: what it did")
+		s := r.Summary()
+		require.Equal(t, []undo.Part{{Undo: 3, Undoes: 1, Kind: "contact", Count: 2}, {Undo: 3, Undoes: 1, Kind: "note", Count: 1}}, s.PartlyUndone)
+		b, err := json.Marshal(s)
+		require.NoError(t, err)
+		require.Contains(t, string(b), `"partly_undone":[{"undo":3,"undoes":1,"kind":"contact","count":2},{"undo":3,"undoes":1,"kind":"note","count":1}]`)
+		require.Contains(t, r.Next(), "run 3 (the undo of run 1 with --cascade) took back 2 contacts and 1 note of run 2, which depended on run 1's rows: "+
+			"its counts say what it did, not what is still there; a new run of its export imports them again once their parents are back")
+
+		var text bytes.Buffer
+		report.WriteSummary(&text, r)
+		require.Contains(t, text.String(), "SUCCEEDED · "+word)
+		text.Reset()
+		report.WriteReport(&text, r)
+		require.Contains(t, text.String(), "  undo        "+word+"\n")
+		runs, err := report.List(ctx, db, imp.Engine, "acme")
+		require.NoError(t, err)
+		text.Reset()
+		report.WriteRuns(&text, runs)
+		require.Regexp(t, `(?m)^2 +acme +canonical +succeeded .*`+regexp.QuoteMeta(word)+`$`, text.String())
+		require.Empty(t, runs[2].TakenBack, "the undone run is undone, not partly")
+		require.Equal(t, "undone by run 3", runs[2].UndoWord())
+		b, err = json.Marshal(runs[2].Summary())
+		require.NoError(t, err)
+		require.NotContains(t, string(b), "partly_undone", "absent when nothing was taken back of a run")
 	})
 }

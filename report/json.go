@@ -3,7 +3,9 @@ package report
 import (
 	"time"
 
+	"crmimport/importer"
 	"crmimport/phases"
+	"crmimport/undo"
 )
 
 // Summary is the JSON summary of a run (SPEC §5): every planned kind with
@@ -21,13 +23,22 @@ type Summary struct {
 	Kinds       map[string]phases.Counts `json:"kinds"`
 	// Undoes is the run an undo takes back, UndoneBy the undo that took
 	// this run back (R16); absent when 0.
-	Undoes   int64    `json:"undoes,omitempty"`
-	UndoneBy int64    `json:"undone_by,omitempty"`
-	Warnings []string `json:"warnings"`
-	Next     []string `json:"next"`
+	Undoes   int64 `json:"undoes,omitempty"`
+	UndoneBy int64 `json:"undone_by,omitempty"`
+	// PartlyUndone is what undos under --cascade took back of this run's
+	// records, per undo and kind (R16); absent when nothing.
+	PartlyUndone []undo.Part `json:"partly_undone,omitempty"`
+	Warnings     []string    `json:"warnings"`
+	Next         []string    `json:"next"`
 	// DryRun marks the summary of a dry run, whose run is in a throwaway
 	// copy: Run is 0 then, naming no run of the database.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Plan is the digest of the run's plan (SPEC §11: a preview and its
+	// commit are the same plan), absent for a run planned before it was
+	// kept; PlanFiles, in a dry run's summary, the files it reads with
+	// their fingerprints: what `run --plan` and the page's Import confirm.
+	Plan      string              `json:"plan,omitempty"`
+	PlanFiles []importer.PlanFile `json:"plan_files,omitempty"`
 }
 
 // Summary returns the run's JSON summary.
@@ -36,7 +47,7 @@ func (r *Report) Summary() Summary {
 		Run: r.Run.ID, Tenant: r.Run.Tenant, Source: r.Run.Source, Status: string(r.Run.Status),
 		Interrupted: r.Interrupted, Phase: r.Run.CurrentPhase, StartedAt: r.Run.StartedAt.UTC().Format(time.RFC3339),
 		DurationMS: r.Run.DurationMS, Kinds: map[string]phases.Counts{}, Warnings: r.Warnings(), Next: r.Next(),
-		Undoes: r.Run.Undoes, UndoneBy: r.Run.UndoneBy,
+		Undoes: r.Run.Undoes, UndoneBy: r.Run.UndoneBy, PartlyUndone: r.TakenBack,
 	}
 	if r.Run.FinishedAt != nil {
 		f := r.Run.FinishedAt.UTC().Format(time.RFC3339)
@@ -47,8 +58,10 @@ func (r *Report) Summary() Summary {
 		c.Undo = r.Run.Undoes != 0
 		s.Kinds[string(k.Kind)] = c
 	}
+	var files []importer.PlanFile
+	s.Plan, files = importer.PlanOf(r.Run, r.Tasks)
 	if r.DryRun != "" {
-		s.Run, s.DryRun = 0, true
+		s.Run, s.DryRun, s.PlanFiles = 0, true, files
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}

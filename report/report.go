@@ -4,13 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store"
+	"crmimport/undo"
 )
 
 // Reason is a skip or failure reason with how many records gave it.
@@ -29,6 +30,11 @@ type Kind struct {
 	phases.Counts
 	Skips    []Reason // this run's skipped slots by reason, most first
 	Failures []Reason // this run's record failures by reason class, most first
+	// FailedRows is how many of the kind's failed records have their row
+	// here (record_failures, R4): all of them for a run of this database;
+	// for a run loaded from a dump, which carries no failed rows, only
+	// those that failed again here (dump.go).
+	FailedRows int64
 	// UniformSkip is the one reason every record of the kind was skipped
 	// for (R9), or "".
 	UniformSkip string
@@ -41,12 +47,16 @@ type Report struct {
 	Tasks       []phases.Task
 	Kinds       []Kind // in plan order
 	Total       phases.Counts
+	FailedRows  int64 // the failed records whose row is here (Kind.FailedRows)
 	Strict      bool
 	// DryRun is the database a dry run left untouched, "" for a real run:
 	// the run itself is in a throwaway copy, so nothing said names it.
 	DryRun string
 	Log    []LogEntry
 	Dump   string // the dump the run was loaded from, or "" (dump.go)
+	// TakenBack is what undos under --cascade took back of the run's
+	// records (R16): the run keeps its status and counts, and says so.
+	TakenBack []undo.Part
 	// Now is the instant the report was read at (the engine's clock): the
 	// tasks' rates and time left are as of then (progress.go).
 	Now time.Time
@@ -73,6 +83,9 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 	if r.Dump, err = phases.LoadedFrom(ctx, db, runID); err != nil {
 		return nil, err
 	}
+	if r.TakenBack, err = undo.TakenBack(ctx, db, run); err != nil {
+		return nil, err
+	}
 	stats := run.Stats
 	if run.Status == phases.RunRunning || stats == nil {
 		stats = phases.Rollup(tasks) // not finalized: what the tasks hold now
@@ -89,7 +102,7 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 	if err := readSkips(ctx, db, runID, kinds); err != nil {
 		return nil, err
 	}
-	if err := readFailures(ctx, db, runID, kinds); err != nil {
+	if r.FailedRows, err = readFailures(ctx, db, runID, kinds); err != nil {
 		return nil, err
 	}
 	for _, k := range ledger.Kinds() {
@@ -173,10 +186,12 @@ func readSkips(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Ki
 const failuresSQL = `
 SELECT kind, reason, count(*), coalesce(min(source_id), '') FROM record_failures WHERE migration_id = ? GROUP BY kind, reason`
 
-func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Kind]*Kind) error {
+// readFailures reads the run's failed rows by kind and reason class into
+// kinds, and returns how many there are.
+func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger.Kind]*Kind) (total int64, err error) {
 	rows, err := db.QueryContext(ctx, failuresSQL, runID)
 	if err != nil {
-		return fmt.Errorf("read failure reasons: %w", err)
+		return 0, fmt.Errorf("read failure reasons: %w", err)
 	}
 	defer rows.Close()
 	classes := map[ledger.Kind]map[string]*Reason{}
@@ -184,13 +199,17 @@ func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger
 		var k, reason, id string
 		var n int64
 		if err := rows.Scan(&k, &reason, &n, &id); err != nil {
-			return err
+			return 0, err
 		}
+		total += n
 		kind := ledger.Kind(k)
+		if kr, ok := kinds[kind]; ok {
+			kr.FailedRows += n
+		}
 		if classes[kind] == nil {
 			classes[kind] = map[string]*Reason{}
 		}
-		c := ReasonClass(reason)
+		c := store.ReasonClass(reason)
 		r := classes[kind][c]
 		if r == nil {
 			r = &Reason{Reason: c, Examples: []string{}}
@@ -212,23 +231,7 @@ func readFailures(ctx context.Context, db *sql.DB, runID int64, kinds map[ledger
 		}
 		sortReasons(kr.Failures)
 	}
-	return rows.Err()
-}
-
-var (
-	quoted   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	position = regexp.MustCompile(`\bline \d+, column \d+\b`)
-)
-
-// ReasonClass groups failure reasons that differ only in the value they
-// quote or the place they point to: `email "x" is not …` → `email "…" is
-// not …`, `… at line 4, column 19` → `… at line …, column …`.
-func ReasonClass(reason string) string {
-	if i := strings.Index(reason, ", first at "); i >= 0 {
-		reason = reason[:i]
-	}
-	reason = position.ReplaceAllString(reason, "line …, column …")
-	return quoted.ReplaceAllString(reason, `"…"`)
+	return total, rows.Err()
 }
 
 func sortReasons(rs []Reason) {
@@ -260,15 +263,69 @@ func readLog(ctx context.Context, db *sql.DB, runID int64) ([]LogEntry, error) {
 }
 
 // UndoWord says what a run has to do with undo (R16): "undone by run 9",
-// "undo of run 7", or "".
+// "undo of run 7", "partly undone by run 9 (cascade of run 5): 12
+// contacts" (PartlyWord), or "".
 func (r *Report) UndoWord() string {
+	var words []string
 	switch {
 	case r.Run.UndoneBy != 0:
-		return fmt.Sprintf("undone by run %d", r.Run.UndoneBy)
+		words = append(words, fmt.Sprintf("undone by run %d", r.Run.UndoneBy))
 	case r.Run.Undoes != 0:
-		return fmt.Sprintf("undo of run %d", r.Run.Undoes)
+		words = append(words, fmt.Sprintf("undo of run %d", r.Run.Undoes))
 	}
-	return ""
+	if p := r.PartlyWord(); p != "" {
+		words = append(words, p)
+	}
+	return strings.Join(words, "; ")
+}
+
+// PartlyWord says what undos under --cascade took back of the run's
+// records: "partly undone by run 9 (cascade of run 5): 12 contacts, 3
+// notes", a clause per undo; "" for none.
+func (r *Report) PartlyWord() string {
+	var clauses []string
+	for _, u := range r.Partly() {
+		clauses = append(clauses, fmt.Sprintf("partly undone by run %d (cascade of run %d): %s", u.Undo, u.Undoes, u.What))
+	}
+	return strings.Join(clauses, "; ")
+}
+
+// Partly is what one undo under --cascade took back of a run's records.
+type Partly struct {
+	Undo, Undoes int64
+	What         string   // "12 contacts, 3 notes"
+	Count        int64    // records
+	parts        []string // What's parts, for a sentence
+}
+
+// Partly is TakenBack per undo, in its order.
+func (r *Report) Partly() []Partly {
+	var out []Partly
+	for _, p := range r.TakenBack {
+		if len(out) == 0 || out[len(out)-1].Undo != p.Undo {
+			out = append(out, Partly{Undo: p.Undo, Undoes: p.Undoes})
+		}
+		k := ledger.Kind(p.Kind)
+		word := k.Plural()
+		if p.Count == 1 {
+			word = string(k)
+		}
+		last := &out[len(out)-1]
+		last.parts = append(last.parts, Count(p.Count)+" "+word)
+		last.What = strings.Join(last.parts, ", ")
+		last.Count += p.Count
+	}
+	return out
+}
+
+// PartlyCount is how many of the run's records undos under --cascade took
+// back.
+func (r *Report) PartlyCount() int64 {
+	var n int64
+	for _, p := range r.TakenBack {
+		n += p.Count
+	}
+	return n
 }
 
 // StatusWord is the status as shown: an interrupted run says so.

@@ -28,19 +28,6 @@ func TestBar(t *testing.T) {
 	}
 }
 
-func TestReasonClass(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, `email "…" is not an email address`, ReasonClass(`email "bob(at)x" is not an email address`))
-	require.Equal(t, "duplicate source_id", ReasonClass("duplicate source_id, first at contacts.csv:16"))
-	require.Equal(t, "missing id", ReasonClass("missing id"))
-	// Bytes that are not UTF-8 in one field are one class, wherever they are.
-	a := ReasonClass(`not valid UTF-8: byte 0x92 in field 3 ("last_name"), at line 4, column 19 (if the file is not UTF-8, …)`)
-	b := ReasonClass(`not valid UTF-8: byte 0x92 in field 3 ("last_name"), at line 1204, column 7 (if the file is not UTF-8, …)`)
-	require.Equal(t, `not valid UTF-8: byte 0x92 in field 3 ("…"), at line …, column … (if the file is not UTF-8, …)`, a)
-	require.Equal(t, a, b)
-	require.NotEqual(t, a, ReasonClass(`not valid UTF-8: byte 0xE9 in field 3 ("last_name"), at line 4, column 19 (if the file is not UTF-8, …)`))
-}
-
 func TestDuration(t *testing.T) {
 	t.Parallel()
 	ms := func(n int64) *int64 { return &n }

@@ -74,6 +74,7 @@ func writeOutcomeTable(w io.Writer, r *Report) {
 	}
 	if len(r.Kinds) > 1 {
 		t := r.Total
+		t.Excluded = 0 // a row of a file that feeds several kinds is excluded once per kind: no sum says anything
 		row("total", Count(t.Imported), Count(t.Unchanged), Count(t.Skipped), Count(t.Failed), details(t))
 	}
 }
@@ -106,6 +107,11 @@ func details(c phases.Counts) string {
 	}
 	if c.Duplicate > 0 {
 		parts = append(parts, Count(c.Duplicate)+" duplicate")
+	}
+	if c.Excluded > 0 {
+		// Rows read that are not records of the kind (a profile's where,
+		// SPEC §4): no outcome, but never out of sight.
+		parts = append(parts, Count(c.Excluded)+" excluded")
 	}
 	if len(parts) == 0 {
 		return ""

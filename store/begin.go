@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -42,54 +40,6 @@ func (d Dialect) Begin(ctx context.Context, db beginner) (*sql.Tx, error) {
 		case <-time.After(time.Duration(500+rand.IntN(1000)) * time.Microsecond):
 		}
 	}
-}
-
-// writeLock is the advisory lock every write transaction on PostgreSQL
-// takes first, for as long as it lasts: the engine's writes are written
-// for one writer at a time, as SQLite's BEGIN IMMEDIATE gives them (the
-// first step of issue 17; finer locks, per tenant, are for later). The
-// number is crmimport's own: "crmimport" in ASCII, truncated to 63 bits.
-const writeLock = 0x63726d696d706f72
-
-// beginPostgres begins a transaction that holds the write lock, waiting
-// for it (PostgreSQL queues the waiters) for as long as ctx lets it.
-func beginPostgres(ctx context.Context, db beginner) (*sql.Tx, error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, int64(writeLock)); err != nil {
-		tx.Rollback()
-		return nil, fmt.Errorf("begin: take the write lock: %w", err)
-	}
-	return tx, nil
-}
-
-// sessionWriteLock takes the write lock for conn's session, until unlock:
-// for the work whose transactions must begin once the lock is theirs (a
-// schema made or upgraded), since a transaction reads the catalog as it
-// stood when the transaction began. A transaction of the session that
-// takes the lock again (beginPostgres) has it at once.
-//
-// unlock says whether the server let go of it. A session whose lock could
-// not be let go of is not given back to the pool, whose later writers
-// would all wait on it: its connection is closed, and the lock goes with it.
-func sessionWriteLock(ctx context.Context, conn *sql.Conn) (unlock func() error, err error) {
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, int64(writeLock)); err != nil {
-		return nil, fmt.Errorf("take the write lock: %w", err)
-	}
-	return func() error {
-		var released bool
-		err := conn.QueryRowContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, int64(writeLock)).Scan(&released)
-		if err == nil && !released {
-			err = errors.New("the server held no such lock for the session")
-		}
-		if err != nil {
-			_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // closed, never pooled again
-			return fmt.Errorf("let go of the write lock: %w (its connection is closed)", err)
-		}
-		return nil
-	}, nil
 }
 
 // beginner is a *sql.DB, or one of its connections (*sql.Conn) where a

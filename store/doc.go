@@ -12,15 +12,26 @@
 //
 // Dialect holds what differs between SQLite and PostgreSQL (issue 17), and
 // no more: those connection settings, beginning a write transaction (on
-// PostgreSQL under one advisory lock), busy, constraint and unique-key
-// errors (told by the driver's code, never by the message), the schema's
+// PostgreSQL under its schema's advisory lock: writelock.go), busy,
+// constraint and unique-key errors (told by the driver's code, never by
+// the message), the schema's
 // folder and version, foreign keys off for a schema step, a consistent copy
 // (VACUUM INTO; a schema copied in one snapshot), and the "full" failpoint.
 // A handle knows its dialect (DialectOf), so the other packages pass
 // *sql.DB and *sql.Tx and call Begin, IsUnique and the rest, which ask it.
 // A postgres:// address opens a server's schema wherever a path opens a
 // file (Open, OpenExisting, OpenReader, Throwaway; OpenLedgerOnly for a
-// production engine's own ledger, read as it is).
+// production engine's own ledger, read as it is). The address is read as
+// pgx and the server read it (pgquery.go, searchpath.go), so that the
+// schema crmimport checks is the one the server writes to (issue 23).
+//
+// A dry run's copy on a server is owned by its dry run (dryrun.go): one
+// that a killed dry run left behind is named (LeftCopies) and removed by
+// the next dry run, never a live one's.
+//
+// store writes nowhere itself: what it has to tell while it works (a
+// write that waits for another's lock, a left copy removed) goes to the
+// function that a context carries (WithNotice), which each face gives.
 //
 // The schema is versioned (SQLite's PRAGMA user_version, PostgreSQL's
 // crmimport_schema_version) and upgraded in place from the dialect's

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 )
 
@@ -22,6 +24,25 @@ func FileID(ctx context.Context, db *sql.DB) (string, error) {
 	st, err := os.Stat(file)
 	if err != nil {
 		return "", fmt.Errorf("read the database's file: %w", err)
+	}
+	return fileIdentity(st), nil
+}
+
+// FileIDOf is FileID of the database at path, told by a stat of its name
+// (nothing opens it): a dry run's throwaway copy stands for that file (R13:
+// the runs the copy holds are live when their owners work on it, not on
+// the copy). "" for a server's database, which is no file, and for a file
+// that does not exist (yet).
+func FileIDOf(path string) (string, error) {
+	if IsAddress(path) {
+		return "", nil
+	}
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the database's file %s: %w", path, err)
 	}
 	return fileIdentity(st), nil
 }

@@ -80,16 +80,8 @@ func openLedgerReader(ctx context.Context, addr string) (*sql.DB, pgAddress, err
 	if err != nil {
 		return nil, a, err
 	}
-	db, err := sql.Open(PostgresDriver, a.with("default_transaction_read_only", "on"))
-	if err != nil {
-		return nil, a, err
-	}
-	db.SetMaxOpenConns(Readers)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, a, fmt.Errorf("open %s: %w", a, err)
-	}
-	return db, a, nil
+	db, err := a.connect(ctx, a.with("default_transaction_read_only", "on"), Readers)
+	return db, a, err
 }
 
 // ledgerTables are the ledger tables the address's schema holds, and

@@ -70,15 +70,20 @@ CREATE TABLE half.migrations (id bigint)`)
 }
 
 // PsqlOf: the address psql takes — no search_path, which libpq refuses,
-// no password — and the statement that sets the schema, quoted.
+// no password — and the statement that sets the schema, quoted: a name
+// written in double quotes in the address (a quote in it doubled, as the
+// server reads a search_path) is that name, capitals and all.
 func TestPsqlOf(t *testing.T) {
-	p, err := PsqlOf(`postgres://crm:s3cret@db.internal/migrations?search_path=it's "x"&sslmode=require`)
+	p, err := PsqlOf(`postgres://crm:s3cret@db.internal/migrations?search_path="it's ""X"""&sslmode=require`)
 	require.NoError(t, err)
 	require.Equal(t, "postgres://crm@db.internal/migrations?sslmode=require", p.Address)
-	require.Equal(t, `SET search_path TO "it's ""x"""`, p.SearchPath)
+	require.Equal(t, `SET search_path TO "it's ""X"""`, p.SearchPath)
 	p, err = PsqlOf("postgres://crm@db.internal/migrations?password=s3cret&search_path=acme")
 	require.NoError(t, err)
 	require.Equal(t, "postgres://crm@db.internal/migrations", p.Address)
+	p, err = PsqlOf("postgres://crm@db.internal/migrations?options=-c%20geqo%3Doff&search_path=acme")
+	require.NoError(t, err)
+	require.Equal(t, "postgres://crm@db.internal/migrations?options=-c%20geqo%3Doff", p.Address, "a space stays a space to libpq (not a '+')")
 	p, err = PsqlOf("postgres://crm@db.internal/migrations")
 	require.NoError(t, err)
 	require.Equal(t, `SET search_path TO "crmimport"`, p.SearchPath)

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -172,32 +175,83 @@ func explain(err error) error {
 // when the address names no search_path.
 const DefaultPostgresSchema = "crmimport"
 
+// ConnectTimeout is how long crmimport waits for a server to answer a
+// connection, when the address (connect_timeout=SECONDS) and the
+// environment (PGCONNECT_TIMEOUT) name no other: a server that accepts a
+// connection and never answers (a port forwarded to nothing, a server
+// stopped in a debugger) made every command wait forever (issue 23 item
+// 22).
+const ConnectTimeout = 10 * time.Second
+
 // OpenPostgres opens the PostgreSQL database at dsn (postgres://…), its
-// tables in the first schema its search_path names (DefaultPostgresSchema
-// when it names none), made when it is missing, and upgrades them to this
-// binary's version (Upgrade).
+// tables in the schema its search_path names (DefaultPostgresSchema when
+// it names none; schemaOf), made when it is missing, and upgrades them to
+// this binary's version (Upgrade).
 func OpenPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
 	return openPostgres(ctx, dsn, true)
 }
 
 // pgAddress is a parsed postgres:// address and the schema it names.
 type pgAddress struct {
-	url    *url.URL
-	given  string // as the user wrote it, to name it back (Name)
-	schema string
+	url     *url.URL // as the server is given it: the schema quoted, the timeout set
+	query   pgQuery  // url's query, as the server is given it
+	given   string   // as the user wrote it, to name it back (Name)
+	schema  string
+	timeout string // the connect_timeout in force, to name it in a message
 }
 
+// parsePostgres reads a postgres:// address. The server is given the one
+// schema that crmimport checks, in double quotes, as its search_path, so
+// that it reads the name as crmimport does (issue 23 item 2), and nothing
+// else of the list: crmimport's tables are all in that schema, and a
+// table the server would find in a later one of the list, were one of
+// crmimport's missing, would be another application's. The connection
+// gives up on a server that does not answer (ConnectTimeout), and names
+// crmimport's process (applicationName).
 func parsePostgres(dsn string) (pgAddress, error) {
 	u, err := url.Parse(dsn)
 	if err != nil || !IsAddress(dsn) {
 		return pgAddress{}, fmt.Errorf("open %s: not a postgres:// address", Name(dsn))
 	}
-	q := u.Query()
-	if q.Get("search_path") == "" {
-		q.Set("search_path", DefaultPostgresSchema)
-		u.RawQuery = q.Encode()
+	q, err := parsePGQuery(u.RawQuery)
+	if err != nil {
+		return pgAddress{}, fmt.Errorf("open %s: %w", Name(dsn), err)
 	}
-	return pgAddress{url: u, given: dsn, schema: strings.TrimSpace(strings.Split(q.Get("search_path"), ",")[0])}, nil
+	sp, _ := q.get("search_path")
+	schema, err := schemaOf(sp)
+	if err != nil {
+		return pgAddress{}, fmt.Errorf("open %s: %w", Name(dsn), err)
+	}
+	q = q.set("search_path", pgx.Identifier{schema}.Sanitize())
+	timeout, _ := q.get("connect_timeout")
+	if timeout == "" {
+		timeout = os.Getenv("PGCONNECT_TIMEOUT")
+	}
+	if timeout == "" {
+		timeout = strconv.Itoa(int(ConnectTimeout / time.Second))
+		q = q.set("connect_timeout", timeout)
+	}
+	if _, ok := q.get("application_name"); !ok && os.Getenv("PGAPPNAME") == "" {
+		q = q.set("application_name", applicationName())
+	}
+	u.RawQuery = q.encode()
+	return pgAddress{url: u, query: q, given: dsn, schema: schema, timeout: timeout}, nil
+}
+
+// applicationName is how crmimport's connections name themselves to the
+// server (pg_stat_activity.application_name, at most 63 bytes): the
+// process and its host, as a run's owner is named (R13), so that a writer
+// waiting for another's lock can say whose it is (lockHolders).
+func applicationName() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "an unknown host"
+	}
+	name := fmt.Sprintf("crmimport pid %d on %s", os.Getpid(), host)
+	if len(name) > maxIdentifier {
+		name = name[:maxIdentifier]
+	}
+	return name
 }
 
 // String is the address with its password hidden.
@@ -206,10 +260,28 @@ func (a pgAddress) String() string { return Name(a.given) }
 // with is the address with one more parameter.
 func (a pgAddress) with(key, value string) string {
 	u := *a.url
-	q := u.Query()
-	q.Set(key, value)
-	u.RawQuery = q.Encode()
+	u.RawQuery = a.query.set(key, value).encode()
 	return u.String()
+}
+
+// connect opens a pool of at most conns connections on the server at dsn
+// (the address, or one derived from it: with), and makes sure the server
+// answers, saying so when it does not in time.
+func (a pgAddress) connect(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
+	db, err := sql.Open(PostgresDriver, dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("open %s: the server did not answer within %ss (connect_timeout): check the address and that PostgreSQL runs there, "+
+				"or give it longer with connect_timeout=SECONDS in the address: %w", a, a.timeout, err)
+		}
+		return nil, fmt.Errorf("open %s: %w", a, err)
+	}
+	return db, nil
 }
 
 func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error) {
@@ -217,51 +289,27 @@ func openPostgres(ctx context.Context, dsn string, create bool) (*sql.DB, error)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(PostgresDriver, a.url.String())
+	db, err := a.connect(ctx, a.url.String(), pgConns)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(pgConns)
 	if !create {
 		if err := a.exists(ctx, db); err != nil {
 			db.Close()
 			return nil, err
 		}
-	} else if err := a.makeSchema(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: make schema %s: %w", a, a.schema, err)
 	} else if err := a.ours(ctx, db); err != nil {
+		// Refused before anything is made: the schema, when it is
+		// missing, is made in the transaction of the first schema step
+		// (upgrade), so an open that fails leaves none behind either.
 		db.Close()
 		return nil, err
 	}
-	if err := Upgrade(ctx, db); err != nil {
+	if err := upgrade(ctx, db, a.schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", a, err)
 	}
 	return db, nil
-}
-
-// makeSchema makes the address's schema when it is missing, under the
-// write lock: two processes that make it at once would otherwise both try,
-// and one would be refused by the server's own unique index of schema
-// names (IF NOT EXISTS does not hold against a concurrent CREATE).
-func (a pgAddress) makeSchema(ctx context.Context, db *sql.DB) (err error) {
-	var there bool
-	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ?)`, a.schema).Scan(&there); err != nil || there {
-		return err
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	unlock, err := sessionWriteLock(ctx, conn) // before the statement's transaction: see sessionWriteLock
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, unlock()) }()
-	_, err = conn.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{a.schema}.Sanitize())
-	return err
 }
 
 // ours refuses a schema that holds tables and no crmimport database, as
@@ -310,11 +358,10 @@ func openPostgresReader(ctx context.Context, dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(PostgresDriver, a.with("default_transaction_read_only", "on"))
+	db, err := a.connect(ctx, a.with("default_transaction_read_only", "on"), Readers)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(Readers)
 	if err := a.exists(ctx, db); err != nil {
 		db.Close()
 		return nil, err
@@ -360,9 +407,10 @@ func CommandName(s string) string {
 	if u.User != nil {
 		u.User = url.User(u.User.Username())
 	}
-	if q := u.Query(); q.Has("password") {
-		q.Del("password")
-		u.RawQuery = q.Encode()
+	if q, err := parsePGQuery(u.RawQuery); err == nil {
+		if _, ok := q.get("password"); ok {
+			u.RawQuery = q.without("password").encode()
+		}
 	}
 	return u.String()
 }

@@ -16,7 +16,13 @@ import (
 // throwawayPostgres copies the schema at dsn into a new schema beside it,
 // for a dry run: the run works on the copy, and cleanup drops it. The
 // original is only read, in one read-only transaction (one snapshot), and
-// an older schema is copied as it is and upgraded in the copy.
+// an older schema is copied as it is and upgraded in the copy; where the
+// address holds no crmimport database yet, the copy is a new one, as a
+// dry run on a new file works on a new file.
+//
+// The copy is owned (dryrun.go): its lock is taken before it is made and
+// held until it is dropped, and the copies of the same schema that no
+// live dry run owns — a dry run killed left them — are removed first.
 func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup func() error, err error) {
 	a, err := parsePostgres(dsn)
 	if err != nil {
@@ -24,16 +30,50 @@ func throwawayPostgres(ctx context.Context, dsn string) (copyDSN string, cleanup
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	name := "crmimport_dry_run_" + hex.EncodeToString(b)
+	name := dryRunPrefix + hex.EncodeToString(b)
 	copyDSN = a.with("search_path", name)
-	dst, err := CopyPostgres(ctx, dsn, copyDSN)
+	there, err := a.holdsDatabase(ctx)
 	if err != nil {
 		return "", nil, fmt.Errorf("dry run: %w", err)
 	}
+	o, err := a.ownCopy(ctx, name)
+	if err != nil {
+		return "", nil, fmt.Errorf("dry run: %w", err)
+	}
+	var dst *sql.DB
+	if there {
+		dst, err = CopyPostgres(ctx, dsn, copyDSN)
+	} else {
+		dst, err = OpenPostgres(ctx, copyDSN)
+	}
+	if err != nil {
+		return "", nil, errors.Join(fmt.Errorf("dry run: %w", err), o.drop(ctx), o.release())
+	}
 	cleanup = func() error {
-		return errors.Join(dropSchema(context.WithoutCancel(ctx), dst, name), dst.Close())
+		return errors.Join(dropSchema(context.WithoutCancel(ctx), dst, name), dst.Close(), o.release())
 	}
 	return copyDSN, cleanup, nil
+}
+
+// holdsDatabase tells whether the address's schema holds a crmimport
+// database; one that holds another application's tables is refused, as
+// Open refuses it.
+func (a pgAddress) holdsDatabase(ctx context.Context) (bool, error) {
+	db, err := a.connect(ctx, a.with("default_transaction_read_only", "on"), 1)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	if err := a.ours(ctx, db); err != nil {
+		return false, err
+	}
+	switch err := a.exists(ctx, db); {
+	case errors.Is(err, ErrNoDatabase):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
 
 // dropSchema drops a copy's schema and all it holds.

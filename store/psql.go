@@ -28,8 +28,10 @@ func PsqlOf(addr string) (Psql, error) {
 	if err != nil {
 		return Psql{}, err
 	}
-	q := u.Query()
-	q.Del("search_path")
-	u.RawQuery = q.Encode()
+	q, err := parsePGQuery(u.RawQuery)
+	if err != nil {
+		return Psql{}, err
+	}
+	u.RawQuery = q.without("search_path").encode()
 	return Psql{Address: u.String(), SearchPath: "SET search_path TO " + pgx.Identifier{a.schema}.Sanitize()}, nil
 }

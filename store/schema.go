@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 //go:embed schema/sqlite/*.sql schema/postgres/*.sql
@@ -22,6 +24,9 @@ type step struct {
 	version int
 	name    string
 	sql     string
+	// fill is what the step does that SQL cannot (fillOf), run after its
+	// file in its transaction; nil for most.
+	fill func(context.Context, *sql.Tx) error
 }
 
 func steps(d Dialect) ([]step, error) {
@@ -40,7 +45,7 @@ func steps(d Dialect) ([]step, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, step{version: v, name: e.Name(), sql: string(b)})
+		out = append(out, step{version: v, name: e.Name(), sql: string(b), fill: fillOf(e.Name()[len(num)+1:])})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
 	for i, s := range out {
@@ -49,6 +54,17 @@ func steps(d Dialect) ([]step, error) {
 		}
 	}
 	return out, nil
+}
+
+// fillOf is what the step of a name (its file's name without its number,
+// the same on every dialect) does that SQL cannot, or nil: a value that
+// only Go computes, given to the rows the step finds.
+func fillOf(name string) func(context.Context, *sql.Tx) error {
+	switch name {
+	case "failure_classes.sql":
+		return classFailures
+	}
+	return nil
 }
 
 // Version is the schema version this binary writes (SQLite's steps).
@@ -65,13 +81,21 @@ func Version() int {
 // user_version) in the same transaction, so that an older file opens with a
 // newer binary and an interrupted upgrade resumes.
 func Upgrade(ctx context.Context, db *sql.DB) error {
+	return upgrade(ctx, db, "")
+}
+
+// upgrade is Upgrade, and on PostgreSQL it makes the schema named (the
+// address's, "" for the session's current one) when it is missing, in the
+// transaction of the first step (issue 23 item 2): an open that fails or
+// is refused half-way leaves no empty schema behind.
+func upgrade(ctx context.Context, db *sql.DB, schema string) error {
 	d := DialectOf(db)
 	all, err := steps(d)
 	if err != nil {
 		return err
 	}
 	for {
-		done, err := upgradeOne(ctx, d, db, all)
+		done, err := upgradeOne(ctx, d, db, all, schema)
 		if err != nil || done {
 			return err
 		}
@@ -83,7 +107,7 @@ func Upgrade(ctx context.Context, db *sql.DB) error {
 // key before it commits.
 const fkOff = "-- crmimport: foreign keys off"
 
-func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bool, err error) {
+func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema string) (done bool, err error) {
 	// A file that is up to date is only read: opening it never waits for
 	// another process's write transaction.
 	current, err := d.schemaVersion(ctx, db)
@@ -108,7 +132,7 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 		// transaction sees the catalog as it stood when it began, so one
 		// begun before another process's upgrade committed would not see
 		// the tables it made, and would make them again.
-		unlock, err := sessionWriteLock(ctx, conn)
+		unlock, err := sessionWriteLock(ctx, conn, schema)
 		if err != nil {
 			return false, fmt.Errorf("upgrade schema: %w", err)
 		}
@@ -129,7 +153,7 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 			}
 		}()
 	}
-	tx, err := d.Begin(ctx, conn) // immediate: two processes never both upgrade
+	tx, err := d.beginUpgrade(ctx, conn) // under the write lock: two processes never both upgrade
 	if err != nil {
 		return false, fmt.Errorf("upgrade schema: %w", err)
 	}
@@ -146,8 +170,18 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 	case have != current:
 		return false, nil // another process upgraded meanwhile: look again
 	}
+	if d == Postgres && current == 0 && schema != "" {
+		if _, err := tx.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return false, fmt.Errorf("make schema %s: %w", schema, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, s.sql); err != nil {
 		return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+	}
+	if s.fill != nil {
+		if err := s.fill(ctx, tx); err != nil {
+			return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+		}
 	}
 	if noFK {
 		if err := d.foreignKeysHold(ctx, tx); err != nil {
@@ -158,6 +192,17 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step) (done bo
 		return false, fmt.Errorf("set schema version %d: %w", s.version, err)
 	}
 	return false, tx.Commit()
+}
+
+// beginUpgrade begins a schema step's transaction: on SQLite one that
+// takes the write lock at once (BEGIN IMMEDIATE); on PostgreSQL a plain
+// one, since the step's session holds its schema's write lock already
+// (sessionWriteLock), and the schema may not be there yet to name it.
+func (d Dialect) beginUpgrade(ctx context.Context, conn *sql.Conn) (*sql.Tx, error) {
+	if d == Postgres {
+		return conn.BeginTx(ctx, nil)
+	}
+	return d.Begin(ctx, conn)
 }
 
 func newerError(have, know int) error {

@@ -314,8 +314,14 @@ func fileOfVersion(t *testing.T, path string, n int, stmts ...string) {
 	require.NoError(t, err)
 	defer raw.Close()
 	for _, s := range all[:n] {
-		_, err = raw.Exec(s.sql)
+		tx, err := raw.Begin()
+		require.NoError(t, err)
+		_, err = tx.Exec(s.sql)
 		require.NoError(t, err, s.name)
+		if s.fill != nil {
+			require.NoError(t, s.fill(context.Background(), tx), s.name)
+		}
+		require.NoError(t, tx.Commit())
 	}
 	for _, s := range append([]string{fmt.Sprintf("PRAGMA user_version = %d", n)}, stmts...) {
 		_, err = raw.Exec(s)

@@ -20,7 +20,16 @@
 // engine's AdmissionError, exit 6), and dependents: rows of other runs that
 // link to a row the run created, and other runs' matched slots that point at
 // one, transitively (DependentsError). With cascade those are taken back too,
-// record by record, and listed.
+// record by record, and listed; the runs they belong to are marked with
+// what was taken back of them (TakenBack).
+//
+// A plan is never held whole: it is walked — a bit per row id for the rows
+// that go, then the tenant's slots a page at a time in the order of their
+// key — and summed up (counts per kind and per run, dependents) and
+// digested: a SHA-256 over every item. Start walks it again inside the
+// transaction that writes its items, and commits it only if the digest is
+// the one its preview showed (Options.Plan, PlanChangedError, exit 8): a
+// preview and its commit are the same plan.
 //
 // A run loaded from a dump has no before-images: its created slots go with
 // the placeholder rows that back only them (a placeholder that another slot

@@ -171,11 +171,14 @@ func TestUndoIsExact(t *testing.T) {
 			u := w.undo(run.ID, false)
 			require.Equal(t, before, w.dump(), "R16: the dump after the run and its undo is the dump before the run")
 			require.Equal(t, doctorBefore, w.doctor(), "doctor finds after the undo what it found before the run")
+			// Each slot counted for what became of it (SPEC §10): co3 and
+			// n1, created over the first run's skips, get those skips back
+			// (restored; their rows go), as does n2's refreshed skip.
 			require.Equal(t, map[ledger.Kind]phases.Counts{
-				ledger.Company: {Removed: 2, Released: 1},
+				ledger.Company: {Removed: 1, Released: 1, Restored: 1},
 				ledger.Contact: {Removed: 2, Released: 1},
 				ledger.Deal:    {Removed: 1},
-				ledger.Note:    {Removed: 1, Restored: 1, Cleared: 1},
+				ledger.Note:    {Restored: 2, Cleared: 1},
 			}, u.Stats)
 			require.Equal(t, u.ID, w.runRow(run.ID).UndoneBy, "the undone run names its undo")
 			require.Equal(t, run.ID, u.Undoes)
@@ -215,7 +218,7 @@ func TestUndoIsExact(t *testing.T) {
 			run := w.run(notes, "canonical", ledger.Note)
 			require.Equal(t, phases.Counts{Imported: 2, Unchanged: 1}, run.Stats[ledger.Note])
 			u := w.undo(run.ID, false)
-			require.Equal(t, map[ledger.Kind]phases.Counts{ledger.Note: {Removed: 2}}, u.Stats)
+			require.Equal(t, map[ledger.Kind]phases.Counts{ledger.Note: {Restored: 2}}, u.Stats, "two skips given back, their notes' rows removed")
 			require.Equal(t, before, w.dump(), "the skips it took over are the first run's again: reason, detail, owner, time")
 			require.Equal(t, doctorBefore, w.doctor())
 			require.Equal(t, run.Stats, w.run(notes, "canonical", ledger.Note).Stats)
@@ -480,7 +483,8 @@ func TestUndoMovesTheEpochOfItsTenantAndSourceOnly(t *testing.T) {
 
 // TestUndoPlanGoesStaleWhenTheTenantIsWritten: an undo commits the plan it
 // showed, or nothing — a run of the tenant between the plan and its start
-// refuses the start (R10, R16).
+// that changes what it would take back refuses the start, naming what
+// changed (R10, R16).
 func TestUndoPlanGoesStaleWhenTheTenantIsWritten(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
@@ -491,12 +495,24 @@ func TestUndoPlanGoesStaleWhenTheTenantIsWritten(t *testing.T) {
 		require.NoError(t, err)
 		w.run(export(t, map[string]string{"contacts.csv": "id,first_name,company_id\nc1,Ann,co1\n"}), "canonical")
 		_, err = p.Start(ctx, w.imp.Engine)
-		var refused *undo.RefusedError
-		require.ErrorAs(t, err, &refused)
-		require.Contains(t, err.Error(), "changed while the undo of run 1 was planned: nothing was written")
+		var changed *undo.PlanChangedError
+		require.ErrorAs(t, err, &changed)
+		require.Contains(t, err.Error(), "its plan changed since the preview: 1 more contact of run 2 to remove; nothing was written")
 		runs, err := phases.ListRuns(ctx, w.db, tenant)
 		require.NoError(t, err)
 		require.Len(t, runs, 2)
+
+		// Under --cascade, where the new record is no refusal but one more
+		// to take back: the plan committed is still the one built.
+		p, err = undo.Build(ctx, w.db, w.imp.Engine, first.ID, true)
+		require.NoError(t, err)
+		bob := w.run(export(t, map[string]string{"contacts.csv": "id,first_name,company_id\nc2,Bob,co1\n"}), "canonical")
+		_, err = p.Start(ctx, w.imp.Engine)
+		require.ErrorAs(t, err, &changed)
+		require.Contains(t, err.Error(), fmt.Sprintf("its plan changed since the preview: 1 more contact of run %d to remove; nothing was written", bob.ID))
+		runs, err = phases.ListRuns(ctx, w.db, tenant)
+		require.NoError(t, err)
+		require.Len(t, runs, 3)
 	})
 }
 

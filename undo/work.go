@@ -20,6 +20,18 @@ type Options struct {
 	// BatchSize is how many slots one batch takes back; 0 is BatchSize.
 	// Kept with the run, so that a resume batches as the undo began.
 	BatchSize int `json:"batch_size,omitempty"`
+	// Taken is, under cascade, how many records of each other run and kind
+	// the plan takes back (TakenBack marks those runs with it).
+	Taken []Taken `json:"taken,omitempty"`
+	// Plan is the digest of the plan the undo commits: to StartWith, the
+	// one a preview showed (Plan.Digest), which the plan must still have
+	// (R16: a preview and its commit are the same plan); kept with the
+	// undo's run as the plan it committed.
+	Plan string `json:"plan,omitempty"`
+	// Shown are the parts of the plan the preview showed, when the caller
+	// has them (the page sends them back): a refusal then names what
+	// changed. Not kept.
+	Shown []PlanPart `json:"-"`
 }
 
 // BatchSize is how many slots one batch of an undo takes back: as many as
@@ -60,10 +72,14 @@ func Start(ctx context.Context, e *phases.Engine, id int64, cascade bool) (phase
 	return StartWith(ctx, e, Options{Undo: id, Cascade: cascade})
 }
 
-// StartWith is Start with all of an undo's options.
+// StartWith is Start with all of an undo's options. With o.Plan, the plan
+// must be the one whose digest a preview showed: one that changed since is
+// refused (*PlanChangedError), and nothing is written.
 func StartWith(ctx context.Context, e *phases.Engine, o Options) (phases.Run, *Plan, error) {
-	id, cascade := o.Undo, o.Cascade
-	p, err := Build(ctx, e.DB, e, id, cascade)
+	p, err := Build(ctx, e.DB, e, o.Undo, o.Cascade)
+	if o.Plan != "" && p != nil && p.Digest != o.Plan {
+		return phases.Run{}, nil, &PlanChangedError{Run: o.Undo, Cascade: o.Cascade, Want: o.Plan, Was: o.Shown, Now: p}
+	}
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
@@ -72,17 +88,18 @@ func StartWith(ctx context.Context, e *phases.Engine, o Options) (phases.Run, *P
 	return run, p, err
 }
 
-// Start commits the undo that p plans, as Start does, if nothing was
-// written to the tenant since p was built; else it refuses, and nothing is
-// written: what the undo takes back is what its plan showed.
+// Start commits the undo that p plans, as Start does, if its plan is
+// still p — the items it writes, walked again in the transaction that
+// writes them, have p's digest; else it refuses (*PlanChangedError), and
+// nothing is written: what the undo takes back is what its plan showed.
 func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) {
 	id, cascade := p.Run.ID, p.Cascade
 	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source,
-		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize},
+		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize, Plan: p.Digest, Taken: p.taken},
 		Undoes:  id, Notices: p.Notices}
 	for _, k := range target.ChildrenFirst() {
-		if n := len(p.Items[k]); n > 0 {
-			spec.Tasks = append(spec.Tasks, phases.TaskSpec{Kind: k, Phase: Phase(k), File: source(id), Size: int64(n)})
+		if n := p.Counts[k].TakenBack(); n > 0 {
+			spec.Tasks = append(spec.Tasks, phases.TaskSpec{Kind: k, Phase: Phase(k), File: source(id), Size: n})
 		}
 	}
 	if cascade && len(p.Dependents) > 0 {
@@ -91,21 +108,19 @@ func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) 
 		}
 	}
 	spec.Write = func(ctx context.Context, tx *sql.Tx, undoID int64) error {
-		// The plan stands if no run of the tenant wrote since it was read
-		// (the tenant's runs and epochs are as they were), and R16 still
-		// allows the undo.
-		if err := refuse(ctx, tx, e, p.Run, undoID); err != nil {
-			return err
-		}
-		now, err := tenantMark(ctx, tx, p.Run.Tenant, undoID)
+		items, err := newItemWriter(ctx, tx, undoID)
 		if err != nil {
 			return err
 		}
-		if now != p.mark {
-			return &RefusedError{Msg: fmt.Sprintf("the ledger of tenant %s changed while the undo of run %d was planned: nothing was written; run the undo again",
-				p.Run.Tenant, id)}
+		defer items.close()
+		now, err := build(ctx, tx, e, id, cascade, undoID, slotsPage, func(it walked) error { return items.add(ctx, it) })
+		if now != nil && now.Digest != p.Digest {
+			return &PlanChangedError{Run: id, Cascade: cascade, Want: p.Digest, Was: p.Parts, Now: now}
 		}
-		return insertItems(ctx, tx, undoID, p)
+		if err != nil {
+			return err
+		}
+		return items.flush(ctx)
 	}
 	return e.Plan(ctx, spec)
 }
@@ -113,57 +128,73 @@ func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) 
 // source is what an undo's tasks name as their input.
 func source(id int64) string { return fmt.Sprintf("run %d", id) }
 
-// tenantMarkSQL is what moves whenever anything writes to the tenant's
-// ledger (but the undo being planned, self): a run planned or loaded (ids), a batch committed (heartbeats), a
-// run finalized or resumed, a final slot removed or changed (epochs).
-// string_agg with its own order reads the same on both dialects (SQLite's
-// group_concat, which PostgreSQL lacks, by its standard name), and the
-// epochs in one order whatever plan the server picks.
-const tenantMarkSQL = `
-SELECT (SELECT count(*) || '/' || coalesce(max(id), 0) || '/' || coalesce(max(heartbeat_at), '') || '/' ||
-            coalesce(max(finished_at), '') || '/' || coalesce(sum(attempts), 0) || '/' || coalesce(max(status), '')
-        FROM migrations WHERE tenant_id = ?1 AND id <> ?2) || '/' ||
-       coalesce((SELECT string_agg(source || '=' || n, ',' ORDER BY source) FROM ledger_epochs WHERE tenant_id = ?1), '')`
-
-func tenantMark(ctx context.Context, q Querier, tenant string, self int64) (string, error) {
-	var m string
-	if err := q.QueryRowContext(ctx, tenantMarkSQL, tenant, self).Scan(&m); err != nil {
-		return "", fmt.Errorf("read the state of tenant %s: %w", tenant, err)
-	}
-	return m, nil
-}
-
 const insertItemHead = `INSERT INTO undo_items (undo_id, kind, seq, source, source_id, owner, action, record_id, delete_row) VALUES `
 
-func insertItems(ctx context.Context, tx *sql.Tx, undoID int64, p *Plan) error {
-	const chunk = store.MaxStatementRows
-	full, err := tx.PrepareContext(ctx, insertItemHead+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", chunk), ", "))
+// itemWriter writes an undo's items as its plan's walk yields them: per
+// kind numbered in the walk's order (seq, which the undo's batches follow
+// from their checkpoint), a statement of store.MaxStatementRows rows at a
+// time, so that no more than that many items per kind are held.
+type itemWriter struct {
+	tx      *sql.Tx
+	undo    int64
+	full    *sql.Stmt
+	seq     map[ledger.Kind]int64
+	pending map[ledger.Kind][]walked
+}
+
+func newItemWriter(ctx context.Context, tx *sql.Tx, undo int64) (*itemWriter, error) {
+	full, err := tx.PrepareContext(ctx, insertItemHead+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", store.MaxStatementRows), ", "))
 	if err != nil {
-		return fmt.Errorf("plan the undo: %w", err)
+		return nil, fmt.Errorf("plan the undo: %w", err)
 	}
-	defer full.Close()
-	for k, items := range p.Items {
-		for start := 0; start < len(items); start += chunk {
-			part := items[start:min(start+chunk, len(items))]
-			args := make([]any, 0, 9*len(part))
-			for i, it := range part {
-				del := 0
-				if it.DeleteRow {
-					del = 1
-				}
-				args = append(args, undoID, string(k), start+i+1, it.Source, it.SourceID, it.Owner, string(it.Action), nullID(it.RecordID), del)
-			}
-			var err error
-			if len(part) == chunk {
-				_, err = full.ExecContext(ctx, args...)
-			} else {
-				_, err = tx.ExecContext(ctx, insertItemHead+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(part)), ", "), args...)
-			}
-			if err != nil {
-				return fmt.Errorf("plan the undo: write its %s: %w", k.Plural(), err)
-			}
+	return &itemWriter{tx: tx, undo: undo, full: full, seq: map[ledger.Kind]int64{}, pending: map[ledger.Kind][]walked{}}, nil
+}
+
+func (w *itemWriter) close() { w.full.Close() }
+
+// add takes the next item of its kind.
+func (w *itemWriter) add(ctx context.Context, it walked) error {
+	w.pending[it.Kind] = append(w.pending[it.Kind], it)
+	if len(w.pending[it.Kind]) < store.MaxStatementRows {
+		return nil
+	}
+	return w.write(ctx, it.Kind)
+}
+
+// flush writes what is left of every kind.
+func (w *itemWriter) flush(ctx context.Context) error {
+	for _, k := range ledger.Kinds() {
+		if err := w.write(ctx, k); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+func (w *itemWriter) write(ctx context.Context, k ledger.Kind) error {
+	part := w.pending[k]
+	if len(part) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 9*len(part))
+	for _, it := range part {
+		w.seq[k]++
+		del := 0
+		if it.DeleteRow {
+			del = 1
+		}
+		args = append(args, w.undo, string(k), w.seq[k], it.Source, it.SourceID, it.Owner, string(it.Action), nullID(it.RecordID), del)
+	}
+	var err error
+	if len(part) == store.MaxStatementRows {
+		_, err = w.full.ExecContext(ctx, args...)
+	} else {
+		_, err = w.tx.ExecContext(ctx, insertItemHead+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(part)), ", "), args...)
+	}
+	if err != nil {
+		return fmt.Errorf("plan the undo: write its %s: %w", k.Plural(), err)
+	}
+	w.pending[k] = part[:0]
 	return nil
 }
 
@@ -213,7 +244,7 @@ func Open(db *sql.DB) phases.OpenFunc {
 				return phases.Batch{}, err
 			}
 			var c phases.Counts
-			b := batch{undo: run.ID, tenant: run.Tenant, kind: t.Kind, after: done, last: last, items: items}
+			b := batch{undo: run.ID, undoes: run.Undoes, tenant: run.Tenant, kind: t.Kind, after: done, last: last, items: items}
 			if err := takeBack(ctx, tx, b, &c); err != nil {
 				return phases.Batch{}, err
 			}
@@ -257,9 +288,12 @@ SELECT record_id FROM undo_items
 WHERE undo_id = ? AND kind = ? AND seq > ? AND seq <= ? AND delete_row = 1`
 
 	// batchImagesSQL reads the before-images of a batch's slots: who took
-	// each over, and whether the image's own owner was undone since.
+	// each over, and whether the image's own owner is undone — undone
+	// since, or the very run this undo takes back (?6), whose skips a
+	// dependent's record took over under --cascade (SPEC §10: never
+	// restored).
 	batchImagesSQL = `
-SELECT b.source, b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0
+SELECT b.source, b.source_id, b.taken_by, coalesce(m.undone_by, 0) <> 0 OR coalesce(b.migration_id, 0) = ?6
 FROM undo_items u
 JOIN slot_before b ON b.tenant_id = ?1 AND b.source = u.source AND b.kind = u.kind AND b.source_id = u.source_id
 LEFT JOIN migrations m ON m.id = b.migration_id
@@ -312,6 +346,7 @@ func (e *ChangedError) Error() string {
 // in (after, last].
 type batch struct {
 	undo        int64
+	undoes      int64 // the run the undo takes back
 	tenant      string
 	kind        ledger.Kind
 	after, last int64
@@ -435,7 +470,7 @@ func moveEpochs(ctx context.Context, tx *sql.Tx, b batch) error {
 
 // readImages reads the before-images of a batch's slots.
 func readImages(ctx context.Context, tx *sql.Tx, b batch) (map[imageKey]image, error) {
-	rows, err := tx.QueryContext(ctx, batchImagesSQL, b.args()...)
+	rows, err := tx.QueryContext(ctx, batchImagesSQL, append(b.args(), b.undoes)...)
 	if err != nil {
 		return nil, fmt.Errorf("read the before-images of %s slots: %w", b.kind, err)
 	}

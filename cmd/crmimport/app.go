@@ -135,7 +135,9 @@ func (a *app) run(ctx context.Context, args []string) int {
 	}
 	norm, err := normaliseArgs(c, args)
 	if err == nil {
-		err = c.RunContext(ctx, norm)
+		// What store has to tell while it works (a write waiting for
+		// another's lock) is a notice on stderr.
+		err = c.RunContext(store.WithNotice(ctx, func(msg string) { a.note("notice: %s", msg) }), norm)
 	}
 	code := exitCode(err)
 	var st *statusExit

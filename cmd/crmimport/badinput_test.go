@@ -956,6 +956,57 @@ var fixedEngineBugs = []badCase{
 			{q: `SELECT kind, checkpoint FROM migration_tasks ORDER BY id`, want: []string{`company|{"rows":2,"line":3}`, `contact|{"rows":3,"line":6}`}},
 		},
 	},
+	{
+		// Written by openpyxl (readertest.BadWorkbooks): every cell of the
+		// contacts sheet is a formula without a value, since openpyxl
+		// computes none. Read as empty, each row was blank: the run
+		// succeeded with every count at 0 (issue 23 item 5). A formula
+		// without a value is no value: each row fails naming its cells and
+		// what to do, and with nothing accounted for the run fails (R9).
+		name: "WorkbookFormulasWithoutValues", dir: "48-workbook-formulas-without-values",
+		code: exitFailed, status: "failed",
+		kinds: map[string]phases.Counts{"contact": {Failed: 3}},
+		failures: []string{
+			"contact||contacts.xlsx!contacts|2|cells A2, B2, C2 and D2 are formulas without a value: open and save the workbook in a spreadsheet, which computes them",
+			"contact||contacts.xlsx!contacts|3|cells A3, B3, C3 and D3 are formulas without a value",
+			"contact||contacts.xlsx!contacts|4|cells A4, B4, C4 and D4 are formulas without a value",
+		},
+		tasks: []string{"contact|succeeded|"},
+		log:   []string{`notice: contacts.xlsx!Export: not read: none of its columns ("Person - ID"`},
+	},
+	{
+		// A workbook whose sheet inflates about 900:1 (readertest.
+		// BadWorkbooks) is refused before the run exists, as a zip bomb
+		// is: its parts are judged against the zip limits while the run is
+		// planned. The reader's own guard refused it only once its task
+		// opened it, failing a run that should never have existed (issue
+		// 23 item 20).
+		name: "WorkbookBomb", dir: "49-workbook-bomb",
+		code: exitError,
+		stderr: []string{"contacts.xlsx: part xl/worksheets/sheet1.xml: uncompresses to 4.0 MiB from 4.6 KiB (889:1, over the limit of 200:1): " +
+			"refused as a possible zip bomb"},
+	},
+	{
+		// A password-protected workbook is a compound file (OLE2) holding
+		// the encrypted package, not a zip (readertest.BadCompoundFiles):
+		// its task fails saying so and what to do; the companies import.
+		// It had the message of an .xls, which fitted neither (issue 23
+		// item 20).
+		name: "WorkbookPasswordProtected", dir: "50-workbook-password-protected",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {}},
+		tasks: []string{"company|succeeded|",
+			"contact|failed|contacts.xlsx: is password-protected: remove the password in the spreadsheet and save again"},
+	},
+	{
+		// An Excel 97–2003 workbook renamed .xlsx: its task fails saying
+		// what it is and what to do; the companies import.
+		name: "XLSRenamedXLSX", dir: "51-xls-renamed-xlsx",
+		code: exitPartial, status: "partial",
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "contact": {}},
+		tasks: []string{"company|succeeded|",
+			"contact|failed|contacts.xlsx: is an Excel 97–2003 .xls workbook: save it as .xlsx or CSV"},
+	},
 }
 
 // TestBadInput runs each fixture of fixtures/bad/canonical (SPEC §4: bad

@@ -147,7 +147,8 @@ var salesforceBadCases = []badCase{
 	},
 	{
 		// A lead (00Q) is not imported: a task about a lead alone is
-		// skipped with the lead in its detail; beside an account it is
+		// skipped with the lead in its detail, saying it waits for nothing
+		// a run of the export gives (R6b); beside an account it is
 		// imported, unlinked, the lead kept in extra.
 		name: "SalesforceLeadInWhoId", dir: "05-lead-whoid",
 		code: exitOK, status: "succeeded",
@@ -155,7 +156,7 @@ var salesforceBadCases = []badCase{
 		stderr: []string{"ignored 1 file not of the salesforce profile: Lead.csv"},
 		stored: []storedRows{
 			{q: `SELECT source_id, reason, detail FROM migration_records WHERE action = 'skipped'`,
-				want: []string{`00T5g00000Tk001EAB|not linked to any record|{"WhoId":"00Q5g00000LdWx1EAF"}`}},
+				want: []string{`00T5g00000Tk001EAB|linked only to a lead, which the salesforce profile does not import|{"WhoId":"00Q5g00000LdWx1EAF"}`}},
 			{q: `SELECT a.subject, a.type, co.name, a.contact_id IS NULL, json_extract(a.extra, '$.WhoId') FROM activities a JOIN companies co ON co.id = a.company_id`,
 				want: []string{"Lead visits the bakery|Task|Brightwater Bakery|1|00Q5g00000LdWx1EAF"}},
 		},
@@ -283,6 +284,31 @@ var salesforceBadCases = []badCase{
 				"activity|00T5g00000NuTk3AAF|not linked to any record"}},
 			{q: `SELECT e.subject, d.name FROM emails e JOIN deals d ON d.id = e.deal_id`, want: []string{"Signed order form|Fleet tracking"}},
 			{q: `SELECT line, instr(raw, '"Id":"0065g00000NuOp5\u0000AF"') > 0 FROM record_failures WHERE source_id IS NULL`, want: []string{"6|1"}},
+		},
+	},
+	{
+		// R6b: a note or task linked only to a case (500…), which the
+		// salesforce profile does not import, waits for nothing a run of
+		// this export gives: its skip says so, not "not linked to any
+		// record". One linked to a case and to an account not yet
+		// imported still waits (for the account); one whose account is
+		// there imports, unlinked, the case kept in extra.
+		name: "SalesforceLinkedOnlyToACase", dir: "14-linked-only-to-a-case",
+		code: exitOK, status: "succeeded",
+		kinds: map[string]phases.Counts{"company": {Imported: 1}, "contact": {Imported: 1},
+			"note": {Imported: 2, Skipped: 2, Unlinked: 1}, "activity": {Skipped: 20}},
+		stderr: []string{"ignored 1 file not of the salesforce profile: Case.csv"},
+		warnings: []string{`every one of the 20 activities was skipped as "linked only to a case, which the salesforce profile does not import": ` +
+			`a branch that every row takes is not judging rows — the salesforce profile imports none of the records they are linked to`},
+		stored: []storedRows{
+			{q: `SELECT kind, source_id, reason, detail FROM migration_records WHERE action = 'skipped' AND source_id IN ('0025g00000Nc001AAB', '0025g00000Nc004AAB', '00T5g00000Tc001EAB') ORDER BY source_id`,
+				want: []string{
+					`note|0025g00000Nc001AAB|linked only to a case, which the salesforce profile does not import|{"ParentId":"5005g00000Cs001AAB"}`,
+					`note|0025g00000Nc004AAB|not linked to any record|{"ParentId":"5005g00000Cs002AAB","company_id":"0015g00000ZzZzZAAV"}`,
+					`activity|00T5g00000Tc001EAB|linked only to a case, which the salesforce profile does not import|{"WhatId":"5005g00000Cs001AAB"}`}},
+			{q: `SELECT count(DISTINCT reason) FROM migration_records WHERE kind = 'activity'`, want: []string{"1"}},
+			{q: `SELECT n.body, co.name, json_extract(n.extra, '$.ParentId') FROM notes n JOIN companies co ON co.id = n.company_id`,
+				want: []string{"Invoice the seal to the bakery.|Brightwater Bakery|5005g00000Cs001AAB"}},
 		},
 	},
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/desktop"
+	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
+	"crmimport/phases"
 )
 
 // The desktop in a real browser (issue 13): Debian's Chromium, driven by
@@ -72,7 +75,17 @@ func browser(t *testing.T) context.Context {
 // serve starts the desktop on the database at path, in this process.
 func serve(t *testing.T, path string) *desktop.Server {
 	t.Helper()
-	s, err := desktop.New(context.Background(), desktop.Config{DBPath: path})
+	return serveWith(t, path, "")
+}
+
+// serveWith is serve with failpoints (SPEC §8) for the runs the desktop
+// itself works on.
+func serveWith(t *testing.T, path, failpoints string) *desktop.Server {
+	t.Helper()
+	set, err := failpoint.Parse(failpoints)
+	require.NoError(t, err)
+	s, err := desktop.New(context.Background(), desktop.Config{DBPath: path,
+		Engine: func(db *sql.DB) *phases.Engine { return phases.New(db, set) }})
 	require.NoError(t, err)
 	go func() { _ = s.Serve() }() // ends with Shutdown
 	t.Cleanup(func() {
@@ -196,7 +209,10 @@ func TestDesktopInABrowser(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crm.db")
 	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "demo", "--source", "canonical", demo)
 	require.Equal(t, exitPartial, r.code, r.stderr)
-	s := serve(t, path)
+	// The runs the desktop works on pause before their first contact
+	// batches, so that a resumed run is seen working on its page.
+	_, slow := slowExport(t)
+	s := serveWith(t, path, slow["CRMIMPORT_FAILPOINTS"])
 	ctx := browser(t)
 	base := "http://" + s.Addr()
 
@@ -254,6 +270,11 @@ func TestDesktopInABrowser(t *testing.T) {
 	require.Equal(t, exitCancelled, child.wait(t), child.stderr.String())
 	waitEnded(ctx, t, "cancelled")
 	shoot(ctx, t, out, "08-run-stopped")
+	// Issue 23 item 16: the stop is told as the page's, not as
+	// `crmimport stop` from another host.
+	taskNotes := textOf(ctx, t, "table.tasks tbody")
+	require.Contains(t, taskNotes, "stop requested by the desktop (`crmimport ui`)")
+	require.NotContains(t, taskNotes, "another host")
 	resume := fmt.Sprintf(`button[data-post="/api/runs/%d/resume"]`, id)
 	// The page reloads itself once the run has ended, and then offers it: a
 	// wait begun in the page before the reload may be lost with it, so the
@@ -262,6 +283,23 @@ func TestDesktopInABrowser(t *testing.T) {
 		return !!p && p.dataset.live === "false" && !!b && !b.disabled; })()`, resume), "the ended run's page, offering Resume")
 	require.Contains(t, textOf(ctx, t, resume), "Resume —")
 	do(ctx, t, chromedp.Click(chromedp.CSS(resume)))
+	// Issue 23 item 12: the resumed run's page shows it working, never the
+	// end of the attempt before (which its event stream handed it, kept
+	// from then: the page showed CANCELLED and reloaded itself until the
+	// run ended).
+	live := `(() => { const p = document.querySelector("[data-run-page]"), s = document.querySelector("h1 [data-field=status]");
+		return p && s && p.dataset.live === "true" ? s.textContent.trim() : ""; })()`
+	var shown []string
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		try, cancel := context.WithTimeout(ctx, time.Second)
+		st, err := chromedp.Run(try, chromedp.Evaluate[string](live))
+		cancel()
+		if err == nil && st != "" && (len(shown) == 0 || shown[len(shown)-1] != st) {
+			shown = append(shown, st)
+		}
+	}
+	require.Equal(t, []string{"running"}, shown, "the resumed run's live page showed the run as it is")
+	shoot(ctx, t, out, "09-run-resuming")
 	waitEnded(ctx, t, "succeeded")
 	shoot(ctx, t, out, "09-run-resumed")
 
@@ -338,7 +376,7 @@ func TestDesktopInABrowser(t *testing.T) {
 func TestUICommand(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	for _, addr := range []string{"0.0.0.0:0", "192.168.1.1:8080", ":0"} {
+	for _, addr := range []string{"0.0.0.0:0", "192.168.1.1:8080", ":0", "127.0.0.2:0"} {
 		r := crm(t, nil, "--db", path, "ui", "--no-open", "--addr", addr)
 		require.Equal(t, exitUsage, r.code, "%s: %s", addr, r.stderr)
 		require.Contains(t, r.stderr, "loopback")
@@ -498,4 +536,97 @@ func TestUndoWithDependentsInABrowser(t *testing.T) {
 	require.Equal(t, []string{"c-3"}, query(t, path, `SELECT source_id FROM migration_records WHERE tenant_id = 'acme'`),
 		"both runs' records are taken back, except the one that depends on nothing of run 1")
 	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`))
+}
+
+// TestUndoConfirmationIsThePlanItShowedInABrowser (issue 23 item 3; R16,
+// SPEC §11): the run page's Undo previews the plan under --cascade; another
+// run imports two more records that depend on it before the confirmation;
+// the confirmation takes back nothing — not more than it showed — and the
+// dialog says what changed and shows the plan as it is now, which a second
+// confirmation takes back.
+func TestUndoConfirmationIsThePlanItShowedInABrowser(t *testing.T) {
+	t.Parallel()
+	out := shots(t)
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "--quiet", "run", "--tenant", "acme", "--source", "canonical", "--only", "companies", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	r = crm(t, nil, "--db", path, "--quiet", "run", "--tenant", "acme", "--source", "canonical", "--only", "contacts", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	s := serve(t, path)
+	ctx := browser(t)
+	base := "http://" + s.Addr()
+
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
+		chromedp.Navigate(base+"/runs/1"), chromedp.WaitEnabled(chromedp.CSS("#undo")))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo")), chromedp.WaitVisible(chromedp.CSS("#undo-cascade")))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-cascade")), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
+	var shown struct {
+		Total int    `json:"total"`
+		Plan  string `json:"plan"`
+	}
+	r = crm(t, nil, "--db", path, "--json", "undo", "1", "--cascade", "--dry-run")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &shown))
+	require.Equal(t, fmt.Sprintf("Undo run 1 with --cascade — take back %d records", shown.Total), textOf(ctx, t, "#undo-confirm"))
+	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#undo-plan[data-plan=%q]`, shown.Plan))))
+
+	// Between the preview and the confirmation, another run imports two
+	// contacts of run 1's Brightwater Bakery.
+	r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", demoLater)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	later := r.summary(t).Run
+	before := query(t, path, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`)
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")))
+	waitJS(ctx, t, `!!document.querySelector("#undo-message.error") || !!document.querySelector("table.takenback")`, "the confirmation's answer")
+	require.Equal(t, []string{"3"}, query(t, path, `SELECT count(*) FROM migrations`),
+		"the confirmation of a plan of %d records must not take back the %d records the plan has now", shown.Total, shown.Total+2)
+	require.Equal(t, before, query(t, path, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`), "nothing was taken back")
+	require.Contains(t, textOf(ctx, t, "#undo-message"), fmt.Sprintf("its plan changed since the preview: 2 more contacts of run %d to remove; nothing was written", later))
+	require.Equal(t, fmt.Sprintf("Undo run 1 with --cascade — take back %d records", shown.Total+2), textOf(ctx, t, "#undo-confirm"),
+		"the dialog shows the plan as it is now")
+	shootView(ctx, t, out, "26-undo-plan-changed")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+	waitEnded(ctx, t, "succeeded")
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM companies WHERE tenant_id = 'acme'`))
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id IN ('con-201', 'con-202')`),
+		"the plan confirmed the second time: the two newcomers go too")
+	require.Equal(t, []string{fmt.Sprint(shown.Total + 2)}, query(t, path, `SELECT count(*) FROM undo_items`))
+}
+
+// TestImportConfirmsItsDryRunInABrowser (issue 23 item 3; SPEC §11, R10):
+// New import's Dry run shows a plan; a file of the export changes before
+// Import, which then imports nothing and names the file; a Dry run again
+// and Import import the export as it is now.
+func TestImportConfirmsItsDryRunInABrowser(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	companies, err := os.ReadFile(filepath.Join(demo, "companies.csv"))
+	require.NoError(t, err)
+	contacts, err := os.ReadFile(filepath.Join(demo, "contacts.csv"))
+	require.NoError(t, err)
+	export := writeExport(t, map[string]string{"companies.csv": string(companies), "contacts.csv": string(contacts)})
+	s := serve(t, path)
+	ctx := browser(t)
+	base := "http://" + s.Addr()
+
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#main")),
+		chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
+		chromedp.SendKeys(chromedp.CSS("#path"), export), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme"),
+		chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
+	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
+
+	// The export changes between the dry run and the import.
+	later := append(append([]byte{}, contacts...), "con-900,Zoe,Ng,zoe.ng@example.com,,,,2024-05-05,,\r\n"...)
+	require.NoError(t, os.WriteFile(filepath.Join(export, "contacts.csv"), later, 0o600))
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")))
+	waitText(ctx, t, "#import-message", "its plan changed since the dry run: contacts.csv (contact) changed")
+	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "the import confirmed a plan that is not the export's any more: nothing was planned")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
+	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	waitEnded(ctx, t, "partial")
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id = 'con-900'`), "the export as it is now")
 }

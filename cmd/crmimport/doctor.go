@@ -25,6 +25,7 @@ command that repairs it:
    false-success       a run that ended with work queued, or succeeded over failures (R9)
    unfinalized         a run without duration_ms, or running with no live owner (R15)
    orphan-slots        a created or matched slot whose target row is missing (R1, R2)
+   dry-run-copies      a copy of the data that a killed dry run left on a server (PostgreSQL)
 
 and the incidents of write-up 000 they add up to (the poisoned ledger, the
 stranded retry). Each repair is a line to paste whole into a shell, the

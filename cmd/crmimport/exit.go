@@ -10,6 +10,7 @@ import (
 
 	"crmimport/importer"
 	"crmimport/phases"
+	"crmimport/undo"
 )
 
 // Exit codes (SPEC §5).
@@ -22,6 +23,12 @@ const (
 	exitCancelled = 5
 	exitRefused   = 6
 	exitStrict    = 7
+	// exitPlanChanged: a confirmed plan (undo --plan, run --plan) is not
+	// the plan any more — another run changed it since its preview, or
+	// its input changed; nothing was written. Not 1, an error to read
+	// about, nor 6, a live run to wait for: a script looks again and
+	// confirms what it sees (R16, SPEC §11).
+	exitPlanChanged = 8
 
 	// exitFindings: doctor found something (SPEC §5: 0 clean, 3 not).
 	exitFindings = 3
@@ -67,6 +74,8 @@ func exitCode(err error) int {
 		iu  *importer.UsageError
 		adm *phases.AdmissionError
 		stp *stoppedError
+		chg *undo.PlanChangedError
+		rch *importer.PlanChangedError
 	)
 	switch {
 	case err == nil:
@@ -79,6 +88,8 @@ func exitCode(err error) int {
 		return exitRefused
 	case errors.As(err, &stp):
 		return exitCancelled
+	case errors.As(err, &chg), errors.As(err, &rch):
+		return exitPlanChanged
 	default:
 		return exitError
 	}

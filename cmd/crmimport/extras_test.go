@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -274,4 +275,59 @@ func TestOutNeverOverwritesTheDatabase(t *testing.T) {
 	b2, err := os.ReadFile(out)
 	require.NoError(t, err)
 	require.Equal(t, b, b2)
+}
+
+// TestRunConfirmsItsDryRun (issue 23 item 3; SPEC §11, R10): `run
+// --dry-run` prints its plan's digest and the command that imports exactly
+// that plan (`--json`: plan, plan_files with their fingerprints); `run
+// --plan DIGEST` imports it, or — a file changed since — nothing, exit 8,
+// naming the files it reads now; a digest that is not one is a usage error.
+func TestRunConfirmsItsDryRun(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		companies, err := os.ReadFile(filepath.Join(demo, "companies.csv"))
+		require.NoError(t, err)
+		export := writeExport(t, map[string]string{"companies.csv": string(companies)})
+		// A database to dry-run against: another tenant's import.
+		r := crm(t, nil, "--db", path, "--quiet", "run", "--tenant", "other", "--source", "canonical", "--only", "companies", demo)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		args := []string{"--db", path, "run", "--tenant", "acme", "--source", "canonical"}
+		r = crm(t, nil, append(args, "--dry-run", export)...)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		m := regexp.MustCompile("its plan is ([0-9a-f]{64}): with `--plan ([0-9a-f]{64})` in place of --dry-run, the same command imports exactly this plan, " +
+			"or nothing \\(exit 8\\) if a file changed since").FindStringSubmatch(r.stdout)
+		require.NotNil(t, m, r.stdout)
+		plan := m[1]
+		require.Equal(t, plan, m[2])
+		r = crm(t, nil, append([]string{"--json"}, append(args, "--dry-run", export)...)...)
+		var dry struct {
+			Plan      string `json:"plan"`
+			PlanFiles []struct {
+				File        string `json:"file"`
+				Kind        string `json:"kind"`
+				Fingerprint string `json:"fingerprint"`
+			} `json:"plan_files"`
+		}
+		require.NoError(t, jsonUnmarshal(r.stdout, &dry))
+		require.Equal(t, plan, dry.Plan, "the same export, the same plan")
+		require.Len(t, dry.PlanFiles, 1)
+		require.Equal(t, "company", dry.PlanFiles[0].Kind)
+		require.Regexp(t, `^crc32c:[0-9a-f]{8}:\d+$`, dry.PlanFiles[0].Fingerprint)
+
+		require.NoError(t, os.WriteFile(filepath.Join(export, "companies.csv"), append(companies, "acc-900,Zed Ltd,zed.example.com,,,,,\n"...), 0o600))
+		before := stateOf(t, path)
+		r = crm(t, nil, append(args, "--plan", plan, export)...)
+		require.Equal(t, exitPlanChanged, r.code, r.stderr)
+		require.Regexp(t, `the run was not started: its plan changed since the dry run that showed plan `+plan[:12]+
+			`…: it now reads companies\.csv \(company\) \(crc32c:[0-9a-f]{8}:\d+\); nothing was written — dry-run it again`, r.stderr)
+		require.NotContains(t, r.stderr, dry.PlanFiles[0].Fingerprint, "the file as it is now, not as the dry run read it")
+		require.Equal(t, before, stateOf(t, path), "nothing was written")
+		r = crm(t, nil, append(args, "--plan", "abc", export)...)
+		require.Equal(t, exitUsage, r.code, r.stderr)
+
+		require.NoError(t, os.WriteFile(filepath.Join(export, "companies.csv"), companies, 0o600))
+		r = crm(t, nil, append([]string{"--json"}, append(args, "--plan", plan, export)...)...)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		require.Contains(t, r.stdout, `"plan": "`+plan+`"`, "the run keeps the plan it imported")
+	})
 }

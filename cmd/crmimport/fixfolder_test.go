@@ -368,12 +368,13 @@ func TestFixEditedRows(t *testing.T) {
 	t.Parallel()
 	_, db := demoRun(t)
 	sqlDB := storetest.OpenFile(t, db)
-	fails, _, err := forensics.Failures(t.Context(), sqlDB, 1, "contact", "", 0)
-	require.NoError(t, err)
 	byID := map[string]int64{}
-	for _, f := range fails {
-		byID[f.SourceID] = f.ID
-	}
+	require.NoError(t, forensics.EachFailure(t.Context(), sqlDB, 1, func(f forensics.Failure) error {
+		if f.Kind == "contact" {
+			byID[f.SourceID] = f.ID
+		}
+		return nil
+	}))
 	parent := filepath.Join(t.TempDir(), "fixes")
 	dir, err := fixfile.WriteEdited(t.Context(), sqlDB, 1, "contacts.csv", []fixfile.EditedRow{
 		{Failure: byID["con-022"], Cells: []forensics.RawCell{{Name: "email", Value: "dana.whitfield@northgate-dental.example.com"}}},

@@ -22,9 +22,12 @@ var salesforceFixture = badCase{
 	code: exitOK, status: "succeeded",
 	kinds: map[string]phases.Counts{
 		"company": {Imported: 3, Skipped: 1}, "contact": {Imported: 4, Skipped: 1, Unlinked: 1}, "deal": {Imported: 3, Skipped: 1},
-		"note": {Imported: 4, Skipped: 2}, "activity": {Imported: 3, Skipped: 2, Unlinked: 1}, "email": {Imported: 2, Skipped: 1},
+		// ContentVersion.csv's PDF and older version are files, not notes:
+		// read, excluded, and records of no kind (a warning, SPEC §4).
+		"note": {Imported: 4, Skipped: 2, Excluded: 2}, "activity": {Imported: 3, Skipped: 2, Unlinked: 1}, "email": {Imported: 2, Skipped: 1},
 	},
-	stderr: []string{"ignored 2 files not of the salesforce profile: Attachment.csv, Lead.csv"},
+	warnings: []string{`ContentVersion.csv: 2 rows are records of no kind of the salesforce profile (notes read the rows whose FileType is "SNOTE" and IsLatest is "1")`},
+	stderr:   []string{"ignored 2 files not of the salesforce profile: Attachment.csv, Lead.csv"},
 	stored: []storedRows{
 		// Two accounts share a website: nothing is matched (R5).
 		{q: `SELECT name, domain_key, json_extract(extra, '$.CustomerPriority__c') FROM companies ORDER BY id`, want: []string{
@@ -53,9 +56,11 @@ var salesforceFixture = badCase{
 			"0685g00000Cv004AAB|<p>Fleet tracking: signed, 40 |<null>|<null>|Fleet tracking"}},
 		{q: `SELECT kind, source_id, reason, coalesce(detail, '') FROM migration_records WHERE action = 'skipped' AND reason != 'deleted in source' ORDER BY kind, source_id`,
 			want: []string{
-				`activity|00T5g00000Tk003EAB|not linked to any record|{"WhoId":"00Q5g00000LdWx1EAF"}`,
-				`activity|00U5g00000Ev002EAB|not linked to any record|{"WhatId":"5005g00000Cs001AAB"}`,
-				"note|0025g00000Nt003AAB|not linked to any record|",
+				// R6b: a lead alone, a case alone: nothing a run of the
+				// export gives, and the reason says so.
+				`activity|00T5g00000Tk003EAB|linked only to a lead, which the salesforce profile does not import|{"WhoId":"00Q5g00000LdWx1EAF"}`,
+				`activity|00U5g00000Ev002EAB|linked only to a case, which the salesforce profile does not import|{"WhatId":"5005g00000Cs001AAB"}`,
+				"note|0025g00000Nt003AAB|linked only to a user, which the salesforce profile does not import|",
 				"note|0025g00000Nt004AAB|empty body|"}},
 		// Task and Event: WhoId and WhatId by prefix, the type from the
 		// subtype or the file, done from IsClosed; a lead stays unresolved.

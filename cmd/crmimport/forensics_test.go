@@ -520,6 +520,25 @@ func TestRejectsCommand(t *testing.T) {
 	})
 }
 
+// TestRejectsOfALoadedRun: issue 23 item 16 — a run loaded from a dump
+// counted failed records whose rows the dump does not carry: `rejects`
+// says so (not "has no failed records"), and the report's advice points at no `rejects` that has nothing to list.
+func TestRejectsOfALoadedRun(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "ledger", "load", "../../fixtures/dumps/poisoned-ledger")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		r = crm(t, nil, "--db", path, "rejects", "1")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.NotContains(t, r.stderr, "has no failed records")
+		require.Contains(t, r.stderr, "12 failed records (8 contacts, 4 deals) were counted where run 1 ran, before it was loaded from a dump: the dump carries no failed rows")
+		r = crm(t, nil, "--db", path, "report", "1")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Contains(t, r.stdout, "the dump carries no failed rows")
+		require.NotContains(t, r.stdout, "crmimport rejects 1")
+	})
+}
+
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)

@@ -330,8 +330,11 @@ func linkTarget(l profile.Link) string {
 		var ps []string
 		for _, p := range l.Prefixes {
 			kind := "ignored"
-			if p.Kind != "" {
+			switch {
+			case p.Kind != "":
 				kind = p.Kind.Plural()
+			case p.NotImported != "":
+				kind = p.NotImported + ", not imported"
 			}
 			ps = append(ps, p.Prefix+"… "+kind)
 		}
@@ -361,6 +364,17 @@ func columnNotes(c profile.Column) string {
 	}
 	if len(c.Where) > 0 {
 		notes = append(notes, "only rows where it is "+strings.Join(c.Where, " or ")+" are records")
+	}
+	if len(c.OtherKinds) > 0 {
+		var kinds []string
+		for _, k := range c.OtherKinds {
+			kinds = append(kinds, k.Plural())
+		}
+		if c.OtherKindsTakeAll {
+			notes = append(notes, strings.Join(kinds, " and ")+" map it: never kept in this kind's extra")
+		} else {
+			notes = append(notes, strings.Join(kinds, " and ")+" map it: kept in extra only for a row they do not take")
+		}
 	}
 	if c.ExtraName != "" {
 		notes = append(notes, "kept in extra as "+quote(c.ExtraName))

@@ -138,11 +138,48 @@ func TestAdmissionAndStopFromAnotherProcess(t *testing.T) {
 		require.JSONEq(t, `{"run": `+strconv.FormatInt(id, 10)+`, "status": "cancelled", "stopped": true, "requested": true}`, r.stdout)
 		require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
 		require.Equal(t, "cancelled", startedSummary(t, c).Status)
+		// Who asked, as the queued tasks tell it (issue 23 item 16): this
+		// command, from this host, not "from another host".
+		host, err := os.Hostname()
+		require.NoError(t, err)
+		for _, note := range query(t, path, `SELECT last_error FROM migration_tasks WHERE status = 'cancelled' AND kind <> 'contact'`) {
+			require.Contains(t, note, "stop requested by `crmimport stop`, pid ")
+			require.Contains(t, note, " on "+host)
+		}
 
 		r = crm(t, nil, "--db", path, "--json", "resume", strconv.FormatInt(id, 10))
 		require.Equal(t, exitPartial, r.code, r.stderr)
 		require.Equal(t, refDump, dump(t, path, "acme"))
 		require.Equal(t, refKinds, kindsOf(t, r))
+	})
+}
+
+// TestADryRunBesideALiveRun: issue 23 item 14 — `run --dry-run` of a
+// tenant whose run works in another process is refused as a second run
+// would be (R13, exit 6), naming the live run and `stop N`, not calling it
+// interrupted and advising `resume`: the dry run's throwaway copy of the
+// database stands for the database, in which the run's owner works.
+// Not parallel: on PostgreSQL its dry run's throwaway schema would show in
+// TestDryRunWritesNothing's look at the server's dry-run copies.
+func TestADryRunBesideALiveRun(t *testing.T) {
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		c := startChild(t, map[string]string{"CRMIMPORT_FAILPOINTS": "batch:contact:2=sleep:4s"}, demoArgs(path)...)
+		id := waitForRun(t, path, "acme", c)
+
+		r := crm(t, nil, append(demoArgs(path), "--dry-run")...)
+		require.Equal(t, exitRefused, r.code, r.stderr)
+		var refusal map[string]any
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &refusal), r.stdout)
+		require.Equal(t, float64(id), refusal["live_run"])
+		require.Equal(t, false, refusal["interrupted"])
+		n := strconv.FormatInt(id, 10)
+		require.Contains(t, refusal["error"], "already has a live run: run "+n)
+		require.Contains(t, refusal["error"], "crmimport stop "+n)
+		require.NotContains(t, refusal["error"], "resume")
+
+		r = crm(t, nil, "--db", path, "--json", "stop", n)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, exitCancelled, c.wait(t), c.stderr.String())
 	})
 }
 

@@ -49,6 +49,10 @@ func TestMain(m *testing.M) {
 
 const demo = "../../fixtures/demo"
 
+// demoLater is two contacts added to the demo's CRM after its export, at
+// its company acc-001.
+const demoLater = "../../fixtures/demo-later"
+
 // result is what one command line gave.
 type result struct {
 	code           int
@@ -250,8 +254,12 @@ func stateOf(t *testing.T, path string) string {
 		sort.Strings(rows)
 		fmt.Fprintf(&b, "%s:\n  %s\n", table, strings.Join(rows, "\n  "))
 	}
-	// Other tests make schemas of their own meanwhile: a dry run's copies only.
+	// Other tests make schemas and dry runs of their own meanwhile: the
+	// copies of this schema only (a copy says what it copies, store's
+	// dry-run comment).
 	fmt.Fprintf(&b, "dry-run copies: %s\n", strings.Join(query(t, path,
-		`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'crmimport\_dry\_run\_%' ORDER BY nspname`), ", "))
+		`SELECT nspname FROM pg_namespace n WHERE nspname LIKE 'crmimport\_dry\_run\_%'
+		  AND coalesce(obj_description(n.oid, 'pg_namespace'), '') LIKE '%"of":"' || current_schema() || '"%'
+		ORDER BY nspname`), ", "))
 	return b.String()
 }

@@ -26,6 +26,11 @@ layout), salesforce, hubspot and pipedrive; run --profile picks one by name,
 or reads a profile file (YAML or JSON) for a CRM nobody shipped. Start from a
 built-in one: print it, edit it, check it, use it.
 
+A file may feed several kinds (an Odoo lead export: contacts and their
+notes), each its own task over it; a file pattern's where takes only some
+rows ({file: "res.partner*.csv", where: {is_company: true}}). profiles check
+says which rows each kind takes and which patterns several kinds share.
+
 Examples:
    crmimport profiles
    crmimport profiles show salesforce
@@ -84,21 +89,50 @@ type profileInfo struct {
 	Description string              `json:"description"`
 	BuiltIn     bool                `json:"built_in"`
 	Kinds       map[string][]string `json:"kinds"`
+	// Shared are the file patterns several kinds share: a file they match
+	// feeds each kind, a task per kind (SPEC §4).
+	Shared []profile.SharedPattern `json:"shared"`
 }
 
 func describeProfile(p *profile.Profile) profileInfo {
-	info := profileInfo{Name: p.Name, Description: p.Description, BuiltIn: p.BuiltIn, Kinds: map[string][]string{}}
+	info := profileInfo{Name: p.Name, Description: p.Description, BuiltIn: p.BuiltIn, Kinds: map[string][]string{},
+		Shared: p.SharedPatterns()}
 	for _, k := range p.Kinds() {
 		info.Kinds[string(k)] = p.FilePatterns(k)
+	}
+	if info.Shared == nil {
+		info.Shared = []profile.SharedPattern{}
 	}
 	return info
 }
 
+// writeProfile says what a profile reads: per kind its file patterns, and
+// which rows of them a where takes; then the patterns several kinds share.
 func (a *app) writeProfile(info profileInfo, p *profile.Profile) {
 	fmt.Fprintf(a.stdout, "%s — %s\n", info.Name, info.Description)
 	for _, k := range p.Kinds() {
-		fmt.Fprintf(a.stdout, "    %-10s %s\n", k.Plural(), strings.Join(info.Kinds[string(k)], ", "))
+		fmt.Fprintf(a.stdout, "    %-10s %s\n", k.Plural(), strings.Join(p.FilesDescribed(k), ", "))
 	}
+	for _, sp := range info.Shared {
+		names := make([]string, len(sp.Kinds))
+		for i, k := range sp.Kinds {
+			names[i] = k.Plural()
+		}
+		how := "a column one of them maps stays out of the others' extra"
+		if sp.Split {
+			how = "a row goes to each kind whose where takes it; a row no kind takes is counted in a warning, " +
+				"and a flag that cannot be read fails its row once"
+		}
+		fmt.Fprintf(a.stdout, "  %s feeds %s: each kind is its own task over the file; %s\n", sp.Pattern, andList(names), how)
+	}
+}
+
+// andList joins words with commas and a final "and".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 func (a *app) profilesList(c *cli.Context) error {

@@ -76,16 +76,19 @@ func zipFiles(t *testing.T, dst, src string, names []string) {
 
 // realSalesforceKinds are the outcomes of the real Data Export: its 12
 // accounts, 35 contacts and 31 opportunities (Note, Event and EmailMessage
-// are header-only, and its one ContentVersion row is a file, not a note).
+// are header-only, and its one ContentVersion row is a file, not a note:
+// excluded, SPEC §4).
 var realSalesforceKinds = map[string]phases.Counts{
 	"company": {Imported: 12}, "contact": {Imported: 35}, "deal": {Imported: 31},
-	"note": {}, "activity": {}, "email": {},
+	"note": {Excluded: 1}, "activity": {}, "email": {},
 }
 
+// unchangedOf are the outcomes of a rerun: what was imported, unchanged;
+// the same rows excluded.
 func unchangedOf(kinds map[string]phases.Counts) map[string]phases.Counts {
 	out := map[string]phases.Counts{}
 	for k, c := range kinds {
-		out[k] = phases.Counts{Unchanged: c.Imported}
+		out[k] = phases.Counts{Unchanged: c.Imported, Excluded: c.Excluded}
 	}
 	return out
 }
@@ -140,6 +143,8 @@ func TestRealSalesforceDataExport(t *testing.T) {
 		s := r.summary(t)
 		require.Equal(t, "succeeded", s.Status)
 		require.Equal(t, realSalesforceKinds, s.Kinds)
+		require.Equal(t, []string{`ContentVersion.csv: 1 row is a record of no kind of the salesforce profile (notes read the rows whose FileType is "SNOTE" and IsLatest is "1"): read, and not imported; if they should be, change the profile's where`},
+			s.Warnings, "a file, not a note: told, not lost silently")
 		require.Contains(t, r.stderr, "ignored 5 files not of the salesforce profile: Attachment.csv, Campaign.csv, Case.csv, Lead.csv, OpportunityHistory.csv")
 		checkRealSalesforce(t, path)
 

@@ -13,6 +13,7 @@ import (
 	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/importer/reader"
+	"crmimport/report"
 	"crmimport/store"
 )
 
@@ -82,27 +83,44 @@ Examples:
 				a.say("%d failed records of run %d written to %s", n, id, out)
 				return nil
 			}
-			var buf bytes.Buffer
-			n, err := forensics.Rejects(c.Context, db, id, &buf)
-			if err != nil {
-				return err
-			}
-			switch {
-			case a.json:
-				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
-			default:
-				// A file of data: its values as they are (SafeCell keeps a
-				// spreadsheet from running them).
-				if _, err := a.data.Write(buf.Bytes()); err != nil {
+			var n int
+			if a.json {
+				// One JSON document, also on an error: the CSV is held
+				// until it is whole (--out or stdout without --json stream).
+				var buf bytes.Buffer
+				if n, err = forensics.Rejects(c.Context, db, id, &buf); err != nil {
 					return err
 				}
+				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
+			}
+			// A file of data, streamed as it is read (issue 23 item 15):
+			// its values as they are (SafeCell keeps a spreadsheet from
+			// running them).
+			if n, err = forensics.Rejects(c.Context, db, id, a.data); err != nil {
+				return err
 			}
 			if n == 0 {
-				a.note("run %d has no failed records", id)
+				return a.noRejects(c.Context, db, id)
 			}
 			return nil
 		},
 	}
+}
+
+// noRejects tells that run id has no failed row to list: none failed, or
+// — a run loaded from a dump — its failures were counted where it ran, and
+// the dump carries no failed rows (report.UnlistedWords).
+func (a *app) noRejects(ctx context.Context, db *sql.DB, id int64) error {
+	rep, err := report.Build(ctx, db, a.engine(db), id, false)
+	if err != nil {
+		return err
+	}
+	if words := rep.UnlistedWords(); words != "" {
+		a.note("run %d has no failed rows here: %s", id, words)
+		return nil
+	}
+	a.note("run %d has no failed records", id)
+	return nil
 }
 
 // fixFolder writes run id's fix folder into dir (rejects --as-export).

@@ -48,7 +48,14 @@ Examples:
    crmimport run --tenant acme --source zoho --profile zoho.yaml ./zoho-export.zip
    crmimport run ./export --tenant acme --source canonical --batch-size 5000
    crmimport run --tenant acme --source canonical --only notes,activities ./export
-   crmimport --json run --tenant acme --source canonical --strict ./export`,
+   crmimport --json run --tenant acme --source canonical --strict ./export
+
+A dry run (--dry-run) imports into a throwaway copy of the database and
+prints what would happen, and its plan's digest: over the options and every
+file it reads with its fingerprint. --plan DIGEST in place of --dry-run
+imports exactly that plan: if a file or an option changed since, nothing is
+written and the run exits 8, listing the files it reads now with their
+fingerprints (the dry run's --json lists them as plan_files).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tenant", Usage: "the workspace the data belongs to (required)"},
 			&cli.StringFlag{Name: "source", Usage: "the ledger's source name: canonical, salesforce, hubspot, pipedrive, or your own (required)"},
@@ -59,6 +66,7 @@ Examples:
 			&cli.BoolFlag{Name: "dry-run", Usage: "import into a throwaway copy of the database and report what would happen"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes: UTF-8, else Windows-1252 with a warning, or UTF-16)"},
 			&cli.BoolFlag{Name: "reread", Usage: "read every file, even one whose every record an earlier run of the same bytes left in a final slot"},
+			&cli.StringFlag{Name: "plan", Usage: "import only the plan whose digest a dry run printed (exit 8, nothing written, when a file or an option changed since)"},
 		},
 		Action: a.runAction,
 	}
@@ -71,9 +79,11 @@ func (a *app) runAction(c *cli.Context) error {
 	spec := importer.RunSpec{
 		Tenant: strings.TrimSpace(c.String("tenant")), Source: strings.TrimSpace(c.String("source")),
 		Profile: c.String("profile"), Input: c.Args().First(), Inputs: c.Args().Tail(), BatchSize: c.Int("batch-size"),
-		Strict: c.Bool("strict"), Encoding: c.String("encoding"), Reread: c.Bool("reread"),
+		Strict: c.Bool("strict"), Encoding: c.String("encoding"), Reread: c.Bool("reread"), Plan: c.String("plan"),
 	}
 	switch {
+	case c.IsSet("plan") && !importer.ValidPlan(spec.Plan):
+		return usagef("--plan takes the 64 hex digits of a plan's digest, as `crmimport run --dry-run` prints it; got %q", spec.Plan)
 	case spec.Tenant == "":
 		return usagef("run needs --tenant (the workspace the data belongs to)")
 	case spec.Source == "":
@@ -87,8 +97,11 @@ func (a *app) runAction(c *cli.Context) error {
 		return err
 	}
 	spec.Only = only
-	dbPath := a.dbPath
+	dbPath, standFor := a.dbPath, ""
 	if c.Bool("dry-run") {
+		if standFor, err = store.FileIDOf(a.dbPath); err != nil {
+			return err
+		}
 		tmp, cleanup, err := store.Throwaway(c.Context, a.dbPath)
 		if err != nil {
 			return err
@@ -108,7 +121,9 @@ func (a *app) runAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	imp := importer.New(a.engine(db))
+	e := a.engine(db)
+	e.StandFor(standFor) // a dry run's copy stands for the database (R13)
+	imp := importer.New(e)
 	var runID atomic.Int64
 	ctx, stop := a.stopOnSignal(c.Context, runID.Load)
 	defer stop()

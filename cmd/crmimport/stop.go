@@ -32,6 +32,10 @@ Examples:
 	}
 }
 
+// stopBy is who asks for a stop from here, as the run's log and its tasks
+// tell it (R14).
+const stopBy = "`crmimport stop`"
+
 func (a *app) stopAction(c *cli.Context) error {
 	id, err := runArg(c, "stop takes one RUN id")
 	if err != nil {
@@ -43,7 +47,7 @@ func (a *app) stopAction(c *cli.Context) error {
 	}
 	defer db.Close()
 	e := a.engine(db)
-	run, requested, err := e.Stop(c.Context, id)
+	run, requested, err := e.Stop(c.Context, id, stopBy)
 	if err != nil {
 		return err
 	}
@@ -57,7 +61,7 @@ func (a *app) stopAction(c *cli.Context) error {
 			}
 			if run.Status == phases.RunRunning && e.Interrupted(run) {
 				// Its process died before it could stop: cancel it here.
-				if run, _, err = e.Stop(c.Context, id); err != nil {
+				if run, _, err = e.Stop(c.Context, id, stopBy); err != nil {
 					return err
 				}
 			}

@@ -25,8 +25,8 @@ and Retry, its failed and skipped records, a new import (preview, dry run,
 import), the ledger (doctor, ledger why) and the profiles. It works offline;
 nothing is fetched from a network.
 
-Only this machine can reach it: --addr must be a loopback address (port 0, the
-default, takes a free one). Every request carries the random token printed in
+Only this machine can reach it: --addr must be 127.0.0.1:PORT or [::1]:PORT
+(localhost:PORT listens on 127.0.0.1; port 0, the default, takes a free one). Every request carries the random token printed in
 the address (a script sends it as Authorization: Bearer TOKEN, with the header
 X-Requested-By: crmimport on a POST). Ctrl-C or SIGTERM stops it; an import
 started from the page then stops after its batch in flight (resume continues
@@ -37,7 +37,7 @@ Examples:
    crmimport --db acme.db ui --addr 127.0.0.1:8642 --no-open
    crmimport --json ui --no-open      # prints {"url": …, "addr": …} when it listens`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "the loopback address to listen on (port 0: a free one)"},
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "127.0.0.1:PORT or [::1]:PORT, the loopback address to listen on (port 0: a free one)"},
 			&cli.BoolFlag{Name: "no-open", Usage: "do not open the browser"},
 			&cli.StringFlag{Name: "assets", Usage: "serve the templates and static files from this folder (developing the pages)"},
 		},

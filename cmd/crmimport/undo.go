@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/importer"
+	"crmimport/ledger"
 	"crmimport/report"
 	"crmimport/target"
 	"crmimport/undo"
@@ -36,15 +37,22 @@ undo is refused and says which (per run and kind, with example ids);
 --cascade takes those records back too, and lists them first. A live run
 cannot be undone (exit 6: stop it first); an undo, an undone run, or a run
 with nothing left to take back is refused (exit 1). --dry-run prints what
-the undo would take back, per kind, and writes nothing.
+the undo would take back, per kind and per run, and writes nothing; it
+also prints the plan's digest, which covers every slot the undo would take
+back. --plan DIGEST takes back exactly that plan: if another run changed
+what the undo would take back since the dry run, nothing is written and the
+undo exits 8, saying what it would take back now.
 
 Examples:
    crmimport undo 7 --dry-run
    crmimport undo 7
+   crmimport undo 7 --cascade --dry-run
+   crmimport undo 7 --cascade --plan 3f9a…   # the digest the dry run printed
    crmimport undo 7 --cascade --json`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "cascade", Usage: "take back the records of other runs that depend on RUN's rows too"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print what would be taken back, per kind; write nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would be taken back, per kind, and the plan's digest; write nothing"},
+			&cli.StringFlag{Name: "plan", Usage: "take back only the plan whose digest a dry run printed (exit 8 when it changed since)"},
 			// Slots per committed batch: small in the crash suite, for many
 			// batch boundaries; kept with the undo's run for its resume.
 			&cli.IntFlag{Name: "batch-size", Value: undo.BatchSize, Hidden: true},
@@ -68,8 +76,16 @@ func (a *app) undoAction(c *cli.Context) error {
 	if c.Int("batch-size") < 1 {
 		return usagef("--batch-size must be at least 1, got %d", c.Int("batch-size"))
 	}
+	plan := c.String("plan")
+	if c.IsSet("plan") && !undo.ValidDigest(plan) {
+		return usagef("--plan takes the 64 hex digits of a plan's digest, as `crmimport undo %d --dry-run` prints it; got %q", id, plan)
+	}
 	if c.Bool("dry-run") {
 		p, err := undo.Build(c.Context, db, imp.Engine, id, cascade)
+		if plan != "" && p != nil && p.Digest != plan {
+			// A dry run with --plan says whether that plan still stands.
+			return &undo.PlanChangedError{Run: id, Cascade: cascade, Want: plan, Now: p}
+		}
 		if err != nil {
 			return err
 		}
@@ -84,7 +100,7 @@ func (a *app) undoAction(c *cli.Context) error {
 	defer stop()
 	progress := a.progress(imp)
 	defer progress.finish()
-	o := undo.Options{Undo: id, Cascade: cascade}
+	o := undo.Options{Undo: id, Cascade: cascade, Plan: plan}
 	if n := c.Int("batch-size"); n != undo.BatchSize {
 		o.BatchSize = n
 	}
@@ -127,11 +143,23 @@ func writePreview(w io.Writer, p *undo.Plan) {
 	for _, n := range v.Notices {
 		fmt.Fprintf(w, "\nnotice: %s\n", n)
 	}
+	if len(v.Parts) > 0 {
+		fmt.Fprintln(w, "\nPer run:")
+		for _, part := range v.Parts {
+			kind := ledger.Kind(part.Kind).Plural()
+			if part.Count == 1 {
+				kind = part.Kind
+			}
+			fmt.Fprintf(w, "  - run %d: %s %s %s\n", part.Run, report.Count(part.Count), kind, part.Fate)
+		}
+	}
 	cascade := ""
 	if v.Cascade {
 		cascade = " --cascade"
 	}
-	fmt.Fprintf(w, "\nWhat next:\n  - `crmimport undo %d%s` takes it back\n", v.Undoes, cascade)
+	fmt.Fprintf(w, "\nplan %s\n", v.Plan)
+	fmt.Fprintf(w, "\nWhat next:\n  - `crmimport undo %d%s --plan %s` takes back exactly this plan (nothing, exit 8, if a run changed it since)\n"+
+		"  - `crmimport undo %d%s` takes back the plan as it is when it starts\n", v.Undoes, cascade, v.Plan, v.Undoes, cascade)
 }
 
 // dependentsJSON is the dependents of a refused undo, for --json.

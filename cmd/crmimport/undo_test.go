@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,7 +69,7 @@ func TestUndoCommand(t *testing.T) {
 			Kinds *map[string]map[string]int64 `json:"kinds"`
 		}{&kinds}))
 		require.Equal(t, map[string]int64{"removed": 26, "released": 1, "restored": 0, "cleared": 0, "imported": 0, "unchanged": 0, "skipped": 0,
-			"failed": 0, "matched": 0, "unlinked": 0, "duplicate": 0}, kinds["company"], "run 1's companies and its matched one; its skips are run 2's now")
+			"failed": 0, "matched": 0, "unlinked": 0, "duplicate": 0, "excluded": 0}, kinds["company"], "run 1's companies and its matched one; its skips are run 2's now")
 		require.Equal(t, int64(77), kinds["contact"]["removed"], "run 2's contacts that link to run 1's companies")
 		require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM companies`), "every company went")
 		require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migration_records WHERE migration_id = 1 AND action <> 'skipped'`))
@@ -103,5 +106,70 @@ func TestUndoOfALiveRunIsRefused(t *testing.T) {
 		r = crm(t, nil, "--db", path, "--json", "undo", "1", "--dry-run")
 		require.Equal(t, exitRefused, r.code, r.stderr)
 		require.Contains(t, r.stdout, `"live_run":1`)
+	})
+}
+
+// TestUndoConfirmsItsDryRun (R16; SPEC §5 `undo --plan DIGEST`, §11: a
+// preview and its commit are the same plan): --dry-run prints the plan's
+// digest and the command that confirms it; `undo --plan DIGEST` commits
+// that plan or, when another run changed what it would take back since,
+// nothing — exit 8, saying what the plan takes back now and how to look
+// again; a digest that is not one is a usage error.
+func TestUndoConfirmsItsDryRun(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", "--only", "companies", demo)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", "--only", "contacts", demo)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+
+		r = crm(t, nil, "--db", path, "undo", "1", "--cascade", "--dry-run")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		m := regexp.MustCompile("`crmimport undo 1 --cascade --plan ([0-9a-f]{64})` takes back exactly this plan").FindStringSubmatch(r.stdout)
+		require.NotNil(t, m, r.stdout)
+		shown := m[1]
+		require.Contains(t, r.stdout, "plan "+shown+"\n")
+		r = crm(t, nil, "--db", path, "--json", "undo", "1", "--cascade", "--dry-run")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		var preview struct {
+			Plan  string `json:"plan"`
+			Parts []struct {
+				Run   int64  `json:"run"`
+				Kind  string `json:"kind"`
+				Fate  string `json:"fate"`
+				Count int64  `json:"count"`
+			} `json:"parts"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &preview), r.stdout)
+		require.Equal(t, shown, preview.Plan)
+		require.NotEmpty(t, preview.Parts)
+
+		// Another run imports contacts of run 1's companies meanwhile.
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "canonical", demoLater)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		third := r.summary(t).Run
+		before := stateOf(t, path)
+		r = crm(t, nil, "--db", path, "undo", "1", "--cascade", "--plan", shown)
+		require.Equal(t, exitPlanChanged, r.code, r.stderr)
+		require.Contains(t, r.stderr, "the undo of run 1 was not started: its plan changed since the preview that showed plan "+shown[:12]+"…: it now would remove ")
+		require.Contains(t, r.stderr, fmt.Sprintf(" and 2 contacts of run %d; release ", third))
+		require.Contains(t, r.stderr, "; nothing was written — look at it again (`crmimport undo 1 --cascade --dry-run`")
+		r = crm(t, nil, "--db", path, "--json", "undo", "1", "--plan", shown, "--cascade")
+		require.Equal(t, exitPlanChanged, r.code, r.stderr)
+		require.Contains(t, r.stdout, `"exit_code":8`)
+		require.Equal(t, before, stateOf(t, path), "nothing was written")
+
+		for _, bad := range []string{"abc", strings.Repeat("g", 64)} {
+			r = crm(t, nil, "--db", path, "undo", "1", "--cascade", "--plan", bad)
+			require.Equal(t, exitUsage, r.code, r.stderr)
+			require.Contains(t, r.stderr, "--plan takes the 64 hex digits of a plan's digest, as `crmimport undo 1 --dry-run` prints it")
+		}
+
+		r = crm(t, nil, "--db", path, "--json", "undo", "1", "--cascade", "--dry-run")
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &preview), r.stdout)
+		require.NotEqual(t, shown, preview.Plan)
+		r = crm(t, nil, "--db", path, "--json", "undo", "1", "--cascade", "--plan", preview.Plan)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, "succeeded", r.summary(t).Status)
 	})
 }

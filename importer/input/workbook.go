@@ -122,6 +122,35 @@ func (lim Limits) ZipGuard() reader.ZipGuard {
 	}
 }
 
+// CheckWorkbook refuses a workbook that would uncompress past the limits
+// (a workbook bomb) before a run exists, as an export's zip is refused
+// (checkZip, checkEntry, against its directory, nothing uncompressed):
+// planning calls it for each workbook it plans. The reader's own guard
+// (ZipGuard) would refuse it only once the task reads it, failing a run
+// that should never have been made (issue 23 item 20). A file that is
+// not a zip is left to the reader, whose task fails saying what it is.
+func CheckWorkbook(ref string, lim Limits) error {
+	in, err := OpenAt(ref, lim)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	zr, err := zip.NewReader(in.At, in.Size)
+	if err != nil {
+		return nil
+	}
+	name := Name(ref)
+	if err := checkZip(name, zr, lim); err != nil {
+		return err
+	}
+	for _, f := range zr.File {
+		if err := checkEntry(name+": part "+f.Name, f, lim); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // OpenRows opens an input and starts reading its rows in its format: a
 // workbook in place (OpenAt), bounded as a zip (ZipGuard), the sheet
 // opt.Sheet names or each with a header row; any other file as a stream

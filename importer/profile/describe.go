@@ -7,6 +7,8 @@ package profile
 // told is what is done.
 
 import (
+	"fmt"
+
 	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
@@ -38,8 +40,16 @@ type Column struct {
 	// or nil.
 	Link *Link `json:"link,omitempty"`
 	// Where are the values that make a row a record of the kind: a row
-	// whose value here is none of them is read, and not imported.
+	// whose value here is none of them is read, and not imported. A flag's
+	// is "true" or "false" (Flag), as the profile reads flags.
 	Where []string `json:"where,omitempty"`
+	Flag  bool     `json:"flag,omitempty"`
+	// OtherKinds are the other kinds of the file that map the column: its
+	// value is theirs, kept in this kind's extra only for a row none of
+	// them takes (SPEC §4); OtherKindsTakeAll: they take every row (no
+	// where), so it is never in this kind's extra.
+	OtherKinds        []ledger.Kind `json:"other_kinds,omitempty"`
+	OtherKindsTakeAll bool          `json:"other_kinds_take_all,omitempty"`
 }
 
 // Link is a link of a kind as a profile reads it (R6): a link field to one
@@ -72,6 +82,9 @@ type Link struct {
 type Prefix struct {
 	Prefix string      `json:"prefix"`
 	Kind   ledger.Kind `json:"kind,omitempty"`
+	// NotImported names the object of the ids the profile does not import
+	// (a case): kept, and waiting for nothing a run gives (R6b).
+	NotImported string `json:"not_imported,omitempty"`
 }
 
 // Links are the links of the mapper's kind in its file, in the order a link
@@ -109,7 +122,7 @@ func describeLink(ls *linkSpec) Link {
 		l.Field = canon.LinkField(ls.kind)
 	}
 	for _, p := range ls.prefixes {
-		l.Prefixes = append(l.Prefixes, Prefix{Prefix: p.prefix, Kind: p.kind})
+		l.Prefixes = append(l.Prefixes, Prefix{Prefix: p.prefix, Kind: p.kind, NotImported: p.object})
 	}
 	return l
 }
@@ -177,9 +190,20 @@ func (m *Mapper) Columns(header []string, rows []reader.Row) []Column {
 			}
 		}
 	}
-	for wi, at := range l.whereCols {
-		if at >= 0 {
-			out[at].Where = append([]string(nil), m.fileSpec.where[wi].values...)
+	for wi, at := range l.whereAt[m.self] {
+		if at < 0 {
+			continue
+		}
+		w := m.fileSpec.where[wi]
+		out[at].Where = append([]string(nil), w.values...)
+		if w.isFlag {
+			out[at].Where, out[at].Flag = []string{fmt.Sprint(w.flag)}, true
+		}
+	}
+	for i, sibs := range l.sharedBy {
+		for _, si := range sibs {
+			out[i].OtherKinds = append(out[i].OtherKinds, m.siblings[si].kind)
+			out[i].OtherKindsTakeAll = out[i].OtherKindsTakeAll || len(m.siblings[si].spec.where) == 0
 		}
 	}
 	return out

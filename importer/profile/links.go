@@ -22,6 +22,15 @@ type LinkValue struct {
 	Shown  string // as the export wrote it: kept in extra or the slot's detail when it does not resolve
 	ByName bool
 	Note   string // why a name resolved to nothing, for the run log
+	// Never names what the value links to when no kind of the profile
+	// takes it ("a case": a prefix of an object the profile does not
+	// import, or of none it names): it waits for nothing a run of the
+	// export gives (R6b). "" for a link to a kind.
+	Never string
+	// Ignored: a value of an ignored prefix the profile names ({ignore:
+	// user}): no link, kept nowhere, but what a record linked only to it
+	// is linked to (Record.Ignored).
+	Ignored bool
 }
 
 // hasIDFor reports whether links hold an id (not a name) for field.
@@ -76,14 +85,20 @@ func (m *Mapper) linkValues(ls *linkSpec, c reader.Col, label string) []LinkValu
 			out = append(out, LinkValue{Field: canon.LinkField(ls.kind), Label: label, ID: id, Shown: shown})
 			continue
 		}
-		v := LinkValue{Field: label, Label: label, Shown: shown} // a prefix no kind takes: kept as unresolved
+		// A prefix no kind takes: kept as unresolved, naming what it is.
+		v := LinkValue{Field: label, Label: label, Shown: shown, Never: m.otherObject(label, id)}
 		ignore := false
 		for _, pr := range ls.prefixes {
 			if strings.HasPrefix(id, pr.prefix) {
-				if pr.kind == "" {
+				switch {
+				case pr.ignore && pr.object != "":
+					v.Never, v.Ignored = Article(pr.object), true
+				case pr.ignore:
 					ignore = true
-				} else {
-					v.Field, v.ID = canon.LinkField(pr.kind), id
+				case pr.object != "":
+					v.Never = Article(pr.object)
+				default:
+					v.Field, v.ID, v.Never = canon.LinkField(pr.kind), id, ""
 				}
 				break
 			}
@@ -93,6 +108,16 @@ func (m *Mapper) linkValues(ls *linkSpec, c reader.Col, label string) []LinkValu
 		}
 	}
 	return out
+}
+
+// otherObject names the record an id links to when none of a link's
+// prefixes takes it: a Salesforce id's object by its key prefix (the first
+// three characters), else by the column alone.
+func (m *Mapper) otherObject(label, id string) string {
+	if m.p.ids == idsSalesforce && len(id) >= 3 {
+		return fmt.Sprintf("a record of another object (%s %s…)", label, id[:3])
+	}
+	return fmt.Sprintf("a record of another object (%s)", label)
 }
 
 // byName looks a name up among the parent kind's records of the export:

@@ -465,11 +465,11 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 				}
 			case "where":
 				for _, w := range l.mapping(e.val, join(fat, "where")) {
-					vals, ok := l.strs(w.val, join(fat, "where."+w.key))
-					if ok && len(vals) == 0 {
-						l.fail(w.val, join(fat, "where."+w.key), "lists no value")
+					if normaliseHeader(w.key) == "" {
+						l.fail(w.node, join(fat, "where"), "a column name is empty")
+						continue
 					}
-					fsp.where = append(fsp.where, whereCond{column: w.key, values: vals})
+					fsp.where = append(fsp.where, l.where(w, join(fat, "where."+w.key)))
 				}
 			case "defaults":
 				fsp.defaults = map[string]string{}
@@ -502,6 +502,27 @@ func (l *profileLoader) files(k ledger.Kind, n *yaml.Node, at string) []*fileSpe
 		out = append(out, fsp)
 	}
 	return out
+}
+
+// where reads one condition of a file pattern's where: an unquoted true
+// or false (a YAML or JSON boolean) makes the column a flag, read as the
+// profile reads flags; any other value, or a list of them, is matched as
+// written.
+func (l *profileLoader) where(w entry, at string) whereCond {
+	c := whereCond{column: w.key}
+	if n := deref(w.val); n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		c.isFlag, c.flag = true, strings.EqualFold(n.Value, "true")
+		return c
+	}
+	vals, ok := l.strs(w.val, at)
+	if ok && len(vals) == 0 {
+		l.fail(w.val, at, "lists no value")
+	}
+	for i, v := range vals {
+		vals[i] = strings.TrimSpace(v)
+	}
+	c.values = vals
+	return c
 }
 
 // pattern checks a file name pattern: a valid glob ending in a format's
@@ -601,16 +622,36 @@ func (l *profileLoader) links(k ledger.Kind, n *yaml.Node, at string) []*linkSpe
 			case "prefixes":
 				hasPrefixes = true
 				for _, pr := range l.mapping(e.val, join(lat, "prefixes")) {
-					s, ok := l.str(pr.val, join(lat, "prefixes."+pr.key))
-					if !ok {
-						continue
-					}
 					if pr.key == "" {
 						l.fail(pr.node, join(lat, "prefixes"), "an empty prefix matches every id")
 						continue
 					}
 					rule := prefixRule{prefix: pr.key}
-					if s != "ignore" {
+					if v := deref(pr.val); v.Kind == yaml.MappingNode {
+						// R6b: the ids of an object the profile does not
+						// import ("500": {not_imported: case}): a link to
+						// one is kept, and waits for nothing a run of the
+						// export gives; {ignore: user} is ignore, naming
+						// the object for a record linked only to one.
+						keys := l.mapping(v, join(lat, "prefixes."+pr.key), "not_imported", "ignore")
+						for _, o := range keys {
+							if name, ok := l.str(o.val, join(lat, "prefixes."+pr.key+"."+o.key)); ok {
+								rule.object, rule.ignore = strings.TrimSpace(name), o.key == "ignore"
+							}
+						}
+						if len(keys) != 1 || rule.object == "" {
+							l.fail(v, join(lat, "prefixes."+pr.key), "names no object: {not_imported: case} names the object of the ids "+
+								"the profile does not import, {ignore: user} the object of the ids it ignores")
+							continue
+						}
+						ls.prefixes = append(ls.prefixes, rule)
+						continue
+					}
+					s, ok := l.str(pr.val, join(lat, "prefixes."+pr.key))
+					if !ok {
+						continue
+					}
+					if rule.ignore = s == "ignore"; !rule.ignore {
 						rule.kind = l.parentKind(k, pr.val, join(lat, "prefixes."+pr.key), s)
 						if rule.kind == "" {
 							continue

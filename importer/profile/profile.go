@@ -68,9 +68,16 @@ type fileSpec struct {
 	bodyFile string // template of the file holding the body ("ContentVersion/{Id}"), or ""
 }
 
+// whereCond is one condition of a file pattern's where: the rows whose
+// column holds one of values (as written, spaces around trimmed), or, for
+// a flag, whose column reads as the flag (the profile's booleans, then
+// true/false, 1/0, yes/no; empty is false). A flag that cannot be read
+// (neither) fails its row (SPEC §4).
 type whereCond struct {
 	column string
 	values []string
+	isFlag bool
+	flag   bool
 }
 
 // fieldSpec says where a canonical field comes from.
@@ -95,7 +102,15 @@ type linkSpec struct {
 
 type prefixRule struct {
 	prefix string
-	kind   ledger.Kind // "" to ignore (links to users)
+	kind   ledger.Kind // "" for ids of an object the profile does not import
+	// ignore drops the value (links to users: an owner never anchors a
+	// record, R6a), kept neither in extra nor as unlinked.
+	ignore bool
+	// object names the ids of an object the profile does not import (a
+	// Salesforce case, 500…): a link to one is kept, and waits for nothing
+	// a run of the export gives (R6b); of an ignored one (a user), it
+	// names what a record linked only to such ids is linked to.
+	object string
 }
 
 // joinSpec joins the rows of another file of the export to each record, for
@@ -118,6 +133,10 @@ type dateFormat struct {
 
 // Text is the profile as written (YAML or JSON).
 func (p *Profile) Text() []byte { return append([]byte(nil), p.text...) }
+
+// Reads reports whether the profile reads kind k: a link to a kind it
+// does not read waits for nothing a run with it gives (R6b).
+func (p *Profile) Reads(k ledger.Kind) bool { return p.kinds[k] != nil }
 
 // Kinds lists the kinds the profile reads, in plan order.
 func (p *Profile) Kinds() []ledger.Kind {
@@ -181,34 +200,57 @@ func Builtin(name string) (*Profile, error) {
 	return p, nil
 }
 
-// FileKind tells which kind a file holds, from its name, and its format;
-// ok=false for a file the profile does not know. A name ending in .gz is
-// matched without it.
-func (p *Profile) FileKind(name string) (ledger.Kind, reader.Format, bool) {
-	k, f, _, ok := p.fileKind(name)
-	return k, f, ok
+// FileKinds tells which kinds a file holds, from its name, in plan order,
+// and its format; ok=false for a file the profile does not know. A name
+// ending in .gz is matched without it. Each kind a profile gives a file is
+// its own task over it (SPEC §4): a lead export gives contacts and their
+// notes, a partner export companies and contacts (told apart by where).
+func (p *Profile) FileKinds(name string) ([]ledger.Kind, reader.Format, bool) {
+	kfs, f := p.fileKinds(name)
+	out := make([]ledger.Kind, len(kfs))
+	for i, kf := range kfs {
+		out[i] = kf.kind
+	}
+	return out, f, len(out) > 0
 }
 
-// fileKind also returns which of the kind's file patterns matched. Kinds
-// are tried in plan order, and each kind's patterns in order.
-func (p *Profile) fileKind(name string) (ledger.Kind, reader.Format, *fileSpec, bool) {
+// kindFile is a kind a file holds, and the pattern of the kind it matched,
+// with what applies to its rows (where, defaults, joins, body).
+type kindFile struct {
+	kind ledger.Kind
+	spec *fileSpec
+}
+
+// fileKinds are the kinds of a file in plan order, each with the first of
+// its patterns the file matches, and the file's format.
+func (p *Profile) fileKinds(name string) ([]kindFile, reader.Format) {
 	base := matchName(name)
 	f, ok := reader.FormatOf(base)
 	if !ok {
-		return "", "", nil, false
+		return nil, ""
 	}
+	var out []kindFile
 	for _, k := range ledger.Kinds() {
-		spec := p.kinds[k]
-		if spec == nil {
-			continue
-		}
-		for _, fsp := range spec.files {
-			if matchFile(fsp.pattern, base) {
-				return k, f, fsp, true
-			}
+		if fsp := p.fileSpec(k, base); fsp != nil {
+			out = append(out, kindFile{kind: k, spec: fsp})
 		}
 	}
-	return "", "", nil, false
+	return out, f
+}
+
+// fileSpec is the first of kind k's patterns that a file (matchName)
+// matches, or nil.
+func (p *Profile) fileSpec(k ledger.Kind, base string) *fileSpec {
+	spec := p.kinds[k]
+	if spec == nil {
+		return nil
+	}
+	for _, fsp := range spec.files {
+		if matchFile(fsp.pattern, base) {
+			return fsp
+		}
+	}
+	return nil
 }
 
 // matchFile tells whether a file's name (matchName) matches a pattern: as
@@ -240,10 +282,11 @@ func tableName(name string) string {
 	return name[:len(name)-len(ext)] + ".csv"
 }
 
-// Sheet is the sheet a profile reads of a workbook it matches (the file
-// pattern's sheet), or "" for each sheet that has a header row.
-func (p *Profile) Sheet(name string) string {
-	if _, _, fsp, ok := p.fileKind(name); ok {
+// Sheet is the sheet a profile reads of a workbook for kind k (the kind's
+// file pattern's sheet: one workbook may hold a sheet per kind), or "" for
+// each sheet that has a header row.
+func (p *Profile) Sheet(k ledger.Kind, name string) string {
+	if fsp := p.fileSpec(k, matchName(name)); fsp != nil {
 		return fsp.sheet
 	}
 	return ""

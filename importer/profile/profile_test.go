@@ -50,9 +50,11 @@ func TestCanonicalProfileIsTheDocumentedLayout(t *testing.T) {
 	}
 	for name, want := range map[string]ledger.Kind{"contacts.csv": ledger.Contact, "COMPANIES.JSON": ledger.Company,
 		"notes.jsonl": ledger.Note, "deals.csv.gz": ledger.Deal, "leads.csv": "", "contacts.xlsx": ledger.Contact, "contacts.xls": ""} {
-		k, _, ok := p.FileKind(name)
+		ks, _, ok := p.FileKinds(name)
 		require.Equal(t, want != "", ok, name)
-		require.Equal(t, want, k, name)
+		if ok {
+			require.Equal(t, []ledger.Kind{want}, ks, name)
+		}
 	}
 }
 
@@ -204,12 +206,14 @@ func TestWorkbookPatterns(t *testing.T) {
 		"deals-2024.xlsx": ledger.Deal, "deals-2024.csv": ledger.Deal, "people.xls": "", "people.xlsx.gz": ledger.Contact,
 		"deals.json": "", "people.json": "",
 	} {
-		k, _, ok := p.FileKind(name)
+		ks, _, ok := p.FileKinds(name)
 		require.Equal(t, want != "", ok, name)
-		require.Equal(t, want, k, name)
+		if ok {
+			require.Equal(t, []ledger.Kind{want}, ks, name)
+		}
 	}
-	_, f, _ := p.FileKind("people.xlsx")
+	_, f, _ := p.FileKinds("people.xlsx")
 	require.Equal(t, reader.FormatXLSX, f, "the format is the file's own, whatever the pattern's")
-	require.Equal(t, "Open deals", p.Sheet("deals-2024.xlsx"))
-	require.Equal(t, "", p.Sheet("people.xlsx"), "no sheet named: each sheet with a header row")
+	require.Equal(t, "Open deals", p.Sheet(ledger.Deal, "deals-2024.xlsx"))
+	require.Equal(t, "", p.Sheet(ledger.Contact, "people.xlsx"), "no sheet named: each sheet with a header row")
 }

@@ -25,6 +25,10 @@ type Record struct {
 	// Excluded: the row is not a record of its kind (a profile's where),
 	// so it has no outcome; it still counts as read for the checkpoint.
 	Excluded bool
+	// Untaken: the row is a record of no kind the profile gives its file
+	// (SPEC §4: counted in a warning per file). Only the mapper of the
+	// file's first planned kind says so, so that it is counted once.
+	Untaken bool
 
 	fields *canon.FieldSet // the kind's canonical fields
 	vals   []string        // value as read per canonical field, in fields order
@@ -43,8 +47,22 @@ type Record struct {
 // reading to writing.
 type beyondFields struct {
 	links    []LinkValue // link values beyond the plain link fields, in order of preference
+	ignored  []string    // what the values of ignored prefixes name ("a user"), each once
 	bodyFile string      // the file that holds the body (a profile's body_file), to read when completed
 	nulKept  []string    // the columns kept in extra that hold a NUL byte (SPEC §4), in file order
+}
+
+// add adds link values, keeping those of ignored prefixes apart: no link,
+// only what they name.
+func (b *beyondFields) add(vals []LinkValue) {
+	for _, v := range vals {
+		switch {
+		case !v.Ignored:
+			b.links = append(b.links, v)
+		case !slices.Contains(b.ignored, v.Never):
+			b.ignored = append(b.ignored, v.Never)
+		}
+	}
 }
 
 // Span is where the record stands in its raw file (reader.Row's Start and
@@ -58,6 +76,16 @@ func (r *Record) Links() []LinkValue {
 		return nil
 	}
 	return r.beyond.links
+}
+
+// Ignored names what the record's values of ignored prefixes link to ("a
+// user"): no link, but a record linked only to those is skipped saying so
+// (R6b).
+func (r *Record) Ignored() []string {
+	if r.beyond == nil {
+		return nil
+	}
+	return r.beyond.ignored
 }
 
 // NULKept names the columns kept in extra that hold a NUL byte, which
@@ -82,12 +110,17 @@ func (r *Record) Get(f string) string {
 // profile says is resolved once per file (valueFuncs, the columns each link
 // reads) and once per header (layout), not per row.
 type Mapper struct {
-	kind      ledger.Kind
-	file      string
-	fields    *canon.FieldSet
-	p         *Profile
-	kindSpec  *kindSpec         // what the profile says of the kind
-	fileSpec  *fileSpec         // the file's pattern, with its where, defaults, joins and body
+	kind     ledger.Kind
+	file     string
+	fields   *canon.FieldSet
+	p        *Profile
+	kindSpec *kindSpec // what the profile says of the kind
+	fileSpec *fileSpec // the file's pattern, with its where, defaults, joins and body
+	// siblings are the kinds the profile gives the file, in plan order,
+	// the mapper's own at self: each its own task over the file (SPEC §4).
+	siblings  []sibling
+	self      int
+	wheres    bool              // a sibling reads only some rows (a where): which kinds take a row is told per row
 	index     map[string]colRef // normalised column name -> the field it gives
 	last      *layout           // the column layout of the last row (CSV: the header)
 	sheet     string            // the workbook sheet of the last row, and the file name its records take
@@ -101,6 +134,16 @@ type Mapper struct {
 	side          *sideFiles      // name lookups, joined rows, body files (ReadSideFiles)
 	columnsByName picker          // for joins and body files
 	body          template        // the file's body_file
+}
+
+// sibling is a kind the profile gives the mapper's file: the pattern it
+// matched (its where), the columns it maps, and whether a task of the run
+// reads the file for it.
+type sibling struct {
+	kind    ledger.Kind
+	spec    *fileSpec
+	maps    map[string]bool // normalised names of the columns its fields and links read
+	planned bool
 }
 
 // colRef is what a column gives: a canonical field, as its rank-th alternate.
@@ -119,7 +162,8 @@ type layout struct {
 	alts      []altGroup // fields that several columns of this layout may give
 	linkCols  [][]int    // per link of the kind, the columns that hold it, in order of preference
 	dateOnly  []bool     // per column: it holds a date (date_only); nil for none
-	whereCols []int      // per where condition, its column or -1
+	whereAt   [][]int    // per sibling, per condition of its where, its column or -1
+	sharedBy  [][]int    // per colShared column, the siblings that map it
 	repeated  [2]int     // a mapped column given twice (positions), when the profile fails on it
 	idMissing bool
 	rowRules  bool // the mapper's, or alternates in this layout
@@ -132,21 +176,36 @@ type altGroup struct {
 
 // What a column of a layout is when it gives no field by itself: kept in
 // extra, or read per row (applyRowRules): one of several alternates for a
-// field, or a link column.
+// field, or a link column; or a column another kind of the file maps, kept
+// in extra only when no kind that maps it takes the row (SPEC §4: a kind's
+// extra holds only the columns no kind of the file maps — and nothing is
+// dropped from a row that kind does not take).
 const (
 	colExtra  = -1
 	colPerRow = -2
+	colShared = -3
 )
 
+// NewMapper returns the mapper of rows of file onto kind k. Every kind the
+// profile gives the file is planned until Planned says otherwise.
 func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
 	m := &Mapper{kind: k, file: file, fields: canon.FieldsOf(k), p: p, kindSpec: p.kinds[k], index: map[string]colRef{}}
 	if m.kindSpec == nil {
 		m.kindSpec = &kindSpec{kind: k, fields: map[string]*fieldSpec{}}
 	}
-	_, _, m.fileSpec, _ = p.fileKind(file)
-	if m.fileSpec == nil {
-		m.fileSpec = &fileSpec{}
+	m.self = -1
+	kfs, _ := p.fileKinds(file)
+	for i, kf := range kfs {
+		if kf.kind == k {
+			m.self = i
+		}
+		m.siblings = append(m.siblings, sibling{kind: kf.kind, spec: kf.spec, maps: p.kinds[kf.kind].columns(), planned: true})
+		m.wheres = m.wheres || len(kf.spec.where) > 0
 	}
+	if m.self < 0 { // not a file of the kind: its rows are the kind's alone
+		m.siblings, m.self, m.wheres = []sibling{{kind: k, spec: &fileSpec{}, planned: true}}, 0, false
+	}
+	m.fileSpec = m.siblings[m.self].spec
 	for i, f := range m.fields.Names {
 		spec := m.kindSpec.fields[f]
 		if spec == nil {
@@ -177,10 +236,12 @@ func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
 		}
 		m.rowRules = true
 	}
-	for _, w := range m.fileSpec.where {
-		m.addRoot(w.column)
+	for _, sib := range m.siblings {
+		for _, w := range sib.spec.where {
+			m.addRoot(w.column)
+		}
 	}
-	if len(m.fileSpec.where) > 0 || len(m.fileSpec.joins) > 0 || m.fileSpec.bodyFile != "" {
+	if len(m.fileSpec.joins) > 0 || m.fileSpec.bodyFile != "" {
 		m.rowRules = true
 	}
 	m.body = parseTemplate(m.fileSpec.bodyFile)
@@ -194,6 +255,34 @@ func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
 	}
 	m.emptyExtra = len(p.empty) > 0
 	return m
+}
+
+// columns are the normalised names of the columns the kind's fields and
+// links read.
+func (spec *kindSpec) columns() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range spec.fields {
+		for _, c := range f.columns {
+			out[normaliseHeader(c)] = true
+		}
+	}
+	for _, ls := range spec.links {
+		for _, c := range ls.columns {
+			out[normaliseHeader(c)] = true
+		}
+	}
+	return out
+}
+
+// Planned says which kinds of the file the run reads it for (--only may
+// leave some out): the first of them counts the rows no kind takes, and a
+// flag that cannot be read fails its row in the first of them that reads
+// it. Which kinds take a row, and so what extra keeps, does not change.
+func (m *Mapper) Planned(kinds []ledger.Kind) {
+	for i := range m.siblings {
+		m.siblings[i].planned = slices.Contains(kinds, m.siblings[i].kind)
+	}
+	m.siblings[m.self].planned = true
 }
 
 // addRoot notes the first part of a dotted column (properties.email): a
@@ -299,15 +388,35 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 			}
 		}
 	}
-	for _, w := range m.fileSpec.where {
-		at := -1
+	l.whereAt = make([][]int, len(m.siblings))
+	for si, sib := range m.siblings {
+		for _, w := range sib.spec.where {
+			at := -1
+			for i, col := range cols {
+				if normaliseHeader(col.Name) == normaliseHeader(w.column) {
+					at = i
+					break
+				}
+			}
+			l.whereAt[si] = append(l.whereAt[si], at)
+		}
+	}
+	if len(m.siblings) > 1 {
 		for i, col := range cols {
-			if normaliseHeader(col.Name) == normaliseHeader(w.column) {
-				at = i
-				break
+			if l.field[i] != colExtra {
+				continue
+			}
+			n := normaliseHeader(col.Name)
+			for si, sib := range m.siblings {
+				if si != m.self && sib.maps[n] {
+					if l.sharedBy == nil {
+						l.sharedBy = make([][]int, len(cols))
+					}
+					l.field[i] = colShared
+					l.sharedBy[i] = append(l.sharedBy[i], si)
+				}
 			}
 		}
-		l.whereCols = append(l.whereCols, at)
 	}
 	l.rowRules = m.rowRules || len(l.alts) > 0
 	m.last = l
@@ -330,7 +439,7 @@ func (m *Mapper) Recognises(header []string) bool {
 	}
 	l := m.layoutOf(cols)
 	for _, f := range l.field {
-		if f != colExtra {
+		if f >= 0 || f == colPerRow {
 			return true
 		}
 	}
@@ -354,11 +463,11 @@ func (m *Mapper) CheckHeader(header []string) error {
 		return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
 			"columns %d (%q) and %d (%q) both give %s: rename or remove one", i+1, header[i], j+1, header[j], m.fields.Names[f])}
 	}
-	for wi, at := range l.whereCols {
+	for wi, at := range l.whereAt[m.self] {
 		if at < 0 {
 			w := m.fileSpec.where[wi]
 			return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
-				"no %q column: the %s profile reads only the rows whose %s is %s", w.column, m.p.Name, w.column, orList(w.values))}
+				"no %q column: the %s profile reads only the rows whose %s", w.column, m.p.Name, w.describe())}
 		}
 	}
 	if l.idMissing {
@@ -419,6 +528,10 @@ func (m *Mapper) Map(row reader.Row) Record {
 		cols = flatten(cols, m.roots)
 	}
 	l := m.layoutOf(cols)
+	var takes []take
+	if m.wheres {
+		takes = m.takes(&r, cols, l)
+	}
 	var nulKept []string
 	nulRead := false
 	for i, c := range cols {
@@ -426,9 +539,13 @@ func (m *Mapper) Map(row reader.Row) Record {
 			// SPEC §4: a NUL in a column the profile reads fails the row
 			// (R4), said for the first; one in a column kept in extra is
 			// kept, and counted.
-			if l.field[i] == colExtra && !slices.Contains(l.whereCols, i) {
+			switch f := l.field[i]; {
+			case f == colShared && sharedTaken(l.sharedBy[i], takes):
+				// Another kind's value for this row (SPEC §4): its task
+				// reads it, and judges it.
+			case (f == colExtra || f == colShared) && !slices.Contains(l.whereAt[m.self], i):
 				nulKept = append(nulKept, l.extraName[i])
-			} else if !nulRead {
+			case !nulRead:
 				r.Err, nulRead = m.nulError(r.Err, r.File, row, cols, l, i), true
 			}
 		}
@@ -451,7 +568,7 @@ func (m *Mapper) Map(row reader.Row) Record {
 			}
 			r.vals[f] = v
 			continue
-		} else if f == colPerRow {
+		} else if f == colPerRow || f == colShared && sharedTaken(l.sharedBy[i], takes) {
 			continue
 		}
 		if c.Value == "" || m.emptyExtra && m.p.empty[strings.TrimSpace(c.Value)] {
@@ -524,19 +641,12 @@ func (m *Mapper) nestedError(line, f int, v string) *reader.RowError {
 	return &reader.RowError{File: m.file, Line: line, Reason: fmt.Sprintf("%s holds a JSON %s, not a value", m.fields.Names[f], what)}
 }
 
-// applyRowRules does what a profile asks beyond one column per field: the
-// file's where conditions, alternate columns, defaults, links, joined rows
-// and body files.
+// applyRowRules does what a profile asks beyond one column per field, for
+// a row that is a record of the kind: alternate columns, defaults, links,
+// joined rows and body files.
 func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
-	for wi, w := range m.fileSpec.where {
-		v := ""
-		if at := l.whereCols[wi]; at >= 0 {
-			v = strings.TrimSpace(cols[at].Value)
-		}
-		if !slices.Contains(w.values, v) {
-			r.Excluded = true
-			return
-		}
+	if r.Excluded {
+		return
 	}
 	for _, g := range l.alts {
 		chosen := false
@@ -588,7 +698,7 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 				continue
 			}
 			vals := m.linkValues(ls, c, l.names[i])
-			beyond.links = append(beyond.links, vals...)
+			beyond.add(vals)
 			if ls.list != "" && len(vals) > 1 {
 				r.addExtra(l.extraName[i], c) // only one of them becomes the link: all are kept
 			}
@@ -609,14 +719,14 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 			}
 			key = m.normID(key)
 			if idx := m.side.joins[js]; idx != nil && key != "" {
-				beyond.links = append(beyond.links, idx.rows[key]...)
+				beyond.add(idx.rows[key])
 			}
 		}
 	}
 	if m.fileSpec.bodyFile != "" {
 		beyond.bodyFile = m.body.expand(&m.columnsByName, cols)
 	}
-	if beyond.links != nil || beyond.bodyFile != "" {
+	if beyond.links != nil || beyond.ignored != nil || beyond.bodyFile != "" {
 		r.beyond = &beyond
 	}
 }

@@ -11,12 +11,15 @@
 //     never loaded whole; SurveyJSON reads a file's outline before its
 //     first record), and XLSX workbooks (read_xlsx.go, NewXLSXReader: read
 //     in place over archive/zip and encoding/xml, a sheet streamed token by
-//     token, values as Excel shows them, xlsx_values.go; each sheet with a
-//     header row in order, or a named one; a row is named
-//     "contacts.xlsx!Sheet1:14", Where);
+//     token, values as Excel shows them, xlsx_values.go, a formula without
+//     a value failing its row; the shared strings held once, in chunks,
+//     xlsx_strings.go; each sheet with a header row in order, or a named
+//     one; a row is named "contacts.xlsx!Sheet1:14", Where, and sized by
+//     the cells it holds);
 //   - the sniffing of what a file is (sniff.go): an archive, an image, a
 //     workbook, binary data, JSON or an HTML page where CSV was expected,
-//     UTF-16 or UTF-32 text;
+//     UTF-16 or UTF-32 text; and of what a compound file named .xlsx is
+//     (cfb.go): a password-protected workbook or an Excel 97–2003 one;
 //   - the encodings (encoding.go): the evidence a file's bytes give of
 //     theirs, counted over the whole file (EvidenceScanner, run in the pass
 //     that fingerprints it), the choice made on its weight (ChooseEncoding,

@@ -108,6 +108,10 @@ func FuzzReadJSON(f *testing.F) {
 func FuzzReadXLSX(f *testing.F) {
 	readertest.XLSXSeeds(f, func(data []byte) { f.Add(data) })
 	f.Add([]byte("PK\x05\x06" + strings.Repeat("\x00", 18)))
+	for _, cfb := range readertest.BadCompoundFiles() { // compound files named .xlsx (cfb.go)
+		f.Add(cfb)
+	}
+	f.Add(readertest.XLSWorkbook(true))
 	f.Fuzz(func(t *testing.T, in []byte) { checkXLSX(t, in) })
 }
 

@@ -59,8 +59,11 @@ type Row struct {
 	// and JSON): a failure names the row "contacts.xlsx!Sheet1:14" (Where).
 	Sheet string
 	// Cols are in file order. CSV: one per header column, names exactly as
-	// in the header (duplicates kept as they are, BOM removed). JSON: the
-	// object's keys in order.
+	// in the header (duplicates kept as they are, BOM removed). A
+	// workbook's: one per column the header names, and an unnamed one only
+	// up to the last the row holds a value in (a row is sized by the cells
+	// it holds, not by the header's last column), so that a name repeated
+	// numbers as in the header. JSON: the object's keys in order.
 	Cols []Col
 	// Err is non-nil when this record cannot be read as it is (Reason says
 	// why); Cols then holds what could be read, and may be nil.

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"archive/zip"
+	"bytes"
 	"cmp"
 	"encoding/xml"
 	"errors"
@@ -109,6 +110,16 @@ func (s *xlsxSource) open(ra io.ReaderAt, size int64, only string) error {
 	if err != nil {
 		head := make([]byte, SniffSize)
 		n, _ := ra.ReadAt(head, 0)
+		if bytes.HasPrefix(head[:n], cfbMagic) {
+			switch compoundKind(ra, size) { // cfb.go
+			case compoundEncrypted:
+				return &FileError{File: s.name, Reason: "is password-protected: remove the password in the spreadsheet and save again"}
+			case compoundXLS:
+				return &FileError{File: s.name, Reason: "is an Excel 97–2003 .xls workbook: save it as .xlsx or CSV"}
+			case compoundOther:
+				return &FileError{File: s.name, Reason: "is an Office 97–2003 document that holds no workbook, not an xlsx workbook"}
+			}
+		}
 		if what := sniffBinary(head[:n]); what.name != "" && what.name != "an Excel workbook (xlsx)" {
 			return &FileError{File: s.name, Reason: "is " + what.name + ", not an xlsx workbook"}
 		}
@@ -439,12 +450,21 @@ func (x *xmlStream) skip() error {
 // its <t> elements, those of phonetic runs (<rPh>) left out: a shared or
 // an inline string, its rich-text runs (<r>) joined. limit bounds it.
 func (x *xmlStream) text(limit int64) (string, error) {
-	var b strings.Builder
+	b, err := x.appendText(nil, limit)
+	if err != nil {
+		return "", err
+	}
+	return decodeXString(string(b)), nil
+}
+
+// appendText is text, appended to b as the XML holds it: its _xHHHH_
+// escapes left for decodeXString.
+func (x *xmlStream) appendText(b []byte, limit int64) ([]byte, error) {
 	level, inT, inPh := 0, 0, 0
 	for {
 		tok, err := x.token()
 		if err != nil {
-			return "", err
+			return b, err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -457,7 +477,7 @@ func (x *xmlStream) text(limit int64) (string, error) {
 			}
 		case xml.EndElement:
 			if level == 0 {
-				return decodeXString(b.String()), nil
+				return b, nil
 			}
 			level--
 			switch t.Name.Local {
@@ -468,9 +488,9 @@ func (x *xmlStream) text(limit int64) (string, error) {
 			}
 		case xml.CharData:
 			if inT > 0 && inPh == 0 {
-				b.Write(t)
-				if int64(b.Len()) > limit {
-					return "", errTokenTooLarge
+				b = append(b, t...)
+				if int64(len(b)) > limit {
+					return b, errTokenTooLarge
 				}
 			}
 		}
@@ -639,35 +659,26 @@ func (s *xlsxSource) readWorkbook(part string) ([]workbookSheet, error) {
 	return out, nil
 }
 
-// sharedStrings are a workbook's shared-string table, held in one arena:
-// string i is text[start[i]:start[i+1]].
-type sharedStrings struct {
-	text  []byte
-	start []uint32
-}
-
-func (t *sharedStrings) get(i int) (string, bool) {
-	if i < 0 || i+1 >= len(t.start) {
-		return "", false
-	}
-	return string(t.text[t.start[i]:t.start[i+1]]), true
-}
-
 // readSharedStrings reads the shared-string table, bounded by sstLimit.
+// Each string is gathered in one buffer, used again for the next, before
+// the table keeps it (xlsx_strings.go).
 func (s *xlsxSource) readSharedStrings(part string) error {
-	s.sst.start = []uint32{0}
+	var buf []byte
 	return s.eachToken(part, func(x *xmlStream, tok xml.Token) error {
 		e, ok := tok.(xml.StartElement)
 		if !ok || e.Name.Local != "si" {
 			return nil
 		}
-		str, err := x.text(s.cellLimit)
-		if err != nil {
+		var err error
+		if buf, err = x.appendText(buf[:0], s.cellLimit); err != nil {
 			return s.partError(s.name+" ("+part+")", 0, err)
 		}
-		s.sst.text = append(s.sst.text, str...)
-		s.sst.start = append(s.sst.start, uint32(len(s.sst.text)))
-		if int64(len(s.sst.text))+4*int64(len(s.sst.start)) > s.sstLimit {
+		if bytes.Contains(buf, []byte("_x")) {
+			s.sst.add([]byte(decodeXString(string(buf))))
+		} else {
+			s.sst.add(buf)
+		}
+		if s.sst.held() > s.sstLimit {
 			return &FileError{File: s.name, Reason: fmt.Sprintf(
 				"its shared strings hold more than %d MiB of text, more than crmimport keeps in memory for one workbook: "+
 					"save each sheet as CSV (UTF-8) and import those", s.sstLimit>>20)}
@@ -722,7 +733,8 @@ type sheetStream struct {
 	x       *xmlStream
 	file    string // "contacts.xlsx!Sheet1"
 	hdr     []string
-	hdrLine int // the header's row
+	named   []int // the columns of hdr that have a name, in order
+	hdrLine int   // the header's row
 	lastRow int
 	done    bool // </sheetData> read
 }
@@ -760,6 +772,9 @@ type sheetCell struct {
 	col    int
 	value  string
 	reason string
+	// noValue: a formula without a value (formulaValue), which its row
+	// tells once for all such cells (formulasWithoutValue).
+	noValue bool
 }
 
 // sheetRow is one <row> as read.
@@ -771,7 +786,7 @@ type sheetRow struct {
 
 func (r sheetRow) blank() bool {
 	for _, c := range r.cells {
-		if strings.TrimSpace(c.value) != "" || c.reason != "" {
+		if strings.TrimSpace(c.value) != "" || c.reason != "" || c.noValue {
 			return false
 		}
 	}
@@ -881,7 +896,7 @@ func (s *xlsxSource) readCell(sh *sheetStream, e xml.StartElement, line, col int
 	typ, _ := attr(e, "t")
 	style, _ := attr(e, "s")
 	var v, inline string
-	var hasV, hasInline bool
+	var hasV, hasInline, hasF bool
 	for done := false; !done; {
 		tok, err := sh.x.token()
 		if err != nil {
@@ -898,7 +913,10 @@ func (s *xlsxSource) readCell(sh *sheetStream, e xml.StartElement, line, col int
 			case "is":
 				inline, err = sh.x.text(s.cellLimit)
 				hasInline = true
-			default: // <f>, <extLst>: a formula's cached value is its <v>
+			case "f": // a formula: its value is the <v> beside it
+				hasF = true
+				err = sh.x.skip()
+			default: // <extLst>
 				err = sh.x.skip()
 			}
 			if err != nil {
@@ -906,12 +924,42 @@ func (s *xlsxSource) readCell(sh *sheetStream, e xml.StartElement, line, col int
 			}
 		}
 	}
+	if hasF && !formulaValue(typ, v, hasV, hasInline) {
+		c.noValue = true
+		return c, nil
+	}
 	val, reason := s.cellValue(typ, style, v, hasV, inline, hasInline)
 	c.value = val
 	if reason != "" {
 		c.reason = cmp.Or(c.reason, fmt.Sprintf("cell %s %s", cellRef(c.col, line), reason))
 	}
 	return c, nil
+}
+
+// formulaValue tells whether a formula cell holds the value a spreadsheet
+// computed for it: a <v> that is not empty, or empty as a text result
+// (t="str": Excel writes ="" so). A program that computes no formula
+// (openpyxl) writes <v></v>, others no <v> at all: that is no value, and
+// reading it as empty would import the row without it, or skip a row of
+// such cells as blank (issue 23 item 5).
+func formulaValue(typ, v string, hasV, hasInline bool) bool {
+	switch {
+	case typ == "inlineStr" && hasInline:
+		return true
+	case !hasV:
+		return false
+	}
+	return typ == "str" || strings.TrimSpace(v) != ""
+}
+
+// formulasWithoutValue says that the cells at refs are formulas without a
+// value (formulaValue), and what to do.
+func formulasWithoutValue(refs []string) string {
+	if len(refs) == 1 {
+		return "cell " + refs[0] + " is a formula without a value: open and save the workbook in a spreadsheet, which computes it"
+	}
+	return "cells " + strings.Join(refs[:len(refs)-1], ", ") + " and " + refs[len(refs)-1] +
+		" are formulas without a value: open and save the workbook in a spreadsheet, which computes them"
 }
 
 // cellValue is a cell's value as Excel shows it, or why it cannot be read.
@@ -978,6 +1026,7 @@ func (s *xlsxSource) cellValue(typ, style, v string, hasV bool, inline string, h
 // setHeader makes row the sheet's header: its cells' text, up to its last
 // non-empty cell.
 func (sh *sheetStream) setHeader(row sheetRow) error {
+	var noValue []string
 	for _, c := range row.cells {
 		if c.reason != "" {
 			return &FileError{File: sh.file, Line: row.line, Reason: "header: " + c.reason}
@@ -985,6 +1034,12 @@ func (sh *sheetStream) setHeader(row sheetRow) error {
 		if strings.IndexByte(c.value, 0) >= 0 {
 			return &FileError{File: sh.file, Line: row.line, Reason: fmt.Sprintf("header: cell %s holds a NUL character: it is not text", cellRef(c.col, row.line))}
 		}
+		if c.noValue {
+			noValue = append(noValue, cellRef(c.col, row.line))
+		}
+	}
+	if len(noValue) > 0 {
+		return &FileError{File: sh.file, Line: row.line, Reason: "header: " + formulasWithoutValue(noValue)}
 	}
 	if len(row.reasons) > 0 {
 		return &FileError{File: sh.file, Line: row.line, Reason: "header: " + strings.Join(row.reasons, "; ")}
@@ -995,10 +1050,13 @@ func (sh *sheetStream) setHeader(row sheetRow) error {
 			width = c.col + 1
 		}
 	}
-	sh.hdr, sh.hdrLine = make([]string, width), row.line
+	sh.hdr, sh.named, sh.hdrLine = make([]string, width), nil, row.line
 	for _, c := range row.cells {
 		if c.col < width {
 			sh.hdr[c.col] = c.value
+			if c.value != "" {
+				sh.named = append(sh.named, c.col)
+			}
 		}
 	}
 	return nil
@@ -1007,31 +1065,65 @@ func (sh *sheetStream) setHeader(row sheetRow) error {
 // row lines cells up under the header's columns (a missing cell is
 // empty); a value in a column with no header is kept as "(column K)" and
 // fails the row, as a CSV row with more fields than its header does.
+//
+// A row is sized by the cells it holds, not by the header's width: it has
+// a column for each of the header's named columns, and for an unnamed
+// one only up to the last unnamed column where it holds a value, which
+// keeps the names of the unnamed columns before it ("", "#2", "#3": the
+// mapper and a raw row number a repeated name by its place). One stray
+// header cell at column XFD would otherwise give every row 16,384
+// columns (issue 23 item 19).
 func (sh *sheetStream) row(r sheetRow) Row {
-	cols := make([]Col, len(sh.hdr), len(sh.hdr)+1)
-	for i, h := range sh.hdr {
-		cols[i].Name = h
+	lastUnnamed := -1
+	for _, c := range r.cells {
+		if c.col < len(sh.hdr) && sh.hdr[c.col] == "" && c.value != "" {
+			lastUnnamed = c.col
+		}
+	}
+	cols := make([]Col, 0, len(sh.named)+lastUnnamed+2)
+	var nul []NULField // a NUL character is the profile's to judge (SPEC §4), as in CSV
+	cells := r.cells
+	put := func(col int) {
+		for len(cells) > 0 && cells[0].col < col {
+			cells = cells[1:]
+		}
+		c := Col{Name: sh.hdr[col]}
+		if len(cells) > 0 && cells[0].col == col {
+			c.Value = cells[0].value
+			if strings.IndexByte(c.Value, 0) >= 0 {
+				nul = append(nul, NULField{Col: len(cols), Where: ", in cell " + cellRef(col, r.line)})
+			}
+		}
+		cols = append(cols, c)
+	}
+	for col := 0; col <= lastUnnamed; col++ {
+		put(col)
+	}
+	for _, col := range sh.named {
+		if col > lastUnnamed {
+			put(col)
+		}
 	}
 	reasons := r.reasons
-	var past []string
-	var nul []NULField // a NUL character is the profile's to judge (SPEC §4), as in CSV
+	var past, noValue []string
 	for _, c := range r.cells {
 		if c.reason != "" {
 			reasons = append(reasons, c.reason)
 		}
-		at := c.col
-		if c.col >= len(sh.hdr) {
-			if strings.TrimSpace(c.value) == "" {
-				continue
-			}
-			at = len(cols)
-			cols = append(cols, Col{Name: "(column " + colLetters(c.col) + ")"})
-			past = append(past, cellRef(c.col, r.line))
+		if c.noValue {
+			noValue = append(noValue, cellRef(c.col, r.line))
 		}
-		cols[at].Value = c.value
+		if c.col < len(sh.hdr) || strings.TrimSpace(c.value) == "" {
+			continue
+		}
 		if strings.IndexByte(c.value, 0) >= 0 {
-			nul = append(nul, NULField{Col: at, Where: ", in cell " + cellRef(c.col, r.line)})
+			nul = append(nul, NULField{Col: len(cols), Where: ", in cell " + cellRef(c.col, r.line)})
 		}
+		cols = append(cols, Col{Name: "(column " + colLetters(c.col) + ")", Value: c.value})
+		past = append(past, cellRef(c.col, r.line))
+	}
+	if len(noValue) > 0 {
+		reasons = append(reasons, formulasWithoutValue(noValue))
 	}
 	if len(past) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s %s a value in a column the header does not name (the header has %d %s)",

@@ -84,6 +84,13 @@ func readSample(f *File, n int, lim input.Limits) (*sample, error) {
 	if h := rr.Header(); h != nil {
 		s.cols = append(s.cols, h...)
 		s.vals = make([][]string, len(h))
+		// A CSV row names its columns as the header does; a workbook's
+		// holds the header's named columns and the cells it holds
+		// (reader.Row): a value goes under the header's column of its
+		// name, a repeated name by its place (profile.RawNames).
+		for i, name := range profile.RawNames(h) {
+			at[name] = i
+		}
 	}
 	for s.rows < n {
 		row, err := rr.Next()
@@ -103,12 +110,17 @@ func readSample(f *File, n int, lim input.Limits) (*sample, error) {
 			break // a workbook's next sheet has a header of its own
 		}
 		if f.Format == reader.FormatCSV || f.Format == reader.FormatXLSX {
-			for i := range s.cols {
-				v := ""
-				if i < len(row.Cols) {
-					v = row.Cols[i].Value
+			names := make([]string, len(row.Cols))
+			for j, c := range row.Cols {
+				names[j] = c.Name
+			}
+			for i := range s.vals {
+				s.vals[i] = append(s.vals[i], "")
+			}
+			for j, name := range profile.RawNames(names) {
+				if i, ok := at[name]; ok {
+					s.vals[i][s.rows] = row.Cols[j].Value
 				}
-				s.vals[i] = append(s.vals[i], v)
 			}
 			s.rows++
 			continue

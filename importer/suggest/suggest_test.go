@@ -69,10 +69,12 @@ func TestSuggestPlacesBuiltinFixtures(t *testing.T) {
 			require.NoError(t, err)
 			mapped, same, files := 0, 0, 0
 			for _, f := range d.Files {
-				k, _, ok := builtin.FileKind(f.Name)
+				ks, _, ok := builtin.FileKinds(f.Name)
 				if !ok {
 					continue
 				}
+				require.Len(t, ks, 1, "%s: a built-in profile gives each of its fixtures' files one kind", f.Name)
+				k := ks[0]
 				cols := builtinColumns(t, builtin, k, f)
 				where := false
 				for _, c := range cols {

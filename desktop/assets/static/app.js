@@ -118,6 +118,8 @@ if (runsTable) {
         const row = runsTable.querySelector("tr[data-run='" + r.run + "']");
         if (!row) { unknown = true; continue; }
         if (String(r.undone_by || 0) !== row.getAttribute("data-undone-by")) { unknown = true; continue; } // undone since: its undo's link
+        const partly = (r.partly_undone || []).reduce((n, p) => n + p.count, 0);
+        if (String(partly) !== row.getAttribute("data-partly")) { unknown = true; continue; } // records taken back by a cascade since
         const cells = row.querySelectorAll("td");
         setStatus(cells[3], r.interrupted ? "interrupted" : r.status);
         cells[4].textContent = r.phase;
@@ -152,27 +154,113 @@ if (form) {
       say(msg, doc.problems && doc.problems.length ? "The export has problems: see below." : "A run would plan the files below.");
     } catch (e) { say(msg, e.message, true); }
   });
+  // The dry run's plan (SPEC §11: a preview and its commit are the same
+  // plan): Import carries its digest and files while the form asks for
+  // what the dry run did, and then imports that plan or nothing (a file
+  // changed since: exit 8, the file named).
+  let dried = null;
   document.getElementById("dry-run").addEventListener("click", async () => {
     say(msg, "Dry run: importing into a throwaway copy…");
+    dried = null;
     try {
+      const asked = JSON.stringify(request());
       const doc = await post("/api/imports", request({ dry_run: true }));
       renderSummary(document.getElementById("dry-body"), doc);
       document.getElementById("dry-result").hidden = false;
-      say(msg, "Dry run " + doc.status + ": nothing was written.");
+      if (doc.plan) dried = { asked: asked, plan: doc.plan, files: doc.plan_files || [] };
+      document.getElementById("dry-body").setAttribute("data-plan", doc.plan || "");
+      say(msg, "Dry run " + doc.status + ": nothing was written." + (doc.plan ? " Import now imports exactly this plan, or nothing if a file changes first." : ""));
     } catch (e) { say(msg, e.message, true); }
   });
   document.getElementById("import").addEventListener("click", async () => {
     say(msg, "Planning the run…");
+    const asked = request();
+    const confirm = dried && dried.asked === JSON.stringify(asked) ? { plan: dried.plan, plan_files: dried.files } : {};
     try {
-      const doc = await post("/api/imports", request());
+      const doc = await post("/api/imports", Object.assign(asked, confirm));
       location.href = doc.url;
     } catch (e) {
-      say(msg, e.message + (e.doc && e.doc.live_run ? " — open run " + e.doc.live_run + " from the Runs page." : ""), true);
+      let words = e.message + (e.doc && e.doc.live_run ? " — open run " + e.doc.live_run + " from the Runs page." : "");
+      if (e.doc && e.doc.exit_code === 8) { dried = null; words += " (Dry run shows the plan as it is now.)"; }
+      say(msg, words, true);
     }
   });
 
+  const uploads = keptUploads(document.getElementById("uploads-body"), document.getElementById("uploads-message"), field("path"));
   pathPicker(field("path"), document.getElementById("browser"), document.getElementById("browse"), document.getElementById("drop"), msg,
-    (doc) => say(msg, "Saved " + doc.files.length + " files; Preview reads them."));
+    (doc) => { say(msg, "Saved " + doc.files.length + " files; Preview reads them."); uploads(); });
+}
+
+function bytes(n) {
+  if (n < 1024) return fmt(n) + " bytes";
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + " KiB";
+  if (n < 1024 * 1024 * 1024) return (n / 1024 / 1024).toFixed(1) + " MiB";
+  return (n / 1024 / 1024 / 1024).toFixed(1) + " GiB";
+}
+
+// The drops kept in the uploads folder (GET /api/uploads): each with its
+// files, the runs that read them, Use (its folder becomes the path) and
+// Delete, which asks once more, naming what goes and which runs read it,
+// before it posts. Returns the function that reads the list again.
+function keptUploads(node, msg, input) {
+  async function load() {
+    let doc;
+    try {
+      const res = await fetch("/api/uploads", { credentials: "same-origin" });
+      doc = await res.json();
+      if (!res.ok) throw new Error(doc.error || ("HTTP " + res.status));
+    } catch (e) { say(msg, e.message, true); return; }
+    node.textContent = "";
+    if (!doc.uploads.length) { node.appendChild(el("p", { class: "notice" }, "No dropped files are kept.")); return; }
+    const t = table(["saved", "files", "size", "read by", ""], []);
+    t.classList.add("uploads");
+    const tb = t.querySelector("tbody");
+    for (const u of doc.uploads) {
+      const row = el("tr", { "data-upload": u.name });
+      row.appendChild(el("td", {}, (u.saved_at || "").replace("T", " ").replace("Z", " UTC")));
+      row.appendChild(el("td", { class: "file" }, u.files.map((f) => f.name).join(", ") || "(empty)"));
+      row.appendChild(el("td", { class: "num" }, bytes(u.size)));
+      const runs = el("td");
+      u.runs.forEach((r, i) => {
+        if (i) runs.appendChild(document.createTextNode(", "));
+        runs.appendChild(el("a", { href: "/runs/" + r.run }, "run " + r.run));
+        runs.appendChild(document.createTextNode(" (" + (r.interrupted ? "interrupted" : r.status) + ")"));
+      });
+      if (!u.runs.length) runs.textContent = "no run";
+      row.appendChild(runs);
+      const acts = el("td", { class: "upload-actions" });
+      const use = el("button", { type: "button", "data-use": u.name }, "Use");
+      use.addEventListener("click", () => { input.value = u.path; input.dispatchEvent(new Event("change")); say(msg, "The path is " + u.path + "."); });
+      const del = el("button", { type: "button", "data-delete": u.name }, "Delete");
+      const busy = u.runs.find((r) => r.status === "running");
+      if (busy) { del.disabled = true; del.title = "run " + busy.run + " is running on these files: stop it first"; }
+      let armed = false;
+      del.addEventListener("click", async () => {
+        if (!armed) {
+          armed = true;
+          del.classList.add("danger");
+          del.textContent = "Delete " + u.files.length + (u.files.length === 1 ? " file" : " files") + "?";
+          const later = u.runs.map((r) => "run " + r.run).join(", ");
+          say(msg, "Click again to delete " + bytes(u.size) + " from " + u.path + (later ? "; " + later + " read them and could not be resumed after" : "") + ".");
+          return;
+        }
+        del.disabled = true;
+        try {
+          const d = await post("/api/uploads/" + encodeURIComponent(u.name) + "/delete");
+          say(msg, "Deleted " + d.files + (d.files === 1 ? " file" : " files") + " (" + bytes(d.size) + ") from " + d.path + ".");
+          if (input.value === u.path) input.value = "";
+          load();
+        } catch (e) { say(msg, e.message, true); del.disabled = false; }
+      });
+      acts.appendChild(use);
+      acts.appendChild(del);
+      row.appendChild(acts);
+      tb.appendChild(row);
+    }
+    node.appendChild(t);
+  }
+  load();
+  return load;
 }
 
 // The folder browser and the drop zone beside a path field (New import,
@@ -284,7 +372,10 @@ function renderInspection(node, doc) {
 // confirmation naming the counts, then follows to the undo's own page,
 // where it shows live like any run. A refusal because of dependents lists
 // them and offers --cascade, with a second confirmation naming what it
-// takes back too.
+// takes back too. The confirmation carries the preview's plan (its digest
+// and parts): if another run changed the plan meanwhile, the server takes
+// nothing back (exit 8) and the dialog shows the plan as it is now, with
+// what changed, to confirm again.
 const undoButton = document.getElementById("undo");
 const undoDialog = document.getElementById("undo-dialog");
 if (undoButton && undoDialog) {
@@ -297,6 +388,7 @@ if (undoButton && undoDialog) {
   const plurals = { activity: "activities", email: "emails", note: "notes", deal: "deals", contact: "contacts", company: "companies" };
   const childrenFirst = ["activity", "email", "note", "deal", "contact", "company"];
   let cascade = false;
+  let shown = null; // the preview being confirmed
 
   async function preview(withCascade) {
     const res = await fetch(url + (withCascade ? "?cascade=1" : ""), { credentials: "same-origin" });
@@ -314,7 +406,7 @@ if (undoButton && undoDialog) {
     const parts = [];
     if (t.removed) parts.push("removes " + fmt(t.removed) + (t.removed === 1 ? " row" : " rows") + " with " + (t.removed === 1 ? "its slot" : "their slots"));
     if (t.released) parts.push("releases " + fmt(t.released) + " matched " + (t.released === 1 ? "slot" : "slots") + " (the matched rows stay)");
-    if (t.restored) parts.push("restores " + fmt(t.restored) + (t.restored === 1 ? " skip" : " skips") + " to the state before the run");
+    if (t.restored) parts.push("restores " + fmt(t.restored) + (t.restored === 1 ? " skip" : " skips") + " to the state before the run (with the row made over it, if any)");
     if (t.cleared) parts.push("clears " + fmt(t.cleared) + " of its own " + (t.cleared === 1 ? "skip" : "skips"));
     if (parts.length < 2) return parts.join("");
     return parts.slice(0, -1).join(", ") + " and " + parts[parts.length - 1];
@@ -344,6 +436,7 @@ if (undoButton && undoDialog) {
   }
   function showPreview(p) {
     reset();
+    shown = p;
     const t = totals(p);
     const kinds = childrenFirst.filter((k) => p.kinds && p.kinds[k]);
     const tab = table(["kind", "removed", "released", "restored", "cleared"],
@@ -364,6 +457,7 @@ if (undoButton && undoDialog) {
       words += " With --cascade it takes back too " + also.join(", ") + ": records that other runs wrote.";
     }
     body.appendChild(el("p", { class: "confirm-words", id: "undo-words" }, words));
+    body.appendChild(el("p", { class: "legend", id: "undo-plan", "data-plan": p.plan }, "Plan " + p.plan.slice(0, 12) + "…: the undo takes back exactly this, or nothing if another run changes it before you confirm."));
     confirmB.textContent = (p.cascade ? "Undo run " + run + " with --cascade" : "Undo run " + run) + " — take back " + fmt(p.total) + (p.total === 1 ? " record" : " records");
     confirmB.hidden = false;
     confirmB.focus();
@@ -399,9 +493,19 @@ if (undoButton && undoDialog) {
     confirmB.disabled = true;
     say(msg, "Planning the undo…");
     try {
-      const doc = await post(url, { cascade: cascade });
+      const doc = await post(url, { cascade: cascade, plan: shown.plan, parts: shown.parts });
       location.href = doc.url;
     } catch (e) {
+      if (e.doc && e.doc.exit_code === 8) {
+        // The plan changed since this preview: nothing was taken back.
+        // Show the plan as it is now, and why, to confirm again.
+        const r = await preview(cascade);
+        if (r.ok) showPreview(r.doc);
+        else if (r.doc.dependents && r.doc.dependents.length) showDependents(r.doc);
+        else reset();
+        say(msg, e.message, true);
+        return;
+      }
       say(msg, e.message, true);
       confirmB.disabled = false;
     }

@@ -36,6 +36,9 @@ type Workbook struct {
 	// style. The first is the default (0, General) when CellXfs is nil.
 	NumFmts []NumFmt
 	CellXfs []int
+	// Openpyxl writes the workbook as openpyxl writes one, not as Excel
+	// does (xlsx_openpyxl.go): its Sheets' rows only.
+	Openpyxl bool
 }
 
 // NumFmt is a custom number format.
@@ -59,8 +62,12 @@ const xmlHeader = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>
 // on its content only.
 var modified = time.Date(2024, 8, 27, 9, 30, 0, 0, time.UTC)
 
-// Write writes the workbook as a zip, deflated as Excel deflates its parts.
+// Write writes the workbook as a zip, deflated as Excel deflates its parts
+// (or as openpyxl writes it: Openpyxl).
 func (wb Workbook) Write(out io.Writer) error {
+	if wb.Openpyxl {
+		return wb.writeOpenpyxl(out)
+	}
 	zw := zip.NewWriter(out)
 	part := func(name string, write func(w io.Writer) error) error {
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: modified})

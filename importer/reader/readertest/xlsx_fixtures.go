@@ -52,13 +52,13 @@ func contactsWorkbook() Workbook {
 				`<row r="4" spans="1:11" x14ac:dyDescent="0.25"><c r="B4" s="1"/><c r="D4" t="str"><f>""</f><v></v></c></row>` +
 				`<row r="5" spans="1:11" x14ac:dyDescent="0.25">` +
 				`<c r="A5"><v>9.91214345678901E+18</v></c><c r="B5" t="s"><v>19</v></c><c r="C5" t="s"><v>18</v></c>` +
-				`<c r="F5" s="2"><v>61</v></c><c r="G5" s="1"><v>1</v></c><c r="H5"><f>H2*2</f></c>` +
+				`<c r="F5" s="2"><v>61</v></c><c r="G5" s="1"><v>1</v></c>` +
 				`<c r="I5" t="b"><f>TRUE()</f><v>1</v></c><c r="J5" t="e"><v>#REF!</v></c><c r="K5" t="s"><v>20</v></c></row>` +
 				`<row r="6" spans="1:11" x14ac:dyDescent="0.25">` +
 				`<c r="A6"><v>123456789012345</v></c><c r="B6" t="s"><v>21</v></c><c r="D6" t="s"><v>22</v></c>` +
 				`<c r="F6" s="3"><v>0.75</v></c><c r="H6" s="5"><v>-1234.5</v></c><c r="J6" t="e"><f>1/0</f><v>#DIV/0!</v></c></row>` +
 				`<row r="7" spans="1:12" x14ac:dyDescent="0.25">` +
-				`<c r="A7"><v>20676798570</v></c><c r="B7" t="s"><v>23</v></c><c r="L7" t="s"><v>24</v></c></row>` +
+				`<c r="A7"><v>20676798570</v></c><c r="B7" t="s"><v>23</v></c><c r="H7"><f>H2*2</f></c><c r="L7" t="s"><v>24</v></c></row>` +
 				`<row r="8" spans="1:11" x14ac:dyDescent="0.25">` +
 				`<c r="A8"><v>20676798571</v></c><c r="B8" t="s"><v>25</v></c><c r="D8" t="s"><v>26</v></c>` +
 				`<c r="G8" s="1"><v>2958465</v></c><c r="H8"><v>9.9999999999999995E-8</v></c></row>` +

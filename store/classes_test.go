@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/store/pgtest"
+)
+
+func TestReasonClass(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, `email "…" is not an email address`, ReasonClass(`email "bob(at)x" is not an email address`))
+	require.Equal(t, "duplicate source_id", ReasonClass("duplicate source_id, first at contacts.csv:16"))
+	require.Equal(t, "missing id", ReasonClass("missing id"))
+	// Bytes that are not UTF-8 in one field are one class, wherever they are.
+	a := ReasonClass(`not valid UTF-8: byte 0x92 in field 3 ("last_name"), at line 4, column 19 (if the file is not UTF-8, …)`)
+	b := ReasonClass(`not valid UTF-8: byte 0x92 in field 3 ("last_name"), at line 1204, column 7 (if the file is not UTF-8, …)`)
+	require.Equal(t, `not valid UTF-8: byte 0x92 in field 3 ("…"), at line …, column … (if the file is not UTF-8, …)`, a)
+	require.Equal(t, a, b)
+	require.NotEqual(t, a, ReasonClass(`not valid UTF-8: byte 0xE9 in field 3 ("last_name"), at line 4, column 19 (if the file is not UTF-8, …)`))
+}
+
+// oldFailures are failed records as a binary before the reason class (issue
+// 23 item 15) wrote them: reason, no class.
+var oldFailures = []string{
+	`email "bob(at)example.com" is not an email address`,
+	`email "ann(at)example.com" is not an email address`,
+	"duplicate source_id, first at contacts.csv:16",
+	"missing id",
+}
+
+// TestOpenClassesOldFailures: a database whose failed records were written
+// before record_failures had a reason_class (SQLite's schema 11,
+// PostgreSQL's 3) opens with every one of them classed by ReasonClass, in
+// the step's own transaction, so that the Failed records page filters and
+// counts by class in SQL (issue 23 item 15) over old runs too.
+func TestOpenClassesOldFailures(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	insert := func(t *testing.T, exec func(string, ...any) error) {
+		t.Helper()
+		require.NoError(t, exec(`INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (1, 'acme', 'canonical', 'partial', 'then')`))
+		for i, reason := range oldFailures {
+			require.NoError(t, exec(`INSERT INTO record_failures (migration_id, kind, source_id, file, line, reason, raw) VALUES (1, 'contact', ?, 'contacts.csv', ?, ?, '{}')`,
+				fmt.Sprintf("c-%d", i), i+2, reason))
+		}
+	}
+	check := func(t *testing.T, db *sql.DB) {
+		t.Helper()
+		rows, err := db.QueryContext(ctx, `SELECT reason, reason_class FROM record_failures ORDER BY id`)
+		require.NoError(t, err)
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var reason string
+			var class sql.NullString
+			require.NoError(t, rows.Scan(&reason, &class))
+			require.True(t, class.Valid, "%q was left without its class", reason)
+			require.Equal(t, ReasonClass(reason), class.String, reason)
+			n++
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, len(oldFailures), n)
+	}
+
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "crm.db")
+		fileOfVersion(t, path, 11)
+		raw, err := sql.Open("sqlite", path)
+		require.NoError(t, err)
+		insert(t, func(q string, args ...any) error { _, err := raw.ExecContext(ctx, q, args...); return err })
+		require.NoError(t, raw.Close())
+		db, err := Open(ctx, path)
+		require.NoError(t, err)
+		defer db.Close()
+		check(t, db)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		c, err := pgtest.Start(ctx, "")
+		require.NoError(t, err, "start a throwaway PostgreSQL cluster")
+		t.Cleanup(func() { require.NoError(t, c.Stop()) })
+		dsn := c.DSN() + "&search_path=" + DefaultPostgresSchema
+		raw, err := sql.Open(PostgresDriver, dsn)
+		require.NoError(t, err)
+		defer raw.Close()
+		all, err := steps(Postgres)
+		require.NoError(t, err)
+		_, err = raw.ExecContext(ctx, `CREATE SCHEMA `+DefaultPostgresSchema)
+		require.NoError(t, err)
+		for _, s := range all[:3] {
+			_, err = raw.ExecContext(ctx, s.sql)
+			require.NoError(t, err, s.name)
+		}
+		_, err = raw.ExecContext(ctx, pgSetVersionSQL+` INSERT INTO crmimport_schema_version (version) VALUES (3)`)
+		require.NoError(t, err)
+		insert(t, func(q string, args ...any) error { _, err := raw.ExecContext(ctx, Rebind(q), args...); return err })
+		db, err := OpenPostgres(ctx, c.DSN())
+		require.NoError(t, err)
+		defer db.Close()
+		check(t, db)
+	})
+}
