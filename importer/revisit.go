@@ -275,6 +275,7 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 	from := w.rows
 	chunk := make([]profile.Record, 0, chunkSize)
 	rows := make([]int64, 0, chunkSize)
+	var held int64 // the bytes of the records of chunk, bounded as a feed's are (feedBudget)
 	taken := 0
 	to, line := from, w.line
 	write := func() error {
@@ -288,7 +289,8 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 			return err
 		}
 		err := w.writeChunk(ctx, tx, wr, st, chunk, rows, &counts)
-		chunk, rows = chunk[:0], rows[:0]
+		clear(chunk) // the records written let go of their text
+		chunk, rows, held = chunk[:0], rows[:0], 0
 		return err
 	}
 	for taken < w.batchSize && len(v.at) > 0 {
@@ -311,8 +313,9 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 			w.idx.remember(w.task.Kind, id, firstSeen{file: r.File, line: int(p.firstLine)})
 		}
 		chunk, rows = append(chunk, r), append(rows, p.row)
+		held += p.end - p.start
 		to, line = p.row+1, p.line
-		if len(chunk) == chunkSize {
+		if len(chunk) == chunkSize || held >= feedBudget {
 			if err := write(); err != nil {
 				return phases.Batch{}, err
 			}

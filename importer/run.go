@@ -578,7 +578,7 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 	}()
 	done := false
 	for n := 0; n < w.batchSize && !done; n++ {
-		r, err := w.feed.next()
+		r, held, err := w.feed.next()
 		switch {
 		case errors.Is(err, io.EOF):
 			done = true
@@ -597,7 +597,7 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 				rows = append(rows, w.rows-1)
 			}
 		}
-		if len(chunk) == chunkSize || (done || n == w.batchSize-1) && len(chunk) > 0 {
+		if len(chunk) == chunkSize || (done || held || n == w.batchSize-1) && len(chunk) > 0 {
 			if err := w.logNotes(ctx, tx, chunk); err != nil {
 				return phases.Batch{}, err
 			}
@@ -625,6 +625,17 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 			writing = c
 			chunk, rows = make([]profile.Record, 0, chunkSize), make([]int64, 0, chunkSize)
 		}
+		if held {
+			// The feed's budget in bytes is spent (feedBudget): what it
+			// read is written now, and it reads on.
+			if writing != nil {
+				if err := w.finishChunk(ctx, tx, wr, st, writing, wr.flush(writing.ds), &counts); err != nil {
+					return phases.Batch{}, err
+				}
+				writing = nil
+			}
+			w.feed.written()
+		}
 	}
 	if writing != nil {
 		if err := w.finishChunk(ctx, tx, wr, st, writing, wr.flush(writing.ds), &counts); err != nil {
@@ -632,6 +643,7 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 		}
 		writing = nil
 	}
+	w.feed.written()
 	if err := wr.ids.Save(ctx); err != nil { // the row ids given out, with the batch
 		return phases.Batch{}, err
 	}

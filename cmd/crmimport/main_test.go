@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 		}
 		a := newApp(os.Stdout, os.Stderr, os.Getenv)
 		a.signals = true
-		os.Exit(a.run(context.Background(), append([]string{"crmimport"}, args...)))
+		code := a.run(context.Background(), append([]string{"crmimport"}, args...))
+		keepPeakRSS(os.Getenv("CRMIMPORT_TEST_PEAK"))
+		os.Exit(code)
 	}
 	code := storetest.Tests(m) // stops the PostgreSQL cluster the tests started
 	printCrashSummary()
@@ -85,14 +87,15 @@ func crm(t *testing.T, env map[string]string, args ...string) result {
 type childProc struct {
 	cmd            *exec.Cmd
 	stdout, stderr bytes.Buffer
+	peak           string // where the child writes its peak RSS (keepPeakRSS)
 }
 
 func startChild(t *testing.T, env map[string]string, args ...string) *childProc {
 	t.Helper()
 	b, err := json.Marshal(args)
 	require.NoError(t, err)
-	c := &childProc{cmd: exec.Command(os.Args[0], "-test.run=^$")}
-	c.cmd.Env = append(os.Environ(), "CRMIMPORT_TEST_CHILD=1", "CRMIMPORT_TEST_ARGS="+string(b))
+	c := &childProc{cmd: exec.Command(os.Args[0], "-test.run=^$"), peak: filepath.Join(t.TempDir(), "peak")}
+	c.cmd.Env = append(os.Environ(), "CRMIMPORT_TEST_CHILD=1", "CRMIMPORT_TEST_ARGS="+string(b), "CRMIMPORT_TEST_PEAK="+c.peak)
 	for k, v := range env {
 		c.cmd.Env = append(c.cmd.Env, k+"="+v)
 	}

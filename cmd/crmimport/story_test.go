@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -249,7 +248,7 @@ func TestTheBatchSizeBound(t *testing.T) {
 		"--batch-size", strconv.Itoa(importer.MaxBatchSize), dir)
 	require.Equal(t, exitOK, c.wait(t), c.stderr.String())
 	require.Equal(t, []string{strconv.Itoa(importer.MaxBatchSize)}, query(t, path, `SELECT count(*) FROM contacts`))
-	peak := c.cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	peak := peakRSS(t, c)
 	t.Logf("one batch of %d records: peak RSS %d MiB", importer.MaxBatchSize, peak>>20)
 	require.Less(t, peak, int64(256<<20), "one batch at the bound stays within the README's 256 MiB")
 }

@@ -37,8 +37,10 @@
 // as it is, the Row saying where (Row.NUL), for the profile to judge (a
 // mapped field fails its row, a column kept in extra keeps it); a file
 // that cannot be read is a FileError that names the file and what is
-// wrong. Lines are the file's own, whatever its line ends, and a record is
-// bounded in size, so that a quote never closed fails the file instead of
-// filling memory.
+// wrong. Lines are the file's own, whatever its line ends. A record is
+// bounded in size (MaxRecordBytes): one over the bound fails alone, read
+// past without being held, its raw row the start of its text, and the
+// records after it are read as usual; a quote never closed, or a value
+// that never ends, over the bound fails the file instead of filling memory.
 // It imports no package of the project.
 package reader

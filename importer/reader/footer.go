@@ -78,6 +78,9 @@ func (w *footerWatch) hold(row Row, last int) bool {
 	for _, c := range row.Cols {
 		w.heldBytes += len(c.Value)
 	}
+	if row.over {
+		w.heldBytes = maxFooterBytes + 1 // a record, though its id is not read
+	}
 	w.noIDs = w.noIDs && !w.hasID(row)
 	w.sf = w.sf && len(row.Cols) == 1
 	if !(w.noIDs || w.sf) || len(w.held) > maxFooterRows || w.heldBytes > maxFooterBytes {

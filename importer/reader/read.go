@@ -82,6 +82,9 @@ type Row struct {
 	// read as UTF-8, whose bytes are its text. End is 0 otherwise. A rerun
 	// reads the record again from there alone (RecordAt).
 	Start, End int64
+	// over marks a record over the bound for one record (maxRecordBytes),
+	// which is not read: never a footer.
+	over bool
 }
 
 // NULField is a field of a row that holds a NUL byte.
@@ -141,6 +144,9 @@ type ReadOptions struct {
 	// keptText overrides maxKeptText (csvTracker), for tests; 0 means the
 	// default.
 	keptText int64
+	// recordLimit overrides maxRecordBytes for CSV and JSON, and renewAt
+	// renewAfter, for tests; 0 means the default.
+	recordLimit, renewAt int64
 	// cellLimit and sstLimit override maxRecordBytes and maxSharedStrings
 	// for a workbook, for tests; 0 means the default.
 	cellLimit, sstLimit int64
@@ -173,10 +179,73 @@ type source interface {
 	header() []string
 }
 
-// maxRecordBytes bounds one record, so that a quote that is never closed
-// in a 1 GB file fails the file instead of filling memory. A 50 MB note
-// stays well within it.
-const maxRecordBytes = 256 << 20
+// MaxRecordBytes bounds one record's text (issue 23 item 21): a record
+// over it fails alone (R4), read past without being held, its raw row its
+// start (maxKeptText); a quoted field or a value that runs to the end of
+// the file over it fails the file. A record is held, as it is read and
+// written, in a few copies (the reader's buffers and its strings; the
+// driver's bind, SQLite's record and the savepoint's journal), so the
+// bound is what keeps a run within the memory the README states: a record
+// of 256 MiB cost 840 MiB. Measured, a run with one record at 8 MiB peaks
+// at 80–95 MiB and one with ten in a row at 135–140 MiB; at 16 MiB, 130–165
+// and 210–245 MiB, too near 256 MiB on a loaded machine. No CRM writes a
+// record near 8 MiB: Salesforce's longest text field holds 131,072
+// characters, HubSpot's 65,536, Excel's cell 32,767.
+const MaxRecordBytes = 8 << 20
+
+// renewAfter is the size of a record after which a reader reads on with a
+// new csv.Reader or json.Decoder: each keeps the buffers a record grew,
+// which would hold twice a long record to the end of the file.
+const renewAfter = 1 << 20
+
+// maxRecordBytes is MaxRecordBytes, which bounds a workbook's row and cell
+// too (read_xlsx.go).
+const maxRecordBytes = MaxRecordBytes
+
+// tooLargeReason is the reason of a record over the bound of limit bytes,
+// which holds size bytes from line to last.
+func tooLargeReason(size, limit int64, line, last int) string {
+	lines := fmt.Sprintf("line %d", line)
+	if last > line {
+		lines = fmt.Sprintf("lines %d–%d", line, last)
+	}
+	return fmt.Sprintf("the record holds %s bytes (%s), more than the bound of %s for one record: "+
+		"it is not read, and its raw row keeps only its start; shorten its longest field (or split the record) and run again",
+		thousands(size), lines, boundSize(limit))
+}
+
+// boundSize writes a bound: 16 MiB, or 1000 bytes.
+func boundSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// byteSize writes a size read: 117.2 KiB.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// thousands writes n with its thousands apart: 16,777,217.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 // NewRowReader starts reading r. For CSV it reads and keeps the header
 // row. It returns a *FileError for what makes the file unreadable (an
@@ -222,13 +291,17 @@ func NewRowReader(r io.Reader, opt ReadOptions) (*RowReader, error) {
 		base = -1 // decoded text is not the file's bytes
 	}
 
+	limit := cmp.Or(opt.recordLimit, maxRecordBytes)
 	switch opt.Format {
 	case FormatCSV:
-		if rr.src, err = newCSVSource(name, text, enc.isUTF8, cmp.Or(opt.keptText, maxKeptText), base); err != nil {
+		var c *csvSource
+		if c, err = newCSVSource(name, text, enc.isUTF8, cmp.Or(opt.keptText, maxKeptText), limit, base); err != nil {
 			return nil, err
 		}
+		c.renewAt, rr.src = cmp.Or(opt.renewAt, renewAfter), c
 	default:
-		rr.src = newJSONSource(name, text, opt.Format, enc.isUTF8)
+		j := newJSONSource(name, text, opt.Format, enc.isUTF8, limit, cmp.Or(opt.keptText, maxKeptText))
+		j.renewAt, rr.src = cmp.Or(opt.renewAt, renewAfter), j
 	}
 	return rr, nil
 }

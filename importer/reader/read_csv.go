@@ -27,20 +27,34 @@ const encodingHint = "(if the file is not UTF-8, name its encoding with --encodi
 
 var errRecordTooLarge = errors.New("record too large")
 
+// overBound is what csvTracker gives encoding/csv in the middle of a
+// record over the bound, once it has read past the record's end without
+// giving it any more of it: csvSource then reads on with a new csv.Reader.
+type overBound struct {
+	closed bool // the record ended; false: the input ended inside a quoted field
+}
+
+func (e *overBound) Error() string { return "record over the bound" }
+
 // csvSource reads a CSV file with encoding/csv: RFC 4180 with LazyQuotes
 // off, so that a stray quote fails its record instead of silently eating
 // the following ones.
 type csvSource struct {
 	name       string
 	r          *csv.Reader
+	buf        *bufio.Reader // what r reads: the tracker's text, buffered
 	track      *csvTracker
 	headerRow  []string // nil: the file holds no record at all
 	comma      rune
-	lineOffset int  // lines removed before the header (blank, sep=), to add to csv's line numbers
-	checkUTF8  bool // flag rows that are not valid UTF-8
-	lastLine   int  // line of the last record read, for errors that have none
-	bareCR     bool // the header's line ended with a lone "\r" (lineEnds.inQuotes)
+	lineOffset int   // lines before r's first (blank lines and sep= before the header; records read by an r before), to add to its line numbers
+	lineBase   int   // lines before the header: the tracker's line 1 is lineBase+1
+	offBase    int64 // the tracker's offset where r began reading: r's offsets are from there
+	nextLine   int   // the line after the last record read: where the next one may start
+	checkUTF8  bool  // flag rows that are not valid UTF-8
+	lastLine   int   // line of the last record read, for errors that have none
+	bareCR     bool  // the header's line ended with a lone "\r" (lineEnds.inQuotes)
 	keptText   int64
+	renewAt    int64 // renewAfter, but in tests
 	// base is the raw offset of the text csv reads (a BOM, a sep= line and
 	// blank lines before the header are not in it), or -1 when the text is
 	// decoded and its offsets are not the file's.
@@ -57,7 +71,7 @@ type csvSource struct {
 	}
 }
 
-func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText, base int64) (*csvSource, error) {
+func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText, limit, base int64) (*csvSource, error) {
 	br := bufio.NewReaderSize(text, 64<<10)
 	head, skipped, comma, bareCR, dropped, err := sniffHeader(br)
 	if err != nil {
@@ -66,7 +80,7 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText, base in
 	if base >= 0 {
 		base += dropped
 	}
-	s := &csvSource{name: name, comma: comma, lineOffset: skipped, checkUTF8: checkUTF8, bareCR: bareCR, keptText: keptText, base: base}
+	s := &csvSource{name: name, comma: comma, lineOffset: skipped, lineBase: skipped, checkUTF8: checkUTF8, bareCR: bareCR, keptText: keptText, base: base}
 	if head == nil {
 		return s, nil // empty, or only a BOM and blank lines
 	}
@@ -74,11 +88,11 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText, base in
 	// for Mac's "CSV (Macintosh)", or lines of several tools in one file)
 	// would merge lines into one record, and shift every line number after.
 	rest := &lineEnds{r: bufio.NewReader(io.MultiReader(bytes.NewReader(head), br)), comma: byte(comma), inQuotes: bareCR}
-	s.track = &csvTracker{r: rest, limit: maxRecordBytes, cutAt: -1, keptText: keptText}
-	s.r = csv.NewReader(s.track)
-	s.r.Comma = comma
-	s.r.FieldsPerRecord = -1 // a ragged row fails alone, see next
-	s.r.LazyQuotes = false
+	s.track = &csvTracker{r: rest, limit: limit, cutAt: -1, keptText: keptText}
+	// csv reads a *bufio.Reader of 4 KiB or more as it is: what it has
+	// read ahead stays there when a new csv.Reader takes over (renew).
+	s.buf = bufio.NewReaderSize(s.track, 4096)
+	s.newReader()
 
 	rec, err := s.r.Read()
 	var pe *csv.ParseError
@@ -101,8 +115,30 @@ func newCSVSource(name string, text io.Reader, checkUTF8 bool, keptText, base in
 	}
 	s.headerRow = rec
 	s.foot.prevEnd = s.endLine(rec)
+	s.nextLine = s.foot.prevEnd + 1
 	return s, nil
 }
+
+// newReader starts a csv.Reader over s.buf.
+func (s *csvSource) newReader() {
+	s.r = csv.NewReader(s.buf)
+	s.r.Comma = s.comma
+	s.r.FieldsPerRecord = -1 // a ragged row fails alone (row)
+	s.r.LazyQuotes = false
+}
+
+// renew reads on with a new csv.Reader from where the last record read
+// ended, at line (the next line of the file): after a record over the
+// bound, which the old one was given only the start of, and after a long
+// record, whose buffers the old one would keep.
+func (s *csvSource) renew(line int) {
+	s.offBase = s.off()
+	s.lineOffset = line - 1
+	s.newReader()
+}
+
+// off is the offset in the tracker's text where csv stands.
+func (s *csvSource) off() int64 { return s.offBase + s.r.InputOffset() }
 
 func (s *csvSource) header() []string { return s.headerRow }
 
@@ -114,8 +150,8 @@ func (s *csvSource) at(raw []byte, line int) *csvSource {
 	// The empty lines before the record are lines of the file before line.
 	lead := raw[:len(raw)-len(bytes.TrimLeft(raw, "\r\n"))]
 	before := bytes.Count(lead, []byte{'\n'}) + bytes.Count(lead, []byte{'\r'}) - bytes.Count(lead, []byte("\r\n"))
-	a := &csvSource{name: s.name, headerRow: s.headerRow, comma: s.comma, lineOffset: line - 1 - before, checkUTF8: s.checkUTF8,
-		bareCR: s.bareCR, keptText: s.keptText, base: -1}
+	a := &csvSource{name: s.name, headerRow: s.headerRow, comma: s.comma, lineOffset: line - 1 - before, lineBase: line - 1 - before,
+		nextLine: line - before, checkUTF8: s.checkUTF8, bareCR: s.bareCR, keptText: s.keptText, base: -1}
 	g := &s.again
 	g.raw.Reset(raw)
 	if g.ends == nil {
@@ -123,12 +159,10 @@ func (s *csvSource) at(raw []byte, line int) *csvSource {
 	}
 	g.ends.Reset(&g.raw)
 	rest := &lineEnds{r: g.ends, comma: byte(s.comma), inQuotes: s.bareCR}
-	a.track = &csvTracker{r: rest, limit: maxRecordBytes, cutAt: -1, keptText: s.keptText}
+	a.track = &csvTracker{r: rest, limit: s.track.limit, cutAt: -1, keptText: s.keptText}
 	g.tracked.Reset(a.track)
-	a.r = csv.NewReader(g.tracked) // csv reads a *bufio.Reader of 4 KiB or more as it is
-	a.r.Comma = s.comma
-	a.r.FieldsPerRecord = -1
-	a.r.LazyQuotes = false
+	a.buf = g.tracked
+	a.newReader()
 	return a
 }
 
@@ -140,7 +174,7 @@ func (s *csvSource) span(from int64) (int64, int64) {
 	if s.base < 0 {
 		return 0, 0
 	}
-	return s.base + from, s.base + s.r.InputOffset()
+	return s.base + from, s.base + s.off()
 }
 
 // next returns the next record. The rows after an empty row are held
@@ -171,25 +205,45 @@ func (s *csvSource) read() (Row, int, error) {
 		return Row{}, 0, io.EOF
 	}
 	for {
-		s.track.recStart = s.r.InputOffset()
+		s.track.recStart = s.off()
 		s.track.forget(s.track.recStart)
 		rec, err := s.r.Read()
 		var pe *csv.ParseError
+		var ob *overBound
 		switch {
 		case errors.Is(err, io.EOF):
 			return Row{}, 0, io.EOF
+		case errors.As(err, &ob):
+			return s.overTheBound(ob)
 		case errors.As(err, &pe):
 			line := pe.StartLine + s.lineOffset
 			s.lastLine = line
+			last := pe.Line + s.lineOffset
+			if s.off()-s.track.recStart > s.track.limit {
+				if size := s.recordSize(); size > s.track.limit {
+					if errors.Is(pe.Err, csv.ErrQuote) && s.track.endsInside(pe, s.lineOffset-s.lineBase) {
+						return Row{}, 0, s.neverClosed(line)
+					}
+					return s.readOver(line, last, size)
+				}
+			}
 			row := s.row(line, rec, s.parseErrorReason(pe))
-			row.Text = strings.TrimRight(s.track.text(s.track.recStart, s.r.InputOffset()), "\r\n")
+			row.Text = strings.TrimRight(s.track.text(s.track.recStart, s.off()), "\r\n")
 			row.Start, row.End = s.span(s.track.recStart)
-			return row, pe.Line + s.lineOffset, nil
+			s.nextLine = last + 1
+			return row, last, nil
 		case err != nil:
 			return Row{}, 0, s.readError(err)
 		}
 		line := s.line()
 		s.lastLine = line
+		last := s.endLine(rec)
+		if s.off()-s.track.recStart > s.track.limit {
+			if size := s.recordSize(); size > s.track.limit {
+				return s.readOver(line, last, size)
+			}
+		}
+		s.nextLine = last + 1
 		if blankRecord(rec) {
 			continue // a line of spaces, or of empty fields (Excel's empty row): as blank as the empty lines csv skips
 		}
@@ -199,8 +253,86 @@ func (s *csvSource) read() (Row, int, error) {
 		}
 		row := s.row(line, rec, reason)
 		row.Start, row.End = s.span(s.track.recStart)
-		return row, s.endLine(rec), nil
+		if s.renewAt > 0 && s.off()-s.track.recStart > s.renewAt {
+			// Its fields are cut out of one string of their own: the
+			// buffers csv grew for it can go.
+			s.renew(s.nextLine)
+		}
+		return row, last, nil
 	}
+}
+
+// readOver is the row of the record just read whole, from line to last,
+// whose text of size bytes is over the bound (by less than what csv reads
+// at a time, or it would have been skipped: overTheBound): it fails alone
+// as if it had been skipped, and csv's buffers, which hold it, go.
+func (s *csvSource) readOver(line, last int, size int64) (Row, int, error) {
+	s.nextLine = last + 1
+	s.lastLine = line
+	row := s.overRow(line, last, size)
+	s.renew(s.nextLine)
+	return row, last, nil
+}
+
+// overTheBound is the row of the record under way when the tracker found
+// it over the bound and read past its end (ob): csv was given its start
+// only, and a new csv.Reader reads on after it. A record that runs to the
+// end of the file inside a quoted field fails the file.
+func (s *csvSource) overTheBound(ob *overBound) (Row, int, error) {
+	t := s.track
+	lead, nl := t.lead()
+	line := s.nextLine + nl
+	s.lastLine = line
+	if !ob.closed {
+		return Row{}, 0, s.neverClosed(line)
+	}
+	// The tracker read to the record's line end (or the file's end): the
+	// lines it counted end there.
+	next := s.lineBase + 1 + t.newlines
+	last := next - 1
+	if t.lastByte != '\n' {
+		last = next // the last line, with no line end
+	}
+	s.offBase, s.lineOffset = t.total, next-1
+	s.newReader()
+	s.nextLine = next
+	end := t.total - t.lineEnd(t.total)
+	return s.overRow(line, last, end-t.recStart-lead), last, nil
+}
+
+// overRow is the row of a record over the bound: its reason, and as its
+// text its start, at most keptText bytes of it (R4 keeps the raw row, but
+// not the record crmimport does not read). It has no place to be read
+// again from (Row.End 0): a rerun reads the file.
+func (s *csvSource) overRow(line, last int, size int64) Row {
+	t := s.track
+	lead, _ := t.lead()
+	head, _ := t.raw(t.recStart+lead, t.recStart+lead+size)
+	head = head[:min(int64(len(head)), s.keptText, size)]
+	text := string(head)
+	if more := size - int64(len(head)); more > 0 {
+		text += fmt.Sprintf("\n[… %d more bytes of this record, not kept]", more)
+	}
+	return Row{Line: line, Err: &RowError{File: s.name, Line: line, Reason: tooLargeReason(size, t.limit, line, last)}, Text: text, over: true}
+}
+
+// neverClosed is the error of a file whose record at line runs to its end
+// inside a quoted field, over the bound.
+func (s *csvSource) neverClosed(line int) *FileError {
+	t := s.track
+	lead, _ := t.lead()
+	return &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("a quoted field of the record at line %d is never closed: "+
+		"the rest of the file (%s, more than the bound of %s for one record) was read into it; "+
+		"close the quote (and double each quote inside a quoted field) and run again", line, byteSize(t.total-t.recStart-lead), boundSize(t.limit))}
+}
+
+// recordSize is the size of the record just read: its text from its first
+// line (the empty lines csv skipped before it aside) to its end, its line
+// end aside.
+func (s *csvSource) recordSize() int64 {
+	end := s.off()
+	lead, _ := s.track.lead()
+	return end - s.track.lineEnd(end) - s.track.recStart - lead
 }
 
 // blankRecord: every field of rec is empty or spaces.
@@ -310,7 +442,7 @@ func (s *csvSource) fieldName(i int) string {
 // from 1, as encoding/csv's columns do). The record's text is kept up to
 // maxKeptText; past it, where says nothing.
 func (s *csvSource) where(line int, find func(raw []byte) int) string {
-	raw, whole := s.track.raw(s.track.recStart, s.r.InputOffset())
+	raw, whole := s.track.raw(s.track.recStart, s.off())
 	// encoding/csv skips empty lines before a record: they are before its line.
 	raw = bytes.TrimLeft(raw, "\r\n")
 	k := find(raw)
@@ -339,7 +471,7 @@ func (s *csvSource) parseErrorReason(pe *csv.ParseError) string {
 	switch {
 	case errors.Is(pe.Err, csv.ErrBareQuote):
 		return fmt.Sprintf(`bare " in an unquoted field at line %d, column %d (a field holding " must be quoted, with each " doubled)`, line, pe.Column)
-	case errors.Is(pe.Err, csv.ErrQuote) && s.track.endsInside(pe):
+	case errors.Is(pe.Err, csv.ErrQuote) && s.track.endsInside(pe, s.lineOffset-s.lineBase):
 		return fmt.Sprintf("quoted field starting at line %d is never closed (the rest of the file was read into it)", pe.StartLine+s.lineOffset)
 	case errors.Is(pe.Err, csv.ErrQuote):
 		return fmt.Sprintf(`extraneous " in a quoted field at line %d, column %d (a " inside a quoted field must be doubled)`, line, pe.Column)
@@ -348,11 +480,6 @@ func (s *csvSource) parseErrorReason(pe *csv.ParseError) string {
 }
 
 func (s *csvSource) readError(err error) *FileError {
-	if errors.Is(err, errRecordTooLarge) {
-		return &FileError{File: s.name, Reason: fmt.Sprintf(
-			"the record after line %d is larger than %d MiB (a quoted field that is never closed?)",
-			s.lastLine, s.track.limit>>20)}
-	}
 	return &FileError{File: s.name, Reason: "read: " + err.Error(), cause: err}
 }
 
@@ -587,6 +714,12 @@ func (c *lineEnds) step(q []byte, i int) {
 		}
 		q[i], b = '\n', '\n'
 	}
+	c.advance(b)
+}
+
+// advance moves the state past the byte b, a lone "\r" read as "\n" where
+// it ends a line.
+func (c *lineEnds) advance(b byte) {
 	switch c.state {
 	case atField:
 		switch b {
@@ -623,6 +756,84 @@ func (c *lineEnds) step(q []byte, i int) {
 	}
 }
 
+// skipRecord reads the rest of the record under way to its line end
+// (included), or to the end of the input, for a record over the bound:
+// its bytes go to see (which keeps its start), not to csv, a lone "\r"
+// that ends a line made "\n" as Read makes it. closed is false when the
+// input ends inside a quoted field.
+func (c *lineEnds) skipRecord(see func([]byte)) (closed bool, err error) {
+	for {
+		if _, err := c.r.Peek(1); err != nil {
+			if errors.Is(err, io.EOF) {
+				return c.state != inQuoted, nil
+			}
+			return false, err
+		}
+		q, _ := c.r.Peek(c.r.Buffered())
+		atEnd := false
+		if len(q) == 1 && q[0] == '\r' {
+			// Whether it ends a line is told by the byte after it.
+			var err error
+			q, err = c.r.Peek(2)
+			atEnd = err != nil
+		}
+		n, end := c.scan(q, atEnd)
+		see(q[:n])
+		_, _ = c.r.Discard(n) // cannot fail: they are buffered
+		if end {
+			return true, nil
+		}
+	}
+}
+
+// scan moves the state over q up to the end of the record, and returns
+// how many bytes of q it read and whether the record ended with them. A
+// "\r" last in q is left for the next call, unless atEnd says that no byte
+// follows it.
+func (c *lineEnds) scan(q []byte, atEnd bool) (int, bool) {
+	for i := 0; i < len(q); i++ {
+		if c.state == inQuoted {
+			// Only the closing quote matters, and a line break of the
+			// file's own in CR.
+			j := bytes.IndexByte(q[i:], '"')
+			if c.inQuotes {
+				if k := bytes.IndexByte(q[i:], '\r'); k >= 0 && (j < 0 || k < j) {
+					j = k
+				}
+			}
+			if j < 0 {
+				return len(q), false
+			}
+			i += j
+		}
+		b := q[i]
+		if b == '\r' {
+			lone := atEnd
+			if i+1 < len(q) {
+				lone = q[i+1] != '\n'
+			} else if !atEnd {
+				return i, false
+			}
+			if !lone {
+				continue // "\r\n": its "\n" ends the line
+			}
+			if c.state == inQuoted {
+				if c.inQuotes {
+					q[i] = '\n'
+				}
+				continue
+			}
+			q[i], b = '\n', '\n'
+		}
+		quoted := c.state == inQuoted
+		c.advance(b)
+		if b == '\n' && !quoted {
+			return i + 1, true
+		}
+	}
+	return len(q), false
+}
+
 // indexFrom is the index of the first c in q at or after i, or -1.
 func indexFrom(q []byte, i int, c byte) int {
 	if j := bytes.IndexByte(q[i:], c); j >= 0 {
@@ -635,10 +846,25 @@ func indexFrom(q []byte, i int, c byte) int {
 // one record and remembers where the input ends, so that a quote error at
 // the very end can be told apart: encoding/csv reports a quoted field that
 // runs to the end of the file with the same ErrQuote as a stray quote.
+//
+// A record over the bound is not given to csv whole: once csv asks for
+// more of a record that holds more than the bound, the tracker reads the
+// rest of it past csv (lineEnds.skipRecord knows where it ends, as csv
+// would), keeping only its start, and gives csv an *overBound in the middle
+// of it, so that memory holds a bounded part of any record, whatever its
+// size (issue 23: a record of 256 MiB cost 840 MiB).
 type csvTracker struct {
-	r        io.Reader
+	r        *lineEnds
 	limit    int64 // bytes one record may take
 	recStart int64 // csv's input offset where the current record starts
+	over     error // what Read gives once a record is over the bound, until the next record
+
+	// leadAt, leadN, leadNL and leadDone cache lead for the record at
+	// leadAt.
+	leadAt   int64
+	leadN    int64
+	leadNL   int
+	leadDone bool
 
 	total    int64
 	newlines int
@@ -663,8 +889,21 @@ type csvTracker struct {
 }
 
 func (t *csvTracker) Read(p []byte) (int, error) {
-	if t.limit > 0 && t.total-t.recStart > t.limit {
-		return 0, errRecordTooLarge
+	if t.over != nil {
+		return 0, t.over
+	}
+	// csv asks for more of the record under way: all it was given since
+	// recStart is of it (its line end aside, a "\r" at most, hence +1).
+	if t.limit > 0 && t.total-t.recStart > t.limit+1 {
+		if lead, _ := t.lead(); t.total-t.recStart-lead > t.limit+1 {
+			closed, err := t.r.skipRecord(t.observe)
+			if err != nil {
+				return 0, err
+			}
+			t.eof = t.eof || !closed
+			t.over = &overBound{closed: closed}
+			return 0, t.over
+		}
 	}
 	n, err := t.r.Read(p)
 	t.observe(p[:n])
@@ -722,6 +961,13 @@ func (t *csvTracker) keep(p []byte) {
 		if int64(len(t.win)) <= head+2*tailKept {
 			return
 		}
+		// The empty lines before the record are not of its text: as
+		// many are kept beside it, up to maxKeptText.
+		lead, _ := t.lead()
+		head += min(lead, t.keptText)
+		if int64(len(t.win)) <= head+2*tailKept {
+			return
+		}
 		t.tail = append(t.tail[:0], t.win[int64(len(t.win))-tailKept:]...)
 		t.tailAt = t.winAt + int64(len(t.win)) - tailKept
 		t.win = t.win[:head]
@@ -737,8 +983,10 @@ func (t *csvTracker) keep(p []byte) {
 }
 
 // forget lets the input before offset off go: once it is most of the
-// buffer, what is left moves to the front, and the buffer is reused.
+// buffer, what is left moves to the front, and the buffer is reused. A new
+// record starts at off: what Read gave for the one before is over.
 func (t *csvTracker) forget(off int64) {
+	t.over = nil
 	if t.cutAt >= 0 {
 		if off < t.tailAt {
 			return // still inside the long record
@@ -782,7 +1030,9 @@ func (t *csvTracker) raw(from, to int64) ([]byte, bool) {
 // endsInside reports whether pe is a quoted field cut off by the end of
 // the input: encoding/csv reports it on the last line, at a column past
 // that line's text, whereas a stray quote is reported at the quote itself.
-func (t *csvTracker) endsInside(pe *csv.ParseError) bool {
+// shift is what turns csv's line numbers into the tracker's (a csv.Reader
+// that began after the tracker's first line).
+func (t *csvTracker) endsInside(pe *csv.ParseError, shift int) bool {
 	if !t.eof {
 		return false
 	}
@@ -793,5 +1043,49 @@ func (t *csvTracker) endsInside(pe *csv.ParseError) bool {
 			lastLen--
 		}
 	}
-	return pe.Line == lastLine && int64(pe.Column) > lastLen
+	return pe.Line+shift == lastLine && int64(pe.Column) > lastLen
+}
+
+// lead is how many bytes of empty lines the record under way starts with,
+// as far as they are kept (up to maxKeptText and more), and how many lines
+// they end: csv skips them, and they are not of the record's text.
+func (t *csvTracker) lead() (int64, int) {
+	if t.leadDone && t.leadAt == t.recStart {
+		return t.leadN, t.leadNL
+	}
+	a := min(max(t.recStart-t.winAt, 0), int64(len(t.win)))
+	w := t.win[a:]
+	rest := bytes.TrimLeft(w, "\r\n")
+	n := int64(len(w) - len(rest))
+	nl := bytes.Count(w[:n], []byte{'\n'})
+	// Known for good once the record's text has started, or once the
+	// window is cut short.
+	if len(rest) > 0 || t.cutAt >= 0 {
+		t.leadAt, t.leadN, t.leadNL, t.leadDone = t.recStart, n, nl, true
+	}
+	return n, nl
+}
+
+// lineEnd is how many bytes of a line end ("\n" or "\r\n") stand just
+// before offset off, which is at most what csv reads ahead behind the
+// input last read.
+func (t *csvTracker) lineEnd(off int64) int64 {
+	if t.byteAt(off-1) != '\n' {
+		return 0
+	}
+	if t.byteAt(off-2) == '\r' {
+		return 2
+	}
+	return 1
+}
+
+// byteAt is the byte of the input at offset off, as far as it is kept, or 0.
+func (t *csvTracker) byteAt(off int64) byte {
+	if i := off - t.winAt; i >= 0 && i < int64(len(t.win)) && (t.cutAt < 0 || off < t.cutAt) {
+		return t.win[i]
+	}
+	if i := off - t.tailAt; t.cutAt >= 0 && i >= 0 && i < int64(len(t.tail)) {
+		return t.tail[i]
+	}
+	return 0
 }

@@ -503,34 +503,15 @@ func TestReadCSVFooter(t *testing.T) {
 		(&Footer{Blank: 6, First: 7, Last: 7}).Notice("a.csv"))
 }
 
-// TestReadCSVRecordTooLarge: a quote that is never closed in a big file
-// fails the file once a record passes the limit, instead of reading the
-// whole rest of the file into memory.
-func TestReadCSVRecordTooLarge(t *testing.T) {
-	t.Parallel()
-	in := "id,note\n1,ok\n2,\"never closed\n" + strings.Repeat("3,more data\n", 10000)
-	rr, err := NewRowReader(strings.NewReader(in), ReadOptions{Name: "big.csv", Format: FormatCSV})
-	require.NoError(t, err)
-	rr.asCSV().track.limit = 16 << 10
-
-	row, err := rr.Next()
-	require.NoError(t, err)
-	row.Start, row.End = 0, 0
-	require.Equal(t, ok(2, "id", "1", "note", "ok"), row)
-	_, err = rr.Next()
-	var fe *FileError
-	require.ErrorAs(t, err, &fe)
-	require.Equal(t, "big.csv", fe.File)
-	require.Contains(t, fe.Reason, "the record after line 2 is larger than")
-}
-
-// TestReadCSVHugeField: a 50 MB field is read whole.
+// TestReadCSVHugeField: a field as long as the bound for one record
+// allows (HTML, quotes and line breaks) is read whole, and so is the
+// record after it, at its line.
 func TestReadCSVHugeField(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
 	b.WriteString("id,body\n1,\"")
-	chunk := "<div>50 MB of HTML, with \"\"quotes\"\"\nand line breaks</div>"
-	for b.Len() < 50<<20 {
+	chunk := "<div>HTML, with \"\"quotes\"\"\nand line breaks</div>"
+	for b.Len()+len(chunk)+len(`"`) <= len("id,body\n")+MaxRecordBytes {
 		b.WriteString(chunk)
 	}
 	b.WriteString("\"\n2,x\n")
@@ -539,10 +520,12 @@ func TestReadCSVHugeField(t *testing.T) {
 	row, err := rr.Next()
 	require.NoError(t, err)
 	require.Nil(t, row.Err)
-	require.Greater(t, len(row.Cols[1].Value), 45<<20)
-	require.True(t, strings.HasPrefix(row.Cols[1].Value, `<div>50 MB of HTML, with "quotes"`+"\n"))
+	require.Greater(t, len(row.Cols[1].Value), MaxRecordBytes*15/16)
+	require.True(t, strings.HasPrefix(row.Cols[1].Value, `<div>HTML, with "quotes"`+"\n"))
+	next := 3 + strings.Count(row.Cols[1].Value, "\n")
 	row, err = rr.Next()
 	require.NoError(t, err)
+	require.Equal(t, next, row.Line)
 	require.Equal(t, []Col{{Name: "id", Value: "2"}, {Name: "body", Value: "x"}}, row.Cols)
 	_, err = rr.Next()
 	require.ErrorIs(t, err, io.EOF)

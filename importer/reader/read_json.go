@@ -41,6 +41,10 @@ type jsonSource struct {
 	lines     *lineCounter  // what dec reads through; its limit bounds one record in every state
 	checkUTF8 bool
 	state     jsonState
+	// limit bounds one record (maxRecordBytes), of which a failure keeps
+	// keptText bytes; after a record of renewAt bytes (renewAfter) a new
+	// decoder reads on.
+	limit, keptText, renewAt int64
 	// wrapKey and wrapLine are the key of a wrapper object whose array
 	// holds the records, and the line where it stands.
 	wrapKey  string
@@ -55,15 +59,15 @@ type jsonSource struct {
 	linePart *jsonSource // what reads one line, made once
 }
 
-func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool) *jsonSource {
+func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool, limit, keptText int64) *jsonSource {
 	br := bufio.NewReaderSize(text, 64<<10)
 	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM)) // cannot fail: the bytes are buffered
 	}
-	lines := &lineCounter{r: br, line: 1, limit: maxRecordBytes}
+	lines := &lineCounter{r: br, line: 1, limit: limit}
 	dec := json.NewDecoder(lines)
 	dec.UseNumber()
-	return &jsonSource{name: name, format: format, text: br, dec: dec, lines: lines, checkUTF8: checkUTF8}
+	return &jsonSource{name: name, format: format, text: br, dec: dec, lines: lines, checkUTF8: checkUTF8, limit: limit, keptText: keptText}
 }
 
 // header is nil: each record of JSON names its own columns.
@@ -88,8 +92,15 @@ func (s *jsonSource) next() (Row, error) {
 			return s.next()
 		case json.Delim('{'):
 			line := s.tokenLine()
+			from := s.dec.InputOffset() - 1
 			row, wrapped, err := s.readFirstObject(line)
 			switch {
+			case errors.Is(err, errRecordTooLarge):
+				// Read key by key, to find a wrapper's array, it cannot be
+				// read past as one record.
+				return Row{}, &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("the object at line %d is over the bound of %s for one record, "+
+					"and crmimport cannot tell whether it holds the records (an object holding an array of them) or is one: "+
+					"if the file holds one record per line, name it .jsonl and run again (a record over the bound then fails alone)", line, boundSize(s.limit)), cause: err}
 			case err != nil:
 				return Row{}, err
 			case wrapped:
@@ -99,6 +110,11 @@ func (s *jsonSource) next() (Row, error) {
 				return Row{}, io.EOF
 			}
 			s.state = jsonStream
+			if size := s.dec.InputOffset() - from; size > s.limit {
+				// Over the bound by what the decoder reads at once: its
+				// text is gone by now.
+				return s.overRow(line, s.lines.lineAt(s.dec.InputOffset()-1), size, nil), nil
+			}
 			s.linesAfter(line)
 			return row, nil
 		}
@@ -109,38 +125,124 @@ func (s *jsonSource) next() (Row, error) {
 		return s.nonObject(tok)
 
 	case jsonArray, jsonWrapped:
+		// The bound counts what the next element takes from here.
+		s.mark()
 		for s.survey && s.dec.More() {
 			var raw json.RawMessage
-			if err := s.dec.Decode(&raw); err != nil {
+			if err := s.dec.Decode(&raw); errors.Is(err, errRecordTooLarge) {
+				if _, err := s.skipOver(); err != nil {
+					return Row{}, err
+				}
+			} else if err != nil {
 				return Row{}, s.fileError(err)
 			}
-			s.lines.lineAt(s.dec.InputOffset()) // one record held at a time
+			s.mark() // one record held at a time
 		}
 		if !s.dec.More() {
-			if _, err := s.token(false); err != nil { // the closing ]
-				return Row{}, err
+			if _, err := s.token(false); err != nil { // the closing ], or the error More kept to itself
+				if !errors.Is(err, errRecordTooLarge) {
+					return Row{}, err
+				}
+				row, err := s.skipOver()
+				if err != nil || !s.survey {
+					return row, err
+				}
+				return s.next()
 			}
 			if s.state == jsonWrapped {
 				return Row{}, s.endWrapper()
 			}
 			return Row{}, s.expectEnd("after the closing ] of the array")
 		}
-		tok, err := s.token(false)
-		if err != nil {
-			return Row{}, err
-		}
-		return s.readRecord(tok)
+		return s.element()
 
 	case jsonLines:
 		return s.nextLine()
 
 	default: // jsonStream
-		tok, err := s.token(true)
-		if err != nil {
-			return Row{}, err
-		}
-		return s.readRecord(tok)
+		s.mark()
+		return s.element()
 	}
+}
+
+// mark marks the value the decoder reads next (lineCounter.mark), from what
+// it has read ahead.
+func (s *jsonSource) mark() {
+	off := s.dec.InputOffset()
+	ahead := s.dec.Buffered().(io.ByteReader) // a *bytes.Reader over the decoder's buffer
+	for i := off; ; i++ {
+		b, err := ahead.ReadByte()
+		if err != nil {
+			s.lines.mark(off, -1)
+			return
+		}
+		if !spaceOrComma(b) {
+			s.lines.mark(off, i)
+			return
+		}
+	}
+}
+
+// spaceOrComma: what may come between the values of an array.
+func spaceOrComma(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == ',' }
+
+// element reads the next value of an array of records, or of a stream of
+// them, as one record, bounded (maxRecordBytes): whole, then its keys and
+// values from memory (objectRow); one over the bound fails alone, read
+// past without being held (skipOver). Each element is marked (lineCounter)
+// before it is read.
+func (s *jsonSource) element() (Row, error) {
+	var raw json.RawMessage
+	err := s.dec.Decode(&raw)
+	switch {
+	case errors.Is(err, io.EOF) && s.state == jsonStream:
+		return Row{}, io.EOF // white space to the end
+	case errors.Is(err, errRecordTooLarge):
+		return s.skipOver()
+	case err != nil:
+		return Row{}, s.fileError(err)
+	}
+	row := s.elementRow(raw)
+	if s.renewAt > 0 && int64(len(raw)) > s.renewAt {
+		// A new decoder reads on, so that the buffers this one grew for
+		// the record go.
+		rest, _ := io.ReadAll(s.dec.Buffered())
+		s.lines.lineAt(s.dec.InputOffset())
+		s.readOn(rest)
+	}
+	return row, nil
+}
+
+// elementRow is the row of raw, a whole value the decoder has just read: a
+// record, or the bad row of a value over the bound or not an object.
+func (s *jsonSource) elementRow(raw []byte) Row {
+	end := s.dec.InputOffset()
+	line := s.lines.lineAt(end - int64(len(raw)))
+	if size := int64(len(raw)); size > s.limit {
+		// Over the bound by what the decoder reads at once.
+		return s.overRow(line, line+bytes.Count(raw, []byte{'\n'}), size, raw)
+	}
+	if raw[0] != '{' {
+		return Row{Line: line, Err: &RowError{File: s.name, Line: line, Reason: "expected an object, found " + jsonKind(raw[0])}}
+	}
+	return s.objectRow(raw, line)
+}
+
+// jsonKind names the kind of the JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	}
+	return "number"
 }
 
 // readRecord reads the value whose first token is tok as a record: an
@@ -151,6 +253,189 @@ func (s *jsonSource) readRecord(tok json.Token) (Row, error) {
 	}
 	return s.nonObject(tok)
 }
+
+// overRow is the row of a value over the bound, of size bytes from line
+// to last, which starts with head: its reason, and as its text its start,
+// at most keptText bytes of it (R4 keeps the raw row, but not the record
+// crmimport does not read).
+func (s *jsonSource) overRow(line, last int, size int64, head []byte) Row {
+	head = head[:min(int64(len(head)), s.keptText, size)]
+	text := string(head)
+	if more := size - int64(len(head)); more > 0 {
+		text += fmt.Sprintf("\n[… %d more bytes of this record, not kept]", more)
+	}
+	return Row{Line: line, Err: &RowError{File: s.name, Line: line, Reason: tooLargeReason(size, s.limit, line, last)}, Text: text, over: true}
+}
+
+// skipOver reads past the value under way, which is over the bound, without
+// holding more than its start: from where the decoder stands (an element's
+// start, perhaps white space and a comma first) to its end. A new decoder
+// reads on after it, in the same place of the file (readOn). The value's
+// row fails alone (R4).
+func (s *jsonSource) skipOver() (Row, error) {
+	c := s.lines
+	var v valueScan
+	v.keep = s.keptText
+	// What the decoder read of the value, from where it stands: the value's
+	// start (a record's, or the element's before it, white space and a
+	// comma first), then the rest of the input.
+	chunk, _ := io.ReadAll(s.dec.Buffered())
+	c.lineAt(s.dec.InputOffset())
+	var buf []byte
+	var rest []byte
+	for {
+		if end := v.scan(chunk); v.done {
+			rest = chunk[end:]
+			break
+		}
+		if buf == nil {
+			buf = make([]byte, 64<<10)
+		}
+		n, err := c.r.Read(buf)
+		chunk = buf[:n]
+		if n > 0 {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			v.end()
+			if v.done {
+				break
+			}
+			if !v.started {
+				return Row{}, &FileError{File: s.name, Line: c.line + v.nlBefore, Reason: fmt.Sprintf(
+					"more than %s of white space, more than the bound for one record", boundSize(s.limit))}
+			}
+			line := c.line + v.nlBefore
+			return Row{}, &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("the value starting at line %d runs to the end of the file "+
+				"(%s, more than the bound of %s for one record): is the file cut short?", line, byteSize(v.size), boundSize(s.limit))}
+		}
+		if err != nil {
+			return Row{}, &FileError{File: s.name, Line: c.line + v.nlBefore + v.nlIn + 1, Reason: "read: " + err.Error(), cause: err}
+		}
+	}
+	if v.none {
+		return Row{}, &FileError{File: s.name, Line: c.line + v.nlBefore, Reason: fmt.Sprintf(
+			"more than %s of white space, more than the bound for one record", boundSize(s.limit))}
+	}
+	line := c.line + v.nlBefore
+	last := line + v.nlIn
+	row := s.overRow(line, last, v.size, v.head)
+	c.line = last // where rest starts: the line of the value's last byte
+	s.readOn(rest)
+	return row, nil
+}
+
+// readOn reads on from the place of the file where the decoder stands
+// (rest: what it read past it; the line counter's line: that place's) with
+// a new decoder: after a value skipped, and after a long record, whose
+// buffers the old one would keep. It is given what the old one's state
+// needs to read on as it would have: an array's elements, the rest of a
+// wrapper object.
+func (s *jsonSource) readOn(rest []byte) {
+	open, tokens := "", 0
+	switch s.state {
+	case jsonArray:
+		open, tokens = "[null", 2 // then a comma and the next element, or the closing ]
+	case jsonWrapped:
+		open, tokens = `{"":[null`, 4 // then the elements, the ] and the rest of the wrapper
+	}
+	prefix := append([]byte(open), rest...)
+	s.lines = &lineCounter{r: io.MultiReader(bytes.NewReader(prefix), s.lines.r), line: s.lines.line, limit: s.limit}
+	s.dec = json.NewDecoder(s.lines)
+	s.dec.UseNumber()
+	for range tokens {
+		_, _ = s.dec.Token() // cannot fail: they are the prefix's
+	}
+}
+
+// valueScan finds where a JSON value ends, byte by byte, keeping its
+// start: what skipOver reads a value over the bound with.
+type valueScan struct {
+	started, done, none bool // none: an array or object ended where a value was expected
+	depth               int
+	inString, escaped   bool
+	scalar              bool
+	size                int64  // the value's bytes so far
+	nlBefore, nlIn      int    // line breaks before the value, and in it
+	head                []byte // its first keep bytes
+	keep                int64
+}
+
+// scan reads p, and returns how much of it is before the value's end (all
+// of it while the value goes on).
+func (v *valueScan) scan(p []byte) int {
+	i, from := 0, 0
+	if !v.started {
+		for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n' || p[i] == ',') {
+			i++
+		}
+		v.nlBefore += bytes.Count(p[:i], []byte{'\n'})
+		if i == len(p) {
+			return len(p)
+		}
+		v.started = true
+		switch p[i] {
+		case '{', '[':
+			v.depth = 1
+		case '"':
+			v.inString = true
+		case ']', '}':
+			v.none, v.done = true, true
+			return i
+		default:
+			v.scalar = true
+		}
+		from = i
+		i++
+	}
+	for i < len(p) && !v.done {
+		switch {
+		case v.escaped:
+			v.escaped = false
+		case v.inString:
+			j := bytes.IndexAny(p[i:], "\"\\")
+			if j < 0 {
+				i = len(p)
+				continue
+			}
+			i += j
+			if p[i] == '\\' {
+				v.escaped = true
+			} else {
+				v.inString = false
+				v.done = v.depth == 0 // a string alone
+			}
+		case v.scalar:
+			if b := p[i]; b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == ',' || b == ']' || b == '}' {
+				v.done = true
+				continue // the delimiter is not of the value
+			}
+		case p[i] == '"':
+			v.inString = true
+		case p[i] == '{' || p[i] == '[':
+			v.depth++
+		case p[i] == '}' || p[i] == ']':
+			v.depth--
+			v.done = v.depth == 0
+		}
+		i++
+	}
+	v.add(p[from:i])
+	return i
+}
+
+// add counts b, the value's next bytes, and keeps them while its start is
+// kept.
+func (v *valueScan) add(b []byte) {
+	v.size += int64(len(b))
+	v.nlIn += bytes.Count(b, []byte{'\n'})
+	if room := v.keep - int64(len(v.head)); room > 0 {
+		v.head = append(v.head, b[:min(int64(len(b)), room)]...)
+	}
+}
+
+// end is the end of the input: a number, true, false or null ends there.
+func (v *valueScan) end() { v.done = v.done || v.scalar }
 
 // startLines reads the first record of a JSON Lines file. An array is
 // tolerated in a .jsonl file too, and read as one. A first record that
@@ -184,6 +469,7 @@ func (s *jsonSource) startLines() (Row, error) {
 				return r, nil
 			}
 		}
+		s.letGo()
 		return row, nil
 	}
 }
@@ -197,15 +483,11 @@ func (s *jsonSource) tryStream(raw []byte, line int) (Row, bool) {
 	rest := s.text
 	rec := &recorder{r: rest}
 	s.streamFrom(bytes.Clone(raw), line, rec)
-	tok, err := s.token(false)
-	var row Row
-	if err == nil {
-		row, err = s.readRecord(tok)
-	}
-	if err == nil {
+	var v json.RawMessage
+	if err := s.dec.Decode(&v); err == nil {
 		rec.stop()
 		s.state = jsonStream
-		return row, true
+		return s.elementRow(v), true
 	}
 	// What the attempt read after line is read again, line by line (it is
 	// at most one record: the line counter's limit stopped it).
@@ -217,7 +499,7 @@ func (s *jsonSource) tryStream(raw []byte, line int) (Row, bool) {
 // streamFrom makes the stream's decoder read prefix, which starts at line,
 // then src.
 func (s *jsonSource) streamFrom(prefix []byte, line int, src io.Reader) {
-	s.lines = &lineCounter{r: io.MultiReader(bytes.NewReader(prefix), src), line: line, limit: s.lines.limit}
+	s.lines = &lineCounter{r: io.MultiReader(bytes.NewReader(prefix), src), line: line, limit: s.limit}
 	s.dec = json.NewDecoder(s.lines)
 	s.dec.UseNumber()
 }
@@ -247,27 +529,39 @@ func (s *jsonSource) nextLine() (Row, error) {
 			continue
 		}
 		row, _ := s.parseLine(text, s.lineNo)
+		s.letGo()
 		return row, nil
+	}
+}
+
+// letGo lets a long line's buffer go once its record is read: kept to the
+// next line, it would be held, twice the size of the record perhaps, while
+// the record is written.
+func (s *jsonSource) letGo() {
+	if cap(s.lineBuf) > 4<<20 {
+		s.lineBuf = nil
 	}
 }
 
 // jsonSpace is the white space of JSON (RFC 8259).
 const jsonSpace = " \t\r\n"
 
-// parseLine reads one line of JSON Lines as one record, with a decoder of
-// its own. A line that is not one JSON value, or holds more than one,
-// fails alone (SPEC §4, step 0), keeping its text (R4); so does a value
-// that is not an object. incomplete tells a line that ends inside its
-// value.
+// parseLine reads one line of JSON Lines as one record: an object alone on
+// its line is read where it lies (objectRow), any other line with a decoder
+// of its own, which says what is wrong with it. A line that is not one
+// JSON value, or holds more than one, fails alone (SPEC §4, step 0),
+// keeping its text (R4); so does a value that is not an object. incomplete
+// tells a line that ends inside its value.
 func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool) {
+	if t := bytes.TrimLeft(text, jsonSpace); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return s.objectRow(t, line), false
+	}
 	p := s.linePart
 	if p == nil {
-		p = &jsonSource{name: s.name, format: s.format, lines: &lineCounter{r: &bytes.Reader{}}, checkUTF8: s.checkUTF8, oneLine: true}
+		p = &jsonSource{name: s.name, format: s.format, checkUTF8: s.checkUTF8, oneLine: true, limit: s.limit, keptText: s.keptText}
 		s.linePart = p
 	}
-	r := p.lines.r.(*bytes.Reader)
-	r.Reset(text)
-	*p.lines = lineCounter{r: r, buf: p.lines.buf[:0], line: line, limit: s.lines.limit}
+	p.lines = &lineCounter{r: bytes.NewReader(text), line: line}
 	p.dec = json.NewDecoder(p.lines)
 	p.dec.UseNumber()
 	tok, err := p.token(false)
@@ -299,20 +593,36 @@ func (s *jsonSource) parseLine(text []byte, line int) (row Row, incomplete bool)
 }
 
 // readLine reads the next line of JSON Lines, without its line break, and
-// numbers it (lineNo). Of a line longer than the limit for one record it
-// keeps the first maxKeptText bytes, skips the rest and returns
-// errRecordTooLarge; io.EOF after the last line.
+// numbers it (lineNo). Of a line over the bound for one record it keeps
+// the first keptText bytes, skips the rest and returns an *overLine; io.EOF
+// after the last line.
 func (s *jsonSource) readLine() ([]byte, error) {
-	if cap(s.lineBuf) > 4<<20 {
-		s.lineBuf = nil // let a long line's buffer go
-	}
+	s.letGo()
 	buf := s.lineBuf[:0]
-	var n int64
+	var n int64 // the line's bytes, its break included
+	over := false
+	var last [2]byte // the line's last two bytes
 	for {
 		chunk, err := s.text.ReadSlice('\n')
 		n += int64(len(chunk))
-		if room := s.lines.limit - len(buf); room > 0 {
-			buf = append(buf, chunk[:min(room, len(chunk))]...)
+		switch {
+		case over:
+		case n > s.limit+2: // more than the bound and a line break
+			over = true
+			buf = append(buf, chunk[:min(int64(len(chunk)), max(s.keptText-int64(len(buf)), 0))]...)
+			buf = buf[:min(int64(len(buf)), s.keptText)]
+		default:
+			if cap(buf)-len(buf) < len(chunk) {
+				// Twice as long: a long line is copied a few times over,
+				// not the dozens append's growth takes.
+				buf = slices.Grow(buf, max(len(chunk), len(buf)))
+			}
+			buf = append(buf, chunk...)
+		}
+		if k := len(chunk); k >= 2 {
+			last = [2]byte{chunk[k-2], chunk[k-1]}
+		} else if k == 1 {
+			last = [2]byte{last[1], chunk[0]}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -328,23 +638,34 @@ func (s *jsonSource) readLine() ([]byte, error) {
 			return nil, err
 		}
 		s.lineNo++
-		if n > int64(s.lines.limit) {
-			return buf[:min(len(buf), maxKeptText)], errRecordTooLarge
+		size := n
+		switch {
+		case last[1] == '\n' && last[0] == '\r' && n >= 2:
+			size -= 2
+		case last[1] == '\n', last[1] == '\r':
+			size--
 		}
-		return bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), nil
+		if over || size > s.limit {
+			return buf[:min(int64(len(buf)), s.keptText, size)], &overLine{size: size}
+		}
+		return buf[:size], nil
 	}
 }
 
+// overLine is a line of JSON Lines over the bound for one record.
+type overLine struct{ size int64 }
+
+func (e *overLine) Error() string { return "line over the bound" }
+
 // lineError is what readLine's error comes to: the end of the file, a
-// line too long that fails alone, or a read error that ends the file.
+// line over the bound that fails alone, or a read error that ends the file.
 func (s *jsonSource) lineError(text []byte, err error) (Row, error) {
+	var ol *overLine
 	switch {
 	case errors.Is(err, io.EOF):
 		return Row{}, io.EOF
-	case errors.Is(err, errRecordTooLarge):
-		reason := fmt.Sprintf("the line is longer than %d MiB, the limit for one record", s.lines.limit>>20)
-		return Row{Line: s.lineNo, Err: &RowError{File: s.name, Line: s.lineNo, Reason: reason},
-			Text: string(text) + "\n[… the rest of this line, not kept]"}, nil
+	case errors.As(err, &ol):
+		return s.overRow(s.lineNo, s.lineNo, ol.size, text), nil
 	}
 	return Row{}, &FileError{File: s.name, Line: s.lineNo + 1, Reason: "read: " + err.Error(), cause: err}
 }
@@ -716,8 +1037,10 @@ func (s *jsonSource) fileError(err error) error {
 		return &FileError{File: s.name, Line: s.lines.lineAt(s.lines.total - 1),
 			Reason: "unexpected end of the file inside a value (is the file cut short?)"}
 	case errors.Is(err, errRecordTooLarge):
+		// What reads records reads past it (skipOver); this is a value
+		// before the records or after them (a wrapper's).
 		return &FileError{File: s.name, Line: s.lines.line, Reason: fmt.Sprintf(
-			"a value starting at or after line %d is larger than %d MiB", s.lines.line, s.lines.limit>>20)}
+			"a value starting at or after line %d is over the bound of %s for one record", s.lines.line, boundSize(s.limit)), cause: err}
 	}
 	return &FileError{File: s.name, Reason: "read: " + err.Error(), cause: err}
 }
@@ -734,7 +1057,7 @@ func (s *jsonSource) syntaxErrorOffset(se *json.SyntaxError) int64 {
 	}
 	var raw json.RawMessage
 	var again *json.SyntaxError
-	if err := json.NewDecoder(bytes.NewReader(s.lines.from(at))).Decode(&raw); errors.As(err, &again) && again.Offset > 0 {
+	if err := json.NewDecoder(s.dec.Buffered()).Decode(&raw); errors.As(err, &again) && again.Offset > 0 {
 		return at + again.Offset - 1
 	}
 	return at
@@ -743,56 +1066,79 @@ func (s *jsonSource) syntaxErrorOffset(se *json.SyntaxError) int64 {
 func isWrapperKey(key string) bool { return slices.Contains(wrapperKeys[:], key) }
 
 // lineCounter sits between the text and json.Decoder and turns decoder
-// offsets into line numbers. It keeps only the bytes between the last
-// offset asked about and what the decoder has read (its buffer, about one
-// record), so it works on files of any size. Offsets asked about must not
-// go backwards.
+// offsets into line numbers. It keeps none of the bytes it passes on, only
+// where the line breaks not yet counted stand (a few, in JSON: white space
+// between tokens), so it works on files and records of any size. Offsets
+// asked about must not go backwards.
+//
+// It bounds one record: from a mark (the jsonSource marks each element
+// before it reads it), the decoder is given at most limit+1 bytes past the
+// value's first byte (white space and a comma before it aside), and asking
+// for more is errRecordTooLarge: the value is over the bound, and skipOver
+// reads past it.
 type lineCounter struct {
 	r     io.Reader
-	buf   []byte // buf[start:] are read but not yet counted
-	start int
-	base  int64 // offset of buf[start]
-	line  int   // line at base, 1-based
-	total int64 // bytes read
-	limit int   // uncounted bytes allowed: one record
+	nl    []int64 // where the line breaks read and not yet counted stand
+	base  int64   // offset up to which the line breaks are counted
+	line  int     // line at base, 1-based
+	total int64   // bytes read
+	limit int64   // bytes of one value allowed
+	// from is where the marked value's first byte stands, or -1 while
+	// only white space and commas came after the mark.
+	from int64
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
-	if c.limit > 0 && len(c.buf)-c.start > c.limit {
-		return 0, errRecordTooLarge
+	if c.limit > 0 {
+		start := c.from
+		if start < 0 {
+			start = c.base
+		}
+		room := c.limit + 1 - (c.total - start)
+		if room <= 0 {
+			return 0, errRecordTooLarge
+		}
+		p = p[:min(int64(len(p)), room)]
 	}
 	n, err := c.r.Read(p)
-	if n > 0 {
-		if c.start > 0 && c.start >= len(c.buf)/2 {
-			c.buf = append(c.buf[:0], c.buf[c.start:]...)
-			c.start = 0
+	q := p[:n]
+	for i := 0; c.from < 0 && i < len(q); i++ {
+		if !spaceOrComma(q[i]) {
+			c.from = c.total + int64(i)
 		}
-		c.buf = append(c.buf, p[:n]...)
-		c.total += int64(n)
 	}
+	for at := 0; ; {
+		i := bytes.IndexByte(q[at:], '\n')
+		if i < 0 {
+			break
+		}
+		c.nl = append(c.nl, c.total+int64(at+i))
+		at += i + 1
+	}
+	c.total += int64(n)
 	return n, err
+}
+
+// mark says that a value starts after offset off (white space and a comma
+// may come first), at from when it is read already, else -1: the bound
+// counts from its first byte.
+func (c *lineCounter) mark(off, from int64) {
+	c.lineAt(off)
+	c.from = from
 }
 
 // lineAt returns the 1-based line of the byte at offset off.
 func (c *lineCounter) lineAt(off int64) int {
-	n := off - c.base
-	if n <= 0 {
+	if off <= c.base {
 		return c.line
 	}
-	n = min(n, int64(len(c.buf)-c.start))
-	end := c.start + int(n)
-	c.line += bytes.Count(c.buf[c.start:end], []byte{'\n'})
-	c.start = end
-	c.base += n
-	return c.line
-}
-
-// from returns the bytes read from offset off on (nil when they are no
-// longer kept).
-func (c *lineCounter) from(off int64) []byte {
-	n := off - c.base
-	if n < 0 || n > int64(len(c.buf)-c.start) {
-		return nil
+	off = min(off, c.total)
+	k := 0
+	for k < len(c.nl) && c.nl[k] < off {
+		k++
 	}
-	return c.buf[c.start+int(n):]
+	c.line += k
+	c.nl = c.nl[:copy(c.nl, c.nl[k:])]
+	c.base = off
+	return c.line
 }
