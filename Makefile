@@ -116,7 +116,7 @@ fuzz: ## fuzz the CSV, JSON and XLSX readers and the profile mapper, FUZZTIME ea
 # Issues 4 and 16's measure: crmimport next to sqlite3's bare .import of the
 # same CSV files (the floor), to the schema floor (the rows and slots a first
 # run writes, written into crmimport's schema and nothing else:
-# bench/schemafloor.go) and to sqlite-utils insert, on a realistic export
+# cmd/crmbench/schemafloor.go) and to sqlite-utils insert, on a realistic export
 # (2% failed, 5% skipped per kind) and a clean one, three rounds per scale,
 # medians and ratios taken inside a round (times drift on shared machines).
 # Scale 1 is the seed's customer: 100,000 contacts, about 300,000 records.
@@ -127,7 +127,7 @@ bench: build ## crmimport vs sqlite3 .import, the schema floor and sqlite-utils:
 	@command -v sqlite-utils >/dev/null || { echo "installing sqlite-utils (the peer)"; \
 	  (apt-get update -qq && apt-get install -y -qq sqlite-utils) >/dev/null || \
 	  { echo "apt-get could not install sqlite-utils: install it first (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)"; exit 1; }; }
-	$(GO) run ./bench -crmimport $(BIN) -scales "$(SCALES)"
+	$(GO) run ./cmd/crmbench -crmimport $(BIN) -scales "$(SCALES)"
 
 bench-layers: ## the Go benchmarks per layer: read and map, decide and resolve, write a batch, claim
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./importer/profile/ ./ledger/
