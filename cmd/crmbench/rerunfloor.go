@@ -46,130 +46,185 @@ func rerunFloor(export, dbPath string) error {
 	defer db.Close()
 
 	began := time.Now()
-	// R10: every file's fingerprint.
-	files, err := filepath.Glob(filepath.Join(export, "*.csv"))
+	files, err := fingerprintExport(ctx, export)
 	if err != nil {
 		return err
+	}
+	fingerprinted := time.Since(began)
+	r, err := startFloorRerun(ctx, db)
+	if err != nil {
+		return err
+	}
+	read, err := rereadPlaces(ctx, db, r.last)
+	if err != nil {
+		return err
+	}
+	reread := time.Since(began)
+	refreshed, err := refreshSkips(ctx, db, r)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("rerun floor: %d files fingerprinted (%.2fs), %d records read again (%.2fs), %d skips refreshed and the failures written again (%.2fs)\n",
+		files, fingerprinted.Seconds(), read, (reread - fingerprinted).Seconds(), refreshed, (time.Since(began) - reread).Seconds())
+	return nil
+}
+
+// fingerprintExport fingerprints every file of the export, as planning
+// does (R10), and counts them.
+func fingerprintExport(ctx context.Context, export string) (int, error) {
+	files, err := filepath.Glob(filepath.Join(export, "*.csv"))
+	if err != nil {
+		return 0, err
 	}
 	for _, f := range files {
 		if _, err := input.InspectRef(ctx, f, input.Limits{}); err != nil {
-			return err
+			return 0, err
 		}
 	}
+	return len(files), nil
+}
 
-	fingerprinted := time.Since(began)
-	var last int64
-	var tenant, source string
-	if err := db.QueryRowContext(ctx, `SELECT id, tenant_id, source FROM migrations ORDER BY id DESC LIMIT 1`).Scan(&last, &tenant, &source); err != nil {
-		return fmt.Errorf("the last run: %w", err)
+// floorRerun is the rerun floor's own run, over the last run's tenant and
+// source.
+type floorRerun struct {
+	last, run      int64 // the last run's id, and this one's
+	tenant, source string
+	at             time.Time
+}
+
+// startFloorRerun finds the last run and inserts the floor's own run after
+// it.
+func startFloorRerun(ctx context.Context, db *sql.DB) (floorRerun, error) {
+	var r floorRerun
+	if err := db.QueryRowContext(ctx, `SELECT id, tenant_id, source FROM migrations ORDER BY id DESC LIMIT 1`).Scan(&r.last, &r.tenant, &r.source); err != nil {
+		return r, fmt.Errorf("the last run: %w", err)
 	}
-	now := time.Now()
+	r.at = time.Now()
 	tx, err := store.Begin(ctx, db)
 	if err != nil {
-		return err
+		return r, err
 	}
+	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO migrations (tenant_id, source, status, options, started_at) VALUES (?, ?, 'succeeded', '{}', ?)`,
-		tenant, source, ledger.FormatTime(now))
+		r.tenant, r.source, ledger.FormatTime(r.at))
 	if err != nil {
-		tx.Rollback()
-		return err
+		return r, err
 	}
-	run, err := res.LastInsertId()
-	if err != nil {
-		tx.Rollback()
-		return err
+	if r.run, err = res.LastInsertId(); err != nil {
+		return r, err
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
+	return r, tx.Commit()
+}
 
-	// The records that were not final, read again by their places.
+// revisitTask is a task of the last run that kept the places of its
+// records that were not final.
+type revisitTask struct {
+	id   int64
+	file string
+}
+
+// rereadPlaces reads again, by their places, the records of the last run
+// that were not final, without parsing them, and counts them.
+func rereadPlaces(ctx context.Context, db *sql.DB, last int64) (int, error) {
 	tasks, err := db.QueryContext(ctx, `SELECT id, file FROM migration_tasks WHERE migration_id = ? AND file IS NOT NULL ORDER BY id`, last)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	type task struct {
-		id   int64
-		file string
-	}
-	var ts []task
+	var ts []revisitTask
 	for tasks.Next() {
-		var t task
+		var t revisitTask
 		if err := tasks.Scan(&t.id, &t.file); err != nil {
 			tasks.Close()
-			return err
+			return 0, err
 		}
 		ts = append(ts, t)
 	}
 	if err := errors.Join(tasks.Err(), tasks.Close()); err != nil {
-		return err
+		return 0, err
 	}
 	read := 0
 	var buf []byte
 	for _, t := range ts {
-		f, err := os.Open(t.file)
+		n, err := rereadTask(ctx, db, t, &buf)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		places, err := db.QueryContext(ctx, `SELECT start_byte, end_byte FROM task_revisits WHERE task_id = ? ORDER BY row`, t.id)
-		if err != nil {
-			f.Close()
-			return err
-		}
-		for places.Next() {
-			var start, end int64
-			if err := places.Scan(&start, &end); err != nil {
-				break
-			}
-			if n := int(end - start); cap(buf) < n {
-				buf = make([]byte, n)
-			}
-			if _, err := f.ReadAt(buf[:end-start], start); err != nil {
-				places.Close()
-				f.Close()
-				return fmt.Errorf("%s: %w", t.file, err)
-			}
-			read++
-		}
-		if err := errors.Join(places.Err(), places.Close(), f.Close()); err != nil {
-			return err
-		}
+		read += n
 	}
+	return read, nil
+}
 
-	reread := time.Since(began)
-	// R3 and R4, kind by kind, a transaction per 10,000 skips.
+// rereadTask reads again, into buf, the records whose places task t kept,
+// and counts them.
+func rereadTask(ctx context.Context, db *sql.DB, t revisitTask, buf *[]byte) (read int, err error) {
+	f, err := os.Open(t.file)
+	if err != nil {
+		return 0, err
+	}
+	places, err := db.QueryContext(ctx, `SELECT start_byte, end_byte FROM task_revisits WHERE task_id = ? ORDER BY row`, t.id)
+	if err != nil {
+		f.Close()
+		return 0, err
+	}
+	for places.Next() {
+		var start, end int64
+		if err := places.Scan(&start, &end); err != nil {
+			break
+		}
+		if n := int(end - start); cap(*buf) < n {
+			*buf = make([]byte, n)
+		}
+		if _, err := f.ReadAt((*buf)[:end-start], start); err != nil {
+			places.Close()
+			f.Close()
+			return 0, fmt.Errorf("%s: %w", t.file, err)
+		}
+		read++
+	}
+	return read, errors.Join(places.Err(), places.Close(), f.Close())
+}
+
+// refreshSkips takes every skipped slot of the tenant over for the floor's
+// run (R3) and writes the last run's failures again for it (R4), kind by
+// kind, a transaction per 10,000 skips; it counts the skips.
+func refreshSkips(ctx context.Context, db *sql.DB, r floorRerun) (int, error) {
 	refreshed := 0
 	for _, k := range floorKinds {
-		var skips []ledger.Slot
-		rows, err := db.QueryContext(ctx, `SELECT source_id, coalesce(reason, ''), coalesce(detail, '') FROM migration_records
-			WHERE tenant_id = ? AND source = ? AND kind = ? AND action = 'skipped' ORDER BY source_id`, tenant, source, string(k))
+		skips, err := kindSkips(ctx, db, r, k)
 		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			s := ledger.Slot{Key: ledger.Key{Tenant: tenant, Source: source, Kind: k}, RunID: run, Action: ledger.Skipped, At: now}
-			if err := rows.Scan(&s.SourceID, &s.Reason, &s.Detail); err != nil {
-				rows.Close()
-				return err
-			}
-			skips = append(skips, s)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return err
+			return 0, err
 		}
 		first := true
 		for len(skips) > 0 || first {
 			n := min(len(skips), floorBatch)
-			if err := refresh(ctx, db, skips[:n], first, run, last, k); err != nil {
-				return fmt.Errorf("%s: %w", k.Plural(), err)
+			if err := refresh(ctx, db, skips[:n], first, r.run, r.last, k); err != nil {
+				return 0, fmt.Errorf("%s: %w", k.Plural(), err)
 			}
 			refreshed += n
 			skips, first = skips[n:], false
 		}
 	}
-	fmt.Printf("rerun floor: %d files fingerprinted (%.2fs), %d records read again (%.2fs), %d skips refreshed and the failures written again (%.2fs)\n",
-		len(files), fingerprinted.Seconds(), read, (reread - fingerprinted).Seconds(), refreshed, (time.Since(began) - reread).Seconds())
-	return nil
+	return refreshed, nil
+}
+
+// kindSkips are the skipped slots of kind k of the run's tenant and source,
+// as claims of the floor's run.
+func kindSkips(ctx context.Context, db *sql.DB, r floorRerun, k ledger.Kind) ([]ledger.Slot, error) {
+	rows, err := db.QueryContext(ctx, `SELECT source_id, coalesce(reason, ''), coalesce(detail, '') FROM migration_records
+		WHERE tenant_id = ? AND source = ? AND kind = ? AND action = 'skipped' ORDER BY source_id`, r.tenant, r.source, string(k))
+	if err != nil {
+		return nil, err
+	}
+	var skips []ledger.Slot
+	for rows.Next() {
+		s := ledger.Slot{Key: ledger.Key{Tenant: r.tenant, Source: r.source, Kind: k}, RunID: r.run, Action: ledger.Skipped, At: r.at}
+		if err := rows.Scan(&s.SourceID, &s.Reason, &s.Detail); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		skips = append(skips, s)
+	}
+	return skips, errors.Join(rows.Err(), rows.Close())
 }
 
 // refresh takes the skips over for run in one transaction and, in the
