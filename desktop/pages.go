@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/bytesize"
 	"crmimport/forensics"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
@@ -120,7 +121,7 @@ func newRunView(rep *report.Report) *runView {
 			// items planned, its read the items done.
 			tv.Size = report.Count(p.ReadBytes) + " of " + report.Count(p.SizeBytes) + " items"
 		case p.SizeBytes > 0:
-			tv.Size = report.Bytes(p.ReadBytes) + " of " + report.Bytes(p.SizeBytes)
+			tv.Size = bytesize.Format(p.ReadBytes) + " of " + bytesize.Format(p.SizeBytes)
 		}
 		v.Tasks = append(v.Tasks, tv)
 	}

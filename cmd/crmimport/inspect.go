@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"crmimport/bytesize"
 	"crmimport/canon"
 	"crmimport/importer"
 	"crmimport/importer/input"
@@ -162,7 +163,7 @@ func writeInspection(w io.Writer, ins importer.Inspection) {
 	rows := [][]string{{"phase", "kind", "file", "format", "encoding", "size", "fingerprint"}}
 	for _, f := range ins.Files {
 		rows = append(rows, []string{strconv.Itoa(f.Phase), f.Kind.Plural(), visible.String(f.Name), string(f.Format), f.Encoding,
-			byteSize(f.Size), f.Fingerprint})
+			bytesize.Format(f.Size), f.Fingerprint})
 	}
 	writeTable(w, "  ", rows)
 	if len(ins.SideFiles) > 0 {
@@ -212,7 +213,7 @@ func writeFileInspection(w io.Writer, f importer.FileInspection) {
 	if f.Delimiter != "" {
 		how = append(how, "delimiter "+strconv.Quote(f.Delimiter))
 	}
-	how = append(how, byteSize(f.Size), f.Fingerprint)
+	how = append(how, bytesize.Format(f.Size), f.Fingerprint)
 	fmt.Fprintf(w, "  read as: %s\n", strings.Join(how, ", "))
 	if f.Encoding == "" {
 		fmt.Fprintf(w, "  encoding: %s\n", f.EncodingWhy) // a workbook's
@@ -399,16 +400,4 @@ func quote(s string) string {
 		s = string([]rune(s)[:60]) + "…"
 	}
 	return strconv.Quote(s)
-}
-
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"crmimport/bytesize"
 	"crmimport/importer"
 	"crmimport/phases"
 	"crmimport/report"
@@ -102,7 +103,7 @@ func (p *progressView) refreshLocked(runID int64) {
 			// An undo's size is its items, not bytes (undo.Open).
 			desc = p.phaseName() + " · " + report.Count(pr.ReadBytes) + " of " + report.Count(pr.SizeBytes) + " slots taken back"
 		} else {
-			desc += " · " + report.Bytes(pr.ReadBytes) + " of " + report.Bytes(pr.SizeBytes)
+			desc += " · " + bytesize.Format(pr.ReadBytes) + " of " + bytesize.Format(pr.SizeBytes)
 		}
 	} else {
 		_ = p.bar.Set64(pr.ReadBytes)
