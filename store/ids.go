@@ -76,10 +76,14 @@ const pgAdvanceIDsSQL = `UPDATE id_allocators SET next = greatest(next, CAST(? A
 
 // advanceSQL is d's advanceIDsSQL.
 func (d Dialect) advanceSQL() string {
-	if d == Postgres {
+	switch d {
+	case SQLite:
+		return advanceIDsSQL
+	case Postgres:
 		return pgAdvanceIDsSQL
+	default:
+		panic(d.Untaught("store.Dialect.advanceSQL"))
 	}
-	return advanceIDsSQL
 }
 
 // AdvanceIDs makes the allocator of table name give out ids past id only.
