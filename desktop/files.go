@@ -345,8 +345,12 @@ func (s *Server) privateFolder(name string) (string, error) {
 // default the user's configuration folder's crmimport/
 // (~/.config/crmimport/uploads on Linux).
 func (s *Server) folderOf(name string) (string, error) {
-	if !store.IsAddress(s.cfg.DBPath) {
+	switch d := store.DialectAt(s.cfg.DBPath); d {
+	case store.SQLite:
 		return s.cfg.DBPath + "." + name, nil
+	case store.Postgres:
+	default:
+		panic(d.Untaught("desktop.Server.folderOf"))
 	}
 	dir := s.cfg.Folder
 	if dir == "" {

@@ -155,9 +155,14 @@ func (d *doctor) readyToTakeOver() error {
 	counts := map[group]int64{}
 	parents := map[group]map[string]bool{}
 	var order []group
-	q := readySQL
-	if store.DialectOf(d.db) == store.Postgres {
+	var q string
+	switch e := store.DialectOf(d.db); e {
+	case store.SQLite:
+		q = readySQL
+	case store.Postgres:
 		q = readyPG
+	default:
+		panic(e.Untaught("forensics.doctor.readyToTakeOver"))
 	}
 	err := d.each(q, []any{d.opts.Tenant}, func(s scanner) error {
 		var g group
@@ -284,14 +289,18 @@ func (d *doctor) orphanSlots() error {
 // statement given to sqlite3 with the file, or to psql with the server's
 // address, after the statement that sets its schema (store.PsqlOf).
 func (d *doctor) freeSlots(where string) (string, error) {
-	db := d.opts.DBPath
-	if store.DialectOf(d.db) == store.Postgres {
+	switch e := store.DialectOf(d.db); e {
+	case store.SQLite:
+		db := d.opts.DBPath
+		if strings.HasPrefix(db, "-") {
+			db = "./" + db // not an option of sqlite3's
+		}
+		return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
+	case store.Postgres:
 		return d.psql("DELETE FROM migration_records " + where)
+	default:
+		panic(e.Untaught("forensics.doctor.freeSlots"))
 	}
-	if strings.HasPrefix(db, "-") {
-		db = "./" + db // not an option of sqlite3's
-	}
-	return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
 }
 
 // psql is the shell command that runs stmt with psql on the server of the

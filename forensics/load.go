@@ -374,8 +374,12 @@ FROM (SELECT pg_get_serial_sequence('migration_tasks', 'id')::regclass AS s) AS 
 // advanceIdentities moves the identities of runs and tasks past the ids
 // the load wrote, so that the next run planned here gets a new id.
 func (l *loader) advanceIdentities(ctx context.Context) error {
-	if l.d != store.Postgres {
-		return nil
+	switch l.d {
+	case store.SQLite:
+		return nil // a rowid goes on from the largest there
+	case store.Postgres:
+	default:
+		panic(l.d.Untaught("forensics.loader.advanceIdentities"))
 	}
 	if len(l.sum.Runs) > 0 {
 		if _, err := l.tx.ExecContext(ctx, advanceRunIdentityPG); err != nil {
@@ -851,9 +855,14 @@ func (l *loader) writePlaceholders(ctx context.Context) error {
 		if l.rows[k] == nil {
 			continue
 		}
-		q := placeholderRowsSQL
-		if l.d == store.Postgres {
+		var q string
+		switch l.d {
+		case store.SQLite:
+			q = placeholderRowsSQL
+		case store.Postgres:
 			q = placeholderRowsPG
+		default:
+			panic(l.d.Untaught("forensics.loader.writePlaceholders"))
 		}
 		n, err := target.InsertPlaceholders(ctx, l.tx, k, q, []any{string(k), l.dir, l.now})
 		if err != nil {

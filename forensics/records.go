@@ -372,9 +372,14 @@ func FailuresByID(ctx context.Context, db *sql.DB, runID int64, ids []int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	q := failuresByIDSQL
-	if store.DialectOf(db) == store.Postgres {
+	var q string
+	switch d := store.DialectOf(db); d {
+	case store.SQLite:
+		q = failuresByIDSQL
+	case store.Postgres:
 		q = failuresByIDPG
+	default:
+		panic(d.Untaught("forensics.FailuresByID"))
 	}
 	err = queryEach(ctx, db, q, []any{runID, string(list)}, func(rows scanner) error {
 		f, err := scanFailure(rows)

@@ -148,7 +148,15 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 		return nil, fmt.Errorf("skipped records of run %d: %w", runID, err)
 	}
 	p := &SkipPage{Run: runID, Records: []Skip{}, Kinds: []KindCount{}, Ready: []KindCount{}}
-	pg := store.DialectOf(db) == store.Postgres
+	var ready, head string
+	switch d := store.DialectOf(db); d {
+	case store.SQLite:
+		ready, head = readySkipsSQL, skipPageSQL
+	case store.Postgres:
+		ready, head = readySkipsPG, skipPagePG
+	default:
+		panic(d.Untaught("forensics.PageSkips"))
+	}
 
 	// The counts per kind, and of those ready to be taken over.
 	where, args := q.where(runID, "")
@@ -167,10 +175,6 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 		return fail(err)
 	}
 	p.Kinds = kindsInPlanOrder(p.Kinds, q.Kind)
-	ready := readySkipsSQL
-	if pg {
-		ready = readySkipsPG
-	}
 	err = queryEach(ctx, db, ready, []any{runID}, func(rows scanner) error {
 		var c KindCount
 		if err := rows.Scan(&c.Kind, &c.Count); err != nil {
@@ -200,10 +204,6 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 		for len(kinds) > 0 && kinds[0] != from.Kind && kindBefore(kinds[0], from.Kind) != back {
 			kinds = kinds[1:]
 		}
-	}
-	head := skipPageSQL
-	if pg {
-		head = skipPagePG
 	}
 	var got []Skip
 	for _, k := range kinds {

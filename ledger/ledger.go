@@ -188,9 +188,14 @@ func claimSQL(d store.Dialect, n int) string {
 	if q, ok := claimTexts.Load(key); ok {
 		return q.(string)
 	}
-	head, row, tail := claimHead, claimRow, claimTail
-	if d == store.Postgres {
+	var head, row, tail string
+	switch d {
+	case store.SQLite:
+		head, row, tail = claimHead, claimRow, claimTail
+	case store.Postgres:
 		head, row, tail = pgClaimHead, pgClaimRow, pgClaimTail
+	default:
+		panic(d.Untaught("ledger.claimSQL"))
 	}
 	q := head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + tail
 	claimTexts.Store(key, q)
@@ -379,9 +384,14 @@ func LoadFinalAmong(ctx context.Context, q Querier, d store.Dialect, tenant, sou
 	if err != nil {
 		return err
 	}
-	query := finalsAmongSQL
-	if d == store.Postgres {
+	var query string
+	switch d {
+	case store.SQLite:
+		query = finalsAmongSQL
+	case store.Postgres:
 		query = finalsAmongPG
+	default:
+		panic(d.Untaught("ledger.LoadFinalAmong"))
 	}
 	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), query, add, tenant, source, string(kind), string(b))
 }
