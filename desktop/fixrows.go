@@ -16,6 +16,7 @@ import (
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/runs"
 )
 
 // Fixed rows (SPEC §9, *Failed records*): the rows a person edited on the
@@ -75,10 +76,9 @@ func (s *Server) apiFix(w http.ResponseWriter, r *http.Request) {
 	}
 	spec, cleanup, err := fixSpec(run, kinds, dir, base)
 	if err == nil {
-		imp := importer.New(s.eng)
 		var fix phases.Run
-		if fix, err = imp.Plan(r.Context(), spec); err == nil {
-			s.work(imp, fix.ID)
+		if fix, err = runs.Start(r.Context(), s.eng, spec); err == nil {
+			s.work(fix.ID)
 			writeJSON(w, http.StatusAccepted, map[string]any{"run": fix.ID, "status": fix.Status, "folder": dir,
 				"url": "/runs/" + strconv.FormatInt(fix.ID, 10), "outcomes": fmt.Sprintf("/api/runs/%d/fix-outcomes", fix.ID)})
 			return

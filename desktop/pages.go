@@ -18,6 +18,7 @@ import (
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/runs"
 )
 
 // runID reads the {id} of a path; 0 with the page answered when it is
@@ -41,7 +42,7 @@ func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
-	reports, err := report.List(r.Context(), s.ro, s.eng, r.URL.Query().Get("tenant"))
+	reports, err := runs.List(r.Context(), s.ro, s.eng, r.URL.Query().Get("tenant"))
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -84,9 +85,9 @@ type taskView struct {
 }
 
 // buildRun reads a run's page through the same library function as
-// `report RUN` (report.Build), with its log.
+// `report RUN` (runs.Report), with its log.
 func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
-	rep, err := report.Build(ctx, s.ro, s.eng, id, true)
+	rep, err := runs.Report(ctx, s.ro, s.eng, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	rep, err := report.Build(r.Context(), s.ro, s.eng, id, true)
+	rep, err := runs.Report(r.Context(), s.ro, s.eng, id, true)
 	if err != nil {
 		s.pageError(w, r, err)
 		return

@@ -13,7 +13,7 @@ import (
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
-	"crmimport/report"
+	"crmimport/runs"
 )
 
 // The pages of a run's records (SPEC §9, *Failed records* and the skipped
@@ -187,7 +187,7 @@ func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if dump != "" {
-		rep, err := report.Build(r.Context(), s.ro, s.eng, id, false)
+		rep, err := runs.Report(r.Context(), s.ro, s.eng, id, false)
 		if err != nil {
 			s.pageError(w, r, err)
 			return

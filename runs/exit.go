@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"crmimport/importer"
+	"crmimport/importer/input"
 	"crmimport/phases"
 	"crmimport/undo"
 )
@@ -123,4 +124,51 @@ func ErrorOf(err error) ErrorDoc {
 		doc.Dependents = dep.Dependents
 	}
 	return doc
+}
+
+// Refusal is what kind of refusal an error is, for a face that answers with
+// more than its exit code (the desktop's HTTP status).
+type Refusal int
+
+const (
+	// Failed is an error to read about (exit 1).
+	Failed Refusal = iota
+	// Usage is a request that cannot be right as written (exit 2).
+	Usage
+	// Live is a run of the tenant at work, or waiting for resume (R13, exit 6).
+	Live
+	// PlanChanged is a confirmed plan that is not the plan any more (exit 8).
+	PlanChanged
+	// NoRun is a run id the database does not hold.
+	NoRun
+	// NotNow is what the state of a run refuses: a resume of a succeeded
+	// run, an undo of an undone one, an undo with dependents (exit 1).
+	NotNow
+	// Unplannable is an export that cannot be planned (exit 1, no run).
+	Unplannable
+)
+
+// RefusalOf classifies err.
+func RefusalOf(err error) Refusal {
+	var (
+		state *phases.StateError
+		in    *input.Error
+		dep   *undo.DependentsError
+		ref   *undo.RefusedError
+	)
+	switch code := ExitCode(err); {
+	case code == ExitUsage:
+		return Usage
+	case code == ExitRefused:
+		return Live
+	case code == ExitPlanChanged:
+		return PlanChanged
+	case errors.As(err, &in):
+		return Unplannable
+	case errors.Is(err, phases.ErrNoRun):
+		return NoRun
+	case errors.As(err, &state), errors.As(err, &ref), errors.As(err, &dep):
+		return NotNow
+	}
+	return Failed
 }

@@ -36,15 +36,12 @@ var (
 )
 
 // Check tidies a request (spaces around the tenant, the source and the
-// path; the default batch size for none) and refuses one that cannot be
+// path) and refuses one that cannot be
 // right as written, as a *UsageError (exit 2) that names its field as n
 // spells it. Both faces ask it, so that a request is refused alike on
 // each.
 func Check(spec *Spec, n Names) error {
 	spec.Tenant, spec.Source, spec.Input = strings.TrimSpace(spec.Tenant), strings.TrimSpace(spec.Source), strings.TrimSpace(spec.Input)
-	if spec.BatchSize == 0 {
-		spec.BatchSize = DefaultBatchSize
-	}
 	switch {
 	case spec.Input == "":
 		return Usagef("%s needs %s: the folder, zip or file to import", n.Command, n.Path)

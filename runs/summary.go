@@ -125,3 +125,22 @@ func CanUndo(ctx context.Context, q undo.Querier, e *phases.Engine, id int64) Un
 		return Undoable{Why: err.Error()}
 	}
 }
+
+// Page is a run's page as JSON (`report RUN --format json`, the desktop's
+// GET /api/runs/RUN): report.Full, with the exit code its outcome calls
+// for once it has one — what `crmimport run` or `resume` exited with, or
+// would have — so that the faces can be held to the same.
+type Page struct {
+	report.Full
+	ExitCode *int `json:"exit_code,omitempty"`
+}
+
+// PageOf is r's page.
+func PageOf(r *report.Report) Page {
+	p := Page{Full: r.Full()}
+	if r.Run.Status != phases.RunRunning || r.Interrupted {
+		code := (&Outcome{Report: r}).Code()
+		p.ExitCode = &code
+	}
+	return p
+}

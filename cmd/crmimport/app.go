@@ -17,6 +17,7 @@ import (
 
 	"crmimport/failpoint"
 	"crmimport/phases"
+	"crmimport/runs"
 	"crmimport/store"
 	"crmimport/visible"
 )
@@ -84,7 +85,7 @@ func (a *app) cli() *cli.App {
 		EnableBashCompletion: false,
 		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are ours (exitCode)
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{msg: err.Error()}
+			return usagef("%s", err.Error())
 		},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "the database: a SQLite file, or a PostgreSQL server's postgres://USER@HOST/DB?search_path=SCHEMA (env CRMIMPORT_DB)", Value: "", DefaultText: "crmimport.db"},
@@ -102,7 +103,7 @@ func (a *app) cli() *cli.App {
 			a.json, a.quiet = c.Bool("json"), c.Bool("quiet")
 			fps, err := failpoint.Parse(a.getenv(failpoint.Env))
 			if err != nil {
-				return &usageError{msg: err.Error()}
+				return usagef("%s", err.Error())
 			}
 			a.fps = fps
 			return nil
@@ -113,7 +114,7 @@ func (a *app) cli() *cli.App {
 	var usage func(cmds []*cli.Command)
 	usage = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
-			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{msg: err.Error()} }
+			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usagef("%s", err.Error()) }
 			usage(cmd.Subcommands)
 		}
 	}
@@ -140,7 +141,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 		err = c.RunContext(store.WithNotice(ctx, func(msg string) { a.note("notice: %s", msg) }), norm)
 	}
 	code := exitCode(err)
-	var st *statusExit
+	var st *runs.StatusExit
 	if err != nil && !errors.As(err, &st) {
 		if a.json {
 			fmt.Fprintln(a.data, string(visible.JSON(errorJSON(err))))

@@ -93,7 +93,7 @@ func (a *app) inspectAction(c *cli.Context) error {
 	ins, err := importer.Inspect(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &stoppedError{what: "inspecting the export's files"}
+			return stopped("inspecting the export's files")
 		}
 		return err
 	}
@@ -103,7 +103,7 @@ func (a *app) inspectAction(c *cli.Context) error {
 		writeInspection(a.stdout, ins)
 	}
 	if err == nil && len(ins.Problems) > 0 {
-		return &statusExit{code: exitProblems}
+		return exitWith(exitProblems)
 	}
 	return err
 }

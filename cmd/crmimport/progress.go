@@ -8,7 +8,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"crmimport/importer"
 	"crmimport/phases"
 	"crmimport/report"
 )
@@ -30,14 +29,20 @@ type progressView struct {
 	bar   *progressbar.ProgressBar
 }
 
-func (a *app) progress(imp *importer.Importer) *progressView {
-	p := &progressView{a: a, db: imp.Engine.DB, now: imp.Engine.Now, on: a.terminal() && !a.quiet}
+func (a *app) progress() *progressView {
+	return &progressView{a: a, on: a.terminal() && !a.quiet}
+}
+
+// watch draws the progress of the runs engine e works on (runs.Watch).
+func (p *progressView) watch(e *phases.Engine) {
 	if !p.on {
-		return p
+		return
 	}
-	imp.Engine.OnTask = p.task
-	imp.Engine.OnBatch = p.committed // an undo's batches too
-	return p
+	p.mu.Lock()
+	p.db, p.now = e.DB, e.Now
+	p.mu.Unlock()
+	e.OnTask = p.task
+	e.OnBatch = p.committed // an undo's batches too
 }
 
 // task starts a new bar when a task of a new phase starts.
@@ -99,7 +104,7 @@ func (p *progressView) refreshLocked(runID int64) {
 		// the phase's tasks have succeeded.
 		_ = p.bar.Set64(int64(*pr.Percent / 100 * float64(pr.SizeBytes)))
 		if p.undo {
-			// An undo's size is its items, not bytes (undo.Open).
+			// An undo's size is its items, not bytes.
 			desc = p.phaseName() + " · " + report.Count(pr.ReadBytes) + " of " + report.Count(pr.SizeBytes) + " slots taken back"
 		} else {
 			desc += " · " + report.Bytes(pr.ReadBytes) + " of " + report.Bytes(pr.SizeBytes)
@@ -133,7 +138,8 @@ func isUndoTask(db *sql.DB, run int64) bool {
 	return err == nil && r.Undoes != 0
 }
 
-// phaseName names the bar's phase: an import's, or an undo's (undo.Phase).
+// phaseName names the bar's phase: an import's, or an undo's (children
+// first, SPEC §10).
 func (p *progressView) phaseName() string {
 	if !p.undo {
 		return phaseName(p.phase)

@@ -13,7 +13,7 @@ import (
 	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/importer/reader"
-	"crmimport/report"
+	"crmimport/runs"
 	"crmimport/store"
 )
 
@@ -111,7 +111,7 @@ Examples:
 // — a run loaded from a dump — its failures were counted where it ran, and
 // the dump carries no failed rows (report.UnlistedWords).
 func (a *app) noRejects(ctx context.Context, db *sql.DB, id int64) error {
-	rep, err := report.Build(ctx, db, a.engine(db), id, false)
+	rep, err := runs.Report(ctx, db, a.engine(db), id, false)
 	if err != nil {
 		return err
 	}
