@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"crmimport/phases"
 	"crmimport/runs"
 	"crmimport/store"
 )
@@ -35,7 +34,7 @@ type Config struct {
 	// a SQLite file they go beside it, and Folder is not used.
 	Folder string
 	// Failpoints is passed to the engine of the runs started here.
-	Engine func(db *sql.DB) *phases.Engine
+	Engine func(db *sql.DB) *runs.Engine
 	// Log is told what happens in the background (a run started here that
 	// stopped with an error); may be nil.
 	Log func(string)
@@ -46,7 +45,7 @@ type Server struct {
 	cfg    Config
 	db     *sql.DB // the one writer: runs started here, stop, resume
 	ro     *sql.DB // the pages' and the API's reads
-	eng    *phases.Engine
+	eng    *runs.Engine
 	ln     net.Listener
 	srv    *http.Server
 	addr   string
@@ -75,7 +74,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.Engine == nil {
-		cfg.Engine = func(db *sql.DB) *phases.Engine { return phases.New(db, nil) }
+		cfg.Engine = func(db *sql.DB) *runs.Engine { return runs.NewEngine(db, nil) }
 	}
 	s := &Server{cfg: cfg, live: map[int64]bool{}}
 	var err error

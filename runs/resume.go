@@ -79,6 +79,3 @@ func Stop(ctx context.Context, e *phases.Engine, id int64, by string, wait time.
 	}
 	return Stopped{Run: id, Status: r.Status, Stopped: r.Status == phases.RunCancelled, Requested: requested}, nil
 }
-
-// RunRunning is the status of a run at work (or whose process is gone).
-const RunRunning = phases.RunRunning

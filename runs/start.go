@@ -77,10 +77,10 @@ func Execute(ctx context.Context, e *phases.Engine, id int64) (phases.Run, error
 	return importer.New(e).Execute(ctx, id)
 }
 
-// Run plans a run of spec on e and works on it to its end: the command
+// Import plans a run of spec on e and works on it to its end: the command
 // line's `run`. Its outcome is the run's summary; its error, one that came
 // before the run existed (a stop then is *StoppedError).
-func Run(ctx context.Context, e *phases.Engine, spec Spec, w Watch) (*Outcome, error) {
+func Import(ctx context.Context, e *phases.Engine, spec Spec, w Watch) (*Outcome, error) {
 	return run(ctx, e, spec, w, "")
 }
 

@@ -16,7 +16,6 @@ import (
 	"golang.org/x/term"
 
 	"crmimport/failpoint"
-	"crmimport/phases"
 	"crmimport/runs"
 	"crmimport/store"
 	"crmimport/visible"
@@ -164,8 +163,8 @@ func (a *app) openOrCreate(ctx context.Context) (*sql.DB, error) {
 	return store.Open(ctx, a.dbPath)
 }
 
-func (a *app) engine(db *sql.DB) *phases.Engine {
-	e := phases.New(db, a.fps)
+func (a *app) engine(db *sql.DB) *runs.Engine {
+	e := runs.NewEngine(db, a.fps)
 	e.OnLog = func(runID int64, level, msg string) {
 		if a.quiet || level == "info" {
 			return

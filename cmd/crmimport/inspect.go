@@ -13,11 +13,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/canon"
-	"crmimport/importer"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
+	"crmimport/runs"
 	"crmimport/visible"
 )
 
@@ -65,7 +65,7 @@ Examples:
 			&cli.StringFlag{Name: "profile", Usage: "the file layout: a built-in profile's name or a profile file (default: the built-in profile named like --source)"},
 			&cli.StringFlag{Name: "only", Usage: "only these kinds, comma-separated (companies,contacts,deals,notes,activities,emails)"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes)"},
-			&cli.IntFlag{Name: "rows", Value: importer.DefaultInspectRows, Usage: fmt.Sprintf("how many rows of each file to map (1 to %d)", importer.MaxInspectRows)},
+			&cli.IntFlag{Name: "rows", Value: runs.DefaultInspectRows, Usage: fmt.Sprintf("how many rows of each file to map (1 to %d)", runs.MaxInspectRows)},
 		},
 		Action: a.inspectAction,
 	}
@@ -75,13 +75,13 @@ func (a *app) inspectAction(c *cli.Context) error {
 	if err := checkPaths(c); err != nil {
 		return err
 	}
-	spec := importer.InspectSpec{Source: strings.TrimSpace(c.String("source")), Profile: c.String("profile"),
+	spec := runs.InspectSpec{Source: strings.TrimSpace(c.String("source")), Profile: c.String("profile"),
 		Input: c.Args().First(), Inputs: c.Args().Tail(), Encoding: c.String("encoding"), Rows: c.Int("rows")}
 	switch {
 	case spec.Source == "":
 		return usagef("inspect needs --source (the source name, e.g. canonical)")
-	case spec.Rows < 1 || spec.Rows > importer.MaxInspectRows:
-		return usagef("--rows must be between 1 and %d, got %d", importer.MaxInspectRows, spec.Rows)
+	case spec.Rows < 1 || spec.Rows > runs.MaxInspectRows:
+		return usagef("--rows must be between 1 and %d, got %d", runs.MaxInspectRows, spec.Rows)
 	}
 	only, err := parseOnly(c.String("only"))
 	if err != nil {
@@ -90,7 +90,7 @@ func (a *app) inspectAction(c *cli.Context) error {
 	spec.Only = only
 	ctx, stop := a.stopOnSignal(c.Context, func() int64 { return 0 })
 	defer stop()
-	ins, err := importer.Inspect(ctx, spec)
+	ins, err := runs.Inspect(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
 			return stopped("inspecting the export's files")
@@ -143,7 +143,7 @@ func parseOnly(only string) ([]ledger.Kind, error) {
 // file (how it is read, its links, its columns, its first rows), then the
 // problems. Text from the export is written visibly (visible.String), and
 // w escapes it again, which changes nothing.
-func writeInspection(w io.Writer, ins importer.Inspection) {
+func writeInspection(w io.Writer, ins runs.Inspection) {
 	prof := ins.Profile
 	if ins.ProfileFile != "" {
 		prof += " (" + ins.ProfileFile + ")"
@@ -206,7 +206,7 @@ func writeInspection(w io.Writer, ins importer.Inspection) {
 	}
 }
 
-func writeFileInspection(w io.Writer, f importer.FileInspection) {
+func writeFileInspection(w io.Writer, f runs.FileInspection) {
 	fmt.Fprintf(w, "\n%s — %s, phase %d\n", visible.String(f.Name), f.Kind.Plural(), f.Phase)
 	how := []string{string(f.Format)}
 	if f.Delimiter != "" {

@@ -8,14 +8,14 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/runs"
 )
 
 // progressView draws one bar per phase on stderr, on a terminal only and
 // never under --quiet: how far the phase's files are read, with the rate
 // and time left of the task at work. Its numbers are the database's, as
-// the run page and `runs` read them (phases.TasksProgress over the stored
+// the run page and `runs` read them (runs.TasksProgress over the stored
 // progress of the phase's tasks), read again after each committed batch:
 // the bar, the page and `runs` agree.
 type progressView struct {
@@ -34,7 +34,7 @@ func (a *app) progress() *progressView {
 }
 
 // watch draws the progress of the runs engine e works on (runs.Watch).
-func (p *progressView) watch(e *phases.Engine) {
+func (p *progressView) watch(e *runs.Engine) {
 	if !p.on {
 		return
 	}
@@ -46,7 +46,7 @@ func (p *progressView) watch(e *phases.Engine) {
 }
 
 // task starts a new bar when a task of a new phase starts.
-func (p *progressView) task(t phases.Task) {
+func (p *progressView) task(t runs.Task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if t.Phase == p.phase && p.bar != nil {
@@ -71,7 +71,7 @@ func (p *progressView) task(t phases.Task) {
 }
 
 // committed redraws the bar once a batch of t has committed.
-func (p *progressView) committed(t phases.Task) {
+func (p *progressView) committed(t runs.Task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar == nil || t.Phase != p.phase {
@@ -84,17 +84,17 @@ func (p *progressView) committed(t phases.Task) {
 // A read that fails leaves the bar as it was: it is a view, and the run
 // itself tells its errors.
 func (p *progressView) refreshLocked(runID int64) {
-	tasks, err := phases.LoadTasks(context.Background(), p.db, runID)
+	tasks, err := runs.LoadTasks(context.Background(), p.db, runID)
 	if err != nil {
 		return
 	}
-	var phase []phases.Task
+	var phase []runs.Task
 	for _, u := range tasks {
 		if u.Phase == p.phase {
 			phase = append(phase, u)
 		}
 	}
-	pr := phases.TasksProgress(phase, p.now())
+	pr := runs.TasksProgress(phase, p.now())
 	desc := p.phaseName() + " · " + report.Count(pr.Records) + " records"
 	if pr.Percent != nil {
 		if p.bar.GetMax64() != pr.SizeBytes {
@@ -134,7 +134,7 @@ func (p *progressView) finishLocked() {
 // isUndoTask reports whether run is an undo (R16), whose phases go
 // children first and whose progress counts slots.
 func isUndoTask(db *sql.DB, run int64) bool {
-	r, err := phases.LoadRun(context.Background(), db, run)
+	r, err := runs.LoadRun(context.Background(), db, run)
 	return err == nil && r.Undoes != 0
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"crmimport/fixfile"
 	"crmimport/forensics"
-	"crmimport/importer"
 	"crmimport/importer/reader"
 	"crmimport/runs"
 	"crmimport/store"
@@ -144,8 +143,8 @@ func (a *app) fixFolder(ctx context.Context, db *sql.DB, id int64, dir string) e
 		}
 		a.say("%s", line)
 	}
-	a.say("  %-28s %d reasons", importer.FixReasonsName, res.Reasons)
-	a.say("  %-28s the run, its profile and the side files it read", importer.FixManifestName)
+	a.say("  %-28s %d reasons", runs.FixReasonsName, res.Reasons)
+	a.say("  %-28s the run, its profile and the side files it read", runs.FixManifestName)
 	a.say("fix the rows, then: %s", res.Next)
 	return nil
 }

@@ -99,7 +99,7 @@ func (a *app) runAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	out, err := runs.Run(ctx, a.engine(db), spec, w)
+	out, err := runs.Import(ctx, a.engine(db), spec, w)
 	progress.finish()
 	return a.finish(out, err)
 }
