@@ -10,11 +10,12 @@ import (
 // run of an export would plan and find, with nothing written.
 type InspectSpec = importer.InspectSpec
 
-// Inspection is what they answer (importer.Inspection), and FileInspection
-// one file of it.
+// Inspection is what they answer (importer.Inspection), FileInspection
+// one file of it, and RowInspection one row as a run would map it.
 type (
 	Inspection     = importer.Inspection
 	FileInspection = importer.FileInspection
+	RowInspection  = importer.RowInspection
 )
 
 // How many rows an inspection maps per file by default, and at most.

@@ -248,47 +248,53 @@ func writeFileInspection(w io.Writer, f runs.FileInspection) {
 	}
 	fmt.Fprintf(w, "  First %d %s, as they would be mapped:\n", len(f.Rows), reader.Plural(len(f.Rows), "row", "rows"))
 	for _, r := range f.Rows {
-		outcome := r.Outcome
-		if r.Reason != "" {
-			outcome += ": " + r.Reason
+		writeRowInspection(w, f.Kind, r)
+	}
+}
+
+// writeRowInspection writes one row of a file as a run would map it: its
+// line, id and outcome, its fields, its links and its extra columns.
+func writeRowInspection(w io.Writer, kind ledger.Kind, r runs.RowInspection) {
+	outcome := r.Outcome
+	if r.Reason != "" {
+		outcome += ": " + r.Reason
+	}
+	id := r.ID
+	if id == "" {
+		id = "(no id)"
+	}
+	fmt.Fprintf(w, "    line %d · %s · %s\n", r.Line, quote(id), outcome)
+	var vals []string
+	for _, field := range canon.Fields(kind) {
+		if v, ok := r.Fields[field]; ok && field != "id" {
+			vals = append(vals, field+" "+quote(v))
 		}
-		id := r.ID
-		if id == "" {
-			id = "(no id)"
+	}
+	if len(vals) > 0 {
+		fmt.Fprintf(w, "      %s\n", strings.Join(vals, " · "))
+	}
+	for _, l := range r.Links {
+		to := "unresolved"
+		if l.ID != "" {
+			to = l.Field + " " + quote(l.ID)
 		}
-		fmt.Fprintf(w, "    line %d · %s · %s\n", r.Line, quote(id), outcome)
-		var vals []string
-		for _, field := range canon.Fields(f.Kind) {
-			if v, ok := r.Fields[field]; ok && field != "id" {
-				vals = append(vals, field+" "+quote(v))
+		fmt.Fprintf(w, "      link %s %s → %s\n", visible.String(l.Column), quote(l.Value), to)
+	}
+	if len(r.Extra) > 0 {
+		keys := make([]string, 0, len(r.Extra))
+		for k := range r.Extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var extra []string
+		for _, k := range keys {
+			v, ok := r.Extra[k].(string)
+			if !ok {
+				v = fmt.Sprint(r.Extra[k]) // a JSON value, as the export wrote it
 			}
+			extra = append(extra, quote(k)+" "+quote(v))
 		}
-		if len(vals) > 0 {
-			fmt.Fprintf(w, "      %s\n", strings.Join(vals, " · "))
-		}
-		for _, l := range r.Links {
-			to := "unresolved"
-			if l.ID != "" {
-				to = l.Field + " " + quote(l.ID)
-			}
-			fmt.Fprintf(w, "      link %s %s → %s\n", visible.String(l.Column), quote(l.Value), to)
-		}
-		if len(r.Extra) > 0 {
-			keys := make([]string, 0, len(r.Extra))
-			for k := range r.Extra {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var extra []string
-			for _, k := range keys {
-				v, ok := r.Extra[k].(string)
-				if !ok {
-					v = fmt.Sprint(r.Extra[k]) // a JSON value, as the export wrote it
-				}
-				extra = append(extra, quote(k)+" "+quote(v))
-			}
-			fmt.Fprintf(w, "      extra: %s\n", strings.Join(extra, " · "))
-		}
+		fmt.Fprintf(w, "      extra: %s\n", strings.Join(extra, " · "))
 	}
 }
 
