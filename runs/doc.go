@@ -3,16 +3,27 @@
 // exit codes.
 //
 // The command line (cmd/crmimport) and the desktop (desktop) are two faces
-// over this one package (STYLE 18, SPEC §9: each page is backed by the same
+// over this one package (STYLE 18; SPEC §9: each page is backed by the same
 // library functions as its command, so that the two never disagree): they
-// parse a request, call one function here and print or answer what it
-// returns. What a run is — its request checked (Check), planned (Start, R10,
-// with the plan digest a dry run showed: exit 8 when it changed), tried on
-// a throwaway copy of the database (DryRun), worked on (Execute: an import
-// by importer, an undo by undo, R16), re-armed (Resume, R8), stopped (Stop,
-// R14) or taken back (Undo, UndoPreview) — and what it says afterwards
-// (Report, Outcome: the summary, with the --strict advice from the run's own
-// options, and the `next` lines), lives here once. ExitCode is the one
-// classification of an error into an exit code, which the desktop answers
-// beside its HTTP status.
+// parse a request, call a function here and print or answer what it
+// returns, and they reach importer, undo and phases only through it. What
+// a run is lives here once:
+//
+//   - a request checked, as either face spells its fields (Check, ParseOnly);
+//   - a run planned and committed before its first record (Start, R10), only
+//     as the plan a dry run showed when it names one (exit 8); tried on a
+//     throwaway copy of the database (DryRun); worked on (Execute, which
+//     gives an import to importer and an undo to undo, R16); to its end
+//     (Import, Resume, Undo: the command line's way, with a Watch for its
+//     progress and notes);
+//   - re-armed (StartResume, R8), stopped (Stop, R14), and an undo previewed,
+//     judged and committed (PreviewUndo, CanUndo, StartUndo);
+//   - what it says afterwards: its report with the --strict advice from the
+//     run's own options (Report, List, PageOf), its summary, `next` lines and
+//     exit code (Outcome);
+//   - the one classification of an error into an exit code (ExitCode), its
+//     JSON document (ErrorOf), and the kind of refusal the desktop answers an
+//     HTTP status for (RefusalOf);
+//   - the fix folder's re-import (FixSpec, FixFolderOf), the preview of a run
+//     (Inspect), and the run and task data the faces show (model.go).
 package runs

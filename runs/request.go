@@ -36,10 +36,9 @@ var (
 )
 
 // Check tidies a request (spaces around the tenant, the source and the
-// path) and refuses one that cannot be
-// right as written, as a *UsageError (exit 2) that names its field as n
-// spells it. Both faces ask it, so that a request is refused alike on
-// each.
+// path) and refuses one that cannot be right as written, as a *UsageError
+// (exit 2) that names its field as n spells it. Both faces ask it, so that
+// a request is refused alike on each.
 func Check(spec *Spec, n Names) error {
 	spec.Tenant, spec.Source, spec.Input = strings.TrimSpace(spec.Tenant), strings.TrimSpace(spec.Source), strings.TrimSpace(spec.Input)
 	switch {
