@@ -10,10 +10,8 @@ import (
 	"strings"
 
 	"crmimport/forensics"
-	"crmimport/importer"
 	"crmimport/ledger"
-	"crmimport/phases"
-	"crmimport/report"
+	"crmimport/runs"
 )
 
 // The pages of a run's records (SPEC §9, *Failed records* and the skipped
@@ -181,13 +179,13 @@ func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
 	// only then: it groups the failures by reason, which a run of this
 	// database needs not.
 	var unlisted string
-	dump, err := phases.LoadedFrom(r.Context(), s.ro, id)
+	dump, err := runs.LoadedFrom(r.Context(), s.ro, id)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
 	}
 	if dump != "" {
-		rep, err := report.Build(r.Context(), s.ro, s.eng, id, false)
+		rep, err := runs.Report(r.Context(), s.ro, s.eng, id, false)
 		if err != nil {
 			s.pageError(w, r, err)
 			return
@@ -270,7 +268,7 @@ func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, pageFailed(err))
 		return
 	}
-	run, err := phases.LoadRun(r.Context(), s.ro, id)
+	run, err := runs.LoadRun(r.Context(), s.ro, id)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -298,7 +296,7 @@ func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
 	if p.ReadyTotal > 0 {
 		// doctor's ready-to-take-over: a run of those kinds over the
 		// original export takes the skips over (R3).
-		opts, err := importer.DecodeOptions(run)
+		opts, err := runs.OptionsOf(run)
 		switch {
 		case err != nil || opts.Input == "":
 			data.Why = "the run names no export here (it was loaded from a dump): import an export of these records"

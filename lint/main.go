@@ -63,6 +63,7 @@ var floors = map[string]int{
 	"report":                     6,
 	"forensics":                  7,
 	"fixfile":                    8,
+	"runs":                       8,
 	"desktop":                    9,
 	"cmd/crmimport":              10,
 	"fixtures/gen/cmd/crmgen":    10,

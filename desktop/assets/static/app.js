@@ -328,10 +328,13 @@ function table(headers, rows) {
   return t;
 }
 
+// renderSummary shows a summary as `run` prints it: the four outcomes per
+// kind, with the matched, unlinked, duplicate and excluded among them.
 function renderSummary(node, s) {
   node.textContent = "";
-  const rows = Object.entries(s.kinds).map(([k, c]) => [k, fmt(c.imported), fmt(c.unchanged), fmt(c.skipped), fmt(c.failed)]);
-  node.appendChild(table(["kind", "imported", "unchanged", "skipped", "failed"], rows));
+  const details = (c) => ["matched", "unlinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
+  const rows = Object.entries(s.kinds).map(([k, c]) => [k, fmt(c.imported), fmt(c.unchanged), fmt(c.skipped), fmt(c.failed), details(c)]);
+  node.appendChild(table(["kind", "imported", "unchanged", "skipped", "failed", ""], rows));
   const ul = el("ul");
   for (const n of (s.warnings || []).concat(s.next || [])) ul.appendChild(el("li", {}, n));
   node.appendChild(ul);
