@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/importer/profile"
@@ -135,7 +136,7 @@ func (q importRequest) spec(needTenant bool) (importer.RunSpec, error) {
 			if strings.TrimSpace(word) == "" {
 				continue
 			}
-			k, err := ledger.ParseKind(word)
+			k, err := canon.ParseKind(word)
 			if err != nil {
 				return spec, badRequest("only: %v", err)
 			}
@@ -285,7 +286,7 @@ func (s *Server) apiWhy(w http.ResponseWriter, r *http.Request) {
 	var kind ledger.Kind
 	if k := q.Get("kind"); k != "" {
 		var err error
-		if kind, err = ledger.ParseKind(k); err != nil {
+		if kind, err = canon.ParseKind(k); err != nil {
 			s.fail(w, badRequest("kind: %v", err))
 			return
 		}

@@ -300,7 +300,7 @@ func sortKinds(kinds []ledger.Kind) []ledger.Kind {
 // skipped for one reason, at least UniformSkipMin of them, and the run
 // neither failed nor imported a record of that kind (its task counters and
 // record_failures, where it has them).
-const uniformSkipsSQL = `
+var uniformSkipsSQL = `
 SELECT r.tenant_id, r.source, r.migration_id, r.kind, count(*), coalesce(min(r.reason), '')
 FROM migration_records r
 WHERE (?1 = '' OR r.tenant_id = ?1) AND r.migration_id IS NOT NULL

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"crmimport/ledger"
+	"crmimport/canon"
 	"crmimport/phases"
 	"crmimport/store/storetest"
 )
@@ -16,7 +16,7 @@ import (
 func TestKindPhaseIsThePlan(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			var got int
 			require.NoError(t, db.QueryRow(`SELECT `+kindPhase+` FROM (SELECT ? AS kind) t`, string(k)).Scan(&got))
 			require.Equal(t, phases.Phase(k), got, "%s", k)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -429,7 +430,7 @@ func (l *loader) countersFromStats(ctx context.Context) error {
 			continue
 		}
 		moved := false
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			seen := l.kinds[runKind{id, k}]
 			c, ok := r.counts[k]
 			if !ok || seen == nil || seen.n != 1 || !seen.inserted {
@@ -702,7 +703,7 @@ WHERE tenant_id <> first_tenant ORDER BY line LIMIT 1`
 // whose rows this database already holds (when the table has any).
 func (l *loader) numberRows(ctx context.Context) error {
 	taken := map[ledger.Kind]bool{}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		r := l.rows[k]
 		if r == nil {
 			continue
@@ -746,7 +747,7 @@ func (l *loader) numberRows(ctx context.Context) error {
 			return fmt.Errorf("load: rows of two tenants: %w", err)
 		}
 	}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if !taken[k] {
 			continue
 		}
@@ -847,7 +848,7 @@ func (l *loader) writeSlots(ctx context.Context) error {
 
 // writePlaceholders writes the placeholder rows of the final slots.
 func (l *loader) writePlaceholders(ctx context.Context) error {
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if l.rows[k] == nil {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -49,21 +50,10 @@ func (o Options) batchSize() int {
 	return BatchSize
 }
 
-// Phase is the phase of kind k in an undo: children first (SPEC §10).
-func Phase(k ledger.Kind) int {
-	switch k {
-	case ledger.Activity, ledger.Email:
-		return 1
-	case ledger.Note:
-		return 2
-	case ledger.Deal:
-		return 3
-	case ledger.Contact:
-		return 4
-	default:
-		return 5
-	}
-}
+// Phase is the phase of kind k in an undo: children first (SPEC §10), the
+// plan's phases walked back (canon.UndoPhase). A kind that has no row
+// panics naming it.
+func Phase(k ledger.Kind) int { return canon.UndoPhase(k) }
 
 // Start plans the undo of run id and commits it (R10): the undo's run row,
 // a task per kind it takes back, and every item, in one transaction. It
@@ -97,7 +87,7 @@ func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) 
 	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source,
 		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize, Plan: p.Digest, Taken: p.taken},
 		Undoes:  id, Notices: p.Notices}
-	for _, k := range target.ChildrenFirst() {
+	for _, k := range canon.ChildrenFirst() {
 		if n := p.Counts[k].TakenBack(); n > 0 {
 			spec.Tasks = append(spec.Tasks, phases.TaskSpec{Kind: k, Phase: Phase(k), File: source(id), Size: n})
 		}
@@ -163,7 +153,7 @@ func (w *itemWriter) add(ctx context.Context, it walked) error {
 
 // flush writes what is left of every kind.
 func (w *itemWriter) flush(ctx context.Context) error {
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if err := w.write(ctx, k); err != nil {
 			return err
 		}

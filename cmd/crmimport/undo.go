@@ -8,10 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"crmimport/canon"
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/report"
-	"crmimport/target"
 	"crmimport/undo"
 )
 
@@ -127,7 +127,7 @@ func writePreview(w io.Writer, p *undo.Plan) {
 		fmt.Fprintf(w, "  %-12s %10s %10s %10s %10s\n", name, a, b, c, d)
 	}
 	row("", "removed", "released", "restored", "cleared")
-	for _, k := range target.ChildrenFirst() {
+	for _, k := range canon.ChildrenFirst() {
 		if n, ok := v.Kinds[string(k)]; ok {
 			row(k.Plural(), report.Count(n.Removed), report.Count(n.Released), report.Count(n.Restored), report.Count(n.Cleared))
 		}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -81,7 +82,7 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 		return strings.Join(ids, "|")
 	}
 	links := map[string]string{"company_id": "companies", "contact_id": "contacts", "deal_id": "deals"}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		table := k.Table()
 		fmt.Fprintf(&b, "%s:\n", table)
 		rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE tenant_id = ?`, tenant)
