@@ -48,6 +48,7 @@ var floors = map[string]int{
 	"ledger":                     1,
 	"store/storetest":            1,
 	"canon":                      2,
+	"canon/canontest":            3,
 	"failpoint":                  3,
 	"ledger/ledgertest":          3,
 	"importer/input":             2,

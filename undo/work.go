@@ -55,6 +55,19 @@ func (o Options) batchSize() int {
 // panics naming it.
 func Phase(k ledger.Kind) int { return canon.UndoPhase(k) }
 
+// taskSpecs are the tasks of an undo that takes back counts from file: a
+// task per kind of table t that it takes back records of, in the kind's
+// phase of an undo (t.UndoPhase), children first (SPEC §10, R16).
+func taskSpecs(t canon.Table, counts map[ledger.Kind]phases.Counts, file string) []phases.TaskSpec {
+	var out []phases.TaskSpec
+	for _, k := range t.ChildrenFirst() {
+		if n := counts[k].TakenBack(); n > 0 {
+			out = append(out, phases.TaskSpec{Kind: k, Phase: t.UndoPhase(k), File: file, Size: n})
+		}
+	}
+	return out
+}
+
 // Start plans the undo of run id and commits it (R10): the undo's run row,
 // a task per kind it takes back, and every item, in one transaction. It
 // returns the undo's run, which the engine then executes with Open.
@@ -86,12 +99,7 @@ func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) 
 	id, cascade := p.Run.ID, p.Cascade
 	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source,
 		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize, Plan: p.Digest, Taken: p.taken},
-		Undoes:  id, Notices: p.Notices}
-	for _, k := range canon.ChildrenFirst() {
-		if n := p.Counts[k].TakenBack(); n > 0 {
-			spec.Tasks = append(spec.Tasks, phases.TaskSpec{Kind: k, Phase: Phase(k), File: source(id), Size: n})
-		}
-	}
+		Undoes:  id, Notices: p.Notices, Tasks: taskSpecs(canon.KindTable(), p.Counts, source(id))}
 	if cascade && len(p.Dependents) > 0 {
 		for _, d := range p.Dependents {
 			spec.Notices = append(spec.Notices, "taken back too (--cascade): "+d.String())
