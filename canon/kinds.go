@@ -78,6 +78,9 @@ func Phase(k ledger.Kind) int { return kinds.Def(k).Phase }
 // UndoPhase is the phase of kind k in an undo: children first (SPEC §10).
 func UndoPhase(k ledger.Kind) int { return kinds.UndoPhase(k) }
 
+// PhasesInWords says the default plan phase by phase (Table.PhasesInWords).
+func PhasesInWords() string { return kinds.PhasesInWords() }
+
 // Label is the text column of kind k's target table that a placeholder
 // row fills.
 func Label(k ledger.Kind) string { return kinds.Def(k).Label }
@@ -132,6 +135,27 @@ func (t Table) ChildrenFirst() []ledger.Kind {
 		out[i] = d.Kind
 	}
 	return out
+}
+
+// PhasesInWords says t's plan phase by phase: "1 companies, 2 contacts,
+// 3 deals, 4 notes, 5 activities and emails".
+func (t Table) PhasesInWords() string {
+	var phases []string
+	var in []string
+	kinds := t.Kinds()
+	for i, k := range kinds {
+		in = append(in, k.Plural())
+		if i+1 < len(kinds) && t.Def(kinds[i+1]).Phase == t.Def(k).Phase {
+			continue
+		}
+		words := in[0]
+		if n := len(in); n > 1 {
+			words = strings.Join(in[:n-1], ", ") + " and " + in[n-1]
+		}
+		phases = append(phases, fmt.Sprintf("%d %s", t.Def(k).Phase, words))
+		in = nil
+	}
+	return strings.Join(phases, ", ")
 }
 
 // LastPhase is the latest phase of t's kinds.

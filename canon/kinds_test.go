@@ -90,6 +90,7 @@ func TestKindTable(t *testing.T) {
 	}
 	childrenBeforeParents(t, tbl, canon.ChildrenFirst())
 	parentsBeforeChildren(t, tbl, canon.Kinds())
+	require.Equal(t, "1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails", canon.PhasesInWords())
 	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, ledger.Company},
 		canon.ChildrenFirst())
 
@@ -140,6 +141,7 @@ func TestNewKindInTheTableAlone(t *testing.T) {
 	require.Equal(t, []ledger.Kind{ledger.Company, ledger.Contact, "lead", ledger.Deal, ledger.Note, ledger.Activity, ledger.Email},
 		tbl.Kinds())
 	require.Equal(t, 2, tbl.Def("lead").Phase)
+	require.Equal(t, "1 companies, 2 contacts and leads, 3 deals, 4 notes, 5 activities and emails", tbl.PhasesInWords())
 	parentsBeforeChildren(t, tbl, tbl.Kinds())
 	k, err := tbl.Parse("Leads")
 	require.NoError(t, err)

@@ -401,7 +401,7 @@ func (l *loader) warnMisphased(context.Context) error {
 		return nil
 	}
 	l.sum.Warnings = append(l.sum.Warnings, fmt.Sprintf("%d %s in another phase than %s kind's in crmimport's plan "+
-		"(1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails): %s. Production's order may have imported "+
+		"("+canon.PhasesInWords()+"): %s. Production's order may have imported "+
 		"records before their parents, their links lost for good (R7); `crmimport resume RUN --from PATH` re-arms an "+
 		"unfinished task in its kind's phase, and `crmimport doctor` names such tasks (%s)",
 		l.misphased.N, reader.Plural(l.misphased.N, "task is", "tasks are"), reader.Plural(l.misphased.N, "its", "their"), l.misphased, MisphasedTasks))
