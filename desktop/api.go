@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
@@ -233,7 +234,7 @@ func (s *Server) apiWhy(w http.ResponseWriter, r *http.Request) {
 	var kind ledger.Kind
 	if k := q.Get("kind"); k != "" {
 		var err error
-		if kind, err = ledger.ParseKind(k); err != nil {
+		if kind, err = canon.ParseKind(k); err != nil {
 			s.fail(w, badRequest("kind: %v", err))
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/fixfile"
 	"crmimport/forensics"
 	"crmimport/ledger"
@@ -129,14 +130,14 @@ func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (runs.Run
 		case seen[row.Failure]:
 			return run, nil, badRequest("failure %d is in the request twice", row.Failure)
 		}
-		k, err := ledger.ParseKind(f.Kind)
+		k, err := canon.ParseKind(f.Kind)
 		if err != nil {
 			return run, nil, badRequest("failure %d: %v", row.Failure, err)
 		}
 		seen[row.Failure], asked[k] = true, true
 	}
 	var kinds []ledger.Kind
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if asked[k] {
 			kinds = append(kinds, k)
 		}

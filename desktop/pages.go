@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"crmimport/bytesize"
+	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
@@ -65,6 +66,9 @@ type runView struct {
 	Failed  action
 	Rejects action
 	Live    bool // the run works: the page listens to its events
+	// UndoKinds are the kinds in the order an undo takes them back, as
+	// JSON (undoKinds): the undo dialog's order. Read on the page only.
+	UndoKinds string
 }
 
 // action is a button: what it does, whether the engine would accept it,
@@ -202,6 +206,10 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	// Undo is read on the page only, not in its live events: its plan
 	// reads the tenant's whole ledger (runs.CanUndo).
 	v.Undo = s.undoAction(r.Context(), v.R)
+	if v.UndoKinds, err = undoKinds(canon.KindTable()); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
 	s.render(w, "run", page{Title: fmt.Sprintf("Run %d", id), Nav: "runs", Data: v})
 }
 
@@ -298,7 +306,7 @@ func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {
 		Kinds                  []string
 		Grouping, Story, Error string
 	}{Diagnosis: d, Tenant: q.Get("tenant"), Kind: q.Get("kind"), SourceID: q.Get("source_id")}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		data.Kinds = append(data.Kinds, string(k))
 	}
 	if data.Tenant != "" {

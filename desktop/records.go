@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/ledger"
 	"crmimport/runs"
@@ -67,7 +68,7 @@ func kindParam(v url.Values) (ledger.Kind, error) {
 	if s == "" {
 		return "", nil
 	}
-	k, err := ledger.ParseKind(s)
+	k, err := canon.ParseKind(s)
 	if err != nil {
 		return "", badRequest("kind: %v", err)
 	}
@@ -92,7 +93,7 @@ func skipKeyParam(v url.Values, name string) (*forensics.SkipKey, error) {
 		return nil, nil
 	}
 	kind, id, ok := strings.Cut(s, ":")
-	k, err := ledger.ParseKind(kind)
+	k, err := canon.ParseKind(kind)
 	if !ok || err != nil || id == "" {
 		return nil, badRequest("%s=%q is not a skipped record's KIND:SOURCE_ID: follow the page's own links (next, prev)", name, s)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/store"
@@ -24,7 +25,7 @@ import (
 // export may hold fewer records — or one whose record failed (R4). Counting
 // it called the skips of the run a fix folder fixes stale, and with their
 // parents imported by the fix, the ledger poisoned (issue 23 item 13).
-const staleSkipsSQL = `
+var staleSkipsSQL = `
 WITH latest AS (
     SELECT m.tenant_id, m.source, t.kind, max(m.id) AS run
     FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
@@ -135,13 +136,13 @@ const (
 // every slot for each skip.
 // json_each and json_valid are SQLite's spelling (store.Dialect); readyPG
 // is PostgreSQL's.
-const readySQL = `
+var readySQL = `
 SELECT r.tenant_id, r.source, r.kind, r.source_id, ` + parentsFoundSQL + `
 FROM migration_records r
 WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL AND json_valid(r.detail)
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
 
-const readyPG = `
+var readyPG = `
 SELECT r.tenant_id, r.source, r.kind, r.source_id, CASE WHEN ` + flatDetailPG + ` THEN ` + parentsFoundPG + ` END
 FROM migration_records r
 WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL
@@ -194,7 +195,7 @@ func (d *doctor) readyToTakeOver() error {
 	var sources [][2]string
 	for _, g := range order {
 		var names []string
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			if parents[g][string(k)] {
 				names = append(names, string(k))
 			}
@@ -319,9 +320,9 @@ func (d *doctor) psql(stmt string) (string, error) {
 	return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", stmt), nil
 }
 
-// kindOrder orders rows by kind in plan order (companies first).
-const kindOrder = `CASE r.kind WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'deal' THEN 3 WHEN 'note' THEN 4
-    WHEN 'activity' THEN 5 ELSE 6 END`
+// kindOrder orders rows by kind in plan order (companies first), from
+// the table of kinds (canon.Table.OrderCase).
+var kindOrder = canon.KindTable().OrderCase("r.kind")
 
 // sqlString is s as an SQL string literal.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -404,7 +405,7 @@ func (l *loader) warnMisphased(context.Context) error {
 		return nil
 	}
 	l.sum.Warnings = append(l.sum.Warnings, fmt.Sprintf("%d %s in another phase than %s kind's in crmimport's plan "+
-		"(1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails): %s. Production's order may have imported "+
+		"("+canon.PhasesInWords()+"): %s. Production's order may have imported "+
 		"records before their parents, their links lost for good (R7); `crmimport resume RUN --from PATH` re-arms an "+
 		"unfinished task in its kind's phase, and `crmimport doctor` names such tasks (%s)",
 		l.misphased.N, reader.Plural(l.misphased.N, "task is", "tasks are"), reader.Plural(l.misphased.N, "its", "their"), l.misphased, MisphasedTasks))
@@ -433,7 +434,7 @@ func (l *loader) countersFromStats(ctx context.Context) error {
 			continue
 		}
 		moved := false
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			seen := l.kinds[runKind{id, k}]
 			c, ok := r.counts[k]
 			if !ok || seen == nil || seen.n != 1 || !seen.inserted {
@@ -706,7 +707,7 @@ WHERE tenant_id <> first_tenant ORDER BY line LIMIT 1`
 // whose rows this database already holds (when the table has any).
 func (l *loader) numberRows(ctx context.Context) error {
 	taken := map[ledger.Kind]bool{}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		r := l.rows[k]
 		if r == nil {
 			continue
@@ -750,7 +751,7 @@ func (l *loader) numberRows(ctx context.Context) error {
 			return fmt.Errorf("load: rows of two tenants: %w", err)
 		}
 	}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if !taken[k] {
 			continue
 		}
@@ -851,7 +852,7 @@ func (l *loader) writeSlots(ctx context.Context) error {
 
 // writePlaceholders writes the placeholder rows of the final slots.
 func (l *loader) writePlaceholders(ctx context.Context) error {
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if l.rows[k] == nil {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -313,7 +314,7 @@ func kindsInPlanOrder(counts []KindCount, asked ledger.Kind) []KindCount {
 		by[c.Kind] = c.Count
 	}
 	out := []KindCount{}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if n, ok := by[string(k)]; ok || k == asked {
 			out = append(out, KindCount{Kind: string(k), Count: n})
 			delete(by, string(k))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -286,12 +287,12 @@ func pageKinds(counts []KindCount, asked ledger.Kind) []ledger.Kind {
 // name).
 func kindBefore(a, b ledger.Kind) bool {
 	at := func(k ledger.Kind) int {
-		for i, known := range ledger.Kinds() {
+		for i, known := range canon.Kinds() {
 			if k == known {
 				return i
 			}
 		}
-		return len(ledger.Kinds())
+		return len(canon.Kinds())
 	}
 	if at(a) != at(b) {
 		return at(a) < at(b)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 	"crmimport/store/storetest"
@@ -293,11 +294,11 @@ func TestParseKind(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]ledger.Kind{"contacts": ledger.Contact, "Contact": ledger.Contact,
 		" activities ": ledger.Activity, "company": ledger.Company, "EMAILS": ledger.Email} {
-		k, err := ledger.ParseKind(in)
+		k, err := canon.ParseKind(in)
 		require.NoError(t, err)
 		require.Equal(t, want, k)
 	}
-	_, err := ledger.ParseKind("leads")
+	_, err := canon.ParseKind("leads")
 	require.ErrorContains(t, err, `unknown kind "leads"`)
 }
 

@@ -3,8 +3,8 @@ package runs
 import (
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer"
-	"crmimport/ledger"
 )
 
 // Spec is what a user asks of a new run, on either face (importer's
@@ -66,7 +66,7 @@ func ParseOnly(spec *Spec, name string, only ...string) error {
 			if strings.TrimSpace(word) == "" {
 				continue
 			}
-			k, err := ledger.ParseKind(word)
+			k, err := canon.ParseKind(word)
 			if err != nil {
 				return Usagef("%s: %v", name, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/target"
@@ -265,7 +266,7 @@ WHERE tenant_id = ? AND coalesce(migration_id, 0) <> ? AND action IN ('created',
 func (w *walk) rows(ctx context.Context, q Querier) error {
 	tenant := w.run.Tenant
 	if w.loaded {
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			set := w.placeholders.of(k)
 			if err := target.EachPlaceholder(ctx, q, k, tenant, set.add); err != nil {
 				return err
@@ -285,8 +286,8 @@ func (w *walk) rows(ctx context.Context, q Querier) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range ledger.Kinds() {
-		parents := target.ParentsOf(k)
+	for _, k := range canon.Kinds() {
+		parents := canon.ParentKinds(k)
 		gone, linked := w.gone.of(k), w.linked.of(k)
 		err := target.EachLink(ctx, q, k, tenant, func(id int64, links []int64) error {
 			if gone.has(id) {
@@ -527,7 +528,7 @@ func (a *account) depend(key depKey, source, example string) {
 // names (rows written by no run, which refuse the undo), and orders the
 // dependents and the parts: by run, then kind in plan order.
 func (a *account) finish(w *walk) {
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		w.linked[k].each(w.claimed[k], func(id int64) bool {
 			a.depend(depKey{0, k, "links"}, "", fmt.Sprintf("%s row %d", k, id))
 			return true

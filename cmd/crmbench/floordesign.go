@@ -35,6 +35,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 )
@@ -268,7 +269,7 @@ END;`
 // register them.
 var floorScopeKinds = func() string {
 	var vs []string
-	kinds := ledger.Kinds()
+	kinds := canon.Kinds()
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
 	for _, k := range kinds {
 		vs = append(vs, fmt.Sprintf("(?1, ?2, '%s')", k))

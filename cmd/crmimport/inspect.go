@@ -131,7 +131,7 @@ func parseOnly(only string) ([]ledger.Kind, error) {
 	}
 	var kinds []ledger.Kind
 	for _, w := range strings.Split(only, ",") {
-		k, err := ledger.ParseKind(w)
+		k, err := canon.ParseKind(w)
 		if err != nil {
 			return nil, usagef("--only: %v", err)
 		}

@@ -7,10 +7,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/report"
 	"crmimport/runs"
-	"crmimport/target"
 )
 
 func (a *app) undoCommand() *cli.Command {
@@ -112,7 +112,7 @@ func writePreview(w io.Writer, v runs.UndoPreview) {
 		fmt.Fprintf(w, "  %-12s %10s %10s %10s %10s\n", name, a, b, c, d)
 	}
 	row("", "removed", "released", "restored", "cleared")
-	for _, k := range target.ChildrenFirst() {
+	for _, k := range canon.ChildrenFirst() {
 		if n, ok := v.Kinds[string(k)]; ok {
 			row(k.Plural(), report.Count(n.Removed), report.Count(n.Released), report.Count(n.Restored), report.Count(n.Cleared))
 		}

@@ -134,7 +134,7 @@ func writeYAML(d *Draft) []byte {
 		w("repeated_headers: fail\n")
 	}
 	w("\nkinds:\n")
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		var files []*File
 		for _, f := range d.Files {
 			if f.Kind == k && f.writable() {

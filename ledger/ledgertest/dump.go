@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -80,8 +81,7 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 		sort.Strings(ids)
 		return strings.Join(ids, "|")
 	}
-	links := map[string]string{"company_id": "companies", "contact_id": "contacts", "deal_id": "deals"}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		table := k.Table()
 		fmt.Fprintf(&b, "%s:\n", table)
 		rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE tenant_id = ?`, tenant)
@@ -119,8 +119,8 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 					}
 				}
 				v := vals[i]
-				if parent, ok := links[c]; ok && v != nil {
-					parts = append(parts, fmt.Sprintf("%s=%s", c, name(parent, v.(int64))))
+				if parent, ok := canon.KindOfLinkField(c); ok && v != nil {
+					parts = append(parts, fmt.Sprintf("%s=%s", c, name(parent.Table(), v.(int64))))
 					continue
 				}
 				if v == nil {

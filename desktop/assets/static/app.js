@@ -388,8 +388,11 @@ if (undoButton && undoDialog) {
   const cascadeB = document.getElementById("undo-cascade");
   const url = undoButton.getAttribute("data-undo");
   const run = undoButton.getAttribute("data-run");
-  const plurals = { activity: "activities", email: "emails", note: "notes", deal: "deals", contact: "contacts", company: "companies" };
-  const childrenFirst = ["activity", "email", "note", "deal", "contact", "company"];
+  // The kinds children first, as an undo takes them back, with their
+  // plurals: the server's table of kinds (canon), not a list of the page's.
+  const undoKinds = JSON.parse(undoButton.getAttribute("data-kinds"));
+  const plurals = Object.fromEntries(undoKinds.map((k) => [k.kind, k.plural]));
+  const childrenFirst = undoKinds.map((k) => k.kind);
   let cascade = false;
   let shown = null; // the preview being confirmed
 
