@@ -353,12 +353,12 @@ func (d *doctor) uniformSkips() error {
 		}
 		why := d.crmimport("ledger", "why", "--tenant", g.tenant, "--kind", g.kind.Plural(), "--run", strconv.FormatInt(g.run, 10))
 		switch {
-		case importer.WaitsForNothing(g.reason):
+		case ledger.WaitsForNothing(g.reason):
 			// R6b: nothing a run of the export gives will link them;
 			// no run is offered to take them over.
 			f.repair(why, g.reason+": no run of this export takes them over; to import them, link them to a contact, "+
 				"company or deal in the CRM and export them again")
-		case g.reason != importer.ReasonNotLinked:
+		case g.reason != ledger.ReasonNotLinked:
 			f.repair(why, "check the export and its profile; a run over the corrected export takes the slots over (R3)")
 		}
 	}
@@ -367,7 +367,7 @@ func (d *doctor) uniformSkips() error {
 	waiting := map[[2]string][]ledger.Kind{}
 	var order [][2]string
 	for _, g := range groups {
-		if g.reason == importer.ReasonNotLinked {
+		if g.reason == ledger.ReasonNotLinked {
 			k := [2]string{g.tenant, g.source}
 			if waiting[k] == nil {
 				order = append(order, k)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -307,7 +306,7 @@ func scanSkip(rows scanner) (Skip, error) {
 	if err := rows.Scan(&s.Kind, &s.SourceID, &s.Reason, &detail, &s.At, &ready); err != nil {
 		return s, err
 	}
-	s.WaitsForNothing = importer.WaitsForNothing(s.Reason)
+	s.WaitsForNothing = ledger.WaitsForNothing(s.Reason)
 	s.Waits = map[string]string{}
 	if detail != "" {
 		_ = json.Unmarshal([]byte(detail), &s.Waits) // a detail that is not an object waits for nothing known

@@ -64,24 +64,12 @@ type Options struct {
 	// Warnings are what planning found that may have been read wrong
 	// without any record failing to say so (a file read as Windows-1252 on
 	// the evidence of its bytes): kept with the run, so that its summary
-	// and report repeat them whenever they are shown.
+	// and report repeat them whenever they are shown (phases.Run.PlanWarnings
+	// reads them back: keep the key).
 	Warnings []string `json:"warnings,omitempty"`
 	// Plan is the digest of the run's plan (plandigest.go): over the rest
 	// of the options and the tasks, as a dry run showed it.
 	Plan string `json:"plan,omitempty"`
-}
-
-// PlanWarnings are the warnings planning kept with a run (Options.Warnings).
-// A run loaded from a dump carries production's options, which may hold
-// anything: options that do not read as ours have no warnings of ours.
-func PlanWarnings(r phases.Run) []string {
-	var o struct {
-		Warnings []string `json:"warnings"`
-	}
-	if json.Unmarshal(r.Options, &o) != nil {
-		return nil
-	}
-	return o.Warnings
 }
 
 // DecodeOptions reads a run's persisted options.

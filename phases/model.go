@@ -170,6 +170,21 @@ type Run struct {
 	Undoes, UndoneBy int64
 }
 
+// PlanWarnings are the warnings planning kept with the run: its planner
+// keeps PlanSpec.Warnings in the run's options, under "warnings", so that
+// its summary and report repeat them whenever they are shown. A run loaded
+// from a dump carries production's options, which may hold anything:
+// options that do not read so have no warnings.
+func (r Run) PlanWarnings() []string {
+	var o struct {
+		Warnings []string `json:"warnings"`
+	}
+	if json.Unmarshal(r.Options, &o) != nil {
+		return nil
+	}
+	return o.Warnings
+}
+
 // Task is a row of migration_tasks.
 type Task struct {
 	ID          int64

@@ -20,7 +20,7 @@ import (
 // no kind of the profile takes (SPEC §4), then R9's call-outs: a kind
 // whose every record took the same skip.
 func (r *Report) Warnings() []string {
-	out := append([]string(nil), importer.PlanWarnings(r.Run)...)
+	out := append([]string(nil), r.Run.PlanWarnings()...)
 	if f := r.Run.FinishedAt; f != nil && f.Before(r.Run.StartedAt) {
 		out = append(out, fmt.Sprintf("the clock went back during this run: it ended at %s, before it started at %s; its duration is not known (0 is recorded, never a guess)",
 			f.UTC().Format("2006-01-02 15:04:05 UTC"), r.Run.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")))
@@ -84,11 +84,11 @@ func plural(n int64, one, many string) string {
 
 func uniformHint(k Kind) string {
 	switch {
-	case k.UniformSkip == importer.ReasonNotLinked:
+	case k.UniformSkip == ledger.ReasonNotLinked:
 		return "were their contacts, companies and deals imported first?"
-	case k.UniformSkip == importer.ReasonDeleted:
+	case k.UniformSkip == ledger.ReasonDeleted:
 		return "is the export made of deleted records only?"
-	case importer.WaitsForNothing(k.UniformSkip):
+	case ledger.WaitsForNothing(k.UniformSkip):
 		_, prof, _ := strings.Cut(k.UniformSkip, ", which the ")
 		return "the " + strings.TrimSuffix(prof, " profile does not import") + " profile imports none of the records they are linked to"
 	default:
@@ -173,7 +173,7 @@ func (r *Report) Next() []string {
 	}
 	waiting := r.perKind(func(k Kind) int64 {
 		for _, s := range k.Skips {
-			if s.Reason == importer.ReasonNotLinked {
+			if s.Reason == ledger.ReasonNotLinked {
 				return s.Count
 			}
 		}
@@ -206,7 +206,7 @@ func (r *Report) waitingForNothing() string {
 	never := r.perKind(func(k Kind) int64 {
 		var n int64
 		for _, s := range k.Skips {
-			if !importer.WaitsForNothing(s.Reason) {
+			if !ledger.WaitsForNothing(s.Reason) {
 				continue
 			}
 			n += s.Count
