@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"crmimport/fixfile"
-	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/report"
 )
 
 // Fixed rows (SPEC §9, *Failed records*): the rows a person edited on the
@@ -111,11 +111,11 @@ func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (phases.R
 	for i, row := range q.Rows {
 		ids[i] = row.Failure
 	}
-	fails, err := forensics.FailuresByID(ctx, s.ro, id, ids)
+	fails, err := report.FailuresByID(ctx, s.ro, id, ids)
 	if err != nil {
 		return run, nil, err
 	}
-	byID := map[int64]forensics.Failure{}
+	byID := map[int64]report.Failure{}
 	for _, f := range fails {
 		byID[f.ID] = f
 	}

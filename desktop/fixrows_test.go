@@ -21,6 +21,7 @@ import (
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store"
 	"crmimport/store/storetest"
 )
@@ -45,7 +46,7 @@ func (s *Server) post(t *testing.T, path string, body any) *httptest.ResponseRec
 func failureIDs(t *testing.T, s *Server, run int64, kind string) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	require.NoError(t, forensics.EachFailure(context.Background(), s.ro, run, func(f forensics.Failure) error {
+	require.NoError(t, report.EachFailure(context.Background(), s.ro, run, func(f report.Failure) error {
 		if kind == "" || f.Kind == kind {
 			out[f.SourceID] = f.ID
 		}

@@ -26,7 +26,7 @@
 //   - reasons.csv (importer.FixReasonsName): file, line (the row's line in
 //     the fix file, 0 when not written there), id, reason, from (the
 //     input file and line the run read it at) and text (of a row not
-//     written), every cell formula-safe (forensics.SafeCell).
+//     written), every cell formula-safe (report.SafeCell).
 //   - The manifest (importer.FixManifest, importer.FixManifestName): the
 //     run, its tenant, source and profile (a custom profile's file and
 //     text), its inputs, the folder's files with their rows' failure ids

@@ -22,6 +22,7 @@ import (
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store"
 )
 
@@ -50,7 +51,7 @@ type Written struct {
 // folder (see the package doc). A run without failed records writes
 // nothing and returns a Result without files. It streams the failures
 // from the database, a file of the folder at a time and a row at a time
-// (forensics.EachFailureOf), so that memory holds a row and the files'
+// (report.EachFailureOf), so that memory holds a row and the files'
 // headers however many failed (issue 23 item 15: 400,000 failed rows
 // took 718 MiB). db is a handle of one connection (store.Open's): what
 // SQLite sorts meanwhile — the failures grouped by file, a file that feeds
@@ -70,7 +71,7 @@ func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (res Result
 			res, err = Result{}, rerr
 		}
 	}()
-	sources, err := forensics.FailureSources(ctx, db, runID)
+	sources, err := report.FailureSources(ctx, db, runID)
 	if err != nil {
 		return Result{}, err
 	}
@@ -155,7 +156,7 @@ type fixFile struct {
 // (SPEC §4).
 type fixRead struct {
 	input, file string
-	sources     []forensics.FailureSource
+	sources     []report.FailureSource
 }
 
 // fixRow is one failed row in a fix file.
@@ -165,7 +166,7 @@ type fixRow struct {
 	sourceID string
 	from     string // FILE:LINE the run read it at
 	reason   string
-	cells    []forensics.RawCell
+	cells    []report.RawCell
 	raw      string // the raw JSON object (JSON files)
 	text     string // a row that could not be read as a row: its text
 	line     int    // its line in the fix file, once placed (lines)
@@ -186,7 +187,7 @@ type alsoFailed struct {
 }
 
 // newFixRow is the row of a fix file that a failure gives.
-func newFixRow(f forensics.Failure) fixRow {
+func newFixRow(f report.Failure) fixRow {
 	r := fixRow{failure: f.ID, kind: f.Kind, sourceID: f.SourceID, from: fmt.Sprintf("%s:%d", f.File, f.Line), reason: f.Reason,
 		raw: f.RawJSON, file: f.File, at: f.Line}
 	for _, c := range f.Raw {
@@ -204,7 +205,7 @@ func newFixRow(f forensics.Failure) fixRow {
 
 // each hands the file's rows to f in the file's order, each placed at its
 // line (lines): from the database, each file of the run in the order the
-// run read it (forensics.EachFailureOf), a line that several kinds failed
+// run read it (report.EachFailureOf), a line that several kinds failed
 // once, with the others' failures (also); or from memory. A row from the
 // database lives for its call only.
 func (ff *fixFile) each(ctx context.Context, db *sql.DB, runID int64, f func(*fixRow) error) error {
@@ -231,7 +232,7 @@ func (ff *fixFile) each(ctx context.Context, db *sql.DB, runID int64, f func(*fi
 			at(r)
 			return f(r)
 		}
-		err := forensics.EachFailureOf(ctx, db, runID, rd.sources, func(fl forensics.Failure) error {
+		err := report.EachFailureOf(ctx, db, runID, rd.sources, func(fl report.Failure) error {
 			if pending != nil && pending.at == fl.Line {
 				pending.also = append(pending.also, alsoFailed{failure: fl.ID, kind: fl.Kind, reason: fl.Reason})
 				return nil
@@ -303,10 +304,10 @@ func fixFileOf(files *[]*fixFile, name, kind, format, file string) (*fixFile, er
 // groupSources sorts the files of a run's failures into the fix files
 // they belong in, in the order they failed: per fix file, the run's files
 // whose rows it holds, each with the tasks (kinds) that failed them.
-func groupSources(sources []forensics.FailureSource) ([]*fixFile, error) {
+func groupSources(sources []report.FailureSource) ([]*fixFile, error) {
 	var out []*fixFile
 	for _, src := range sources {
-		name, in := fixName(forensics.Failure{Input: src.Input, File: src.File})
+		name, in := fixName(report.Failure{Input: src.Input, File: src.File})
 		ff, err := fixFileOf(&out, name, src.Kind, src.Format, src.File)
 		if err != nil {
 			return nil, err
@@ -327,7 +328,7 @@ func groupSources(sources []forensics.FailureSource) ([]*fixFile, error) {
 // group sorts failures read into memory (a few edited rows) into the fix
 // files they belong in: each failing line once, however many tasks of its
 // file failed it (SPEC §4), in the order the run read them.
-func group(fails []forensics.Failure) ([]*fixFile, error) {
+func group(fails []report.Failure) ([]*fixFile, error) {
 	var out []*fixFile
 	lines := map[string]int{} // fix file, input and FILE:LINE -> its row's index in the fix file
 	files := map[*fixFile]map[string]int{}
@@ -373,7 +374,7 @@ func group(fails []forensics.Failure) ([]*fixFile, error) {
 
 // fixName is the name a failure's file takes in a fix folder (its task's
 // input's base name, without .gz; a workbook's as .csv), and that input.
-func fixName(f forensics.Failure) (name, in string) {
+func fixName(f report.Failure) (name, in string) {
 	if f.Input != "" {
 		name = input.BaseName(f.Input)
 	} else {
@@ -784,7 +785,7 @@ func (ff *fixFile) write(ctx context.Context, db *sql.DB, runID int64, w *bufio.
 // early (a ragged row, short of fields) ends early again, and fields past
 // the header follow it, so that the row fails again as it did until it is
 // fixed.
-func (ff *fixFile) line(cells []forensics.RawCell) []string {
+func (ff *fixFile) line(cells []report.RawCell) []string {
 	vals := map[string]string{}
 	var beyond []string
 	for _, c := range cells {
@@ -827,7 +828,7 @@ func writeReasons(cw *csv.Writer, ff *fixFile, r *fixRow, n *int) error {
 		}
 		row := []string{ff.name, line, r.sourceID, reason, r.from, r.text}
 		for i := range row {
-			row[i] = forensics.SafeCell(row[i])
+			row[i] = report.SafeCell(row[i])
 		}
 		if err := cw.Write(row); err != nil {
 			return err

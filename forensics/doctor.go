@@ -248,7 +248,7 @@ const placeholderPath = "PATH"
 // ends in PATH; the note says what it stands for.
 func (d *doctor) runCommand(tenant, source string, kinds []ledger.Kind) (cmd, note string) {
 	var names []string
-	for _, k := range sortKinds(kinds) {
+	for _, k := range phases.InPhaseOrder(kinds) {
 		names = append(names, k.Plural())
 	}
 	args := []string{"run", "--tenant", tenant, "--source", source}
@@ -263,7 +263,7 @@ func (d *doctor) runCommand(tenant, source string, kinds []ledger.Kind) (cmd, no
 // It is "" for a succeeded run, which is not resumed.
 func (d *doctor) resumeCommand(runID int64, status phases.RunStatus, kinds []ledger.Kind) (cmd, note string) {
 	var names []string
-	for _, k := range sortKinds(kinds) {
+	for _, k := range phases.InPhaseOrder(kinds) {
 		names = append(names, k.Plural())
 	}
 	id := strconv.FormatInt(runID, 10)
@@ -279,21 +279,6 @@ func (d *doctor) resumeCommand(runID int64, status phases.RunStatus, kinds []led
 		return "", ""
 	}
 	return d.crmimport("resume", id), ""
-}
-
-func sortKinds(kinds []ledger.Kind) []ledger.Kind {
-	seen := map[ledger.Kind]bool{}
-	var out []ledger.Kind
-	for _, k := range kinds {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		return phases.Phase(out[i]) < phases.Phase(out[j]) || phases.Phase(out[i]) == phases.Phase(out[j]) && out[i] < out[j]
-	})
-	return out
 }
 
 // uniformSkipsSQL: R9, per run and kind, the slots the run owns are all

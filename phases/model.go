@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"crmimport/ledger"
@@ -52,6 +53,23 @@ func Phase(k ledger.Kind) int {
 	default:
 		return 5
 	}
+}
+
+// InPhaseOrder is kinds once each, in the order of their phases (kinds of
+// one phase by name): how doctor's repairs and the Skipped page list them.
+func InPhaseOrder(kinds []ledger.Kind) []ledger.Kind {
+	seen := map[ledger.Kind]bool{}
+	var out []ledger.Kind
+	for _, k := range kinds {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return Phase(out[i]) < Phase(out[j]) || Phase(out[i]) == Phase(out[j]) && out[i] < out[j]
+	})
+	return out
 }
 
 // Counts are the outcomes of records, per task and rolled up per kind.

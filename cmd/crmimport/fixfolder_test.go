@@ -14,10 +14,10 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"crmimport/fixfile"
-	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/importer/reader/readertest"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store/storetest"
 )
 
@@ -369,7 +369,7 @@ func TestFixEditedRows(t *testing.T) {
 	_, db := demoRun(t)
 	sqlDB := storetest.OpenFile(t, db)
 	byID := map[string]int64{}
-	require.NoError(t, forensics.EachFailure(t.Context(), sqlDB, 1, func(f forensics.Failure) error {
+	require.NoError(t, report.EachFailure(t.Context(), sqlDB, 1, func(f report.Failure) error {
 		if f.Kind == "contact" {
 			byID[f.SourceID] = f.ID
 		}
@@ -377,9 +377,9 @@ func TestFixEditedRows(t *testing.T) {
 	}))
 	parent := filepath.Join(t.TempDir(), "fixes")
 	dir, err := fixfile.WriteEdited(t.Context(), sqlDB, 1, "contacts.csv", []fixfile.EditedRow{
-		{Failure: byID["con-022"], Cells: []forensics.RawCell{{Name: "email", Value: "dana.whitfield@northgate-dental.example.com"}}},
-		{Failure: byID["con-031"], Cells: []forensics.RawCell{{Name: "first_name", Value: "José"}, {Name: "id", Value: "con-031b"}}},
-		{Failure: byID["con-077"], Cells: []forensics.RawCell{{Name: "title", Value: "Cellist"}}}, // still not an email
+		{Failure: byID["con-022"], Cells: []report.RawCell{{Name: "email", Value: "dana.whitfield@northgate-dental.example.com"}}},
+		{Failure: byID["con-031"], Cells: []report.RawCell{{Name: "first_name", Value: "José"}, {Name: "id", Value: "con-031b"}}},
+		{Failure: byID["con-077"], Cells: []report.RawCell{{Name: "title", Value: "Cellist"}}}, // still not an email
 		{Failure: byID["con-015"]}, // a repeat of an imported id
 	}, parent)
 	require.NoError(t, err)
@@ -394,7 +394,7 @@ func TestFixEditedRows(t *testing.T) {
 	_, err = fixfile.WriteEdited(t.Context(), sqlDB, 1, "deals.csv", []fixfile.EditedRow{{Failure: byID["con-022"]}}, parent)
 	require.ErrorContains(t, err, "is a row of contacts.csv, not of deals.csv")
 	_, err = fixfile.WriteEdited(t.Context(), sqlDB, 1, "contacts.csv", []fixfile.EditedRow{
-		{Failure: byID["con-022"], Cells: []forensics.RawCell{{Name: "nickname", Value: "D"}}}}, parent)
+		{Failure: byID["con-022"], Cells: []report.RawCell{{Name: "nickname", Value: "D"}}}}, parent)
 	require.ErrorContains(t, err, `contacts.csv has no column "nickname"`)
 
 	r := crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", "--only", "contacts", dir)

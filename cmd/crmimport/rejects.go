@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/fixfile"
-	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/importer/reader"
 	"crmimport/report"
@@ -71,7 +70,7 @@ Examples:
 			if out != "" {
 				var n int
 				err := store.WriteOutput(a.dbPath, out, func(w io.Writer) (err error) {
-					n, err = forensics.Rejects(c.Context, db, id, w)
+					n, err = report.Rejects(c.Context, db, id, w)
 					return err
 				})
 				if err != nil {
@@ -88,7 +87,7 @@ Examples:
 				// One JSON document, also on an error: the CSV is held
 				// until it is whole (--out or stdout without --json stream).
 				var buf bytes.Buffer
-				if n, err = forensics.Rejects(c.Context, db, id, &buf); err != nil {
+				if n, err = report.Rejects(c.Context, db, id, &buf); err != nil {
 					return err
 				}
 				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
@@ -96,7 +95,7 @@ Examples:
 			// A file of data, streamed as it is read (issue 23 item 15):
 			// its values as they are (SafeCell keeps a spreadsheet from
 			// running them).
-			if n, err = forensics.Rejects(c.Context, db, id, a.data); err != nil {
+			if n, err = report.Rejects(c.Context, db, id, a.data); err != nil {
 				return err
 			}
 			if n == 0 {
