@@ -11,6 +11,7 @@ import (
 	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
@@ -105,8 +106,8 @@ type importRequest struct {
 	DryRun    bool     `json:"dry_run,omitempty"`
 	// Plan and PlanFiles are a dry run's, as its summary answered them:
 	// the import is that plan or nothing (importer.PlanChangedError).
-	Plan      string              `json:"plan,omitempty"`
-	PlanFiles []importer.PlanFile `json:"plan_files,omitempty"`
+	Plan      string             `json:"plan,omitempty"`
+	PlanFiles []runopts.PlanFile `json:"plan_files,omitempty"`
 }
 
 // spec reads the request as `run` reads its command line.

@@ -13,6 +13,7 @@ import (
 
 	"crmimport/fixfile"
 	"crmimport/importer"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
@@ -155,7 +156,7 @@ func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (phases.R
 // reads it.
 func fixSpec(run phases.Run, kinds []ledger.Kind, dir, base string) (importer.RunSpec, func(), error) {
 	cleanup := func() {}
-	opts, err := importer.DecodeOptions(run)
+	opts, err := runopts.Decode(run)
 	if err != nil {
 		return importer.RunSpec{}, cleanup, err
 	}
@@ -205,7 +206,7 @@ func (s *Server) apiFixOutcomes(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	opts, err := importer.DecodeOptions(run)
+	opts, err := runopts.Decode(run)
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -19,6 +19,7 @@ import (
 	"crmimport/failpoint"
 	"crmimport/forensics"
 	"crmimport/importer"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
@@ -192,7 +193,7 @@ func TestFixRowsReimport(t *testing.T) {
 
 		run, err := phases.LoadRun(ctx, s.ro, 2)
 		require.NoError(t, err)
-		opts, err := importer.DecodeOptions(run)
+		opts, err := runopts.Decode(run)
 		require.NoError(t, err)
 		require.Equal(t, "demo", run.Tenant)
 		require.Equal(t, "canonical", run.Source)
@@ -351,7 +352,7 @@ func TestFixRowsCustomProfile(t *testing.T) {
 		require.Equal(t, "imported", last.Outcomes[0].Outcome, "%+v", last)
 		fix, err := phases.LoadRun(ctx, s.ro, a.Run)
 		require.NoError(t, err)
-		opts, err := importer.DecodeOptions(fix)
+		opts, err := runopts.Decode(fix)
 		require.NoError(t, err)
 		require.Equal(t, "zoho", opts.Profile)
 		require.Equal(t, private(s, fixesFolder), filepath.Dir(opts.ProfileFile), "the kept profile, beside the fix folders")
@@ -404,7 +405,7 @@ func TestFixRowsOfALineTwoKindsFailed(t *testing.T) {
 
 		fix, err := phases.LoadRun(ctx, s.ro, a.Run)
 		require.NoError(t, err)
-		opts, err := importer.DecodeOptions(fix)
+		opts, err := runopts.Decode(fix)
 		require.NoError(t, err)
 		require.Equal(t, []string{"contact", "note"}, opts.Only)
 		var linked string

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"crmimport/importer"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
@@ -297,7 +297,7 @@ func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
 	if p.ReadyTotal > 0 {
 		// doctor's ready-to-take-over: a run of those kinds over the
 		// original export takes the skips over (R3).
-		opts, err := importer.DecodeOptions(run)
+		opts, err := runopts.Decode(run)
 		switch {
 		case err != nil || opts.Input == "":
 			data.Why = "the run names no export here (it was loaded from a dump): import an export of these records"

@@ -21,6 +21,7 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
+	"crmimport/importer/runopts"
 	"crmimport/phases"
 	"crmimport/report"
 	"crmimport/store"
@@ -88,19 +89,19 @@ func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (res Result
 // source is the run a fix folder is written from.
 type source struct {
 	run       phases.Run
-	opts      importer.Options
+	opts      runopts.Options
 	prof      *profile.Profile
 	encodings map[string]string   // a task's input -> the encoding it was read in
 	kinds     map[string][]string // a task's input -> the kinds its tasks read it as, in plan order (SPEC §4: one file, several kinds)
 }
 
 // runOptions is a run and the options it was planned with.
-func runOptions(ctx context.Context, db *sql.DB, runID int64) (phases.Run, importer.Options, error) {
+func runOptions(ctx context.Context, db *sql.DB, runID int64) (phases.Run, runopts.Options, error) {
 	run, err := phases.LoadRun(ctx, db, runID)
 	if err != nil {
-		return phases.Run{}, importer.Options{}, err
+		return phases.Run{}, runopts.Options{}, err
 	}
-	opts, err := importer.DecodeOptions(run)
+	opts, err := runopts.Decode(run)
 	return run, opts, err
 }
 

@@ -57,6 +57,7 @@ var floors = map[string]int{
 	"phases":                     3,
 	"importer/profile":           3,
 	"importer/suggest":           4,
+	"importer/runopts":           4,
 	"undo":                       4,
 	"importer":                   5,
 	"report":                     6,

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"crmimport/importer"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -59,9 +59,9 @@ func (r *Report) untakenWarnings() []string {
 			continue
 		}
 		if prof == nil {
-			opts, err := importer.DecodeOptions(r.Run)
+			opts, err := runopts.Decode(r.Run)
 			if err == nil {
-				prof, _ = importer.RunProfile(opts) // without it, the warning names no profile's rule
+				prof, _ = runopts.Profile(opts) // without it, the warning names no profile's rule
 			}
 		}
 		name := input.Name(t.File)
@@ -228,7 +228,7 @@ func (r *Report) waitingForNothing() string {
 		quoted[i] = strconv.Quote(x.Reason)
 	}
 	prof := r.Run.Source
-	if opts, err := importer.DecodeOptions(r.Run); err == nil && opts.Profile != "" {
+	if opts, err := runopts.Decode(r.Run); err == nil && opts.Profile != "" {
 		prof = opts.Profile
 	}
 	return fmt.Sprintf("%s %s linked only to records that the %s profile does not import (%s: %s): no run of this export "+
@@ -263,7 +263,7 @@ func (r *Report) undoNext() []string {
 // throwaway copy of the database: no command here names it.
 func (r *Report) dryRunNext() []string {
 	out := []string{fmt.Sprintf("this was a dry run: nothing was written to %s; the same command without --dry-run imports", r.DryRun)}
-	if plan, _ := importer.PlanOf(r.Run, r.Tasks); plan != "" {
+	if plan, _ := runopts.PlanOf(r.Run, r.Tasks); plan != "" {
 		out = append(out, fmt.Sprintf("its plan is %s: with `--plan %s` in place of --dry-run, the same command imports exactly this plan, "+
 			"or nothing (exit 8) if a file changed since", plan, plan))
 	}

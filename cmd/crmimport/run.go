@@ -11,6 +11,7 @@ import (
 
 	"crmimport/importer"
 	"crmimport/importer/input"
+	"crmimport/importer/runopts"
 	"crmimport/phases"
 	"crmimport/report"
 	"crmimport/store"
@@ -154,7 +155,7 @@ func (a *app) finish(ctx context.Context, imp *importer.Importer, runID int64, e
 		}
 		return err
 	}
-	opts, _ := importer.DecodeOptions(r.Run)
+	opts, _ := runopts.Decode(r.Run)
 	r.Strict = opts.Strict
 	if dryRun {
 		r.DryRun = store.Name(a.dbPath)
