@@ -13,6 +13,7 @@ import (
 
 	"crmimport/fixfile"
 	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -211,7 +212,7 @@ func (s *Server) apiFixOutcomes(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	man, err := importer.ReadFixManifest(opts.Input)
+	man, err := fixmanifest.Read(opts.Input)
 	if err != nil {
 		s.fail(w, err)
 		return

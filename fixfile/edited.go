@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
@@ -193,12 +193,12 @@ func Outcomes(ctx context.Context, db *sql.DB, runID int64) ([]Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	man, err := importer.ReadFixManifest(opts.Input)
+	man, err := fixmanifest.Read(opts.Input)
 	if err != nil {
 		return nil, err
 	}
 	if man == nil {
-		return nil, fmt.Errorf("run %d did not read a fix folder (%s holds no %s)", runID, opts.Input, importer.FixManifestName)
+		return nil, fmt.Errorf("run %d did not read a fix folder (%s holds no %s)", runID, opts.Input, fixmanifest.Name)
 	}
 	// The run's failures, by where they are in the folder: no more than
 	// the rows of the manifest, which is read whole already.

@@ -2,7 +2,6 @@ package fixfile
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -18,6 +17,7 @@ import (
 
 	"crmimport/forensics"
 	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
@@ -284,9 +284,9 @@ func (ff *fixFile) lines() func(r *fixRow) {
 // one the folder keeps for itself.
 func fixFileOf(files *[]*fixFile, name, kind, format, file string) (*fixFile, error) {
 	switch strings.ToLower(name) {
-	case importer.FixManifestName, importer.FixReasonsName, "", ".", "..":
+	case fixmanifest.Name, fixmanifest.ReasonsName, "", ".", "..":
 		return nil, fmt.Errorf("%s: the fix folder cannot hold a file of this name (it keeps %s and %s for itself)",
-			file, importer.FixManifestName, importer.FixReasonsName)
+			file, fixmanifest.Name, fixmanifest.ReasonsName)
 	}
 	for _, ff := range *files {
 		if strings.EqualFold(ff.name, name) {
@@ -469,7 +469,7 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 	}
 	res = Result{Run: s.run.ID, Dir: dir, Files: []Written{}}
 	// reasons.csv is written beside the files, a row as each is written.
-	rw, closeReasons, err := open(importer.FixReasonsName)
+	rw, closeReasons, err := open(fixmanifest.ReasonsName)
 	if err != nil {
 		return Result{}, err
 	}
@@ -493,14 +493,14 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 	if err := closeReasons(err); err != nil {
 		return Result{}, err
 	}
-	mw, closeManifest, err := open(importer.FixManifestName)
+	mw, closeManifest, err := open(fixmanifest.Name)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := closeManifest(s.writeManifest(ctx, db, mw, files)); err != nil {
 		return Result{}, err
 	}
-	res.Manifest = filepath.Join(dir, importer.FixManifestName)
+	res.Manifest = filepath.Join(dir, fixmanifest.Name)
 	res.Next = s.next(dir)
 	return res, nil
 }
@@ -518,115 +518,44 @@ func (s *source) next(dir string) string {
 	return forensics.ShellCommand(append(words, dir)...)
 }
 
-// manifest is the manifest of a fix folder of the run, without its files.
-func (s *source) manifest() importer.FixManifest {
-	m := importer.FixManifest{Format: importer.FixManifestFormat, Run: s.run.ID, Tenant: s.run.Tenant, Source: s.run.Source,
-		Profile: s.opts.Profile, ProfileFile: s.opts.ProfileFile, ProfileText: s.opts.ProfileText,
-		Inputs: append([]string{s.opts.Input}, s.opts.Inputs...), Files: []importer.FixFile{}, SideFiles: s.opts.SideFiles}
-	if m.SideFiles == nil {
-		m.SideFiles = []profile.SideFile{}
-	}
-	return m
-}
-
-// filesMark stands in the manifest's JSON for its list of files, which
-// writeManifest streams in its place.
-const filesMark = `"files": []`
-
-// writeManifest writes the manifest (importer.FixManifest) of files, once
+// writeManifest writes the manifest of files (fixmanifest.Write), once
 // they are written: what the run is, and per file its rows' failures,
 // source ids and lines, each list streamed from a pass over the file's
-// rows rather than held, so that the manifest of 400,000 rows costs the
-// memory of one.
+// rows.
 func (s *source) writeManifest(ctx context.Context, db *sql.DB, w *bufio.Writer, files []*fixFile) error {
-	head, err := json.MarshalIndent(s.manifest(), "", "  ")
-	if err != nil {
-		return err
-	}
-	before, after, ok := bytes.Cut(head, []byte(filesMark))
-	if !ok {
-		return fmt.Errorf("manifest of run %d: no list of files in %s", s.run.ID, head)
-	}
-	w.Write(before)
-	w.WriteString(`"files": [`)
+	m := fixmanifest.Manifest{Format: fixmanifest.Format, Run: s.run.ID, Tenant: s.run.Tenant, Source: s.run.Source,
+		Profile: s.opts.Profile, ProfileFile: s.opts.ProfileFile, ProfileText: s.opts.ProfileText,
+		Inputs: append([]string{s.opts.Input}, s.opts.Inputs...), SideFiles: s.opts.SideFiles}
+	rows := make([]fixmanifest.Rows, len(files))
 	for i, ff := range files {
-		if i > 0 {
-			w.WriteString(",")
-		}
-		// The kinds the run read the file's input as, where it read it as
-		// several (SPEC §4); absent when Kind says it.
-		var readAs []string
-		for _, in := range ff.from {
-			for _, k := range s.kinds[in] {
-				if !slices.Contains(readAs, k) {
-					readAs = append(readAs, k)
-				}
-			}
-		}
-		if len(readAs) < 2 {
-			readAs = nil
-		}
-		fields, err := json.Marshal(struct {
-			Name   string   `json:"name"`
-			Kind   string   `json:"kind"`
-			Rows   int      `json:"rows"`
-			From   []string `json:"from"`
-			ReadAs []string `json:"read_as,omitempty"`
-		}{ff.name, ff.kind, ff.written, append([]string{}, ff.from...), readAs})
-		if err != nil {
-			return err
-		}
-		w.WriteString("\n    ")
-		w.Write(fields[:len(fields)-1]) // the object, open: the lists follow
-		type list struct {
-			name  string
-			value func(*fixRow) any
-		}
-		lists := []list{
-			{"failures", func(r *fixRow) any { return r.failure }},
-			{"source_ids", func(r *fixRow) any { return r.sourceID }},
-			{"lines", func(r *fixRow) any { return r.line }},
-		}
-		if ff.several {
-			// Each row's kind, where the file feeds several (SPEC §4: a
-			// line two of them failed is one row, of its first failure's
-			// kind); absent when every row is of the file's kind.
-			lists = append(lists, list{"kinds", func(r *fixRow) any { return r.kind }})
-		}
-		for _, list := range lists {
-			w.WriteString(`,"` + list.name + `":[`)
-			n := 0
-			err := ff.each(ctx, db, s.run.ID, func(r *fixRow) error {
+		m.Files = append(m.Files, fixmanifest.File{Name: ff.name, Kind: ff.kind, Rows: ff.written, From: ff.from, ReadAs: s.readAs(ff)})
+		rows[i] = fixmanifest.Rows{Several: ff.several, Each: func(yield func(fixmanifest.Row) error) error {
+			return ff.each(ctx, db, s.run.ID, func(r *fixRow) error {
 				if r.unreadable() {
 					return nil // in reasons.csv only
 				}
-				b, err := json.Marshal(list.value(r))
-				if err != nil {
-					return err
-				}
-				if n > 0 {
-					w.WriteByte(',')
-				}
-				n++
-				_, err = w.Write(b)
-				return err
+				return yield(fixmanifest.Row{Failure: r.failure, SourceID: r.sourceID, Line: r.line, Kind: r.kind})
 			})
-			if err != nil {
-				return err
-			}
-			if n != ff.written {
-				// A run that failed more rows while this was written (a
-				// live run's): the lists would not line up with the file.
-				return fmt.Errorf("manifest of run %d: %s holds %d rows, but its failed records now give %d: write the fix folder again once the run has ended",
-					s.run.ID, ff.name, ff.written, n)
-			}
-			w.WriteString("]")
-		}
-		w.WriteString("}")
+		}}
 	}
-	w.WriteString("\n  ]")
-	_, err = w.Write(after)
-	return err
+	return fixmanifest.Write(w, m, rows)
+}
+
+// readAs are the kinds the run read a file's input as, where it read it
+// as several (SPEC §4); nil when the file's kind says it.
+func (s *source) readAs(ff *fixFile) []string {
+	var readAs []string
+	for _, in := range ff.from {
+		for _, k := range s.kinds[in] {
+			if !slices.Contains(readAs, k) {
+				readAs = append(readAs, k)
+			}
+		}
+	}
+	if len(readAs) < 2 {
+		return nil
+	}
+	return readAs
 }
 
 // header sets a CSV fix file's header: the header of the file its rows

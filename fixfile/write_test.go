@@ -18,6 +18,7 @@ import (
 
 	"crmimport/fixfile"
 	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/phases"
 	"crmimport/report"
 	"crmimport/store/storetest"
@@ -117,7 +118,7 @@ func TestAFixFolderStreams(t *testing.T) {
 		require.Less(t, heap, uint64(16<<20), "the fix folder of %d rows is written a row at a time", n)
 		require.Equal(t, []fixfile.Written{{Name: "contacts.csv", Kind: "contact", Rows: n}}, res.Files)
 		require.Equal(t, n, res.Reasons)
-		man, err := importer.ReadFixManifest(out)
+		man, err := fixmanifest.Read(out)
 		require.NoError(t, err)
 		require.Len(t, man.Files, 1)
 		require.Len(t, man.Files[0].Failures, n)

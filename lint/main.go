@@ -58,6 +58,7 @@ var floors = map[string]int{
 	"importer/profile":           3,
 	"importer/suggest":           4,
 	"importer/runopts":           4,
+	"importer/fixmanifest":       4,
 	"undo":                       4,
 	"importer":                   5,
 	"report":                     6,

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/fixfile"
-	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/reader"
 	"crmimport/report"
 	"crmimport/store"
@@ -143,8 +143,8 @@ func (a *app) fixFolder(ctx context.Context, db *sql.DB, id int64, dir string) e
 		}
 		a.say("%s", line)
 	}
-	a.say("  %-28s %d reasons", importer.FixReasonsName, res.Reasons)
-	a.say("  %-28s the run, its profile and the side files it read", importer.FixManifestName)
+	a.say("  %-28s %d reasons", fixmanifest.ReasonsName, res.Reasons)
+	a.say("  %-28s the run, its profile and the side files it read", fixmanifest.Name)
 	a.say("fix the rows, then: %s", res.Next)
 	return nil
 }
