@@ -64,8 +64,8 @@
 //     skipped (with the reason) or failed (with the reason), or not read.
 //
 // Imports point one way: fixfile uses report (the failures, the
-// formula-safe cell), importer/fixmanifest (the manifest, written there),
-// importer/runopts (the run's options), importer (the run's profile, a
-// file's header), forensics (a command line's quoting), phases and store;
-// cmd/crmimport and desktop use it.
+// formula-safe cell, a command line's quoting), importer/fixmanifest (the
+// manifest, written there), importer/runopts (the run's options), importer
+// (the run's profile, a file's header), phases and store; cmd/crmimport
+// and desktop use it.
 package fixfile

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/importer/fixmanifest"
 	"crmimport/importer/input"
@@ -515,7 +514,7 @@ func (s *source) next(dir string) string {
 	case s.opts.Profile != s.run.Source:
 		words = append(words, "--profile", s.opts.Profile)
 	}
-	return forensics.ShellCommand(append(words, dir)...)
+	return report.ShellCommand(append(words, dir)...)
 }
 
 // writeManifest writes the manifest of files (fixmanifest.Write), once

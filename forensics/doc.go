@@ -32,9 +32,9 @@
 //     runs (R15), slots whose target row is missing (R1, R2) and, on a
 //     server, the copies of the data that killed dry runs left behind
 //     (store.LeftCopies) — and the two incidents of the write-up they add
-//     up to. A repair is a line to
-//     paste into a POSIX shell, every argument quoted (shellWord), so that
-//     what a tenant, a source, an id or a path holds is only text.
+//     up to. A repair is a line to paste into a POSIX shell, every
+//     argument quoted (report.ShellCommand), so that what a tenant, a
+//     source, an id or a path holds is only text.
 //   - A production engine's own ledger, as it is (ReadLedger, Production;
 //     doctor, `ledger why` and report with --ledger-only, or on a
 //     PostgreSQL schema that holds the three ledger tables and no

@@ -11,6 +11,7 @@ import (
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/report"
 )
 
 // The findings doctor names.
@@ -232,7 +233,7 @@ func (d *doctor) crmimport(args ...string) string {
 	if d.opts.DBPath != defaultDBPath {
 		words = append(words, "--db", d.opts.DBPath)
 	}
-	return ShellCommand(append(words, args...)...)
+	return report.ShellCommand(append(words, args...)...)
 }
 
 // defaultDBPath is the database crmimport opens without --db.

@@ -255,7 +255,7 @@ func (d *doctor) freeSlots(where string) (string, error) {
 	if strings.HasPrefix(db, "-") {
 		db = "./" + db // not an option of sqlite3's
 	}
-	return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
+	return report.ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
 }
 
 // psql is the shell command that runs stmt with psql on the server of the
@@ -265,13 +265,13 @@ func (d *doctor) psql(stmt string) (string, error) {
 	if !store.IsAddress(d.opts.DBPath) {
 		// The address is not known here: psql's own defaults (PGHOST
 		// and the other PG… variables) name the server.
-		return ShellCommand("psql", "-c", stmt), nil
+		return report.ShellCommand("psql", "-c", stmt), nil
 	}
 	p, err := store.PsqlOf(d.opts.DBPath)
 	if err != nil {
 		return "", err
 	}
-	return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", stmt), nil
+	return report.ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", stmt), nil
 }
 
 // kindOrder orders rows by kind in plan order (companies first).

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"crmimport/importer/reader"
+	"crmimport/report"
 )
 
 // WriteDiagnosis writes doctor's findings as text: the incidents they add
@@ -94,7 +95,7 @@ func WriteLoad(w io.Writer, s *LoadSummary) {
 	}
 	tenant := ""
 	if len(s.Tenants) == 1 {
-		tenant = " --tenant " + shellWord(s.Tenants[0])
+		tenant = " --tenant " + report.ShellCommand(s.Tenants[0])
 	}
 	fmt.Fprintf(w, "\nNext: crmimport doctor%s · crmimport ledger why%s · crmimport runs\n", tenant, orDefault(tenant, " --tenant T"))
 }

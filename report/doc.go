@@ -19,6 +19,10 @@
 //     every record of the run — so that memory holds a page however many
 //     there are (issue 23 item 15).
 //
+// What to do next is sometimes a command to paste: ShellCommand quotes
+// every word of it for a POSIX shell (doctor's repairs and a fix folder's
+// run use it too).
+//
 // It reads the run's options only for what planning kept there (its
 // warnings, its profile, its plan: package runopts) and what undos under
 // --cascade took back of it (undo.TakenBack).
