@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/forensics"
-	"crmimport/report"
 	"crmimport/importer"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store"
 	"crmimport/store/storetest"
 )
