@@ -405,6 +405,37 @@ func contains(list []string, s string) bool {
 // unreadable: the row has no columns to line up, only its text.
 func (r fixRow) unreadable() bool { return len(r.cells) == 0 }
 
+// folder is a fix folder being written: the files made in it so far,
+// which a failed write takes back.
+type folder struct {
+	dir     string
+	written []string
+}
+
+// create makes a file of the folder (0600, never over another) and gives
+// the writer to fill it and the function that closes it.
+func (fo *folder) create(name string) (*bufio.Writer, func(error) error, error) {
+	full := filepath.Join(fo.dir, name)
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	fo.written = append(fo.written, full)
+	w := bufio.NewWriter(f)
+	return w, func(err error) error {
+		if err == nil {
+			err = w.Flush()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", full, err)
+		}
+		return nil
+	}, nil
+}
+
 // write writes files into dir (see the package doc); made says the caller
 // made dir itself (a new private folder), which is then taken back too on
 // a failure. It passes over each file's rows a few times — its header, the
@@ -424,41 +455,19 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 			return Result{}, err
 		}
 	}
-	var written []string
+	fo := &folder{dir: dir}
 	defer func() {
 		if err == nil {
 			return
 		}
-		for _, name := range written {
+		for _, name := range fo.written {
 			_ = os.Remove(name) // taking back a failed write: what remains is said by err
 		}
 		if made {
 			_ = os.Remove(dir)
 		}
 	}()
-	// open makes a file of the folder (0600, never over another) and
-	// gives the writer to fill it and the function that closes it.
-	open := func(name string) (*bufio.Writer, func(error) error, error) {
-		full := filepath.Join(dir, name)
-		f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, nil, err
-		}
-		written = append(written, full)
-		w := bufio.NewWriter(f)
-		return w, func(err error) error {
-			if err == nil {
-				err = w.Flush()
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fmt.Errorf("write %s: %w", full, err)
-			}
-			return nil
-		}, nil
-	}
+	open := fo.create
 	for _, ff := range files {
 		if ff.format == reader.FormatCSV && ff.keys == nil {
 			if err := s.header(ctx, db, ff); err != nil {

@@ -126,32 +126,7 @@ func (r *Report) Next() []string {
 	if r.Run.Status == phases.RunCancelled {
 		out = append(out, fmt.Sprintf("run %d was stopped: %s continues where it stopped", id, resume))
 	}
-	var failedTasks, notStarted []phases.Task
-	for _, t := range r.Tasks {
-		switch {
-		case t.Status == phases.TaskFailed:
-			failedTasks = append(failedTasks, t)
-		case t.Status == phases.TaskCancelled && strings.HasPrefix(t.LastError, "not started"):
-			notStarted = append(notStarted, t)
-		}
-	}
-	for _, t := range failedTasks {
-		if t.File == "" {
-			out = append(out, fmt.Sprintf("its %s task could not be finished: %s; %s runs it again", t.Kind.Plural(), t.LastError, resume))
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s could not be finished: %s. If the cause was passing (a full disk, a locked file), "+
-			"`crmimport resume %d` continues at record %s; if you fix the file itself, run the import again (the ledger keeps "+
-			"what is already imported)", input.Name(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
-	}
-	if len(notStarted) > 0 {
-		var names []string
-		for _, t := range notStarted {
-			names = append(names, t.Kind.Plural())
-		}
-		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
-			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
-	}
+	out = append(out, r.tasksNext(resume)...)
 	// A run loaded from a dump counted failures whose rows it does not
 	// carry: `rejects` cannot list them (dump.go); what it can list, the
 	// failures of a resume here, is advised as for any run.
@@ -194,6 +169,41 @@ func (r *Report) Next() []string {
 	}
 	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
 		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
+	}
+	return out
+}
+
+// tasksNext is what to do next of the run's tasks that failed, or were
+// not started because an earlier phase failed; resume is the command that
+// continues the run.
+func (r *Report) tasksNext(resume string) []string {
+	id := r.Run.ID
+	var out []string
+	var failedTasks, notStarted []phases.Task
+	for _, t := range r.Tasks {
+		switch {
+		case t.Status == phases.TaskFailed:
+			failedTasks = append(failedTasks, t)
+		case t.Status == phases.TaskCancelled && strings.HasPrefix(t.LastError, "not started"):
+			notStarted = append(notStarted, t)
+		}
+	}
+	for _, t := range failedTasks {
+		if t.File == "" {
+			out = append(out, fmt.Sprintf("its %s task could not be finished: %s; %s runs it again", t.Kind.Plural(), t.LastError, resume))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s could not be finished: %s. If the cause was passing (a full disk, a locked file), "+
+			"`crmimport resume %d` continues at record %s; if you fix the file itself, run the import again (the ledger keeps "+
+			"what is already imported)", input.Name(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
+	}
+	if len(notStarted) > 0 {
+		var names []string
+		for _, t := range notStarted {
+			names = append(names, t.Kind.Plural())
+		}
+		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
+			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
 	}
 	return out
 }
