@@ -1,5 +1,6 @@
 // Package importer plans runs over exports and decides what becomes of
-// each record. It is rooms, each importing only those below it:
+// each record. It stands on rooms of its own, each importing only those
+// below it:
 //
 //   - importer/reader reads the rows of one file (CSV, JSON, JSON Lines)
 //     and tells what a file is and how it is encoded: a bad row fails
