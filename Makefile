@@ -103,9 +103,11 @@ race: tools ## the tests under the race detector
 	$(GO) test -race -count=1 -timeout 40m ./...
 
 # lint/main.go: imports point one way, down (every package has a floor), and
+# which way down is: STYLE 1's rules by name (lint/deps.go: store imports
+# nothing of ours, ledger only store, phases never importer, …); and
 # only store opens the database — closing any descriptor of the file drops
 # SQLite's locks, which are the process's (issue 23).
-lint: ## gofmt, go vet, staticcheck, and the project's own checks (lint/: import floors, only store opens the database)
+lint: ## gofmt, go vet, staticcheck, and the project's own checks (lint/: import floors, STYLE 1 import rules, only store opens the database)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...

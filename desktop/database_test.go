@@ -16,6 +16,7 @@ import (
 	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store"
 	"crmimport/store/storetest"
 )
@@ -145,7 +146,7 @@ func TestDoctorRepairsNameTheDatabase(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 
-		want := forensics.ShellCommand("crmimport", "--db", strings.Replace(addr, ":"+password+"@", "@", 1), "run", "--tenant", "acme")
+		want := report.ShellCommand("crmimport", "--db", strings.Replace(addr, ":"+password+"@", "@", 1), "run", "--tenant", "acme")
 		w := s.do(t, req{http.MethodGet, "/api/doctor", s.addr, nil, true})
 		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 		require.NotContains(t, w.Body.String(), password)

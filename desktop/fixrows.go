@@ -12,8 +12,8 @@ import (
 
 	"crmimport/canon"
 	"crmimport/fixfile"
-	"crmimport/forensics"
 	"crmimport/ledger"
+	"crmimport/report"
 	"crmimport/runs"
 )
 
@@ -109,11 +109,11 @@ func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (runs.Run
 	for i, row := range q.Rows {
 		ids[i] = row.Failure
 	}
-	fails, err := forensics.FailuresByID(ctx, s.ro, id, ids)
+	fails, err := report.FailuresByID(ctx, s.ro, id, ids)
 	if err != nil {
 		return run, nil, err
 	}
-	byID := map[int64]forensics.Failure{}
+	byID := map[int64]report.Failure{}
 	for _, f := range fails {
 		byID[f.ID] = f
 	}

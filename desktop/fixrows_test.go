@@ -19,8 +19,10 @@ import (
 	"crmimport/failpoint"
 	"crmimport/forensics"
 	"crmimport/importer"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store"
 	"crmimport/store/storetest"
 )
@@ -45,7 +47,7 @@ func (s *Server) post(t *testing.T, path string, body any) *httptest.ResponseRec
 func failureIDs(t *testing.T, s *Server, run int64, kind string) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	require.NoError(t, forensics.EachFailure(context.Background(), s.ro, run, func(f forensics.Failure) error {
+	require.NoError(t, report.EachFailure(context.Background(), s.ro, run, func(f report.Failure) error {
 		if kind == "" || f.Kind == kind {
 			out[f.SourceID] = f.ID
 		}
@@ -191,7 +193,7 @@ func TestFixRowsReimport(t *testing.T) {
 
 		run, err := phases.LoadRun(ctx, s.ro, 2)
 		require.NoError(t, err)
-		opts, err := importer.DecodeOptions(run)
+		opts, err := runopts.Decode(run)
 		require.NoError(t, err)
 		require.Equal(t, "demo", run.Tenant)
 		require.Equal(t, "canonical", run.Source)
@@ -350,7 +352,7 @@ func TestFixRowsCustomProfile(t *testing.T) {
 		require.Equal(t, "imported", last.Outcomes[0].Outcome, "%+v", last)
 		fix, err := phases.LoadRun(ctx, s.ro, a.Run)
 		require.NoError(t, err)
-		opts, err := importer.DecodeOptions(fix)
+		opts, err := runopts.Decode(fix)
 		require.NoError(t, err)
 		require.Equal(t, "zoho", opts.Profile)
 		require.Equal(t, private(s, fixesFolder), filepath.Dir(opts.ProfileFile), "the kept profile, beside the fix folders")
@@ -403,7 +405,7 @@ func TestFixRowsOfALineTwoKindsFailed(t *testing.T) {
 
 		fix, err := phases.LoadRun(ctx, s.ro, a.Run)
 		require.NoError(t, err)
-		opts, err := importer.DecodeOptions(fix)
+		opts, err := runopts.Decode(fix)
 		require.NoError(t, err)
 		require.Equal(t, []string{"contact", "note"}, opts.Only)
 		var linked string

@@ -233,7 +233,7 @@ func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b.Bytes()) // the client went away: nothing to tell it
 }
 
-// rejectsDownload streams the run's rejects (forensics.Rejects) as they
+// rejectsDownload streams the run's rejects (report.Rejects) as they
 // are read: a run of 400,000 failed records costs the memory of one (issue
 // 23 item 15). An error before the first byte is answered as one; after
 // it, the response is cut off, so that a download that stopped short
@@ -244,7 +244,7 @@ func (s *Server) rejectsDownload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := &download{w: w, name: fmt.Sprintf("crmimport-rejects-%d.csv", id)}
-	if _, err := forensics.Rejects(r.Context(), s.ro, id, out); err != nil {
+	if _, err := report.Rejects(r.Context(), s.ro, id, out); err != nil {
 		switch {
 		case out.started:
 			panic(http.ErrAbortHandler)

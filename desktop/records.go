@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"crmimport/canon"
-	"crmimport/forensics"
 	"crmimport/ledger"
+	"crmimport/report"
 	"crmimport/runs"
 )
 
@@ -21,16 +21,16 @@ import (
 // ?before= the first of the page after — never by offset, and its filters
 // (?kind=, ?reason= a reason class), search (?id= a source id, whole, by an
 // index; ?q= words of the reason, read in each record) and counts are the
-// database's (forensics.PageFailures,
+// database's (report.PageFailures,
 // PageSkips), so that a run of 400,000 failed records opens, pages and
 // filters as fast as one of 40, in the memory of one page.
 
 // failureQuery reads a page of failures from a request's query: kind,
 // reason (a class), id (a source id, whole), q (words of the reason),
-// after, before and limit (API only; the pages show forensics.MaxPage).
+// after, before and limit (API only; the pages show report.MaxPage).
 // What cannot be is a bad request.
-func failureQuery(v url.Values) (forensics.FailureQuery, error) {
-	q := forensics.FailureQuery{Class: v.Get("reason"), SourceID: strings.TrimSpace(v.Get("id")), Search: strings.TrimSpace(v.Get("q"))}
+func failureQuery(v url.Values) (report.FailureQuery, error) {
+	q := report.FailureQuery{Class: v.Get("reason"), SourceID: strings.TrimSpace(v.Get("id")), Search: strings.TrimSpace(v.Get("q"))}
 	var err error
 	if q.Kind, err = kindParam(v); err != nil {
 		return q, err
@@ -47,8 +47,8 @@ func failureQuery(v url.Values) (forensics.FailureQuery, error) {
 
 // skipQuery reads a page of skips from a request's query: kind, id, q,
 // after and before (KIND:SOURCE_ID, a skip's key) and limit.
-func skipQuery(v url.Values) (forensics.SkipQuery, error) {
-	q := forensics.SkipQuery{SourceID: strings.TrimSpace(v.Get("id")), Search: strings.TrimSpace(v.Get("q"))}
+func skipQuery(v url.Values) (report.SkipQuery, error) {
+	q := report.SkipQuery{SourceID: strings.TrimSpace(v.Get("id")), Search: strings.TrimSpace(v.Get("q"))}
 	var err error
 	if q.Kind, err = kindParam(v); err != nil {
 		return q, err
@@ -87,7 +87,7 @@ func idParam(v url.Values, name string) (int64, error) {
 	return n, nil
 }
 
-func skipKeyParam(v url.Values, name string) (*forensics.SkipKey, error) {
+func skipKeyParam(v url.Values, name string) (*report.SkipKey, error) {
 	s := v.Get(name)
 	if s == "" {
 		return nil, nil
@@ -97,7 +97,7 @@ func skipKeyParam(v url.Values, name string) (*forensics.SkipKey, error) {
 	if !ok || err != nil || id == "" {
 		return nil, badRequest("%s=%q is not a skipped record's KIND:SOURCE_ID: follow the page's own links (next, prev)", name, s)
 	}
-	return &forensics.SkipKey{Kind: k, SourceID: id}, nil
+	return &report.SkipKey{Kind: k, SourceID: id}, nil
 }
 
 func limitParam(v url.Values) (int, error) {
@@ -106,15 +106,15 @@ func limitParam(v url.Values) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > forensics.MaxPage {
-		return 0, badRequest("limit=%q: a page holds 1 to %d records", s, forensics.MaxPage)
+	if err != nil || n < 1 || n > report.MaxPage {
+		return 0, badRequest("limit=%q: a page holds 1 to %d records", s, report.MaxPage)
 	}
 	return n, nil
 }
 
 // pageFailed answers a bad page as a bad request, anything else as it is.
 func pageFailed(err error) error {
-	if errors.Is(err, forensics.ErrBadPage) {
+	if errors.Is(err, report.ErrBadPage) {
 		return badRequest("%v", err)
 	}
 	return err
@@ -169,8 +169,8 @@ func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	q.Limit = forensics.MaxPage
-	p, err := forensics.PageFailures(r.Context(), s.ro, id, q)
+	q.Limit = report.MaxPage
+	p, err := report.PageFailures(r.Context(), s.ro, id, q)
 	if err != nil {
 		s.pageError(w, r, pageFailed(err))
 		return
@@ -204,7 +204,7 @@ func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "failed", page{Title: fmt.Sprintf("Failed records of run %d", id), Nav: "runs", Data: struct {
 		Run                           int64
 		Kind, Class, SourceID, Search string
-		P                             *forensics.FailurePage
+		P                             *report.FailurePage
 		Pager                         pager
 		Fixes                         string
 		Unlisted                      string // why failed records of a run loaded from a dump are not here (report.UnlistedWords)
@@ -223,14 +223,14 @@ func (s *Server) apiFailed(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	p, err := forensics.PageFailures(r.Context(), s.ro, id, q)
+	p, err := report.PageFailures(r.Context(), s.ro, id, q)
 	if err != nil {
 		s.fail(w, pageFailed(err))
 		return
 	}
 	// failed: the total, under the name this answer has always had.
 	writeJSON(w, http.StatusOK, struct {
-		*forensics.FailurePage
+		*report.FailurePage
 		Failed int64 `json:"failed"`
 	}{p, p.Total})
 }
@@ -245,7 +245,7 @@ func (s *Server) apiSkipped(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	p, err := forensics.PageSkips(r.Context(), s.ro, id, q)
+	p, err := report.PageSkips(r.Context(), s.ro, id, q)
 	if err != nil {
 		s.fail(w, pageFailed(err))
 		return
@@ -263,8 +263,8 @@ func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	q.Limit = forensics.MaxPage
-	p, err := forensics.PageSkips(r.Context(), s.ro, id, q)
+	q.Limit = report.MaxPage
+	p, err := report.PageSkips(r.Context(), s.ro, id, q)
 	if err != nil {
 		s.pageError(w, r, pageFailed(err))
 		return
@@ -274,7 +274,7 @@ func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	key := func(k *forensics.SkipKey) string {
+	key := func(k *report.SkipKey) string {
 		if k == nil {
 			return ""
 		}
@@ -283,7 +283,7 @@ func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
 	data := struct {
 		Run                    int64
 		Kind, SourceID, Search string
-		P                      *forensics.SkipPage
+		P                      *report.SkipPage
 		Pager                  pager
 		ReadyKinds             []string
 		Path                   string

@@ -21,9 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/fixfile"
-	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store"
 	"crmimport/store/storetest"
 )
@@ -457,7 +457,7 @@ FROM record_failures f CROSS JOIN n WHERE f.migration_id = 1`, n/10-1)
 
 		var dir string
 		heap = peakHeap(func() {
-			q := fixRequest{File: "contacts.csv", Rows: []fixfile.EditedRow{{Failure: 5, Cells: []forensics.RawCell{{Name: "email", Value: "ann5@example.com"}}}}}
+			q := fixRequest{File: "contacts.csv", Rows: []fixfile.EditedRow{{Failure: 5, Cells: []report.RawCell{{Name: "email", Value: "ann5@example.com"}}}}}
 			_, _, err = s.checkFix(ctx, 1, q)
 			require.NoError(t, err)
 			dir, err = fixfile.WriteEdited(ctx, s.ro, 1, q.File, q.Rows, t.TempDir())

@@ -23,11 +23,11 @@
 //     would not line up under the header — but in reasons.csv, text
 //     included. Data cells are written as they are, never prefixed:
 //     they are what will be imported.
-//   - reasons.csv (importer.FixReasonsName): file, line (the row's line in
+//   - reasons.csv (fixmanifest.ReasonsName): file, line (the row's line in
 //     the fix file, 0 when not written there), id, reason, from (the
 //     input file and line the run read it at) and text (of a row not
-//     written), every cell formula-safe (forensics.SafeCell).
-//   - The manifest (importer.FixManifest, importer.FixManifestName): the
+//     written), every cell formula-safe (report.SafeCell).
+//   - The manifest (fixmanifest.Manifest, fixmanifest.Name): the
 //     run, its tenant, source and profile (a custom profile's file and
 //     text), its inputs, the folder's files with their rows' failure ids
 //     and source ids, and the side files the run read (joined files,
@@ -63,8 +63,9 @@
 //     matched by that run), unchanged (already final: another run's),
 //     skipped (with the reason) or failed (with the reason), or not read.
 //
-// Imports point one way: fixfile uses forensics (the failures, the
-// formula-safe cell), importer (the manifest, the run's options and
-// profile, a file's header), phases and store; cmd/crmimport and desktop
-// use it.
+// Imports point one way: fixfile uses report (the failures, the
+// formula-safe cell, a command line's quoting), importer/fixmanifest (the
+// manifest, written there), importer/runopts (the run's options), importer
+// (the run's profile, a file's header), phases and store; cmd/crmimport
+// and desktop use it.
 package fixfile

@@ -10,11 +10,11 @@ import (
 	"os"
 	"strings"
 
-	"crmimport/forensics"
-	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
+	"crmimport/report"
 )
 
 // EditedRow is a failed row as the desktop's page edited it: its failure
@@ -22,8 +22,8 @@ import (
 // ("Phone#2" for a repeated column). A cell not named keeps its value as
 // read.
 type EditedRow struct {
-	Failure int64               `json:"failure"`
-	Cells   []forensics.RawCell `json:"cells"`
+	Failure int64            `json:"failure"`
+	Cells   []report.RawCell `json:"cells"`
 }
 
 // WriteEdited writes edited rows of one file of run runID — file is the
@@ -46,15 +46,15 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 	for i, r := range rows {
 		ids[i] = r.Failure
 	}
-	found, err := forensics.FailuresByID(ctx, db, runID, ids)
+	found, err := report.FailuresByID(ctx, db, runID, ids)
 	if err != nil {
 		return "", err
 	}
-	byID := map[int64]forensics.Failure{}
+	byID := map[int64]report.Failure{}
 	for _, f := range found {
 		byID[f.ID] = f
 	}
-	var fails []forensics.Failure
+	var fails []report.Failure
 	for _, r := range rows {
 		f, ok := byID[r.Failure]
 		if !ok {
@@ -113,7 +113,7 @@ func WriteEdited(ctx context.Context, db *sql.DB, runID int64, file string, rows
 // edit sets the cells of a row that cells name; a name that is not a
 // column of the file is an error. A row that could not be read as a row
 // is one once edited: its columns are the ones named.
-func (ff *fixFile) edit(r *fixRow, cells []forensics.RawCell) error {
+func (ff *fixFile) edit(r *fixRow, cells []report.RawCell) error {
 	known := map[string]bool{}
 	for _, k := range ff.keys {
 		known[k] = true
@@ -193,12 +193,12 @@ func Outcomes(ctx context.Context, db *sql.DB, runID int64) ([]Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	man, err := importer.ReadFixManifest(opts.Input)
+	man, err := fixmanifest.Read(opts.Input)
 	if err != nil {
 		return nil, err
 	}
 	if man == nil {
-		return nil, fmt.Errorf("run %d did not read a fix folder (%s holds no %s)", runID, opts.Input, importer.FixManifestName)
+		return nil, fmt.Errorf("run %d did not read a fix folder (%s holds no %s)", runID, opts.Input, fixmanifest.Name)
 	}
 	// The run's failures, by where they are in the folder: no more than
 	// the rows of the manifest, which is read whole already.
@@ -208,7 +208,7 @@ func Outcomes(ctx context.Context, db *sql.DB, runID int64) ([]Outcome, error) {
 	}
 	type failure struct{ sourceID, reason string }
 	failed := map[at]failure{}
-	err = forensics.EachFailure(ctx, db, runID, func(f forensics.Failure) error {
+	err = report.EachFailure(ctx, db, runID, func(f report.Failure) error {
 		failed[at{f.File, f.Line}] = failure{f.SourceID, f.Reason}
 		return nil
 	})

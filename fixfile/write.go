@@ -2,7 +2,6 @@ package fixfile
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -16,12 +15,14 @@ import (
 	"strconv"
 	"strings"
 
-	"crmimport/forensics"
 	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
+	"crmimport/importer/runopts"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store"
 )
 
@@ -50,7 +51,7 @@ type Written struct {
 // folder (see the package doc). A run without failed records writes
 // nothing and returns a Result without files. It streams the failures
 // from the database, a file of the folder at a time and a row at a time
-// (forensics.EachFailureOf), so that memory holds a row and the files'
+// (report.EachFailureOf), so that memory holds a row and the files'
 // headers however many failed (issue 23 item 15: 400,000 failed rows
 // took 718 MiB). db is a handle of one connection (store.Open's): what
 // SQLite sorts meanwhile — the failures grouped by file, a file that feeds
@@ -70,7 +71,7 @@ func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (res Result
 			res, err = Result{}, rerr
 		}
 	}()
-	sources, err := forensics.FailureSources(ctx, db, runID)
+	sources, err := report.FailureSources(ctx, db, runID)
 	if err != nil {
 		return Result{}, err
 	}
@@ -87,19 +88,19 @@ func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (res Result
 // source is the run a fix folder is written from.
 type source struct {
 	run       phases.Run
-	opts      importer.Options
+	opts      runopts.Options
 	prof      *profile.Profile
 	encodings map[string]string   // a task's input -> the encoding it was read in
 	kinds     map[string][]string // a task's input -> the kinds its tasks read it as, in plan order (SPEC §4: one file, several kinds)
 }
 
 // runOptions is a run and the options it was planned with.
-func runOptions(ctx context.Context, db *sql.DB, runID int64) (phases.Run, importer.Options, error) {
+func runOptions(ctx context.Context, db *sql.DB, runID int64) (phases.Run, runopts.Options, error) {
 	run, err := phases.LoadRun(ctx, db, runID)
 	if err != nil {
-		return phases.Run{}, importer.Options{}, err
+		return phases.Run{}, runopts.Options{}, err
 	}
-	opts, err := importer.DecodeOptions(run)
+	opts, err := runopts.Decode(run)
 	return run, opts, err
 }
 
@@ -155,7 +156,7 @@ type fixFile struct {
 // (SPEC §4).
 type fixRead struct {
 	input, file string
-	sources     []forensics.FailureSource
+	sources     []report.FailureSource
 }
 
 // fixRow is one failed row in a fix file.
@@ -165,7 +166,7 @@ type fixRow struct {
 	sourceID string
 	from     string // FILE:LINE the run read it at
 	reason   string
-	cells    []forensics.RawCell
+	cells    []report.RawCell
 	raw      string // the raw JSON object (JSON files)
 	text     string // a row that could not be read as a row: its text
 	line     int    // its line in the fix file, once placed (lines)
@@ -186,7 +187,7 @@ type alsoFailed struct {
 }
 
 // newFixRow is the row of a fix file that a failure gives.
-func newFixRow(f forensics.Failure) fixRow {
+func newFixRow(f report.Failure) fixRow {
 	r := fixRow{failure: f.ID, kind: f.Kind, sourceID: f.SourceID, from: fmt.Sprintf("%s:%d", f.File, f.Line), reason: f.Reason,
 		raw: f.RawJSON, file: f.File, at: f.Line}
 	for _, c := range f.Raw {
@@ -204,7 +205,7 @@ func newFixRow(f forensics.Failure) fixRow {
 
 // each hands the file's rows to f in the file's order, each placed at its
 // line (lines): from the database, each file of the run in the order the
-// run read it (forensics.EachFailureOf), a line that several kinds failed
+// run read it (report.EachFailureOf), a line that several kinds failed
 // once, with the others' failures (also); or from memory. A row from the
 // database lives for its call only.
 func (ff *fixFile) each(ctx context.Context, db *sql.DB, runID int64, f func(*fixRow) error) error {
@@ -231,7 +232,7 @@ func (ff *fixFile) each(ctx context.Context, db *sql.DB, runID int64, f func(*fi
 			at(r)
 			return f(r)
 		}
-		err := forensics.EachFailureOf(ctx, db, runID, rd.sources, func(fl forensics.Failure) error {
+		err := report.EachFailureOf(ctx, db, runID, rd.sources, func(fl report.Failure) error {
 			if pending != nil && pending.at == fl.Line {
 				pending.also = append(pending.also, alsoFailed{failure: fl.ID, kind: fl.Kind, reason: fl.Reason})
 				return nil
@@ -282,9 +283,9 @@ func (ff *fixFile) lines() func(r *fixRow) {
 // one the folder keeps for itself.
 func fixFileOf(files *[]*fixFile, name, kind, format, file string) (*fixFile, error) {
 	switch strings.ToLower(name) {
-	case importer.FixManifestName, importer.FixReasonsName, "", ".", "..":
+	case fixmanifest.Name, fixmanifest.ReasonsName, "", ".", "..":
 		return nil, fmt.Errorf("%s: the fix folder cannot hold a file of this name (it keeps %s and %s for itself)",
-			file, importer.FixManifestName, importer.FixReasonsName)
+			file, fixmanifest.Name, fixmanifest.ReasonsName)
 	}
 	for _, ff := range *files {
 		if strings.EqualFold(ff.name, name) {
@@ -303,10 +304,10 @@ func fixFileOf(files *[]*fixFile, name, kind, format, file string) (*fixFile, er
 // groupSources sorts the files of a run's failures into the fix files
 // they belong in, in the order they failed: per fix file, the run's files
 // whose rows it holds, each with the tasks (kinds) that failed them.
-func groupSources(sources []forensics.FailureSource) ([]*fixFile, error) {
+func groupSources(sources []report.FailureSource) ([]*fixFile, error) {
 	var out []*fixFile
 	for _, src := range sources {
-		name, in := fixName(forensics.Failure{Input: src.Input, File: src.File})
+		name, in := fixName(report.Failure{Input: src.Input, File: src.File})
 		ff, err := fixFileOf(&out, name, src.Kind, src.Format, src.File)
 		if err != nil {
 			return nil, err
@@ -327,7 +328,7 @@ func groupSources(sources []forensics.FailureSource) ([]*fixFile, error) {
 // group sorts failures read into memory (a few edited rows) into the fix
 // files they belong in: each failing line once, however many tasks of its
 // file failed it (SPEC §4), in the order the run read them.
-func group(fails []forensics.Failure) ([]*fixFile, error) {
+func group(fails []report.Failure) ([]*fixFile, error) {
 	var out []*fixFile
 	lines := map[string]int{} // fix file, input and FILE:LINE -> its row's index in the fix file
 	files := map[*fixFile]map[string]int{}
@@ -373,7 +374,7 @@ func group(fails []forensics.Failure) ([]*fixFile, error) {
 
 // fixName is the name a failure's file takes in a fix folder (its task's
 // input's base name, without .gz; a workbook's as .csv), and that input.
-func fixName(f forensics.Failure) (name, in string) {
+func fixName(f report.Failure) (name, in string) {
 	if f.Input != "" {
 		name = input.BaseName(f.Input)
 	} else {
@@ -404,6 +405,37 @@ func contains(list []string, s string) bool {
 // unreadable: the row has no columns to line up, only its text.
 func (r fixRow) unreadable() bool { return len(r.cells) == 0 }
 
+// folder is a fix folder being written: the files made in it so far,
+// which a failed write takes back.
+type folder struct {
+	dir     string
+	written []string
+}
+
+// create makes a file of the folder (0600, never over another) and gives
+// the writer to fill it and the function that closes it.
+func (fo *folder) create(name string) (*bufio.Writer, func(error) error, error) {
+	full := filepath.Join(fo.dir, name)
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	fo.written = append(fo.written, full)
+	w := bufio.NewWriter(f)
+	return w, func(err error) error {
+		if err == nil {
+			err = w.Flush()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", full, err)
+		}
+		return nil
+	}, nil
+}
+
 // write writes files into dir (see the package doc); made says the caller
 // made dir itself (a new private folder), which is then taken back too on
 // a failure. It passes over each file's rows a few times — its header, the
@@ -423,41 +455,19 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 			return Result{}, err
 		}
 	}
-	var written []string
+	fo := &folder{dir: dir}
 	defer func() {
 		if err == nil {
 			return
 		}
-		for _, name := range written {
+		for _, name := range fo.written {
 			_ = os.Remove(name) // taking back a failed write: what remains is said by err
 		}
 		if made {
 			_ = os.Remove(dir)
 		}
 	}()
-	// open makes a file of the folder (0600, never over another) and
-	// gives the writer to fill it and the function that closes it.
-	open := func(name string) (*bufio.Writer, func(error) error, error) {
-		full := filepath.Join(dir, name)
-		f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, nil, err
-		}
-		written = append(written, full)
-		w := bufio.NewWriter(f)
-		return w, func(err error) error {
-			if err == nil {
-				err = w.Flush()
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fmt.Errorf("write %s: %w", full, err)
-			}
-			return nil
-		}, nil
-	}
+	open := fo.create
 	for _, ff := range files {
 		if ff.format == reader.FormatCSV && ff.keys == nil {
 			if err := s.header(ctx, db, ff); err != nil {
@@ -467,7 +477,7 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 	}
 	res = Result{Run: s.run.ID, Dir: dir, Files: []Written{}}
 	// reasons.csv is written beside the files, a row as each is written.
-	rw, closeReasons, err := open(importer.FixReasonsName)
+	rw, closeReasons, err := open(fixmanifest.ReasonsName)
 	if err != nil {
 		return Result{}, err
 	}
@@ -491,14 +501,14 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 	if err := closeReasons(err); err != nil {
 		return Result{}, err
 	}
-	mw, closeManifest, err := open(importer.FixManifestName)
+	mw, closeManifest, err := open(fixmanifest.Name)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := closeManifest(s.writeManifest(ctx, db, mw, files)); err != nil {
 		return Result{}, err
 	}
-	res.Manifest = filepath.Join(dir, importer.FixManifestName)
+	res.Manifest = filepath.Join(dir, fixmanifest.Name)
 	res.Next = s.next(dir)
 	return res, nil
 }
@@ -513,118 +523,47 @@ func (s *source) next(dir string) string {
 	case s.opts.Profile != s.run.Source:
 		words = append(words, "--profile", s.opts.Profile)
 	}
-	return forensics.ShellCommand(append(words, dir)...)
+	return report.ShellCommand(append(words, dir)...)
 }
 
-// manifest is the manifest of a fix folder of the run, without its files.
-func (s *source) manifest() importer.FixManifest {
-	m := importer.FixManifest{Format: importer.FixManifestFormat, Run: s.run.ID, Tenant: s.run.Tenant, Source: s.run.Source,
-		Profile: s.opts.Profile, ProfileFile: s.opts.ProfileFile, ProfileText: s.opts.ProfileText,
-		Inputs: append([]string{s.opts.Input}, s.opts.Inputs...), Files: []importer.FixFile{}, SideFiles: s.opts.SideFiles}
-	if m.SideFiles == nil {
-		m.SideFiles = []profile.SideFile{}
-	}
-	return m
-}
-
-// filesMark stands in the manifest's JSON for its list of files, which
-// writeManifest streams in its place.
-const filesMark = `"files": []`
-
-// writeManifest writes the manifest (importer.FixManifest) of files, once
+// writeManifest writes the manifest of files (fixmanifest.Write), once
 // they are written: what the run is, and per file its rows' failures,
 // source ids and lines, each list streamed from a pass over the file's
-// rows rather than held, so that the manifest of 400,000 rows costs the
-// memory of one.
+// rows.
 func (s *source) writeManifest(ctx context.Context, db *sql.DB, w *bufio.Writer, files []*fixFile) error {
-	head, err := json.MarshalIndent(s.manifest(), "", "  ")
-	if err != nil {
-		return err
-	}
-	before, after, ok := bytes.Cut(head, []byte(filesMark))
-	if !ok {
-		return fmt.Errorf("manifest of run %d: no list of files in %s", s.run.ID, head)
-	}
-	w.Write(before)
-	w.WriteString(`"files": [`)
+	m := fixmanifest.Manifest{Format: fixmanifest.Format, Run: s.run.ID, Tenant: s.run.Tenant, Source: s.run.Source,
+		Profile: s.opts.Profile, ProfileFile: s.opts.ProfileFile, ProfileText: s.opts.ProfileText,
+		Inputs: append([]string{s.opts.Input}, s.opts.Inputs...), SideFiles: s.opts.SideFiles}
+	rows := make([]fixmanifest.Rows, len(files))
 	for i, ff := range files {
-		if i > 0 {
-			w.WriteString(",")
-		}
-		// The kinds the run read the file's input as, where it read it as
-		// several (SPEC §4); absent when Kind says it.
-		var readAs []string
-		for _, in := range ff.from {
-			for _, k := range s.kinds[in] {
-				if !slices.Contains(readAs, k) {
-					readAs = append(readAs, k)
-				}
-			}
-		}
-		if len(readAs) < 2 {
-			readAs = nil
-		}
-		fields, err := json.Marshal(struct {
-			Name   string   `json:"name"`
-			Kind   string   `json:"kind"`
-			Rows   int      `json:"rows"`
-			From   []string `json:"from"`
-			ReadAs []string `json:"read_as,omitempty"`
-		}{ff.name, ff.kind, ff.written, append([]string{}, ff.from...), readAs})
-		if err != nil {
-			return err
-		}
-		w.WriteString("\n    ")
-		w.Write(fields[:len(fields)-1]) // the object, open: the lists follow
-		type list struct {
-			name  string
-			value func(*fixRow) any
-		}
-		lists := []list{
-			{"failures", func(r *fixRow) any { return r.failure }},
-			{"source_ids", func(r *fixRow) any { return r.sourceID }},
-			{"lines", func(r *fixRow) any { return r.line }},
-		}
-		if ff.several {
-			// Each row's kind, where the file feeds several (SPEC §4: a
-			// line two of them failed is one row, of its first failure's
-			// kind); absent when every row is of the file's kind.
-			lists = append(lists, list{"kinds", func(r *fixRow) any { return r.kind }})
-		}
-		for _, list := range lists {
-			w.WriteString(`,"` + list.name + `":[`)
-			n := 0
-			err := ff.each(ctx, db, s.run.ID, func(r *fixRow) error {
+		m.Files = append(m.Files, fixmanifest.File{Name: ff.name, Kind: ff.kind, Rows: ff.written, From: ff.from, ReadAs: s.readAs(ff)})
+		rows[i] = fixmanifest.Rows{Several: ff.several, Each: func(yield func(fixmanifest.Row) error) error {
+			return ff.each(ctx, db, s.run.ID, func(r *fixRow) error {
 				if r.unreadable() {
 					return nil // in reasons.csv only
 				}
-				b, err := json.Marshal(list.value(r))
-				if err != nil {
-					return err
-				}
-				if n > 0 {
-					w.WriteByte(',')
-				}
-				n++
-				_, err = w.Write(b)
-				return err
+				return yield(fixmanifest.Row{Failure: r.failure, SourceID: r.sourceID, Line: r.line, Kind: r.kind})
 			})
-			if err != nil {
-				return err
-			}
-			if n != ff.written {
-				// A run that failed more rows while this was written (a
-				// live run's): the lists would not line up with the file.
-				return fmt.Errorf("manifest of run %d: %s holds %d rows, but its failed records now give %d: write the fix folder again once the run has ended",
-					s.run.ID, ff.name, ff.written, n)
-			}
-			w.WriteString("]")
-		}
-		w.WriteString("}")
+		}}
 	}
-	w.WriteString("\n  ]")
-	_, err = w.Write(after)
-	return err
+	return fixmanifest.Write(w, m, rows)
+}
+
+// readAs are the kinds the run read a file's input as, where it read it
+// as several (SPEC §4); nil when the file's kind says it.
+func (s *source) readAs(ff *fixFile) []string {
+	var readAs []string
+	for _, in := range ff.from {
+		for _, k := range s.kinds[in] {
+			if !slices.Contains(readAs, k) {
+				readAs = append(readAs, k)
+			}
+		}
+	}
+	if len(readAs) < 2 {
+		return nil
+	}
+	return readAs
 }
 
 // header sets a CSV fix file's header: the header of the file its rows
@@ -784,7 +723,7 @@ func (ff *fixFile) write(ctx context.Context, db *sql.DB, runID int64, w *bufio.
 // early (a ragged row, short of fields) ends early again, and fields past
 // the header follow it, so that the row fails again as it did until it is
 // fixed.
-func (ff *fixFile) line(cells []forensics.RawCell) []string {
+func (ff *fixFile) line(cells []report.RawCell) []string {
 	vals := map[string]string{}
 	var beyond []string
 	for _, c := range cells {
@@ -827,7 +766,7 @@ func writeReasons(cw *csv.Writer, ff *fixFile, r *fixRow, n *int) error {
 		}
 		row := []string{ff.name, line, r.sourceID, reason, r.from, r.text}
 		for i := range row {
-			row[i] = forensics.SafeCell(row[i])
+			row[i] = report.SafeCell(row[i])
 		}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -17,9 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/fixfile"
-	"crmimport/forensics"
 	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store/storetest"
 )
 
@@ -99,7 +100,7 @@ func peakHeap(f func()) uint64 {
 }
 
 // TestAFixFolderStreams: issue 23 item 15. `rejects RUN --as-export`
-// (fixfile.Write) and `rejects RUN` (forensics.Rejects) hold a row of the
+// (fixfile.Write) and `rejects RUN` (report.Rejects) hold a row of the
 // run's failures at a time, not all of them: a run of 60,000 failed rows
 // is written in a few MiB of heap (before, every failure was read into
 // memory first: 718 MiB for 400,000). The folder holds every row, and its
@@ -117,7 +118,7 @@ func TestAFixFolderStreams(t *testing.T) {
 		require.Less(t, heap, uint64(16<<20), "the fix folder of %d rows is written a row at a time", n)
 		require.Equal(t, []fixfile.Written{{Name: "contacts.csv", Kind: "contact", Rows: n}}, res.Files)
 		require.Equal(t, n, res.Reasons)
-		man, err := importer.ReadFixManifest(out)
+		man, err := fixmanifest.Read(out)
 		require.NoError(t, err)
 		require.Len(t, man.Files, 1)
 		require.Len(t, man.Files[0].Failures, n)
@@ -130,7 +131,7 @@ func TestAFixFolderStreams(t *testing.T) {
 		require.Equal(t, n+1, strings.Count(string(b), "\n"))
 
 		var rejects int
-		heap = peakHeap(func() { rejects, err = forensics.Rejects(context.Background(), db, 1, discard{}) })
+		heap = peakHeap(func() { rejects, err = report.Rejects(context.Background(), db, 1, discard{}) })
 		require.NoError(t, err)
 		require.Equal(t, n, rejects)
 		t.Logf("rejects of %d failed rows: peak heap %.1f MiB", n, float64(heap)/(1<<20))

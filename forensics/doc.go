@@ -32,19 +32,9 @@
 //     runs (R15), slots whose target row is missing (R1, R2) and, on a
 //     server, the copies of the data that killed dry runs left behind
 //     (store.LeftCopies) — and the two incidents of the write-up they add
-//     up to. A repair is a line to
-//     paste into a POSIX shell, every argument quoted (shellWord), so that
-//     what a tenant, a source, an id or a path holds is only text.
-//   - Rejects (Rejects; `rejects RUN`): a run's failed records (R4) as CSV,
-//     safe to open in a spreadsheet, streamed (EachFailure; FailureSources
-//     and EachFailureOf for a fix folder, package fixfile).
-//   - The desktop's pages of a run's records (PageFailures, PageSkips;
-//     FailuresByID for a fix of rows): a page read by keyset, never by
-//     offset, filtered by kind, reason class (record_failures.reason_class,
-//     store.ReasonClass) and source id and searched in the reason in the
-//     database, with counts per kind and class and of the skips ready to be
-//     taken over from GROUP BY over every record of the run — so that
-//     memory holds a page however many there are (issue 23 item 15).
+//     up to. A repair is a line to paste into a POSIX shell, every
+//     argument quoted (report.ShellCommand), so that what a tenant, a
+//     source, an id or a path holds is only text.
 //   - A production engine's own ledger, as it is (ReadLedger, Production;
 //     doctor, `ledger why` and report with --ledger-only, or on a
 //     PostgreSQL schema that holds the three ledger tables and no
@@ -64,6 +54,7 @@
 // production left it, which is not a claim (R1-R3 are the importer's, in
 // package ledger); no target row is written without its slot. Everything
 // else here only reads (ReadLedger writes only its own temporary copy).
-// Imports point one way: forensics uses ledger, phases, importer, report
-// and store; none of them imports it.
+// A run's failed and skipped records and its rejects tell what a run did:
+// they are package report's. Imports point one way: forensics uses ledger,
+// phases, importer, report and store; none of them imports it.
 package forensics

@@ -12,6 +12,7 @@ import (
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/report"
 )
 
 // The findings doctor names.
@@ -233,7 +234,7 @@ func (d *doctor) crmimport(args ...string) string {
 	if d.opts.DBPath != defaultDBPath {
 		words = append(words, "--db", d.opts.DBPath)
 	}
-	return ShellCommand(append(words, args...)...)
+	return report.ShellCommand(append(words, args...)...)
 }
 
 // defaultDBPath is the database crmimport opens without --db.
@@ -249,7 +250,7 @@ const placeholderPath = "PATH"
 // ends in PATH; the note says what it stands for.
 func (d *doctor) runCommand(tenant, source string, kinds []ledger.Kind) (cmd, note string) {
 	var names []string
-	for _, k := range sortKinds(kinds) {
+	for _, k := range phases.InPhaseOrder(kinds) {
 		names = append(names, k.Plural())
 	}
 	args := []string{"run", "--tenant", tenant, "--source", source}
@@ -264,7 +265,7 @@ func (d *doctor) runCommand(tenant, source string, kinds []ledger.Kind) (cmd, no
 // It is "" for a succeeded run, which is not resumed.
 func (d *doctor) resumeCommand(runID int64, status phases.RunStatus, kinds []ledger.Kind) (cmd, note string) {
 	var names []string
-	for _, k := range sortKinds(kinds) {
+	for _, k := range phases.InPhaseOrder(kinds) {
 		names = append(names, k.Plural())
 	}
 	id := strconv.FormatInt(runID, 10)
@@ -280,21 +281,6 @@ func (d *doctor) resumeCommand(runID int64, status phases.RunStatus, kinds []led
 		return "", ""
 	}
 	return d.crmimport("resume", id), ""
-}
-
-func sortKinds(kinds []ledger.Kind) []ledger.Kind {
-	seen := map[ledger.Kind]bool{}
-	var out []ledger.Kind
-	for _, k := range kinds {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		return phases.Phase(out[i]) < phases.Phase(out[j]) || phases.Phase(out[i]) == phases.Phase(out[j]) && out[i] < out[j]
-	})
-	return out
 }
 
 // uniformSkipsSQL: R9, per run and kind, the slots the run owns are all
@@ -354,12 +340,12 @@ func (d *doctor) uniformSkips() error {
 		}
 		why := d.crmimport("ledger", "why", "--tenant", g.tenant, "--kind", g.kind.Plural(), "--run", strconv.FormatInt(g.run, 10))
 		switch {
-		case importer.WaitsForNothing(g.reason):
+		case ledger.WaitsForNothing(g.reason):
 			// R6b: nothing a run of the export gives will link them;
 			// no run is offered to take them over.
 			f.repair(why, g.reason+": no run of this export takes them over; to import them, link them to a contact, "+
 				"company or deal in the CRM and export them again")
-		case g.reason != importer.ReasonNotLinked:
+		case g.reason != ledger.ReasonNotLinked:
 			f.repair(why, "check the export and its profile; a run over the corrected export takes the slots over (R3)")
 		}
 	}
@@ -368,7 +354,7 @@ func (d *doctor) uniformSkips() error {
 	waiting := map[[2]string][]ledger.Kind{}
 	var order [][2]string
 	for _, g := range groups {
-		if g.reason == importer.ReasonNotLinked {
+		if g.reason == ledger.ReasonNotLinked {
 			k := [2]string{g.tenant, g.source}
 			if waiting[k] == nil {
 				order = append(order, k)

@@ -8,7 +8,6 @@ import (
 
 	"crmimport/canon"
 	"crmimport/canon/canontest"
-	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store/storetest"
 )
@@ -52,18 +51,4 @@ func TestKindCasesOfANewKind(t *testing.T) {
 		require.Equal(t, 2, phase)
 		require.Equal(t, 3, order, "after companies and contacts")
 	})
-}
-
-// TestParentsFoundNamesEveryLink: the SQL that finds a skip's parents
-// knows every link field of the table of kinds, as canon spells it
-// (canon.Table.LinkKindCase) — a kind that becomes a parent is taught
-// there.
-func TestParentsFoundNamesEveryLink(t *testing.T) {
-	t.Parallel()
-	c := canon.KindTable().LinkKindCase("j.key")
-	require.Contains(t, parentsFoundSQL, c)
-	require.Contains(t, parentsFoundPG, c)
-	for _, k := range []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal} {
-		require.Contains(t, c, "'"+canon.LinkField(k)+"'")
-	}
 }

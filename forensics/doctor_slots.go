@@ -7,6 +7,7 @@ import (
 	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
+	"crmimport/report"
 	"crmimport/store"
 	"crmimport/target"
 )
@@ -91,43 +92,6 @@ func (d *doctor) staleSkips() error {
 	return nil
 }
 
-// parentsFoundSQL: the kinds (comma-separated, or NULL) of the parents
-// named in a skipped slot r's detail that now have a final slot of the
-// same tenant and source. json_each and group_concat are SQLite's spelling
-// (store.Dialect); parentsFoundPG is PostgreSQL's.
-const parentsFoundSQL = `(SELECT group_concat(DISTINCT p.kind) FROM json_each(r.detail) j
-     CROSS JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
-      AND p.kind = CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'deal_id' THEN 'deal' END
-      AND p.action IN ('created', 'matched'))`
-
-// parentsFoundPG is parentsFoundSQL on PostgreSQL, for a detail that
-// flatDetailPG admits: the parent's slot by the ledger's key for each
-// link of the detail.
-const parentsFoundPG = `(SELECT string_agg(DISTINCT p.kind, ',') FROM json_each_text(r.detail::json) j
-     JOIN migration_records p ON p.tenant_id = r.tenant_id AND p.source = r.source AND p.source_id = j.value
-      AND p.kind = CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'deal_id' THEN 'deal' END
-      AND p.action IN ('created', 'matched'))`
-
-// flatDetailPG holds for a detail that is a JSON object of strings,
-// numbers, booleans and nulls — every detail the importer writes (R6: the
-// link values a skip could not resolve) — and for no text that PostgreSQL
-// would refuse to read as JSON: PostgreSQL 15 has no json_valid, and one
-// refused cast fails the whole query. A detail that SQLite's json_valid
-// admits and this does not (a nested value, an escaped surrogate pair) is
-// read as naming no parent there.
-const flatDetailPG = `r.detail ~ '^[ \t\n\r]*\{[ \t\n\r]*(` + jsonMemberRE + `(,[ \t\n\r]*` + jsonMemberRE + `)*)?\}[ \t\n\r]*$'`
-
-// jsonMemberRE is a member of a flat JSON object with the white space
-// after it: a string, a colon, a scalar (in PostgreSQL's regular
-// expressions). A string holds no control character, no escape that JSON
-// does not know, and no \u0000 or lone surrogate, which PostgreSQL
-// refuses to turn into text.
-const (
-	jsonStringRE = `"([^"\\\x01-\x1f]|\\["\\/bfnrt]|\\u(?!0000|[dD][89a-fA-F])[0-9a-fA-F]{4})*"`
-	jsonNumberRE = `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
-	jsonMemberRE = jsonStringRE + `[ \t\n\r]*:[ \t\n\r]*(` + jsonStringRE + `|` + jsonNumberRE + `|true|false|null)[ \t\n\r]*`
-)
-
 // readySQL: R3 and R6, a skipped slot whose detail (what the skip could not
 // resolve: {"contact_id": "c-1"}) names a parent that now has a final slot
 // of the same tenant and source: a run of its kind takes it over. CROSS
@@ -137,13 +101,13 @@ const (
 // json_each and json_valid are SQLite's spelling (store.Dialect); readyPG
 // is PostgreSQL's.
 var readySQL = `
-SELECT r.tenant_id, r.source, r.kind, r.source_id, ` + parentsFoundSQL + `
+SELECT r.tenant_id, r.source, r.kind, r.source_id, ` + report.ParentsFoundSQL + `
 FROM migration_records r
 WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL AND json_valid(r.detail)
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
 
 var readyPG = `
-SELECT r.tenant_id, r.source, r.kind, r.source_id, CASE WHEN ` + flatDetailPG + ` THEN ` + parentsFoundPG + ` END
+SELECT r.tenant_id, r.source, r.kind, r.source_id, CASE WHEN ` + report.FlatDetailPG + ` THEN ` + report.ParentsFoundPG + ` END
 FROM migration_records r
 WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
@@ -296,7 +260,7 @@ func (d *doctor) freeSlots(where string) (string, error) {
 		if strings.HasPrefix(db, "-") {
 			db = "./" + db // not an option of sqlite3's
 		}
-		return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
+		return report.ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
 	case store.Postgres:
 		return d.psql("DELETE FROM migration_records " + where)
 	default:
@@ -311,13 +275,13 @@ func (d *doctor) psql(stmt string) (string, error) {
 	if !store.IsAddress(d.opts.DBPath) {
 		// The address is not known here: psql's own defaults (PGHOST
 		// and the other PG… variables) name the server.
-		return ShellCommand("psql", "-c", stmt), nil
+		return report.ShellCommand("psql", "-c", stmt), nil
 	}
 	p, err := store.PsqlOf(d.opts.DBPath)
 	if err != nil {
 		return "", err
 	}
-	return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", stmt), nil
+	return report.ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", stmt), nil
 }
 
 // kindOrder orders rows by kind in plan order (companies first), from

@@ -8,6 +8,7 @@ import (
 
 	"crmimport/canon"
 	"crmimport/importer/reader"
+	"crmimport/report"
 )
 
 // WriteDiagnosis writes doctor's findings as text: the incidents they add
@@ -96,7 +97,7 @@ func WriteLoad(w io.Writer, s *LoadSummary) {
 	}
 	tenant := ""
 	if len(s.Tenants) == 1 {
-		tenant = " --tenant " + shellWord(s.Tenants[0])
+		tenant = " --tenant " + report.ShellCommand(s.Tenants[0])
 	}
 	fmt.Fprintf(w, "\nNext: crmimport doctor%s · crmimport ledger why%s · crmimport runs\n", tenant, orDefault(tenant, " --tenant T"))
 }

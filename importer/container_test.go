@@ -16,6 +16,7 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/input/inputtest"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store/storetest"
@@ -167,7 +168,7 @@ func TestResumeChecksAuxiliaryFiles(t *testing.T) {
 	imp := New(phases.New(db, fps))
 	run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "salesforce", Input: dir})
 	require.NoError(t, err)
-	opts, err := DecodeOptions(run)
+	opts, err := runopts.Decode(run)
 	require.NoError(t, err)
 	require.Equal(t, []profile.SideFile{{Role: "join:opportunitycontactrole.csv", File: filepath.Join(dir, "OpportunityContactRole.csv"),
 		Format: "csv", Encoding: "utf-8", Fingerprint: opts.SideFiles[0].Fingerprint}}, opts.SideFiles)

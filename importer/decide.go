@@ -12,23 +12,6 @@ import (
 	"crmimport/ledger"
 )
 
-// Skip reasons (SPEC §2).
-const (
-	ReasonNotLinked = "not linked to any record"
-	ReasonEmptyBody = "empty body"
-	ReasonDeleted   = "deleted in source"
-)
-
-// reasonLinkedOnlyTo starts the reason of a skip whose every link names a
-// record that no run of its export gives (R6b): "linked only to a case,
-// which the salesforce profile does not import".
-const reasonLinkedOnlyTo = "linked only to "
-
-// WaitsForNothing reports whether a skip reason says that no run of the
-// export takes the record over (R6b): the summary, the Skipped page and
-// doctor promise it no run.
-func WaitsForNothing(reason string) bool { return strings.HasPrefix(reason, reasonLinkedOnlyTo) }
-
 // linkedOnlyTo is the reason of a note, activity or email none of whose
 // links resolved (R6b), when every link value names a record that no run
 // with this profile gives — an object it does not import (a Salesforce
@@ -72,7 +55,7 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 	if len(names) > 1 {
 		list = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 	}
-	return fmt.Sprintf("%s%s, which the %s profile does not import", reasonLinkedOnlyTo, list, p.Name)
+	return ledger.LinkedOnlyTo(list, p.Name)
 }
 
 // firstSeen is where a source id first appeared in this run.
@@ -147,7 +130,7 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	d.rec, d.values = r, values
 	if done {
 		d.outcome, d.reason = out, reason
-		if out == skipped && reason == ReasonNotLinked {
+		if out == skipped && reason == ledger.ReasonNotLinked {
 			// A record linked only to what the profile ignores (a
 			// Salesforce user) waits for nothing either (R6b).
 			if why := linkedOnlyTo(p, &r); why != "" {
@@ -186,7 +169,7 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		}
 	}
 	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
-		d.outcome, d.reason = skipped, ReasonNotLinked
+		d.outcome, d.reason = skipped, ledger.ReasonNotLinked
 		if why := linkedOnlyTo(p, &r); why != "" {
 			d.reason = why // R6b: a skip says what it waits for
 		}
@@ -264,7 +247,7 @@ func duplicateReason(first firstSeen) string {
 func judge(r *profile.Record) (out outcome, reason string, values canon.Values, done bool) {
 	// 4. Deleted in source: skipped.
 	if del, ok := canon.ParseBool(r.Get("deleted")); ok && del {
-		return skipped, ReasonDeleted, canon.Values{}, true
+		return skipped, ledger.ReasonDeleted, canon.Values{}, true
 	}
 	// 5. Invalid: failed.
 	if why := r.MangledLink(); why != "" {
@@ -279,11 +262,11 @@ func judge(r *profile.Record) (out outcome, reason string, values canon.Values, 
 	}
 	// 6. A note with an empty body: skipped.
 	if r.Kind == ledger.Note && strings.TrimSpace(r.Get("body")) == "" {
-		return skipped, ReasonEmptyBody, values, true
+		return skipped, ledger.ReasonEmptyBody, values, true
 	}
 	// 7, for a record that names no parent: nothing to resolve.
 	if canon.NeedsParent(r.Kind) && !hasLinkValue(r) {
-		return skipped, ReasonNotLinked, values, true
+		return skipped, ledger.ReasonNotLinked, values, true
 	}
 	return 0, "", values, false
 }

@@ -80,7 +80,7 @@ func TestOrderOfDecisions(t *testing.T) {
 	}, failureReasons(t, db, run2.ID))
 	var reason string
 	require.NoError(t, db.QueryRow(`SELECT reason FROM migration_records WHERE source_id = 'c3'`).Scan(&reason))
-	require.Equal(t, ReasonDeleted, reason)
+	require.Equal(t, ledger.ReasonDeleted, reason)
 }
 
 // TestLinksAndMatches: R5 and R6 through the importer.

@@ -1,5 +1,6 @@
 // Package importer plans runs over exports and decides what becomes of
-// each record. It is four rooms, each importing only those below it:
+// each record. It stands on rooms of its own, each importing only those
+// below it:
 //
 //   - importer/reader reads the rows of one file (CSV, JSON, JSON Lines)
 //     and tells what a file is and how it is encoded: a bad row fails
@@ -10,6 +11,12 @@
 //   - importer/profile owns the profiles as data and their validation, the
 //     mapper from a row to a record, and the side files (SPEC §4: nothing
 //     dropped silently, no link guessed).
+//   - importer/runopts holds the options a run keeps (R10): what it was
+//     asked, the warnings planning found and its plan's digest and files,
+//     read back on resume and by the report.
+//   - importer/fixmanifest reads and writes a fix folder's manifest (the
+//     run it came from, its side files, each row's failure).
+//   - importer/suggest drafts a profile for an export that no profile fits.
 //   - importer itself plans a run (plan.go; from.go for a run loaded from a
 //     dump: R10), tells what a run of an export would plan and find with
 //     no database at all (inspect.go: planning's and a task's own code —
@@ -19,10 +26,10 @@
 //     R6, the duplicates of step 2), feeds a task's records to its batches
 //     (feed.go) and writes them in the batch's transaction, which phases
 //     owns (run.go, write.go: target rows only through ledger.Record, R1;
-//     failures to record_failures, R4; R12); a task whose input an earlier
+//     failures to record_failures by ledger.RecordFailures, R4; R12); a task whose input an earlier
 //     task read whole is counted unchanged without reading it (sameinput.go,
 //     R2). A run's plan has a digest over its options and every task with
-//     its fingerprint (plandigest.go): a dry run shows it, and a run given
+//     its fingerprint (plandigest.go; runopts.PlanOf reads it back): a dry run shows it, and a run given
 //     it is that plan or none (SPEC §11: a preview and its commit are the
 //     same plan; R10).
 package importer

@@ -1,15 +1,12 @@
 package importer
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
@@ -24,109 +21,12 @@ import (
 // checking that they are still what that run read (R10: a changed file is
 // never used silently).
 
-// FixManifestName and FixReasonsName are the two files of a fix folder
-// that are not rows of an export: a run over the folder leaves them out,
-// saying why, whatever the profile's patterns match.
-const (
-	FixManifestName = "crmimport-fix.json"
-	FixReasonsName  = "reasons.csv"
-)
-
-// FixManifestFormat names the manifest's layout.
-const FixManifestFormat = "crmimport-fix/1"
-
-// FixManifest is a fix folder's manifest.
-type FixManifest struct {
-	Format string `json:"format"`
-	Run    int64  `json:"run"`
-	Tenant string `json:"tenant"`
-	Source string `json:"source"`
-	// Profile is the run's profile; ProfileFile and ProfileText are a
-	// custom profile's file and content as the run read them.
-	Profile     string `json:"profile"`
-	ProfileFile string `json:"profile_file,omitempty"`
-	ProfileText string `json:"profile_text,omitempty"`
-	// Inputs are the paths the run read (its export).
-	Inputs []string `json:"inputs"`
-	// Files are the files of the folder that hold rows.
-	Files []FixFile `json:"files"`
-	// SideFiles are what the run's tasks read beside their files, with
-	// the fingerprints the run planned them with.
-	SideFiles []profile.SideFile `json:"side_files"`
-}
-
-// FixFile is a file of a fix folder: its name, kind and rows, and the
-// inputs of the run its rows were read from.
-type FixFile struct {
-	Name string   `json:"name"`
-	Kind string   `json:"kind"`
-	Rows int      `json:"rows"`
-	From []string `json:"from"`
-	// Failures are the record_failures ids of its rows, in file order;
-	// IDs the source id each row gives as written (an edited row's may
-	// differ from the failure's), Lines the line each starts at.
-	Failures []int64  `json:"failures"`
-	IDs      []string `json:"source_ids"`
-	Lines    []int    `json:"lines"`
-	// Kinds are the kind of each row's failure, where the file feeds
-	// several kinds (SPEC §4: a line two of them failed is one row, named
-	// by its first failure); absent when every row is of Kind.
-	Kinds []string `json:"kinds,omitempty"`
-	// ReadAs are the kinds the run read the file's input as, where it
-	// read it as several (SPEC §4: a lead export gives contacts and
-	// notes); absent when it read it as Kind alone.
-	ReadAs []string `json:"read_as,omitempty"`
-}
-
-// ReadAsKinds are the kinds the run read the file's input as.
-func (f FixFile) ReadAsKinds() []string {
-	if len(f.ReadAs) > 0 {
-		return f.ReadAs
-	}
-	return []string{f.Kind}
-}
-
-// RowKind is the kind of the failure that row i of the file was written
-// from.
-func (f FixFile) RowKind(i int) string {
-	if i < len(f.Kinds) {
-		return f.Kinds[i]
-	}
-	return f.Kind
-}
-
-// ReadFixManifest reads the manifest of a fix folder; nil, nil when dir
-// is not a folder holding one.
-func ReadFixManifest(dir string) (*FixManifest, error) {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, nil
-	}
-	name := filepath.Join(dir, FixManifestName)
-	b, err := os.ReadFile(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &input.Error{Path: name, Reason: err.Error()}
-	}
-	var m FixManifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, &input.Error{Path: name, Reason: fmt.Sprintf("not a fix folder's manifest (%v): restore it from the folder "+
-			"`crmimport rejects RUN --out DIR --as-export` wrote, or remove it to read the folder as a plain export", err)}
-	}
-	if m.Format != FixManifestFormat {
-		return nil, &input.Error{Path: name, Reason: fmt.Sprintf("format %q is not %q: write the folder again with this crmimport's "+
-			"`rejects RUN --out DIR --as-export`", m.Format, FixManifestFormat)}
-	}
-	return &m, nil
-}
-
 // fixFolder is a fix folder among the paths of an export: its manifest,
 // and the side files planning added from it (their fingerprints as the
 // manifest has them).
 type fixFolder struct {
 	dir      string
-	manifest *FixManifest
+	manifest *fixmanifest.Manifest
 	want     map[string]wanted  // side file -> what its run read it as
 	names    []profile.SideFile // parents' files to look names up in (addNameFiles)
 	added    []profile.SideFile // joined files and body folders added from the manifest (checkSideFilesRead)
@@ -142,7 +42,7 @@ func findFixFolder(paths []string, ls *input.Listing) ([]*fixFolder, []LeftOut, 
 	var out []*fixFolder
 	var left []LeftOut
 	for _, p := range paths {
-		m, err := ReadFixManifest(p)
+		m, err := fixmanifest.Read(p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -151,8 +51,8 @@ func findFixFolder(paths []string, ls *input.Listing) ([]*fixFolder, []LeftOut, 
 		}
 		out = append(out, &fixFolder{dir: p, manifest: m, want: map[string]wanted{}})
 		own := map[string]string{
-			filepath.Join(p, FixManifestName): fmt.Sprintf("the fix folder's manifest (run %d): not rows", m.Run),
-			filepath.Join(p, FixReasonsName):  fmt.Sprintf("the fix folder's reasons (run %d): not rows", m.Run),
+			filepath.Join(p, fixmanifest.Name):        fmt.Sprintf("the fix folder's manifest (run %d): not rows", m.Run),
+			filepath.Join(p, fixmanifest.ReasonsName): fmt.Sprintf("the fix folder's reasons (run %d): not rows", m.Run),
 		}
 		ls.Files = slices.DeleteFunc(ls.Files, func(f input.File) bool {
 			if why, ok := own[f.Ref]; ok {
@@ -283,7 +183,7 @@ func fixNotices(fixes []*fixFolder) []string {
 	var out []string
 	for _, fx := range fixes {
 		out = append(out, fmt.Sprintf("%s is a fix folder of run %d (tenant %s, source %s): its %s and %s are not rows, and are not read",
-			fx.dir, fx.manifest.Run, fx.manifest.Tenant, fx.manifest.Source, FixManifestName, FixReasonsName))
+			fx.dir, fx.manifest.Run, fx.manifest.Tenant, fx.manifest.Source, fixmanifest.Name, fixmanifest.ReasonsName))
 	}
 	return out
 }
@@ -345,7 +245,7 @@ func (fx *fixFolder) kindWarnings(files []inputFile) []string {
 		if !strings.HasPrefix(f.Path, fx.dir+string(filepath.Separator)) {
 			continue
 		}
-		i := slices.IndexFunc(fx.manifest.Files, func(mf FixFile) bool { return strings.EqualFold(mf.Name, input.BaseName(f.Path)) })
+		i := slices.IndexFunc(fx.manifest.Files, func(mf fixmanifest.File) bool { return strings.EqualFold(mf.Name, input.BaseName(f.Path)) })
 		switch {
 		case i >= 0 && !slices.Contains(fx.manifest.Files[i].ReadAsKinds(), string(f.Kind)):
 			out = append(out, fmt.Sprintf("%s holds run %d's failed %s, and this run reads it as %s: its rows import as %s",

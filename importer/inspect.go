@@ -308,7 +308,7 @@ func inspectRow(prof *profile.Profile, r profile.Record, seen map[string]firstSe
 		if out == skipped {
 			ri.Outcome = RowSkipped
 		}
-		if reason == ReasonNotLinked {
+		if reason == ledger.ReasonNotLinked {
 			if why := linkedOnlyTo(prof, &r); why != "" {
 				ri.Reason = why // as decide says it (R6b)
 			}

@@ -15,6 +15,7 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/input/inputtest"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store/storetest"
@@ -341,7 +342,7 @@ func TestInspectAgreesWithPlan(t *testing.T) {
 			require.NoError(t, err)
 			tasks, err := phases.LoadTasks(ctx, db, run.ID)
 			require.NoError(t, err)
-			opts, err := DecodeOptions(run)
+			opts, err := runopts.Decode(run)
 			require.NoError(t, err)
 
 			var planned, inspected []string

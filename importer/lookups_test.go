@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -55,7 +56,7 @@ func TestRevisitLooksUpOnlyItsIDs(t *testing.T) {
 func decideBoth(t *testing.T, imp *Importer, run phases.Run, k ledger.Kind, prefetch bool) []decision {
 	t.Helper()
 	ctx := context.Background()
-	opts, err := DecodeOptions(run)
+	opts, err := runopts.Decode(run)
 	require.NoError(t, err)
 	prof, err := RunProfile(opts)
 	require.NoError(t, err)

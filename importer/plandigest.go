@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"crmimport/importer/input"
+	"crmimport/importer/runopts"
 	"crmimport/phases"
 )
 
@@ -26,19 +27,9 @@ import (
 // planDigestVersion names how the digest is made.
 const planDigestVersion = "crmimport run plan 1"
 
-// PlanFile is one file a run's plan reads, with the fingerprint the plan
-// took of it (R10): a task's file and its kind, or a file its tasks read
-// beside their own (joined, looked up by name, bodies) and its role.
-type PlanFile struct {
-	File        string `json:"file"`
-	Kind        string `json:"kind,omitempty"`
-	Role        string `json:"role,omitempty"`
-	Fingerprint string `json:"fingerprint"`
-}
-
 // planDigest is the digest of the plan of a run of tenant and source with
 // options o (but its Plan) and tasks.
-func planDigest(tenant, source string, o Options, tasks []phases.TaskSpec) (string, error) {
+func planDigest(tenant, source string, o runopts.Options, tasks []phases.TaskSpec) (string, error) {
 	o.Plan = ""
 	opts, err := json.Marshal(o)
 	if err != nil {
@@ -63,33 +54,6 @@ func planDigest(tenant, source string, o Options, tasks []phases.TaskSpec) (stri
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// planFiles are the files of a plan: its tasks', then its side files.
-func planFiles(tasks []phases.TaskSpec, o Options) []PlanFile {
-	var out []PlanFile
-	for _, t := range tasks {
-		out = append(out, PlanFile{File: t.File, Kind: string(t.Kind), Fingerprint: t.Fingerprint})
-	}
-	for _, s := range o.SideFiles {
-		out = append(out, PlanFile{File: s.File, Role: s.Role, Fingerprint: s.Fingerprint})
-	}
-	return out
-}
-
-// PlanOf is the plan a run committed: its digest (kept with its options;
-// "" for a run planned before it was) and its files, from its tasks and
-// options (R10).
-func PlanOf(run phases.Run, tasks []phases.Task) (string, []PlanFile) {
-	o, err := DecodeOptions(run)
-	if err != nil {
-		return "", nil
-	}
-	specs := make([]phases.TaskSpec, len(tasks))
-	for i, t := range tasks {
-		specs[i] = phases.TaskSpec{Kind: t.Kind, File: t.File, Fingerprint: t.Fingerprint}
-	}
-	return o.Plan, planFiles(specs, o)
-}
-
 // ValidPlan reports whether s reads as a plan's digest (64 hex digits).
 func ValidPlan(s string) bool {
 	if len(s) != 2*sha256.Size {
@@ -104,9 +68,9 @@ func ValidPlan(s string) bool {
 // changed when the dry run's files are known (the page sends them back),
 // else the files the plan reads now.
 type PlanChangedError struct {
-	Want string     // the digest the dry run showed
-	Was  []PlanFile // the dry run's files, when known
-	Now  []PlanFile
+	Want string             // the digest the dry run showed
+	Was  []runopts.PlanFile // the dry run's files, when known
+	Now  []runopts.PlanFile
 }
 
 func (e *PlanChangedError) Error() string {
@@ -133,9 +97,9 @@ const maxNamed = 8
 // fileChanges says how the files of two plans differ: a file that changed
 // (its fingerprint now and then), is new, or is gone; or, with the same
 // files, that the options or the profile are not the dry run's.
-func fileChanges(was, now []PlanFile) string {
-	key := func(f PlanFile) string { return f.Kind + "\x00" + f.Role + "\x00" + f.File }
-	before := map[string]PlanFile{}
+func fileChanges(was, now []runopts.PlanFile) string {
+	key := func(f runopts.PlanFile) string { return f.Kind + "\x00" + f.Role + "\x00" + f.File }
+	before := map[string]runopts.PlanFile{}
 	for _, f := range was {
 		before[key(f)] = f
 	}
@@ -164,7 +128,7 @@ func fileChanges(was, now []PlanFile) string {
 }
 
 // fileList names the files of a plan with their fingerprints.
-func fileList(files []PlanFile) string {
+func fileList(files []runopts.PlanFile) string {
 	out := make([]string, len(files))
 	for i, f := range files {
 		out[i] = fmt.Sprintf("%s (%s)", fileWord(f), f.Fingerprint)
@@ -181,7 +145,7 @@ func joinNamed(parts []string) string {
 
 // fileWord names a plan's file as messages do: "contacts.csv (contacts)",
 // or a side file with its role.
-func fileWord(f PlanFile) string {
+func fileWord(f runopts.PlanFile) string {
 	name := input.Name(f.File)
 	switch {
 	case f.Kind != "":

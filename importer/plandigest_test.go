@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/importer/runopts"
 	"crmimport/phases"
 	"crmimport/store"
 	"crmimport/store/storetest"
@@ -39,7 +40,7 @@ func TestRunConfirmsItsDryRun(t *testing.T) {
 		require.NoError(t, err)
 		tasks, err := phases.LoadTasks(ctx, dry.Engine.DB, run.ID)
 		require.NoError(t, err)
-		digest, files := PlanOf(run, tasks)
+		digest, files := runopts.PlanOf(run, tasks)
 		require.True(t, ValidPlan(digest), digest)
 		require.Len(t, files, 2)
 
@@ -78,7 +79,7 @@ func TestRunConfirmsItsDryRun(t *testing.T) {
 		confirm.Shown = files
 		run, err = imp.Plan(ctx, confirm)
 		require.NoError(t, err, "the file as the dry run read it: the same plan")
-		o, err := DecodeOptions(run)
+		o, err := runopts.Decode(run)
 		require.NoError(t, err)
 		require.Equal(t, digest, o.Plan, "the run keeps the digest of its plan")
 	})

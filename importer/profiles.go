@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 )
 
 // What a user names with --source and --profile, resolved to a profile
@@ -63,11 +64,11 @@ func ResolveProfile(nameOrFile string) (*profile.Profile, error) {
 	return p, nil
 }
 
-// RunProfile is the profile a run maps its files with: the custom profile
-// kept in its options, or the built-in one it names.
-func RunProfile(opts Options) (*profile.Profile, error) {
+// RunProfile is the profile a run maps its files with (runopts.Profile):
+// a built-in name that names none is a *UsageError listing the others.
+func RunProfile(opts runopts.Options) (*profile.Profile, error) {
 	if opts.ProfileText != "" {
-		return profile.Load(filepath.Base(opts.ProfileFile), []byte(opts.ProfileText))
+		return runopts.Profile(opts)
 	}
 	return ProfileByName(opts.Profile)
 }

@@ -12,6 +12,7 @@ import (
 
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -136,7 +137,7 @@ type revisitWork struct {
 
 // openRevisit returns the work of a task that revisits the records an
 // earlier task left failed or skipped (see above), or nil to read the file.
-func (imp *Importer) openRevisit(ctx context.Context, run phases.Run, t phases.Task, tasks []phases.Task, opts Options, prof *profile.Profile) (_ *phases.Work, err error) {
+func (imp *Importer) openRevisit(ctx context.Context, run phases.Run, t phases.Task, tasks []phases.Task, opts runopts.Options, prof *profile.Profile) (_ *phases.Work, err error) {
 	if opts.Reread || t.InputKey == "" {
 		return nil, nil
 	}

@@ -3,7 +3,6 @@ package importer
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -37,64 +37,6 @@ func CheckBatchSize(n int) error {
 	return nil
 }
 
-// Options are a run's options, persisted with the run (R10) and read back
-// on resume.
-type Options struct {
-	Input string `json:"input"`
-	// Inputs are the further paths of the export (its other zips).
-	Inputs  []string `json:"inputs,omitempty"`
-	Profile string   `json:"profile"`
-	// ProfileFile and ProfileText are a custom profile's file and content:
-	// a resumed run maps its files as the run began, whatever became of
-	// the file since (R10). Built-in profiles are named only.
-	ProfileFile string `json:"profile_file,omitempty"`
-	ProfileText string `json:"profile_text,omitempty"`
-	// SideFiles are the files tasks read beside their own (joined files,
-	// parents looked up by name, body folders), fingerprinted with the
-	// plan. Their key is "aux", as in the options of older runs.
-	SideFiles []profile.SideFile `json:"aux,omitempty"`
-	Only      []string           `json:"only,omitempty"`
-	BatchSize int                `json:"batch_size"`
-	Strict    bool               `json:"strict,omitempty"`
-	Encoding  string             `json:"encoding,omitempty"`
-	// Reread reads every file, even one an earlier task vouches for
-	// (sameinput.go).
-	Reread bool `json:"reread,omitempty"`
-	// Warnings are what planning found that may have been read wrong
-	// without any record failing to say so (a file read as Windows-1252 on
-	// the evidence of its bytes): kept with the run, so that its summary
-	// and report repeat them whenever they are shown.
-	Warnings []string `json:"warnings,omitempty"`
-	// Plan is the digest of the run's plan (plandigest.go): over the rest
-	// of the options and the tasks, as a dry run showed it.
-	Plan string `json:"plan,omitempty"`
-}
-
-// PlanWarnings are the warnings planning kept with a run (Options.Warnings).
-// A run loaded from a dump carries production's options, which may hold
-// anything: options that do not read as ours have no warnings of ours.
-func PlanWarnings(r phases.Run) []string {
-	var o struct {
-		Warnings []string `json:"warnings"`
-	}
-	if json.Unmarshal(r.Options, &o) != nil {
-		return nil
-	}
-	return o.Warnings
-}
-
-// DecodeOptions reads a run's persisted options.
-func DecodeOptions(r phases.Run) (Options, error) {
-	var o Options
-	if len(r.Options) == 0 {
-		return o, nil
-	}
-	if err := json.Unmarshal(r.Options, &o); err != nil {
-		return o, fmt.Errorf("run %d: options: %w", r.ID, err)
-	}
-	return o, nil
-}
-
 // RunSpec is what a user asks of a new run.
 type RunSpec struct {
 	Tenant    string
@@ -111,7 +53,7 @@ type RunSpec struct {
 	// planned only if its plan has it (*PlanChangedError), and Shown, the
 	// dry run's files when known, lets the refusal name what changed.
 	Plan  string
-	Shown []PlanFile
+	Shown []runopts.PlanFile
 }
 
 // Importer plans runs over exports and does their work.
@@ -158,7 +100,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	}
 	d.fixWarnings(prof, spec.Tenant, spec.Source)
 	files, side, notes := d.files, d.side, d.notes
-	opts := Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
+	opts := runopts.Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Warnings: notes.warnings}
 	if !prof.BuiltIn {
 		opts.ProfileFile, _ = filepath.Abs(spec.Profile)
@@ -179,7 +121,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 		return phases.Run{}, err
 	}
 	if spec.Plan != "" && spec.Plan != opts.Plan {
-		return phases.Run{}, &PlanChangedError{Want: spec.Plan, Was: spec.Shown, Now: planFiles(plan.Tasks, opts)}
+		return phases.Run{}, &PlanChangedError{Want: spec.Plan, Was: spec.Shown, Now: runopts.Files(plan.Tasks, opts)}
 	}
 	plan.Options = opts
 	return imp.Engine.Plan(ctx, plan)
@@ -239,7 +181,7 @@ func (imp *Importer) checkInputs(ctx context.Context, run phases.Run, rearm []ph
 			return err
 		}
 	}
-	opts, err := DecodeOptions(run)
+	opts, err := runopts.Decode(run)
 	if err != nil {
 		return err
 	}
@@ -312,7 +254,7 @@ type openedTask struct {
 // from the database is never cut short.
 func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (_ *phases.Work, err error) {
 	ctx := context.WithoutCancel(stop)
-	opts, err := DecodeOptions(run)
+	opts, err := runopts.Decode(run)
 	if err != nil {
 		return nil, err
 	}

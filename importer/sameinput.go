@@ -12,6 +12,7 @@ import (
 
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/phases"
 )
 
@@ -36,7 +37,7 @@ const inputKeyVersion = 1
 // inputKey is what decides the records a task reads from f (phases.Task's
 // InputKey): the file's name and fingerprint, its format and encoding, the
 // encoding asked for, the profile's text, and the files read beside it.
-func inputKey(p *profile.Profile, f inputFile, opts Options) string {
+func inputKey(p *profile.Profile, f inputFile, opts runopts.Options) string {
 	h := sha256.New()
 	line := func(name, value string) { fmt.Fprintf(h, "%s %d %s\n", name, len(value), value) }
 	line("crmimport input key", strconv.Itoa(inputKeyVersion))
@@ -61,7 +62,7 @@ func inputKey(p *profile.Profile, f inputFile, opts Options) string {
 // openSameInput returns the work of a task whose input an earlier task
 // vouches for (see above), or nil to read it. It is tried only for a task
 // at its first record.
-func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases.Task, tasks []phases.Task, opts Options) (*phases.Work, error) {
+func (imp *Importer) openSameInput(ctx context.Context, run phases.Run, t phases.Task, tasks []phases.Task, opts runopts.Options) (*phases.Work, error) {
 	if opts.Reread || t.InputKey == "" || t.Checkpoint.Rows != 0 {
 		return nil, nil
 	}

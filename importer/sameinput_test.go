@@ -16,6 +16,7 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/ledger/ledgertest"
 	"crmimport/phases"
@@ -190,13 +191,13 @@ func TestInputKey(t *testing.T) {
 	require.NoError(t, err)
 	f := inputFile{Path: "/a/export/contacts.csv", Kind: ledger.Contact, Format: reader.FormatCSV, Encoding: "utf-8",
 		Info: input.FileInfo{Fingerprint: "crc32c:0badf00d:10"}}
-	opts := Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f1"}}}
+	opts := runopts.Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f1"}}}
 	base := inputKey(p, f, opts)
 	require.True(t, strings.HasPrefix(base, "sha256:"))
 
 	moved := f
 	moved.Path = "/b/elsewhere/contacts.csv"
-	movedOpts := Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/b/elsewhere/x", Fingerprint: "f1"}}, Input: "/b"}
+	movedOpts := runopts.Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/b/elsewhere/x", Fingerprint: "f1"}}, Input: "/b"}
 	require.Equal(t, base, inputKey(p, moved, movedOpts), "the place of an export is not what it holds")
 
 	for name, key := range map[string]string{
@@ -204,10 +205,10 @@ func TestInputKey(t *testing.T) {
 		"name":           inputKey(p, func() inputFile { g := f; g.Path = "/a/export/contacts.jsonl"; return g }(), opts),
 		"format":         inputKey(p, func() inputFile { g := f; g.Format = reader.FormatJSON; return g }(), opts),
 		"encoding":       inputKey(p, func() inputFile { g := f; g.Encoding = "windows-1252"; return g }(), opts),
-		"asked encoding": inputKey(p, f, Options{SideFiles: opts.SideFiles, Encoding: "windows-1252"}),
+		"asked encoding": inputKey(p, f, runopts.Options{SideFiles: opts.SideFiles, Encoding: "windows-1252"}),
 		"profile":        inputKey(custom, f, opts),
-		"beside":         inputKey(p, f, Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f2"}}}),
-		"nothing beside": inputKey(p, f, Options{}),
+		"beside":         inputKey(p, f, runopts.Options{SideFiles: []profile.SideFile{{Role: "bodies:x", File: "/a/export/x", Fingerprint: "f2"}}}),
+		"nothing beside": inputKey(p, f, runopts.Options{}),
 	} {
 		require.NotEqual(t, base, key, name)
 	}

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"crmimport/ledger"
@@ -18,11 +16,7 @@ import (
 // A batch's decisions are written in its transaction: the created rows by
 // target.Writer, only from inside ledger.Record after their slots' claims
 // have won (R1), with the ids the slots name; the failures to
-// record_failures (R4), each with its reason's class (store.ReasonClass:
-// what the Failed records page filters and counts by in SQL).
-
-const insertFailuresHead = `INSERT INTO record_failures (migration_id, task_id, kind, source_id, file, line, reason, reason_class, raw) VALUES `
-const failureTuple = `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// record_failures by ledger.RecordFailures (R4).
 
 // writer writes one batch's decisions inside its transaction.
 type writer struct {
@@ -103,7 +97,7 @@ func (w *writer) slot(d *decision, a ledger.Action) ledger.Slot {
 	return s
 }
 
-// rowChunk is how many failures one insert statement holds.
+// rowChunk is how many revisits one insert statement holds.
 const rowChunk = 256
 
 // insertRows writes the rows of the created decisions.
@@ -135,26 +129,13 @@ func (w *writer) insertRows(ds []decision) error {
 }
 
 func (w *writer) insertFailures(failures []*decision) error {
-	for start := 0; start < len(failures); start += rowChunk {
-		chunk := failures[start:min(start+rowChunk, len(failures))]
-		st, err := w.stmt(insertFailuresHead + strings.TrimSuffix(strings.Repeat(failureTuple+", ", len(chunk)), ", "))
-		if err != nil {
-			return fmt.Errorf("prepare record failures: %w", err)
-		}
-		args := make([]any, 0, 9*len(chunk))
-		for _, d := range chunk {
-			r := d.rec
-			var id any
-			if r.ID != "" {
-				id = r.ID
-			}
-			args = append(args, w.run.ID, w.task.ID, string(r.Kind), id, r.File, r.Line, d.reason, store.ReasonClass(d.reason), r.RawJSON())
-		}
-		if _, err := st.ExecContext(w.ctx, args...); err != nil {
-			return fmt.Errorf("record failures of %s: %w", w.task.Kind.Plural(), err)
-		}
+	fs := make([]ledger.Failure, len(failures))
+	for i, d := range failures {
+		r := d.rec
+		fs[i] = ledger.Failure{Run: w.run.ID, Task: w.task.ID, Kind: r.Kind, SourceID: r.ID, File: r.File, Line: r.Line,
+			Reason: d.reason, Raw: r.RawJSON()}
 	}
-	return nil
+	return w.ledger.RecordFailures(w.ctx, w.task.Kind.Plural(), fs)
 }
 
 // isRecordFault tells an error that is one record's (a constraint, or a

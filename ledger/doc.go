@@ -10,13 +10,24 @@
 //     later claim (Claim returns won=false, an expected outcome, not an error).
 //   - R3 A skip is a placeholder, not a verdict: the claim statement takes a
 //     skipped slot over, whatever comes next, refreshing reason, owner and time.
-//   - R4 Failures claim nothing (callers write record_failures instead).
+//   - R4 Failures claim nothing: a failed record's row goes to
+//     record_failures (Ledger.RecordFailures), in the batch's transaction.
 //   - R5 Matched means found, not made: a matched slot names the row that
 //     was found (the natural keys are canon's, the rows target's).
 //   - R6 Links resolve through the ledger: LoadFinal reads final slots only,
 //     which the importer keeps in memory for links and for "already there".
 //
-// All the SQL of these rules lives in this package and nowhere else. It
+// It also owns the skip reasons a slot holds (ReasonNotLinked, …, and R6b's
+// LinkedOnlyTo, told by WaitsForNothing), which the report, the Skipped
+// page and doctor read back.
+//
+// The statements of these rules live in this package and nowhere else,
+// with two exceptions that the schema holds, in both engines' trees
+// (store/schema): a trigger (slot_taken_over) writes a skip's before-image
+// to slot_before when another run takes the slot over, for undo (R16), and
+// triggers on final slots move the same-input epoch (ledger_epochs, R2's
+// shortcut). Other packages read the slot table (report, forensics, undo)
+// and undo and forensics' load write it directly, each saying so. It
 // imports store (the ground floor: slot ids come from the slot table's
 // allocator, never max(id) + 1) and no other package of the project.
 package ledger

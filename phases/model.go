@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"crmimport/canon"
@@ -42,6 +43,23 @@ const (
 // of kinds gives it (canon.Phase): every kind after its parents. A kind
 // that has no row panics naming it.
 func Phase(k ledger.Kind) int { return canon.Phase(k) }
+
+// InPhaseOrder is kinds once each, in the order of their phases (kinds of
+// one phase by name): how doctor's repairs and the Skipped page list them.
+func InPhaseOrder(kinds []ledger.Kind) []ledger.Kind {
+	seen := map[ledger.Kind]bool{}
+	var out []ledger.Kind
+	for _, k := range kinds {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return Phase(out[i]) < Phase(out[j]) || Phase(out[i]) == Phase(out[j]) && out[i] < out[j]
+	})
+	return out
+}
 
 // Counts are the outcomes of records, per task and rolled up per kind.
 // Imported counts created and matched records; Failed counts duplicates.
@@ -157,6 +175,21 @@ type Run struct {
 	// Undoes is the run an undo takes back (R16), 0 for an import;
 	// UndoneBy the undo that took this run back, 0 while none has.
 	Undoes, UndoneBy int64
+}
+
+// PlanWarnings are the warnings planning kept with the run: its planner
+// keeps PlanSpec.Warnings in the run's options, under "warnings", so that
+// its summary and report repeat them whenever they are shown. A run loaded
+// from a dump carries production's options, which may hold anything:
+// options that do not read so have no warnings.
+func (r Run) PlanWarnings() []string {
+	var o struct {
+		Warnings []string `json:"warnings"`
+	}
+	if json.Unmarshal(r.Options, &o) != nil {
+		return nil
+	}
+	return o.Warnings
 }
 
 // Task is a row of migration_tasks.

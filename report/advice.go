@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"crmimport/importer"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -20,7 +20,7 @@ import (
 // no kind of the profile takes (SPEC §4), then R9's call-outs: a kind
 // whose every record took the same skip.
 func (r *Report) Warnings() []string {
-	out := append([]string(nil), importer.PlanWarnings(r.Run)...)
+	out := append([]string(nil), r.Run.PlanWarnings()...)
 	if f := r.Run.FinishedAt; f != nil && f.Before(r.Run.StartedAt) {
 		out = append(out, fmt.Sprintf("the clock went back during this run: it ended at %s, before it started at %s; its duration is not known (0 is recorded, never a guess)",
 			f.UTC().Format("2006-01-02 15:04:05 UTC"), r.Run.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")))
@@ -59,9 +59,9 @@ func (r *Report) untakenWarnings() []string {
 			continue
 		}
 		if prof == nil {
-			opts, err := importer.DecodeOptions(r.Run)
+			opts, err := runopts.Decode(r.Run)
 			if err == nil {
-				prof, _ = importer.RunProfile(opts) // without it, the warning names no profile's rule
+				prof, _ = runopts.Profile(opts) // without it, the warning names no profile's rule
 			}
 		}
 		name := input.Name(t.File)
@@ -84,11 +84,11 @@ func plural(n int64, one, many string) string {
 
 func uniformHint(k Kind) string {
 	switch {
-	case k.UniformSkip == importer.ReasonNotLinked:
+	case k.UniformSkip == ledger.ReasonNotLinked:
 		return "were their contacts, companies and deals imported first?"
-	case k.UniformSkip == importer.ReasonDeleted:
+	case k.UniformSkip == ledger.ReasonDeleted:
 		return "is the export made of deleted records only?"
-	case importer.WaitsForNothing(k.UniformSkip):
+	case ledger.WaitsForNothing(k.UniformSkip):
 		_, prof, _ := strings.Cut(k.UniformSkip, ", which the ")
 		return "the " + strings.TrimSuffix(prof, " profile does not import") + " profile imports none of the records they are linked to"
 	default:
@@ -126,6 +126,59 @@ func (r *Report) Next() []string {
 	if r.Run.Status == phases.RunCancelled {
 		out = append(out, fmt.Sprintf("run %d was stopped: %s continues where it stopped", id, resume))
 	}
+	out = append(out, r.tasksNext(resume)...)
+	// A run loaded from a dump counted failures whose rows it does not
+	// carry: `rejects` cannot list them (dump.go); what it can list, the
+	// failures of a resume here, is advised as for any run.
+	listed := func(k Kind) int64 { return k.Failed - k.Duplicate }
+	if words := r.UnlistedWords(); words != "" {
+		out = append(out, words)
+		listed = func(k Kind) int64 { return max(min(k.FailedRows, k.Failed-k.Duplicate), 0) }
+	}
+	invalid := r.perKind(listed)
+	if invalid.total > 0 {
+		out = append(out, fmt.Sprintf("%s failed validation (%s) — see the reasons in `crmimport report %d` and the rows "+
+			"themselves with `crmimport rejects %d --out rejects.csv`, fix those rows and run again; imported rows will be "+
+			"left alone", invalid.records(), invalid.list, id, id))
+	}
+	dups := r.perKind(func(k Kind) int64 { return k.Duplicate })
+	if dups.total > 0 {
+		out = append(out, fmt.Sprintf("%s %s an id used earlier in the export (%s): the first row of each id counts, "+
+			"the repeats are reported as failed", dups.records(), dups.verb("repeats", "repeat"), dups.list))
+	}
+	waiting := r.perKind(func(k Kind) int64 {
+		for _, s := range k.Skips {
+			if s.Reason == ledger.ReasonNotLinked {
+				return s.Count
+			}
+		}
+		return 0
+	})
+	if waiting.total > 0 {
+		out = append(out, fmt.Sprintf("%s %s for a contact, company or deal that is not imported (%s): once those are, "+
+			"`crmimport run --only %s …` takes them over (a skip is a placeholder, not a verdict)",
+			waiting.records(), waiting.verb("waits", "wait"), waiting.list, strings.Join(waiting.kinds, ",")))
+	}
+	if s := r.waitingForNothing(); s != "" {
+		out = append(out, s)
+	}
+	unlinked := r.perKind(func(k Kind) int64 { return k.Unlinked })
+	if unlinked.total > 0 {
+		out = append(out, fmt.Sprintf("%s %s imported with a link left empty because its target was not found (%s); "+
+			"the id given is kept in the row's extra column", unlinked.records(), unlinked.verb("was", "were"), unlinked.list))
+	}
+	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
+		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
+	}
+	return out
+}
+
+// tasksNext is what to do next of the run's tasks that failed, or were
+// not started because an earlier phase failed; resume is the command that
+// continues the run.
+func (r *Report) tasksNext(resume string) []string {
+	id := r.Run.ID
+	var out []string
 	var failedTasks, notStarted []phases.Task
 	for _, t := range r.Tasks {
 		switch {
@@ -152,49 +205,6 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
 			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
 	}
-	// A run loaded from a dump counted failures whose rows it does not
-	// carry: `rejects` cannot list them (dump.go); what it can list, the
-	// failures of a resume here, is advised as for any run.
-	listed := func(k Kind) int64 { return k.Failed - k.Duplicate }
-	if words := r.UnlistedWords(); words != "" {
-		out = append(out, words)
-		listed = func(k Kind) int64 { return max(min(k.FailedRows, k.Failed-k.Duplicate), 0) }
-	}
-	invalid := r.perKind(listed)
-	if invalid.total > 0 {
-		out = append(out, fmt.Sprintf("%s failed validation (%s) — see the reasons in `crmimport report %d` and the rows "+
-			"themselves with `crmimport rejects %d --out rejects.csv`, fix those rows and run again; imported rows will be "+
-			"left alone", invalid.records(), invalid.list, id, id))
-	}
-	dups := r.perKind(func(k Kind) int64 { return k.Duplicate })
-	if dups.total > 0 {
-		out = append(out, fmt.Sprintf("%s %s an id used earlier in the export (%s): the first row of each id counts, "+
-			"the repeats are reported as failed", dups.records(), dups.verb("repeats", "repeat"), dups.list))
-	}
-	waiting := r.perKind(func(k Kind) int64 {
-		for _, s := range k.Skips {
-			if s.Reason == importer.ReasonNotLinked {
-				return s.Count
-			}
-		}
-		return 0
-	})
-	if waiting.total > 0 {
-		out = append(out, fmt.Sprintf("%s %s for a contact, company or deal that is not imported (%s): once those are, "+
-			"`crmimport run --only %s …` takes them over (a skip is a placeholder, not a verdict)",
-			waiting.records(), waiting.verb("waits", "wait"), waiting.list, strings.Join(waiting.kinds, ",")))
-	}
-	if s := r.waitingForNothing(); s != "" {
-		out = append(out, s)
-	}
-	unlinked := r.perKind(func(k Kind) int64 { return k.Unlinked })
-	if unlinked.total > 0 {
-		out = append(out, fmt.Sprintf("%s %s imported with a link left empty because its target was not found (%s); "+
-			"the id given is kept in the row's extra column", unlinked.records(), unlinked.verb("was", "were"), unlinked.list))
-	}
-	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
-		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
-	}
 	return out
 }
 
@@ -206,7 +216,7 @@ func (r *Report) waitingForNothing() string {
 	never := r.perKind(func(k Kind) int64 {
 		var n int64
 		for _, s := range k.Skips {
-			if !importer.WaitsForNothing(s.Reason) {
+			if !ledger.WaitsForNothing(s.Reason) {
 				continue
 			}
 			n += s.Count
@@ -228,7 +238,7 @@ func (r *Report) waitingForNothing() string {
 		quoted[i] = strconv.Quote(x.Reason)
 	}
 	prof := r.Run.Source
-	if opts, err := importer.DecodeOptions(r.Run); err == nil && opts.Profile != "" {
+	if opts, err := runopts.Decode(r.Run); err == nil && opts.Profile != "" {
 		prof = opts.Profile
 	}
 	return fmt.Sprintf("%s %s linked only to records that the %s profile does not import (%s: %s): no run of this export "+
@@ -263,7 +273,7 @@ func (r *Report) undoNext() []string {
 // throwaway copy of the database: no command here names it.
 func (r *Report) dryRunNext() []string {
 	out := []string{fmt.Sprintf("this was a dry run: nothing was written to %s; the same command without --dry-run imports", r.DryRun)}
-	if plan, _ := importer.PlanOf(r.Run, r.Tasks); plan != "" {
+	if plan, _ := runopts.PlanOf(r.Run, r.Tasks); plan != "" {
 		out = append(out, fmt.Sprintf("its plan is %s: with `--plan %s` in place of --dry-run, the same command imports exactly this plan, "+
 			"or nothing (exit 8) if a file changed since", plan, plan))
 	}

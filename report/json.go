@@ -3,7 +3,7 @@ package report
 import (
 	"time"
 
-	"crmimport/importer"
+	"crmimport/importer/runopts"
 	"crmimport/phases"
 	"crmimport/undo"
 )
@@ -37,8 +37,8 @@ type Summary struct {
 	// commit are the same plan), absent for a run planned before it was
 	// kept; PlanFiles, in a dry run's summary, the files it reads with
 	// their fingerprints: what `run --plan` and the page's Import confirm.
-	Plan      string              `json:"plan,omitempty"`
-	PlanFiles []importer.PlanFile `json:"plan_files,omitempty"`
+	Plan      string             `json:"plan,omitempty"`
+	PlanFiles []runopts.PlanFile `json:"plan_files,omitempty"`
 }
 
 // Summary returns the run's JSON summary.
@@ -58,8 +58,8 @@ func (r *Report) Summary() Summary {
 		c.Undo = r.Run.Undoes != 0
 		s.Kinds[string(k.Kind)] = c
 	}
-	var files []importer.PlanFile
-	s.Plan, files = importer.PlanOf(r.Run, r.Tasks)
+	var files []runopts.PlanFile
+	s.Plan, files = runopts.PlanOf(r.Run, r.Tasks)
 	if r.DryRun != "" {
 		s.Run, s.DryRun, s.PlanFiles = 0, true, files
 	}

@@ -5,28 +5,29 @@ import (
 	"os"
 	"path/filepath"
 
-	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 )
 
 // A fix folder's two files that are not rows of an export (the run over
 // it leaves them out).
 const (
-	FixManifestName = importer.FixManifestName
-	FixReasonsName  = importer.FixReasonsName
+	FixManifestName = fixmanifest.Name
+	FixReasonsName  = fixmanifest.ReasonsName
 )
 
 // FixManifest is what a fix folder says of the run whose rows it holds.
-type FixManifest = importer.FixManifest
+type FixManifest = fixmanifest.Manifest
 
 // FixFolderOf is the manifest of the fix folder run r reads, nil when it
 // reads none.
 func FixFolderOf(r Run) (*FixManifest, string, error) {
-	opts, err := importer.DecodeOptions(r)
+	opts, err := runopts.Decode(r)
 	if err != nil {
 		return nil, "", err
 	}
-	man, err := importer.ReadFixManifest(opts.Input)
+	man, err := fixmanifest.Read(opts.Input)
 	return man, opts.Input, err
 }
 
@@ -38,7 +39,7 @@ func FixFolderOf(r Run) (*FixManifest, string, error) {
 // no run reads it.
 func FixSpec(r Run, kinds []ledger.Kind, dir, base string) (Spec, func(), error) {
 	cleanup := func() {}
-	opts, err := importer.DecodeOptions(r)
+	opts, err := runopts.Decode(r)
 	if err != nil {
 		return Spec{}, cleanup, err
 	}

@@ -8,6 +8,7 @@ import (
 	"crmimport/failpoint"
 	"crmimport/importer"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/phases"
 )
 
@@ -22,7 +23,7 @@ type (
 	TaskStatus = phases.TaskStatus
 	Progress   = phases.Progress
 	// Options are an import's options as its run keeps them (R10).
-	Options = importer.Options
+	Options = runopts.Options
 )
 
 // The states a face tells apart (SPEC §3).
@@ -72,7 +73,7 @@ func TaskProgress(t Task, now time.Time) Progress { return phases.TaskProgress(t
 func TasksProgress(tasks []Task, now time.Time) Progress { return phases.TasksProgress(tasks, now) }
 
 // OptionsOf reads an import's options as its run keeps them.
-func OptionsOf(r Run) (Options, error) { return importer.DecodeOptions(r) }
+func OptionsOf(r Run) (Options, error) { return runopts.Decode(r) }
 
 // ProfileByName is the built-in profile of name ("" for canonical); an
 // unknown name is a *UsageError listing the others.

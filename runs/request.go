@@ -5,6 +5,7 @@ import (
 
 	"crmimport/canon"
 	"crmimport/importer"
+	"crmimport/importer/runopts"
 )
 
 // Spec is what a user asks of a new run, on either face (importer's
@@ -13,7 +14,7 @@ type Spec = importer.RunSpec
 
 // PlanFile is a file of a dry run's plan with its fingerprint, as its
 // summary lists it and a run that confirms the plan sends it back.
-type PlanFile = importer.PlanFile
+type PlanFile = runopts.PlanFile
 
 // DefaultBatchSize is the batch size of a run that asks for none.
 const DefaultBatchSize = importer.DefaultBatchSize

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"crmimport/importer"
+	"crmimport/importer/runopts"
 	"crmimport/phases"
 	"crmimport/report"
 	"crmimport/undo"
@@ -43,7 +43,7 @@ func strict(r *report.Report) {
 	if r.Run.Undoes != 0 {
 		return
 	}
-	opts, _ := importer.DecodeOptions(r.Run)
+	opts, _ := runopts.Decode(r.Run)
 	r.Strict = opts.Strict
 }
 

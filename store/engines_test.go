@@ -24,8 +24,6 @@ import (
 // removed (TestEveryEngineChoiceIsANamedCase).
 var engineChoices = []string{
 	"desktop.Server.folderOf",
-	"forensics.FailuresByID",
-	"forensics.PageSkips",
 	"forensics.doctor.freeSlots",
 	"forensics.doctor.readyToTakeOver",
 	"forensics.loader.advanceIdentities",
@@ -34,6 +32,8 @@ var engineChoices = []string{
 	"ledger.claimSQL",
 	"main.app.production",
 	"phases.fillUp",
+	"report.FailuresByID",
+	"report.PageSkips",
 	"store.Analyze",
 	"store.CommandName",
 	"store.Dialect.Begin",

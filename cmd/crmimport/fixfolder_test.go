@@ -14,10 +14,11 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"crmimport/fixfile"
-	"crmimport/forensics"
 	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/reader/readertest"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store/storetest"
 )
 
@@ -146,11 +147,11 @@ func TestFixFolderRoundTrip(t *testing.T) {
 		contacts, err := os.ReadFile(filepath.Join(fix, "contacts.csv"))
 		require.NoError(t, err)
 		require.Contains(t, string(contacts), "\n=1+2,Formula,", "data cells are as read")
-		reasons, err := os.ReadFile(filepath.Join(fix, importer.FixReasonsName))
+		reasons, err := os.ReadFile(filepath.Join(fix, fixmanifest.ReasonsName))
 		require.NoError(t, err)
 		require.Contains(t, string(reasons), "contacts.csv,7,'=1+2,", "reasons.csv is formula-safe")
 		require.Contains(t, string(reasons), "contacts.csv,2,con-022,")
-		man, err := importer.ReadFixManifest(fix)
+		man, err := fixmanifest.Read(fix)
 		require.NoError(t, err)
 		require.Equal(t, run1, man.Run)
 		require.Equal(t, "canonical", man.Source)
@@ -253,7 +254,7 @@ func TestFixFolderRefusals(t *testing.T) {
 	require.Len(t, entries, 1, "nothing written beside keep.txt")
 	_, err = os.Stat(inside)
 	require.ErrorIs(t, err, os.ErrNotExist, "no folder made inside the export")
-	_, err = os.Stat(filepath.Join(exp, importer.FixManifestName))
+	_, err = os.Stat(filepath.Join(exp, fixmanifest.Name))
 	require.ErrorIs(t, err, os.ErrNotExist)
 
 	r := crm(t, nil, "--db", db, "rejects", "1", "--as-export")
@@ -301,7 +302,7 @@ func TestFixFolderSideFiles(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "Opportunity.csv")
 	require.Contains(t, r.stdout, "ContentVersion.csv")
-	man, err := importer.ReadFixManifest(fix)
+	man, err := fixmanifest.Read(fix)
 	require.NoError(t, err)
 	var roles []string
 	for _, a := range man.SideFiles {
@@ -369,7 +370,7 @@ func TestFixEditedRows(t *testing.T) {
 	_, db := demoRun(t)
 	sqlDB := storetest.OpenFile(t, db)
 	byID := map[string]int64{}
-	require.NoError(t, forensics.EachFailure(t.Context(), sqlDB, 1, func(f forensics.Failure) error {
+	require.NoError(t, report.EachFailure(t.Context(), sqlDB, 1, func(f report.Failure) error {
 		if f.Kind == "contact" {
 			byID[f.SourceID] = f.ID
 		}
@@ -377,9 +378,9 @@ func TestFixEditedRows(t *testing.T) {
 	}))
 	parent := filepath.Join(t.TempDir(), "fixes")
 	dir, err := fixfile.WriteEdited(t.Context(), sqlDB, 1, "contacts.csv", []fixfile.EditedRow{
-		{Failure: byID["con-022"], Cells: []forensics.RawCell{{Name: "email", Value: "dana.whitfield@northgate-dental.example.com"}}},
-		{Failure: byID["con-031"], Cells: []forensics.RawCell{{Name: "first_name", Value: "José"}, {Name: "id", Value: "con-031b"}}},
-		{Failure: byID["con-077"], Cells: []forensics.RawCell{{Name: "title", Value: "Cellist"}}}, // still not an email
+		{Failure: byID["con-022"], Cells: []report.RawCell{{Name: "email", Value: "dana.whitfield@northgate-dental.example.com"}}},
+		{Failure: byID["con-031"], Cells: []report.RawCell{{Name: "first_name", Value: "José"}, {Name: "id", Value: "con-031b"}}},
+		{Failure: byID["con-077"], Cells: []report.RawCell{{Name: "title", Value: "Cellist"}}}, // still not an email
 		{Failure: byID["con-015"]}, // a repeat of an imported id
 	}, parent)
 	require.NoError(t, err)
@@ -394,7 +395,7 @@ func TestFixEditedRows(t *testing.T) {
 	_, err = fixfile.WriteEdited(t.Context(), sqlDB, 1, "deals.csv", []fixfile.EditedRow{{Failure: byID["con-022"]}}, parent)
 	require.ErrorContains(t, err, "is a row of contacts.csv, not of deals.csv")
 	_, err = fixfile.WriteEdited(t.Context(), sqlDB, 1, "contacts.csv", []fixfile.EditedRow{
-		{Failure: byID["con-022"], Cells: []forensics.RawCell{{Name: "nickname", Value: "D"}}}}, parent)
+		{Failure: byID["con-022"], Cells: []report.RawCell{{Name: "nickname", Value: "D"}}}}, parent)
 	require.ErrorContains(t, err, `contacts.csv has no column "nickname"`)
 
 	r := crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", "--only", "contacts", dir)
@@ -448,7 +449,7 @@ func TestFixFolderBrokenRows(t *testing.T) {
 			require.NoError(t, err)
 			lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 			require.Equal(t, tt.rows, lines[1:])
-			reasons, err := os.ReadFile(filepath.Join(fix, importer.FixReasonsName))
+			reasons, err := os.ReadFile(filepath.Join(fix, fixmanifest.ReasonsName))
 			require.NoError(t, err)
 			for _, want := range tt.reasons {
 				require.Contains(t, string(reasons), want)
@@ -553,7 +554,7 @@ func TestDoctorAfterFixFolder(t *testing.T) {
 // to, and points the manifest there, as a person tidying an export would.
 func moveSideFile(t *testing.T, fix, role, to string) {
 	t.Helper()
-	man, err := importer.ReadFixManifest(fix)
+	man, err := fixmanifest.Read(fix)
 	require.NoError(t, err)
 	moved := false
 	for i, a := range man.SideFiles {
@@ -566,7 +567,7 @@ func moveSideFile(t *testing.T, fix, role, to string) {
 	require.True(t, moved, "the manifest names %s", role)
 	b, err := json.MarshalIndent(man, "", "  ")
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(fix, importer.FixManifestName), b, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(fix, fixmanifest.Name), b, 0o600))
 }
 
 // Issue 23 item 6: a fix folder whose manifest names a side file at a path

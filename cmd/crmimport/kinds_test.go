@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/fixfile"
-	"crmimport/importer"
+	"crmimport/importer/fixmanifest"
 	"crmimport/phases"
 	"crmimport/store/storetest"
 )
@@ -193,13 +193,13 @@ func TestFixFolderHoldsEachFailingLineOnce(t *testing.T) {
 			ids = append(ids, row[0])
 		}
 		require.Equal(t, []string{"__export__.crm_lead_14_9be0d215", "__export__.crm_lead_16_71b0f4c2", "__export__.crm_lead_17_d09a3b55"}, ids)
-		reasons := readCSV(t, filepath.Join(fix, importer.FixReasonsName))
+		reasons := readCSV(t, filepath.Join(fix, fixmanifest.ReasonsName))
 		var lines []string
 		for _, row := range reasons[1:] {
 			lines = append(lines, row[0]+":"+row[1])
 		}
 		require.Equal(t, []string{"crm.lead.csv:2", "crm.lead.csv:3", "crm.lead.csv:4", "crm.lead.csv:4"}, lines)
-		man, err := importer.ReadFixManifest(fix)
+		man, err := fixmanifest.Read(fix)
 		require.NoError(t, err)
 		require.Equal(t, []int{2, 3, 4}, man.Files[0].Lines)
 

@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/fixfile"
-	"crmimport/forensics"
 	"crmimport/importer/reader"
+	"crmimport/report"
 	"crmimport/runs"
 	"crmimport/store"
 )
@@ -79,14 +79,14 @@ func (a *app) rejectsAction(c *cli.Context) error {
 		// One JSON document, also on an error: the CSV is held
 		// until it is whole (--out or stdout without --json stream).
 		var buf bytes.Buffer
-		if n, err = forensics.Rejects(c.Context, db, id, &buf); err != nil {
+		if n, err = report.Rejects(c.Context, db, id, &buf); err != nil {
 			return err
 		}
 		return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
 	}
 	// A file of data, streamed as it is read (issue 23 item 15): its
 	// values as they are (SafeCell keeps a spreadsheet from running them).
-	if n, err = forensics.Rejects(c.Context, db, id, a.data); err != nil {
+	if n, err = report.Rejects(c.Context, db, id, a.data); err != nil {
 		return err
 	}
 	if n == 0 {
@@ -99,7 +99,7 @@ func (a *app) rejectsAction(c *cli.Context) error {
 func (a *app) rejectsTo(ctx context.Context, db *sql.DB, id int64, out string) error {
 	var n int
 	err := store.WriteOutput(a.dbPath, out, func(w io.Writer) (err error) {
-		n, err = forensics.Rejects(ctx, db, id, w)
+		n, err = report.Rejects(ctx, db, id, w)
 		return err
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package forensics_test
+package report_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"crmimport/forensics"
 	"crmimport/ledger"
+	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store"
 	"crmimport/store/storetest"
 )
@@ -55,7 +57,8 @@ func detailsDump(t *testing.T) string {
 // R6), in plan order; a detail that is no JSON object names no parent and
 // fails nothing, on both dialects. A nested value is where they differ:
 // PostgreSQL 15 cannot tell valid JSON from text without reading it, and
-// reads only a flat object's links (flatDetailPG).
+// reads only a flat object's links (FlatDetailPG). Doctor counts the
+// same skips ready to be taken over (the same SQL).
 func TestSkipsSayWhatTheyWaitFor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -63,7 +66,7 @@ func TestSkipsSayWhatTheyWaitFor(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
 		_, err := forensics.Load(ctx, db, dir, loadTime)
 		require.NoError(t, err)
-		page, err := forensics.PageSkips(ctx, db, 1, forensics.SkipQuery{})
+		page, err := report.PageSkips(ctx, db, 1, report.SkipQuery{})
 		require.NoError(t, err)
 		skips := page.Records
 		ready := map[string][]string{}
@@ -81,17 +84,18 @@ func TestSkipsSayWhatTheyWaitFor(t *testing.T) {
 		require.Equal(t, map[string]string{"contact_id": "c-9"}, skips[1].Waits)
 		require.Empty(t, skips[2].Waits, "no JSON: waits for nothing known")
 
-		few, err := forensics.PageSkips(ctx, db, 1, forensics.SkipQuery{Kind: ledger.Note, Limit: 2})
+		few, err := report.PageSkips(ctx, db, 1, report.SkipQuery{Kind: ledger.Note, Limit: 2})
 		require.NoError(t, err)
 		require.Len(t, few.Records, 2)
 		require.Equal(t, int64(9), few.Total)
-		require.Equal(t, []forensics.KindCount{{Kind: "note", Count: 2 + int64(len(nested))}}, few.Ready,
+		require.Equal(t, []report.KindCount{{Kind: "note", Count: 2 + int64(len(nested))}}, few.Ready,
 			"counted in the database as each skip's own Ready says")
-		none, err := forensics.PageSkips(ctx, db, 1, forensics.SkipQuery{Kind: ledger.Contact})
+		none, err := report.PageSkips(ctx, db, 1, report.SkipQuery{Kind: ledger.Contact})
 		require.NoError(t, err)
 		require.Empty(t, none.Records)
 
-		d := doctor(t, db, "")
+		d, err := forensics.Doctor(ctx, db, phases.New(db, nil), forensics.DoctorOptions{})
+		require.NoError(t, err)
 		require.Equal(t, []string{forensics.ReadyToTakeOver}, d.Names())
 		require.Equal(t, int64(2+len(nested)), d.Findings[0].Count)
 	})

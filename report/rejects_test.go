@@ -1,4 +1,4 @@
-package forensics_test
+package report_test
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"crmimport/forensics"
 	"crmimport/importer"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store/storetest"
 )
 
@@ -40,7 +40,7 @@ func TestRejectsWritesFailedRecordsSafely(t *testing.T) {
 		require.NoError(t, err)
 
 		var b bytes.Buffer
-		n, err := forensics.Rejects(ctx, db, run.ID, &b)
+		n, err := report.Rejects(ctx, db, run.ID, &b)
 		require.NoError(t, err)
 		require.Equal(t, 4, n)
 		recs, err := csv.NewReader(&b).ReadAll()
@@ -71,12 +71,12 @@ func TestRejectsWritesFailedRecordsSafely(t *testing.T) {
 		_, err = imp.Execute(ctx, run2.ID)
 		require.NoError(t, err)
 		b.Reset()
-		n, err = forensics.Rejects(ctx, db, run2.ID, &b)
+		n, err = report.Rejects(ctx, db, run2.ID, &b)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		require.Equal(t, "run,kind,source_id,file,line,reason\n", b.String())
 
-		_, err = forensics.Rejects(ctx, db, 99, &b)
+		_, err = report.Rejects(ctx, db, 99, &b)
 		require.ErrorIs(t, err, phases.ErrNoRun)
 	})
 }
@@ -123,7 +123,7 @@ func TestRejectsNeutralisesEveryFormulaStarter(t *testing.T) {
 		require.NoError(t, err)
 
 		var b bytes.Buffer
-		n, err := forensics.Rejects(ctx, db, run.ID, &b)
+		n, err := report.Rejects(ctx, db, run.ID, &b)
 		require.NoError(t, err)
 		require.Equal(t, len(dangerous)+len(harmless), n)
 		recs, err := csv.NewReader(&b).ReadAll()

@@ -1,14 +1,14 @@
-package forensics
+package report
 
 import (
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"crmimport/canon"
-	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -90,15 +90,19 @@ const (
 	skipKindsSQL   = `SELECT r.kind, count(*) FROM migration_records r`
 	skipKindsGroup = ` GROUP BY r.kind`
 	skipsBeforeSQL = `SELECT count(*) FROM migration_records r`
+)
 
+// The statements that find a skip's parents (ParentsFoundSQL) are
+// variables: the kinds they name come from the table of kinds.
+var (
 	// skipPageSQL: a skip with the kinds of the parents of its detail
-	// found since (parentsFoundSQL). json_valid is SQLite's spelling
+	// found since (ParentsFoundSQL). json_valid is SQLite's spelling
 	// (store.Dialect); skipPagePG is PostgreSQL's.
 	skipPageSQL = `SELECT r.kind, r.source_id, coalesce(r.reason, ''), coalesce(r.detail, ''), r.created_at,
-    CASE WHEN r.detail IS NOT NULL AND json_valid(r.detail) THEN ` + parentsFoundSQL + ` END
+    CASE WHEN r.detail IS NOT NULL AND json_valid(r.detail) THEN ` + ParentsFoundSQL + ` END
 FROM migration_records r`
 	skipPagePG = `SELECT r.kind, r.source_id, coalesce(r.reason, ''), coalesce(r.detail, ''), r.created_at,
-    CASE WHEN ` + flatDetailPG + ` THEN ` + parentsFoundPG + ` END
+    CASE WHEN ` + FlatDetailPG + ` THEN ` + ParentsFoundPG + ` END
 FROM migration_records r`
 
 	// readySkipsSQL: R3 and R6, per kind, the skips of a run whose detail
@@ -106,11 +110,11 @@ FROM migration_records r`
 	// in the database). readySkipsPG is PostgreSQL's.
 	readySkipsSQL = `SELECT r.kind, count(*) FROM migration_records r
 WHERE r.action = 'skipped' AND r.migration_id = ? AND r.detail IS NOT NULL AND json_valid(r.detail)
-    AND ` + parentsFoundSQL + ` IS NOT NULL
+    AND ` + ParentsFoundSQL + ` IS NOT NULL
 GROUP BY r.kind`
 	readySkipsPG = `SELECT r.kind, count(*) FROM migration_records r
-WHERE r.action = 'skipped' AND r.migration_id = ? AND r.detail IS NOT NULL AND ` + flatDetailPG + `
-    AND ` + parentsFoundPG + ` IS NOT NULL
+WHERE r.action = 'skipped' AND r.migration_id = ? AND r.detail IS NOT NULL AND ` + FlatDetailPG + `
+    AND ` + ParentsFoundPG + ` IS NOT NULL
 GROUP BY r.kind`
 )
 
@@ -145,21 +149,32 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 	if _, err := phases.LoadRun(ctx, db, runID); err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*SkipPage, error) {
-		return nil, fmt.Errorf("skipped records of run %d: %w", runID, err)
-	}
 	p := &SkipPage{Run: runID, Records: []Skip{}, Kinds: []KindCount{}, Ready: []KindCount{}}
-	var ready, head string
+	var texts skipTexts
 	switch d := store.DialectOf(db); d {
 	case store.SQLite:
-		ready, head = readySkipsSQL, skipPageSQL
+		texts = skipTexts{ready: readySkipsSQL, head: skipPageSQL}
 	case store.Postgres:
-		ready, head = readySkipsPG, skipPagePG
+		texts = skipTexts{ready: readySkipsPG, head: skipPagePG}
 	default:
-		panic(d.Untaught("forensics.PageSkips"))
+		panic(d.Untaught("report.PageSkips"))
 	}
+	for _, read := range []func(context.Context, *sql.DB, skipTexts, int64, SkipQuery, *SkipPage) error{
+		skipKinds, readySkips, skipRecords, skipPlace,
+	} {
+		if err := read(ctx, db, texts, runID, q, p); err != nil {
+			return nil, fmt.Errorf("skipped records of run %d: %w", runID, err)
+		}
+	}
+	return p, nil
+}
 
-	// The counts per kind, and of those ready to be taken over.
+// skipTexts are the statements of a skips page in the handle's engine.
+type skipTexts struct{ ready, head string }
+
+// skipKinds counts the skips per kind (the source id and search applied),
+// and the total of the kind asked (every kind: their sum).
+func skipKinds(ctx context.Context, db *sql.DB, _ skipTexts, runID int64, q SkipQuery, p *SkipPage) error {
 	where, args := q.where(runID, "")
 	err := queryEach(ctx, db, skipKindsSQL+where+skipKindsGroup, args, func(rows scanner) error {
 		var c KindCount
@@ -172,11 +187,13 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 		p.Kinds = append(p.Kinds, c)
 		return nil
 	})
-	if err != nil {
-		return fail(err)
-	}
 	p.Kinds = kindsInPlanOrder(p.Kinds, q.Kind)
-	err = queryEach(ctx, db, ready, []any{runID}, func(rows scanner) error {
+	return err
+}
+
+// readySkips counts, per kind, the run's skips ready to be taken over.
+func readySkips(ctx context.Context, db *sql.DB, texts skipTexts, runID int64, _ SkipQuery, p *SkipPage) error {
+	err := queryEach(ctx, db, texts.ready, []any{runID}, func(rows scanner) error {
 		var c KindCount
 		if err := rows.Scan(&c.Kind, &c.Count); err != nil {
 			return err
@@ -185,20 +202,18 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 		p.Ready = append(p.Ready, c)
 		return nil
 	})
-	if err != nil {
-		return fail(err)
-	}
 	p.Ready = kindsInPlanOrder(p.Ready, "")
+	return err
+}
 
-	// The page: kind after kind from the key given, forward (or backward
-	// from Before), until it is full.
+// skipRecords reads the page: kind after kind from the key given, forward
+// (or backward from Before), until it is full.
+func skipRecords(ctx context.Context, db *sql.DB, texts skipTexts, runID int64, q SkipQuery, p *SkipPage) error {
 	kinds := pageKinds(p.Kinds, q.Kind)
 	from, back := q.After, false
 	if q.Before != nil {
 		from, back = q.Before, true
-		for i, j := 0, len(kinds)-1; i < j; i, j = i+1, j-1 {
-			kinds[i], kinds[j] = kinds[j], kinds[i]
-		}
+		slices.Reverse(kinds)
 	}
 	if from != nil {
 		// Kinds on the far side of the key have nothing for this page.
@@ -206,21 +221,17 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 			kinds = kinds[1:]
 		}
 	}
+	head, order, bound := texts.head, skipsForward, skipAfter
+	if back {
+		order, bound = skipsBack, skipBefore
+	}
 	var got []Skip
 	for _, k := range kinds {
 		if len(got) == q.Limit {
 			break
 		}
 		where, args := q.where(runID, k)
-		order := skipsForward
-		if back {
-			order = skipsBack
-		}
 		if from != nil && k == from.Kind {
-			bound := skipAfter
-			if back {
-				bound = skipBefore
-			}
 			where, args = where+bound, append(args, from.SourceID)
 		}
 		err := queryEach(ctx, db, head+where+order, append(args, q.Limit-len(got)), func(rows scanner) error {
@@ -229,21 +240,24 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 			return err
 		})
 		if err != nil {
-			return fail(err)
+			return err
 		}
 	}
 	if back {
-		for i, j := 0, len(got)-1; i < j; i, j = i+1, j-1 {
-			got[i], got[j] = got[j], got[i]
-		}
+		slices.Reverse(got)
 	}
 	p.Records = append(p.Records, got...)
-	if len(got) == 0 {
-		return p, nil
-	}
+	return nil
+}
 
-	// Its place: the skips of the kinds before its first record's, and of
-	// that kind before its source id.
+// skipPlace is the page's place: the skips of the kinds before its first
+// record's, and of that kind before its source id; and the pages before
+// and after it.
+func skipPlace(ctx context.Context, db *sql.DB, _ skipTexts, runID int64, q SkipQuery, p *SkipPage) error {
+	got := p.Records
+	if len(got) == 0 {
+		return nil
+	}
 	firstKey := SkipKey{Kind: ledger.Kind(got[0].Kind), SourceID: got[0].SourceID}
 	var before int64
 	for _, c := range p.Kinds {
@@ -251,10 +265,10 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 			before += c.Count
 		}
 	}
-	where, args = q.where(runID, firstKey.Kind)
+	where, args := q.where(runID, firstKey.Kind)
 	var within int64
 	if err := db.QueryRowContext(ctx, skipsBeforeSQL+where+skipBefore, append(args, firstKey.SourceID)...).Scan(&within); err != nil {
-		return fail(err)
+		return err
 	}
 	before += within
 	p.First = before + 1
@@ -264,7 +278,7 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 	if last := got[len(got)-1]; before+int64(len(got)) < p.Total {
 		p.Next = &SkipKey{Kind: ledger.Kind(last.Kind), SourceID: last.SourceID}
 	}
-	return p, nil
+	return nil
 }
 
 // pageKinds are the kinds a page of skips reads, in plan order: the kind
@@ -308,7 +322,7 @@ func scanSkip(rows scanner) (Skip, error) {
 	if err := rows.Scan(&s.Kind, &s.SourceID, &s.Reason, &detail, &s.At, &ready); err != nil {
 		return s, err
 	}
-	s.WaitsForNothing = importer.WaitsForNothing(s.Reason)
+	s.WaitsForNothing = ledger.WaitsForNothing(s.Reason)
 	s.Waits = map[string]string{}
 	if detail != "" {
 		_ = json.Unmarshal([]byte(detail), &s.Waits) // a detail that is not an object waits for nothing known
@@ -321,7 +335,7 @@ func scanSkip(rows scanner) (Skip, error) {
 		for _, k := range strings.Split(ready.String, ",") {
 			kinds = append(kinds, ledger.Kind(k))
 		}
-		for _, k := range sortKinds(kinds) {
+		for _, k := range phases.InPhaseOrder(kinds) {
 			s.Ready = append(s.Ready, string(k))
 		}
 	}

@@ -1,4 +1,4 @@
-package forensics
+package report
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -198,15 +199,22 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 		return nil, err
 	}
 	p := &FailurePage{Run: runID, Records: []Failure{}, Kinds: []KindCount{}, Classes: []ClassCount{}}
-	fail := func(err error) (*FailurePage, error) {
-		return nil, fmt.Errorf("failed records of run %d: %w", runID, err)
+	for _, read := range []func(context.Context, *sql.DB, int64, FailureQuery, *FailurePage) error{
+		failureKinds, failureClasses, failureRecords, failurePlace,
+	} {
+		if err := read(ctx, db, runID, q, p); err != nil {
+			return nil, fmt.Errorf("failed records of run %d: %w", runID, err)
+		}
 	}
+	return p, nil
+}
 
-	// The counts: per kind (the class and search applied), and the total
-	// of the kind asked (every kind: their sum).
-	kindsSQL, kindsGroup, classesGroup := failureKindsSQL, failureKindsGroup, failureClassesGroup
+// failureKinds counts the failures per kind (the class and search
+// applied), and the total of the kind asked (every kind: their sum).
+func failureKinds(ctx context.Context, db *sql.DB, runID int64, q FailureQuery, p *FailurePage) error {
+	kindsSQL, kindsGroup := failureKindsSQL, failureKindsGroup
 	if q.SourceID != "" {
-		kindsSQL, kindsGroup, classesGroup = failureKindsOfSourceSQL, failureKindsOfSourceGroup, failureClassesOfSourceGroup
+		kindsSQL, kindsGroup = failureKindsOfSourceSQL, failureKindsOfSourceGroup
 	}
 	where, args := q.where(runID, true, false)
 	err := queryEach(ctx, db, kindsSQL+where+kindsGroup, args, func(rows scanner) error {
@@ -220,12 +228,19 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 		p.Kinds = append(p.Kinds, c)
 		return nil
 	})
-	if err != nil {
-		return fail(err)
-	}
 	p.Kinds = kindsInPlanOrder(p.Kinds, q.Kind)
-	where, args = q.where(runID, false, true)
-	err = queryEach(ctx, db, failureClassesSQL+where+classesGroup, append(args, MaxClasses+1), func(rows scanner) error {
+	return err
+}
+
+// failureClasses counts the failures per class (the kind and search
+// applied), the largest MaxClasses of them and the class asked.
+func failureClasses(ctx context.Context, db *sql.DB, runID int64, q FailureQuery, p *FailurePage) error {
+	classesGroup := failureClassesGroup
+	if q.SourceID != "" {
+		classesGroup = failureClassesOfSourceGroup
+	}
+	where, args := q.where(runID, false, true)
+	err := queryEach(ctx, db, failureClassesSQL+where+classesGroup, append(args, MaxClasses+1), func(rows scanner) error {
 		var c ClassCount
 		if err := rows.Scan(&c.Class, &c.Count); err != nil {
 			return err
@@ -234,7 +249,7 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 		return nil
 	})
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if p.MoreClasses = len(p.Classes) > MaxClasses; p.MoreClasses {
 		p.Classes = p.Classes[:MaxClasses]
@@ -243,10 +258,13 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 		// The class asked, beyond the largest: its count is the total.
 		p.Classes = append(p.Classes, ClassCount{Class: q.Class, Count: p.Total})
 	}
+	return nil
+}
 
-	// The page: forward from After (from the first failure when 0), or
-	// backward from Before, then put in order.
-	where, args = q.where(runID, false, false)
+// failureRecords reads the page: forward from After (from the first
+// failure when 0), or backward from Before, then put in order.
+func failureRecords(ctx context.Context, db *sql.DB, runID int64, q FailureQuery, p *FailurePage) error {
+	where, args := q.where(runID, false, false)
 	order := failuresAscending
 	switch {
 	case q.Before > 0:
@@ -254,7 +272,7 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 	case q.After > 0:
 		where, args = where+failureAfter, append(args, q.After)
 	}
-	err = queryEach(ctx, db, failurePageSQL+where+order, append(args, q.Limit), func(rows scanner) error {
+	err := queryEach(ctx, db, failurePageSQL+where+order, append(args, q.Limit), func(rows scanner) error {
 		f, err := scanFailure(rows)
 		if err != nil {
 			return err
@@ -263,21 +281,24 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 		return nil
 	})
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if q.Before > 0 {
-		for i, j := 0, len(p.Records)-1; i < j; i, j = i+1, j-1 {
-			p.Records[i], p.Records[j] = p.Records[j], p.Records[i]
-		}
+		slices.Reverse(p.Records)
 	}
+	return nil
+}
+
+// failurePlace is the page's place: the failures selected before its
+// first record, and the pages before and after it.
+func failurePlace(ctx context.Context, db *sql.DB, runID int64, q FailureQuery, p *FailurePage) error {
 	if len(p.Records) == 0 {
-		return p, nil
+		return nil
 	}
-	// Its place: the failures selected before its first record.
-	where, args = q.where(runID, false, false)
+	where, args := q.where(runID, false, false)
 	var before int64
 	if err := db.QueryRowContext(ctx, failuresBeforeSQL+where+failureBefore, append(args, p.Records[0].ID)...).Scan(&before); err != nil {
-		return fail(err)
+		return err
 	}
 	p.First = before + 1
 	if before > 0 {
@@ -286,7 +307,7 @@ func PageFailures(ctx context.Context, db *sql.DB, runID int64, q FailureQuery) 
 	if last := p.Records[len(p.Records)-1]; before+int64(len(p.Records)) < p.Total {
 		p.Next = last.ID
 	}
-	return p, nil
+	return nil
 }
 
 // checkPage refuses a page asked both after and before a record, or of a
@@ -380,7 +401,7 @@ func FailuresByID(ctx context.Context, db *sql.DB, runID int64, ids []int64) ([]
 	case store.Postgres:
 		q = failuresByIDPG
 	default:
-		panic(d.Untaught("forensics.FailuresByID"))
+		panic(d.Untaught("report.FailuresByID"))
 	}
 	err = queryEach(ctx, db, q, []any{runID, string(list)}, func(rows scanner) error {
 		f, err := scanFailure(rows)

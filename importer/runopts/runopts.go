@@ -1,0 +1,115 @@
+// Package runopts holds the options a run keeps with it (R10): what it was
+// asked (its export, profile, --only, batch size, strictness, encoding),
+// what planning found worth repeating (its warnings) and its plan's digest
+// and files (SPEC §11: a preview and its commit are the same plan). The
+// importer writes them when it plans a run and reads them back on resume;
+// the report, the fix folders and both faces read them to tell what a run
+// was. They are a package of their own, under importer and report both, so
+// that report need not import importer.
+package runopts
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"crmimport/importer/profile"
+	"crmimport/phases"
+)
+
+// Options are a run's options, persisted with the run (R10) and read back
+// on resume.
+type Options struct {
+	Input string `json:"input"`
+	// Inputs are the further paths of the export (its other zips).
+	Inputs  []string `json:"inputs,omitempty"`
+	Profile string   `json:"profile"`
+	// ProfileFile and ProfileText are a custom profile's file and content:
+	// a resumed run maps its files as the run began, whatever became of
+	// the file since (R10). Built-in profiles are named only.
+	ProfileFile string `json:"profile_file,omitempty"`
+	ProfileText string `json:"profile_text,omitempty"`
+	// SideFiles are the files tasks read beside their own (joined files,
+	// parents looked up by name, body folders), fingerprinted with the
+	// plan. Their key is "aux", as in the options of older runs.
+	SideFiles []profile.SideFile `json:"aux,omitempty"`
+	Only      []string           `json:"only,omitempty"`
+	BatchSize int                `json:"batch_size"`
+	Strict    bool               `json:"strict,omitempty"`
+	Encoding  string             `json:"encoding,omitempty"`
+	// Reread reads every file, even one an earlier task vouches for
+	// (importer's sameinput.go).
+	Reread bool `json:"reread,omitempty"`
+	// Warnings are what planning found that may have been read wrong
+	// without any record failing to say so (a file read as Windows-1252 on
+	// the evidence of its bytes): kept with the run, so that its summary
+	// and report repeat them whenever they are shown (phases.Run.PlanWarnings
+	// reads them back: keep the key).
+	Warnings []string `json:"warnings,omitempty"`
+	// Plan is the digest of the run's plan (importer's plandigest.go): over the rest
+	// of the options and the tasks, as a dry run showed it.
+	Plan string `json:"plan,omitempty"`
+}
+
+// Decode reads a run's persisted options.
+func Decode(r phases.Run) (Options, error) {
+	var o Options
+	if len(r.Options) == 0 {
+		return o, nil
+	}
+	if err := json.Unmarshal(r.Options, &o); err != nil {
+		return o, fmt.Errorf("run %d: options: %w", r.ID, err)
+	}
+	return o, nil
+}
+
+// PlanFile is one file a run's plan reads, with the fingerprint the plan
+// took of it (R10): a task's file and its kind, or a file its tasks read
+// beside their own (joined, looked up by name, bodies) and its role.
+type PlanFile struct {
+	File        string `json:"file"`
+	Kind        string `json:"kind,omitempty"`
+	Role        string `json:"role,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// Files are the files of a plan: its tasks', then its side files.
+func Files(tasks []phases.TaskSpec, o Options) []PlanFile {
+	var out []PlanFile
+	for _, t := range tasks {
+		out = append(out, PlanFile{File: t.File, Kind: string(t.Kind), Fingerprint: t.Fingerprint})
+	}
+	for _, s := range o.SideFiles {
+		out = append(out, PlanFile{File: s.File, Role: s.Role, Fingerprint: s.Fingerprint})
+	}
+	return out
+}
+
+// PlanOf is the plan a run committed: its digest (kept with its options;
+// "" for a run planned before it was) and its files, from its tasks and
+// options (R10).
+func PlanOf(run phases.Run, tasks []phases.Task) (string, []PlanFile) {
+	o, err := Decode(run)
+	if err != nil {
+		return "", nil
+	}
+	specs := make([]phases.TaskSpec, len(tasks))
+	for i, t := range tasks {
+		specs[i] = phases.TaskSpec{Kind: t.Kind, File: t.File, Fingerprint: t.Fingerprint}
+	}
+	return o.Plan, Files(specs, o)
+}
+
+// Profile is the profile a run maps its files with: the custom profile
+// kept in its options, or the built-in one it names (the canonical one
+// when it names none).
+func Profile(o Options) (*profile.Profile, error) {
+	if o.ProfileText != "" {
+		return profile.Load(filepath.Base(o.ProfileFile), []byte(o.ProfileText))
+	}
+	name := o.Profile
+	if name == "" {
+		name = "canonical"
+	}
+	return profile.Builtin(name)
+}
