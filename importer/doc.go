@@ -18,7 +18,7 @@
 //     run's index in memory (decide.go; index.go and idtable.go: R2, R5,
 //     R6, the duplicates of step 2), feeds a task's records to its batches
 //     (feed.go) and writes them in the batch's transaction, which phases
-//     owns (run.go, write.go: target rows only through ledger.Record, R1;
+//     owns (batch.go, speculate.go, write.go: target rows only through ledger.Record, R1;
 //     failures to record_failures, R4; R12); a task whose input an earlier
 //     task read whole is counted unchanged without reading it (sameinput.go,
 //     R2). A run's plan has a digest over its options and every task with
