@@ -82,34 +82,7 @@ func (l *loader) stageSlots(ctx context.Context) error {
 			l.problems.add(file, line, err)
 			return nil
 		}
-		var recordType, recordID, id any
-		if s.action.Final() {
-			recordType = s.key.Kind.Table()
-			r := l.rows[s.key.Kind]
-			if r == nil {
-				r = &rows{}
-				l.rows[s.key.Kind] = r
-			}
-			r.final++
-			if s.recordID != 0 {
-				recordID = s.recordID
-				r.last = max(r.last, s.recordID)
-			} else {
-				r.without++
-			}
-		}
-		if s.id != 0 {
-			id = s.id
-			l.ascending = l.ascending && (l.slotIDs.max < l.slotIDs.min || s.id > l.slotIDs.max)
-			l.slotIDs.add(s.id)
-		}
-		switch {
-		case l.tenantsN == 0:
-			l.tenant, l.tenantsN = s.key.Tenant, 1
-		case s.key.Tenant != l.tenant:
-			l.tenantsN = 2
-		}
-		l.sum.Slots[string(s.action)]++
+		recordType, recordID, id := l.noteSlot(s)
 		args = append(args, line, s.key.Tenant, s.key.Source, string(s.key.Kind), s.key.SourceID, id, s.runID, recordType,
 			recordID, string(s.action), s.reason, s.detail, s.created)
 		if len(args) == cap(args) {
@@ -124,4 +97,39 @@ func (l *loader) stageSlots(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// noteSlot keeps what a good slot of the dump tells the checks that span
+// it (the rows its kind's final slots name, its id, its tenant) and counts
+// it by action; it returns the record type, record id and id it is staged
+// with, nil where it has none.
+func (l *loader) noteSlot(s loadedSlot) (recordType, recordID, id any) {
+	if s.action.Final() {
+		recordType = s.key.Kind.Table()
+		r := l.rows[s.key.Kind]
+		if r == nil {
+			r = &rows{}
+			l.rows[s.key.Kind] = r
+		}
+		r.final++
+		if s.recordID != 0 {
+			recordID = s.recordID
+			r.last = max(r.last, s.recordID)
+		} else {
+			r.without++
+		}
+	}
+	if s.id != 0 {
+		id = s.id
+		l.ascending = l.ascending && (l.slotIDs.max < l.slotIDs.min || s.id > l.slotIDs.max)
+		l.slotIDs.add(s.id)
+	}
+	switch {
+	case l.tenantsN == 0:
+		l.tenant, l.tenantsN = s.key.Tenant, 1
+	case s.key.Tenant != l.tenant:
+		l.tenantsN = 2
+	}
+	l.sum.Slots[string(s.action)]++
+	return recordType, recordID, id
 }
