@@ -161,24 +161,34 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		return nil, err
 	}
 	acc.finish(w)
-	if p.Loaded && w.kept > 0 {
+	return p, p.judge(w.kept)
+}
+
+// judge says, once every item of p was walked and added up, what the
+// undo leaves (kept: created slots of a loaded run whose row stays) and
+// what it cannot give back, and refuses what R16 refuses only now: rows
+// that no run wrote among the dependents, dependents without cascade,
+// nothing to take back.
+func (p *Plan) judge(kept int) error {
+	id := p.Run.ID
+	if p.Loaded && kept > 0 {
 		p.Notices = append(p.Notices, fmt.Sprintf(
-			"%d rows that run %d's created slots name stay: they are not placeholders of its dump, or another slot names them", w.kept, id))
+			"%d rows that run %d's created slots name stay: they are not placeholders of its dump, or another slot names them", kept, id))
 	}
 	for _, d := range p.Dependents {
 		if d.Run == 0 {
-			return p, &RefusedError{Msg: fmt.Sprintf(
+			return &RefusedError{Msg: fmt.Sprintf(
 				"run %d cannot be undone: %s — rows that no run wrote cannot be taken back; remove them by hand first",
 				id, d.String())}
 		}
 	}
-	if len(p.Dependents) > 0 && !cascade {
-		return p, &DependentsError{Run: id, Dependents: p.Dependents}
+	if len(p.Dependents) > 0 && !p.Cascade {
+		return &DependentsError{Run: id, Dependents: p.Dependents}
 	}
 	if p.total == 0 {
-		return p, &RefusedError{Msg: fmt.Sprintf(
+		return &RefusedError{Msg: fmt.Sprintf(
 			"run %d has nothing to take back: no slot of tenant %s is its any more (later runs took its skips over, or it wrote none)",
-			id, run.Tenant)}
+			id, p.Run.Tenant)}
 	}
 	if p.Loaded {
 		if n := sum(p.Counts, func(c phases.Counts) int64 { return c.Cleared }); n > 0 {
@@ -187,7 +197,7 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 				id, n))
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func sum(m map[ledger.Kind]phases.Counts, f func(phases.Counts) int64) int64 {
