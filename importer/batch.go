@@ -85,84 +85,10 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 	}
 	defer wr.close()
 	var counts phases.Counts
-	chunk := make([]profile.Record, 0, chunkSize)
-	rows := make([]int64, 0, chunkSize)
-	// writing is the chunk decided and not yet written: each chunk is
-	// written while the next is decided (speculative deciding, above).
-	var writing *decided
-	defer func() {
-		if writing != nil && writing.speculated != nil {
-			<-writing.speculated // never left deciding once the batch ends
-		}
-	}()
-	done := false
-	for n := 0; n < w.batchSize && !done; n++ {
-		r, held, err := w.feed.next()
-		switch {
-		case errors.Is(err, io.EOF):
-			done = true
-		case err != nil:
-			return phases.Batch{}, err
-		default:
-			w.rows++
-			w.line = int64(r.Line)
-			if r.Excluded { // read, but not a record of the kind: no outcome, counted (SPEC §4)
-				counts.Excluded++
-				if r.Untaken {
-					counts.Untaken++
-				}
-			} else {
-				chunk = append(chunk, r)
-				rows = append(rows, w.rows-1)
-			}
-		}
-		if len(chunk) == chunkSize || (done || held || n == w.batchSize-1) && len(chunk) > 0 {
-			if err := w.logNotes(ctx, tx, chunk); err != nil {
-				return phases.Batch{}, err
-			}
-			c := &decided{recs: chunk, rows: rows}
-			if writing == nil {
-				if err := w.decideChunk(ctx, tx, wr, st, c); err != nil {
-					return phases.Batch{}, err
-				}
-			} else {
-				w.speculate(ctx, wr, st, c)
-				err := wr.flush(writing.ds)
-				ok := err == nil
-				if !ok {
-					<-c.speculated // the redo takes the speculated decisions back too
-				}
-				if err := w.finishChunk(ctx, tx, wr, st, writing, err, &counts); err != nil {
-					writing = c
-					return phases.Batch{}, err
-				}
-				writing = c
-				if err := w.settle(ctx, tx, wr, st, c, ok); err != nil {
-					return phases.Batch{}, err
-				}
-			}
-			writing = c
-			chunk, rows = make([]profile.Record, 0, chunkSize), make([]int64, 0, chunkSize)
-		}
-		if held {
-			// The feed's budget in bytes is spent (feedBudget): what it
-			// read is written now, and it reads on.
-			if writing != nil {
-				if err := w.finishChunk(ctx, tx, wr, st, writing, wr.flush(writing.ds), &counts); err != nil {
-					return phases.Batch{}, err
-				}
-				writing = nil
-			}
-			w.feed.written()
-		}
+	done, err := w.writeRecords(ctx, tx, wr, st, &counts)
+	if err != nil {
+		return phases.Batch{}, err
 	}
-	if writing != nil {
-		if err := w.finishChunk(ctx, tx, wr, st, writing, wr.flush(writing.ds), &counts); err != nil {
-			return phases.Batch{}, err
-		}
-		writing = nil
-	}
-	w.feed.written()
 	if err := wr.ids.Save(ctx); err != nil { // the row ids given out, with the batch
 		return phases.Batch{}, err
 	}
@@ -170,17 +96,8 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 		return phases.Batch{}, err
 	}
 	if done {
-		// What the file holds past its records, said once, with the last
-		// batch (the feed has read to the end: its reader is at rest).
-		if f := w.rr.Footer(); f != nil {
-			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(input.Name(w.task.File))); err != nil {
-				return phases.Batch{}, err
-			}
-		}
-		for _, n := range sheetNotices(input.Name(w.task.File), w.rr, w.profile, w.task.Kind) {
-			if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", n); err != nil {
-				return phases.Batch{}, err
-			}
+		if err := w.logFileEnd(ctx, tx); err != nil {
+			return phases.Batch{}, err
 		}
 	}
 	read := w.feed.bytes
@@ -196,6 +113,118 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 			}
 		},
 	}, nil
+}
+
+// writeRecords reads the batch's records from the feed and decides and
+// writes them chunk by chunk, each chunk written while the next is decided
+// (speculative deciding, speculate.go), adding their outcomes to counts. It
+// tells whether the file is read to its end.
+func (w *openedTask) writeRecords(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, counts *phases.Counts) (done bool, err error) {
+	chunk := make([]profile.Record, 0, chunkSize)
+	rows := make([]int64, 0, chunkSize)
+	// writing is the chunk decided and not yet written.
+	var writing *decided
+	defer func() {
+		if writing != nil && writing.speculated != nil {
+			<-writing.speculated // never left deciding once the batch ends
+		}
+	}()
+	for n := 0; n < w.batchSize && !done; n++ {
+		r, held, err := w.feed.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			done = true
+		case err != nil:
+			return false, err
+		default:
+			w.rows++
+			w.line = int64(r.Line)
+			if r.Excluded { // read, but not a record of the kind: no outcome, counted (SPEC §4)
+				counts.Excluded++
+				if r.Untaken {
+					counts.Untaken++
+				}
+			} else {
+				chunk = append(chunk, r)
+				rows = append(rows, w.rows-1)
+			}
+		}
+		if len(chunk) == chunkSize || (done || held || n == w.batchSize-1) && len(chunk) > 0 {
+			if err := w.logNotes(ctx, tx, chunk); err != nil {
+				return false, err
+			}
+			c := &decided{recs: chunk, rows: rows}
+			err := w.decideBehind(ctx, tx, wr, st, writing, c, counts)
+			writing = c // the batch ends waiting for c's speculation, if any
+			if err != nil {
+				return false, err
+			}
+			chunk, rows = make([]profile.Record, 0, chunkSize), make([]int64, 0, chunkSize)
+		}
+		if held {
+			// The feed's budget in bytes is spent (feedBudget): what it
+			// read is written now, and it reads on.
+			if err := w.writeOut(ctx, tx, wr, st, &writing, counts); err != nil {
+				return false, err
+			}
+			w.feed.written()
+		}
+	}
+	if err := w.writeOut(ctx, tx, wr, st, &writing, counts); err != nil {
+		return false, err
+	}
+	w.feed.written()
+	return done, nil
+}
+
+// decideBehind decides chunk c while writing, the chunk decided before it
+// (nil: none), writes, and ends that chunk; c is then the chunk that
+// writes next.
+func (w *openedTask) decideBehind(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, writing, c *decided, counts *phases.Counts) error {
+	if writing == nil {
+		return w.decideChunk(ctx, tx, wr, st, c)
+	}
+	w.speculate(ctx, wr, st, c)
+	err := wr.flush(writing.ds)
+	ok := err == nil
+	if !ok {
+		<-c.speculated // the redo takes the speculated decisions back too
+	}
+	if err := w.finishChunk(ctx, tx, wr, st, writing, err, counts); err != nil {
+		return err
+	}
+	return w.settle(ctx, tx, wr, st, c, ok)
+}
+
+// writeOut writes the chunk decided and not yet written, if any, and ends
+// it.
+func (w *openedTask) writeOut(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, writing **decided, counts *phases.Counts) error {
+	c := *writing
+	if c == nil {
+		return nil
+	}
+	if err := w.finishChunk(ctx, tx, wr, st, c, wr.flush(c.ds), counts); err != nil {
+		return err
+	}
+	*writing = nil
+	return nil
+}
+
+// logFileEnd says, with the last batch, what the file holds past its
+// records (the feed has read to the end: its reader is at rest) and the
+// sheets of a workbook left unread.
+func (w *openedTask) logFileEnd(ctx context.Context, tx *sql.Tx) error {
+	if f := w.rr.Footer(); f != nil {
+		if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", f.Notice(input.Name(w.task.File))); err != nil {
+			return err
+		}
+	}
+	for _, n := range sheetNotices(input.Name(w.task.File), w.rr, w.profile, w.task.Kind) {
+		if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "notice", n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeChunk decides and writes a chunk of records in tx, each decision
