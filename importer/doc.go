@@ -1,7 +1,9 @@
 // Package importer plans runs over exports and decides what becomes of
-// each record. It is four rooms, each importing only those below it:
+// each record. It is five rooms, each importing only those listed before
+// it (suggest and importer itself import neither the other):
 //
-//   - importer/reader reads the rows of one file (CSV, JSON, JSON Lines)
+//   - importer/reader reads the rows of one file (CSV, JSON, JSON Lines,
+//     XLSX workbooks)
 //     and tells what a file is and how it is encoded: a bad row fails
 //     alone (SPEC §4 step 0, R4), a file that cannot be read says why.
 //   - importer/input owns the containers of an export (folders, zips read
@@ -10,6 +12,11 @@
 //   - importer/profile owns the profiles as data and their validation, the
 //     mapper from a row to a record, and the side files (SPEC §4: nothing
 //     dropped silently, no link guessed).
+//   - importer/suggest drafts a profile for an export that no profile fits
+//     (SPEC §9 "Profiles"): a kind per file, a field per column, the id
+//     column, links, date formats and spellings, each guess with why and
+//     how sure, as data the desktop's mapping editor changes and as YAML
+//     that profile.Load reads (`crmimport profiles suggest`).
 //   - importer itself plans a run (plan.go; from.go for a run loaded from a
 //     dump: R10), tells what a run of an export would plan and find with
 //     no database at all (inspect.go: planning's and a task's own code —
