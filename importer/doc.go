@@ -3,9 +3,9 @@
 // it (suggest and importer itself import neither the other):
 //
 //   - importer/reader reads the rows of one file (CSV, JSON, JSON Lines,
-//     XLSX workbooks)
-//     and tells what a file is and how it is encoded: a bad row fails
-//     alone (SPEC §4 step 0, R4), a file that cannot be read says why.
+//     XLSX workbooks) and tells what a file is and how it is encoded: a
+//     bad row fails alone (SPEC §4 step 0, R4), a file that cannot be read
+//     says why.
 //   - importer/input owns the containers of an export (folders, zips read
 //     in place, gzip, the bomb guards), refs, fingerprints and the
 //     inspection of a file (R10).
