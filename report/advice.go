@@ -106,52 +106,8 @@ func (r *Report) Next() []string {
 	}
 	id := r.Run.ID
 	var out []string
-	if r.Run.UndoneBy != 0 {
-		out = append(out, fmt.Sprintf("run %d was undone by run %d: what it wrote is taken back; a new run of its export imports its records again",
-			id, r.Run.UndoneBy))
-	}
-	for _, u := range r.Partly() {
-		what := u.What
-		if n := len(u.parts); n > 1 {
-			what = strings.Join(u.parts[:n-1], ", ") + " and " + u.parts[n-1]
-		}
-		out = append(out, fmt.Sprintf("run %d (the undo of run %d with --cascade) took back %s of run %d, which depended on run %d's rows: "+
-			"its counts say what it did, not what is still there; a new run of its export imports them again once their parents are back",
-			u.Undo, u.Undoes, what, id, u.Undoes))
-	}
-	resume := r.resumeCommand()
-	if r.Interrupted {
-		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): %s continues where it stopped", id, resume))
-	}
-	if r.Run.Status == phases.RunCancelled {
-		out = append(out, fmt.Sprintf("run %d was stopped: %s continues where it stopped", id, resume))
-	}
-	var failedTasks, notStarted []phases.Task
-	for _, t := range r.Tasks {
-		switch {
-		case t.Status == phases.TaskFailed:
-			failedTasks = append(failedTasks, t)
-		case t.Status == phases.TaskCancelled && strings.HasPrefix(t.LastError, "not started"):
-			notStarted = append(notStarted, t)
-		}
-	}
-	for _, t := range failedTasks {
-		if t.File == "" {
-			out = append(out, fmt.Sprintf("its %s task could not be finished: %s; %s runs it again", t.Kind.Plural(), t.LastError, resume))
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s could not be finished: %s. If the cause was passing (a full disk, a locked file), "+
-			"`crmimport resume %d` continues at record %s; if you fix the file itself, run the import again (the ledger keeps "+
-			"what is already imported)", input.Name(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
-	}
-	if len(notStarted) > 0 {
-		var names []string
-		for _, t := range notStarted {
-			names = append(names, t.Kind.Plural())
-		}
-		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
-			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
-	}
+	out = append(out, r.undoneNext()...)
+	out = append(out, r.tasksNext()...)
 	// A run loaded from a dump counted failures whose rows it does not
 	// carry: `rejects` cannot list them (dump.go); what it can list, the
 	// failures of a resume here, is advised as for any run.
@@ -194,6 +150,68 @@ func (r *Report) Next() []string {
 	}
 	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
 		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
+	}
+	return out
+}
+
+// undoneNext says what undos took back of the run: all of it, or, as a
+// dependent of a cascade, some of its records.
+func (r *Report) undoneNext() []string {
+	id := r.Run.ID
+	var out []string
+	if r.Run.UndoneBy != 0 {
+		out = append(out, fmt.Sprintf("run %d was undone by run %d: what it wrote is taken back; a new run of its export imports its records again",
+			id, r.Run.UndoneBy))
+	}
+	for _, u := range r.Partly() {
+		what := u.What
+		if n := len(u.parts); n > 1 {
+			what = strings.Join(u.parts[:n-1], ", ") + " and " + u.parts[n-1]
+		}
+		out = append(out, fmt.Sprintf("run %d (the undo of run %d with --cascade) took back %s of run %d, which depended on run %d's rows: "+
+			"its counts say what it did, not what is still there; a new run of its export imports them again once their parents are back",
+			u.Undo, u.Undoes, what, id, u.Undoes))
+	}
+	return out
+}
+
+// tasksNext says how to go on from where the run's tasks stand: an
+// interrupted or stopped run, failed tasks, tasks not started.
+func (r *Report) tasksNext() []string {
+	id := r.Run.ID
+	var out []string
+	resume := r.resumeCommand()
+	if r.Interrupted {
+		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): %s continues where it stopped", id, resume))
+	}
+	if r.Run.Status == phases.RunCancelled {
+		out = append(out, fmt.Sprintf("run %d was stopped: %s continues where it stopped", id, resume))
+	}
+	var failedTasks, notStarted []phases.Task
+	for _, t := range r.Tasks {
+		switch {
+		case t.Status == phases.TaskFailed:
+			failedTasks = append(failedTasks, t)
+		case t.Status == phases.TaskCancelled && strings.HasPrefix(t.LastError, "not started"):
+			notStarted = append(notStarted, t)
+		}
+	}
+	for _, t := range failedTasks {
+		if t.File == "" {
+			out = append(out, fmt.Sprintf("its %s task could not be finished: %s; %s runs it again", t.Kind.Plural(), t.LastError, resume))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s could not be finished: %s. If the cause was passing (a full disk, a locked file), "+
+			"`crmimport resume %d` continues at record %s; if you fix the file itself, run the import again (the ledger keeps "+
+			"what is already imported)", input.Name(t.File), t.LastError, id, Count(t.Checkpoint.Rows)))
+	}
+	if len(notStarted) > 0 {
+		var names []string
+		for _, t := range notStarted {
+			names = append(names, t.Kind.Plural())
+		}
+		out = append(out, fmt.Sprintf("%s were not started because an earlier phase failed (R7: importing them without "+
+			"their parents would lose their links): %s runs them once that is fixed", joinUnique(names), resume))
 	}
 	return out
 }
