@@ -39,14 +39,31 @@ test: tools ## the tests CI runs (real SQLite files and a real PostgreSQL server
 	$(GO) test -count=1 ./...
 	cd cmd/crmimport && $(GO) test -count=1 -run '^TestCrash$$' -crash.dialect=postgres
 
+# apt-get as root, else through sudo; never a question asked, since its
+# output is hidden (a debconf prompt would wait unseen).
+APT := $(if $(filter 0,$(shell id -u)),,sudo )env DEBIAN_FRONTEND=noninteractive apt-get
+
+# What the tests run besides Go, on a fresh Debian (one apt-get update, one
+# install of what is missing):
+#   - Chromium for the browser tests (cmd/crmimport/browser_test.go), which
+#     take screenshots: fonts-liberation, the fonts it would recommend;
+#   - PostgreSQL's server (initdb, pg_ctl) for store/pgtest, which runs it
+#     as the postgres user under root (the package makes that user); psql,
+#     which the tests run as a user pastes doctor's repair lines;
+#   - the sqlite3 shell, which reads the file from another process, as
+#     doctor's repairs do.
+# The rest is Debian's essential set: sh, runuser, the C.UTF-8 locale
+# (initdb --locale=C.UTF-8).
 tools: ## install what the tests need where it is missing: Chromium, PostgreSQL, the sqlite3 shell (Debian packages)
-	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { echo "installing chromium (the desktop's browser tests)"; \
-	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null || { echo "the browser tests need Chromium: apt-get install -y chromium"; exit 1; }; }
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { echo "installing postgresql (the tests' throwaway server)"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql) >/dev/null || \
-	  { echo "the tests need PostgreSQL's server: apt-get install -y postgresql"; exit 1; }; }
-	@command -v sqlite3 >/dev/null || { echo "installing sqlite3 (the tests read the file from another process, as doctor's repairs do)"; \
-	  (apt-get update -qq && apt-get install -y -qq sqlite3) >/dev/null || { echo "the tests need the sqlite3 shell: apt-get install -y sqlite3"; exit 1; }; }
+	@missing=; \
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || \
+	  missing="$$missing chromium fonts-liberation"; \
+	{ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; } && command -v psql >/dev/null && \
+	  { [ "$$(id -u)" != 0 ] || id postgres >/dev/null 2>&1; } || missing="$$missing postgresql"; \
+	command -v sqlite3 >/dev/null || missing="$$missing sqlite3"; \
+	if [ -n "$$missing" ]; then echo "installing$$missing (what the tests run)"; \
+	  ($(APT) update -qq && $(APT) install -y -qq --no-install-recommends $$missing) >/dev/null || \
+	  { echo "the tests need$$missing: apt-get install -y$$missing"; exit 1; }; fi
 
 # R12–R14: kill a run at any instant, run `resume`, and the database is the
 # one an uninterrupted run leaves. The crash suite (cmd/crmimport/crash_*_test.go)
@@ -116,18 +133,18 @@ fuzz: ## fuzz the CSV, JSON and XLSX readers and the profile mapper, FUZZTIME ea
 # Issues 4 and 16's measure: crmimport next to sqlite3's bare .import of the
 # same CSV files (the floor), to the schema floor (the rows and slots a first
 # run writes, written into crmimport's schema and nothing else:
-# bench/schemafloor.go) and to sqlite-utils insert, on a realistic export
+# cmd/crmbench/schemafloor.go) and to sqlite-utils insert, on a realistic export
 # (2% failed, 5% skipped per kind) and a clean one, three rounds per scale,
 # medians and ratios taken inside a round (times drift on shared machines).
 # Scale 1 is the seed's customer: 100,000 contacts, about 300,000 records.
 SCALES ?= 1
 bench: build ## crmimport vs sqlite3 .import, the schema floor and sqlite-utils: first run, reruns, undo, peak RSS (SCALES="0.1 1 4")
 	@command -v sqlite3 >/dev/null || { echo "installing sqlite3 (the floor)"; \
-	  (apt-get update -qq && apt-get install -y -qq sqlite3) >/dev/null || { echo "install sqlite3 first"; exit 1; }; }
+	  ($(APT) update -qq && $(APT) install -y -qq sqlite3) >/dev/null || { echo "install sqlite3 first"; exit 1; }; }
 	@command -v sqlite-utils >/dev/null || { echo "installing sqlite-utils (the peer)"; \
-	  (apt-get update -qq && apt-get install -y -qq sqlite-utils) >/dev/null || \
+	  ($(APT) update -qq && $(APT) install -y -qq sqlite-utils) >/dev/null || \
 	  { echo "apt-get could not install sqlite-utils: install it first (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)"; exit 1; }; }
-	$(GO) run ./bench -crmimport $(BIN) -scales "$(SCALES)"
+	$(GO) run ./cmd/crmbench -crmimport $(BIN) -scales "$(SCALES)"
 
 bench-layers: ## the Go benchmarks per layer: read and map, decide and resolve, write a batch, claim
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./importer/profile/ ./ledger/

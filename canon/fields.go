@@ -6,15 +6,15 @@ import (
 	"crmimport/ledger"
 )
 
-// fields are each kind's canonical fields in order (SPEC §4).
-var fields = map[ledger.Kind][]string{
-	ledger.Company:  {"id", "name", "domain", "phone", "industry", "created_at", "deleted"},
-	ledger.Contact:  {"id", "first_name", "last_name", "email", "phone", "title", "company_id", "created_at", "deleted"},
-	ledger.Deal:     {"id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "deleted"},
-	ledger.Note:     {"id", "body", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
-	ledger.Activity: {"id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
-	ledger.Email:    {"id", "subject", "body", "from", "to", "sent_at", "contact_id", "company_id", "deal_id", "deleted"},
-}
+// fields are each kind's canonical fields in order (SPEC §4), from the
+// table of kinds.
+var fields = func() map[ledger.Kind][]string {
+	out := map[ledger.Kind][]string{}
+	for _, d := range kinds {
+		out[d.Kind] = d.Fields
+	}
+	return out
+}()
 
 // Fields returns the canonical fields of kind k, in order.
 func Fields(k ledger.Kind) []string { return append([]string(nil), fields[k]...) }
@@ -74,52 +74,3 @@ func IsDateOnlyField(f string) bool { return dateOnlyFields[f] }
 
 // IsFlagField reports whether f holds true or false.
 func IsFlagField(f string) bool { return f == "done" || f == "deleted" }
-
-// Link is a link field of a kind and the parent kind it points to (R6).
-type Link struct {
-	Field string
-	Kind  ledger.Kind
-}
-
-// Parents lists the link fields of kind k, in the order a link is looked
-// for (R6).
-func Parents(k ledger.Kind) []Link {
-	switch k {
-	case ledger.Contact:
-		return []Link{{"company_id", ledger.Company}}
-	case ledger.Deal:
-		return []Link{{"company_id", ledger.Company}, {"contact_id", ledger.Contact}}
-	case ledger.Note, ledger.Activity, ledger.Email:
-		return []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}}
-	}
-	return nil
-}
-
-// LinkField is the link field that points to parent kind k.
-func LinkField(k ledger.Kind) string { return string(k) + "_id" }
-
-// KindOfLinkField is the parent kind a link field points to.
-func KindOfLinkField(f string) (ledger.Kind, bool) {
-	for _, k := range []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal} {
-		if f == LinkField(k) {
-			return k, true
-		}
-	}
-	return "", false
-}
-
-// IsParent reports whether kind child may link to kind parent.
-func IsParent(child, parent ledger.Kind) bool {
-	for _, l := range Parents(child) {
-		if l.Kind == parent {
-			return true
-		}
-	}
-	return false
-}
-
-// NeedsParent: a note, activity or email with no resolvable parent is
-// skipped (R6); a contact or deal imports with the link empty.
-func NeedsParent(k ledger.Kind) bool {
-	return k == ledger.Note || k == ledger.Activity || k == ledger.Email
-}

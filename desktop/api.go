@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/forensics"
-	"crmimport/importer"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
-	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/runs"
 	"crmimport/store"
 )
 
@@ -22,7 +22,7 @@ import (
 // exit code the command line would give.
 
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
-	reports, err := report.List(r.Context(), s.ro, s.eng, r.URL.Query().Get("tenant"))
+	reports, err := runs.List(r.Context(), s.ro, s.eng, r.URL.Query().Get("tenant"))
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -44,12 +44,12 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	rep, err := report.Build(r.Context(), s.ro, s.eng, id, true)
+	rep, err := runs.Report(r.Context(), s.ro, s.eng, id, true)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep.Full())
+	writeJSON(w, http.StatusOK, runs.PageOf(rep))
 }
 
 // stopBy is who asks for a stop from the page or the API, as the run's
@@ -63,13 +63,12 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	run, requested, err := s.eng.Stop(r.Context(), id, stopBy)
+	st, err := runs.Stop(r.Context(), s.eng, id, stopBy, 0, runs.Watch{})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": id, "status": run.Status, "requested": requested,
-		"stopped": run.Status == phases.RunCancelled})
+	writeJSON(w, http.StatusOK, st)
 }
 
 // apiResume re-arms a run (R8) and works on it in this process, under the
@@ -79,13 +78,12 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	imp := importer.New(s.eng)
-	run, rearmed, err := imp.Resume(r.Context(), id)
+	run, rearmed, err := runs.StartResume(r.Context(), s.eng, id, "")
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.work(imp, run.ID)
+	s.work(run.ID)
 	writeJSON(w, http.StatusAccepted, map[string]any{"run": run.ID, "status": run.Status, "tasks": len(rearmed)})
 }
 
@@ -104,45 +102,25 @@ type importRequest struct {
 	Reread    bool     `json:"reread,omitempty"`
 	DryRun    bool     `json:"dry_run,omitempty"`
 	// Plan and PlanFiles are a dry run's, as its summary answered them:
-	// the import is that plan or nothing (importer.PlanChangedError).
-	Plan      string              `json:"plan,omitempty"`
-	PlanFiles []importer.PlanFile `json:"plan_files,omitempty"`
+	// the import is that plan or nothing (exit 8).
+	Plan      string          `json:"plan,omitempty"`
+	PlanFiles []runs.PlanFile `json:"plan_files,omitempty"`
 }
 
-// spec reads the request as `run` reads its command line.
-func (q importRequest) spec(needTenant bool) (importer.RunSpec, error) {
-	spec := importer.RunSpec{Tenant: strings.TrimSpace(q.Tenant), Source: strings.TrimSpace(q.Source), Profile: q.Profile,
-		Input: strings.TrimSpace(q.Path), Inputs: q.Paths, BatchSize: q.BatchSize, Strict: q.Strict, Encoding: q.Encoding, Reread: q.Reread,
-		Plan: q.Plan, Shown: q.PlanFiles}
+// spec reads the request as `run` reads its command line (runs.Check):
+// for `run`, or for `inspect`, which needs no tenant.
+func (q importRequest) spec(command string) (runs.Spec, error) {
+	spec := runs.Spec{Tenant: q.Tenant, Source: q.Source, Profile: q.Profile, Input: q.Path, Inputs: q.Paths, BatchSize: q.BatchSize,
+		Strict: q.Strict, Encoding: q.Encoding, Reread: q.Reread, Plan: q.Plan, Shown: q.PlanFiles}
 	if spec.BatchSize == 0 {
-		spec.BatchSize = importer.DefaultBatchSize
+		spec.BatchSize = runs.DefaultBatchSize
 	}
-	switch {
-	case spec.Input == "":
-		return spec, badRequest("path is empty: give the folder, zip or file to import")
-	case needTenant && spec.Tenant == "":
-		return spec, badRequest("tenant is empty: the workspace the data belongs to")
-	case spec.Source == "":
-		return spec, badRequest("source is empty: the ledger's source name, e.g. canonical")
-	case spec.Plan != "" && !importer.ValidPlan(spec.Plan):
-		return spec, badRequest("plan %q is not a plan's digest (64 hex digits, as a dry run's summary answers it)", spec.Plan)
+	names := runs.APINames
+	names.Command = command
+	if err := runs.Check(&spec, names); err != nil {
+		return spec, err
 	}
-	if err := importer.CheckBatchSize(spec.BatchSize); err != nil {
-		return spec, badRequest("batch_size: %v", err)
-	}
-	for _, o := range q.Only {
-		for _, word := range strings.Split(o, ",") {
-			if strings.TrimSpace(word) == "" {
-				continue
-			}
-			k, err := ledger.ParseKind(word)
-			if err != nil {
-				return spec, badRequest("only: %v", err)
-			}
-			spec.Only = append(spec.Only, k)
-		}
-	}
-	return spec, nil
+	return spec, runs.ParseOnly(&spec, "only", q.Only...)
 }
 
 func readRequest(r *http.Request, v any) error { return readRequestUpTo(r, v, 1<<20) }
@@ -167,77 +145,48 @@ func (s *Server) apiImport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	spec, err := q.spec(true)
+	spec, err := q.spec("run")
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	if q.DryRun {
-		sum, err := s.dryRun(r.Context(), spec)
-		if err != nil {
-			s.fail(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, sum)
+		s.dryRun(w, r.Context(), spec)
 		return
 	}
-	imp := importer.New(s.eng)
-	run, err := imp.Plan(r.Context(), spec)
+	run, err := runs.Start(r.Context(), s.eng, spec)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.work(imp, run.ID)
+	s.work(run.ID)
 	writeJSON(w, http.StatusAccepted, map[string]any{"run": run.ID, "status": run.Status, "url": "/runs/" + strconv.FormatInt(run.ID, 10)})
 }
 
-// dryRun is `run --dry-run`: the run works on a throwaway copy of the
-// database (store.Throwaway: a copy of the file, or a schema beside a
-// server's, dropped after), and its summary names no run, and the
-// database without its password.
-func (s *Server) dryRun(ctx context.Context, spec importer.RunSpec) (report.Summary, error) {
+// dryRun is `run --dry-run` (runs.DryRun): its summary, with the exit code
+// the command line gives it, names no run, and the database without its
+// password.
+func (s *Server) dryRun(w http.ResponseWriter, ctx context.Context, spec runs.Spec) {
 	// What store tells while it works (a copy a killed dry run left,
 	// removed) goes to the log, as the command line's goes to stderr.
 	ctx = store.WithNotice(ctx, func(msg string) { s.logf("notice: %s", msg) })
-	standFor, err := store.FileIDOf(s.cfg.DBPath)
+	out, err := runs.DryRun(ctx, s.cfg.DBPath, s.cfg.Engine, spec, runs.Watch{Warn: func(msg string) { s.logf("warning: %s", msg) }})
+	if err == nil {
+		err = out.Err
+	}
 	if err != nil {
-		return report.Summary{}, err
+		s.fail(w, err)
+		return
 	}
-	tmp, cleanup, err := store.Throwaway(ctx, s.cfg.DBPath)
-	if err != nil {
-		return report.Summary{}, err
-	}
-	defer func() {
-		if err := cleanup(); err != nil { // the dry run is over: its copy left behind is told, not its failure
-			s.logf("warning: dry run: %v", err)
-		}
-	}()
-	db, err := store.Open(ctx, tmp)
-	if err != nil {
-		return report.Summary{}, err
-	}
-	defer db.Close()
-	e := s.cfg.Engine(db)
-	e.StandFor(standFor) // the copy stands for the database (R13)
-	imp := importer.New(e)
-	run, err := imp.Plan(ctx, spec)
-	if err != nil {
-		return report.Summary{}, err
-	}
-	if _, err := imp.Execute(ctx, run.ID); err != nil {
-		return report.Summary{}, err
-	}
-	rep, err := report.Build(ctx, db, e, run.ID, false)
-	if err != nil {
-		return report.Summary{}, err
-	}
-	rep.DryRun = dbWords(s.cfg.DBPath)
-	return rep.Summary(), nil
+	writeJSON(w, http.StatusOK, struct {
+		report.Summary
+		ExitCode int `json:"exit_code"`
+	}{out.Summary(), out.Code()})
 }
 
 // work runs a planned or resumed run in this process until it ends or the
 // server stops (which stops it after its batch in flight: R14).
-func (s *Server) work(imp *importer.Importer, id int64) {
+func (s *Server) work(id int64) {
 	s.mu.Lock()
 	s.live[id] = true
 	s.mu.Unlock()
@@ -252,7 +201,7 @@ func (s *Server) work(imp *importer.Importer, id int64) {
 		// The error is the run's own: it is in its row and its log, which
 		// the run page shows; a run the engine could not go on with is left
 		// for resume, as after `crmimport run`.
-		if _, err := imp.Execute(s.ctx, id); err != nil {
+		if _, err := runs.Execute(s.ctx, s.eng, id); err != nil {
 			s.logf("run %d stopped: %v", id, err)
 		}
 	}()
@@ -285,7 +234,7 @@ func (s *Server) apiWhy(w http.ResponseWriter, r *http.Request) {
 	var kind ledger.Kind
 	if k := q.Get("kind"); k != "" {
 		var err error
-		if kind, err = ledger.ParseKind(k); err != nil {
+		if kind, err = canon.ParseKind(k); err != nil {
 			s.fail(w, badRequest("kind: %v", err))
 			return
 		}
@@ -320,19 +269,19 @@ func (s *Server) apiProfiles(w http.ResponseWriter, r *http.Request) {
 }
 
 // apiInspect is `crmimport inspect`: what a run of the export would plan
-// and find, with nothing written (importer.Inspect opens no database).
+// and find, with nothing written (runs.Inspect opens no database).
 func (s *Server) apiInspect(w http.ResponseWriter, r *http.Request) {
 	var q importRequest
 	if err := readRequest(r, &q); err != nil {
 		s.fail(w, err)
 		return
 	}
-	spec, err := q.spec(false)
+	spec, err := q.spec("inspect")
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	in, err := importer.Inspect(r.Context(), importer.InspectSpec{Source: spec.Source, Profile: spec.Profile, Input: spec.Input,
+	in, err := runs.Inspect(r.Context(), runs.InspectSpec{Source: spec.Source, Profile: spec.Profile, Input: spec.Input,
 		Inputs: spec.Inputs, Only: spec.Only, Encoding: spec.Encoding})
 	if err != nil {
 		s.fail(w, err)

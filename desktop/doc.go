@@ -5,7 +5,7 @@
 // html`, rendered by the same templates so that the two never disagree.
 //
 // Every page and API route is backed by the library function of the
-// matching command (report.Build, forensics.Doctor, importer.Plan …) and
+// matching command (runs, report, forensics …) and
 // reads through a read-only pool of its own (store.OpenReader), so that it
 // never waits behind the batches of a run the server itself runs. Live
 // updates come from the database, so a run of any process shows live.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"crmimport/phases"
+	"crmimport/runs"
 )
 
 // Live updates (SPEC §9) come from the database, not from this process's
@@ -98,14 +98,14 @@ func (h *hub) watch(id int64) (*feed, func()) {
 // runState is what a run's events carry: its status, the four outcomes per
 // kind and its tasks' progress.
 type runState struct {
-	Run         int64                    `json:"run"`
-	Status      string                   `json:"status"`
-	Interrupted bool                     `json:"interrupted"`
-	Phase       int                      `json:"phase"`
-	DurationMS  *int64                   `json:"duration_ms"`
-	Kinds       map[string]phases.Counts `json:"kinds"`
-	Tasks       []taskState              `json:"tasks"`
-	Message     string                   `json:"message,omitempty"`
+	Run         int64                  `json:"run"`
+	Status      string                 `json:"status"`
+	Interrupted bool                   `json:"interrupted"`
+	Phase       int                    `json:"phase"`
+	DurationMS  *int64                 `json:"duration_ms"`
+	Kinds       map[string]runs.Counts `json:"kinds"`
+	Tasks       []taskState            `json:"tasks"`
+	Message     string                 `json:"message,omitempty"`
 }
 
 type taskState struct {
@@ -127,7 +127,7 @@ func (s *Server) state(ctx context.Context, id int64) (runState, error) {
 	}
 	rep := v.R
 	st := runState{Run: id, Status: rep.StatusWord(), Interrupted: rep.Interrupted, Phase: rep.Run.CurrentPhase,
-		DurationMS: rep.Run.DurationMS, Kinds: map[string]phases.Counts{}, Message: rep.Run.Message}
+		DurationMS: rep.Run.DurationMS, Kinds: map[string]runs.Counts{}, Message: rep.Run.Message}
 	for _, k := range rep.Kinds {
 		st.Kinds[string(k.Kind)] = k.Counts
 	}
@@ -190,7 +190,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	if _, err := phases.LoadRun(r.Context(), s.ro, id); err != nil {
+	if _, err := runs.LoadRun(r.Context(), s.ro, id); err != nil {
 		s.fail(w, err)
 		return
 	}

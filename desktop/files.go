@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"crmimport/phases"
+	"crmimport/runs"
 	"crmimport/store"
 )
 
@@ -253,13 +253,13 @@ type inputReader struct {
 
 // inputReaders lists the input files of every run's tasks, run by run.
 func (s *Server) inputReaders(ctx context.Context) ([]inputReader, error) {
-	runs, err := phases.ListRuns(ctx, s.ro, "")
+	all, err := runs.ListRuns(ctx, s.ro, "")
 	if err != nil {
 		return nil, err
 	}
 	var out []inputReader
-	for _, run := range runs {
-		tasks, err := phases.LoadTasks(ctx, s.ro, run.ID)
+	for _, run := range all {
+		tasks, err := runs.LoadTasks(ctx, s.ro, run.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +299,7 @@ func (s *Server) apiDeleteUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	u := list[i]
 	for _, run := range u.Runs {
-		if run.Status != string(phases.RunRunning) {
+		if run.Status != string(runs.RunRunning) {
 			continue
 		}
 		how := "works on them"
@@ -345,8 +345,12 @@ func (s *Server) privateFolder(name string) (string, error) {
 // default the user's configuration folder's crmimport/
 // (~/.config/crmimport/uploads on Linux).
 func (s *Server) folderOf(name string) (string, error) {
-	if !store.IsAddress(s.cfg.DBPath) {
+	switch d := store.DialectAt(s.cfg.DBPath); d {
+	case store.SQLite:
 		return s.cfg.DBPath + "." + name, nil
+	case store.Postgres:
+	default:
+		panic(d.Untaught("desktop.Server.folderOf"))
 	}
 	dir := s.cfg.Folder
 	if dir == "" {

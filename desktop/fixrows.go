@@ -7,15 +7,14 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/fixfile"
 	"crmimport/forensics"
-	"crmimport/importer"
 	"crmimport/ledger"
-	"crmimport/phases"
+	"crmimport/runs"
 )
 
 // Fixed rows (SPEC §9, *Failed records*): the rows a person edited on the
@@ -73,12 +72,11 @@ func (s *Server) apiFix(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	spec, cleanup, err := fixSpec(run, kinds, dir, base)
+	spec, cleanup, err := runs.FixSpec(run, kinds, dir, base)
 	if err == nil {
-		imp := importer.New(s.eng)
-		var fix phases.Run
-		if fix, err = imp.Plan(r.Context(), spec); err == nil {
-			s.work(imp, fix.ID)
+		var fix runs.Run
+		if fix, err = runs.Start(r.Context(), s.eng, spec); err == nil {
+			s.work(fix.ID)
 			writeJSON(w, http.StatusAccepted, map[string]any{"run": fix.ID, "status": fix.Status, "folder": dir,
 				"url": "/runs/" + strconv.FormatInt(fix.ID, 10), "outcomes": fmt.Sprintf("/api/runs/%d/fix-outcomes", fix.ID)})
 			return
@@ -94,8 +92,8 @@ func (s *Server) apiFix(w http.ResponseWriter, r *http.Request) {
 // least one row, each a failure of the run and of that file, once. It
 // returns the kinds of those failures, in plan order: a file may feed
 // several kinds (SPEC §4), and a line that two of them failed is one row.
-func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (phases.Run, []ledger.Kind, error) {
-	run, err := phases.LoadRun(ctx, s.ro, id)
+func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (runs.Run, []ledger.Kind, error) {
+	run, err := runs.LoadRun(ctx, s.ro, id)
 	if err != nil {
 		return run, nil, err
 	}
@@ -132,51 +130,19 @@ func (s *Server) checkFix(ctx context.Context, id int64, q fixRequest) (phases.R
 		case seen[row.Failure]:
 			return run, nil, badRequest("failure %d is in the request twice", row.Failure)
 		}
-		k, err := ledger.ParseKind(f.Kind)
+		k, err := canon.ParseKind(f.Kind)
 		if err != nil {
 			return run, nil, badRequest("failure %d: %v", row.Failure, err)
 		}
 		seen[row.Failure], asked[k] = true, true
 	}
 	var kinds []ledger.Kind
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if asked[k] {
 			kinds = append(kinds, k)
 		}
 	}
 	return run, kinds, nil
-}
-
-// fixSpec is the run over a fix folder of run's rows: its tenant, source
-// and profile, --only the rows' kinds, in the file's own encoding (a fix file is
-// UTF-8, whatever the run was told to read). A custom profile is written
-// as the run kept it (Options.ProfileText) into base, so that the fix run
-// maps the rows as the failed run did; cleanup removes it when no run
-// reads it.
-func fixSpec(run phases.Run, kinds []ledger.Kind, dir, base string) (importer.RunSpec, func(), error) {
-	cleanup := func() {}
-	opts, err := importer.DecodeOptions(run)
-	if err != nil {
-		return importer.RunSpec{}, cleanup, err
-	}
-	spec := importer.RunSpec{Tenant: run.Tenant, Source: run.Source, Profile: opts.Profile, Input: dir,
-		Only: kinds, BatchSize: importer.DefaultBatchSize}
-	if opts.ProfileText != "" {
-		f, err := os.CreateTemp(base, fmt.Sprintf("run%d-profile-*-%s", run.ID, filepath.Base(opts.ProfileFile)))
-		if err != nil {
-			return spec, cleanup, err
-		}
-		cleanup = func() { _ = os.Remove(f.Name()) }
-		_, err = f.WriteString(opts.ProfileText)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return spec, cleanup, fmt.Errorf("profile of run %d: %w", run.ID, err)
-		}
-		spec.Profile = f.Name()
-	}
-	return spec, cleanup, nil
 }
 
 // fixOutcomes is what GET /api/runs/{id}/fix-outcomes answers.
@@ -200,17 +166,12 @@ func (s *Server) apiFixOutcomes(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	run, err := phases.LoadRun(r.Context(), s.ro, id)
+	run, err := runs.LoadRun(r.Context(), s.ro, id)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	opts, err := importer.DecodeOptions(run)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	man, err := importer.ReadFixManifest(opts.Input)
+	man, folder, err := runs.FixFolderOf(run)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -237,6 +198,6 @@ func (s *Server) apiFixOutcomes(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, fixOutcomes{Run: id, FromRun: man.Run, Status: string(run.Status), Done: done, Folder: opts.Input,
+	writeJSON(w, http.StatusOK, fixOutcomes{Run: id, FromRun: man.Run, Status: string(run.Status), Done: done, Folder: folder,
 		URL: "/runs/" + strconv.FormatInt(id, 10), Outcomes: out})
 }

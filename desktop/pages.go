@@ -13,11 +13,13 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/bytesize"
+	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
-	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/runs"
 )
 
 // runID reads the {id} of a path; 0 with the page answered when it is
@@ -34,14 +36,14 @@ func (s *Server) runID(w http.ResponseWriter, r *http.Request) int64 {
 // pageError shows an error on a page in the words of the CLI.
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
-	if errors.Is(err, phases.ErrNoRun) {
+	if errors.Is(err, runs.ErrNoRun) {
 		code = http.StatusNotFound
 	}
 	s.refuse(w, r, code, err.Error())
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
-	reports, err := report.List(r.Context(), s.ro, s.eng, r.URL.Query().Get("tenant"))
+	reports, err := runs.List(r.Context(), s.ro, s.eng, r.URL.Query().Get("tenant"))
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -64,6 +66,9 @@ type runView struct {
 	Failed  action
 	Rejects action
 	Live    bool // the run works: the page listens to its events
+	// UndoKinds are the kinds in the order an undo takes them back, as
+	// JSON (undoKinds): the undo dialog's order. Read on the page only.
+	UndoKinds string
 }
 
 // action is a button: what it does, whether the engine would accept it,
@@ -75,7 +80,7 @@ type action struct {
 }
 
 type taskView struct {
-	phases.Task
+	runs.Task
 	FileName string
 	Percent  *float64
 	Size     string // "1.2 MiB of 4.0 MiB", "" when unknown
@@ -84,20 +89,20 @@ type taskView struct {
 }
 
 // buildRun reads a run's page through the same library function as
-// `report RUN` (report.Build), with its log.
+// `report RUN` (runs.Report), with its log.
 func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
-	rep, err := report.Build(ctx, s.ro, s.eng, id, true)
+	rep, err := runs.Report(ctx, s.ro, s.eng, id, true)
 	if err != nil {
 		return nil, err
 	}
 	v := newRunView(rep)
-	v.Live = rep.Run.Status == phases.RunRunning && !rep.Interrupted
+	v.Live = rep.Run.Status == runs.RunRunning && !rep.Interrupted
 	v.Stop, v.Resume = s.actions(rep)
 	return v, nil
 }
 
 // newRunView is the run page of a report: its tasks with their progress
-// from the database (phases.TaskProgress through the report's clock), as
+// from the database (runs.TaskProgress through the report's clock), as
 // `report` and `runs` show it.
 func newRunView(rep *report.Report) *runView {
 	v := &runView{R: rep, Warnings: rep.Warnings(), Next: rep.Next()}
@@ -106,7 +111,7 @@ func newRunView(rep *report.Report) *runView {
 		p := rep.TaskProgress(t)
 		tv := taskView{Task: t, FileName: report.FileName(t), Percent: p.Percent}
 		// No rate for a task no process works on (an interrupted run's).
-		if t.Status == phases.TaskRunning && !rep.Interrupted {
+		if t.Status == runs.TaskRunning && !rep.Interrupted {
 			if p.RecordsPerSecond != nil {
 				tv.Rate = report.Count(int64(*p.RecordsPerSecond)) + " records/s"
 			}
@@ -120,7 +125,7 @@ func newRunView(rep *report.Report) *runView {
 			// items planned, its read the items done.
 			tv.Size = report.Count(p.ReadBytes) + " of " + report.Count(p.SizeBytes) + " items"
 		case p.SizeBytes > 0:
-			tv.Size = report.Bytes(p.ReadBytes) + " of " + report.Bytes(p.SizeBytes)
+			tv.Size = bytesize.Format(p.ReadBytes) + " of " + bytesize.Format(p.SizeBytes)
 		}
 		v.Tasks = append(v.Tasks, tv)
 	}
@@ -153,22 +158,22 @@ func failedActions(rep *report.Report) (failed, rejects action) {
 func (s *Server) actions(rep *report.Report) (stop, resume action) {
 	n := 0
 	for _, t := range rep.Tasks {
-		if t.Status == phases.TaskFailed || t.Status == phases.TaskCancelled || t.Status == phases.TaskRunning {
+		if t.Status == runs.TaskFailed || t.Status == runs.TaskCancelled || t.Status == runs.TaskRunning {
 			n++
 		}
 	}
 	tasks := fmt.Sprintf("%d %s", n, map[bool]string{true: "task", false: "tasks"}[n == 1])
 	switch st := rep.Run.Status; {
-	case st == phases.RunRunning && !rep.Interrupted:
+	case st == runs.RunRunning && !rep.Interrupted:
 		stop = action{Label: "Stop after the current batch", OK: true}
 		resume = action{Label: "Resume", Why: "the run is working"}
-	case st == phases.RunRunning:
+	case st == runs.RunRunning:
 		stop = action{Label: "Cancel (its process is gone)", OK: true}
 		resume = action{Label: "Resume — " + tasks + " will run", OK: true}
-	case st == phases.RunCancelled:
+	case st == runs.RunCancelled:
 		stop = action{Label: "Stop", Why: "the run is stopped"}
 		resume = action{Label: "Resume — " + tasks + " will run", OK: n > 0}
-	case st == phases.RunPartial, st == phases.RunFailed:
+	case st == runs.RunPartial, st == runs.RunFailed:
 		stop = action{Label: "Stop", Why: "the run has ended"}
 		resume = action{Label: "Retry — " + tasks + " will run", OK: n > 0}
 		if n == 0 {
@@ -199,8 +204,12 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Undo is read on the page only, not in its live events: its plan
-	// reads the tenant's whole ledger (undo.Build).
+	// reads the tenant's whole ledger (runs.CanUndo).
 	v.Undo = s.undoAction(r.Context(), v.R)
+	if v.UndoKinds, err = undoKinds(canon.KindTable()); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
 	s.render(w, "run", page{Title: fmt.Sprintf("Run %d", id), Nav: "runs", Data: v})
 }
 
@@ -209,7 +218,7 @@ func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	rep, err := report.Build(r.Context(), s.ro, s.eng, id, true)
+	rep, err := runs.Report(r.Context(), s.ro, s.eng, id, true)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -271,7 +280,7 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 		src = "canonical"
 	}
 	// ?profile= names a built-in profile or a profile file (as `run
-	// --profile` reads it: importer.ResolveProfile), such as the one the
+	// --profile` reads it: runs.ResolveProfile), such as the one the
 	// mapping editor saved.
 	prof, file := q.Get("profile"), ""
 	if prof != "" && !slices.Contains(profile.BuiltinNames(), prof) {
@@ -297,7 +306,7 @@ func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {
 		Kinds                  []string
 		Grouping, Story, Error string
 	}{Diagnosis: d, Tenant: q.Get("tenant"), Kind: q.Get("kind"), SourceID: q.Get("source_id")}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		data.Kinds = append(data.Kinds, string(k))
 	}
 	if data.Tenant != "" {

@@ -9,11 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/forensics"
-	"crmimport/importer"
 	"crmimport/ledger"
-	"crmimport/phases"
-	"crmimport/report"
+	"crmimport/runs"
 )
 
 // The pages of a run's records (SPEC §9, *Failed records* and the skipped
@@ -69,7 +68,7 @@ func kindParam(v url.Values) (ledger.Kind, error) {
 	if s == "" {
 		return "", nil
 	}
-	k, err := ledger.ParseKind(s)
+	k, err := canon.ParseKind(s)
 	if err != nil {
 		return "", badRequest("kind: %v", err)
 	}
@@ -94,7 +93,7 @@ func skipKeyParam(v url.Values, name string) (*forensics.SkipKey, error) {
 		return nil, nil
 	}
 	kind, id, ok := strings.Cut(s, ":")
-	k, err := ledger.ParseKind(kind)
+	k, err := canon.ParseKind(kind)
 	if !ok || err != nil || id == "" {
 		return nil, badRequest("%s=%q is not a skipped record's KIND:SOURCE_ID: follow the page's own links (next, prev)", name, s)
 	}
@@ -181,13 +180,13 @@ func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
 	// only then: it groups the failures by reason, which a run of this
 	// database needs not.
 	var unlisted string
-	dump, err := phases.LoadedFrom(r.Context(), s.ro, id)
+	dump, err := runs.LoadedFrom(r.Context(), s.ro, id)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
 	}
 	if dump != "" {
-		rep, err := report.Build(r.Context(), s.ro, s.eng, id, false)
+		rep, err := runs.Report(r.Context(), s.ro, s.eng, id, false)
 		if err != nil {
 			s.pageError(w, r, err)
 			return
@@ -270,7 +269,7 @@ func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, pageFailed(err))
 		return
 	}
-	run, err := phases.LoadRun(r.Context(), s.ro, id)
+	run, err := runs.LoadRun(r.Context(), s.ro, id)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -298,7 +297,7 @@ func (s *Server) skippedPage(w http.ResponseWriter, r *http.Request) {
 	if p.ReadyTotal > 0 {
 		// doctor's ready-to-take-over: a run of those kinds over the
 		// original export takes the skips over (R3).
-		opts, err := importer.DecodeOptions(run)
+		opts, err := runs.OptionsOf(run)
 		switch {
 		case err != nil || opts.Input == "":
 			data.Why = "the run names no export here (it was loaded from a dump): import an export of these records"

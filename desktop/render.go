@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/runs"
 )
 
 // The templates: layout.tmpl and parts.tmpl with one page's file; the
@@ -155,7 +155,7 @@ var outcomes = []struct{ name, label, fill string }{
 
 // outcomeBar cuts a bar of 1000 into the four outcomes of c, in order,
 // each as wide as its share of the records.
-func outcomeBar(c phases.Counts) []Segment {
+func outcomeBar(c runs.Counts) []Segment {
 	total := c.Total()
 	counts := []int64{c.Imported, c.Unchanged, c.Skipped, c.Failed}
 	var out []Segment

@@ -15,11 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"crmimport/importer"
-	"crmimport/importer/input"
-	"crmimport/phases"
+	"crmimport/runs"
 	"crmimport/store"
-	"crmimport/undo"
 )
 
 //go:embed assets
@@ -37,7 +34,7 @@ type Config struct {
 	// a SQLite file they go beside it, and Folder is not used.
 	Folder string
 	// Failpoints is passed to the engine of the runs started here.
-	Engine func(db *sql.DB) *phases.Engine
+	Engine func(db *sql.DB) *runs.Engine
 	// Log is told what happens in the background (a run started here that
 	// stopped with an error); may be nil.
 	Log func(string)
@@ -48,7 +45,7 @@ type Server struct {
 	cfg    Config
 	db     *sql.DB // the one writer: runs started here, stop, resume
 	ro     *sql.DB // the pages' and the API's reads
-	eng    *phases.Engine
+	eng    *runs.Engine
 	ln     net.Listener
 	srv    *http.Server
 	addr   string
@@ -77,7 +74,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.Engine == nil {
-		cfg.Engine = func(db *sql.DB) *phases.Engine { return phases.New(db, nil) }
+		cfg.Engine = func(db *sql.DB) *runs.Engine { return runs.NewEngine(db, nil) }
 	}
 	s := &Server{cfg: cfg, live: map[int64]bool{}}
 	var err error
@@ -190,15 +187,9 @@ func (s *Server) close() error {
 }
 
 // apiError is every error the API answers: the message and the exit code
-// the command line would give for it.
-type apiError struct {
-	Error    string `json:"error"`
-	ExitCode int    `json:"exit_code"`
-	LiveRun  int64  `json:"live_run,omitempty"`
-	// Dependents are what refuses an undo alone (R16): per run and kind,
-	// the count and example ids; ?cascade=1 takes them back too.
-	Dependents []undo.Dependent `json:"dependents,omitempty"`
-}
+// the command line would give for it, with the live run that refused it
+// and the dependents that refuse an undo alone (runs.ErrorOf).
+type apiError = runs.ErrorDoc
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -208,49 +199,24 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v) // the client went away: nothing to tell it
 }
 
+// httpStatus is the HTTP status of each kind of refusal (runs.RefusalOf).
+var httpStatus = map[runs.Refusal]int{
+	runs.Failed:      http.StatusInternalServerError,
+	runs.Usage:       http.StatusBadRequest,
+	runs.Live:        http.StatusConflict,
+	runs.PlanChanged: http.StatusConflict, // as `undo --plan` and `run --plan` exit 8: the plan changed since its preview
+	runs.NoRun:       http.StatusNotFound,
+	runs.NotNow:      http.StatusConflict,            // what the run's state refuses (exit 1), as resume's refusals
+	runs.Unplannable: http.StatusUnprocessableEntity, // the export cannot be planned, as `run` refuses it (exit 1)
+}
+
 // fail answers err as the command line would: its message and exit code.
 func (s *Server) fail(w http.ResponseWriter, err error) {
-	code, exit := http.StatusInternalServerError, 1
-	var (
-		adm   *phases.AdmissionError
-		use   *importer.UsageError
-		state *phases.StateError
-		in    *inputError
-		plan  *input.Error
-		dep   *undo.DependentsError
-		ref   *undo.RefusedError
-		chg   *undo.PlanChangedError
-		run   *importer.PlanChangedError
-	)
-	e := apiError{Error: err.Error()}
-	switch {
-	case errors.As(err, &adm):
-		code, exit, e.LiveRun = http.StatusConflict, 6, adm.LiveRun
-	case errors.As(err, &use), errors.As(err, &in):
-		code, exit = http.StatusBadRequest, 2
-	case errors.As(err, &plan):
-		code = http.StatusUnprocessableEntity // the export cannot be planned, as `run` refuses it (exit 1)
-	case errors.Is(err, phases.ErrNoRun):
-		code = http.StatusNotFound
-	case errors.As(err, &state), errors.As(err, &ref):
-		code = http.StatusConflict // what the run's state refuses (exit 1), as resume's refusals
-	case errors.As(err, &dep):
-		code, e.Dependents = http.StatusConflict, dep.Dependents
-	case errors.As(err, &chg), errors.As(err, &run):
-		code, exit = http.StatusConflict, 8 // as `undo --plan` and `run --plan` exit: the plan changed since its preview
-	}
-	e.ExitCode = exit
-	writeJSON(w, code, e)
+	writeJSON(w, httpStatus[runs.RefusalOf(err)], runs.ErrorOf(err))
 }
 
-// inputError is a request the API cannot take as it is (exit 2).
-type inputError struct{ msg string }
-
-func (e *inputError) Error() string { return e.msg }
-
-func badRequest(format string, args ...any) error {
-	return &inputError{msg: fmt.Sprintf(format, args...)}
-}
+// badRequest is a request the API cannot take as it is (exit 2).
+func badRequest(format string, args ...any) error { return runs.Usagef(format, args...) }
 
 // exitFor is the exit code of a refusal by the guard.
 func exitFor(code int) int {

@@ -16,7 +16,6 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/suggest"
-	"crmimport/ledger"
 )
 
 // The mapping editor (SPEC §9, Profiles): an export no profile fits is
@@ -45,7 +44,7 @@ type editorKind struct {
 
 func editorKinds() []editorKind {
 	var out []editorKind
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		out = append(out, editorKind{Kind: string(k), Plural: k.Plural(), Fields: canon.Fields(k)})
 	}
 	return out

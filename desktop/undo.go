@@ -9,15 +9,13 @@ import (
 	"net/http"
 	"strconv"
 
-	"crmimport/importer"
-	"crmimport/phases"
 	"crmimport/report"
-	"crmimport/undo"
+	"crmimport/runs"
 )
 
 // Undo on the page and in the API (R16, SPEC §9 and §10): the preview is
-// undo.Build's plan as `undo RUN --dry-run --json` prints it, with its
-// digest, and the undo itself is undo.StartWith's run — the plan the
+// runs.PreviewUndo's, as `undo RUN --dry-run --json` prints it, with its
+// digest, and the undo itself is runs.StartUndo's run — the plan the
 // preview showed, or nothing — which this process works on like a run
 // started here (the engine's admission, stop and resume hold for it).
 
@@ -47,22 +45,22 @@ func (s *Server) apiUndoPreview(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	p, err := undo.Build(r.Context(), s.ro, s.eng, id, cascade)
+	v, err := runs.PreviewUndo(r.Context(), s.ro, s.eng, runs.UndoOptions{Undo: id, Cascade: cascade})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, p.Preview())
+	writeJSON(w, http.StatusOK, v)
 }
 
 // undoRequest is what POST /api/runs/{id}/undo takes (an empty body is
 // fine; ?cascade=1 says the same as the body's cascade). The page sends
 // back the plan's digest and parts that its preview showed: the undo
-// commits that plan or nothing (R16, undo.PlanChangedError).
+// commits that plan or nothing (R16, exit 8).
 type undoRequest struct {
-	Cascade bool            `json:"cascade"`
-	Plan    string          `json:"plan,omitempty"`
-	Parts   []undo.PlanPart `json:"parts,omitempty"`
+	Cascade bool                `json:"cascade"`
+	Plan    string              `json:"plan,omitempty"`
+	Parts   []runs.UndoPlanPart `json:"parts,omitempty"`
 }
 
 // apiUndo plans the undo of a run (R10: its run, tasks and items commit
@@ -83,23 +81,14 @@ func (s *Server) apiUndo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cascade = cascade || q.Cascade
-	if q.Plan != "" && !undo.ValidDigest(q.Plan) {
-		s.fail(w, badRequest("plan %q is not a plan's digest (64 hex digits, as GET /api/runs/%d/undo answers it)", q.Plan, id))
-		return
-	}
-	if err := undo.CheckParts(q.Parts); err != nil {
-		s.fail(w, badRequest("parts are not those of a preview (as GET /api/runs/%d/undo answers them): %v", id, err))
-		return
-	}
-	imp := importer.New(s.eng)
-	run, p, err := undo.StartWith(r.Context(), s.eng, undo.Options{Undo: id, Cascade: cascade, Plan: q.Plan, Shown: q.Parts})
+	run, total, _, err := runs.StartUndo(r.Context(), s.eng, runs.UndoOptions{Undo: id, Cascade: cascade, Plan: q.Plan, Shown: q.Parts})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.work(imp, run.ID)
+	s.work(run.ID)
 	writeJSON(w, http.StatusAccepted, map[string]any{"run": run.ID, "status": run.Status, "undoes": id, "cascade": cascade,
-		"total": p.Total(), "url": "/runs/" + strconv.FormatInt(run.ID, 10)})
+		"total": total, "url": "/runs/" + strconv.FormatInt(run.ID, 10)})
 }
 
 // readOptional reads a JSON body into v, if there is one: an empty body
@@ -120,27 +109,14 @@ func (s *Server) undoAction(ctx context.Context, rep *report.Report) action {
 	if rep.DryRun != "" {
 		return action{Label: "Undo", Why: "a dry run wrote nothing"}
 	}
-	p, err := undo.Build(ctx, s.ro, s.eng, rep.Run.ID, false)
-	var (
-		adm *phases.AdmissionError
-		ref *undo.RefusedError
-		dep *undo.DependentsError
-	)
+	u := runs.CanUndo(ctx, s.ro, s.eng, rep.Run.ID)
 	switch {
-	case err == nil:
-		return action{Label: fmt.Sprintf("Undo — take back %s %s", report.Count(int64(p.Total())), plural(p.Total(), "record", "records")), OK: true}
-	case errors.As(err, &adm):
-		return action{Label: "Undo", Why: "the run is live: stop it first (R13), then undo it"}
-	case errors.As(err, &ref):
-		return action{Label: "Undo", Why: ref.Msg}
-	case errors.As(err, &dep):
-		n := 0
-		for _, d := range dep.Dependents {
-			n += d.Count
-		}
-		return action{Label: fmt.Sprintf("Undo… — %s %s of other runs depend on it", report.Count(int64(n)), plural(n, "record", "records")), OK: true}
+	case !u.OK:
+		return action{Label: "Undo", Why: u.Why}
+	case u.Dependents > 0:
+		return action{Label: fmt.Sprintf("Undo… — %s %s of other runs depend on it", report.Count(int64(u.Dependents)), plural(u.Dependents, "record", "records")), OK: true}
 	default:
-		return action{Label: "Undo", Why: err.Error()}
+		return action{Label: fmt.Sprintf("Undo — take back %s %s", report.Count(int64(u.Total)), plural(u.Total, "record", "records")), OK: true}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -68,7 +69,7 @@ func (s *Server) count(t *testing.T, q string, args ...any) int {
 // how many slots run id owns.
 func (s *Server) rowsOf(t *testing.T, tenant string, id int64) (rows, slots int) {
 	t.Helper()
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		rows += s.count(t, "SELECT count(*) FROM "+k.Table()+" WHERE tenant_id = ?", tenant)
 	}
 	return rows, s.count(t, `SELECT count(*) FROM migration_records WHERE migration_id = ?`, id)

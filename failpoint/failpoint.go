@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -95,7 +96,7 @@ func normalisePoint(p string) (string, error) {
 		}
 		return p, nil
 	case len(parts) == 3 && (parts[0] == "batch" || parts[0] == "commit"):
-		kind, err := ledger.ParseKind(parts[1])
+		kind, err := canon.ParseKind(parts[1])
 		if err != nil {
 			return "", fmt.Errorf("point %q: %w", p, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -170,7 +171,7 @@ func parseDumpTime(s string) (time.Time, error) {
 // kind reads a kind, singular or plural (a production dump's kinds may be
 // plural: contacts).
 func (c Cell) kind(column string) (ledger.Kind, error) {
-	k, err := ledger.ParseKind(c.text())
+	k, err := canon.ParseKind(c.text())
 	if err != nil {
 		return "", &cellError{column, err.Error()}
 	}

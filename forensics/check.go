@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -138,7 +139,7 @@ func normaliseStats(runID int64, c Cell, notice func(string)) (any, map[ledger.K
 		if err != nil {
 			break
 		}
-		kind, kerr := ledger.ParseKind(k)
+		kind, kerr := canon.ParseKind(k)
 		if kerr != nil {
 			err = kerr
 			break

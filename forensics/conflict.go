@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
-	"crmimport/ledger"
 )
 
 // ConflictError refuses a load whose ids the database already holds: the
@@ -39,7 +39,7 @@ func (e *ConflictError) Error() string {
 	}
 	var tables []string
 	var n int64
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if ids := e.Rows[k.Table()]; ids != nil && ids.N > 0 {
 			tables = append(tables, k.Table()+" "+ids.String())
 			n += ids.N

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/forensics"
-	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
 	"crmimport/store/storetest"
@@ -43,7 +43,7 @@ func TestLoadIsTheSameOnBothDialects(t *testing.T) {
 			} {
 				require.Equal(t, rowsOf(t, lite, q), rowsOf(t, pg, q), q)
 			}
-			for _, k := range ledger.Kinds() {
+			for _, k := range canon.Kinds() {
 				q := `SELECT * FROM ` + k.Table() + ` ORDER BY id`
 				require.Equal(t, rowsOf(t, lite, q), rowsOf(t, pg, q), q)
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -186,8 +187,8 @@ func describe(name string) (rule, unit, summary string) {
 		return "R7, R8", "tasks", "pending or running tasks in a phase below their run's current phase: " +
 			"the barrier only moves forward, so nothing will ever pick them up"
 	case MisphasedTasks:
-		return "R7", "tasks", "tasks in another phase than their kind's in crmimport's plan (1 companies, 2 contacts, 3 deals, " +
-			"4 notes, 5 activities and emails), as a production dump may have them: that barrier ran them in another order, " +
+		return "R7", "tasks", "tasks in another phase than their kind's in crmimport's plan (" + canon.PhasesInWords() + "), " +
+			"as a production dump may have them: that barrier ran them in another order, " +
 			"so a record could be imported before its parent and lose its link for good (a created slot is final)"
 	case FalseSuccess:
 		return "R9", "runs", "runs that ended with work still queued, or succeeded over failed tasks or records: " +
@@ -300,7 +301,7 @@ func sortKinds(kinds []ledger.Kind) []ledger.Kind {
 // skipped for one reason, at least UniformSkipMin of them, and the run
 // neither failed nor imported a record of that kind (its task counters and
 // record_failures, where it has them).
-const uniformSkipsSQL = `
+var uniformSkipsSQL = `
 SELECT r.tenant_id, r.source, r.migration_id, r.kind, count(*), coalesce(min(r.reason), '')
 FROM migration_records r
 WHERE (?1 = '' OR r.tenant_id = ?1) AND r.migration_id IS NOT NULL

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
+	"crmimport/canon/canontest"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store/storetest"
@@ -16,10 +18,52 @@ import (
 func TestKindPhaseIsThePlan(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			var got int
 			require.NoError(t, db.QueryRow(`SELECT `+kindPhase+` FROM (SELECT ? AS kind) t`, string(k)).Scan(&got))
 			require.Equal(t, phases.Phase(k), got, "%s", k)
 		}
 	})
+}
+
+// TestKindOrderIsThePlan: doctor orders rows by kind in plan order
+// (canon.Kinds), every kind in its place.
+func TestKindOrderIsThePlan(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		for i, k := range canon.Kinds() {
+			var got int
+			require.NoError(t, db.QueryRow(`SELECT `+kindOrder+` FROM (SELECT ? AS kind) r`, string(k)).Scan(&got))
+			require.Equal(t, i+1, got, "%s", k)
+		}
+	})
+}
+
+// TestKindCasesOfANewKind: a kind added to canon's table in this test
+// alone has its phase and its place in the SQL that the table generates,
+// on each engine.
+func TestKindCasesOfANewKind(t *testing.T) {
+	t.Parallel()
+	tbl := canontest.WithKind(t, canontest.Lead())
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		var phase, order int
+		require.NoError(t, db.QueryRow(`SELECT `+tbl.PhaseCase("t.kind")+` FROM (SELECT ? AS kind) t`, "lead").Scan(&phase))
+		require.NoError(t, db.QueryRow(`SELECT `+tbl.OrderCase("r.kind")+` FROM (SELECT ? AS kind) r`, "lead").Scan(&order))
+		require.Equal(t, 2, phase)
+		require.Equal(t, 3, order, "after companies and contacts")
+	})
+}
+
+// TestParentsFoundNamesEveryLink: the SQL that finds a skip's parents
+// knows every link field of the table of kinds, as canon spells it
+// (canon.Table.LinkKindCase) — a kind that becomes a parent is taught
+// there.
+func TestParentsFoundNamesEveryLink(t *testing.T) {
+	t.Parallel()
+	c := canon.KindTable().LinkKindCase("j.key")
+	require.Contains(t, parentsFoundSQL, c)
+	require.Contains(t, parentsFoundPG, c)
+	for _, k := range []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal} {
+		require.Contains(t, c, "'"+canon.LinkField(k)+"'")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -69,13 +70,13 @@ func (d *doctor) stranded() error {
 }
 
 // kindPhase is phases.Phase in SQL: the phase of task t's kind in
-// crmimport's plan.
-const kindPhase = `CASE t.kind WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'deal' THEN 3 WHEN 'note' THEN 4 ELSE 5 END`
+// crmimport's plan, from the table of kinds (canon.Table.PhaseCase).
+var kindPhase = canon.KindTable().PhaseCase("t.kind")
 
 // misphasedSQL: R7, tasks whose phase is not their kind's in crmimport's
 // plan, which a plan made here never has: a dump's production engine put
 // them there.
-const misphasedSQL = `
+var misphasedSQL = `
 SELECT m.id, m.tenant_id, m.source, m.status, t.id, t.kind, t.phase, t.status, ` + kindPhase + `
 FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
 WHERE t.phase <> ` + kindPhase + ` AND (?1 = '' OR m.tenant_id = ?1)
@@ -232,7 +233,7 @@ func (d *doctor) troubleOf(r phases.Run, tasks []phases.Task) (runTrouble, error
 		}
 	}
 	var statsFailed int64
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if c := r.Stats[k]; c.Failed > 0 {
 			statsFailed += c.Failed
 			t.byKind = append(t.byKind, fmt.Sprintf("%d %s", c.Failed, k.Plural()))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/store"
@@ -24,7 +25,7 @@ import (
 // export may hold fewer records — or one whose record failed (R4). Counting
 // it called the skips of the run a fix folder fixes stale, and with their
 // parents imported by the fix, the ledger poisoned (issue 23 item 13).
-const staleSkipsSQL = `
+var staleSkipsSQL = `
 WITH latest AS (
     SELECT m.tenant_id, m.source, t.kind, max(m.id) AS run
     FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
@@ -135,13 +136,13 @@ const (
 // every slot for each skip.
 // json_each and json_valid are SQLite's spelling (store.Dialect); readyPG
 // is PostgreSQL's.
-const readySQL = `
+var readySQL = `
 SELECT r.tenant_id, r.source, r.kind, r.source_id, ` + parentsFoundSQL + `
 FROM migration_records r
 WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL AND json_valid(r.detail)
 ORDER BY r.tenant_id, r.source, ` + kindOrder + `, r.source_id`
 
-const readyPG = `
+var readyPG = `
 SELECT r.tenant_id, r.source, r.kind, r.source_id, CASE WHEN ` + flatDetailPG + ` THEN ` + parentsFoundPG + ` END
 FROM migration_records r
 WHERE r.action = 'skipped' AND (?1 = '' OR r.tenant_id = ?1) AND r.detail IS NOT NULL
@@ -155,9 +156,14 @@ func (d *doctor) readyToTakeOver() error {
 	counts := map[group]int64{}
 	parents := map[group]map[string]bool{}
 	var order []group
-	q := readySQL
-	if store.DialectOf(d.db) == store.Postgres {
+	var q string
+	switch e := store.DialectOf(d.db); e {
+	case store.SQLite:
+		q = readySQL
+	case store.Postgres:
 		q = readyPG
+	default:
+		panic(e.Untaught("forensics.doctor.readyToTakeOver"))
 	}
 	err := d.each(q, []any{d.opts.Tenant}, func(s scanner) error {
 		var g group
@@ -189,7 +195,7 @@ func (d *doctor) readyToTakeOver() error {
 	var sources [][2]string
 	for _, g := range order {
 		var names []string
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			if parents[g][string(k)] {
 				names = append(names, string(k))
 			}
@@ -284,14 +290,18 @@ func (d *doctor) orphanSlots() error {
 // statement given to sqlite3 with the file, or to psql with the server's
 // address, after the statement that sets its schema (store.PsqlOf).
 func (d *doctor) freeSlots(where string) (string, error) {
-	db := d.opts.DBPath
-	if store.DialectOf(d.db) == store.Postgres {
+	switch e := store.DialectOf(d.db); e {
+	case store.SQLite:
+		db := d.opts.DBPath
+		if strings.HasPrefix(db, "-") {
+			db = "./" + db // not an option of sqlite3's
+		}
+		return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
+	case store.Postgres:
 		return d.psql("DELETE FROM migration_records " + where)
+	default:
+		panic(e.Untaught("forensics.doctor.freeSlots"))
 	}
-	if strings.HasPrefix(db, "-") {
-		db = "./" + db // not an option of sqlite3's
-	}
-	return ShellCommand("sqlite3", db, "DELETE FROM migration_records "+where), nil
 }
 
 // psql is the shell command that runs stmt with psql on the server of the
@@ -310,9 +320,9 @@ func (d *doctor) psql(stmt string) (string, error) {
 	return ShellCommand("psql", p.Address, "-c", p.SearchPath, "-c", stmt), nil
 }
 
-// kindOrder orders rows by kind in plan order (companies first).
-const kindOrder = `CASE r.kind WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'deal' THEN 3 WHEN 'note' THEN 4
-    WHEN 'activity' THEN 5 ELSE 6 END`
+// kindOrder orders rows by kind in plan order (companies first), from
+// the table of kinds (canon.Table.OrderCase).
+var kindOrder = canon.KindTable().OrderCase("r.kind")
 
 // sqlString is s as an SQL string literal.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

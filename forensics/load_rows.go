@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 	"crmimport/target"
@@ -69,7 +70,7 @@ WHERE tenant_id <> first_tenant ORDER BY line LIMIT 1`
 // whose rows this database already holds (when the table has any).
 func (l *loader) numberRows(ctx context.Context) error {
 	taken := map[ledger.Kind]bool{}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		r := l.rows[k]
 		if r == nil {
 			continue
@@ -113,7 +114,7 @@ func (l *loader) numberRows(ctx context.Context) error {
 			return fmt.Errorf("load: rows of two tenants: %w", err)
 		}
 	}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if !taken[k] {
 			continue
 		}
@@ -134,13 +135,18 @@ func (l *loader) numberRows(ctx context.Context) error {
 
 // writePlaceholders writes the placeholder rows of the final slots.
 func (l *loader) writePlaceholders(ctx context.Context) error {
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if l.rows[k] == nil {
 			continue
 		}
-		q := placeholderRowsSQL
-		if l.d == store.Postgres {
+		var q string
+		switch l.d {
+		case store.SQLite:
+			q = placeholderRowsSQL
+		case store.Postgres:
 			q = placeholderRowsPG
+		default:
+			panic(l.d.Untaught("forensics.loader.writePlaceholders"))
 		}
 		n, err := target.InsertPlaceholders(ctx, l.tx, k, q, []any{string(k), l.dir, l.now})
 		if err != nil {

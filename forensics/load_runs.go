@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -201,8 +202,12 @@ FROM (SELECT pg_get_serial_sequence('migration_tasks', 'id')::regclass AS s) AS 
 // advanceIdentities moves the identities of runs and tasks past the ids
 // the load wrote, so that the next run planned here gets a new id.
 func (l *loader) advanceIdentities(ctx context.Context) error {
-	if l.d != store.Postgres {
-		return nil
+	switch l.d {
+	case store.SQLite:
+		return nil // a rowid goes on from the largest there
+	case store.Postgres:
+	default:
+		panic(l.d.Untaught("forensics.loader.advanceIdentities"))
 	}
 	if len(l.sum.Runs) > 0 {
 		if _, err := l.tx.ExecContext(ctx, advanceRunIdentityPG); err != nil {
@@ -227,7 +232,7 @@ func (l *loader) warnMisphased(context.Context) error {
 		return nil
 	}
 	l.sum.Warnings = append(l.sum.Warnings, fmt.Sprintf("%d %s in another phase than %s kind's in crmimport's plan "+
-		"(1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails): %s. Production's order may have imported "+
+		"("+canon.PhasesInWords()+"): %s. Production's order may have imported "+
 		"records before their parents, their links lost for good (R7); `crmimport resume RUN --from PATH` re-arms an "+
 		"unfinished task in its kind's phase, and `crmimport doctor` names such tasks (%s)",
 		l.misphased.N, reader.Plural(l.misphased.N, "task is", "tasks are"), reader.Plural(l.misphased.N, "its", "their"), l.misphased, MisphasedTasks))
@@ -256,7 +261,7 @@ func (l *loader) countersFromStats(ctx context.Context) error {
 			continue
 		}
 		moved := false
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			seen := l.kinds[runKind{id, k}]
 			c, ok := r.counts[k]
 			if !ok || seen == nil || seen.n != 1 || !seen.inserted {

@@ -22,7 +22,7 @@ func TestReadLedgerReadsTheScopeAndNoMore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	addr := storetest.PostgresDSN(t)
-	admin, err := sql.Open(store.PostgresDriver, addr)
+	admin, err := store.PostgresDB(addr)
 	require.NoError(t, err)
 	defer admin.Close()
 	var schema string

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -313,7 +314,7 @@ func kindsInPlanOrder(counts []KindCount, asked ledger.Kind) []KindCount {
 		by[c.Kind] = c.Count
 	}
 	out := []KindCount{}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if n, ok := by[string(k)]; ok || k == asked {
 			out = append(out, KindCount{Kind: string(k), Count: n})
 			delete(by, string(k))
@@ -372,9 +373,14 @@ func FailuresByID(ctx context.Context, db *sql.DB, runID int64, ids []int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	q := failuresByIDSQL
-	if store.DialectOf(db) == store.Postgres {
+	var q string
+	switch d := store.DialectOf(db); d {
+	case store.SQLite:
+		q = failuresByIDSQL
+	case store.Postgres:
 		q = failuresByIDPG
+	default:
+		panic(d.Untaught("forensics.FailuresByID"))
 	}
 	err = queryEach(ctx, db, q, []any{runID, string(list)}, func(rows scanner) error {
 		f, err := scanFailure(rows)

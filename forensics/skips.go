@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -148,7 +149,15 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 		return nil, fmt.Errorf("skipped records of run %d: %w", runID, err)
 	}
 	p := &SkipPage{Run: runID, Records: []Skip{}, Kinds: []KindCount{}, Ready: []KindCount{}}
-	pg := store.DialectOf(db) == store.Postgres
+	var ready, head string
+	switch d := store.DialectOf(db); d {
+	case store.SQLite:
+		ready, head = readySkipsSQL, skipPageSQL
+	case store.Postgres:
+		ready, head = readySkipsPG, skipPagePG
+	default:
+		panic(d.Untaught("forensics.PageSkips"))
+	}
 
 	// The counts per kind, and of those ready to be taken over.
 	where, args := q.where(runID, "")
@@ -167,10 +176,6 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 		return fail(err)
 	}
 	p.Kinds = kindsInPlanOrder(p.Kinds, q.Kind)
-	ready := readySkipsSQL
-	if pg {
-		ready = readySkipsPG
-	}
 	err = queryEach(ctx, db, ready, []any{runID}, func(rows scanner) error {
 		var c KindCount
 		if err := rows.Scan(&c.Kind, &c.Count); err != nil {
@@ -200,10 +205,6 @@ func PageSkips(ctx context.Context, db *sql.DB, runID int64, q SkipQuery) (*Skip
 		for len(kinds) > 0 && kinds[0] != from.Kind && kindBefore(kinds[0], from.Kind) != back {
 			kinds = kinds[1:]
 		}
-	}
-	head := skipPageSQL
-	if pg {
-		head = skipPagePG
 	}
 	var got []Skip
 	for _, k := range kinds {
@@ -286,12 +287,12 @@ func pageKinds(counts []KindCount, asked ledger.Kind) []ledger.Kind {
 // name).
 func kindBefore(a, b ledger.Kind) bool {
 	at := func(k ledger.Kind) int {
-		for i, known := range ledger.Kinds() {
+		for i, known := range canon.Kinds() {
 			if k == known {
 				return i
 			}
 		}
-		return len(ledger.Kinds())
+		return len(canon.Kinds())
 	}
 	if at(a) != at(b) {
 		return at(a) < at(b)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
 )
 
@@ -79,7 +80,8 @@ func WriteLoad(w io.Writer, s *LoadSummary) {
 	fmt.Fprintf(w, "  slots:        %d created, %d matched, %d skipped\n", s.Slots["created"], s.Slots["matched"], s.Slots["skipped"])
 	var rows []string
 	n := 0
-	for _, t := range []string{"companies", "contacts", "deals", "notes", "activities", "emails"} {
+	for _, k := range canon.Kinds() {
+		t := k.Table()
 		if c := s.Placeholders[t]; c > 0 {
 			rows = append(rows, fmt.Sprintf("%d %s", c, t))
 			n += c

@@ -41,7 +41,7 @@ type Grouping struct {
 // poisoned ledger was found, by hand, when the run log kept 200 entries —
 // as a command: the tenant's slots grouped by kind, action, reason and the
 // run that wrote them.
-const whyGroupsSQL = `
+var whyGroupsSQL = `
 SELECT r.kind, r.source, r.action, coalesce(r.reason, ''), coalesce(r.migration_id, 0), count(*)
 FROM migration_records r
 WHERE r.tenant_id = ?1 AND (?2 = '' OR r.kind = ?2) AND (?3 = 0 OR r.migration_id = ?3)

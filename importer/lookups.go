@@ -130,7 +130,7 @@ func (l *lookups) prefetch(ctx context.Context, q ledger.Querier, st *stage, rec
 			}
 		}
 	}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if err := l.fetch(ctx, q, k, byKind[k]); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
@@ -230,7 +231,7 @@ func leftOut(p *profile.Profile, c classified, used map[string]bool, only []ledg
 		}
 	}
 	planned := c.planned()
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		for _, f := range c.byKind[k] {
 			if !slices.Contains(planned[k], f.Ref) {
 				left = append(left, LeftOut{Name: input.Name(f.Ref), Reason: fmt.Sprintf("a %s file: --only does not ask for %s", k, k.Plural())})

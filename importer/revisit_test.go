@@ -263,7 +263,7 @@ func TestRevisitNotAfterTheEpochMoved(t *testing.T) {
 		require.NoError(t, err)
 		u, _, err := undo.Start(ctx, imp.Engine, runs[0].ID, false)
 		require.NoError(t, err)
-		u, err = imp.Execute(ctx, u.ID)
+		u, err = imp.Engine.Execute(ctx, u.ID, undo.Open(imp.Engine.DB))
 		require.NoError(t, err)
 		require.Equal(t, phases.RunSucceeded, u.Status, u.Message)
 	}

@@ -8,7 +8,6 @@ import (
 	"crmimport/importer/input"
 	"crmimport/ledger"
 	"crmimport/phases"
-	"crmimport/undo"
 )
 
 // RunSpec is what a user asks of a new run.
@@ -101,16 +100,17 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	return imp.Engine.Plan(ctx, plan)
 }
 
-// Execute works on a planned or resumed run (see phases.Engine.Execute):
-// an import reads its files (Open), an undo takes back its items
-// (undo.Open, R16).
+// Execute works on a planned or resumed import (see phases.Engine.Execute):
+// its tasks read their files (Open). An undo's run is not an import: undo
+// takes back its items (undo.Open, R16), and runs.Execute gives each run
+// to its own.
 func (imp *Importer) Execute(ctx context.Context, runID int64) (phases.Run, error) {
 	run, err := phases.LoadRun(ctx, imp.Engine.DB, runID)
 	if err != nil {
 		return phases.Run{}, err
 	}
 	if run.Undoes != 0 {
-		return imp.Engine.Execute(ctx, runID, undo.Open(imp.Engine.DB))
+		return phases.Run{}, fmt.Errorf("run %d is the undo of run %d, not an import: undo works on it (runs.Execute)", runID, run.Undoes)
 	}
 	return imp.Engine.Execute(ctx, runID, imp.Open)
 }

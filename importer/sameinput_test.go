@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/fixtures/gen"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
@@ -78,8 +79,8 @@ func TestRerunOfTheSameBytesIsNotReadAgain(t *testing.T) {
 	second := runSpec(t, imp, RunSpec{Input: dir, BatchSize: 100})
 	require.Equal(t, phases.RunSucceeded, second.Status)
 	counts, unread := taskCounts(t, db, second.ID)
-	require.Len(t, counts, len(ledger.Kinds()))
-	for _, k := range ledger.Kinds() {
+	require.Len(t, counts, len(canon.Kinds()))
+	for _, k := range canon.Kinds() {
 		name := gen.FileBase(string(k)) + ".csv"
 		require.True(t, unread[name], "%s was read again", name)
 		require.Equal(t, phases.Counts{Unchanged: int64(exp.Records[string(k)])}, counts[name], name)

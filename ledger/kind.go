@@ -1,14 +1,14 @@
 package ledger
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
-// Kind is what a record is. Singular in the database and in JSON.
+// Kind is what a record is. Singular in the database and in JSON. What
+// each kind is — its phase, its parents, its fields — and the list of the
+// kinds are canon's table of kinds (canon.KindTable); the ledger only
+// names them.
 type Kind string
 
-// The kinds, in the order of the default plan.
+// The kinds that code names.
 const (
 	Company  Kind = "company"
 	Contact  Kind = "contact"
@@ -18,34 +18,19 @@ const (
 	Email    Kind = "email"
 )
 
-// Kinds returns every kind in plan order.
-func Kinds() []Kind { return []Kind{Company, Contact, Deal, Note, Activity, Email} }
-
-// Plural is the kind's plural, as in file names and the command line.
+// Plural is the kind's plural, as in file names and the command line:
+// English's rule for a noun, a consonant and y giving -ies (companies,
+// activities), else -s.
 func (k Kind) Plural() string {
-	switch k {
-	case Company:
-		return "companies"
-	case Activity:
-		return "activities"
-	default:
-		return string(k) + "s"
+	s := string(k)
+	if n := len(s); n > 1 && s[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(s[n-2])) {
+		return s[:n-1] + "ies"
 	}
+	return s + "s"
 }
 
 // Table is the target table that holds records of this kind.
 func (k Kind) Table() string { return k.Plural() }
-
-// ParseKind accepts a kind in the singular or the plural, in any case.
-func ParseKind(s string) (Kind, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	for _, k := range Kinds() {
-		if t == string(k) || t == k.Plural() {
-			return k, nil
-		}
-	}
-	return "", fmt.Errorf("unknown kind %q (one of: companies, contacts, deals, notes, activities, emails)", s)
-}
 
 // Action is what a slot says.
 type Action string

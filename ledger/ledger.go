@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -122,19 +123,45 @@ INSERT INTO migration_records
 SELECT ?1, ?2, ?3, column1, column2, ?4, CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END,
     column3, column4, column5, column6, ?6
 FROM (VALUES `
-	claimRow      = `(?, ?, ?, ?, ?, ?)`
-	claimTail     = `) WHERE true` + claimConflict
-	claimConflict = `
-ON CONFLICT (tenant_id, source, kind, source_id) DO UPDATE SET
-    migration_id = excluded.migration_id,
-    record_type  = excluded.record_type,
-    record_id    = excluded.record_id,
-    action       = excluded.action,
-    reason       = excluded.reason,
-    detail       = excluded.detail,
-    created_at   = excluded.created_at
-WHERE migration_records.action = 'skipped'`
+	claimRow = `(?, ?, ?, ?, ?, ?)`
 )
+
+// claimTail ends the claim with its conflict clause on the ledger's own
+// table (built once: Go has no constant function).
+var (
+	claimConflict = ClaimConflict("migration_records", "tenant_id, source, kind, source_id")
+	claimTail     = `) WHERE true` + claimConflict
+)
+
+// ClaimConflict is the claim's conflict clause (R2, R3) on a table of slots
+// named table, whose unique key is key: a skipped slot is taken over (every
+// column the claim writes but the key and the slot's id, less those in
+// absent, is set from the claim's row; the slot keeps its id), and a
+// created or matched slot refuses. The claim says it of migration_records;
+// the bench's other layouts of the slots (cmd/crmbench) say it of their own
+// tables, so that they measure this claim and no copy of it. For
+// migration_records:
+//
+//	ON CONFLICT (tenant_id, source, kind, source_id) DO UPDATE SET
+//	    migration_id = excluded.migration_id,
+//	    record_type  = excluded.record_type,
+//	    …
+//	    created_at   = excluded.created_at
+//	WHERE migration_records.action = 'skipped'
+func ClaimConflict(table, key string, absent ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nON CONFLICT (%s) DO UPDATE SET", key)
+	sep := "\n"
+	for _, c := range []string{"migration_id", "record_type", "record_id", "action", "reason", "detail", "created_at"} {
+		if slices.Contains(absent, c) {
+			continue
+		}
+		fmt.Fprintf(&b, "%s    %-12s = excluded.%s", sep, c, c)
+		sep = ",\n"
+	}
+	fmt.Fprintf(&b, "\nWHERE %s.action = 'skipped'", table)
+	return b.String()
+}
 
 // The claim in PostgreSQL's spelling (issue 17): a subquery in FROM needs
 // an alias there, and a parameter of a SELECT or VALUES list that is not
@@ -147,9 +174,10 @@ INSERT INTO migration_records
 SELECT ?1, ?2, ?3, column1, column2, CAST(?4 AS bigint), CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END,
     column3, column4, column5, column6, ?6
 FROM (VALUES `
-	pgClaimRow  = `(?, CAST(? AS bigint), CAST(? AS bigint), ?, ?, ?)`
-	pgClaimTail = `) AS v WHERE true` + claimConflict
+	pgClaimRow = `(?, CAST(? AS bigint), CAST(? AS bigint), ?, ?, ?)`
 )
+
+var pgClaimTail = `) AS v WHERE true` + claimConflict
 
 // claimChunk is how many slots one claim statement holds.
 const claimChunk = store.MaxStatementRows
@@ -160,9 +188,14 @@ func claimSQL(d store.Dialect, n int) string {
 	if q, ok := claimTexts.Load(key); ok {
 		return q.(string)
 	}
-	head, row, tail := claimHead, claimRow, claimTail
-	if d == store.Postgres {
+	var head, row, tail string
+	switch d {
+	case store.SQLite:
+		head, row, tail = claimHead, claimRow, claimTail
+	case store.Postgres:
 		head, row, tail = pgClaimHead, pgClaimRow, pgClaimTail
+	default:
+		panic(d.Untaught("ledger.claimSQL"))
 	}
 	q := head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + tail
 	claimTexts.Store(key, q)
@@ -351,9 +384,14 @@ func LoadFinalAmong(ctx context.Context, q Querier, d store.Dialect, tenant, sou
 	if err != nil {
 		return err
 	}
-	query := finalsAmongSQL
-	if d == store.Postgres {
+	var query string
+	switch d {
+	case store.SQLite:
+		query = finalsAmongSQL
+	case store.Postgres:
 		query = finalsAmongPG
+	default:
+		panic(d.Untaught("ledger.LoadFinalAmong"))
 	}
 	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), query, add, tenant, source, string(kind), string(b))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 	"crmimport/store/storetest"
@@ -188,37 +189,38 @@ func title(a ledger.Action) string {
 func TestRecordFailedWriteLeavesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storetest.OpenDB(t)
-	key := func(id string) ledger.Key {
-		return ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: id}
-	}
-	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
-		ok := ledger.Slot{Key: key("1"), RunID: 1, Action: ledger.Created, RecordType: "companies", RecordID: 1, At: earlier}
-		require.True(t, record(t, l, ok, insertCompany(1, "Kept")))
-
-		chunk := []ledger.Slot{
-			{Key: key("2"), RunID: 1, Action: ledger.Created, RecordType: "companies", RecordID: 2, At: earlier},
-			{Key: key("3"), RunID: 1, Action: ledger.Skipped, Reason: "deleted in source", At: earlier},
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		key := func(id string) ledger.Key {
+			return ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Company, SourceID: id}
 		}
-		err := l.Record(ctx, chunk, func(ctx context.Context, tx *sql.Tx) error {
-			if err := insertCompany(2, "Half written")(ctx, tx); err != nil {
-				return err
+		inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+			ok := ledger.Slot{Key: key("1"), RunID: 1, Action: ledger.Created, RecordType: "companies", RecordID: 1, At: earlier}
+			require.True(t, record(t, l, ok, insertCompany(1, "Kept")))
+
+			chunk := []ledger.Slot{
+				{Key: key("2"), RunID: 1, Action: ledger.Created, RecordType: "companies", RecordID: 2, At: earlier},
+				{Key: key("3"), RunID: 1, Action: ledger.Skipped, Reason: "deleted in source", At: earlier},
 			}
-			// A second row of the same write breaks a constraint.
-			_, err := tx.ExecContext(ctx, `INSERT INTO contacts (tenant_id, company_id, imported_at) VALUES ('acme', 999999, 'now')`)
-			return err
+			err := l.Record(ctx, chunk, func(ctx context.Context, tx *sql.Tx) error {
+				if err := insertCompany(2, "Half written")(ctx, tx); err != nil {
+					return err
+				}
+				// A second row of the same write breaks a constraint.
+				_, err := tx.ExecContext(ctx, `INSERT INTO contacts (tenant_id, company_id, imported_at) VALUES ('acme', 999999, 'now')`)
+				return err
+			})
+			require.Error(t, err)
+			require.True(t, store.IsConstraint(err))
 		})
-		require.Error(t, err)
-		require.True(t, store.IsConstraint(err))
+		require.Equal(t, 1, countCompanies(t, db, "Kept"))
+		require.Equal(t, 0, countCompanies(t, db, "Half written"), "the whole write is undone, not only its last statement")
+		for _, id := range []string{"2", "3"} {
+			_, ok := readSlot(t, db, id)
+			require.False(t, ok, "R4: the chunk's claims are taken back with its rows")
+		}
+		_, ok := readSlot(t, db, "1")
+		require.True(t, ok)
 	})
-	require.Equal(t, 1, countCompanies(t, db, "Kept"))
-	require.Equal(t, 0, countCompanies(t, db, "Half written"), "the whole write is undone, not only its last statement")
-	for _, id := range []string{"2", "3"} {
-		_, ok := readSlot(t, db, id)
-		require.False(t, ok, "R4: the chunk's claims are taken back with its rows")
-	}
-	_, ok := readSlot(t, db, "1")
-	require.True(t, ok)
 }
 
 // TestClaimManyAtOnce: one statement claims many slots; the answer is
@@ -226,35 +228,36 @@ func TestRecordFailedWriteLeavesNothing(t *testing.T) {
 func TestClaimManyAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storetest.OpenDB(t)
-	slots := func(run int64, from, to int, a ledger.Action) []ledger.Slot {
-		var out []ledger.Slot
-		for i := from; i < to; i++ {
-			out = append(out, ledger.Slot{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Note,
-				SourceID: fmt.Sprint(i)}, RunID: run, Action: a, RecordID: int64(i + 1), Reason: "r", At: earlier})
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		slots := func(run int64, from, to int, a ledger.Action) []ledger.Slot {
+			var out []ledger.Slot
+			for i := from; i < to; i++ {
+				out = append(out, ledger.Slot{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Note,
+					SourceID: fmt.Sprint(i)}, RunID: run, Action: a, RecordID: int64(i + 1), Reason: "r", At: earlier})
+			}
+			return out
 		}
-		return out
-	}
-	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
-		won, err := l.Claim(ctx, append(slots(1, 0, 300, ledger.Skipped), slots(1, 300, 600, ledger.Matched)...))
-		require.NoError(t, err)
-		require.True(t, won, "600 new slots, in more than one statement")
+		inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+			won, err := l.Claim(ctx, append(slots(1, 0, 300, ledger.Skipped), slots(1, 300, 600, ledger.Matched)...))
+			require.NoError(t, err)
+			require.True(t, won, "600 new slots, in more than one statement")
+		})
+		inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+			won, err := l.Claim(ctx, slots(2, 0, 300, ledger.Created))
+			require.NoError(t, err)
+			require.True(t, won, "R3: skips are taken over")
+			won, err = l.Claim(ctx, slots(2, 299, 301, ledger.Skipped))
+			require.NoError(t, err)
+			require.False(t, won, "R2: slot 300 is final and refuses")
+		})
+		var ids, owners int
+		require.NoError(t, db.QueryRow(`SELECT count(DISTINCT id), count(DISTINCT migration_id) FROM migration_records`).Scan(&ids, &owners))
+		require.Equal(t, 600, ids, "every slot has an id of its own")
+		require.Equal(t, 2, owners)
+		var action string
+		require.NoError(t, db.QueryRow(`SELECT action FROM migration_records WHERE source_id = '300'`).Scan(&action))
+		require.Equal(t, "matched", action)
 	})
-	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
-		won, err := l.Claim(ctx, slots(2, 0, 300, ledger.Created))
-		require.NoError(t, err)
-		require.True(t, won, "R3: skips are taken over")
-		won, err = l.Claim(ctx, slots(2, 299, 301, ledger.Skipped))
-		require.NoError(t, err)
-		require.False(t, won, "R2: slot 300 is final and refuses")
-	})
-	var ids, owners int
-	require.NoError(t, db.QueryRow(`SELECT count(DISTINCT id), count(DISTINCT migration_id) FROM migration_records`).Scan(&ids, &owners))
-	require.Equal(t, 600, ids, "every slot has an id of its own")
-	require.Equal(t, 2, owners)
-	var action string
-	require.NoError(t, db.QueryRow(`SELECT action FROM migration_records WHERE source_id = '300'`).Scan(&action))
-	require.Equal(t, "matched", action)
 }
 
 // TestLoadFinalSeesOnlyFinalSlots: R6, links and "already there" resolve
@@ -262,39 +265,40 @@ func TestClaimManyAtOnce(t *testing.T) {
 func TestLoadFinalSeesOnlyFinalSlots(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storetest.OpenDB(t)
-	slot := func(tenant, source, id string, a ledger.Action, rid int64) ledger.Slot {
-		return ledger.Slot{Key: ledger.Key{Tenant: tenant, Source: source, Kind: ledger.Company, SourceID: id},
-			RunID: 1, Action: a, RecordType: "companies", RecordID: rid, Reason: "r", At: earlier}
-	}
-	inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
-		for _, s := range []ledger.Slot{
-			slot("acme", "canonical", "c", ledger.Created, 1), slot("acme", "canonical", "m", ledger.Matched, 2),
-			slot("acme", "canonical", "s", ledger.Skipped, 0), slot("globex", "canonical", "g", ledger.Created, 3),
-			slot("acme", "hubspot", "h", ledger.Created, 4),
-		} {
-			won, err := l.Claim(ctx, []ledger.Slot{s})
-			require.NoError(t, err)
-			require.True(t, won)
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		slot := func(tenant, source, id string, a ledger.Action, rid int64) ledger.Slot {
+			return ledger.Slot{Key: ledger.Key{Tenant: tenant, Source: source, Kind: ledger.Company, SourceID: id},
+				RunID: 1, Action: a, RecordType: "companies", RecordID: rid, Reason: "r", At: earlier}
 		}
+		inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+			for _, s := range []ledger.Slot{
+				slot("acme", "canonical", "c", ledger.Created, 1), slot("acme", "canonical", "m", ledger.Matched, 2),
+				slot("acme", "canonical", "s", ledger.Skipped, 0), slot("globex", "canonical", "g", ledger.Created, 3),
+				slot("acme", "hubspot", "h", ledger.Created, 4),
+			} {
+				won, err := l.Claim(ctx, []ledger.Slot{s})
+				require.NoError(t, err)
+				require.True(t, won)
+			}
+		})
+		got := map[string]int64{}
+		require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Company, func(id string, rid int64) { got[id] = rid }))
+		require.Equal(t, map[string]int64{"c": 1, "m": 2}, got, "never a skip, another tenant's or another source's slot")
+		none := map[string]int64{}
+		require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Contact, func(id string, rid int64) { none[id] = rid }))
+		require.Empty(t, none)
 	})
-	got := map[string]int64{}
-	require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Company, func(id string, rid int64) { got[id] = rid }))
-	require.Equal(t, map[string]int64{"c": 1, "m": 2}, got, "never a skip, another tenant's or another source's slot")
-	none := map[string]int64{}
-	require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Contact, func(id string, rid int64) { none[id] = rid }))
-	require.Empty(t, none)
 }
 
 func TestParseKind(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]ledger.Kind{"contacts": ledger.Contact, "Contact": ledger.Contact,
 		" activities ": ledger.Activity, "company": ledger.Company, "EMAILS": ledger.Email} {
-		k, err := ledger.ParseKind(in)
+		k, err := canon.ParseKind(in)
 		require.NoError(t, err)
 		require.Equal(t, want, k)
 	}
-	_, err := ledger.ParseKind("leads")
+	_, err := canon.ParseKind("leads")
 	require.ErrorContains(t, err, `unknown kind "leads"`)
 }
 

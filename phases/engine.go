@@ -596,10 +596,19 @@ func (e *Engine) endTask(ctx context.Context, task Task, edge taskEdge, level, r
 // on a full disk. The limit is lifted again once the transaction is over.
 // On PostgreSQL the server fails the write with its own disk_full.
 func fillUp(ctx context.Context, d store.Dialect, tx *sql.Tx, runID int64) error {
-	if d == store.Postgres {
+	switch d {
+	case store.SQLite:
+		return fillFile(ctx, tx, runID)
+	case store.Postgres:
 		return store.DiskFull(ctx, tx) // a server's database cannot be held at its size
+	default:
+		panic(d.Untaught("phases.fillUp"))
 	}
-	page, grow, err := d.StopGrowth(ctx, tx)
+}
+
+// fillFile is fillUp on a SQLite file: held at its size (store.StopGrowth).
+func fillFile(ctx context.Context, tx *sql.Tx, runID int64) error {
+	page, grow, err := store.StopGrowth(ctx, tx)
 	if err != nil {
 		return err
 	}

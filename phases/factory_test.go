@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 )
@@ -170,7 +171,7 @@ func batchRows(t *testing.T, db *sql.DB, k ledger.Kind) []string {
 
 func fullPlan() PlanSpec {
 	var tasks []TaskSpec
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		tasks = append(tasks, TaskSpec{Kind: k, Phase: Phase(k), File: k.Plural() + ".csv", Format: "csv", Fingerprint: "fp-" + string(k)})
 	}
 	return PlanSpec{Tenant: "acme", Source: "canonical", Options: map[string]any{"batch_size": 10}, Tasks: tasks}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 	"crmimport/store/storetest"
@@ -19,7 +20,7 @@ import (
 
 func allInputs(batches int) map[ledger.Kind]*fakeInput {
 	m := map[ledger.Kind]*fakeInput{}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		m[k] = &fakeInput{batches: batches}
 	}
 	return m
@@ -74,7 +75,7 @@ func TestFailedPhaseCancelsLaterPhasesAndResumeFinishes(t *testing.T) {
 		require.Equal(t, []string{"contact batch 1", "contact batch 2", "contact batch 3"}, batchRows(t, db, ledger.Contact),
 			"resume continued at the checkpoint: nothing repeated, nothing missing")
 		require.Equal(t, int64(30), run.Stats[ledger.Contact].Imported)
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			require.Len(t, batchRows(t, db, k), 3, k)
 		}
 	})
@@ -450,7 +451,7 @@ func TestStopBetweenBatches(t *testing.T) {
 		run, err = e.Execute(context.Background(), run.ID, fakeOpen(allInputs(3), nil))
 		require.NoError(t, err)
 		require.Equal(t, RunSucceeded, run.Status)
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			require.Len(t, batchRows(t, db, k), 3, k)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -37,22 +38,10 @@ const (
 	TaskCancelled TaskStatus = "cancelled"
 )
 
-// Phase returns the phase of kind in the default plan: 1 companies,
-// 2 contacts, 3 deals, 4 notes, 5 activities and emails.
-func Phase(k ledger.Kind) int {
-	switch k {
-	case ledger.Company:
-		return 1
-	case ledger.Contact:
-		return 2
-	case ledger.Deal:
-		return 3
-	case ledger.Note:
-		return 4
-	default:
-		return 5
-	}
-}
+// Phase returns the phase of kind in the default plan (R7), as the table
+// of kinds gives it (canon.Phase): every kind after its parents. A kind
+// that has no row panics naming it.
+func Phase(k ledger.Kind) int { return canon.Phase(k) }
 
 // Counts are the outcomes of records, per task and rolled up per kind.
 // Imported counts created and matched records; Failed counts duplicates.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"crmimport/canon"
 )
 
 // A run loaded from a dump (`crmimport ledger load`) has no plan here: its
@@ -218,8 +220,8 @@ func (e *Engine) replanTasks(ctx context.Context, tx *sql.Tx, runID int64, unfin
 	}
 	if len(rephased) > 0 {
 		msg := fmt.Sprintf("resume --from planned %d tasks in the phase of their kind in crmimport's plan "+
-			"(1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails), not the dump's, so that parents "+
-			"import before the records that link to them (R7): %s", len(rephased), strings.Join(rephased, "; "))
+			"(%s), not the dump's, so that parents "+
+			"import before the records that link to them (R7): %s", len(rephased), canon.PhasesInWords(), strings.Join(rephased, "; "))
 		if err := e.log(ctx, tx, runID, "warning", msg); err != nil {
 			return err
 		}

@@ -79,7 +79,7 @@ func TestBuild(t *testing.T) {
 
 		u, _, err := undo.Start(ctx, imp.Engine, run.ID, false)
 		require.NoError(t, err)
-		u, err = imp.Execute(ctx, u.ID)
+		u, err = imp.Engine.Execute(ctx, u.ID, undo.Open(imp.Engine.DB))
 		require.NoError(t, err)
 		require.Equal(t, phases.RunSucceeded, u.Status, u.Message)
 		runs, err := report.List(ctx, db, imp.Engine, "acme")
@@ -130,7 +130,7 @@ func TestPartlyUndone(t *testing.T) {
 		require.Equal(t, phases.RunSucceeded, second.Status)
 		u, _, err := undo.Start(ctx, imp.Engine, first.ID, true)
 		require.NoError(t, err)
-		u, err = imp.Execute(ctx, u.ID)
+		u, err = imp.Engine.Execute(ctx, u.ID, undo.Open(imp.Engine.DB))
 		require.NoError(t, err)
 		require.Equal(t, phases.RunSucceeded, u.Status)
 

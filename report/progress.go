@@ -51,19 +51,6 @@ func Left(seconds float64) string {
 	return d.String()
 }
 
-// Bytes writes a size: "512 bytes", "1.2 KiB", "3.4 MiB", "1.0 GiB".
-func Bytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // progressCell is a task's progress in the report's table of tasks: its
 // percent, and while it works its rate and time left (none for the task of
 // an interrupted run: no process works on it).

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -91,7 +92,7 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 		stats = phases.Rollup(tasks) // not finalized: what the tasks hold now
 	}
 	kinds := map[ledger.Kind]*Kind{}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		c, ok := stats[k]
 		if !ok {
 			continue
@@ -105,7 +106,7 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 	if r.FailedRows, err = readFailures(ctx, db, runID, kinds); err != nil {
 		return nil, err
 	}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		kr, ok := kinds[k]
 		if !ok {
 			continue

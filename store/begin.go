@@ -22,13 +22,22 @@ func Begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 // moment between a busy run's batches (see BatchPause) — it could wait for
 // a whole run, or give up with "database is locked".
 func (d Dialect) Begin(ctx context.Context, db beginner) (*sql.Tx, error) {
-	if d == Postgres {
+	switch d {
+	case SQLite:
+		return beginSQLite(ctx, db)
+	case Postgres:
 		return beginPostgres(ctx, db)
+	default:
+		panic(d.Untaught("store.Dialect.Begin"))
 	}
+}
+
+// beginSQLite is Begin on a file.
+func beginSQLite(ctx context.Context, db beginner) (*sql.Tx, error) {
 	deadline := time.Now().Add(BusyTimeout)
 	for {
 		tx, err := db.BeginTx(ctx, nil)
-		if err == nil || !d.IsBusy(err) || time.Now().After(deadline) {
+		if err == nil || !sqliteIsBusy(err) || time.Now().After(deadline) {
 			if err != nil {
 				return nil, fmt.Errorf("begin: %w", err)
 			}
@@ -53,12 +62,6 @@ type beginner interface {
 // stop, resume) gets its turn: a few milliseconds against a batch of a few
 // hundred.
 const BatchPause = 2 * time.Millisecond
-
-// SpillTemp moves db's temporary tables and sorts out of memory until
-// restore is called (Dialect.SpillTemp).
-func SpillTemp(ctx context.Context, db *sql.DB) (restore func() error, err error) {
-	return DialectOf(db).SpillTemp(ctx, db)
-}
 
 // Try runs f inside a savepoint of tx and, when f fails, takes its writes
 // back to the savepoint, so that tx goes on: PostgreSQL refuses every

@@ -87,7 +87,7 @@ func TestOpenClassesOldFailures(t *testing.T) {
 		require.NoError(t, err, "start a throwaway PostgreSQL cluster")
 		t.Cleanup(func() { require.NoError(t, c.Stop()) })
 		dsn := c.DSN() + "&search_path=" + DefaultPostgresSchema
-		raw, err := sql.Open(PostgresDriver, dsn)
+		raw, err := PostgresDB(dsn)
 		require.NoError(t, err)
 		defer raw.Close()
 		all, err := steps(Postgres)

@@ -10,15 +10,30 @@
 // data grows with its input (SpillTemp: a temporary file, deleted as it
 // closes).
 //
-// Dialect holds what differs between SQLite and PostgreSQL (issue 17), and
-// no more: those connection settings, beginning a write transaction (on
-// PostgreSQL under its schema's advisory lock: writelock.go), busy,
-// constraint and unique-key errors (told by the driver's code, never by
-// the message), the schema's
-// folder and version, foreign keys off for a schema step, a consistent copy
-// (VACUUM INTO; a schema copied in one snapshot), and the "full" failpoint.
-// A handle knows its dialect (DialectOf), so the other packages pass
-// *sql.DB and *sql.Tx and call Begin, IsUnique and the rest, which ask it.
+// Dialect names the engine a database is kept in (issue 17): SQLite, a
+// file, and PostgreSQL, a schema of a server (Engines lists them). What
+// differs between them goes through store's functions, each of which asks
+// the handle's dialect (DialectOf) or the --db name's (DialectAt) and
+// chooses by a switch with a case per engine and a default that panics
+// naming its site (Untaught): those connection settings, beginning a
+// write transaction (on PostgreSQL under its schema's advisory lock:
+// writelock.go), busy, constraint and unique-key errors (told by the
+// driver's code, never by the message), the schema's folder, version and
+// lock, foreign keys off for a schema step, a dry run's copy (VACUUM
+// INTO; a schema copied in one snapshot), temporary data (SpillTemp), the
+// file a handle has open, the ids' allocators, and the "full" failpoint's
+// ground (StopGrowth on a file; DiskFull on a server). What only one
+// engine has stands in its own files (sqlite.go; postgres.go and the
+// server's others). Outside store, a statement that one engine spells
+// otherwise (JSON functions) is chosen beside its rule by the same kind of
+// switch; store's tests read the whole tree for those choices, and a
+// third engine fails exactly there (storetest.Taught).
+//
+// A handle knows its dialect (DialectOf: a PostgreSQL handle is opened
+// through a connector, PostgresDB, never a driver registered by name), so
+// the other packages pass *sql.DB and *sql.Tx and call Begin, IsUnique
+// and the rest, which ask it.
+//
 // A postgres:// address opens a server's schema wherever a path opens a
 // file (Open, OpenExisting, OpenReader, Throwaway; OpenLedgerOnly for a
 // production engine's own ledger, read as it is). The address is read as
@@ -54,5 +69,5 @@
 // forbids opening the database's path outside this package.
 //
 // Tests get real databases from store/storetest, and run the rules' tests
-// on every dialect through storetest.Run.
+// on every engine of Engines through storetest.Run.
 package store

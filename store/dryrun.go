@@ -80,14 +80,27 @@ ORDER BY n.nspname`
 // whose copy could not be dropped. It only reads. A SQLite file has none
 // here.
 func LeftCopies(ctx context.Context, db *sql.DB) ([]DryRunCopy, error) {
-	if DialectOf(db) != Postgres {
-		return nil, nil
+	return DialectOf(db).leftCopies(ctx, db)
+}
+
+func (d Dialect) leftCopies(ctx context.Context, db *sql.DB) ([]DryRunCopy, error) {
+	switch d {
+	case SQLite:
+		return nil, nil // a file's dry run works on a copy in a temporary folder (Throwaway)
+	case Postgres:
+		return pgLeftCopies(ctx, db)
+	default:
+		panic(d.Untaught("store.LeftCopies"))
 	}
+}
+
+// pgLeftCopies is LeftCopies on the server.
+func pgLeftCopies(ctx context.Context, db *sql.DB) ([]DryRunCopy, error) {
 	var schema sql.NullString
 	if err := db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		return nil, fmt.Errorf("dry runs' copies: %w", err)
 	}
-	return leftCopies(ctx, db, schema.String)
+	return listLeftCopies(ctx, db, schema.String)
 }
 
 // rowsQueryer is a *sql.DB or a *sql.Conn.
@@ -95,9 +108,9 @@ type rowsQueryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// leftCopies lists the copies of schema, and those that say nothing of
-// themselves, whose lock no session holds.
-func leftCopies(ctx context.Context, q rowsQueryer, schema string) ([]DryRunCopy, error) {
+// listLeftCopies lists the copies of schema, and those that say nothing
+// of themselves, whose lock no session holds.
+func listLeftCopies(ctx context.Context, q rowsQueryer, schema string) ([]DryRunCopy, error) {
 	rows, err := q.QueryContext(ctx, leftCopiesSQL, int64(copyLockClass))
 	if err != nil {
 		return nil, fmt.Errorf("dry runs' copies: %w", err)
@@ -198,7 +211,7 @@ func (a pgAddress) ownCopy(ctx context.Context, name string) (*copyOwner, error)
 // under its lock, telling each (WithNotice). A copy that cannot be removed
 // is told too, with the statement that removes it: the dry run goes on.
 func (o *copyOwner) removeLeft(ctx context.Context, schema string) error {
-	left, err := leftCopies(ctx, o.conn, schema)
+	left, err := listLeftCopies(ctx, o.conn, schema)
 	if err != nil {
 		return err
 	}

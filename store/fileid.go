@@ -14,7 +14,7 @@ import (
 // the same. R13 records it with a run's owner, so that a run is live only in
 // the file its owner has open. "" where the system tells no inode.
 func FileID(ctx context.Context, db *sql.DB) (string, error) {
-	file, err := DialectOf(db).File(ctx, db)
+	file, err := File(ctx, db)
 	if err != nil {
 		return "", fmt.Errorf("read the database's file: %w", err)
 	}
@@ -33,10 +33,21 @@ func FileID(ctx context.Context, db *sql.DB) (string, error) {
 // the runs the copy holds are live when their owners work on it, not on
 // the copy). "" for a server's database, which is no file, and for a file
 // that does not exist (yet).
-func FileIDOf(path string) (string, error) {
-	if IsAddress(path) {
+func FileIDOf(path string) (string, error) { return DialectAt(path).fileIDOf(path) }
+
+func (d Dialect) fileIDOf(path string) (string, error) {
+	switch d {
+	case SQLite:
+		return sqliteFileIDOf(path)
+	case Postgres:
 		return "", nil
+	default:
+		panic(d.Untaught("store.FileIDOf"))
 	}
+}
+
+// sqliteFileIDOf is FileIDOf of a file's path.
+func sqliteFileIDOf(path string) (string, error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil

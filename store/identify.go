@@ -126,7 +126,7 @@ func listTablesOnce(ctx context.Context, path string) ([]string, int, error) {
 		return nil, 0, err
 	}
 	defer tx.Rollback()
-	version, err := SQLite.schemaVersion(ctx, tx)
+	version, err := sqliteSchemaVersion(ctx, tx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -228,7 +228,7 @@ func Copy(ctx context.Context, path, dest string) (copied bool, err error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if err := SQLite.copyInto(ctx, db, dest); err != nil {
+	if err := sqliteCopyInto(ctx, db, dest); err != nil {
 		return false, fmt.Errorf("copy database %s: %w", path, err)
 	}
 	if err := os.Chmod(dest, 0o600); err != nil {
@@ -247,9 +247,22 @@ func Copy(ctx context.Context, path, dest string) (copied bool, err error) {
 // cleanup says when the copy could not be removed, naming it: the dry run
 // itself is over, and the copy is left for the user to remove.
 func Throwaway(ctx context.Context, path string) (copyPath string, cleanup func() error, err error) {
-	if IsAddress(path) {
+	return DialectAt(path).throwaway(ctx, path)
+}
+
+func (d Dialect) throwaway(ctx context.Context, path string) (copyPath string, cleanup func() error, err error) {
+	switch d {
+	case SQLite:
+		return throwawaySQLite(ctx, path)
+	case Postgres:
 		return throwawayPostgres(ctx, path)
+	default:
+		panic(d.Untaught("store.Throwaway"))
 	}
+}
+
+// throwawaySQLite is Throwaway of a file.
+func throwawaySQLite(ctx context.Context, path string) (copyPath string, cleanup func() error, err error) {
 	dir, err := os.MkdirTemp("", "crmimport-dry-run-")
 	if err != nil {
 		return "", nil, err

@@ -7,8 +7,9 @@ import (
 )
 
 // Ids of the target tables and of the ledger's slots are given out by an
-// allocator per table (schema 5's id_allocators on SQLite; a server
-// dialect would use sequences), never as max(id) + 1: an id is never given
+// allocator per table (the table id_allocators: SQLite's schema 5,
+// PostgreSQL's first; advanceSQL is each engine's spelling of moving one
+// on), never as max(id) + 1: an id is never given
 // again once its row is deleted (R16, undo), and `ledger load` moves the
 // allocators past the ids it loads (AdvanceIDs). What must hold on every
 // dialect is pinned by TestIDsAreNeverGivenTwice.
@@ -76,10 +77,14 @@ const pgAdvanceIDsSQL = `UPDATE id_allocators SET next = greatest(next, CAST(? A
 
 // advanceSQL is d's advanceIDsSQL.
 func (d Dialect) advanceSQL() string {
-	if d == Postgres {
+	switch d {
+	case SQLite:
+		return advanceIDsSQL
+	case Postgres:
 		return pgAdvanceIDsSQL
+	default:
+		panic(d.Untaught("store.Dialect.advanceSQL"))
 	}
-	return advanceIDsSQL
 }
 
 // AdvanceIDs makes the allocator of table name give out ids past id only.

@@ -29,9 +29,22 @@ FROM information_schema.tables WHERE table_schema = ?`
 // crmimport_schema_version. It writes nothing. A SQLite file's path is
 // never one.
 func LedgerOnly(ctx context.Context, addr string) (bool, error) {
-	if !IsAddress(addr) {
+	return DialectAt(addr).ledgerOnly(ctx, addr)
+}
+
+func (d Dialect) ledgerOnly(ctx context.Context, addr string) (bool, error) {
+	switch d {
+	case SQLite:
 		return false, nil
+	case Postgres:
+		return pgLedgerOnly(ctx, addr)
+	default:
+		panic(d.Untaught("store.LedgerOnly"))
 	}
+}
+
+// pgLedgerOnly is LedgerOnly of a server's schema.
+func pgLedgerOnly(ctx context.Context, addr string) (bool, error) {
 	db, a, err := openLedgerReader(ctx, addr)
 	if err != nil {
 		return false, err
@@ -47,10 +60,23 @@ func LedgerOnly(ctx context.Context, addr string) (bool, error) {
 // nothing is made or upgraded. A schema that lacks one of the three ledger
 // tables is refused, naming it.
 func OpenLedgerOnly(ctx context.Context, addr string) (*sql.DB, error) {
-	if !IsAddress(addr) {
+	return DialectAt(addr).openLedgerOnly(ctx, addr)
+}
+
+func (d Dialect) openLedgerOnly(ctx context.Context, addr string) (*sql.DB, error) {
+	switch d {
+	case SQLite:
 		return nil, fmt.Errorf("%s: a production ledger is read on its PostgreSQL server (--db postgres://…); "+
 			"a SQLite file is crmimport's own database, read without --ledger-only", addr)
+	case Postgres:
+		return pgOpenLedgerOnly(ctx, addr)
+	default:
+		panic(d.Untaught("store.OpenLedgerOnly"))
 	}
+}
+
+// pgOpenLedgerOnly is OpenLedgerOnly of a server's schema.
+func pgOpenLedgerOnly(ctx context.Context, addr string) (*sql.DB, error) {
 	db, a, err := openLedgerReader(ctx, addr)
 	if err != nil {
 		return nil, err

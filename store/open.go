@@ -35,23 +35,32 @@ const CacheKiB = 16 << 10
 // database (another application's SQLite file, a CSV) is refused before
 // anything is written to it, its journal mode included.
 func Open(ctx context.Context, path string) (*sql.DB, error) {
-	return openDB(ctx, path, true)
+	return DialectAt(path).open(ctx, path, true)
 }
 
 // OpenExisting opens the database at path as Open does, but never creates
 // one: the commands that only read refuse a path where no database is
 // (ErrNoDatabase), rather than report on an empty file made by a typo.
 func OpenExisting(ctx context.Context, path string) (*sql.DB, error) {
-	return openDB(ctx, path, false)
+	return DialectAt(path).open(ctx, path, false)
 }
 
-func openDB(ctx context.Context, path string, create bool) (*sql.DB, error) {
+func (d Dialect) open(ctx context.Context, path string, create bool) (*sql.DB, error) {
 	if path == "" {
 		return nil, errors.New("open database: no path given (use --db PATH or --db postgres://…)")
 	}
-	if IsAddress(path) {
+	switch d {
+	case SQLite:
+		return openSQLite(ctx, path, create)
+	case Postgres:
 		return openPostgres(ctx, path, create)
+	default:
+		panic(d.Untaught("store.Open"))
 	}
+}
+
+// openSQLite is Open of a file.
+func openSQLite(ctx context.Context, path string, create bool) (*sql.DB, error) {
 	if err := checkPath(path); err != nil {
 		return nil, err
 	}
@@ -67,7 +76,7 @@ func openDB(ctx context.Context, path string, create bool) (*sql.DB, error) {
 			return nil, err
 		}
 	}
-	q := SQLite.params()
+	q := sqliteParams()
 	// A new file is switched to WAL, which takes an exclusive lock that
 	// SQLite does not wait for: several processes opening one new file at
 	// once may be told "busy" at once. They try again, as long as the busy

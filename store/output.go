@@ -75,13 +75,24 @@ func WriteOutput(dbPath, path string, write func(io.Writer) error) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if IsAddress(dbPath) {
-		dbPath = "" // a server's database is no file here; any SQLite file is still refused
-	}
-	if err := refuseDatabase(dbPath, path, target); err != nil {
+	if err := refuseDatabase(DialectAt(dbPath).fileOf(dbPath), path, target); err != nil {
 		return err
 	}
 	return replaceFile(path, target, write)
+}
+
+// fileOf is the file of the database that name names: name itself for
+// SQLite; "" for a server's database, which is no file here (any SQLite
+// file is still refused: refuseDatabase).
+func (d Dialect) fileOf(name string) string {
+	switch d {
+	case SQLite:
+		return name
+	case Postgres:
+		return ""
+	default:
+		panic(d.Untaught("store.WriteOutput"))
+	}
 }
 
 // refuseDatabase says whether target (path with its links followed) is

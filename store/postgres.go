@@ -17,15 +17,21 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// PostgresDriver is the database/sql driver name of crmimport's PostgreSQL
-// handles (issue 17): pgx's own driver (github.com/jackc/pgx/v5/stdlib),
-// with every statement rebound from SQLite's placeholders on its way
-// (Rebind), so that the engine's statements are written once and the
-// engine keeps *sql.DB and *sql.Tx.
-const PostgresDriver = "crmimport-postgres"
-
-func init() {
-	sql.Register(PostgresDriver, pgDriver{stdlib.GetDefaultDriver()})
+// PostgresDB is a pool of crmimport's PostgreSQL connections to the
+// server at dsn, as sql.Open gives one and nothing more: nothing is
+// checked, made or upgraded (OpenPostgres does that). Its connections are
+// pgx's own (github.com/jackc/pgx/v5/stdlib), with every statement
+// rebound from SQLite's placeholders on its way (Rebind), so that the
+// engine's statements are written once and the engine keeps *sql.DB and
+// *sql.Tx. The pool is opened through a connector (sql.OpenDB), no
+// driver registered by name: its Driver is pgDriver, by which DialectOf
+// knows it.
+func PostgresDB(dsn string) (*sql.DB, error) {
+	c, err := pgDriver{stdlib.GetDefaultDriver()}.OpenConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
 }
 
 // pgDriver opens pgx's connections, wrapped.
@@ -38,6 +44,33 @@ func (p pgDriver) Open(name string) (driver.Conn, error) {
 	}
 	return &pgConn{Conn: c}, nil
 }
+
+// OpenConnector is the connector of the pool at name (PostgresDB): pgx's
+// own, whose connections are wrapped.
+func (p pgDriver) OpenConnector(name string) (driver.Connector, error) {
+	c, err := p.d.(driver.DriverContext).OpenConnector(name)
+	if err != nil {
+		return nil, err
+	}
+	return pgConnector{c: c, d: p}, nil
+}
+
+// pgConnector connects as pgx's connector does, and wraps each
+// connection (pgConn); its Driver is pgDriver.
+type pgConnector struct {
+	c driver.Connector
+	d pgDriver
+}
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.c.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pgConn{Conn: conn}, nil
+}
+
+func (c pgConnector) Driver() driver.Driver { return c.d }
 
 // pgConn is a pgx connection whose statements are rebound; everything
 // else it passes on as it is.
@@ -268,7 +301,7 @@ func (a pgAddress) with(key, value string) string {
 // (the address, or one derived from it: with), and makes sure the server
 // answers, saying so when it does not in time.
 func (a pgAddress) connect(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
-	db, err := sql.Open(PostgresDriver, dsn)
+	db, err := PostgresDB(dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -378,10 +411,21 @@ func IsAddress(s string) bool {
 // Name is how a database is named to the user: a file's path, or a
 // server's address with its password hidden, in the user part and in the
 // query (?password=, which pgx reads too).
-func Name(s string) string {
-	if !IsAddress(s) {
+func Name(s string) string { return DialectAt(s).name(s) }
+
+func (d Dialect) name(s string) string {
+	switch d {
+	case SQLite:
 		return s
+	case Postgres:
+		return pgName(s)
+	default:
+		panic(d.Untaught("store.Name"))
 	}
+}
+
+// pgName is Name of a server's address.
+func pgName(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "postgres://…" // not even parsed: say nothing of what it holds
@@ -396,10 +440,21 @@ func Name(s string) string {
 // CommandName is how a command line to copy into a shell names a database
 // (--db): a file's path, or a server's address without its password at
 // all, which PGPASSWORD or ~/.pgpass gives there as to psql.
-func CommandName(s string) string {
-	if !IsAddress(s) {
+func CommandName(s string) string { return DialectAt(s).commandName(s) }
+
+func (d Dialect) commandName(s string) string {
+	switch d {
+	case SQLite:
 		return s
+	case Postgres:
+		return pgCommandName(s)
+	default:
+		panic(d.Untaught("store.CommandName"))
 	}
+}
+
+// pgCommandName is CommandName of a server's address.
+func pgCommandName(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return Name(s)
@@ -441,10 +496,21 @@ END $$`)
 // threshold since they were last analyzed (50 rows and a tenth) are: a
 // rerun that changed little costs nothing, where analyzing them all cost
 // 0.4 s.
-func Analyze(ctx context.Context, db *sql.DB) error {
-	if DialectOf(db) != Postgres {
-		return nil
+func Analyze(ctx context.Context, db *sql.DB) error { return DialectOf(db).analyze(ctx, db) }
+
+func (d Dialect) analyze(ctx context.Context, db *sql.DB) error {
+	switch d {
+	case SQLite:
+		return nil // a file's statistics are its own business (no autovacuum to wait for)
+	case Postgres:
+		return pgAnalyze(ctx, db)
+	default:
+		panic(d.Untaught("store.Analyze"))
 	}
+}
+
+// pgAnalyze is Analyze on the server.
+func pgAnalyze(ctx context.Context, db *sql.DB) error {
 	rows, err := db.QueryContext(ctx, `SELECT relname FROM pg_stat_user_tables
 WHERE schemaname = current_schema() AND n_mod_since_analyze > 50 + 0.1 * n_live_tup ORDER BY relname`)
 	if err != nil {
@@ -466,4 +532,61 @@ WHERE schemaname = current_schema() AND n_mod_since_analyze > 50 + 0.1 * n_live_
 		return fmt.Errorf("refresh the server's statistics: %w", err)
 	}
 	return nil
+}
+
+// PostgreSQL has no user_version: the schema's version is the one row of
+// a table of crmimport's own (in the search path's first schema), and 0
+// while that table is not there.
+const pgSetVersionSQL = `CREATE TABLE IF NOT EXISTS crmimport_schema_version (version integer NOT NULL);
+DELETE FROM crmimport_schema_version;`
+
+// pgSchemaVersion reads the schema's version on the server.
+func pgSchemaVersion(ctx context.Context, q queryer) (int, error) {
+	var v int
+	var there bool
+	if err := q.QueryRowContext(ctx, `SELECT to_regclass('crmimport_schema_version') IS NOT NULL`).Scan(&there); err != nil || !there {
+		return 0, err
+	}
+	err := q.QueryRowContext(ctx, `SELECT version FROM crmimport_schema_version`).Scan(&v)
+	return v, err
+}
+
+// pgSetSchemaVersion records the schema's version on the server, in tx.
+func pgSetSchemaVersion(ctx context.Context, tx *sql.Tx, v int) error {
+	if _, err := tx.ExecContext(ctx, pgSetVersionSQL); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO crmimport_schema_version (version) VALUES (?)`, v)
+	return err
+}
+
+// pgIsConstraint: an integrity_constraint_violation (SQLSTATE class 23).
+func pgIsConstraint(err error) bool { return strings.HasPrefix(pgCode(err), "23") }
+
+// pgIsUnique: a unique_violation, a primary key's too.
+func pgIsUnique(err error) bool { return pgCode(err) == "23505" }
+
+// pgIsPrimaryKey: a unique_violation of a primary key, which PostgreSQL
+// names TABLE_pkey, and the schema keeps that name.
+func pgIsPrimaryKey(err error) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && e.Code == "23505" && strings.HasSuffix(e.ConstraintName, "_pkey")
+}
+
+// pgIsBusy: serialization_failure, deadlock_detected, lock_not_available.
+func pgIsBusy(err error) bool {
+	switch pgCode(err) {
+	case "40001", "40P01", "55P03":
+		return true
+	}
+	return false
+}
+
+// pgCode is the SQLSTATE of a PostgreSQL error, or "".
+func pgCode(err error) string {
+	var e *pgconn.PgError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
 }

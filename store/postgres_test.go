@@ -11,14 +11,14 @@ import (
 )
 
 // Statements written with SQLite's placeholders run on a real PostgreSQL
-// server through PostgresDriver: directly, prepared, and in a transaction,
+// server through PostgresDB: directly, prepared, and in a transaction,
 // with a literal '?' left alone.
 func TestPostgresDriverRebindsEveryPath(t *testing.T) {
 	ctx := context.Background()
 	c, err := pgtest.Start(ctx, "")
 	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
 	t.Cleanup(func() { require.NoError(t, c.Stop()) })
-	db, err := sql.Open(PostgresDriver, c.DSN())
+	db, err := PostgresDB(c.DSN())
 	require.NoError(t, err)
 	defer db.Close()
 
@@ -63,7 +63,7 @@ func TestPostgresErrorsAreClassifiedByCode(t *testing.T) {
 	c, err := pgtest.Start(ctx, "")
 	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
 	t.Cleanup(func() { require.NoError(t, c.Stop()) })
-	db, err := sql.Open(PostgresDriver, c.DSN())
+	db, err := PostgresDB(c.DSN())
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, Postgres, DialectOf(db))

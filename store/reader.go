@@ -18,9 +18,22 @@ const Readers = 4
 // (SPEC §9). Under WAL a reader never waits for a writer. It writes
 // nothing, and refuses a file that is not ours as Open does.
 func OpenReader(ctx context.Context, path string) (*sql.DB, error) {
-	if IsAddress(path) {
+	return DialectAt(path).openReader(ctx, path)
+}
+
+func (d Dialect) openReader(ctx context.Context, path string) (*sql.DB, error) {
+	switch d {
+	case SQLite:
+		return openSQLiteReader(ctx, path)
+	case Postgres:
 		return openPostgresReader(ctx, path)
+	default:
+		panic(d.Untaught("store.OpenReader"))
 	}
+}
+
+// openSQLiteReader is OpenReader of a file.
+func openSQLiteReader(ctx context.Context, path string) (*sql.DB, error) {
 	exists, err := identify(ctx, path)
 	if err != nil {
 		return nil, err

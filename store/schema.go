@@ -127,17 +127,11 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema s
 		return false, fmt.Errorf("upgrade schema: %w", err)
 	}
 	defer conn.Close()
-	if d == Postgres {
-		// The write lock first, and only then the transaction: a
-		// transaction sees the catalog as it stood when it began, so one
-		// begun before another process's upgrade committed would not see
-		// the tables it made, and would make them again.
-		unlock, err := sessionWriteLock(ctx, conn, schema)
-		if err != nil {
-			return false, fmt.Errorf("upgrade schema: %w", err)
-		}
-		defer func() { err = errors.Join(err, unlock()) }()
+	unlock, err := d.upgradeLock(ctx, conn, schema)
+	if err != nil {
+		return false, fmt.Errorf("upgrade schema: %w", err)
 	}
+	defer func() { err = errors.Join(err, unlock()) }()
 	s := all[current]
 	noFK := strings.HasPrefix(s.sql, fkOff)
 	if noFK {
@@ -170,9 +164,9 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema s
 	case have != current:
 		return false, nil // another process upgraded meanwhile: look again
 	}
-	if d == Postgres && current == 0 && schema != "" {
-		if _, err := tx.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
-			return false, fmt.Errorf("make schema %s: %w", schema, err)
+	if current == 0 {
+		if err := d.makeSchema(ctx, tx, schema); err != nil {
+			return false, err
 		}
 	}
 	if err := runStep(ctx, d, tx, s, noFK); err != nil {
@@ -208,10 +202,53 @@ func runStep(ctx context.Context, d Dialect, tx *sql.Tx, s step, noFK bool) erro
 // one, since the step's session holds its schema's write lock already
 // (sessionWriteLock), and the schema may not be there yet to name it.
 func (d Dialect) beginUpgrade(ctx context.Context, conn *sql.Conn) (*sql.Tx, error) {
-	if d == Postgres {
+	switch d {
+	case SQLite:
+		return beginSQLite(ctx, conn)
+	case Postgres:
 		return conn.BeginTx(ctx, nil)
+	default:
+		panic(d.Untaught("store.Dialect.beginUpgrade"))
 	}
-	return d.Begin(ctx, conn)
+}
+
+// upgradeLock is what a schema step holds before its transaction begins.
+// On PostgreSQL, the schema's write lock, taken by the step's session
+// (sessionWriteLock): a transaction sees the catalog as it stood when it
+// began, so one begun before another process's upgrade committed would
+// not see the tables it made, and would make them again. On SQLite,
+// nothing: the step's transaction takes the write lock as it begins
+// (beginUpgrade), and sees the file as it is then.
+func (d Dialect) upgradeLock(ctx context.Context, conn *sql.Conn, schema string) (unlock func() error, err error) {
+	switch d {
+	case SQLite:
+		return func() error { return nil }, nil
+	case Postgres:
+		return sessionWriteLock(ctx, conn, schema)
+	default:
+		panic(d.Untaught("store.Dialect.upgradeLock"))
+	}
+}
+
+// makeSchema makes, in the transaction of the first schema step, the
+// place the tables go: on PostgreSQL the schema the address names ("" for
+// the session's current one, there already) when it is missing; a SQLite
+// file is that place already.
+func (d Dialect) makeSchema(ctx context.Context, tx *sql.Tx, schema string) error {
+	switch d {
+	case SQLite:
+		return nil
+	case Postgres:
+		if schema == "" {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return fmt.Errorf("make schema %s: %w", schema, err)
+		}
+		return nil
+	default:
+		panic(d.Untaught("store.Dialect.makeSchema"))
+	}
 }
 
 func newerError(have, know int) error {

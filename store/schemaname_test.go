@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 
@@ -24,7 +23,7 @@ func TestAMixedCaseSearchPathNeverReachesAnotherSchema(t *testing.T) {
 	c, err := pgtest.Start(ctx, "")
 	require.NoError(t, err, "start a throwaway PostgreSQL cluster")
 	t.Cleanup(func() { require.NoError(t, c.Stop()) })
-	admin, err := sql.Open(PostgresDriver, c.DSN())
+	admin, err := PostgresDB(c.DSN())
 	require.NoError(t, err)
 	defer admin.Close()
 	_, err = admin.ExecContext(ctx, `CREATE SCHEMA shop; CREATE TABLE shop.orders (id bigint PRIMARY KEY, total numeric)`)
@@ -160,7 +159,7 @@ func TestAnAddressIsReadAsTheServerReadsIt(t *testing.T) {
 		require.NoError(t, db.Close())
 	}
 	var n int
-	admin, err := sql.Open(PostgresDriver, c.DSN())
+	admin, err := PostgresDB(c.DSN())
 	require.NoError(t, err)
 	defer admin.Close()
 	require.NoError(t, admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname IN ('My+Schema', 'a b')`).Scan(&n))

@@ -354,7 +354,7 @@ func TestDialectOfAnOpenedFile(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, SQLite, DialectOf(db))
-	file, err := DialectOf(db).File(ctx, db)
+	file, err := File(ctx, db)
 	require.NoError(t, err)
 	abs, err := filepath.Abs(path)
 	require.NoError(t, err)
@@ -374,7 +374,7 @@ func TestStopGrowthFailsAWriteAsAFullDisk(t *testing.T) {
 	require.NoError(t, err)
 	defer tx.Rollback()
 	const insert = `INSERT INTO companies (tenant_id, name, imported_at) VALUES ('acme', ?, 'now')`
-	page, grow, err := SQLite.StopGrowth(ctx, tx)
+	page, grow, err := StopGrowth(ctx, tx)
 	require.NoError(t, err)
 	require.Greater(t, page, int64(0))
 	_, err = tx.ExecContext(ctx, insert, strings.Repeat("x", int(4*page)))

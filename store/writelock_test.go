@@ -93,7 +93,7 @@ func TestTheWriteLockIsTheSchemas(t *testing.T) {
 	t.Run("ACrmimportOfBeforeStillTakesTurns", func(t *testing.T) {
 		// A crmimport of before takes one lock for the whole database,
 		// exclusively, in each write transaction.
-		old, err := sql.Open(PostgresDriver, c.DSN()+"&search_path=a")
+		old, err := PostgresDB(c.DSN() + "&search_path=a")
 		require.NoError(t, err)
 		defer old.Close()
 		oldTx, err := old.BeginTx(ctx, nil)

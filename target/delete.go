@@ -9,14 +9,6 @@ import (
 	"crmimport/ledger"
 )
 
-// ChildrenFirst is the order in which rows are taken back (SPEC §10, R16):
-// activities and emails, notes, deals, contacts, companies — every row
-// before the rows it links to, so that every foreign key holds at every
-// commit.
-func ChildrenFirst() []ledger.Kind {
-	return []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, ledger.Company}
-}
-
 // Delete removes tenant's rows of kind with the ids given, in chunks, and
 // returns how many it removed. A row that another row still links to is
 // refused by its foreign key: the caller takes children back first (a

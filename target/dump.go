@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -43,20 +44,15 @@ func Taken(ctx context.Context, tx *sql.Tx, k ledger.Kind, idsQuery string, args
 	return rows.Err()
 }
 
-// labelColumn is the text column of each table that a placeholder row
-// fills to say what it is (and that NOT NULL columns need filled).
-var labelColumn = map[ledger.Kind]string{
-	ledger.Company: "name", ledger.Contact: "last_name", ledger.Deal: "name",
-	ledger.Note: "body", ledger.Activity: "subject", ledger.Email: "subject",
-}
-
-// InsertPlaceholders writes a placeholder row of kind, marked from_dump,
-// for every row of rowsQuery — columns id, tenant_id, label, extra,
+// InsertPlaceholders writes a placeholder row of kind, marked from_dump
+// and its label column (canon.Label: the text column that says what it is,
+// and that NOT NULL needs filled) holding the label, for every row of
+// rowsQuery — columns id, tenant_id, label, extra,
 // imported_at and ord — in the order of ord: the first row of an id is
 // written, the later ones of that id do nothing. It returns how many rows
 // it wrote.
 func InsertPlaceholders(ctx context.Context, tx *sql.Tx, k ledger.Kind, rowsQuery string, args []any) (int64, error) {
-	q := "INSERT INTO " + k.Table() + " (id, tenant_id, " + labelColumn[k] + ", extra, imported_at, from_dump) " +
+	q := "INSERT INTO " + k.Table() + " (id, tenant_id, " + canon.Label(k) + ", extra, imported_at, from_dump) " +
 		"SELECT id, tenant_id, label, extra, imported_at, 1 FROM (" + rowsQuery + ") AS p WHERE true ORDER BY ord " +
 		"ON CONFLICT (id) DO NOTHING"
 	res, err := tx.ExecContext(ctx, q, args...)
@@ -72,7 +68,7 @@ func InsertPlaceholders(ctx context.Context, tx *sql.Tx, k ledger.Kind, rowsQuer
 // slot refuses every later claim, so its record is never written again).
 func MissingRow(kind, id, tenant string) string {
 	c := "CASE " + kind
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		c += " WHEN '" + string(k) + "' THEN NOT EXISTS (SELECT 1 FROM " + k.Table() + " x WHERE x.id = " + id +
 			" AND x.tenant_id = " + tenant + ")"
 	}
@@ -96,7 +92,7 @@ func RowState(ctx context.Context, db *sql.DB, k ledger.Kind, id int64, tenant s
 // Count is how many rows the six tables hold, all tenants.
 func Count(ctx context.Context, db *sql.DB) (int64, error) {
 	var n int64
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		var m int64
 		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+k.Table()).Scan(&m); err != nil {
 			return 0, fmt.Errorf("count %s: %w", k.Plural(), err)

@@ -5,36 +5,22 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
-// ParentsOf are the kinds a row of kind k links to, each through its
-// foreign-key column <kind>_id: a contact to its company, a deal to its
-// company and contact, a note, activity or email to its contact, company
-// and deal.
-func ParentsOf(k ledger.Kind) []ledger.Kind {
-	switch k {
-	case ledger.Contact:
-		return []ledger.Kind{ledger.Company}
-	case ledger.Deal:
-		return []ledger.Kind{ledger.Company, ledger.Contact}
-	case ledger.Note, ledger.Activity, ledger.Email:
-		return []ledger.Kind{ledger.Contact, ledger.Company, ledger.Deal}
-	}
-	return nil
-}
-
 // EachLink calls f for every row of tenant's kind k that links to another
-// row: its id and the parents it links to, in the order of ParentsOf(k), 0
-// where it links to none. Undo (R16) finds a run's dependents with it.
+// row: its id and the parents it links to, each through its foreign-key
+// column <kind>_id, in the order of canon.ParentKinds(k), 0 where it links
+// to none. Undo (R16) finds a run's dependents with it.
 func EachLink(ctx context.Context, q Querier, k ledger.Kind, tenant string, f func(id int64, parents []int64) error) error {
-	parents := ParentsOf(k)
+	parents := canon.ParentKinds(k)
 	if len(parents) == 0 {
 		return nil
 	}
 	cols := make([]string, len(parents))
 	for i, p := range parents {
-		cols[i] = "coalesce(" + string(p) + "_id, 0)"
+		cols[i] = "coalesce(" + canon.LinkField(p) + ", 0)"
 	}
 	q1 := "SELECT id, " + strings.Join(cols, ", ") + " FROM " + k.Table() + " WHERE tenant_id = ? AND (" +
 		strings.Join(cols, " + ") + ") > 0"

@@ -64,6 +64,19 @@ type insertKey struct {
 var numeric = map[string]bool{"id": true, "company_id": true, "contact_id": true, "deal_id": true, "done": true}
 
 func buildInsertSQL(d store.Dialect, k ledger.Kind, n int) string {
+	// cast is how a number's parameter is written: on PostgreSQL, which
+	// types an untyped parameter of a VALUES list as text, it is cast;
+	// alias names the VALUES list, which PostgreSQL requires of a subquery
+	// in FROM.
+	var cast, alias string
+	switch d {
+	case store.SQLite:
+		cast, alias = "?", ""
+	case store.Postgres:
+		cast, alias = "CAST(? AS bigint)", " AS v"
+	default:
+		panic(d.Untaught("target.buildInsertSQL"))
+	}
 	cols := columns[k]
 	var sel, params []string
 	per := 0
@@ -77,17 +90,13 @@ func buildInsertSQL(d store.Dialect, k ledger.Kind, n int) string {
 			per++
 			sel = append(sel, fmt.Sprintf("column%d", per))
 			p := "?"
-			if d == store.Postgres && numeric[c] {
-				p = "CAST(? AS bigint)"
+			if numeric[c] {
+				p = cast
 			}
 			params = append(params, p)
 		}
 	}
 	tuple := "(" + strings.Join(params, ", ") + ")"
-	alias := ""
-	if d == store.Postgres {
-		alias = " AS v" // a subquery in FROM needs one there
-	}
 	return "INSERT INTO " + k.Table() + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(sel, ", ") +
 		" FROM (VALUES " + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + ")" + alias + " WHERE true"
 }

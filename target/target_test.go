@@ -60,7 +60,7 @@ func TestWriterAndDelete(t *testing.T) {
 		n, err := target.Delete(ctx, tx, ledger.Contact, "globex", []int64{7})
 		require.NoError(t, err)
 		require.Zero(t, n, "another tenant's delete takes nothing")
-		for _, k := range target.ChildrenFirst() {
+		for _, k := range canon.ChildrenFirst() {
 			ids := map[ledger.Kind][]int64{ledger.Contact: {7}, ledger.Company: {1}}[k]
 			n, err := target.Delete(ctx, tx, k, "acme", ids)
 			require.NoError(t, err)

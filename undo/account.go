@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -61,7 +62,7 @@ func (a *account) depend(key depKey, source, example string) {
 // names (rows written by no run, which refuse the undo), and orders the
 // dependents and the parts: by run, then kind in plan order.
 func (a *account) finish(w *walk) {
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		w.linked[k].each(w.claimed[k], func(id int64) bool {
 			a.depend(depKey{0, k, "links"}, "", fmt.Sprintf("%s row %d", k, id))
 			return true

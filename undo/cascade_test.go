@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/failpoint"
-	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store/storetest"
@@ -104,7 +103,7 @@ func TestCascadeMarksTheRunsItTakesRecordsFrom(t *testing.T) {
 		// the notes are back, and one contact of two).
 		fp, err := failpoint.Parse("batch:contact:2=error")
 		require.NoError(t, err)
-		u, err = importer.New(phases.New(db, fp)).Execute(ctx, u.ID)
+		u, err = phases.New(db, fp).Execute(ctx, u.ID, undo.Open(db))
 		require.NoError(t, err)
 		require.Equal(t, phases.RunFailed, u.Status)
 		parts, err := undo.TakenBack(ctx, db, w.runRow(dependent.ID))
@@ -119,7 +118,7 @@ func TestCascadeMarksTheRunsItTakesRecordsFrom(t *testing.T) {
 
 		_, _, err = w.imp.Resume(ctx, u.ID)
 		require.NoError(t, err)
-		u, err = w.imp.Execute(ctx, u.ID)
+		u, err = w.imp.Engine.Execute(ctx, u.ID, undo.Open(w.imp.Engine.DB))
 		require.NoError(t, err)
 		require.Equal(t, phases.RunSucceeded, u.Status)
 

@@ -92,7 +92,7 @@ func TestUndoConfirmsThePlanItShowed(t *testing.T) {
 		o, _, err := undo.OptionsOf(u)
 		require.NoError(t, err)
 		require.Equal(t, now.Digest, o.Plan)
-		u, err = w.imp.Execute(ctx, u.ID)
+		u, err = w.imp.Engine.Execute(ctx, u.ID, undo.Open(w.imp.Engine.DB))
 		require.NoError(t, err)
 		require.Equal(t, phases.RunSucceeded, u.Status)
 		require.Equal(t, map[ledger.Kind]phases.Counts{ledger.Company: {Removed: 2}, ledger.Contact: {Removed: 3}}, u.Stats,

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -99,12 +100,12 @@ type PlanPart struct {
 // kindOrder is a kind's place in the one list of kinds (plan order); a
 // kind that is none (parts a client sent back: CheckParts) comes last.
 func kindOrder(kind string) int {
-	for i, k := range ledger.Kinds() {
+	for i, k := range canon.Kinds() {
 		if string(k) == kind {
 			return i
 		}
 	}
-	return len(ledger.Kinds())
+	return len(canon.Kinds())
 }
 
 // fateOrder is the order in which the counts show the fates; a fate that
@@ -128,7 +129,7 @@ func fateOrder(f string) int {
 func CheckParts(parts []PlanPart) error {
 	for _, p := range parts {
 		switch {
-		case kindOrder(p.Kind) == len(ledger.Kinds()):
+		case kindOrder(p.Kind) == len(canon.Kinds()):
 			return fmt.Errorf("part of a plan: %q is not a kind", p.Kind)
 		case fateOrder(p.Fate) == 4:
 			return fmt.Errorf("part of a plan: %q is not a fate (removed, released, restored, cleared)", p.Fate)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -131,7 +132,7 @@ func takenBy(ctx context.Context, q Querier, id, run int64) ([]Part, error) {
 		}
 	}
 	var out []Part
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		n, ok := planned[k]
 		if !ok {
 			continue

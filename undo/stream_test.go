@@ -55,7 +55,7 @@ func TestUndoPlanIsTheSameInAnyPages(t *testing.T) {
 		u, p, err := undo.StartWith(ctx, imp.Engine, undo.Options{Undo: runs[0].ID, Cascade: true, Plan: whole.Digest})
 		require.NoError(t, err)
 		require.Equal(t, whole.Total(), p.Total())
-		u, err = imp.Execute(ctx, u.ID)
+		u, err = imp.Engine.Execute(ctx, u.ID, undo.Open(imp.Engine.DB))
 		require.NoError(t, err)
 		require.Equal(t, phases.RunSucceeded, u.Status)
 		require.Equal(t, whole.Counts, u.Stats)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/target"
@@ -51,7 +52,7 @@ WHERE tenant_id = ? AND coalesce(migration_id, 0) <> ? AND action IN ('created',
 func (w *walk) rows(ctx context.Context, q Querier) error {
 	tenant := w.run.Tenant
 	if w.loaded {
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			set := w.placeholders.of(k)
 			if err := target.EachPlaceholder(ctx, q, k, tenant, set.add); err != nil {
 				return err
@@ -71,8 +72,8 @@ func (w *walk) rows(ctx context.Context, q Querier) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range ledger.Kinds() {
-		parents := target.ParentsOf(k)
+	for _, k := range canon.Kinds() {
+		parents := canon.ParentKinds(k)
 		gone, linked := w.gone.of(k), w.linked.of(k)
 		err := target.EachLink(ctx, q, k, tenant, func(id int64, links []int64) error {
 			if gone.has(id) {

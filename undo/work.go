@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
@@ -49,20 +50,22 @@ func (o Options) batchSize() int {
 	return BatchSize
 }
 
-// Phase is the phase of kind k in an undo: children first (SPEC §10).
-func Phase(k ledger.Kind) int {
-	switch k {
-	case ledger.Activity, ledger.Email:
-		return 1
-	case ledger.Note:
-		return 2
-	case ledger.Deal:
-		return 3
-	case ledger.Contact:
-		return 4
-	default:
-		return 5
+// Phase is the phase of kind k in an undo: children first (SPEC §10), the
+// plan's phases walked back (canon.UndoPhase). A kind that has no row
+// panics naming it.
+func Phase(k ledger.Kind) int { return canon.UndoPhase(k) }
+
+// taskSpecs are the tasks of an undo that takes back counts from file: a
+// task per kind of table t that it takes back records of, in the kind's
+// phase of an undo (t.UndoPhase), children first (SPEC §10, R16).
+func taskSpecs(t canon.Table, counts map[ledger.Kind]phases.Counts, file string) []phases.TaskSpec {
+	var out []phases.TaskSpec
+	for _, k := range t.ChildrenFirst() {
+		if n := counts[k].TakenBack(); n > 0 {
+			out = append(out, phases.TaskSpec{Kind: k, Phase: t.UndoPhase(k), File: file, Size: n})
+		}
 	}
+	return out
 }
 
 // Start plans the undo of run id and commits it (R10): the undo's run row,
@@ -96,12 +99,7 @@ func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) 
 	id, cascade := p.Run.ID, p.Cascade
 	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source,
 		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize, Plan: p.Digest, Taken: p.taken},
-		Undoes:  id, Notices: p.Notices}
-	for _, k := range target.ChildrenFirst() {
-		if n := p.Counts[k].TakenBack(); n > 0 {
-			spec.Tasks = append(spec.Tasks, phases.TaskSpec{Kind: k, Phase: Phase(k), File: source(id), Size: n})
-		}
-	}
+		Undoes:  id, Notices: p.Notices, Tasks: taskSpecs(canon.KindTable(), p.Counts, source(id))}
 	if cascade && len(p.Dependents) > 0 {
 		for _, d := range p.Dependents {
 			spec.Notices = append(spec.Notices, "taken back too (--cascade): "+d.String())
@@ -163,7 +161,7 @@ func (w *itemWriter) add(ctx context.Context, it walked) error {
 
 // flush writes what is left of every kind.
 func (w *itemWriter) flush(ctx context.Context) error {
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if err := w.write(ctx, k); err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"crmimport/failpoint"
-	"crmimport/phases"
+	"crmimport/runs"
 	"crmimport/store"
 	"crmimport/visible"
 )
@@ -84,7 +84,7 @@ func (a *app) cli() *cli.App {
 		EnableBashCompletion: false,
 		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are ours (exitCode)
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{msg: err.Error()}
+			return usagef("%s", err.Error())
 		},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "the database: a SQLite file, or a PostgreSQL server's postgres://USER@HOST/DB?search_path=SCHEMA (env CRMIMPORT_DB)", Value: "", DefaultText: "crmimport.db"},
@@ -102,7 +102,7 @@ func (a *app) cli() *cli.App {
 			a.json, a.quiet = c.Bool("json"), c.Bool("quiet")
 			fps, err := failpoint.Parse(a.getenv(failpoint.Env))
 			if err != nil {
-				return &usageError{msg: err.Error()}
+				return usagef("%s", err.Error())
 			}
 			a.fps = fps
 			return nil
@@ -113,7 +113,7 @@ func (a *app) cli() *cli.App {
 	var usage func(cmds []*cli.Command)
 	usage = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
-			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{msg: err.Error()} }
+			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usagef("%s", err.Error()) }
 			usage(cmd.Subcommands)
 		}
 	}
@@ -140,7 +140,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 		err = c.RunContext(store.WithNotice(ctx, func(msg string) { a.note("notice: %s", msg) }), norm)
 	}
 	code := exitCode(err)
-	var st *statusExit
+	var st *runs.StatusExit
 	if err != nil && !errors.As(err, &st) {
 		if a.json {
 			fmt.Fprintln(a.data, string(visible.JSON(errorJSON(err))))
@@ -163,8 +163,8 @@ func (a *app) openOrCreate(ctx context.Context) (*sql.DB, error) {
 	return store.Open(ctx, a.dbPath)
 }
 
-func (a *app) engine(db *sql.DB) *phases.Engine {
-	e := phases.New(db, a.fps)
+func (a *app) engine(db *sql.DB) *runs.Engine {
+	e := runs.NewEngine(db, a.fps)
 	e.OnLog = func(runID int64, level, msg string) {
 		if a.quiet || level == "info" {
 			return

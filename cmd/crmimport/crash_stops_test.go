@@ -140,7 +140,7 @@ func waitPlanned(c *crashCase, path string, p *proc) (id int64, planned bool) {
 	for time.Now().Before(deadline) {
 		if db == nil && store.IsAddress(path) {
 			var err error
-			if db, err = sql.Open(store.PostgresDriver, path); err != nil {
+			if db, err = store.PostgresDB(path); err != nil {
 				c.fatalf("open %s: %v", path, err)
 			}
 		}

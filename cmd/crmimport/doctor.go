@@ -65,7 +65,7 @@ Examples:
 				forensics.WriteDiagnosis(a.stdout, d)
 			}
 			if err == nil && !d.Clean {
-				return &statusExit{code: exitFindings}
+				return exitWith(exitFindings)
 			}
 			return err
 		},

@@ -12,12 +12,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"crmimport/bytesize"
 	"crmimport/canon"
-	"crmimport/importer"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
+	"crmimport/runs"
 	"crmimport/visible"
 )
 
@@ -65,7 +66,7 @@ Examples:
 			&cli.StringFlag{Name: "profile", Usage: "the file layout: a built-in profile's name or a profile file (default: the built-in profile named like --source)"},
 			&cli.StringFlag{Name: "only", Usage: "only these kinds, comma-separated (companies,contacts,deals,notes,activities,emails)"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes)"},
-			&cli.IntFlag{Name: "rows", Value: importer.DefaultInspectRows, Usage: fmt.Sprintf("how many rows of each file to map (1 to %d)", importer.MaxInspectRows)},
+			&cli.IntFlag{Name: "rows", Value: runs.DefaultInspectRows, Usage: fmt.Sprintf("how many rows of each file to map (1 to %d)", runs.MaxInspectRows)},
 		},
 		Action: a.inspectAction,
 	}
@@ -75,13 +76,13 @@ func (a *app) inspectAction(c *cli.Context) error {
 	if err := checkPaths(c); err != nil {
 		return err
 	}
-	spec := importer.InspectSpec{Source: strings.TrimSpace(c.String("source")), Profile: c.String("profile"),
+	spec := runs.InspectSpec{Source: strings.TrimSpace(c.String("source")), Profile: c.String("profile"),
 		Input: c.Args().First(), Inputs: c.Args().Tail(), Encoding: c.String("encoding"), Rows: c.Int("rows")}
 	switch {
 	case spec.Source == "":
 		return usagef("inspect needs --source (the source name, e.g. canonical)")
-	case spec.Rows < 1 || spec.Rows > importer.MaxInspectRows:
-		return usagef("--rows must be between 1 and %d, got %d", importer.MaxInspectRows, spec.Rows)
+	case spec.Rows < 1 || spec.Rows > runs.MaxInspectRows:
+		return usagef("--rows must be between 1 and %d, got %d", runs.MaxInspectRows, spec.Rows)
 	}
 	only, err := parseOnly(c.String("only"))
 	if err != nil {
@@ -90,10 +91,10 @@ func (a *app) inspectAction(c *cli.Context) error {
 	spec.Only = only
 	ctx, stop := a.stopOnSignal(c.Context, func() int64 { return 0 })
 	defer stop()
-	ins, err := importer.Inspect(ctx, spec)
+	ins, err := runs.Inspect(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &stoppedError{what: "inspecting the export's files"}
+			return stopped("inspecting the export's files")
 		}
 		return err
 	}
@@ -103,7 +104,7 @@ func (a *app) inspectAction(c *cli.Context) error {
 		writeInspection(a.stdout, ins)
 	}
 	if err == nil && len(ins.Problems) > 0 {
-		return &statusExit{code: exitProblems}
+		return exitWith(exitProblems)
 	}
 	return err
 }
@@ -130,7 +131,7 @@ func parseOnly(only string) ([]ledger.Kind, error) {
 	}
 	var kinds []ledger.Kind
 	for _, w := range strings.Split(only, ",") {
-		k, err := ledger.ParseKind(w)
+		k, err := canon.ParseKind(w)
 		if err != nil {
 			return nil, usagef("--only: %v", err)
 		}
@@ -143,7 +144,7 @@ func parseOnly(only string) ([]ledger.Kind, error) {
 // file (how it is read, its links, its columns, its first rows), then the
 // problems. Text from the export is written visibly (visible.String), and
 // w escapes it again, which changes nothing.
-func writeInspection(w io.Writer, ins importer.Inspection) {
+func writeInspection(w io.Writer, ins runs.Inspection) {
 	prof := ins.Profile
 	if ins.ProfileFile != "" {
 		prof += " (" + ins.ProfileFile + ")"
@@ -162,7 +163,7 @@ func writeInspection(w io.Writer, ins importer.Inspection) {
 	rows := [][]string{{"phase", "kind", "file", "format", "encoding", "size", "fingerprint"}}
 	for _, f := range ins.Files {
 		rows = append(rows, []string{strconv.Itoa(f.Phase), f.Kind.Plural(), visible.String(f.Name), string(f.Format), f.Encoding,
-			byteSize(f.Size), f.Fingerprint})
+			bytesize.Format(f.Size), f.Fingerprint})
 	}
 	writeTable(w, "  ", rows)
 	if len(ins.SideFiles) > 0 {
@@ -206,13 +207,13 @@ func writeInspection(w io.Writer, ins importer.Inspection) {
 	}
 }
 
-func writeFileInspection(w io.Writer, f importer.FileInspection) {
+func writeFileInspection(w io.Writer, f runs.FileInspection) {
 	fmt.Fprintf(w, "\n%s — %s, phase %d\n", visible.String(f.Name), f.Kind.Plural(), f.Phase)
 	how := []string{string(f.Format)}
 	if f.Delimiter != "" {
 		how = append(how, "delimiter "+strconv.Quote(f.Delimiter))
 	}
-	how = append(how, byteSize(f.Size), f.Fingerprint)
+	how = append(how, bytesize.Format(f.Size), f.Fingerprint)
 	fmt.Fprintf(w, "  read as: %s\n", strings.Join(how, ", "))
 	if f.Encoding == "" {
 		fmt.Fprintf(w, "  encoding: %s\n", f.EncodingWhy) // a workbook's
@@ -248,47 +249,53 @@ func writeFileInspection(w io.Writer, f importer.FileInspection) {
 	}
 	fmt.Fprintf(w, "  First %d %s, as they would be mapped:\n", len(f.Rows), reader.Plural(len(f.Rows), "row", "rows"))
 	for _, r := range f.Rows {
-		outcome := r.Outcome
-		if r.Reason != "" {
-			outcome += ": " + r.Reason
+		writeRowInspection(w, f.Kind, r)
+	}
+}
+
+// writeRowInspection writes one row of a file as a run would map it: its
+// line, id and outcome, its fields, its links and its extra columns.
+func writeRowInspection(w io.Writer, kind ledger.Kind, r runs.RowInspection) {
+	outcome := r.Outcome
+	if r.Reason != "" {
+		outcome += ": " + r.Reason
+	}
+	id := r.ID
+	if id == "" {
+		id = "(no id)"
+	}
+	fmt.Fprintf(w, "    line %d · %s · %s\n", r.Line, quote(id), outcome)
+	var vals []string
+	for _, field := range canon.Fields(kind) {
+		if v, ok := r.Fields[field]; ok && field != "id" {
+			vals = append(vals, field+" "+quote(v))
 		}
-		id := r.ID
-		if id == "" {
-			id = "(no id)"
+	}
+	if len(vals) > 0 {
+		fmt.Fprintf(w, "      %s\n", strings.Join(vals, " · "))
+	}
+	for _, l := range r.Links {
+		to := "unresolved"
+		if l.ID != "" {
+			to = l.Field + " " + quote(l.ID)
 		}
-		fmt.Fprintf(w, "    line %d · %s · %s\n", r.Line, quote(id), outcome)
-		var vals []string
-		for _, field := range canon.Fields(f.Kind) {
-			if v, ok := r.Fields[field]; ok && field != "id" {
-				vals = append(vals, field+" "+quote(v))
+		fmt.Fprintf(w, "      link %s %s → %s\n", visible.String(l.Column), quote(l.Value), to)
+	}
+	if len(r.Extra) > 0 {
+		keys := make([]string, 0, len(r.Extra))
+		for k := range r.Extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var extra []string
+		for _, k := range keys {
+			v, ok := r.Extra[k].(string)
+			if !ok {
+				v = fmt.Sprint(r.Extra[k]) // a JSON value, as the export wrote it
 			}
+			extra = append(extra, quote(k)+" "+quote(v))
 		}
-		if len(vals) > 0 {
-			fmt.Fprintf(w, "      %s\n", strings.Join(vals, " · "))
-		}
-		for _, l := range r.Links {
-			to := "unresolved"
-			if l.ID != "" {
-				to = l.Field + " " + quote(l.ID)
-			}
-			fmt.Fprintf(w, "      link %s %s → %s\n", visible.String(l.Column), quote(l.Value), to)
-		}
-		if len(r.Extra) > 0 {
-			keys := make([]string, 0, len(r.Extra))
-			for k := range r.Extra {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var extra []string
-			for _, k := range keys {
-				v, ok := r.Extra[k].(string)
-				if !ok {
-					v = fmt.Sprint(r.Extra[k]) // a JSON value, as the export wrote it
-				}
-				extra = append(extra, quote(k)+" "+quote(v))
-			}
-			fmt.Fprintf(w, "      extra: %s\n", strings.Join(extra, " · "))
-		}
+		fmt.Fprintf(w, "      extra: %s\n", strings.Join(extra, " · "))
 	}
 }
 
@@ -399,16 +406,4 @@ func quote(s string) string {
 		s = string([]rune(s)[:60]) + "…"
 	}
 	return strconv.Quote(s)
-}
-
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

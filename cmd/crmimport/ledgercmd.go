@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/ledger"
 )
@@ -127,7 +128,7 @@ Examples:
 			var kind ledger.Kind
 			if k := c.String("kind"); k != "" {
 				var err error
-				if kind, err = ledger.ParseKind(k); err != nil {
+				if kind, err = canon.ParseKind(k); err != nil {
 					return usagef("--kind: %v", err)
 				}
 			}

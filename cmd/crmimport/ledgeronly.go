@@ -23,9 +23,15 @@ func ledgerOnlyFlag() cli.Flag {
 // (forensics.ReadLedger); nil when --db is crmimport's own database. The
 // production database is opened read-only, on the server's word.
 func (a *app) production(c *cli.Context, scope forensics.Scope) (*forensics.Production, error) {
-	if c.Bool("ledger-only") && !store.IsAddress(a.dbPath) {
-		return nil, usagef("--ledger-only reads a production engine's ledger on its PostgreSQL server (--db postgres://…); "+
-			"%s is a file: crmimport's own database, read without --ledger-only", a.dbPath)
+	if c.Bool("ledger-only") {
+		switch d := store.DialectAt(a.dbPath); d {
+		case store.SQLite:
+			return nil, usagef("--ledger-only reads a production engine's ledger on its PostgreSQL server (--db postgres://…); "+
+				"%s is a file: crmimport's own database, read without --ledger-only", a.dbPath)
+		case store.Postgres:
+		default:
+			panic(d.Untaught("main.app.production"))
+		}
 	}
 	if !c.Bool("ledger-only") {
 		only, err := store.LedgerOnly(c.Context, a.dbPath)

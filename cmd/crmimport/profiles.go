@@ -11,9 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"crmimport/importer"
 	"crmimport/importer/profile"
 	"crmimport/importer/suggest"
+	"crmimport/runs"
 )
 
 func (a *app) profilesCommand() *cli.Command {
@@ -141,7 +141,7 @@ func (a *app) profilesList(c *cli.Context) error {
 	}
 	var infos []profileInfo
 	for i, name := range profile.BuiltinNames() {
-		p, err := importer.ProfileByName(name)
+		p, err := runs.ProfileByName(name)
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (a *app) profilesShow(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usagef("profiles show takes one NAME (%s) or FILE", strings.Join(profile.BuiltinNames(), ", "))
 	}
-	p, err := importer.ResolveProfile(c.Args().First())
+	p, err := runs.ResolveProfile(c.Args().First())
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (a *app) profilesCheck(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usagef("profiles check takes one FILE")
 	}
-	p, err := importer.ResolveProfile(c.Args().First())
+	p, err := runs.ResolveProfile(c.Args().First())
 	if err != nil {
 		return err
 	}

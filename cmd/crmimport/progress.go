@@ -8,15 +8,15 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"crmimport/importer"
-	"crmimport/phases"
+	"crmimport/bytesize"
 	"crmimport/report"
+	"crmimport/runs"
 )
 
 // progressView draws one bar per phase on stderr, on a terminal only and
 // never under --quiet: how far the phase's files are read, with the rate
 // and time left of the task at work. Its numbers are the database's, as
-// the run page and `runs` read them (phases.TasksProgress over the stored
+// the run page and `runs` read them (runs.TasksProgress over the stored
 // progress of the phase's tasks), read again after each committed batch:
 // the bar, the page and `runs` agree.
 type progressView struct {
@@ -30,18 +30,24 @@ type progressView struct {
 	bar   *progressbar.ProgressBar
 }
 
-func (a *app) progress(imp *importer.Importer) *progressView {
-	p := &progressView{a: a, db: imp.Engine.DB, now: imp.Engine.Now, on: a.terminal() && !a.quiet}
+func (a *app) progress() *progressView {
+	return &progressView{a: a, on: a.terminal() && !a.quiet}
+}
+
+// watch draws the progress of the runs engine e works on (runs.Watch).
+func (p *progressView) watch(e *runs.Engine) {
 	if !p.on {
-		return p
+		return
 	}
-	imp.Engine.OnTask = p.task
-	imp.Engine.OnBatch = p.committed // an undo's batches too
-	return p
+	p.mu.Lock()
+	p.db, p.now = e.DB, e.Now
+	p.mu.Unlock()
+	e.OnTask = p.task
+	e.OnBatch = p.committed // an undo's batches too
 }
 
 // task starts a new bar when a task of a new phase starts.
-func (p *progressView) task(t phases.Task) {
+func (p *progressView) task(t runs.Task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if t.Phase == p.phase && p.bar != nil {
@@ -66,7 +72,7 @@ func (p *progressView) task(t phases.Task) {
 }
 
 // committed redraws the bar once a batch of t has committed.
-func (p *progressView) committed(t phases.Task) {
+func (p *progressView) committed(t runs.Task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar == nil || t.Phase != p.phase {
@@ -79,17 +85,17 @@ func (p *progressView) committed(t phases.Task) {
 // A read that fails leaves the bar as it was: it is a view, and the run
 // itself tells its errors.
 func (p *progressView) refreshLocked(runID int64) {
-	tasks, err := phases.LoadTasks(context.Background(), p.db, runID)
+	tasks, err := runs.LoadTasks(context.Background(), p.db, runID)
 	if err != nil {
 		return
 	}
-	var phase []phases.Task
+	var phase []runs.Task
 	for _, u := range tasks {
 		if u.Phase == p.phase {
 			phase = append(phase, u)
 		}
 	}
-	pr := phases.TasksProgress(phase, p.now())
+	pr := runs.TasksProgress(phase, p.now())
 	desc := p.phaseName() + " · " + report.Count(pr.Records) + " records"
 	if pr.Percent != nil {
 		if p.bar.GetMax64() != pr.SizeBytes {
@@ -99,10 +105,10 @@ func (p *progressView) refreshLocked(runID int64) {
 		// the phase's tasks have succeeded.
 		_ = p.bar.Set64(int64(*pr.Percent / 100 * float64(pr.SizeBytes)))
 		if p.undo {
-			// An undo's size is its items, not bytes (undo.Open).
+			// An undo's size is its items, not bytes.
 			desc = p.phaseName() + " · " + report.Count(pr.ReadBytes) + " of " + report.Count(pr.SizeBytes) + " slots taken back"
 		} else {
-			desc += " · " + report.Bytes(pr.ReadBytes) + " of " + report.Bytes(pr.SizeBytes)
+			desc += " · " + bytesize.Format(pr.ReadBytes) + " of " + bytesize.Format(pr.SizeBytes)
 		}
 	} else {
 		_ = p.bar.Set64(pr.ReadBytes)
@@ -129,11 +135,12 @@ func (p *progressView) finishLocked() {
 // isUndoTask reports whether run is an undo (R16), whose phases go
 // children first and whose progress counts slots.
 func isUndoTask(db *sql.DB, run int64) bool {
-	r, err := phases.LoadRun(context.Background(), db, run)
+	r, err := runs.LoadRun(context.Background(), db, run)
 	return err == nil && r.Undoes != 0
 }
 
-// phaseName names the bar's phase: an import's, or an undo's (undo.Phase).
+// phaseName names the bar's phase: an import's, or an undo's (children
+// first, SPEC §10).
 func (p *progressView) phaseName() string {
 	if !p.undo {
 		return phaseName(p.phase)

@@ -14,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/bytesize"
 	"crmimport/ledger"
 	"crmimport/phases"
-	"crmimport/report"
 	"crmimport/store"
 	"crmimport/store/storetest"
 )
@@ -202,7 +202,7 @@ func TestProgressBarShowsTheStoredProgress(t *testing.T) {
 		s := p.bar.State()
 		require.Equal(t, contacts.SizeBytes, s.Max, "the stored size")
 		require.Equal(t, int64(*contacts.Percent/100*float64(contacts.SizeBytes)), s.CurrentNum, "the stored percent")
-		require.True(t, strings.HasPrefix(s.Description, "phase 2 · contacts · 10 records · "+report.Bytes(contacts.ReadBytes)+" of "+report.Bytes(contacts.SizeBytes)),
+		require.True(t, strings.HasPrefix(s.Description, "phase 2 · contacts · 10 records · "+bytesize.Format(contacts.ReadBytes)+" of "+bytesize.Format(contacts.SizeBytes)),
 			s.Description)
 	})
 }

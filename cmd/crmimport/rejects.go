@@ -11,9 +11,8 @@ import (
 
 	"crmimport/fixfile"
 	"crmimport/forensics"
-	"crmimport/importer"
 	"crmimport/importer/reader"
-	"crmimport/report"
+	"crmimport/runs"
 	"crmimport/store"
 )
 
@@ -51,67 +50,73 @@ Examples:
 			&cli.StringFlag{Name: "out", Usage: "write the CSV to this file instead of stdout (replaced whole; never the database or another SQLite file); with --as-export, the fix folder"},
 			&cli.BoolFlag{Name: "as-export", Usage: "write a fix folder into --out: the failed rows in their files' own layout, reasons.csv and a manifest"},
 		},
-		Action: func(c *cli.Context) error {
-			id, err := runArg(c, "rejects takes one RUN id")
-			if err != nil {
-				return err
-			}
-			out := c.String("out")
-			if c.Bool("as-export") && out == "" {
-				return usagef("rejects --as-export writes a folder: name it with --out DIR (a new or empty folder)")
-			}
-			db, err := a.open(c.Context)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if c.Bool("as-export") {
-				return a.fixFolder(c.Context, db, id, out)
-			}
-			if out != "" {
-				var n int
-				err := store.WriteOutput(a.dbPath, out, func(w io.Writer) (err error) {
-					n, err = forensics.Rejects(c.Context, db, id, w)
-					return err
-				})
-				if err != nil {
-					return err
-				}
-				if a.json {
-					return a.writeJSON(map[string]any{"run": id, "failed": n, "out": out})
-				}
-				a.say("%d failed records of run %d written to %s", n, id, out)
-				return nil
-			}
-			var n int
-			if a.json {
-				// One JSON document, also on an error: the CSV is held
-				// until it is whole (--out or stdout without --json stream).
-				var buf bytes.Buffer
-				if n, err = forensics.Rejects(c.Context, db, id, &buf); err != nil {
-					return err
-				}
-				return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
-			}
-			// A file of data, streamed as it is read (issue 23 item 15):
-			// its values as they are (SafeCell keeps a spreadsheet from
-			// running them).
-			if n, err = forensics.Rejects(c.Context, db, id, a.data); err != nil {
-				return err
-			}
-			if n == 0 {
-				return a.noRejects(c.Context, db, id)
-			}
-			return nil
-		},
+		Action: a.rejectsAction,
 	}
+}
+
+func (a *app) rejectsAction(c *cli.Context) error {
+	id, err := runArg(c, "rejects takes one RUN id")
+	if err != nil {
+		return err
+	}
+	out := c.String("out")
+	if c.Bool("as-export") && out == "" {
+		return usagef("rejects --as-export writes a folder: name it with --out DIR (a new or empty folder)")
+	}
+	db, err := a.open(c.Context)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	switch {
+	case c.Bool("as-export"):
+		return a.fixFolder(c.Context, db, id, out)
+	case out != "":
+		return a.rejectsTo(c.Context, db, id, out)
+	}
+	var n int
+	if a.json {
+		// One JSON document, also on an error: the CSV is held
+		// until it is whole (--out or stdout without --json stream).
+		var buf bytes.Buffer
+		if n, err = forensics.Rejects(c.Context, db, id, &buf); err != nil {
+			return err
+		}
+		return a.writeJSON(map[string]any{"run": id, "failed": n, "csv": buf.String()})
+	}
+	// A file of data, streamed as it is read (issue 23 item 15): its
+	// values as they are (SafeCell keeps a spreadsheet from running them).
+	if n, err = forensics.Rejects(c.Context, db, id, a.data); err != nil {
+		return err
+	}
+	if n == 0 {
+		return a.noRejects(c.Context, db, id)
+	}
+	return nil
+}
+
+// rejectsTo writes run id's rejects into the file out (--out).
+func (a *app) rejectsTo(ctx context.Context, db *sql.DB, id int64, out string) error {
+	var n int
+	err := store.WriteOutput(a.dbPath, out, func(w io.Writer) (err error) {
+		n, err = forensics.Rejects(ctx, db, id, w)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.writeJSON(map[string]any{"run": id, "failed": n, "out": out})
+	}
+	a.say("%d failed records of run %d written to %s", n, id, out)
+	return nil
 }
 
 // noRejects tells that run id has no failed row to list: none failed, or
 // — a run loaded from a dump — its failures were counted where it ran, and
 // the dump carries no failed rows (report.UnlistedWords).
 func (a *app) noRejects(ctx context.Context, db *sql.DB, id int64) error {
-	rep, err := report.Build(ctx, db, a.engine(db), id, false)
+	rep, err := runs.Report(ctx, db, a.engine(db), id, false)
 	if err != nil {
 		return err
 	}
@@ -144,8 +149,8 @@ func (a *app) fixFolder(ctx context.Context, db *sql.DB, id int64, dir string) e
 		}
 		a.say("%s", line)
 	}
-	a.say("  %-28s %d reasons", importer.FixReasonsName, res.Reasons)
-	a.say("  %-28s the run, its profile and the side files it read", importer.FixManifestName)
+	a.say("  %-28s %d reasons", runs.FixReasonsName, res.Reasons)
+	a.say("  %-28s the run, its profile and the side files it read", runs.FixManifestName)
 	a.say("fix the rows, then: %s", res.Next)
 	return nil
 }

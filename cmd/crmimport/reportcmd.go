@@ -11,6 +11,7 @@ import (
 	"crmimport/desktop"
 	"crmimport/forensics"
 	"crmimport/report"
+	"crmimport/runs"
 	"crmimport/store"
 	"crmimport/visible"
 )
@@ -39,76 +40,85 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json or html"},
 			&cli.StringFlag{Name: "out", Usage: "write the report to this file instead of stdout (replaced whole; never the database or another SQLite file)"},
 		},
-		Action: func(c *cli.Context) error {
-			id, err := runArg(c, "report takes one RUN id")
-			if err != nil {
-				return err
-			}
-			format := c.String("format")
-			if a.json && !c.IsSet("format") {
-				format = "json"
-			}
-			if format != "text" && format != "json" && format != "html" {
-				return usagef("--format %q: use text, json or html", format)
-			}
-			r, asIs, err := a.report(c, id)
-			if err != nil {
-				return err
-			}
-			// The page is made safe to show wherever it goes, a file
-			// included: the text with every control character from data
-			// made visible, the JSON with them as \u escapes (the same
-			// values to a decoder).
-			var buf bytes.Buffer
-			switch format {
-			case "html":
-				// html/template escapes every value from data.
-				if err := desktop.WriteReport(&buf, r); err != nil {
-					return err
-				}
-			case "json":
-				var doc any = r.Full()
-				if asIs != nil {
-					doc = struct {
-						report.Full
-						LedgerOnly *forensics.AsIs `json:"ledger_only"`
-					}{r.Full(), asIs}
-				}
-				b, err := json.MarshalIndent(doc, "", "  ")
-				if err != nil {
-					return err
-				}
-				buf.Write(visible.JSON(b))
-				buf.WriteByte('\n')
-			default:
-				report.WriteReport(visible.Writer(&buf), r)
-				forensics.WriteAsIs(visible.Writer(&buf), asIs)
-			}
-			if asIs != nil && format == "html" {
-				a.note("%s: the run page has no log and no failed records' reasons (%s)", asIs.Database, strings.Join(asIs.Untold, "; "))
-			}
-			out := c.String("out")
-			if out == "" {
-				if a.json && format == "text" {
-					return a.writeJSON(map[string]any{"report": buf.String()})
-				}
-				_, err := a.data.Write(buf.Bytes())
-				return err
-			}
-			err = store.WriteOutput(a.dbPath, out, func(w io.Writer) error {
-				_, err := w.Write(buf.Bytes())
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.writeJSON(map[string]any{"run": id, "out": out, "format": format})
-			}
-			a.say("report of run %d written to %s", id, out)
-			return nil
-		},
+		Action: a.reportAction,
 	}
+}
+
+func (a *app) reportAction(c *cli.Context) error {
+	id, err := runArg(c, "report takes one RUN id")
+	if err != nil {
+		return err
+	}
+	format := c.String("format")
+	if a.json && !c.IsSet("format") {
+		format = "json"
+	}
+	if format != "text" && format != "json" && format != "html" {
+		return usagef("--format %q: use text, json or html", format)
+	}
+	r, asIs, err := a.report(c, id)
+	if err != nil {
+		return err
+	}
+	page, err := renderReport(format, r, asIs)
+	if err != nil {
+		return err
+	}
+	if asIs != nil && format == "html" {
+		a.note("%s: the run page has no log and no failed records' reasons (%s)", asIs.Database, strings.Join(asIs.Untold, "; "))
+	}
+	out := c.String("out")
+	if out == "" {
+		if a.json && format == "text" {
+			return a.writeJSON(map[string]any{"report": string(page)})
+		}
+		_, err := a.data.Write(page)
+		return err
+	}
+	err = store.WriteOutput(a.dbPath, out, func(w io.Writer) error {
+		_, err := w.Write(page)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.writeJSON(map[string]any{"run": id, "out": out, "format": format})
+	}
+	a.say("report of run %d written to %s", id, out)
+	return nil
+}
+
+// renderReport is the run page in format. It is made safe to show
+// wherever it goes, a file included: the text with every control character
+// from data made visible, the JSON with them as \u escapes (the same values
+// to a decoder), the HTML escaped by html/template.
+func renderReport(format string, r *report.Report, asIs *forensics.AsIs) ([]byte, error) {
+	var buf bytes.Buffer
+	switch format {
+	case "html":
+		if err := desktop.WriteReport(&buf, r); err != nil {
+			return nil, err
+		}
+	case "json":
+		var doc any = runs.PageOf(r)
+		if asIs != nil {
+			doc = struct {
+				runs.Page
+				LedgerOnly *forensics.AsIs `json:"ledger_only"`
+			}{runs.PageOf(r), asIs}
+		}
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(visible.JSON(b))
+		buf.WriteByte('\n')
+	default:
+		report.WriteReport(visible.Writer(&buf), r)
+		forensics.WriteAsIs(visible.Writer(&buf), asIs)
+	}
+	return buf.Bytes(), nil
 }
 
 // report builds a run's page from the database of --db: crmimport's own,
@@ -127,6 +137,6 @@ func (a *app) report(c *cli.Context, id int64) (*report.Report, *forensics.AsIs,
 		return nil, nil, err
 	}
 	defer db.Close()
-	r, err := report.Build(c.Context, db, a.engine(db), id, true)
+	r, err := runs.Report(c.Context, db, a.engine(db), id, true)
 	return r, nil, err
 }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
-	"crmimport/importer"
-	"crmimport/phases"
+	"crmimport/runs"
 )
 
 func (a *app) resumeCommand() *cli.Command {
@@ -55,29 +52,12 @@ func (a *app) resumeAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	imp := importer.New(a.engine(db))
 	var runID atomic.Int64
-	runID.Store(id)
 	ctx, stop := a.stopOnSignal(c.Context, runID.Load)
 	defer stop()
-	progress := a.progress(imp)
+	progress := a.progress()
 	defer progress.finish()
-
-	resume, how := imp.Resume, "re-armed"
-	if c.IsSet("from") {
-		resume, how = func(ctx context.Context, id int64) (phases.Run, []phases.Task, error) {
-			return imp.ResumeFrom(ctx, id, from)
-		}, "planned over "+from
-	}
-	run, rearmed, err := resume(ctx, id)
-	if err != nil {
-		if ctx.Err() != nil {
-			return &stoppedError{what: fmt.Sprintf("checking the files of run %d, before it was resumed", id)}
-		}
-		return err
-	}
-	a.note("run %d resumed: %d tasks %s — %s", run.ID, len(rearmed), how, describePlan(ctx, imp, run.ID))
-	_, execErr := imp.Execute(ctx, run.ID)
+	out, err := runs.Resume(ctx, a.engine(db), id, from, a.watch(progress, &runID))
 	progress.finish()
-	return a.finish(ctx, imp, run.ID, execErr, false)
+	return a.finish(out, err)
 }

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
-	"crmimport/importer"
-	"crmimport/importer/input"
-	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/runs"
 	"crmimport/store"
 )
 
@@ -61,7 +56,7 @@ fingerprints (the dry run's --json lists them as plan_files).`,
 			&cli.StringFlag{Name: "source", Usage: "the ledger's source name: canonical, salesforce, hubspot, pipedrive, or your own (required)"},
 			&cli.StringFlag{Name: "profile", Usage: "the file layout: a built-in profile's name or a profile file (default: the built-in profile named like --source)"},
 			&cli.StringFlag{Name: "only", Usage: "import only these kinds, comma-separated (companies,contacts,deals,notes,activities,emails)"},
-			&cli.IntFlag{Name: "batch-size", Value: importer.DefaultBatchSize, Usage: "records per committed batch (a crash loses at most one)"},
+			&cli.IntFlag{Name: "batch-size", Value: runs.DefaultBatchSize, Usage: "records per committed batch (a crash loses at most one)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 7 when this run skipped records"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "import into a throwaway copy of the database and report what would happen"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes: UTF-8, else Windows-1252 with a warning, or UTF-16)"},
@@ -76,138 +71,76 @@ func (a *app) runAction(c *cli.Context) error {
 	if err := checkPaths(c); err != nil {
 		return err
 	}
-	spec := importer.RunSpec{
-		Tenant: strings.TrimSpace(c.String("tenant")), Source: strings.TrimSpace(c.String("source")),
-		Profile: c.String("profile"), Input: c.Args().First(), Inputs: c.Args().Tail(), BatchSize: c.Int("batch-size"),
-		Strict: c.Bool("strict"), Encoding: c.String("encoding"), Reread: c.Bool("reread"), Plan: c.String("plan"),
+	spec := runs.Spec{Tenant: c.String("tenant"), Source: c.String("source"), Profile: c.String("profile"), Input: c.Args().First(),
+		Inputs: c.Args().Tail(), BatchSize: c.Int("batch-size"), Strict: c.Bool("strict"), Encoding: c.String("encoding"),
+		Reread: c.Bool("reread"), Plan: c.String("plan")}
+	if c.IsSet("plan") && spec.Plan == "" {
+		return usagef("--plan takes the 64 hex digits of a plan's digest, as `crmimport run --dry-run` prints it; got \"\"")
 	}
-	switch {
-	case c.IsSet("plan") && !importer.ValidPlan(spec.Plan):
-		return usagef("--plan takes the 64 hex digits of a plan's digest, as `crmimport run --dry-run` prints it; got %q", spec.Plan)
-	case spec.Tenant == "":
-		return usagef("run needs --tenant (the workspace the data belongs to)")
-	case spec.Source == "":
-		return usagef("run needs --source (the ledger's source name, e.g. canonical)")
-	}
-	if err := importer.CheckBatchSize(spec.BatchSize); err != nil {
-		return usagef("--batch-size: %v", err)
-	}
-	only, err := parseOnly(c.String("only"))
-	if err != nil {
+	if err := runs.Check(&spec, runs.CLINames); err != nil {
 		return err
 	}
-	spec.Only = only
-	dbPath, standFor := a.dbPath, ""
-	if c.Bool("dry-run") {
-		if standFor, err = store.FileIDOf(a.dbPath); err != nil {
-			return err
-		}
-		tmp, cleanup, err := store.Throwaway(c.Context, a.dbPath)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			// The dry run is over whatever became of its copy: a copy left
-			// behind is a warning, quiet or not, that says what to remove.
-			if err := cleanup(); err != nil {
-				fmt.Fprintf(a.stderr, "warning: dry run: %v\n", err)
-			}
-		}()
-		a.note("dry run: working on a throwaway copy of %s; nothing will be written to it", store.Name(a.dbPath))
-		dbPath = tmp
+	if err := runs.ParseOnly(&spec, "--only", c.String("only")); err != nil {
+		return err
 	}
-	db, err := store.Open(c.Context, dbPath)
+	var runID atomic.Int64
+	ctx, stop := a.stopOnSignal(c.Context, runID.Load)
+	defer stop()
+	progress := a.progress()
+	defer progress.finish()
+	w := a.watch(progress, &runID)
+	if c.Bool("dry-run") {
+		out, err := runs.DryRun(ctx, a.dbPath, a.engine, spec, w)
+		progress.finish()
+		return a.finish(out, err)
+	}
+	db, err := store.Open(c.Context, a.dbPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	e := a.engine(db)
-	e.StandFor(standFor) // a dry run's copy stands for the database (R13)
-	imp := importer.New(e)
-	var runID atomic.Int64
-	ctx, stop := a.stopOnSignal(c.Context, runID.Load)
-	defer stop()
-	progress := a.progress(imp)
-	defer progress.finish()
-
-	run, err := imp.Plan(ctx, spec)
-	if err != nil {
-		if ctx.Err() != nil {
-			return &stoppedError{what: "planning (reading the export's files), before any run existed"}
-		}
-		return err
-	}
-	runID.Store(run.ID)
-	a.note("run %d planned: tenant %s, source %s — %s", run.ID, run.Tenant, run.Source, describePlan(ctx, imp, run.ID))
-	_, execErr := imp.Execute(ctx, run.ID)
+	out, err := runs.Import(ctx, a.engine(db), spec, w)
 	progress.finish()
-	return a.finish(ctx, imp, run.ID, execErr, c.Bool("dry-run"))
+	return a.finish(out, err)
+}
+
+// watch is what the command line is told while a run works: its progress
+// on a bar, its id for a stop on a signal, notes and warnings on stderr.
+func (a *app) watch(p *progressView, runID *atomic.Int64) runs.Watch {
+	return runs.Watch{Engine: p.watch, Started: runID.Store,
+		Note: func(msg string) { a.note("%s", msg) },
+		Warn: func(msg string) { fmt.Fprintf(a.stderr, "warning: %s\n", msg) }}
 }
 
 // finish prints a run's summary and returns the exit its outcome calls for.
-// A dry run's summary names no run (its run is in a throwaway copy).
-func (a *app) finish(ctx context.Context, imp *importer.Importer, runID int64, execErr error, dryRun bool) error {
-	r, err := report.Build(context.WithoutCancel(ctx), imp.Engine.DB, imp.Engine, runID, false)
+func (a *app) finish(out *runs.Outcome, err error) error {
 	if err != nil {
-		if execErr != nil {
-			return execErr
-		}
 		return err
 	}
-	opts, _ := importer.DecodeOptions(r.Run)
-	r.Strict = opts.Strict
-	if dryRun {
-		r.DryRun = store.Name(a.dbPath)
-	}
-	if execErr != nil {
+	r := out.Report
+	if out.Err != nil {
 		// The engine could not go on: the run is left for resume. Say so,
 		// with what it holds now, and fail loudly.
-		fmt.Fprintf(a.stderr, "crmimport: run %d stopped: %v\n", runID, execErr)
+		fmt.Fprintf(a.stderr, "crmimport: run %d stopped: %v\n", r.Run.ID, out.Err)
 		if a.json {
-			s := r.Summary()
-			s.Next = append([]string{fmt.Sprintf("`crmimport resume %d` continues where it stopped", runID)}, s.Next...)
 			_ = a.writeJSON(struct {
 				report.Summary
 				Error string `json:"error"`
-			}{s, execErr.Error()})
+			}{out.Summary(), out.Err.Error()})
 		} else {
 			report.WriteSummary(a.stdout, r)
 		}
-		return &statusExit{code: exitError}
+		return exitWith(out.Code())
 	}
 	if a.json {
-		if err := a.writeJSON(r.Summary()); err != nil {
+		if err := a.writeJSON(out.Summary()); err != nil {
 			return err
 		}
 	} else {
 		report.WriteSummary(a.stdout, r)
 	}
-	code := statusCode(r.Run.Status, r.Interrupted, opts.Strict && r.Total.Skipped > 0)
-	if code != exitOK {
-		return &statusExit{code: code}
+	if code := out.Code(); code != exitOK {
+		return exitWith(code)
 	}
 	return nil
-}
-
-// describePlan says what a run will do: its tasks by phase.
-func describePlan(ctx context.Context, imp *importer.Importer, runID int64) string {
-	tasks, err := phases.LoadTasks(ctx, imp.Engine.DB, runID)
-	if err != nil {
-		return err.Error()
-	}
-	var parts []string
-	for _, t := range tasks {
-		if t.Status != phases.TaskPending {
-			continue
-		}
-		p := fmt.Sprintf("%d %s (%s)", t.Phase, t.Kind.Plural(), input.Name(t.File))
-		if t.Checkpoint.Rows > 0 {
-			p += " from record " + strconv.FormatInt(t.Checkpoint.Rows+1, 10)
-		}
-		parts = append(parts, p)
-	}
-	if len(parts) == 0 {
-		return "no task left to run"
-	}
-	return fmt.Sprintf("%d tasks: %s", len(parts), strings.Join(parts, ", "))
 }

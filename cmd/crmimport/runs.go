@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/report"
+	"crmimport/runs"
 	"crmimport/store"
 )
 
@@ -36,7 +37,7 @@ Examples:
 				return err
 			}
 			defer db.Close()
-			reports, err := report.List(c.Context, db, a.engine(db), c.String("tenant"))
+			reports, err := runs.List(c.Context, db, a.engine(db), c.String("tenant"))
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"crmimport/phases"
+	"crmimport/runs"
 )
 
 func (a *app) stopCommand() *cli.Command {
@@ -46,38 +46,20 @@ func (a *app) stopAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	e := a.engine(db)
-	run, requested, err := e.Stop(c.Context, id, stopBy)
+	st, err := runs.Stop(c.Context, a.engine(db), id, stopBy, c.Duration("wait"), runs.Watch{Note: func(msg string) { a.note("%s", msg) }})
 	if err != nil {
 		return err
 	}
-	if requested {
-		a.note("stop requested: run %d stops after its current batch", id)
-		deadline := time.Now().Add(c.Duration("wait"))
-		for run.Status == phases.RunRunning && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-			if run, err = phases.LoadRun(c.Context, db, id); err != nil {
-				return err
-			}
-			if run.Status == phases.RunRunning && e.Interrupted(run) {
-				// Its process died before it could stop: cancel it here.
-				if run, _, err = e.Stop(c.Context, id, stopBy); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	stopped := run.Status == phases.RunCancelled
 	if a.json {
-		return a.writeJSON(map[string]any{"run": id, "status": run.Status, "stopped": stopped, "requested": requested})
+		return a.writeJSON(st)
 	}
 	switch {
-	case stopped:
+	case st.Stopped:
 		a.say("run %d is cancelled; `crmimport resume %d` continues it where it stopped", id, id)
-	case run.Status == phases.RunRunning:
+	case st.Status == runs.RunRunning:
 		a.say("run %d has not stopped yet; it will after its current batch (see `crmimport runs`)", id)
 	default:
-		a.say("run %d ended %s before the stop took effect", id, run.Status)
+		a.say("run %d ended %s before the stop took effect", id, st.Status)
 	}
 	return nil
 }

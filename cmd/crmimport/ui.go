@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"crmimport/desktop"
-	"crmimport/phases"
+	"crmimport/runs"
 )
 
 func (a *app) uiCommand() *cli.Command {
@@ -55,7 +55,7 @@ func (a *app) uiAction(c *cli.Context) error {
 	ctx, stop := a.stopOnSignal(c.Context, func() int64 { return stopServer })
 	defer stop()
 	s, err := desktop.New(c.Context, desktop.Config{DBPath: a.dbPath, Addr: c.String("addr"), Assets: c.String("assets"),
-		Engine: func(db *sql.DB) *phases.Engine { return a.engine(db) },
+		Engine: func(db *sql.DB) *runs.Engine { return a.engine(db) },
 		Log:    func(msg string) { a.note("ui: %s", msg) }})
 	if err != nil {
 		return err

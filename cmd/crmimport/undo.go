@@ -1,18 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
-	"crmimport/importer"
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/report"
-	"crmimport/target"
-	"crmimport/undo"
+	"crmimport/runs"
 )
 
 func (a *app) undoCommand() *cli.Command {
@@ -55,7 +53,7 @@ Examples:
 			&cli.StringFlag{Name: "plan", Usage: "take back only the plan whose digest a dry run printed (exit 8 when it changed since)"},
 			// Slots per committed batch: small in the crash suite, for many
 			// batch boundaries; kept with the undo's run for its resume.
-			&cli.IntFlag{Name: "batch-size", Value: undo.BatchSize, Hidden: true},
+			&cli.IntFlag{Name: "batch-size", Value: runs.UndoBatchSize, Hidden: true},
 		},
 		Action: a.undoAction,
 	}
@@ -71,63 +69,50 @@ func (a *app) undoAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	imp := importer.New(a.engine(db))
-	cascade := c.Bool("cascade")
 	if c.Int("batch-size") < 1 {
 		return usagef("--batch-size must be at least 1, got %d", c.Int("batch-size"))
 	}
-	plan := c.String("plan")
-	if c.IsSet("plan") && !undo.ValidDigest(plan) {
-		return usagef("--plan takes the 64 hex digits of a plan's digest, as `crmimport undo %d --dry-run` prints it; got %q", id, plan)
+	o := runs.UndoOptions{Undo: id, Cascade: c.Bool("cascade"), Plan: c.String("plan")}
+	if n := c.Int("batch-size"); n != runs.UndoBatchSize {
+		o.BatchSize = n
 	}
+	if c.IsSet("plan") && o.Plan == "" {
+		return usagef("--plan takes the 64 hex digits of a plan's digest, as `crmimport undo %d --dry-run` prints it; got \"\"", id)
+	}
+	if err := runs.CheckUndo(o, "--plan"); err != nil {
+		return err
+	}
+	e := a.engine(db)
 	if c.Bool("dry-run") {
-		p, err := undo.Build(c.Context, db, imp.Engine, id, cascade)
-		if plan != "" && p != nil && p.Digest != plan {
-			// A dry run with --plan says whether that plan still stands.
-			return &undo.PlanChangedError{Run: id, Cascade: cascade, Want: plan, Now: p}
-		}
+		v, err := runs.PreviewUndo(c.Context, db, e, o)
 		if err != nil {
 			return err
 		}
 		if a.json {
-			return a.writeJSON(p.Preview())
+			return a.writeJSON(v)
 		}
-		writePreview(a.stdout, p)
+		writePreview(a.stdout, v)
 		return nil
 	}
 	var runID atomic.Int64
 	ctx, stop := a.stopOnSignal(c.Context, runID.Load)
 	defer stop()
-	progress := a.progress(imp)
+	progress := a.progress()
 	defer progress.finish()
-	o := undo.Options{Undo: id, Cascade: cascade, Plan: plan}
-	if n := c.Int("batch-size"); n != undo.BatchSize {
-		o.BatchSize = n
-	}
-	run, p, err := undo.StartWith(ctx, imp.Engine, o)
-	if err != nil {
-		return err
-	}
-	runID.Store(run.ID)
-	a.note("run %d planned: the undo of run %d — %d slots to take back — %s", run.ID, id, p.Total(), describePlan(ctx, imp, run.ID))
-	for _, d := range p.Dependents {
-		a.note("taken back too (--cascade): %s", d)
-	}
-	_, execErr := imp.Execute(ctx, run.ID)
+	out, err := runs.Undo(ctx, e, o, a.watch(progress, &runID))
 	progress.finish()
-	return a.finish(ctx, imp, run.ID, execErr, false)
+	return a.finish(out, err)
 }
 
 // writePreview prints what an undo would take back (--dry-run).
-func writePreview(w io.Writer, p *undo.Plan) {
-	v := p.Preview()
+func writePreview(w io.Writer, v runs.UndoPreview) {
 	fmt.Fprintf(w, "dry run (nothing written) · undo of run %d · tenant %s · source %s · %s slots to take back\n\n",
 		v.Undoes, v.Tenant, v.Source, report.Count(int64(v.Total)))
 	row := func(name, a, b, c, d string) {
 		fmt.Fprintf(w, "  %-12s %10s %10s %10s %10s\n", name, a, b, c, d)
 	}
 	row("", "removed", "released", "restored", "cleared")
-	for _, k := range target.ChildrenFirst() {
+	for _, k := range canon.ChildrenFirst() {
 		if n, ok := v.Kinds[string(k)]; ok {
 			row(k.Plural(), report.Count(n.Removed), report.Count(n.Released), report.Count(n.Restored), report.Count(n.Cleared))
 		}
@@ -160,13 +145,4 @@ func writePreview(w io.Writer, p *undo.Plan) {
 	fmt.Fprintf(w, "\nplan %s\n", v.Plan)
 	fmt.Fprintf(w, "\nWhat next:\n  - `crmimport undo %d%s --plan %s` takes back exactly this plan (nothing, exit 8, if a run changed it since)\n"+
 		"  - `crmimport undo %d%s` takes back the plan as it is when it starts\n", v.Undoes, cascade, v.Plan, v.Undoes, cascade)
-}
-
-// dependentsJSON is the dependents of a refused undo, for --json.
-func dependentsJSON(err error) ([]undo.Dependent, bool) {
-	var dep *undo.DependentsError
-	if errors.As(err, &dep) {
-		return dep.Dependents, true
-	}
-	return nil, false
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"crmimport/bytesize"
 	"crmimport/importer/reader"
 )
 
@@ -53,7 +54,7 @@ func checkZip(name string, zr *zip.Reader, lim Limits) error {
 		total += f.UncompressedSize64
 		if total > uint64(lim.Total) {
 			return fmt.Errorf("%s: its entries would uncompress to more than %s (the limit for one zip): refused as a possible zip bomb; "+
-				"if the export really is that large, extract it and pass the folder", name, byteSize(lim.Total))
+				"if the export really is that large, extract it and pass the folder", name, bytesize.Format(lim.Total))
 		}
 	}
 	return nil
@@ -66,24 +67,12 @@ func checkEntry(name string, f *zip.File, lim Limits) error {
 	switch {
 	case size > uint64(lim.Entry):
 		return fmt.Errorf("%s: uncompresses to %s, more than the limit of %s for one entry: refused as a possible zip bomb",
-			name, byteSize(int64(size)), byteSize(lim.Entry))
+			name, bytesize.Format(int64(size)), bytesize.Format(lim.Entry))
 	case size > ratioFloor && size > uint64(lim.Ratio)*max(f.CompressedSize64, 1):
 		return fmt.Errorf("%s: uncompresses to %s from %s (%d:1, over the limit of %d:1): refused as a possible zip bomb",
-			name, byteSize(int64(size)), byteSize(int64(f.CompressedSize64)), size/max(f.CompressedSize64, 1), lim.Ratio)
+			name, bytesize.Format(int64(size)), bytesize.Format(int64(f.CompressedSize64)), size/max(f.CompressedSize64, 1), lim.Ratio)
 	}
 	return nil
-}
-
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // entryName is an entry's name as crmimport reads it: with backslashes as
@@ -255,7 +244,7 @@ func (g *bombGuard) Read(p []byte) (int, error) {
 	g.n += int64(n)
 	switch {
 	case g.n > g.lim.Entry:
-		return n, fmt.Errorf("%s: uncompresses to more than %s, the limit for one file: refused as a possible gzip bomb", g.name, byteSize(g.lim.Entry))
+		return n, fmt.Errorf("%s: uncompresses to more than %s, the limit for one file: refused as a possible gzip bomb", g.name, bytesize.Format(g.lim.Entry))
 	case g.n > ratioFloor && g.n > g.lim.Ratio*max(g.raw.BytesRead(), 1):
 		return n, fmt.Errorf("%s: uncompresses to more than %d times its size (over the limit of %d:1): refused as a possible gzip bomb",
 			g.name, g.n/max(g.raw.BytesRead(), 1), g.lim.Ratio)

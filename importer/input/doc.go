@@ -26,5 +26,5 @@
 // them, so that resume checks an entry without reading it; SPEC §4, a zip
 // is read in place, never extracted. A problem found before a run exists
 // is an *Error (exit 1, no run row); every error names its input. It
-// imports reader and no other package of the project.
+// imports reader and bytesize and no other package of the project.
 package input

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"crmimport/bytesize"
 	"crmimport/importer/reader"
 )
 
@@ -108,7 +109,7 @@ func workbookTooBig(name string, inZip bool) error {
 		how = "extract the zip and pass the folder, or zip the workbook again stored (zip -0)"
 	}
 	return fmt.Errorf("%s: a workbook compressed in another archive is read in memory, and this one is over %s: %s",
-		name, byteSize(maxWorkbookInMemory), how)
+		name, bytesize.Format(maxWorkbookInMemory), how)
 }
 
 // ZipGuard bounds a workbook (an xlsx is a zip) as an export's zip is

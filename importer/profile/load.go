@@ -233,7 +233,7 @@ func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
 		return
 	}
 	for _, e := range l.mapping(kindsNode, "kinds") {
-		k, err := ledger.ParseKind(e.key)
+		k, err := canon.ParseKind(e.key)
 		if err != nil || e.key != string(k) {
 			l.fail(e.node, join("kinds", e.key), "unknown kind (one of: company, contact, deal, note, activity, email)")
 			continue
@@ -733,7 +733,7 @@ func (l *profileLoader) checkLink(c *yaml.Node, lat string, ls *linkSpec, hasKin
 }
 
 func (l *profileLoader) parentKind(child ledger.Kind, n *yaml.Node, at, s string) ledger.Kind {
-	k, err := ledger.ParseKind(s)
+	k, err := canon.ParseKind(s)
 	if err != nil || s != string(k) {
 		l.fail(n, at, "unknown kind %q (one of: company, contact, deal)", s)
 		return ""

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
@@ -141,7 +142,7 @@ func (p *Profile) Reads(k ledger.Kind) bool { return p.kinds[k] != nil }
 // Kinds lists the kinds the profile reads, in plan order.
 func (p *Profile) Kinds() []ledger.Kind {
 	var out []ledger.Kind
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if p.kinds[k] != nil {
 			out = append(out, k)
 		}
@@ -230,7 +231,7 @@ func (p *Profile) fileKinds(name string) ([]kindFile, reader.Format) {
 		return nil, ""
 	}
 	var out []kindFile
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		if fsp := p.fileSpec(k, base); fsp != nil {
 			out = append(out, kindFile{kind: k, spec: fsp})
 		}

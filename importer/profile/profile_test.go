@@ -38,7 +38,7 @@ func TestCanonicalProfileIsTheDocumentedLayout(t *testing.T) {
 	require.True(t, p.MatchEmail)
 	require.True(t, p.MatchDomain)
 	require.False(t, p.repeatedFirst)
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		spec := p.kinds[k]
 		require.NotNil(t, spec, k)
 		require.Equal(t, []string{k.Plural() + ".csv", k.Plural() + ".json", k.Plural() + ".jsonl", k.Plural() + ".ndjson"}, p.FilePatterns(k))

@@ -42,5 +42,6 @@
 // past without being held, its raw row the start of its text, and the
 // records after it are read as usual; a quote never closed, or a value
 // that never ends, over the bound fails the file instead of filling memory.
-// It imports no package of the project.
+// It imports bytesize (a size in a message) and no other package of the
+// project.
 package reader

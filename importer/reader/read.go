@@ -225,19 +225,6 @@ func boundSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// byteSize writes a size read: 117.2 KiB.
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // thousands writes n with its thousands apart: 16,777,217.
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)

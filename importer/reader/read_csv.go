@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"crmimport/bytesize"
 )
 
 // maxHeaderSniff bounds how much of the first record is scanned to choose
@@ -323,7 +325,7 @@ func (s *csvSource) neverClosed(line int) *FileError {
 	lead, _ := t.lead()
 	return &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("a quoted field of the record at line %d is never closed: "+
 		"the rest of the file (%s, more than the bound of %s for one record) was read into it; "+
-		"close the quote (and double each quote inside a quoted field) and run again", line, byteSize(t.total-t.recStart-lead), boundSize(t.limit))}
+		"close the quote (and double each quote inside a quoted field) and run again", line, bytesize.Format(t.total-t.recStart-lead), boundSize(t.limit))}
 }
 
 // recordSize is the size of the record just read: its text from its first

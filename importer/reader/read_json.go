@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"crmimport/bytesize"
 )
 
 // wrapperKeys are the keys of an object that holds the records array
@@ -324,7 +326,7 @@ func (s *jsonSource) skipOver() (Row, error) {
 			}
 			line := c.line + v.nlBefore
 			return Row{}, &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("the value starting at line %d runs to the end of the file "+
-				"(%s, more than the bound of %s for one record): is the file cut short?", line, byteSize(v.size), boundSize(s.limit))}
+				"(%s, more than the bound of %s for one record): is the file cut short?", line, bytesize.Format(v.size), boundSize(s.limit))}
 		}
 		if err != nil {
 			return Row{}, &FileError{File: s.name, Line: c.line + v.nlBefore + v.nlIn + 1, Reason: "read: " + err.Error(), cause: err}

@@ -26,7 +26,7 @@ func check(d *Draft) error {
 		if f.Kind == "" {
 			continue
 		}
-		k, err := ledger.ParseKind(string(f.Kind))
+		k, err := canon.ParseKind(string(f.Kind))
 		if err != nil || k != f.Kind {
 			fail("%s: %q is not a kind: choose company, contact, deal, note, activity or email, or leave the file out", f.Name, f.Kind)
 			continue

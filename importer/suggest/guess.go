@@ -66,7 +66,7 @@ func kindList(ks []ledger.Kind) string {
 func headerKind(cols []string, idx spellingIndex) (ledger.Kind, int, []string) {
 	best, bestN, second := ledger.Kind(""), 0, 0
 	var bestFields []string
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		got := map[string]bool{}
 		for _, c := range cols {
 			h, _ := stripEntity(c)

@@ -57,7 +57,7 @@ func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
 		}
 	}
 	ex := placeIDs(samples, looks, idx)
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		for _, s := range samples {
 			if s.file.Kind == k {
 				placeFields(s, looks[s], idx, ex)

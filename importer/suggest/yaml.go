@@ -164,7 +164,7 @@ func writeDatesAndHeaders(b *bytes.Buffer, d *Draft) {
 func writeKinds(b *bytes.Buffer, d *Draft) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("\nkinds:\n")
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		var files []*File
 		for _, f := range d.Files {
 			if f.Kind == k && f.writable() {

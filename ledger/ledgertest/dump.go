@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -38,11 +39,10 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 	if err != nil {
 		return "", err
 	}
-	links := map[string]string{"company_id": "companies", "contact_id": "contacts", "deal_id": "deals"}
-	for _, k := range ledger.Kinds() {
+	for _, k := range canon.Kinds() {
 		table := k.Table()
 		fmt.Fprintf(&b, "%s:\n", table)
-		lines, err := dumpRows(ctx, db, tenant, table, exact, links, names)
+		lines, err := dumpRows(ctx, db, tenant, table, exact, names)
 		if err != nil {
 			return "", err
 		}
@@ -115,7 +115,7 @@ func dumpSlots(ctx context.Context, db *sql.DB, tenant string, exact bool, b *st
 // dumpRows returns a line per target row of the tenant in table: the row
 // by its names, then each column but its id and tenant (and imported_at
 // unless exact) that holds a value, a link by its parent's names.
-func dumpRows(ctx context.Context, db *sql.DB, tenant, table string, exact bool, links map[string]string, names rowNames) ([]string, error) {
+func dumpRows(ctx context.Context, db *sql.DB, tenant, table string, exact bool, names rowNames) ([]string, error) {
 	rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE tenant_id = ?`, tenant)
 	if err != nil {
 		return nil, err
@@ -151,8 +151,8 @@ func dumpRows(ctx context.Context, db *sql.DB, tenant, table string, exact bool,
 				}
 			}
 			v := vals[i]
-			if parent, ok := links[c]; ok && v != nil {
-				parts = append(parts, fmt.Sprintf("%s=%s", c, names.name(parent, v.(int64))))
+			if parent, ok := canon.KindOfLinkField(c); ok && v != nil {
+				parts = append(parts, fmt.Sprintf("%s=%s", c, names.name(parent.Table(), v.(int64))))
 				continue
 			}
 			if v == nil {

@@ -58,10 +58,7 @@ func RunAddress(t *testing.T, test func(t *testing.T, addr string)) {
 // through store.Open; it is closed when the test ends.
 func Open(t testing.TB, addr string) *sql.DB {
 	t.Helper()
-	if store.IsAddress(addr) {
-		return OpenPostgres(t, addr)
-	}
-	return OpenFile(t, addr)
+	return backendOf(t, store.DialectAt(addr)).openAt(t, addr)
 }
 
 // OpenDialect opens a new, empty database of dialect d, closed when the
@@ -81,18 +78,28 @@ func Reopen(t testing.TB, db *sql.DB) *sql.DB {
 // backend is how the tests get databases of one dialect.
 type backend struct {
 	dialect store.Dialect
-	open    func(t testing.TB) *sql.DB             // a new, empty database
-	reopen  func(t testing.TB, db *sql.DB) *sql.DB // another handle on db's
-	address func(t testing.TB) string              // where a new database would be
+	open    func(t testing.TB) *sql.DB              // a new, empty database
+	reopen  func(t testing.TB, db *sql.DB) *sql.DB  // another handle on db's
+	address func(t testing.TB) string               // where a new database would be
+	openAt  func(t testing.TB, addr string) *sql.DB // the database at an address
 }
 
-// backends are the dialects the tests run on: a second dialect adds
-// itself here, and every test that goes through Run runs on it too.
+// backends are the dialects the tests run on: every engine that store
+// knows (store.Engines), so that every test that goes through Run runs on
+// each, and a new engine fails here until it is given its test databases.
 func backends() []backend {
-	return []backend{
-		{dialect: store.SQLite, open: OpenDB, reopen: reopenFile, address: newFile},
-		{dialect: store.Postgres, open: openPG, reopen: reopenPG, address: PostgresDSN},
+	var out []backend
+	for _, d := range store.Engines() {
+		switch d {
+		case store.SQLite:
+			out = append(out, backend{dialect: d, open: OpenDB, reopen: reopenFile, address: newFile, openAt: OpenFile})
+		case store.Postgres:
+			out = append(out, backend{dialect: d, open: openPG, reopen: reopenPG, address: PostgresDSN, openAt: OpenPostgres})
+		default:
+			panic(d.Untaught("storetest.backends"))
+		}
 	}
+	return out
 }
 
 func backendOf(t testing.TB, d store.Dialect) backend {
@@ -112,7 +119,7 @@ func newFile(t testing.TB) string { return filepath.Join(t.TempDir(), "crm.db") 
 // reopenFile opens the file that db has open once more.
 func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 	t.Helper()
-	path, err := store.DialectOf(db).File(context.Background(), db)
+	path, err := store.File(context.Background(), db)
 	require.NoError(t, err)
 	require.NotEmpty(t, path, "a database in memory cannot be opened twice")
 	return OpenFile(t, path)

@@ -328,10 +328,13 @@ function table(headers, rows) {
   return t;
 }
 
+// renderSummary shows a summary as `run` prints it: the four outcomes per
+// kind, with the matched, unlinked, duplicate and excluded among them.
 function renderSummary(node, s) {
   node.textContent = "";
-  const rows = Object.entries(s.kinds).map(([k, c]) => [k, fmt(c.imported), fmt(c.unchanged), fmt(c.skipped), fmt(c.failed)]);
-  node.appendChild(table(["kind", "imported", "unchanged", "skipped", "failed"], rows));
+  const details = (c) => ["matched", "unlinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
+  const rows = Object.entries(s.kinds).map(([k, c]) => [k, fmt(c.imported), fmt(c.unchanged), fmt(c.skipped), fmt(c.failed), details(c)]);
+  node.appendChild(table(["kind", "imported", "unchanged", "skipped", "failed", ""], rows));
   const ul = el("ul");
   for (const n of (s.warnings || []).concat(s.next || [])) ul.appendChild(el("li", {}, n));
   node.appendChild(ul);
@@ -385,8 +388,11 @@ if (undoButton && undoDialog) {
   const cascadeB = document.getElementById("undo-cascade");
   const url = undoButton.getAttribute("data-undo");
   const run = undoButton.getAttribute("data-run");
-  const plurals = { activity: "activities", email: "emails", note: "notes", deal: "deals", contact: "contacts", company: "companies" };
-  const childrenFirst = ["activity", "email", "note", "deal", "contact", "company"];
+  // The kinds children first, as an undo takes them back, with their
+  // plurals: the server's table of kinds (canon), not a list of the page's.
+  const undoKinds = JSON.parse(undoButton.getAttribute("data-kinds"));
+  const plurals = Object.fromEntries(undoKinds.map((k) => [k.kind, k.plural]));
+  const childrenFirst = undoKinds.map((k) => k.kind);
   let cascade = false;
   let shown = null; // the preview being confirmed
 

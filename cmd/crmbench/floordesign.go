@@ -7,12 +7,13 @@ package main
 // beside the schema's (which it leaves empty), with the same columns
 // otherwise, the same key in meaning — one slot per (tenant_id, source,
 // kind, source_id), R1 — the same claim (one statement per 256 slots, the
-// same conflict clause: a skip is taken over, a final slot refuses, R2/R3),
-// the same slot ids from the same allocator, and the same triggers of
-// schema 7 (the before-image of a slot taken over, the epoch of a final
-// slot deleted or changed), which a first run never fires. The statements
-// still name the tenant, the source and the kind: the claim finds the
-// scope they make inside its own text. Nothing here changes the schema.
+// same conflict clause, ledger.ClaimConflict's: a skip is taken over, a
+// final slot refuses, R2/R3), the same slot ids from the same allocator,
+// and the same triggers of schema 7 (the before-image of a slot taken over,
+// the epoch of a final slot deleted or changed), which a first run never
+// fires. The statements still name the tenant, the source and the kind: the
+// claim finds the scope they make inside its own text. Nothing here changes
+// the schema.
 //
 //   - scope: the tenant and source as a small integer, kept in a table of
 //     scopes; slots keyed (scope_id, kind, source_id).
@@ -34,6 +35,7 @@ import (
 	"sort"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 )
@@ -189,16 +191,6 @@ func nullInt(n int64) any {
 
 const floorKindCheck = `CHECK (kind IN ('company', 'contact', 'deal', 'note', 'activity', 'email'))`
 
-// The conflict clause of the claim, as ledger's: a skip is taken over and
-// refreshed, a final slot refuses (R2, R3).
-const floorConflictSet = ` DO UPDATE SET
-    migration_id = excluded.migration_id,
-    record_id    = excluded.record_id,
-    action       = excluded.action,
-    reason       = excluded.reason,
-    detail       = excluded.detail,
-    created_at   = excluded.created_at`
-
 var scopeLayout = &slotLayout{
 	name: "scope",
 	ddl: `
@@ -250,10 +242,8 @@ INSERT INTO floor_slots
 SELECT (SELECT scope_id FROM floor_scopes WHERE tenant_id = ?1 AND source = ?2), ?3, column1, column2, ?4,
     CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END, column3, column4, column5, column6, ?6
 FROM (VALUES `,
-	tail: `) WHERE true
-ON CONFLICT (scope_id, kind, source_id)` + floorConflictSet + `,
-    record_type  = excluded.record_type
-WHERE floor_slots.action = 'skipped'`,
+	// The claim's own conflict clause (R2, R3), on this table.
+	tail:  `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, kind, source_id"),
 	count: `SELECT kind, action, count(*) FROM floor_slots GROUP BY kind, action`,
 }
 
@@ -279,7 +269,7 @@ END;`
 // register them.
 var floorScopeKinds = func() string {
 	var vs []string
-	kinds := ledger.Kinds()
+	kinds := canon.Kinds()
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
 	for _, k := range kinds {
 		vs = append(vs, fmt.Sprintf("(?1, ?2, '%s')", k))
@@ -343,10 +333,8 @@ INSERT INTO floor_slots
     (scope_id, source_id, id, migration_id, record_type, record_id, action, reason, detail, created_at)
 SELECT (SELECT scope_id FROM floor_scopes WHERE tenant_id = ?1 AND source = ?2 AND kind = ?3), column1, column2, ?4,
     CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END, column3, column4, column5, column6, ?6` + floorScopeKindHead,
-	tail: `) WHERE true
-ON CONFLICT (scope_id, source_id)` + floorConflictSet + `,
-    record_type  = excluded.record_type
-WHERE floor_slots.action = 'skipped'`,
+	// The claim's own conflict clause (R2, R3), on this table.
+	tail:  `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, source_id"),
 	count: floorScopeKindCount,
 }
 
@@ -371,9 +359,9 @@ INSERT INTO floor_slots
     (scope_id, source_id, id, migration_id, record_id, action, reason, detail, created_at)
 SELECT (SELECT scope_id FROM floor_scopes WHERE tenant_id = ?1 AND source = ?2 AND kind = ?3), column1, column2, ?4,
     column3, column4, column5, column6, ?6` + floorScopeKindHead,
-	tail: `) WHERE true
-ON CONFLICT (scope_id, source_id)` + floorConflictSet + `
-WHERE floor_slots.action = 'skipped'`,
+	// The claim's own conflict clause (R2, R3), on this table, which has no
+	// record_type.
+	tail:    `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, source_id", "record_type"),
 	intTime: true,
 	count:   floorScopeKindCount,
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/fixtures/gen"
 	"crmimport/ledger"
 	"crmimport/store"
@@ -37,7 +38,7 @@ func TestFloorDesignsWriteWhatTheDefaultWrites(t *testing.T) {
 		slots, err = floorSlotCounts(ctx, db, d)
 		require.NoError(t, err)
 		rows = map[string]int{}
-		for _, k := range ledger.Kinds() {
+		for _, k := range canon.Kinds() {
 			var n int
 			require.NoError(t, db.QueryRow(`SELECT count(*) FROM `+k.Table()).Scan(&n))
 			rows[k.Table()] = n

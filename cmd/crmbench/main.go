@@ -1,4 +1,4 @@
-// Command bench measures crmimport against the floor: sqlite3's bare
+// Command crmbench measures crmimport against the floor: sqlite3's bare
 // .import of the same CSV files (no ledger, no validation, no links). For
 // each scale it writes two exports with fixtures/gen — the realistic shape
 // (per kind about 2% failed and 5% skipped records, duplicate ids,
@@ -19,7 +19,7 @@
 // each process. Ratios are taken inside one round, since absolute times
 // drift on shared machines; the table shows medians.
 //
-//	go run ./bench -crmimport bin/crmimport -scales "0.1 1 4"
+//	go run ./cmd/crmbench -crmimport bin/crmimport -scales "0.1 1 4"
 package main
 
 import (
@@ -51,9 +51,9 @@ func main() {
 	work := flag.String("dir", "", "where to write exports and databases (default: a temporary folder, removed after)")
 	floorExport := flag.String("schema-floor", "", "load this export as the schema floor does, into -db, and exit (bench runs itself so)")
 	floorDB := flag.String("db", "", "the database of -schema-floor")
-	rerunExport := flag.String("rerun-floor", "", "refresh, on -db, what a rerun of this export must (bench/rerunfloor.go), and exit (bench runs itself so)")
+	rerunExport := flag.String("rerun-floor", "", "refresh, on -db, what a rerun of this export must (cmd/crmbench/rerunfloor.go), and exit (bench runs itself so)")
 	without := flag.String("floor.without", "", "parts the schema floor leaves out: ledger, fk, keys (comma-separated)")
-	design := flag.String("floor.design", "default", "the schema floor's design: default, or scope, scopekind or compact (the slots), keys-after (the natural-key indexes), comma-separated (bench/floordesign.go)")
+	design := flag.String("floor.design", "default", "the schema floor's design: default, or scope, scopekind or compact (the slots), keys-after (the natural-key indexes), comma-separated (cmd/crmbench/floordesign.go)")
 	columns := flag.String("columns", "", "measure only these columns: import, floor, utils, run, rerun, rerunfloor, fix, only, reread, undo\n"+
 		"(comma-separated; default all; a later column runs the earlier ones it needs: rerun and undo need run)")
 	shapes := flag.String("shapes", gen.ShapeRealistic+","+gen.ShapeClean, "the exports to measure: realistic, clean (comma-separated)")
@@ -158,7 +158,7 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 	fmt.Println("  peak RSS is crmimport's own, the server's not counted")
 	fmt.Println("schema floor: the rows and slots a first run writes (the failed and skipped records left out as a run leaves them),")
 	fmt.Println("  written into crmimport's schema through modernc.org/sqlite through crmimport's row writer and claim, values validated,")
-	fmt.Println("  nothing else (bench/schemafloor.go): a measured lower bound for a first run that keeps SPEC §6, R1 and R5")
+	fmt.Println("  nothing else (cmd/crmbench/schemafloor.go): a measured lower bound for a first run that keeps SPEC §6, R1 and R5")
 	return nil
 }
 

@@ -35,7 +35,7 @@ func startPG() (*pgServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the PostgreSQL columns need a local server: %w (or leave them out: -columns)", err)
 	}
-	db, err := sql.Open(store.PostgresDriver, c.DSN())
+	db, err := store.PostgresDB(c.DSN())
 	if err == nil {
 		var v string
 		if err = db.QueryRowContext(ctx, `SHOW server_version`).Scan(&v); err == nil {

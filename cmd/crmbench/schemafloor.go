@@ -196,63 +196,11 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 	mine := ids[k]
 	for rows := range batches {
 		records += len(rows)
-		tx, err := db.BeginTx(ctx, nil)
+		n, err := floorWrite(ctx, db, k, rows, imported, now, o)
 		if err != nil {
 			return 0, 0, err
 		}
-		stmts := map[int]*sql.Stmt{} // a design's claims, prepared once per transaction as ledger's are
-		var created []target.Row
-		for i := range rows {
-			if rows[i].create {
-				made++
-				created = append(created, rows[i].row)
-			}
-		}
-		if len(created) > 0 {
-			w := target.NewWriter(tx, store.SQLite, "bench", imported)
-			err := w.Insert(ctx, created)
-			w.Close()
-			if err != nil {
-				tx.Rollback()
-				return 0, 0, err
-			}
-		}
-		if o.ledger {
-			// The slots go through crmimport's own claim (R1), as many per
-			// statement as it puts there.
-			slots := make([]ledger.Slot, len(rows))
-			for i, r := range rows {
-				slots[i] = ledger.Slot{Key: ledger.Key{Tenant: "bench", Source: "canonical", Kind: k, SourceID: r.id},
-					RunID: 1, Action: ledger.Skipped, Reason: r.reason, Detail: r.detail, At: now}
-				switch {
-				case r.create:
-					slots[i].Action, slots[i].RecordType, slots[i].RecordID = ledger.Created, k.Table(), r.row.ID
-				case r.match != 0:
-					slots[i].Action, slots[i].RecordType, slots[i].RecordID = ledger.Matched, k.Table(), r.match
-				}
-			}
-			var won bool
-			if o.design.slots != nil {
-				won, err = o.design.slots.claim(ctx, tx, stmts, slots)
-			} else {
-				l := ledger.New(tx, store.SQLite)
-				won, err = l.Claim(ctx, slots)
-				l.Close()
-			}
-			if err == nil && !won {
-				err = errors.New("a claim was refused")
-			}
-			if err != nil {
-				tx.Rollback()
-				return 0, 0, err
-			}
-		}
-		for _, st := range stmts {
-			st.Close()
-		}
-		if err := tx.Commit(); err != nil {
-			return 0, 0, err
-		}
+		made += n
 		// The batch committed: its final slots are parents from now on.
 		for _, r := range rows {
 			switch {
@@ -264,6 +212,71 @@ func floorLoad(ctx context.Context, db *sql.DB, path string, k ledger.Kind, ids 
 		}
 	}
 	return records, made, <-errc
+}
+
+// floorWrite writes a batch of records of kind k in one transaction: the
+// rows it creates, through crmimport's row writer, and unless o leaves the
+// ledger out, a slot per record. It tells how many rows it created.
+func floorWrite(ctx context.Context, db *sql.DB, k ledger.Kind, rows []floorRow, imported string, now time.Time, o floorOptions) (made int, err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var created []target.Row
+	for i := range rows {
+		if rows[i].create {
+			made++
+			created = append(created, rows[i].row)
+		}
+	}
+	if len(created) > 0 {
+		w := target.NewWriter(tx, store.SQLite, "bench", imported)
+		err := w.Insert(ctx, created)
+		w.Close()
+		if err != nil {
+			return 0, err
+		}
+	}
+	if o.ledger {
+		if err := floorClaim(ctx, tx, k, rows, now, o.design); err != nil {
+			return 0, err
+		}
+	}
+	return made, tx.Commit()
+}
+
+// floorClaim claims a slot per record through crmimport's own claim (R1),
+// as many per statement as it puts there, or through the design's.
+func floorClaim(ctx context.Context, tx *sql.Tx, k ledger.Kind, rows []floorRow, now time.Time, d floorDesign) error {
+	slots := make([]ledger.Slot, len(rows))
+	for i, r := range rows {
+		slots[i] = ledger.Slot{Key: ledger.Key{Tenant: "bench", Source: "canonical", Kind: k, SourceID: r.id},
+			RunID: 1, Action: ledger.Skipped, Reason: r.reason, Detail: r.detail, At: now}
+		switch {
+		case r.create:
+			slots[i].Action, slots[i].RecordType, slots[i].RecordID = ledger.Created, k.Table(), r.row.ID
+		case r.match != 0:
+			slots[i].Action, slots[i].RecordType, slots[i].RecordID = ledger.Matched, k.Table(), r.match
+		}
+	}
+	var won bool
+	var err error
+	if d.slots != nil {
+		stmts := map[int]*sql.Stmt{} // the design's claims, prepared once per transaction as ledger's are
+		won, err = d.slots.claim(ctx, tx, stmts, slots)
+		for _, st := range stmts {
+			st.Close()
+		}
+	} else {
+		l := ledger.New(tx, store.SQLite)
+		won, err = l.Claim(ctx, slots)
+		l.Close()
+	}
+	if err == nil && !won {
+		err = errors.New("a claim was refused")
+	}
+	return err
 }
 
 // floorRead parses path and sends its records in batches, their links

@@ -1,0 +1,31 @@
+package runs
+
+import (
+	"context"
+
+	"crmimport/importer"
+)
+
+// InspectSpec is what `inspect` and the import page's Preview ask: what a
+// run of an export would plan and find, with nothing written.
+type InspectSpec = importer.InspectSpec
+
+// Inspection is what they answer (importer.Inspection), FileInspection
+// one file of it, and RowInspection one row as a run would map it.
+type (
+	Inspection     = importer.Inspection
+	FileInspection = importer.FileInspection
+	RowInspection  = importer.RowInspection
+)
+
+// How many rows an inspection maps per file by default, and at most.
+const (
+	DefaultInspectRows = importer.DefaultInspectRows
+	MaxInspectRows     = importer.MaxInspectRows
+)
+
+// Inspect is what a run of spec's export would plan and find, without a
+// database: both faces' preview of a run.
+func Inspect(ctx context.Context, spec InspectSpec) (Inspection, error) {
+	return importer.Inspect(ctx, spec)
+}

@@ -1,0 +1,18 @@
+package target
+
+import (
+	"testing"
+
+	"crmimport/ledger"
+	"crmimport/store"
+	"crmimport/store/storetest"
+)
+
+// TestEveryEngineIsTaught: the rows' statement knows every engine of
+// store's, and a third engine fails it, naming it.
+func TestEveryEngineIsTaught(t *testing.T) {
+	t.Parallel()
+	storetest.Taught(t, map[string]func(store.Dialect){
+		"target.buildInsertSQL": func(d store.Dialect) { buildInsertSQL(d, ledger.Contact, 2) },
+	})
+}
