@@ -405,37 +405,6 @@ func contains(list []string, s string) bool {
 // unreadable: the row has no columns to line up, only its text.
 func (r fixRow) unreadable() bool { return len(r.cells) == 0 }
 
-// folder is a fix folder being written: the files made in it so far,
-// which a failed write takes back.
-type folder struct {
-	dir     string
-	written []string
-}
-
-// create makes a file of the folder (0600, never over another) and gives
-// the writer to fill it and the function that closes it.
-func (fo *folder) create(name string) (*bufio.Writer, func(error) error, error) {
-	full := filepath.Join(fo.dir, name)
-	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, nil, err
-	}
-	fo.written = append(fo.written, full)
-	w := bufio.NewWriter(f)
-	return w, func(err error) error {
-		if err == nil {
-			err = w.Flush()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("write %s: %w", full, err)
-		}
-		return nil
-	}, nil
-}
-
 // write writes files into dir (see the package doc); made says the caller
 // made dir itself (a new private folder), which is then taken back too on
 // a failure. It passes over each file's rows a few times — its header, the
@@ -455,19 +424,12 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 			return Result{}, err
 		}
 	}
-	fo := &folder{dir: dir}
+	folder := &fixFolder{dir: dir}
 	defer func() {
-		if err == nil {
-			return
-		}
-		for _, name := range fo.written {
-			_ = os.Remove(name) // taking back a failed write: what remains is said by err
-		}
-		if made {
-			_ = os.Remove(dir)
+		if err != nil {
+			folder.takeBack(made)
 		}
 	}()
-	open := fo.create
 	for _, ff := range files {
 		if ff.format == reader.FormatCSV && ff.keys == nil {
 			if err := s.header(ctx, db, ff); err != nil {
@@ -476,10 +438,27 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 		}
 	}
 	res = Result{Run: s.run.ID, Dir: dir, Files: []Written{}}
-	// reasons.csv is written beside the files, a row as each is written.
-	rw, closeReasons, err := open(fixmanifest.ReasonsName)
+	if err := s.writeFiles(ctx, db, folder, files, &res); err != nil {
+		return Result{}, err
+	}
+	mw, closeManifest, err := folder.open(fixmanifest.Name)
 	if err != nil {
 		return Result{}, err
+	}
+	if err := closeManifest(s.writeManifest(ctx, db, mw, files)); err != nil {
+		return Result{}, err
+	}
+	res.Manifest = filepath.Join(dir, fixmanifest.Name)
+	res.Next = s.next(dir)
+	return res, nil
+}
+
+// writeFiles writes each fix file into folder, and reasons.csv beside
+// them, a row as each is written, and adds them to res.
+func (s *source) writeFiles(ctx context.Context, db *sql.DB, folder *fixFolder, files []*fixFile, res *Result) error {
+	rw, closeReasons, err := folder.open(fixmanifest.ReasonsName)
+	if err != nil {
+		return err
 	}
 	reasons, err := startCSV(rw, reasonColumns)
 	for _, ff := range files {
@@ -488,7 +467,7 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 		}
 		var w *bufio.Writer
 		var closeFile func(error) error
-		if w, closeFile, err = open(ff.name); err != nil {
+		if w, closeFile, err = folder.open(ff.name); err != nil {
 			break
 		}
 		err = closeFile(ff.write(ctx, db, s.run.ID, w, reasons, &res.Reasons))
@@ -499,18 +478,50 @@ func (s *source) write(ctx context.Context, db *sql.DB, files []*fixFile, dir st
 		err = reasons.Error()
 	}
 	if err := closeReasons(err); err != nil {
-		return Result{}, err
+		return err
 	}
-	mw, closeManifest, err := open(fixmanifest.Name)
+	return nil
+}
+
+// fixFolder is a fix folder being written, and the files made in it.
+type fixFolder struct {
+	dir     string
+	written []string
+}
+
+// open makes a file of the folder (0600, never over another) and gives
+// the writer to fill it and the function that closes it.
+func (d *fixFolder) open(name string) (*bufio.Writer, func(error) error, error) {
+	full := filepath.Join(d.dir, name)
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
-	if err := closeManifest(s.writeManifest(ctx, db, mw, files)); err != nil {
-		return Result{}, err
+	d.written = append(d.written, full)
+	w := bufio.NewWriter(f)
+	return w, func(err error) error {
+		if err == nil {
+			err = w.Flush()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", full, err)
+		}
+		return nil
+	}, nil
+}
+
+// takeBack removes the files made in the folder, and the folder itself if
+// the write made it: what a failed write leaves is said by its error.
+func (d *fixFolder) takeBack(made bool) {
+	for _, name := range d.written {
+		_ = os.Remove(name) // taking back a failed write: what remains is said by err
 	}
-	res.Manifest = filepath.Join(dir, fixmanifest.Name)
-	res.Next = s.next(dir)
-	return res, nil
+	if made {
+		_ = os.Remove(d.dir)
+	}
 }
 
 // next is the command line that imports a fix folder of the run: its

@@ -173,52 +173,11 @@ func (d *doctor) falseSuccess() error {
 		if err != nil {
 			return err
 		}
-		var queued, failedTasks []string
-		var queuedKinds, failedKinds []ledger.Kind
-		var taskFailed int64
-		for _, t := range tasks {
-			taskFailed += t.Counts.Failed
-			switch {
-			case (t.Status == phases.TaskPending || t.Status == phases.TaskRunning) && t.Phase >= r.CurrentPhase:
-				queued = append(queued, fmt.Sprintf("%s task %d (%s)", t.Kind.Plural(), t.ID, t.Status))
-				queuedKinds = append(queuedKinds, t.Kind)
-			case t.Status == phases.TaskFailed:
-				what := fmt.Sprintf("%s task %d", t.Kind.Plural(), t.ID)
-				if t.LastError != "" {
-					what += fmt.Sprintf(" (%s)", t.LastError)
-				}
-				failedTasks = append(failedTasks, what)
-				failedKinds = append(failedKinds, t.Kind)
-			}
+		t, err := d.troubleOf(r, tasks)
+		if err != nil {
+			return err
 		}
-		var statsFailed int64
-		var byKind []string
-		for _, k := range canon.Kinds() {
-			if c := r.Stats[k]; c.Failed > 0 {
-				statsFailed += c.Failed
-				byKind = append(byKind, fmt.Sprintf("%d %s", c.Failed, k.Plural()))
-				failedKinds = append(failedKinds, k)
-			}
-		}
-		var rejected int64
-		if err := d.db.QueryRowContext(d.ctx, failedRecordsSQL, r.ID).Scan(&rejected); err != nil {
-			return fmt.Errorf("doctor: failed records of run %d: %w", r.ID, err)
-		}
-		failedRecords := max(statsFailed, taskFailed, rejected)
-		var lines []string
-		if len(queued) > 0 {
-			lines = append(lines, fmt.Sprintf("run %d ended %s with work still queued: %s", r.ID, r.Status, strings.Join(queued, ", ")))
-		}
-		if r.Status == phases.RunSucceeded && len(failedTasks) > 0 {
-			lines = append(lines, fmt.Sprintf("run %d is succeeded, but its %s failed", r.ID, strings.Join(failedTasks, ", ")))
-		}
-		if r.Status == phases.RunSucceeded && failedRecords > 0 {
-			s := fmt.Sprintf("run %d is succeeded over %d failed records", r.ID, failedRecords)
-			if len(byKind) > 0 {
-				s += " (" + strings.Join(byKind, ", ") + ")"
-			}
-			lines = append(lines, s)
-		}
+		lines := t.lines(r)
 		if len(lines) == 0 {
 			continue
 		}
@@ -227,10 +186,10 @@ func (d *doctor) falseSuccess() error {
 		f.runs[r.ID] = true
 		f.example(fmt.Sprintf("run %d", r.ID))
 		f.Details = append(f.Details, lines...)
-		kinds := append(queuedKinds, failedKinds...)
-		for _, t := range tasks {
-			if t.Status == phases.TaskPending || t.Status == phases.TaskRunning {
-				kinds = append(kinds, t.Kind)
+		kinds := append(t.queuedKinds, t.failedKinds...)
+		for _, task := range tasks {
+			if task.Status == phases.TaskPending || task.Status == phases.TaskRunning {
+				kinds = append(kinds, task.Kind)
 			}
 		}
 		if cmd, note := d.resumeCommand(r.ID, r.Status, kinds); cmd != "" {
@@ -241,6 +200,71 @@ func (d *doctor) falseSuccess() error {
 		}
 	}
 	return nil
+}
+
+// runTrouble is what a terminal run's tasks, stats and failed records
+// say against its status (R9).
+type runTrouble struct {
+	queued, failedTasks      []string      // the tasks, as the finding names them
+	queuedKinds, failedKinds []ledger.Kind // what a repair runs again
+	failedRecords            int64         // the most of the stats, the task counters and the records kept
+	byKind                   []string      // the stats' failed records per kind
+}
+
+// troubleOf reads what a terminal run r and its tasks say against its
+// status: tasks still queued (of the current phase or later), failed
+// tasks, and failed records.
+func (d *doctor) troubleOf(r phases.Run, tasks []phases.Task) (runTrouble, error) {
+	var t runTrouble
+	var taskFailed int64
+	for _, task := range tasks {
+		taskFailed += task.Counts.Failed
+		switch {
+		case (task.Status == phases.TaskPending || task.Status == phases.TaskRunning) && task.Phase >= r.CurrentPhase:
+			t.queued = append(t.queued, fmt.Sprintf("%s task %d (%s)", task.Kind.Plural(), task.ID, task.Status))
+			t.queuedKinds = append(t.queuedKinds, task.Kind)
+		case task.Status == phases.TaskFailed:
+			what := fmt.Sprintf("%s task %d", task.Kind.Plural(), task.ID)
+			if task.LastError != "" {
+				what += fmt.Sprintf(" (%s)", task.LastError)
+			}
+			t.failedTasks = append(t.failedTasks, what)
+			t.failedKinds = append(t.failedKinds, task.Kind)
+		}
+	}
+	var statsFailed int64
+	for _, k := range canon.Kinds() {
+		if c := r.Stats[k]; c.Failed > 0 {
+			statsFailed += c.Failed
+			t.byKind = append(t.byKind, fmt.Sprintf("%d %s", c.Failed, k.Plural()))
+			t.failedKinds = append(t.failedKinds, k)
+		}
+	}
+	var rejected int64
+	if err := d.db.QueryRowContext(d.ctx, failedRecordsSQL, r.ID).Scan(&rejected); err != nil {
+		return t, fmt.Errorf("doctor: failed records of run %d: %w", r.ID, err)
+	}
+	t.failedRecords = max(statsFailed, taskFailed, rejected)
+	return t, nil
+}
+
+// lines are the finding's details of run r: none when its status holds.
+func (t runTrouble) lines(r phases.Run) []string {
+	var lines []string
+	if len(t.queued) > 0 {
+		lines = append(lines, fmt.Sprintf("run %d ended %s with work still queued: %s", r.ID, r.Status, strings.Join(t.queued, ", ")))
+	}
+	if r.Status == phases.RunSucceeded && len(t.failedTasks) > 0 {
+		lines = append(lines, fmt.Sprintf("run %d is succeeded, but its %s failed", r.ID, strings.Join(t.failedTasks, ", ")))
+	}
+	if r.Status == phases.RunSucceeded && t.failedRecords > 0 {
+		s := fmt.Sprintf("run %d is succeeded over %d failed records", r.ID, t.failedRecords)
+		if len(t.byKind) > 0 {
+			s += " (" + strings.Join(t.byKind, ", ") + ")"
+		}
+		lines = append(lines, s)
+	}
+	return lines
 }
 
 // unfinalized: R15, finalized or visibly not: a terminal run without

@@ -140,33 +140,9 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		return d, nil
 	}
 	// 7. Links, only through final slots (R6).
-	var unresolved map[string]string
-	for _, l := range canon.Parents(r.Kind) {
-		v := strings.TrimSpace(r.Get(l.Field))
-		if v == "" {
-			continue
-		}
-		rid, found, err := st.final(ctx, q, l.Kind, v)
-		if err != nil {
-			return d, err
-		}
-		if found && rid > 0 {
-			if d.links == nil {
-				d.links = map[string]int64{}
-			}
-			d.links[l.Field] = rid
-			continue
-		}
-		if unresolved == nil {
-			unresolved = map[string]string{}
-		}
-		unresolved[l.Field] = v
-	}
-	if links := r.Links(); links != nil {
-		var err error
-		if unresolved, err = resolveLinks(ctx, q, st, links, &d, unresolved); err != nil {
-			return d, err
-		}
+	unresolved, err := linkParents(ctx, q, st, &r, &d)
+	if err != nil {
+		return d, err
 	}
 	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
 		d.outcome, d.reason = skipped, ledger.ReasonNotLinked
@@ -191,24 +167,69 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		}
 	}
 	// 8. Matched (R5), else created.
+	if err := matchOrCreate(ctx, q, st, p, &d, nextID); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// linkParents gives d the links of r that resolve through final slots
+// (R6): its link fields, then its other link values (resolveLinks). It
+// returns the values that do not resolve, by field.
+func linkParents(ctx context.Context, q ledger.Querier, st *stage, r *profile.Record, d *decision) (map[string]string, error) {
+	var unresolved map[string]string
+	for _, l := range canon.Parents(r.Kind) {
+		v := strings.TrimSpace(r.Get(l.Field))
+		if v == "" {
+			continue
+		}
+		rid, found, err := st.final(ctx, q, l.Kind, v)
+		if err != nil {
+			return nil, err
+		}
+		if found && rid > 0 {
+			if d.links == nil {
+				d.links = map[string]int64{}
+			}
+			d.links[l.Field] = rid
+			continue
+		}
+		if unresolved == nil {
+			unresolved = map[string]string{}
+		}
+		unresolved[l.Field] = v
+	}
+	if links := r.Links(); links != nil {
+		var err error
+		if unresolved, err = resolveLinks(ctx, q, st, links, d, unresolved); err != nil {
+			return nil, err
+		}
+	}
+	return unresolved, nil
+}
+
+// matchOrCreate ends d, a record that will be written (SPEC §4 step 8): a
+// contact matched by its email or a company by its domain when the profile
+// says so (R5), else created with the id its row will have (nextID).
+func matchOrCreate(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile, d *decision, nextID func() int64) error {
 	switch {
-	case r.Kind == ledger.Contact && p.MatchEmail:
-		key := canon.EmailKey(values.Text("email"))
+	case d.rec.Kind == ledger.Contact && p.MatchEmail:
+		key := canon.EmailKey(d.values.Text("email"))
 		id, ok, err := st.email(ctx, q, key)
 		switch {
 		case err != nil:
-			return d, err
+			return err
 		case ok:
 			d.outcome, d.rowID = matched, id
 		default:
 			d.outcome, d.rowID, d.emailKey = created, nextID(), key
 		}
-	case r.Kind == ledger.Company && p.MatchDomain:
-		key := canon.DomainKey(values.Text("domain"))
+	case d.rec.Kind == ledger.Company && p.MatchDomain:
+		key := canon.DomainKey(d.values.Text("domain"))
 		id, ok, err := st.domain(ctx, q, key)
 		switch {
 		case err != nil:
-			return d, err
+			return err
 		case ok:
 			d.outcome, d.rowID = matched, id
 		default:
@@ -217,7 +238,7 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	default:
 		d.outcome, d.rowID = created, nextID()
 	}
-	return d, nil
+	return nil
 }
 
 // unreadable says why a record is failed before anything else is asked of

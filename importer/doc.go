@@ -1,10 +1,11 @@
 // Package importer plans runs over exports and decides what becomes of
 // each record. It stands on rooms of its own, each importing only those
-// below it:
+// listed before it (suggest and importer itself import neither the other):
 //
-//   - importer/reader reads the rows of one file (CSV, JSON, JSON Lines)
-//     and tells what a file is and how it is encoded: a bad row fails
-//     alone (SPEC §4 step 0, R4), a file that cannot be read says why.
+//   - importer/reader reads the rows of one file (CSV, JSON, JSON Lines,
+//     XLSX workbooks) and tells what a file is and how it is encoded: a
+//     bad row fails alone (SPEC §4 step 0, R4), a file that cannot be read
+//     says why.
 //   - importer/input owns the containers of an export (folders, zips read
 //     in place, gzip, the bomb guards), refs, fingerprints and the
 //     inspection of a file (R10).
@@ -16,7 +17,11 @@
 //     read back on resume and by the report.
 //   - importer/fixmanifest reads and writes a fix folder's manifest (the
 //     run it came from, its side files, each row's failure).
-//   - importer/suggest drafts a profile for an export that no profile fits.
+//   - importer/suggest drafts a profile for an export that no profile fits
+//     (SPEC §9 "Profiles"): a kind per file, a field per column, the id
+//     column, links, date formats and spellings, each guess with why and
+//     how sure, as data the desktop's mapping editor changes and as YAML
+//     that profile.Load reads (`crmimport profiles suggest`).
 //   - importer itself plans a run (plan.go; from.go for a run loaded from a
 //     dump: R10), tells what a run of an export would plan and find with
 //     no database at all (inspect.go: planning's and a task's own code —
@@ -25,8 +30,9 @@
 //     run's index in memory (decide.go; index.go and idtable.go: R2, R5,
 //     R6, the duplicates of step 2), feeds a task's records to its batches
 //     (feed.go) and writes them in the batch's transaction, which phases
-//     owns (run.go, write.go: target rows only through ledger.Record, R1;
-//     failures to record_failures by ledger.RecordFailures, R4; R12); a task whose input an earlier
+//     owns (batch.go, speculate.go, write.go: target rows only through
+//     ledger.Record, R1; failures to record_failures by
+//     ledger.RecordFailures, R4; R12; batchsize.go bounds a batch); a task whose input an earlier
 //     task read whole is counted unchanged without reading it (sameinput.go,
 //     R2). A run's plan has a digest over its options and every task with
 //     its fingerprint (plandigest.go; runopts.PlanOf reads it back): a dry run shows it, and a run given

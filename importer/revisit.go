@@ -274,55 +274,8 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 	}
 	var counts phases.Counts
 	from := w.rows
-	chunk := make([]profile.Record, 0, chunkSize)
-	rows := make([]int64, 0, chunkSize)
-	var held int64 // the bytes of the records of chunk, bounded as a feed's are (feedBudget)
-	taken := 0
-	to, line := from, w.line
-	write := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		if err := w.logNotes(ctx, tx, chunk); err != nil {
-			return err
-		}
-		if err := w.look.prefetch(ctx, tx, st, chunk); err != nil {
-			return err
-		}
-		err := w.writeChunk(ctx, tx, wr, st, chunk, rows, &counts)
-		clear(chunk) // the records written let go of their text
-		chunk, rows, held = chunk[:0], rows[:0], 0
-		return err
-	}
-	for taken < w.batchSize && len(v.at) > 0 {
-		p := v.at[0]
-		r, err := v.record(w, p)
-		if err != nil {
-			return phases.Batch{}, err
-		}
-		v.at = v.at[1:]
-		taken++
-		if id, ok := seenID(r); ok && p.firstLine > 0 {
-			// A duplicate: where its id was first read is a fact of the
-			// file, whatever commits. Its first record, if revisited in
-			// this chunk, is decided first.
-			if len(chunk) > 0 && p.firstLine >= int64(chunk[0].Line) {
-				if err := write(); err != nil {
-					return phases.Batch{}, err
-				}
-			}
-			w.idx.remember(w.task.Kind, id, firstSeen{file: r.File, line: int(p.firstLine)})
-		}
-		chunk, rows = append(chunk, r), append(rows, p.row)
-		held += p.end - p.start
-		to, line = p.row+1, p.line
-		if len(chunk) == chunkSize || held >= feedBudget {
-			if err := write(); err != nil {
-				return phases.Batch{}, err
-			}
-		}
-	}
-	if err := write(); err != nil {
+	taken, to, line, err := w.revisitRecords(ctx, tx, wr, st, &counts)
+	if err != nil {
 		return phases.Batch{}, err
 	}
 	done := len(v.at) == 0
@@ -354,4 +307,62 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 			}
 		},
 	}, nil
+}
+
+// revisitRecords decides and writes the batch's places to revisit, chunk by
+// chunk, adding their outcomes to counts. It returns how many places it
+// took, and the rows read and the line after the last of them.
+func (w *openedTask) revisitRecords(ctx context.Context, tx *sql.Tx, wr *writer, st *stage, counts *phases.Counts) (taken int, to, line int64, err error) {
+	v := w.revisit
+	chunk := make([]profile.Record, 0, chunkSize)
+	rows := make([]int64, 0, chunkSize)
+	var held int64 // the bytes of the records of chunk, bounded as a feed's are (feedBudget)
+	to, line = w.rows, w.line
+	write := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := w.logNotes(ctx, tx, chunk); err != nil {
+			return err
+		}
+		if err := w.look.prefetch(ctx, tx, st, chunk); err != nil {
+			return err
+		}
+		err := w.writeChunk(ctx, tx, wr, st, chunk, rows, counts)
+		clear(chunk) // the records written let go of their text
+		chunk, rows, held = chunk[:0], rows[:0], 0
+		return err
+	}
+	for taken < w.batchSize && len(v.at) > 0 {
+		p := v.at[0]
+		r, err := v.record(w, p)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		v.at = v.at[1:]
+		taken++
+		if id, ok := seenID(r); ok && p.firstLine > 0 {
+			// A duplicate: where its id was first read is a fact of the
+			// file, whatever commits. Its first record, if revisited in
+			// this chunk, is decided first.
+			if len(chunk) > 0 && p.firstLine >= int64(chunk[0].Line) {
+				if err := write(); err != nil {
+					return 0, 0, 0, err
+				}
+			}
+			w.idx.remember(w.task.Kind, id, firstSeen{file: r.File, line: int(p.firstLine)})
+		}
+		chunk, rows = append(chunk, r), append(rows, p.row)
+		held += p.end - p.start
+		to, line = p.row+1, p.line
+		if len(chunk) == chunkSize || held >= feedBudget {
+			if err := write(); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+	}
+	if err := write(); err != nil {
+		return 0, 0, 0, err
+	}
+	return taken, to, line, nil
 }

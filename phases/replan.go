@@ -126,74 +126,19 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 	if err != nil {
 		return run, nil, err
 	}
-	for _, t := range unfinished {
-		_, in := plan.Inputs[t.ID]
-		_, out := plan.Dropped[t.ID]
-		if in == out {
-			return run, nil, fmt.Errorf("resume --from: the new plan of run %d must give task %d (%s) either a file or a reason to drop it",
-				run.ID, t.ID, t.Kind.Plural())
-		}
+	if err := checkReplan(run, unfinished, plan); err != nil {
+		return run, nil, err
 	}
 	opts, err := json.Marshal(plan.Options)
 	if err != nil {
 		return run, nil, fmt.Errorf("resume --from: options: %w", err)
 	}
-	err = e.inTx(ctx, func(tx *sql.Tx) error {
-		now := e.now()
-		if err := e.own(ctx, tx, run, now); err != nil {
-			return err
-		}
+	run, err = e.resumeRun(ctx, run, func(tx *sql.Tx, now string) error {
 		if err := expectRows(ctx, tx, 1, "set options of run", setOptionsSQL, string(opts), run.ID); err != nil {
 			return err
 		}
-		var rephased []string
-		for _, t := range unfinished {
-			var err error
-			what := t.Kind.Plural()
-			if in, ok := plan.Inputs[t.ID]; ok {
-				err = replanTask(ctx, tx, t, in, now)
-			} else {
-				err = dropTask(ctx, tx, t, plan.Dropped[t.ID], now)
-				what += ", dropped"
-			}
-			if err != nil {
-				return err
-			}
-			if p := Phase(t.Kind); p != t.Phase {
-				rephased = append(rephased, fmt.Sprintf("task %d (%s): phase %d in the dump, phase %d by its kind", t.ID, what, t.Phase, p))
-			}
-		}
-		extra := append([]TaskSpec(nil), plan.Extra...)
-		for i := range extra {
-			extra[i].Phase = Phase(extra[i].Kind)
-		}
-		sort.SliceStable(extra, func(i, j int) bool { return extra[i].Phase < extra[j].Phase })
-		for _, t := range extra {
-			if err := insertTask(ctx, tx, run.ID, t, now); err != nil {
-				return fmt.Errorf("resume --from: %w", err)
-			}
-		}
-		if len(rephased) > 0 {
-			msg := fmt.Sprintf("resume --from planned %d tasks in the phase of their kind in crmimport's plan "+
-				"(%s), not the dump's, so that parents "+
-				"import before the records that link to them (R7): %s", len(rephased), canon.PhasesInWords(), strings.Join(rephased, "; "))
-			if err := e.log(ctx, tx, run.ID, "warning", msg); err != nil {
-				return err
-			}
-		}
-		queued, earliest, err := countQueued(ctx, tx, run.ID)
-		if err != nil {
-			return err
-		}
-		if queued > 0 {
-			if err := rewind(ctx, tx, run.ID, run.CurrentPhase, earliest); err != nil {
-				return err
-			}
-		}
-		was := string(run.Status)
-		if run.Status == RunRunning {
-			was = "interrupted"
-		}
+		return e.replanTasks(ctx, tx, run.ID, unfinished, plan, now)
+	}, func(tx *sql.Tx, was string, queued int64, earliest int) error {
 		msg := fmt.Sprintf("run %d (loaded from the dump %s) resumed over local files (was %s): %d tasks planned anew from their start, "+
 			"%d added, %d dropped; %d queued from phase %d", run.ID, dump, was, len(plan.Inputs), len(plan.Extra), len(plan.Dropped), queued, earliest)
 		if err := e.log(ctx, tx, run.ID, "info", msg); err != nil {
@@ -214,12 +159,6 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 	if err != nil {
 		return run, nil, err
 	}
-	if err := e.Failpoints.Hit("resume"); err != nil {
-		return run, nil, err
-	}
-	if run, err = LoadRun(ctx, e.DB, runID); err != nil {
-		return run, nil, err
-	}
 	tasks, err = LoadTasks(ctx, e.DB, runID)
 	if err != nil {
 		return run, nil, err
@@ -231,4 +170,61 @@ func (e *Engine) ResumeFrom(ctx context.Context, runID int64, replan ReplanFunc)
 		}
 	}
 	return run, planned, nil
+}
+
+// checkReplan refuses a new plan that does not give each unfinished task
+// of run either a file or a reason to drop it.
+func checkReplan(run Run, unfinished []Task, plan Replan) error {
+	for _, t := range unfinished {
+		_, in := plan.Inputs[t.ID]
+		_, out := plan.Dropped[t.ID]
+		if in == out {
+			return fmt.Errorf("resume --from: the new plan of run %d must give task %d (%s) either a file or a reason to drop it",
+				run.ID, t.ID, t.Kind.Plural())
+		}
+	}
+	return nil
+}
+
+// replanTasks points the unfinished tasks of a loaded run at their new
+// files or drops them, adds the extra tasks, each in its kind's phase
+// (R7), and warns of the tasks whose phase in the dump was not their
+// kind's.
+func (e *Engine) replanTasks(ctx context.Context, tx *sql.Tx, runID int64, unfinished []Task, plan Replan, now string) error {
+	var rephased []string
+	for _, t := range unfinished {
+		var err error
+		what := t.Kind.Plural()
+		if in, ok := plan.Inputs[t.ID]; ok {
+			err = replanTask(ctx, tx, t, in, now)
+		} else {
+			err = dropTask(ctx, tx, t, plan.Dropped[t.ID], now)
+			what += ", dropped"
+		}
+		if err != nil {
+			return err
+		}
+		if p := Phase(t.Kind); p != t.Phase {
+			rephased = append(rephased, fmt.Sprintf("task %d (%s): phase %d in the dump, phase %d by its kind", t.ID, what, t.Phase, p))
+		}
+	}
+	extra := append([]TaskSpec(nil), plan.Extra...)
+	for i := range extra {
+		extra[i].Phase = Phase(extra[i].Kind)
+	}
+	sort.SliceStable(extra, func(i, j int) bool { return extra[i].Phase < extra[j].Phase })
+	for _, t := range extra {
+		if err := insertTask(ctx, tx, runID, t, now); err != nil {
+			return fmt.Errorf("resume --from: %w", err)
+		}
+	}
+	if len(rephased) > 0 {
+		msg := fmt.Sprintf("resume --from planned %d tasks in the phase of their kind in crmimport's plan "+
+			"(%s), not the dump's, so that parents "+
+			"import before the records that link to them (R7): %s", len(rephased), canon.PhasesInWords(), strings.Join(rephased, "; "))
+		if err := e.log(ctx, tx, runID, "warning", msg); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -47,17 +47,38 @@ func (e *Engine) Resume(ctx context.Context, runID int64, check CheckFunc) (Run,
 			return run, nil, err
 		}
 	}
-	err = e.inTx(ctx, func(tx *sql.Tx) error {
-		now := e.now()
-		if err := e.own(ctx, tx, run, now); err != nil {
-			return err
-		}
-		n, err := rearmTasks(ctx, tx, run.ID, now)
-		if err != nil {
+	var n int64
+	run, err = e.resumeRun(ctx, run, func(tx *sql.Tx, now string) error {
+		var err error
+		if n, err = rearmTasks(ctx, tx, run.ID, now); err != nil {
 			return err
 		}
 		if int(n) != len(rearm) {
 			return &RowsError{Stmt: "re-arm tasks (the plan changed while resuming)", Want: int64(len(rearm)), Got: n}
+		}
+		return nil
+	}, func(tx *sql.Tx, was string, queued int64, earliest int) error {
+		return e.log(ctx, tx, run.ID, "info", fmt.Sprintf("run %d resumed (was %s): %d tasks re-armed, %d queued from phase %d",
+			run.ID, was, n, queued, earliest))
+	})
+	return run, rearm, err
+}
+
+// resumeRun is what Resume and ResumeFrom share once they know what to
+// re-arm: in one transaction, run is made this process's again (own),
+// change re-arms its tasks, the barrier rewinds to the earliest queued
+// phase, and tell logs the resume (was: the run's status, "interrupted"
+// for a run whose process is gone); then run is read back. An error
+// leaves run as it was read.
+func (e *Engine) resumeRun(ctx context.Context, run Run, change func(tx *sql.Tx, now string) error,
+	tell func(tx *sql.Tx, was string, queued int64, earliest int) error) (Run, error) {
+	err := e.inTx(ctx, func(tx *sql.Tx) error {
+		now := e.now()
+		if err := e.own(ctx, tx, run, now); err != nil {
+			return err
+		}
+		if err := change(tx, now); err != nil {
+			return err
 		}
 		queued, earliest, err := countQueued(ctx, tx, run.ID)
 		if err != nil {
@@ -72,17 +93,15 @@ func (e *Engine) Resume(ctx context.Context, runID int64, check CheckFunc) (Run,
 		if run.Status == RunRunning {
 			was = "interrupted"
 		}
-		return e.log(ctx, tx, run.ID, "info", fmt.Sprintf("run %d resumed (was %s): %d tasks re-armed, %d queued from phase %d",
-			run.ID, was, n, queued, earliest))
+		return tell(tx, was, queued, earliest)
 	})
 	if err != nil {
-		return run, nil, err
+		return run, err
 	}
 	if err := e.Failpoints.Hit("resume"); err != nil {
-		return run, nil, err
+		return run, err
 	}
-	run, err = LoadRun(ctx, e.DB, runID)
-	return run, rearm, err
+	return LoadRun(ctx, e.DB, run.ID)
 }
 
 // own makes run this process's again, as it was read, with one fenced

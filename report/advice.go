@@ -106,27 +106,8 @@ func (r *Report) Next() []string {
 	}
 	id := r.Run.ID
 	var out []string
-	if r.Run.UndoneBy != 0 {
-		out = append(out, fmt.Sprintf("run %d was undone by run %d: what it wrote is taken back; a new run of its export imports its records again",
-			id, r.Run.UndoneBy))
-	}
-	for _, u := range r.Partly() {
-		what := u.What
-		if n := len(u.parts); n > 1 {
-			what = strings.Join(u.parts[:n-1], ", ") + " and " + u.parts[n-1]
-		}
-		out = append(out, fmt.Sprintf("run %d (the undo of run %d with --cascade) took back %s of run %d, which depended on run %d's rows: "+
-			"its counts say what it did, not what is still there; a new run of its export imports them again once their parents are back",
-			u.Undo, u.Undoes, what, id, u.Undoes))
-	}
-	resume := r.resumeCommand()
-	if r.Interrupted {
-		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): %s continues where it stopped", id, resume))
-	}
-	if r.Run.Status == phases.RunCancelled {
-		out = append(out, fmt.Sprintf("run %d was stopped: %s continues where it stopped", id, resume))
-	}
-	out = append(out, r.tasksNext(resume)...)
+	out = append(out, r.undoneNext()...)
+	out = append(out, r.tasksNext()...)
 	// A run loaded from a dump counted failures whose rows it does not
 	// carry: `rejects` cannot list them (dump.go); what it can list, the
 	// failures of a resume here, is advised as for any run.
@@ -173,12 +154,39 @@ func (r *Report) Next() []string {
 	return out
 }
 
-// tasksNext is what to do next of the run's tasks that failed, or were
-// not started because an earlier phase failed; resume is the command that
-// continues the run.
-func (r *Report) tasksNext(resume string) []string {
+// undoneNext says what undos took back of the run: all of it, or, as a
+// dependent of a cascade, some of its records.
+func (r *Report) undoneNext() []string {
 	id := r.Run.ID
 	var out []string
+	if r.Run.UndoneBy != 0 {
+		out = append(out, fmt.Sprintf("run %d was undone by run %d: what it wrote is taken back; a new run of its export imports its records again",
+			id, r.Run.UndoneBy))
+	}
+	for _, u := range r.Partly() {
+		what := u.What
+		if n := len(u.parts); n > 1 {
+			what = strings.Join(u.parts[:n-1], ", ") + " and " + u.parts[n-1]
+		}
+		out = append(out, fmt.Sprintf("run %d (the undo of run %d with --cascade) took back %s of run %d, which depended on run %d's rows: "+
+			"its counts say what it did, not what is still there; a new run of its export imports them again once their parents are back",
+			u.Undo, u.Undoes, what, id, u.Undoes))
+	}
+	return out
+}
+
+// tasksNext says how to go on from where the run's tasks stand: an
+// interrupted or stopped run, failed tasks, tasks not started.
+func (r *Report) tasksNext() []string {
+	id := r.Run.ID
+	var out []string
+	resume := r.resumeCommand()
+	if r.Interrupted {
+		out = append(out, fmt.Sprintf("run %d was interrupted (its process is gone): %s continues where it stopped", id, resume))
+	}
+	if r.Run.Status == phases.RunCancelled {
+		out = append(out, fmt.Sprintf("run %d was stopped: %s continues where it stopped", id, resume))
+	}
 	var failedTasks, notStarted []phases.Task
 	for _, t := range r.Tasks {
 		switch {

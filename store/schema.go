@@ -169,23 +169,32 @@ func upgradeOne(ctx context.Context, d Dialect, db *sql.DB, all []step, schema s
 			return false, err
 		}
 	}
+	if err := runStep(ctx, d, tx, s, noFK); err != nil {
+		return false, err
+	}
+	return false, tx.Commit()
+}
+
+// runStep runs schema step s in tx: its SQL, its fill, the check of every
+// foreign key when it ran with them off (noFK), and the new version.
+func runStep(ctx context.Context, d Dialect, tx *sql.Tx, s step, noFK bool) error {
 	if _, err := tx.ExecContext(ctx, s.sql); err != nil {
-		return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+		return fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
 	}
 	if s.fill != nil {
 		if err := s.fill(ctx, tx); err != nil {
-			return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+			return fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
 		}
 	}
 	if noFK {
 		if err := d.foreignKeysHold(ctx, tx); err != nil {
-			return false, fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
+			return fmt.Errorf("upgrade schema to %d (%s): %w", s.version, s.name, err)
 		}
 	}
 	if err := d.setSchemaVersion(ctx, tx, s.version); err != nil {
-		return false, fmt.Errorf("set schema version %d: %w", s.version, err)
+		return fmt.Errorf("set schema version %d: %w", s.version, err)
 	}
-	return false, tx.Commit()
+	return nil
 }
 
 // beginUpgrade begins a schema step's transaction: on SQLite one that

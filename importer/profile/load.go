@@ -205,29 +205,9 @@ func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
 		case "description":
 			p.Description, _ = l.str(e.val, "description")
 		case "match":
-			keys, ok := l.strs(e.val, "match")
-			for _, k := range keys {
-				switch k {
-				case "email":
-					p.MatchEmail = true
-				case "domain":
-					p.MatchDomain = true
-				default:
-					l.fail(e.val, "match", "unknown natural key %q (email: contacts, domain: companies)", k)
-				}
-			}
-			_ = ok
+			l.matchKeys(p, e.val)
 		case "ids":
-			if s, ok := l.str(e.val, "ids"); ok {
-				switch s {
-				case "plain":
-					p.ids = idsPlain
-				case "salesforce":
-					p.ids = idsSalesforce
-				default:
-					l.fail(e.val, "ids", "unknown id rule %q (plain, or salesforce: 15-character ids made 18, 000000000000000AAA empty, @Ref references)", s)
-				}
-			}
+			l.idRule(p, e.val)
 		case "empty":
 			if list, ok := l.strs(e.val, "empty"); ok {
 				p.empty = map[string]bool{}
@@ -236,41 +216,11 @@ func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
 				}
 			}
 		case "booleans":
-			for _, b := range l.mapping(e.val, "booleans", "true", "false") {
-				words, ok := l.strs(b.val, "booleans."+b.key)
-				if !ok {
-					continue
-				}
-				m := map[string]bool{}
-				for _, w := range words {
-					m[strings.ToLower(strings.TrimSpace(w))] = true
-				}
-				if b.key == "true" {
-					p.trueWords = m
-				} else {
-					p.falseWords = m
-				}
-			}
+			l.booleanWords(p, e.val)
 		case "dates":
-			specs, _ := l.strs(e.val, "dates")
-			for i, s := range specs {
-				layout, hasTime, err := dateLayout(s)
-				if err != nil {
-					l.fail(e.val, fmt.Sprintf("dates[%d]", i), "%v", err)
-					continue
-				}
-				p.dates = append(p.dates, dateFormat{spec: s, layout: layout, hasTime: hasTime})
-			}
+			l.dateFormats(p, e.val)
 		case "repeated_headers":
-			if s, ok := l.str(e.val, "repeated_headers"); ok {
-				switch s {
-				case "fail":
-				case "first":
-					p.repeatedFirst = true
-				default:
-					l.fail(e.val, "repeated_headers", "unknown rule %q (fail, or first: the first column gives the field, the others go to extra)", s)
-				}
-			}
+			l.repeatedRule(p, e.val)
 		case "kinds":
 			kindsNode = e.val
 		}
@@ -299,6 +249,81 @@ func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
 			if ls.byName && p.kinds[ls.kind] == nil {
 				l.fail(kindsNode, fmt.Sprintf("kinds.%s.links[%d]", k, i), "links by name to %s, which the profile does not read", ls.kind)
 			}
+		}
+	}
+}
+
+// matchKeys reads the natural keys a profile matches by (R5): email for
+// contacts, domain for companies.
+func (l *profileLoader) matchKeys(p *Profile, n *yaml.Node) {
+	keys, _ := l.strs(n, "match")
+	for _, k := range keys {
+		switch k {
+		case "email":
+			p.MatchEmail = true
+		case "domain":
+			p.MatchDomain = true
+		default:
+			l.fail(n, "match", "unknown natural key %q (email: contacts, domain: companies)", k)
+		}
+	}
+}
+
+// idRule reads how a profile's ids are read: plain, or Salesforce's.
+func (l *profileLoader) idRule(p *Profile, n *yaml.Node) {
+	if s, ok := l.str(n, "ids"); ok {
+		switch s {
+		case "plain":
+			p.ids = idsPlain
+		case "salesforce":
+			p.ids = idsSalesforce
+		default:
+			l.fail(n, "ids", "unknown id rule %q (plain, or salesforce: 15-character ids made 18, 000000000000000AAA empty, @Ref references)", s)
+		}
+	}
+}
+
+// booleanWords reads the words a profile reads as true and as false.
+func (l *profileLoader) booleanWords(p *Profile, n *yaml.Node) {
+	for _, b := range l.mapping(n, "booleans", "true", "false") {
+		words, ok := l.strs(b.val, "booleans."+b.key)
+		if !ok {
+			continue
+		}
+		m := map[string]bool{}
+		for _, w := range words {
+			m[strings.ToLower(strings.TrimSpace(w))] = true
+		}
+		if b.key == "true" {
+			p.trueWords = m
+		} else {
+			p.falseWords = m
+		}
+	}
+}
+
+// dateFormats reads the date formats a profile reads dates in.
+func (l *profileLoader) dateFormats(p *Profile, n *yaml.Node) {
+	specs, _ := l.strs(n, "dates")
+	for i, s := range specs {
+		layout, hasTime, err := dateLayout(s)
+		if err != nil {
+			l.fail(n, fmt.Sprintf("dates[%d]", i), "%v", err)
+			continue
+		}
+		p.dates = append(p.dates, dateFormat{spec: s, layout: layout, hasTime: hasTime})
+	}
+}
+
+// repeatedRule reads what a profile does with a mapped column given twice.
+func (l *profileLoader) repeatedRule(p *Profile, n *yaml.Node) {
+	if s, ok := l.str(n, "repeated_headers"); ok {
+		switch s {
+		case "fail":
+		case "first":
+			p.repeatedFirst = true
+		default:
+			l.fail(n, "repeated_headers", "unknown rule %q (fail, or first: the first column gives the field, the others go to extra)", s)
 		}
 	}
 }
@@ -621,45 +646,7 @@ func (l *profileLoader) links(k ledger.Kind, n *yaml.Node, at string) []*linkSpe
 				}
 			case "prefixes":
 				hasPrefixes = true
-				for _, pr := range l.mapping(e.val, join(lat, "prefixes")) {
-					if pr.key == "" {
-						l.fail(pr.node, join(lat, "prefixes"), "an empty prefix matches every id")
-						continue
-					}
-					rule := prefixRule{prefix: pr.key}
-					if v := deref(pr.val); v.Kind == yaml.MappingNode {
-						// R6b: the ids of an object the profile does not
-						// import ("500": {not_imported: case}): a link to
-						// one is kept, and waits for nothing a run of the
-						// export gives; {ignore: user} is ignore, naming
-						// the object for a record linked only to one.
-						keys := l.mapping(v, join(lat, "prefixes."+pr.key), "not_imported", "ignore")
-						for _, o := range keys {
-							if name, ok := l.str(o.val, join(lat, "prefixes."+pr.key+"."+o.key)); ok {
-								rule.object, rule.ignore = strings.TrimSpace(name), o.key == "ignore"
-							}
-						}
-						if len(keys) != 1 || rule.object == "" {
-							l.fail(v, join(lat, "prefixes."+pr.key), "names no object: {not_imported: case} names the object of the ids "+
-								"the profile does not import, {ignore: user} the object of the ids it ignores")
-							continue
-						}
-						ls.prefixes = append(ls.prefixes, rule)
-						continue
-					}
-					s, ok := l.str(pr.val, join(lat, "prefixes."+pr.key))
-					if !ok {
-						continue
-					}
-					if rule.ignore = s == "ignore"; !rule.ignore {
-						rule.kind = l.parentKind(k, pr.val, join(lat, "prefixes."+pr.key), s)
-						if rule.kind == "" {
-							continue
-						}
-					}
-					ls.prefixes = append(ls.prefixes, rule)
-				}
-				sort.SliceStable(ls.prefixes, func(a, b int) bool { return len(ls.prefixes[a].prefix) > len(ls.prefixes[b].prefix) })
+				ls.prefixes = l.prefixes(k, e.val, lat, ls.prefixes)
 			case "list":
 				if s, ok := l.str(e.val, join(lat, "list")); ok {
 					if s == "" {
@@ -678,19 +665,71 @@ func (l *profileLoader) links(k ledger.Kind, n *yaml.Node, at string) []*linkSpe
 				ls.nameColumns, _ = l.columns(e.val, join(lat, "name"))
 			}
 		}
-		switch {
-		case len(ls.columns) == 0:
-			l.fail(c, join(lat, "column"), "missing: the column that holds the link")
-		case hasKind == hasPrefixes:
-			l.fail(c, lat, "say either kind (the parent's kind) or prefixes (the parent's kind by id prefix)")
-		case ls.byName && hasPrefixes:
-			l.fail(c, join(lat, "by"), "a link by name names one kind, not prefixes")
-		case len(ls.nameColumns) > 0 && !ls.byName:
-			l.fail(c, join(lat, "name"), "only a link by name (by: name) looks names up")
-		}
+		l.checkLink(c, lat, ls, hasKind, hasPrefixes)
 		out = append(out, ls)
 	}
 	return out
+}
+
+// prefixes reads a link's prefixes (lat: the link's place) into rules:
+// per id prefix, the parent's kind, ignore, or the object of ids the
+// profile does not import (R6b), longest prefix first.
+func (l *profileLoader) prefixes(k ledger.Kind, n *yaml.Node, lat string, rules []prefixRule) []prefixRule {
+	for _, pr := range l.mapping(n, join(lat, "prefixes")) {
+		if pr.key == "" {
+			l.fail(pr.node, join(lat, "prefixes"), "an empty prefix matches every id")
+			continue
+		}
+		rule := prefixRule{prefix: pr.key}
+		if v := deref(pr.val); v.Kind == yaml.MappingNode {
+			// R6b: the ids of an object the profile does not
+			// import ("500": {not_imported: case}): a link to
+			// one is kept, and waits for nothing a run of the
+			// export gives; {ignore: user} is ignore, naming
+			// the object for a record linked only to one.
+			keys := l.mapping(v, join(lat, "prefixes."+pr.key), "not_imported", "ignore")
+			for _, o := range keys {
+				if name, ok := l.str(o.val, join(lat, "prefixes."+pr.key+"."+o.key)); ok {
+					rule.object, rule.ignore = strings.TrimSpace(name), o.key == "ignore"
+				}
+			}
+			if len(keys) != 1 || rule.object == "" {
+				l.fail(v, join(lat, "prefixes."+pr.key), "names no object: {not_imported: case} names the object of the ids "+
+					"the profile does not import, {ignore: user} the object of the ids it ignores")
+				continue
+			}
+			rules = append(rules, rule)
+			continue
+		}
+		s, ok := l.str(pr.val, join(lat, "prefixes."+pr.key))
+		if !ok {
+			continue
+		}
+		if rule.ignore = s == "ignore"; !rule.ignore {
+			rule.kind = l.parentKind(k, pr.val, join(lat, "prefixes."+pr.key), s)
+			if rule.kind == "" {
+				continue
+			}
+		}
+		rules = append(rules, rule)
+	}
+	sort.SliceStable(rules, func(a, b int) bool { return len(rules[a].prefix) > len(rules[b].prefix) })
+	return rules
+}
+
+// checkLink refuses a link that names no column, both or neither of kind
+// and prefixes, prefixes by name, or name columns not by name.
+func (l *profileLoader) checkLink(c *yaml.Node, lat string, ls *linkSpec, hasKind, hasPrefixes bool) {
+	switch {
+	case len(ls.columns) == 0:
+		l.fail(c, join(lat, "column"), "missing: the column that holds the link")
+	case hasKind == hasPrefixes:
+		l.fail(c, lat, "say either kind (the parent's kind) or prefixes (the parent's kind by id prefix)")
+	case ls.byName && hasPrefixes:
+		l.fail(c, join(lat, "by"), "a link by name names one kind, not prefixes")
+	case len(ls.nameColumns) > 0 && !ls.byName:
+		l.fail(c, join(lat, "name"), "only a link by name (by: name) looks names up")
+	}
 }
 
 func (l *profileLoader) parentKind(child ledger.Kind, n *yaml.Node, at, s string) ledger.Kind {

@@ -301,22 +301,47 @@ func (m *Mapper) addRoot(col string) {
 // layoutOf returns the layout of a row's columns; rows of a CSV file, and
 // most JSON objects of a file, share one.
 func (m *Mapper) layoutOf(cols []reader.Col) *layout {
-	if l := m.last; l != nil && len(l.names) == len(cols) {
-		same := true
-		for i := range cols {
-			if cols[i].Name != l.names[i] {
-				same = false
-				break
-			}
-		}
-		if same {
-			return l
+	if l := m.last; l != nil && l.fits(cols) {
+		return l
+	}
+	l, byField := m.nameColumns(cols)
+	m.placeFields(l, byField)
+	if id := m.fields.Index["id"]; byField[id] == nil {
+		l.idMissing = true
+	}
+	m.placeLinks(l, cols)
+	m.placeWhere(l, cols)
+	m.placeShared(l, cols)
+	l.rowRules = m.rowRules || len(l.alts) > 0
+	m.last = l
+	return l
+}
+
+// fits reports whether cols are the columns of l, by name and in order.
+func (l *layout) fits(cols []reader.Col) bool {
+	if len(l.names) != len(cols) {
+		return false
+	}
+	for i := range cols {
+		if cols[i].Name != l.names[i] {
+			return false
 		}
 	}
+	return true
+}
+
+// fieldCand is a column that may give a field, and its rank among the
+// field's spellings (0: the first).
+type fieldCand struct{ col, rank int }
+
+// nameColumns starts the layout of cols: each column's name, its name in
+// extra (a name given twice numbered), whether it holds a date only, and
+// every column kept in extra for now; and it returns the columns that may
+// give each field.
+func (m *Mapper) nameColumns(cols []reader.Col) (*layout, map[int][]fieldCand) {
 	l := &layout{names: make([]string, len(cols)), field: make([]int, len(cols)), extraName: make([]string, len(cols)), repeated: [2]int{-1, -1}}
 	used := map[string]int{}
-	type cand struct{ col, rank int }
-	var byField map[int][]cand
+	var byField map[int][]fieldCand
 	for i, c := range cols {
 		l.names[i] = c.Name
 		used[c.Name]++
@@ -333,11 +358,18 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 		}
 		if ref, ok := m.index[normaliseHeader(c.Name)]; ok {
 			if byField == nil {
-				byField = map[int][]cand{}
+				byField = map[int][]fieldCand{}
 			}
-			byField[ref.field] = append(byField[ref.field], cand{i, ref.rank})
+			byField[ref.field] = append(byField[ref.field], fieldCand{i, ref.rank})
 		}
 	}
+	return l, byField
+}
+
+// placeFields gives each field its column: the one of its best rank, or,
+// when several spellings of it are columns, alternates read per row
+// (l.alts). A column name given twice leaves the field to the first.
+func (m *Mapper) placeFields(l *layout, byField map[int][]fieldCand) {
 	fields := make([]int, 0, len(byField))
 	for f := range byField {
 		fields = append(fields, f)
@@ -368,9 +400,11 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 		l.alts = append(l.alts, altGroup{field: f, cols: keep})
 	}
 	sort.Slice(l.alts, func(a, b int) bool { return l.alts[a].field < l.alts[b].field })
-	if id := m.fields.Index["id"]; byField[id] == nil {
-		l.idMissing = true
-	}
+}
+
+// placeLinks finds, for each link of the kind, the columns that hold it,
+// in order of preference: read as links, kept out of extra.
+func (m *Mapper) placeLinks(l *layout, cols []reader.Col) {
 	if len(m.kindSpec.links) > 0 {
 		l.linkCols = make([][]int, len(m.kindSpec.links))
 		for li, ls := range m.kindSpec.links {
@@ -388,6 +422,11 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 			}
 		}
 	}
+}
+
+// placeWhere finds the column of each condition of each sibling's where
+// (-1: none).
+func (m *Mapper) placeWhere(l *layout, cols []reader.Col) {
 	l.whereAt = make([][]int, len(m.siblings))
 	for si, sib := range m.siblings {
 		for _, w := range sib.spec.where {
@@ -401,6 +440,11 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 			l.whereAt[si] = append(l.whereAt[si], at)
 		}
 	}
+}
+
+// placeShared marks the columns this kind keeps in extra that another kind
+// of the file maps (colShared), with the siblings that map them.
+func (m *Mapper) placeShared(l *layout, cols []reader.Col) {
 	if len(m.siblings) > 1 {
 		for i, col := range cols {
 			if l.field[i] != colExtra {
@@ -418,9 +462,6 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 			}
 		}
 	}
-	l.rowRules = m.rowRules || len(l.alts) > 0
-	m.last = l
-	return l
 }
 
 // File is the name of the file the mapper maps, as failures name it.
@@ -648,6 +689,48 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 	if r.Excluded {
 		return
 	}
+	m.chooseAlternates(r, cols, l)
+	for i, f := range m.fields.Names {
+		if strings.TrimSpace(r.vals[i]) != "" {
+			continue
+		}
+		if d := m.fileSpec.defaults[f]; d != "" {
+			r.vals[i] = d
+		} else if spec := m.kindSpec.fields[f]; spec != nil && spec.def != "" {
+			r.vals[i] = spec.def
+		}
+	}
+	var beyond beyondFields
+	for li, ls := range m.kindSpec.links {
+		if ls.byName && hasIDFor(beyond.links, canon.LinkField(ls.kind)) {
+			continue // an id where there is one; the name only where there is none
+		}
+		for _, i := range l.linkCols[li] {
+			c := cols[i]
+			if strings.TrimSpace(c.Value) == "" {
+				continue
+			}
+			vals := m.linkValues(ls, c, l.names[i])
+			beyond.add(vals)
+			if ls.list != "" && len(vals) > 1 {
+				r.addExtra(l.extraName[i], c) // only one of them becomes the link: all are kept
+			}
+			break
+		}
+	}
+	m.joinRows(&beyond, r, cols)
+	if m.fileSpec.bodyFile != "" {
+		beyond.bodyFile = m.body.expand(&m.columnsByName, cols)
+	}
+	if beyond.links != nil || beyond.ignored != nil || beyond.bodyFile != "" {
+		r.beyond = &beyond
+	}
+}
+
+// chooseAlternates gives each field of alternate columns (l.alts) the
+// first of them that holds a value, in order of preference; the others
+// that hold one are kept in extra.
+func (m *Mapper) chooseAlternates(r *Record, cols []reader.Col, l *layout) {
 	for _, g := range l.alts {
 		chosen := false
 		for _, i := range g.cols {
@@ -677,34 +760,12 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 			}
 		}
 	}
-	for i, f := range m.fields.Names {
-		if strings.TrimSpace(r.vals[i]) != "" {
-			continue
-		}
-		if d := m.fileSpec.defaults[f]; d != "" {
-			r.vals[i] = d
-		} else if spec := m.kindSpec.fields[f]; spec != nil && spec.def != "" {
-			r.vals[i] = spec.def
-		}
-	}
-	var beyond beyondFields
-	for li, ls := range m.kindSpec.links {
-		if ls.byName && hasIDFor(beyond.links, canon.LinkField(ls.kind)) {
-			continue // an id where there is one; the name only where there is none
-		}
-		for _, i := range l.linkCols[li] {
-			c := cols[i]
-			if strings.TrimSpace(c.Value) == "" {
-				continue
-			}
-			vals := m.linkValues(ls, c, l.names[i])
-			beyond.add(vals)
-			if ls.list != "" && len(vals) > 1 {
-				r.addExtra(l.extraName[i], c) // only one of them becomes the link: all are kept
-			}
-			break
-		}
-	}
+}
+
+// joinRows adds to b what the rows of the joined files (side files) that
+// r joins say: by its id, or by the first column of a join's "on" that
+// holds a value.
+func (m *Mapper) joinRows(b *beyondFields, r *Record, cols []reader.Col) {
 	if len(m.fileSpec.joins) > 0 && m.side != nil {
 		for _, js := range m.fileSpec.joins {
 			key := r.vals[m.fields.Index["id"]]
@@ -719,15 +780,9 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 			}
 			key = m.normID(key)
 			if idx := m.side.joins[js]; idx != nil && key != "" {
-				beyond.add(idx.rows[key])
+				b.add(idx.rows[key])
 			}
 		}
-	}
-	if m.fileSpec.bodyFile != "" {
-		beyond.bodyFile = m.body.expand(&m.columnsByName, cols)
-	}
-	if beyond.links != nil || beyond.ignored != nil || beyond.bodyFile != "" {
-		r.beyond = &beyond
 	}
 }
 

@@ -86,58 +86,84 @@ func compoundNames(ra io.ReaderAt, size int64) ([]string, error) {
 	if sectors < 1 {
 		return nil, errCFB
 	}
-	read := func(n uint32, p []byte, at int64) error {
-		if int64(n) >= sectors {
+	f := &cfbFile{ra: ra, ss: ss, sectors: sectors, perSector: ss / 4}
+	if err := f.readFAT(&h); err != nil {
+		return nil, err
+	}
+	return f.directory(le.Uint32(h[48:]))
+}
+
+// cfbFile is a compound file being read: its sectors, and where its FAT's
+// sectors are.
+type cfbFile struct {
+	ra        io.ReaderAt
+	ss        int64    // the sector size
+	sectors   int64    // how many the file's size holds
+	perSector int64    // FAT entries per sector
+	fat       []uint32 // the FAT's sectors
+}
+
+// read reads p from sector n, at bytes into it.
+func (f *cfbFile) read(n uint32, p []byte, at int64) error {
+	if int64(n) >= f.sectors {
+		return errCFB
+	}
+	_, err := f.ra.ReadAt(p, (int64(n)+1)*f.ss+at)
+	return err
+}
+
+// readFAT finds where the FAT's sectors are: the first 109 in the header
+// h, the rest in a chain of DIFAT sectors, each ending with the next one's
+// number.
+func (f *cfbFile) readFAT(h *[512]byte) error {
+	le := binary.LittleEndian
+	numFAT := int64(le.Uint32(h[44:]))
+	if numFAT > f.sectors {
+		return errCFB
+	}
+	for i := 0; i < 109 && int64(len(f.fat)) < numFAT; i++ {
+		f.fat = append(f.fat, le.Uint32(h[76+4*i:]))
+	}
+	buf := make([]byte, f.ss)
+	for next, steps := le.Uint32(h[68:]), int64(0); int64(len(f.fat)) < numFAT; steps++ {
+		if next > cfbMaxRegular || steps > f.sectors {
 			return errCFB
 		}
-		_, err := ra.ReadAt(p, (int64(n)+1)*ss+at)
-		return err
+		if err := f.read(next, buf, 0); err != nil {
+			return errCFB
+		}
+		for i := int64(0); i < f.perSector-1 && int64(len(f.fat)) < numFAT; i++ {
+			f.fat = append(f.fat, le.Uint32(buf[4*i:]))
+		}
+		next = le.Uint32(buf[f.ss-4:])
 	}
+	return nil
+}
 
-	// Where the FAT's sectors are: the first 109 in the header, the rest
-	// in a chain of DIFAT sectors, each ending with the next one's number.
-	numFAT := int64(le.Uint32(h[44:]))
-	if numFAT > sectors {
-		return nil, errCFB
+// follow is the sector after n in its chain, as the FAT says.
+func (f *cfbFile) follow(n uint32) (uint32, error) {
+	i := int64(n) / f.perSector
+	if i >= int64(len(f.fat)) {
+		return 0, errCFB
 	}
-	var fat []uint32
-	for i := 0; i < 109 && int64(len(fat)) < numFAT; i++ {
-		fat = append(fat, le.Uint32(h[76+4*i:]))
+	var b [4]byte
+	if err := f.read(f.fat[i], b[:], int64(n)%f.perSector*4); err != nil {
+		return 0, errCFB
 	}
-	perSector := ss / 4
-	buf := make([]byte, ss)
-	for next, steps := le.Uint32(h[68:]), int64(0); int64(len(fat)) < numFAT; steps++ {
-		if next > cfbMaxRegular || steps > sectors {
-			return nil, errCFB
-		}
-		if err := read(next, buf, 0); err != nil {
-			return nil, errCFB
-		}
-		for i := int64(0); i < perSector-1 && int64(len(fat)) < numFAT; i++ {
-			fat = append(fat, le.Uint32(buf[4*i:]))
-		}
-		next = le.Uint32(buf[ss-4:])
-	}
-	follow := func(n uint32) (uint32, error) {
-		i := int64(n) / perSector
-		if i >= int64(len(fat)) {
-			return 0, errCFB
-		}
-		var b [4]byte
-		if err := read(fat[i], b[:], int64(n)%perSector*4); err != nil {
-			return 0, errCFB
-		}
-		return le.Uint32(b[:]), nil
-	}
+	return binary.LittleEndian.Uint32(b[:]), nil
+}
 
-	// The directory: a chain of sectors of 128-byte entries.
+// directory reads the names in the directory, a chain of sectors of
+// 128-byte entries from sector n.
+func (f *cfbFile) directory(n uint32) ([]string, error) {
+	le := binary.LittleEndian
+	buf := make([]byte, f.ss)
 	var names []string
-	n := le.Uint32(h[48:])
 	for steps := int64(0); n != cfbEndOfChain; steps++ {
-		if n > cfbMaxRegular || steps > sectors {
+		if n > cfbMaxRegular || steps > f.sectors {
 			return nil, errCFB
 		}
-		if err := read(n, buf, 0); err != nil {
+		if err := f.read(n, buf, 0); err != nil {
 			return nil, errCFB
 		}
 		for e := buf; len(e) >= 128; e = e[128:] {
@@ -155,7 +181,7 @@ func compoundNames(ra io.ReaderAt, size int64) ([]string, error) {
 			}
 		}
 		var err error
-		if n, err = follow(n); err != nil {
+		if n, err = f.follow(n); err != nil {
 			return nil, err
 		}
 	}

@@ -494,19 +494,9 @@ func (s *csvSource) readError(err error) *FileError {
 // lines that end with a lone "\r" (Excel's "CSV (Macintosh)"). The caller
 // reads on from head, then br.
 func sniffHeader(br *bufio.Reader) (head []byte, skipped int, comma rune, bareCR bool, dropped int64, err error) {
-	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
-		if _, err := br.Discard(len(utf8BOM)); err != nil {
-			return nil, 0, 0, false, 0, err
-		}
-		dropped += int64(len(utf8BOM))
-	}
-	sep, n := sepLine(br)
-	if n > 0 {
-		if _, err := br.Discard(n); err != nil {
-			return nil, 0, 0, false, 0, err
-		}
-		dropped += int64(n)
-		skipped++
+	sep, skipped, dropped, err := skipPreamble(br)
+	if err != nil {
+		return nil, 0, 0, false, 0, err
 	}
 	loneCR := func() bool {
 		next, err := br.Peek(1)
@@ -576,7 +566,34 @@ scan:
 	if sep != 0 {
 		return buf, skipped, sep, bareCR, dropped, nil
 	}
-	comma = ','
+	return buf, skipped, mostFrequent(counts), bareCR, dropped, nil
+}
+
+// skipPreamble drops what comes before a CSV file's first line: a BOM,
+// and a "sep=;" line, whose delimiter it returns (0: none); skipped counts
+// the sep= line, dropped the bytes dropped.
+func skipPreamble(br *bufio.Reader) (sep rune, skipped int, dropped int64, err error) {
+	if p, _ := br.Peek(len(utf8BOM)); bytes.Equal(p, utf8BOM) {
+		if _, err := br.Discard(len(utf8BOM)); err != nil {
+			return 0, 0, 0, err
+		}
+		dropped += int64(len(utf8BOM))
+	}
+	sep, n := sepLine(br)
+	if n > 0 {
+		if _, err := br.Discard(n); err != nil {
+			return 0, 0, 0, err
+		}
+		dropped += int64(n)
+		skipped++
+	}
+	return sep, skipped, dropped, nil
+}
+
+// mostFrequent is the delimiter counted most often of , ; and tab
+// (counts, in that order): "," on a tie or when none was.
+func mostFrequent(counts [3]int) rune {
+	comma := ','
 	best, tie := 0, false
 	for i, d := range []rune{',', ';', '\t'} {
 		switch {
@@ -589,7 +606,7 @@ scan:
 	if tie {
 		comma = ','
 	}
-	return buf, skipped, comma, bareCR, dropped, nil
+	return comma
 }
 
 // sepLine reads, without taking it, a first line "sep=X" (any case) that

@@ -75,96 +75,113 @@ func newJSONSource(name string, text io.Reader, format Format, checkUTF8 bool, l
 // header is nil: each record of JSON names its own columns.
 func (s *jsonSource) header() []string { return nil }
 
+// next reads the next record, as where the file stands says: at its
+// start, in its array of records, in its stream of values or lines.
 func (s *jsonSource) next() (Row, error) {
 	switch s.state {
 	case jsonStart:
-		if s.format == FormatJSONL {
-			return s.startLines()
-		}
-		tok, err := s.token(true)
-		if err != nil {
-			return Row{}, err
-		}
-		switch tok {
-		case json.Delim('['):
-			s.state = jsonArray
-			if s.survey {
-				return Row{}, io.EOF
-			}
-			return s.next()
-		case json.Delim('{'):
-			line := s.tokenLine()
-			from := s.dec.InputOffset() - 1
-			row, wrapped, err := s.readFirstObject(line)
-			switch {
-			case errors.Is(err, errRecordTooLarge):
-				// Read key by key, to find a wrapper's array, it cannot be
-				// read past as one record.
-				return Row{}, &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("the object at line %d is over the bound of %s for one record, "+
-					"and crmimport cannot tell whether it holds the records (an object holding an array of them) or is one: "+
-					"if the file holds one record per line, name it .jsonl and run again (a record over the bound then fails alone)", line, boundSize(s.limit)), cause: err}
-			case err != nil:
-				return Row{}, err
-			case wrapped:
-				s.state = jsonWrapped
-				return s.next()
-			case s.survey:
-				return Row{}, io.EOF
-			}
-			s.state = jsonStream
-			if size := s.dec.InputOffset() - from; size > s.limit {
-				// Over the bound by what the decoder reads at once: its
-				// text is gone by now.
-				return s.overRow(line, s.lines.lineAt(s.dec.InputOffset()-1), size, nil), nil
-			}
-			s.linesAfter(line)
-			return row, nil
-		}
-		s.state = jsonStream
-		if s.survey {
-			return Row{}, io.EOF
-		}
-		return s.nonObject(tok)
-
+		return s.start()
 	case jsonArray, jsonWrapped:
-		// The bound counts what the next element takes from here.
-		s.mark()
-		for s.survey && s.dec.More() {
-			var raw json.RawMessage
-			if err := s.dec.Decode(&raw); errors.Is(err, errRecordTooLarge) {
-				if _, err := s.skipOver(); err != nil {
-					return Row{}, err
-				}
-			} else if err != nil {
-				return Row{}, s.fileError(err)
-			}
-			s.mark() // one record held at a time
-		}
-		if !s.dec.More() {
-			if _, err := s.token(false); err != nil { // the closing ], or the error More kept to itself
-				if !errors.Is(err, errRecordTooLarge) {
-					return Row{}, err
-				}
-				row, err := s.skipOver()
-				if err != nil || !s.survey {
-					return row, err
-				}
-				return s.next()
-			}
-			if s.state == jsonWrapped {
-				return Row{}, s.endWrapper()
-			}
-			return Row{}, s.expectEnd("after the closing ] of the array")
-		}
-		return s.element()
-
+		return s.nextElement()
 	case jsonLines:
 		return s.nextLine()
-
 	default: // jsonStream
 		s.mark()
 		return s.element()
 	}
+}
+
+// start reads what the file begins with: an array of records, an object
+// (a record, or a wrapper holding the array), or another value; or, for
+// JSON Lines, its first line.
+func (s *jsonSource) start() (Row, error) {
+	if s.format == FormatJSONL {
+		return s.startLines()
+	}
+	tok, err := s.token(true)
+	if err != nil {
+		return Row{}, err
+	}
+	switch tok {
+	case json.Delim('['):
+		s.state = jsonArray
+		if s.survey {
+			return Row{}, io.EOF
+		}
+		return s.next()
+	case json.Delim('{'):
+		return s.firstObject()
+	}
+	s.state = jsonStream
+	if s.survey {
+		return Row{}, io.EOF
+	}
+	return s.nonObject(tok)
+}
+
+// firstObject reads the object the file begins with: a wrapper, whose
+// array of records is read next, or the first record of a stream.
+func (s *jsonSource) firstObject() (Row, error) {
+	line := s.tokenLine()
+	from := s.dec.InputOffset() - 1
+	row, wrapped, err := s.readFirstObject(line)
+	switch {
+	case errors.Is(err, errRecordTooLarge):
+		// Read key by key, to find a wrapper's array, it cannot be
+		// read past as one record.
+		return Row{}, &FileError{File: s.name, Line: line, Reason: fmt.Sprintf("the object at line %d is over the bound of %s for one record, "+
+			"and crmimport cannot tell whether it holds the records (an object holding an array of them) or is one: "+
+			"if the file holds one record per line, name it .jsonl and run again (a record over the bound then fails alone)", line, boundSize(s.limit)), cause: err}
+	case err != nil:
+		return Row{}, err
+	case wrapped:
+		s.state = jsonWrapped
+		return s.next()
+	case s.survey:
+		return Row{}, io.EOF
+	}
+	s.state = jsonStream
+	if size := s.dec.InputOffset() - from; size > s.limit {
+		// Over the bound by what the decoder reads at once: its
+		// text is gone by now.
+		return s.overRow(line, s.lines.lineAt(s.dec.InputOffset()-1), size, nil), nil
+	}
+	s.linesAfter(line)
+	return row, nil
+}
+
+// nextElement reads the next element of the array of records, or its end.
+func (s *jsonSource) nextElement() (Row, error) {
+	// The bound counts what the next element takes from here.
+	s.mark()
+	for s.survey && s.dec.More() {
+		var raw json.RawMessage
+		if err := s.dec.Decode(&raw); errors.Is(err, errRecordTooLarge) {
+			if _, err := s.skipOver(); err != nil {
+				return Row{}, err
+			}
+		} else if err != nil {
+			return Row{}, s.fileError(err)
+		}
+		s.mark() // one record held at a time
+	}
+	if !s.dec.More() {
+		if _, err := s.token(false); err != nil { // the closing ], or the error More kept to itself
+			if !errors.Is(err, errRecordTooLarge) {
+				return Row{}, err
+			}
+			row, err := s.skipOver()
+			if err != nil || !s.survey {
+				return row, err
+			}
+			return s.next()
+		}
+		if s.state == jsonWrapped {
+			return Row{}, s.endWrapper()
+		}
+		return Row{}, s.expectEnd("after the closing ] of the array")
+	}
+	return s.element()
 }
 
 // mark marks the value the decoder reads next (lineCounter.mark), from what

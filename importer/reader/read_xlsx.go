@@ -108,35 +108,15 @@ type xlsxSheet struct{ name, part string }
 func (s *xlsxSource) open(ra io.ReaderAt, size int64, only string) error {
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
-		head := make([]byte, SniffSize)
-		n, _ := ra.ReadAt(head, 0)
-		if bytes.HasPrefix(head[:n], cfbMagic) {
-			switch compoundKind(ra, size) { // cfb.go
-			case compoundEncrypted:
-				return &FileError{File: s.name, Reason: "is password-protected: remove the password in the spreadsheet and save again"}
-			case compoundXLS:
-				return &FileError{File: s.name, Reason: "is an Excel 97–2003 .xls workbook: save it as .xlsx or CSV"}
-			case compoundOther:
-				return &FileError{File: s.name, Reason: "is an Office 97–2003 document that holds no workbook, not an xlsx workbook"}
-			}
-		}
-		if what := sniffBinary(head[:n]); what.name != "" && what.name != "an Excel workbook (xlsx)" {
-			return &FileError{File: s.name, Reason: "is " + what.name + ", not an xlsx workbook"}
-		}
-		return &FileError{File: s.name, Reason: "is not an xlsx workbook (" + err.Error() + ")", cause: err}
+		return s.notAWorkbook(ra, size, err)
 	}
 	if s.guard.Zip != nil {
 		if err := s.guard.Zip(zr); err != nil {
 			return &FileError{File: s.name, Reason: err.Error(), cause: err}
 		}
 	}
-	s.parts = map[string]*zip.File{}
-	for _, f := range zr.File {
-		n := strings.ToLower(strings.TrimPrefix(strings.ReplaceAll(f.Name, `\`, "/"), "/"))
-		if _, dup := s.parts[n]; dup {
-			return &FileError{File: s.name, Reason: fmt.Sprintf("holds two parts named %q: it is not a workbook as Excel writes it", f.Name)}
-		}
-		s.parts[n] = f
+	if err := s.listParts(zr); err != nil {
+		return err
 	}
 	wbPart := "xl/workbook.xml"
 	if rels, err := s.readRels("_rels/.rels", ""); err != nil {
@@ -186,6 +166,42 @@ func (s *xlsxSource) open(ra io.ReaderAt, size int64, only string) error {
 		return &FileError{File: s.name, Reason: fmt.Sprintf("has no worksheet named %q (its sheets: %s)", only, strings.Join(names, ", "))}
 	}
 	return s.openNext()
+}
+
+// notAWorkbook says why a file that zip cannot open (err) is not an xlsx
+// workbook: a password-protected workbook, an .xls, another Office
+// document, another kind of file, or a broken zip.
+func (s *xlsxSource) notAWorkbook(ra io.ReaderAt, size int64, err error) error {
+	head := make([]byte, SniffSize)
+	n, _ := ra.ReadAt(head, 0)
+	if bytes.HasPrefix(head[:n], cfbMagic) {
+		switch compoundKind(ra, size) { // cfb.go
+		case compoundEncrypted:
+			return &FileError{File: s.name, Reason: "is password-protected: remove the password in the spreadsheet and save again"}
+		case compoundXLS:
+			return &FileError{File: s.name, Reason: "is an Excel 97–2003 .xls workbook: save it as .xlsx or CSV"}
+		case compoundOther:
+			return &FileError{File: s.name, Reason: "is an Office 97–2003 document that holds no workbook, not an xlsx workbook"}
+		}
+	}
+	if what := sniffBinary(head[:n]); what.name != "" && what.name != "an Excel workbook (xlsx)" {
+		return &FileError{File: s.name, Reason: "is " + what.name + ", not an xlsx workbook"}
+	}
+	return &FileError{File: s.name, Reason: "is not an xlsx workbook (" + err.Error() + ")", cause: err}
+}
+
+// listParts indexes the workbook's parts by their names, as Excel reads
+// them (any case, either slash); a name given twice refuses the file.
+func (s *xlsxSource) listParts(zr *zip.Reader) error {
+	s.parts = map[string]*zip.File{}
+	for _, f := range zr.File {
+		n := strings.ToLower(strings.TrimPrefix(strings.ReplaceAll(f.Name, `\`, "/"), "/"))
+		if _, dup := s.parts[n]; dup {
+			return &FileError{File: s.name, Reason: fmt.Sprintf("holds two parts named %q: it is not a workbook as Excel writes it", f.Name)}
+		}
+		s.parts[n] = f
+	}
+	return nil
 }
 
 // openNext opens the next sheet that has a header row; s.sh is nil when

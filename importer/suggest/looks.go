@@ -95,6 +95,9 @@ type look struct {
 	unreadDates, unreadSample string
 }
 
+// lookAt judges a column by its values: how many look like each kind of
+// value, the spellings of empty and of true and false, the date format
+// they share, the lists they hold.
 func lookAt(vals []string) *look {
 	l := &look{empties: map[string]int{}, distinctValues: map[string]bool{}}
 	var nonISO []string
@@ -107,92 +110,12 @@ func lookAt(vals []string) *look {
 			l.empties[v]++
 			continue
 		}
-		l.nonEmpty++
-		l.values = append(l.values, v)
-		if !l.distinctValues[v] {
-			l.distinctValues[v] = true
-			l.distinct++
-		}
-		if canon.IsAddress(v) {
-			l.emails++
-		}
-		if _, ok := canon.ParseDate(v); ok {
-			l.dates++
-			l.iso++
-		} else if looksDated(v) {
+		if l.add(v) {
 			nonISO = append(nonISO, v)
-		}
-		if canon.IsAmount(v) {
-			l.amounts++
-		}
-		if _, ok := canon.ParseBool(v); ok {
-			l.bools++
-		} else if isTrueWord(v) {
-			l.bools++
-			l.trueSeen = appendNew(l.trueSeen, strings.ToLower(v))
-		} else if isFalseWord(v) {
-			l.bools++
-			l.falseSeen = appendNew(l.falseSeen, strings.ToLower(v))
-		} else {
-			l.boolOther++
-		}
-		if idRE.MatchString(v) && len(v) <= 64 {
-			l.ids++
-		}
-		if !strings.Contains(v, "@") && domainRE.MatchString(strings.ToLower(v)) && !canon.IsAmount(v) {
-			l.domains++
-		}
-		if phoneRE.MatchString(v) && strings.IndexFunc(v, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 && !canon.IsAmount(v) {
-			if _, ok := canon.ParseDate(v); !ok {
-				l.phones++
-			}
-		}
-		if strings.ContainsAny(v, " \t") {
-			l.spaces++
-		}
-		if strings.HasPrefix(v, "[") {
-			if parts, ok := jsonList(v); ok {
-				l.jsonLists++
-				l.listParts = append(l.listParts, parts...)
-				continue
-			}
-		}
-		for _, sep := range []string{";", ","} {
-			if strings.Contains(v, sep) {
-				parts := splitList(v, sep)
-				allIDs := len(parts) > 1
-				for _, p := range parts {
-					allIDs = allIDs && idRE.MatchString(p)
-				}
-				if allIDs {
-					l.lists++
-					if l.listSep == "" {
-						l.listSep = sep
-					}
-				}
-				break
-			}
 		}
 	}
 	if len(nonISO) > 0 {
-		for _, spec := range dateSpecs {
-			layout := specLayout(spec)
-			all := true
-			for _, v := range nonISO {
-				if _, err := time.Parse(layout, v); err != nil {
-					all = false
-					break
-				}
-			}
-			if all {
-				l.dateSpec = spec
-				l.dates += len(nonISO)
-				break
-			}
-		}
-		if l.dateSpec == "" {
-			l.unreadDates, l.unreadSample = nonISO[0], nonISO[0]
-		}
+		l.fitDates(nonISO)
 	}
 	if l.listSep != "" || l.jsonLists > 0 {
 		if l.jsonLists == 0 {
@@ -202,6 +125,115 @@ func lookAt(vals []string) *look {
 		}
 	}
 	return l
+}
+
+// add counts a value that is not empty by what it looks like. It reports
+// a value that looks dated but is no ISO date: whether it is a date is
+// judged with the others (fitDates).
+func (l *look) add(v string) (undated bool) {
+	l.nonEmpty++
+	l.values = append(l.values, v)
+	if !l.distinctValues[v] {
+		l.distinctValues[v] = true
+		l.distinct++
+	}
+	if canon.IsAddress(v) {
+		l.emails++
+	}
+	if _, ok := canon.ParseDate(v); ok {
+		l.dates++
+		l.iso++
+	} else if looksDated(v) {
+		undated = true
+	}
+	if canon.IsAmount(v) {
+		l.amounts++
+	}
+	l.addFlag(v)
+	if idRE.MatchString(v) && len(v) <= 64 {
+		l.ids++
+	}
+	if !strings.Contains(v, "@") && domainRE.MatchString(strings.ToLower(v)) && !canon.IsAmount(v) {
+		l.domains++
+	}
+	if phoneRE.MatchString(v) && strings.IndexFunc(v, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 && !canon.IsAmount(v) {
+		if _, ok := canon.ParseDate(v); !ok {
+			l.phones++
+		}
+	}
+	if strings.ContainsAny(v, " \t") {
+		l.spaces++
+	}
+	l.addList(v)
+	return undated
+}
+
+// addFlag counts a value that reads as true or false: as canon reads it,
+// or by a spelling of true or false beyond canon's (kept).
+func (l *look) addFlag(v string) {
+	if _, ok := canon.ParseBool(v); ok {
+		l.bools++
+	} else if isTrueWord(v) {
+		l.bools++
+		l.trueSeen = appendNew(l.trueSeen, strings.ToLower(v))
+	} else if isFalseWord(v) {
+		l.bools++
+		l.falseSeen = appendNew(l.falseSeen, strings.ToLower(v))
+	} else {
+		l.boolOther++
+	}
+}
+
+// addList counts a value that is a list of ids: a JSON array (its parts
+// kept), or ids joined by ";" or "," (the first separator seen kept).
+func (l *look) addList(v string) {
+	if strings.HasPrefix(v, "[") {
+		if parts, ok := jsonList(v); ok {
+			l.jsonLists++
+			l.listParts = append(l.listParts, parts...)
+			return
+		}
+	}
+	for _, sep := range []string{";", ","} {
+		if strings.Contains(v, sep) {
+			parts := splitList(v, sep)
+			allIDs := len(parts) > 1
+			for _, p := range parts {
+				allIDs = allIDs && idRE.MatchString(p)
+			}
+			if allIDs {
+				l.lists++
+				if l.listSep == "" {
+					l.listSep = sep
+				}
+			}
+			break
+		}
+	}
+}
+
+// fitDates finds the one date spec that every dated value that is no ISO
+// date fits, and counts them as dates; when none fits, the first of them
+// is the sample of dates left unread.
+func (l *look) fitDates(nonISO []string) {
+	for _, spec := range dateSpecs {
+		layout := specLayout(spec)
+		all := true
+		for _, v := range nonISO {
+			if _, err := time.Parse(layout, v); err != nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			l.dateSpec = spec
+			l.dates += len(nonISO)
+			break
+		}
+	}
+	if l.dateSpec == "" {
+		l.unreadDates, l.unreadSample = nonISO[0], nonISO[0]
+	}
 }
 
 // looksDated: digits with date separators, no letters (but AM/PM).

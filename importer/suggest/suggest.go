@@ -46,6 +46,35 @@ func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
 	}
 	idx := buildSpellings(opt.Hide)
 	d := &Draft{Name: name, Files: []*File{}}
+	samples, err := readFiles(ctx, d, listed, rows, lim, idx)
+	if err != nil {
+		return nil, err
+	}
+	looks := map[*sample][]*look{}
+	for _, s := range samples {
+		for _, v := range s.vals {
+			looks[s] = append(looks[s], lookAt(v))
+		}
+	}
+	ex := placeIDs(samples, looks, idx)
+	for _, k := range canon.Kinds() {
+		for _, s := range samples {
+			if s.file.Kind == k {
+				placeFields(s, looks[s], idx, ex)
+				addNames(ex, s)
+			}
+		}
+	}
+	valueSpellings(d, samples, looks)
+	matchKeys(d, samples, looks)
+	fixPatterns(d)
+	return d, nil
+}
+
+// readFiles adds to d a file per file listed, and reads a sample of rows
+// of each it can read, whose kind it guesses; a file it cannot read is
+// left out, and says why. It returns the samples read.
+func readFiles(ctx context.Context, d *Draft, listed []input.File, rows int, lim input.Limits, idx spellingIndex) ([]*sample, error) {
 	var samples []*sample
 	for _, lf := range listed {
 		if err := ctx.Err(); err != nil {
@@ -71,12 +100,12 @@ func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
 		}
 		samples = append(samples, s)
 	}
-	looks := map[*sample][]*look{}
-	for _, s := range samples {
-		for _, v := range s.vals {
-			looks[s] = append(looks[s], lookAt(v))
-		}
-	}
+	return samples, nil
+}
+
+// placeIDs gives each file of a kind its id column, if one looks like
+// it, and returns the ids each kind's files hold.
+func placeIDs(samples []*sample, looks map[*sample][]*look, idx spellingIndex) *exportIDs {
 	ex := &exportIDs{ids: map[ledger.Kind]map[string]bool{}, nameSet: map[ledger.Kind]map[string]bool{}}
 	for _, s := range samples {
 		if s.file.Kind == "" {
@@ -96,18 +125,7 @@ func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
 			ex.ids[s.file.Kind][v] = true
 		}
 	}
-	for _, k := range canon.Kinds() {
-		for _, s := range samples {
-			if s.file.Kind == k {
-				placeFields(s, looks[s], idx, ex)
-				addNames(ex, s)
-			}
-		}
-	}
-	valueSpellings(d, samples, looks)
-	matchKeys(d, samples, looks)
-	fixPatterns(d)
-	return d, nil
+	return ex
 }
 
 // samplesOf are a column's first distinct non-empty values, for the editor.

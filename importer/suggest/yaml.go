@@ -67,9 +67,22 @@ type linkEntry struct {
 	parent ledger.Kind
 }
 
+// writeYAML writes a draft as a profile's YAML, each guess with why and
+// how sure, the files it does not read named in a comment.
 func writeYAML(d *Draft) []byte {
 	var b bytes.Buffer
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	writeYAMLHead(&b, d)
+	writeSpellings(&b, d)
+	writeDatesAndHeaders(&b, d)
+	writeKinds(&b, d)
+	writeLeftOut(&b, d)
+	return b.Bytes()
+}
+
+// writeYAMLHead writes what the draft is, how to check it, and its name
+// and description.
+func writeYAMLHead(b *bytes.Buffer, d *Draft) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	var read []string
 	for _, f := range d.Files {
 		if f.writable() {
@@ -86,6 +99,12 @@ func writeYAML(d *Draft) []byte {
 	}
 	w("name: %s\n", quote(name))
 	w("description: %s\n", quote(fmt.Sprintf("drafted from %s", strings.Join(read, ", "))))
+}
+
+// writeSpellings writes the natural keys (R5) and the spellings of empty
+// and of true and false.
+func writeSpellings(b *bytes.Buffer, d *Draft) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	if len(d.Match) > 0 {
 		w("\n# R5: %s\n", oneLine(d.MatchWhy))
 	} else {
@@ -106,6 +125,12 @@ func writeYAML(d *Draft) []byte {
 			w("  false: %s\n", quoteList(d.False))
 		}
 	}
+}
+
+// writeDatesAndHeaders writes the date formats seen beyond ISO 8601 and
+// what a repeated header name does.
+func writeDatesAndHeaders(b *bytes.Buffer, d *Draft) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	var dates []string
 	repeated := false
 	for _, f := range d.Files {
@@ -133,6 +158,11 @@ func writeYAML(d *Draft) []byte {
 		w("\n# A field given by two columns of one name fails the file: rename or remove one.\n")
 		w("repeated_headers: fail\n")
 	}
+}
+
+// writeKinds writes each kind's files, in plan order.
+func writeKinds(b *bytes.Buffer, d *Draft) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("\nkinds:\n")
 	for _, k := range canon.Kinds() {
 		var files []*File
@@ -144,8 +174,14 @@ func writeYAML(d *Draft) []byte {
 		if len(files) == 0 {
 			continue
 		}
-		writeKind(&b, k, files)
+		writeKind(b, k, files)
 	}
+}
+
+// writeLeftOut names in a comment the files the draft does not read, and
+// why.
+func writeLeftOut(b *bytes.Buffer, d *Draft) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	var left []*File
 	for _, f := range d.Files {
 		if !f.writable() {
@@ -162,7 +198,6 @@ func writeYAML(d *Draft) []byte {
 			w("#   %s: %s\n", oneLine(f.Name), oneLine(why))
 		}
 	}
-	return b.Bytes()
 }
 
 func nonNil(s []string) []string {

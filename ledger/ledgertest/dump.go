@@ -35,13 +35,49 @@ func DumpExact(ctx context.Context, db *sql.DB, tenant string) (string, error) {
 
 func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, error) {
 	var b strings.Builder
-	// Which source ids name each target row (created or matched slots).
-	names := map[string]map[int64][]string{} // table -> row id -> source ids
+	names, err := dumpSlots(ctx, db, tenant, exact, &b)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range canon.Kinds() {
+		table := k.Table()
+		fmt.Fprintf(&b, "%s:\n", table)
+		lines, err := dumpRows(ctx, db, tenant, table, exact, names)
+		if err != nil {
+			return "", err
+		}
+		sort.Strings(lines)
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), nil
+}
+
+// rowNames are the source ids that name each target row (created or
+// matched slots): table -> row id -> source ids.
+type rowNames map[string]map[int64][]string
+
+// name is a row by the source ids that name it, never by its id.
+func (names rowNames) name(table string, id int64) string {
+	ids := names[table][id]
+	if len(ids) == 0 {
+		return fmt.Sprintf("<row %d without a slot>", id)
+	}
+	sort.Strings(ids)
+	return strings.Join(ids, "|")
+}
+
+// dumpSlots writes the tenant's slots to b, in the ledger's key order, and
+// returns which source ids name each target row.
+func dumpSlots(ctx context.Context, db *sql.DB, tenant string, exact bool, b *strings.Builder) (rowNames, error) {
+	names := rowNames{}
 	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, action, coalesce(reason, ''), coalesce(detail, ''),
 		coalesce(record_type, ''), coalesce(record_id, 0), source, coalesce(migration_id, 0), created_at
 		FROM migration_records WHERE tenant_id = ? ORDER BY kind, source, source_id`, tenant)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	b.WriteString("slots:\n")
 	for rows.Next() {
@@ -49,17 +85,17 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 		var rid, owner int64
 		if err := rows.Scan(&kind, &sid, &action, &reason, &detail, &table, &rid, &source, &owner, &at); err != nil {
 			rows.Close()
-			return "", err
+			return nil, err
 		}
-		fmt.Fprintf(&b, "  %s %s %s", kind, sid, action)
+		fmt.Fprintf(b, "  %s %s %s", kind, sid, action)
 		if exact {
-			fmt.Fprintf(&b, " source=%s run=%d at=%s", source, owner, at)
+			fmt.Fprintf(b, " source=%s run=%d at=%s", source, owner, at)
 		}
 		if reason != "" {
-			fmt.Fprintf(&b, " %q", reason)
+			fmt.Fprintf(b, " %q", reason)
 		}
 		if detail != "" {
-			fmt.Fprintf(&b, " %s", detail)
+			fmt.Fprintf(b, " %s", detail)
 		}
 		b.WriteByte('\n')
 		if action != string(ledger.Skipped) {
@@ -71,77 +107,67 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return "", err
+		return nil, err
 	}
-	name := func(table string, id int64) string {
-		ids := names[table][id]
-		if len(ids) == 0 {
-			return fmt.Sprintf("<row %d without a slot>", id)
-		}
-		sort.Strings(ids)
-		return strings.Join(ids, "|")
+	return names, nil
+}
+
+// dumpRows returns a line per target row of the tenant in table: the row
+// by its names, then each column but its id and tenant (and imported_at
+// unless exact) that holds a value, a link by its parent's names.
+func dumpRows(ctx context.Context, db *sql.DB, tenant, table string, exact bool, names rowNames) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE tenant_id = ?`, tenant)
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range canon.Kinds() {
-		table := k.Table()
-		fmt.Fprintf(&b, "%s:\n", table)
-		rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE tenant_id = ?`, tenant)
-		if err != nil {
-			return "", err
-		}
-		cols, err := rows.Columns()
-		if err != nil {
-			rows.Close()
-			return "", err
-		}
-		var lines []string
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				rows.Close()
-				return "", err
-			}
-			var id int64
-			var parts []string
-			for i, c := range cols {
-				switch c {
-				case "id":
-					id = vals[i].(int64)
-					continue
-				case "tenant_id":
-					continue
-				case "imported_at":
-					if !exact {
-						continue
-					}
-				}
-				v := vals[i]
-				if parent, ok := canon.KindOfLinkField(c); ok && v != nil {
-					parts = append(parts, fmt.Sprintf("%s=%s", c, name(parent.Table(), v.(int64))))
-					continue
-				}
-				if v == nil {
-					continue
-				}
-				if bs, ok := v.([]byte); ok {
-					v = string(bs)
-				}
-				parts = append(parts, fmt.Sprintf("%s=%q", c, fmt.Sprint(v)))
-			}
-			lines = append(lines, fmt.Sprintf("  [%s] %s", name(table, id), strings.Join(parts, " ")))
-		}
+	cols, err := rows.Columns()
+	if err != nil {
 		rows.Close()
-		if err := rows.Err(); err != nil {
-			return "", err
-		}
-		sort.Strings(lines)
-		for _, l := range lines {
-			b.WriteString(l)
-			b.WriteByte('\n')
-		}
+		return nil, err
 	}
-	return b.String(), nil
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		var id int64
+		var parts []string
+		for i, c := range cols {
+			switch c {
+			case "id":
+				id = vals[i].(int64)
+				continue
+			case "tenant_id":
+				continue
+			case "imported_at":
+				if !exact {
+					continue
+				}
+			}
+			v := vals[i]
+			if parent, ok := canon.KindOfLinkField(c); ok && v != nil {
+				parts = append(parts, fmt.Sprintf("%s=%s", c, names.name(parent.Table(), v.(int64))))
+				continue
+			}
+			if v == nil {
+				continue
+			}
+			if bs, ok := v.([]byte); ok {
+				v = string(bs)
+			}
+			parts = append(parts, fmt.Sprintf("%s=%q", c, fmt.Sprint(v)))
+		}
+		lines = append(lines, fmt.Sprintf("  [%s] %s", names.name(table, id), strings.Join(parts, " ")))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return lines, nil
 }

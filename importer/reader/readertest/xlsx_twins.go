@@ -89,85 +89,100 @@ var (
 
 // TwinWorkbook writes t as its twin workbook.
 func TwinWorkbook(t Table, tw Twin) Workbook {
-	wb := Workbook{
+	w := &twinWriter{wb: Workbook{
 		Date1904: tw.Date1904,
 		NumFmts:  []NumFmt{{ID: 164, Code: `yyyy\-mm\-dd`}, {ID: 165, Code: `yyyy\-mm\-dd\ hh:mm:ss`}},
 		CellXfs:  []int{0, 164, 165},
+	}, tw: tw, strs: map[string]int{}}
+	sheet := w.sheet(t.Sheet, t.Rows, true)
+	w.wb.Sheets = append(w.wb.Sheets, sheet)
+	if tw.Cover != nil {
+		sheet := w.sheet("Export info", tw.Cover, false)
+		w.wb.Sheets = append(w.wb.Sheets, sheet)
 	}
-	strs := map[string]int{}
-	str := func(s string) int {
-		if i, ok := strs[s]; ok {
-			return i
-		}
-		t := escape(s)
-		if strings.TrimSpace(s) != s || strings.Contains(s, "\n") {
-			t = `<t xml:space="preserve">` + t + `</t>`
-		} else {
-			t = `<t>` + t + `</t>`
-		}
-		strs[s] = len(wb.Strings)
-		wb.Strings = append(wb.Strings, t)
-		return strs[s]
+	return w.wb
+}
+
+// twinWriter writes a twin workbook: its shared strings, each once, and
+// its sheets, the features of the twin (a formula, an error cell) each
+// written once, in the first sheet that has a place for it.
+type twinWriter struct {
+	wb                     Workbook
+	tw                     Twin
+	strs                   map[string]int // shared string -> its index
+	formulaDone, errorDone bool
+}
+
+// str is the index of s among the shared strings, added on first use.
+func (w *twinWriter) str(s string) int {
+	if i, ok := w.strs[s]; ok {
+		return i
 	}
-	formulaDone, errorDone := false, false
-	sheet := func(name string, rows [][]string, features bool) Sheet {
-		var b strings.Builder
-		width := 0
-		for _, r := range rows {
-			width = max(width, len(r))
-		}
-		line := 0
-		for i, r := range rows {
-			line++
-			fmt.Fprintf(&b, `<row r="%d" spans="1:%d" x14ac:dyDescent="0.25">`, line, max(width, 1))
-			for j, v := range r {
-				ref := colName(j) + strconv.Itoa(line)
-				switch {
-				case features && i > 0 && v == "" && !errorDone && j < len(rows[0]):
-					// A lookup that found nothing: Excel shows #N/A, an
-					// importer reads an empty cell.
-					fmt.Fprintf(&b, `<c r="%s" t="e"><f>VLOOKUP(A%d,Lookup!A:B,2,FALSE)</f><v>#N/A</v></c>`, ref, line)
-					errorDone = true
-				case v == "":
-				case features && i > 0 && !formulaDone && len(v) >= 2 && !strings.ContainsAny(v, "\"\n") && cell(v).style == -1:
-					half := len([]rune(v)) / 2
-					rs := []rune(v)
-					fmt.Fprintf(&b, `<c r="%s" t="str"><f>CONCATENATE("%s","%s")</f><v>%s</v></c>`,
-						ref, escape(string(rs[:half])), escape(string(rs[half:])), escape(v))
-					formulaDone = true
-				case i == 0:
-					fmt.Fprintf(&b, `<c r="%s" t="s"><v>%d</v></c>`, ref, str(v))
+	t := escape(s)
+	if strings.TrimSpace(s) != s || strings.Contains(s, "\n") {
+		t = `<t xml:space="preserve">` + t + `</t>`
+	} else {
+		t = `<t>` + t + `</t>`
+	}
+	w.strs[s] = len(w.wb.Strings)
+	w.wb.Strings = append(w.wb.Strings, t)
+	return w.strs[s]
+}
+
+// sheet writes rows as a sheet named name, the first row the header;
+// features writes the twin's formula, error cell and empty row in it.
+func (w *twinWriter) sheet(name string, rows [][]string, features bool) Sheet {
+	var b strings.Builder
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r))
+	}
+	line := 0
+	for i, r := range rows {
+		line++
+		fmt.Fprintf(&b, `<row r="%d" spans="1:%d" x14ac:dyDescent="0.25">`, line, max(width, 1))
+		for j, v := range r {
+			ref := colName(j) + strconv.Itoa(line)
+			switch {
+			case features && i > 0 && v == "" && !w.errorDone && j < len(rows[0]):
+				// A lookup that found nothing: Excel shows #N/A, an
+				// importer reads an empty cell.
+				fmt.Fprintf(&b, `<c r="%s" t="e"><f>VLOOKUP(A%d,Lookup!A:B,2,FALSE)</f><v>#N/A</v></c>`, ref, line)
+				w.errorDone = true
+			case v == "":
+			case features && i > 0 && !w.formulaDone && len(v) >= 2 && !strings.ContainsAny(v, "\"\n") && cell(v).style == -1:
+				half := len([]rune(v)) / 2
+				rs := []rune(v)
+				fmt.Fprintf(&b, `<c r="%s" t="str"><f>CONCATENATE("%s","%s")</f><v>%s</v></c>`,
+					ref, escape(string(rs[:half])), escape(string(rs[half:])), escape(v))
+				w.formulaDone = true
+			case i == 0:
+				fmt.Fprintf(&b, `<c r="%s" t="s"><v>%d</v></c>`, ref, w.str(v))
+			default:
+				c := cell(v)
+				switch c.style {
+				case -1:
+					fmt.Fprintf(&b, `<c r="%s" t="s"><v>%d</v></c>`, ref, w.str(v))
+				case -2:
+					fmt.Fprintf(&b, `<c r="%s" t="b"><v>%s</v></c>`, ref, c.value)
+				case twinGeneral:
+					fmt.Fprintf(&b, `<c r="%s"><v>%s</v></c>`, ref, c.value)
 				default:
-					c := cell(v)
-					switch c.style {
-					case -1:
-						fmt.Fprintf(&b, `<c r="%s" t="s"><v>%d</v></c>`, ref, str(v))
-					case -2:
-						fmt.Fprintf(&b, `<c r="%s" t="b"><v>%s</v></c>`, ref, c.value)
-					case twinGeneral:
-						fmt.Fprintf(&b, `<c r="%s"><v>%s</v></c>`, ref, c.value)
-					default:
-						fmt.Fprintf(&b, `<c r="%s" s="%d"><v>%s</v></c>`, ref, c.style, serial(v, tw.Date1904))
-					}
+					fmt.Fprintf(&b, `<c r="%s" s="%d"><v>%s</v></c>`, ref, c.style, serial(v, w.tw.Date1904))
 				}
 			}
-			b.WriteString(`</row>`)
-			if features && i > 0 && i == tw.EmptyRowAfter {
-				line++
-				fmt.Fprintf(&b, `<row r="%d" spans="1:%d" x14ac:dyDescent="0.25"><c r="A%d" s="%d"/></row>`, line, max(width, 1), line, twinDate)
-			}
 		}
-		dim := "A1"
-		if line > 0 && width > 0 {
-			dim = fmt.Sprintf("A1:%s%d", colName(width-1), line)
+		b.WriteString(`</row>`)
+		if features && i > 0 && i == w.tw.EmptyRowAfter {
+			line++
+			fmt.Fprintf(&b, `<row r="%d" spans="1:%d" x14ac:dyDescent="0.25"><c r="A%d" s="%d"/></row>`, line, max(width, 1), line, twinDate)
 		}
-		return Sheet{Name: name, Dimension: dim, Rows: b.String()}
 	}
-	wb.Sheets = append(wb.Sheets, sheet(t.Sheet, t.Rows, true))
-	if tw.Cover != nil {
-		wb.Sheets = append(wb.Sheets, sheet("Export info", tw.Cover, false))
+	dim := "A1"
+	if line > 0 && width > 0 {
+		dim = fmt.Sprintf("A1:%s%d", colName(width-1), line)
 	}
-	return wb
+	return Sheet{Name: name, Dimension: dim, Rows: b.String()}
 }
 
 // typed is how a twin writes a value: a style of cellXfs with the cell's
