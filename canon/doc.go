@@ -16,8 +16,10 @@
 // ParseKind, the phases of an import (phases.Phase) and of an undo, and an
 // undo's children-first order (undo, cmd/crmimport's undo), the parents a
 // target row links to (target), the SQL CASEs that order by kind or give a
-// kind's phase (PhaseCase, OrderCase: forensics), the run page's undo
-// dialog (desktop hands ChildrenFirst to app.js as data-kinds). A kind
+// kind's phase (PhaseCase, OrderCase: forensics) or the kind a link field
+// points to (LinkKindCase: report's skips, which doctor shares), the run
+// page's undo dialog (desktop hands ChildrenFirst to app.js as
+// data-kinds). A kind
 // that has no row is a bug, never placed by a default: the table's
 // functions panic naming it. canontest adds a kind to a copy of the table
 // in a test alone.
