@@ -100,6 +100,10 @@ crashtest: tools ## R12–R14, R16: kill, stop and race real runs and undos at 1
 # make test; run it before resolving an issue. The command line's tests run
 # on both dialects, over ten minutes under it: hence the longer timeout.
 race: tools ## the tests under the race detector
+	@# The race detector is cgo: it needs a C compiler, which a fresh machine may not have.
+	@command -v $$($(GO) env CC) >/dev/null || { echo "installing gcc (the race detector needs a C compiler)"; \
+	  ($(APT) update -qq && $(APT) install -y -qq --no-install-recommends gcc libc6-dev) >/dev/null || \
+	  { echo "make race needs a C compiler: apt-get install -y gcc"; exit 1; }; }
 	$(GO) test -race -count=1 -timeout 40m ./...
 
 # lint/main.go: imports point one way, down (every package has a floor), and

@@ -13,6 +13,7 @@ import (
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
+	"crmimport/store"
 )
 
 // The findings doctor names.
@@ -310,7 +311,7 @@ func (d *doctor) uniformSkips() error {
 		kind                   ledger.Kind
 	}
 	var groups []group
-	err := d.each(uniformSkipsSQL, []any{d.opts.Tenant, UniformSkipMin}, func(s scanner) error {
+	err := d.each(uniformSkipsSQL, []any{d.opts.Tenant, UniformSkipMin}, func(s store.Scanner) error {
 		var g group
 		if err := s.Scan(&g.tenant, &g.source, &g.run, &g.kind, &g.n, &g.reason); err != nil {
 			return err
@@ -327,7 +328,7 @@ func (d *doctor) uniformSkips() error {
 		f.runs[g.run] = true
 		f.Details = append(f.Details, fmt.Sprintf("run %d skipped every one of its %d %s (source %s) as %q",
 			g.run, g.n, g.kind.Plural(), g.source, g.reason))
-		err := d.each(uniformExamplesSQL, []any{g.tenant, g.source, string(g.kind), g.run}, func(s scanner) error {
+		err := d.each(uniformExamplesSQL, []any{g.tenant, g.source, string(g.kind), g.run}, func(s store.Scanner) error {
 			var id string
 			if err := s.Scan(&id); err != nil {
 				return err
@@ -369,28 +370,7 @@ func (d *doctor) uniformSkips() error {
 	return nil
 }
 
-// scanner is a row being read.
-type scanner interface{ Scan(dest ...any) error }
-
 // each runs a query and calls f for every row.
-func (d *doctor) each(query string, args []any, f func(scanner) error) error {
-	return queryEach(d.ctx, d.db, query, args, f)
-}
-
-// queryEach runs a query on a *sql.DB or in a *sql.Tx and calls f for every
-// row.
-func queryEach(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string, args []any, f func(scanner) error) error {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := f(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+func (d *doctor) each(query string, args []any, f func(store.Scanner) error) error {
+	return store.EachRow(d.ctx, d.db, query, args, f)
 }

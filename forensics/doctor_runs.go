@@ -9,6 +9,7 @@ import (
 	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store"
 )
 
 // strandedSQL: R7, a run works only on tasks of its current phase and the
@@ -31,7 +32,7 @@ func (d *doctor) stranded() error {
 		kinds          []ledger.Kind
 	}
 	var runs []*run
-	err := d.each(strandedSQL, []any{d.opts.Tenant}, func(s scanner) error {
+	err := d.each(strandedSQL, []any{d.opts.Tenant}, func(s store.Scanner) error {
 		var r run
 		var taskID int64
 		var kind ledger.Kind
@@ -96,7 +97,7 @@ func (d *doctor) misphased() error {
 		unfinished     []ledger.Kind
 	}
 	var runs []*run
-	err := d.each(misphasedSQL, []any{d.opts.Tenant}, func(s scanner) error {
+	err := d.each(misphasedSQL, []any{d.opts.Tenant}, func(s store.Scanner) error {
 		var r run
 		var taskID int64
 		var kind ledger.Kind

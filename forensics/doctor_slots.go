@@ -48,7 +48,7 @@ func (d *doctor) staleSkips() error {
 	}
 	var groups []*group
 	index := map[group]*group{}
-	err := d.each(staleSkipsSQL, []any{d.opts.Tenant}, func(s scanner) error {
+	err := d.each(staleSkipsSQL, []any{d.opts.Tenant}, func(s store.Scanner) error {
 		var g group
 		var id string
 		if err := s.Scan(&g.tenant, &g.source, &g.kind, &g.run, &g.latest, &id); err != nil {
@@ -129,7 +129,7 @@ func (d *doctor) readyToTakeOver() error {
 	default:
 		panic(e.Untaught("forensics.doctor.readyToTakeOver"))
 	}
-	err := d.each(q, []any{d.opts.Tenant}, func(s scanner) error {
+	err := d.each(q, []any{d.opts.Tenant}, func(s store.Scanner) error {
 		var g group
 		var id string
 		var found *string
@@ -197,7 +197,7 @@ func (d *doctor) orphanSlots() error {
 	ids := map[group][]string{}
 	rows := map[group][]string{}
 	var order []group
-	err := d.each(orphanSlotsSQL, []any{d.opts.Tenant}, func(s scanner) error {
+	err := d.each(orphanSlotsSQL, []any{d.opts.Tenant}, func(s store.Scanner) error {
 		var g group
 		var id string
 		var rid int64

@@ -179,7 +179,7 @@ const dropStageSQL = `DROP TABLE dump_slots`
 func (l *loader) summarise(ctx context.Context) error {
 	if l.staged > 0 && len(l.runs) > 0 {
 		var strangers IDs
-		err := l.each(ctx, strangerRunsSQL, []any{l.dir}, func(s scanner) error {
+		err := l.each(ctx, strangerRunsSQL, []any{l.dir}, func(s store.Scanner) error {
 			var id int64
 			if err := s.Scan(&id); err != nil {
 				return err
@@ -195,7 +195,7 @@ func (l *loader) summarise(ctx context.Context) error {
 		}
 	}
 	if l.files[tableSlots] != "" {
-		err := l.each(ctx, stagedTenantsSQL, nil, func(s scanner) error {
+		err := l.each(ctx, stagedTenantsSQL, nil, func(s store.Scanner) error {
 			var t string
 			if err := s.Scan(&t); err != nil {
 				return err
@@ -218,8 +218,8 @@ func (l *loader) summarise(ctx context.Context) error {
 }
 
 // each runs a query in the load's transaction and calls f for every row.
-func (l *loader) each(ctx context.Context, query string, args []any, f func(scanner) error) error {
-	return queryEach(ctx, l.tx, query, args, f)
+func (l *loader) each(ctx context.Context, query string, args []any, f func(store.Scanner) error) error {
+	return store.EachRow(ctx, l.tx, query, args, f)
 }
 
 var errNoRow = errors.New("no row changed")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"crmimport/ledger"
+	"crmimport/store"
 )
 
 // span is the smallest and largest of some ids (valid when max >= min).
@@ -55,7 +56,7 @@ func (l *loader) numberSlots(ctx context.Context) error {
 	}
 	if !l.ascending {
 		file := l.files[tableSlots]
-		err := l.each(ctx, twiceIDSQL, []any{maxProblems}, func(s scanner) error {
+		err := l.each(ctx, twiceIDSQL, []any{maxProblems}, func(s store.Scanner) error {
 			var line, first int
 			var id int64
 			if err := s.Scan(&line, &id, &first); err != nil {
@@ -72,7 +73,7 @@ func (l *loader) numberSlots(ctx context.Context) error {
 		return fmt.Errorf("load: slot ids: %w", err)
 	}
 	if l.ledgerIDs.overlaps(l.slotIDs) {
-		err := l.each(ctx, takenSlotIDsSQL, nil, func(s scanner) error {
+		err := l.each(ctx, takenSlotIDsSQL, nil, func(s store.Scanner) error {
 			var id int64
 			if err := s.Scan(&id); err != nil {
 				return err
@@ -116,7 +117,7 @@ func (l *loader) slotConflicts(ctx context.Context) error {
 	if l.staged == 0 || l.ledgerIDs.max < l.ledgerIDs.min {
 		return nil
 	}
-	err := l.each(ctx, takenSlotsSQL, nil, func(s scanner) error {
+	err := l.each(ctx, takenSlotsSQL, nil, func(s store.Scanner) error {
 		var k ledger.Key
 		if err := s.Scan(&k.Tenant, &k.Source, &k.Kind, &k.SourceID); err != nil {
 			return err
@@ -168,7 +169,7 @@ func (l *loader) writeSlots(ctx context.Context) error {
 		return nil
 	}
 	file := l.files[tableSlots]
-	err = l.each(ctx, twiceKeySQL, []any{maxProblems}, func(s scanner) error {
+	err = l.each(ctx, twiceKeySQL, []any{maxProblems}, func(s store.Scanner) error {
 		var line, first int
 		var k ledger.Key
 		if err := s.Scan(&line, &k.Tenant, &k.Source, &k.Kind, &k.SourceID, &first); err != nil {

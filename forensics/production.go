@@ -142,7 +142,7 @@ func copyLedger(ctx context.Context, prod *sql.DB, dir string, scope Scope) erro
 // its text, NULL as an empty field; ordered by id where it has one.
 func copyTable(ctx context.Context, tx *sql.Tx, table, path string, scope Scope) error {
 	var cols []string
-	err := queryEach(ctx, tx, tableColumnsSQL, []any{table}, func(s scanner) error {
+	err := store.EachRow(ctx, tx, tableColumnsSQL, []any{table}, func(s store.Scanner) error {
 		var c string
 		if err := s.Scan(&c); err != nil {
 			return err
@@ -193,7 +193,7 @@ func copyTable(ctx context.Context, tx *sql.Tx, table, path string, scope Scope)
 		ptrs[i] = &vals[i]
 	}
 	rec := make([]string, len(cols))
-	err = queryEach(ctx, tx, q, args, func(s scanner) error {
+	err = store.EachRow(ctx, tx, q, args, func(s store.Scanner) error {
 		if len(cols) == 0 {
 			return nil
 		}

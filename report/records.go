@@ -217,19 +217,29 @@ func failureKinds(ctx context.Context, db *sql.DB, runID int64, q FailureQuery, 
 		kindsSQL, kindsGroup = failureKindsOfSourceSQL, failureKindsOfSourceGroup
 	}
 	where, args := q.where(runID, true, false)
-	err := queryEach(ctx, db, kindsSQL+where+kindsGroup, args, func(rows scanner) error {
+	var err error
+	p.Kinds, p.Total, err = kindCounts(ctx, db, kindsSQL+where+kindsGroup, args, q.Kind)
+	return err
+}
+
+// kindCounts reads a page's counts per kind (query: a kind and a count a
+// row), kinds in plan order, and the total of the kind asked (every kind:
+// their sum).
+func kindCounts(ctx context.Context, db *sql.DB, query string, args []any, asked ledger.Kind) ([]KindCount, int64, error) {
+	var counts []KindCount
+	var total int64
+	err := store.EachRow(ctx, db, query, args, func(rows store.Scanner) error {
 		var c KindCount
 		if err := rows.Scan(&c.Kind, &c.Count); err != nil {
 			return err
 		}
-		if q.Kind == "" || c.Kind == string(q.Kind) {
-			p.Total += c.Count
+		if asked == "" || c.Kind == string(asked) {
+			total += c.Count
 		}
-		p.Kinds = append(p.Kinds, c)
+		counts = append(counts, c)
 		return nil
 	})
-	p.Kinds = kindsInPlanOrder(p.Kinds, q.Kind)
-	return err
+	return kindsInPlanOrder(counts, asked), total, err
 }
 
 // failureClasses counts the failures per class (the kind and search
@@ -240,7 +250,7 @@ func failureClasses(ctx context.Context, db *sql.DB, runID int64, q FailureQuery
 		classesGroup = failureClassesOfSourceGroup
 	}
 	where, args := q.where(runID, false, true)
-	err := queryEach(ctx, db, failureClassesSQL+where+classesGroup, append(args, MaxClasses+1), func(rows scanner) error {
+	err := store.EachRow(ctx, db, failureClassesSQL+where+classesGroup, append(args, MaxClasses+1), func(rows store.Scanner) error {
 		var c ClassCount
 		if err := rows.Scan(&c.Class, &c.Count); err != nil {
 			return err
@@ -272,7 +282,7 @@ func failureRecords(ctx context.Context, db *sql.DB, runID int64, q FailureQuery
 	case q.After > 0:
 		where, args = where+failureAfter, append(args, q.After)
 	}
-	err := queryEach(ctx, db, failurePageSQL+where+order, append(args, q.Limit), func(rows scanner) error {
+	err := store.EachRow(ctx, db, failurePageSQL+where+order, append(args, q.Limit), func(rows store.Scanner) error {
 		f, err := scanFailure(rows)
 		if err != nil {
 			return err
@@ -363,7 +373,7 @@ func hasClass(cs []ClassCount, class string) bool {
 }
 
 // scanFailure reads a row of failureColumns, its raw row in file order.
-func scanFailure(rows scanner) (Failure, error) {
+func scanFailure(rows store.Scanner) (Failure, error) {
 	var f Failure
 	if err := rows.Scan(&f.ID, &f.Kind, &f.SourceID, &f.File, &f.Line, &f.Reason, &f.Class, &f.RawJSON, &f.Input, &f.Format); err != nil {
 		return f, err
@@ -403,7 +413,7 @@ func FailuresByID(ctx context.Context, db *sql.DB, runID int64, ids []int64) ([]
 	default:
 		panic(d.Untaught("report.FailuresByID"))
 	}
-	err = queryEach(ctx, db, q, []any{runID, string(list)}, func(rows scanner) error {
+	err = store.EachRow(ctx, db, q, []any{runID, string(list)}, func(rows store.Scanner) error {
 		f, err := scanFailure(rows)
 		out = append(out, f)
 		return err

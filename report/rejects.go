@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"crmimport/phases"
+	"crmimport/store"
 )
 
 // rejectColumns are the columns every rejects file starts with; the raw
@@ -102,7 +103,7 @@ func EachFailure(ctx context.Context, db *sql.DB, runID int64, f func(Failure) e
 
 func eachFailureOf(ctx context.Context, db *sql.DB, runID int64, query string, args []any, f func(Failure) error) error {
 	var stop error
-	err := queryEach(ctx, db, query, args, func(rows scanner) error {
+	err := store.EachRow(ctx, db, query, args, func(rows store.Scanner) error {
 		r, err := scanFailure(rows)
 		if err != nil {
 			return err
@@ -147,7 +148,7 @@ ORDER BY min(f.id)`
 // file's failures on their own (EachFailureOf).
 func FailureSources(ctx context.Context, db *sql.DB, runID int64) ([]FailureSource, error) {
 	out := []FailureSource{}
-	err := queryEach(ctx, db, failureSourcesSQL, []any{runID}, func(rows scanner) error {
+	err := store.EachRow(ctx, db, failureSourcesSQL, []any{runID}, func(rows store.Scanner) error {
 		var s FailureSource
 		if err := rows.Scan(&s.Task, &s.Input, &s.Format, &s.File, &s.Kind, &s.Count); err != nil {
 			return err

@@ -176,24 +176,14 @@ type skipTexts struct{ ready, head string }
 // and the total of the kind asked (every kind: their sum).
 func skipKinds(ctx context.Context, db *sql.DB, _ skipTexts, runID int64, q SkipQuery, p *SkipPage) error {
 	where, args := q.where(runID, "")
-	err := queryEach(ctx, db, skipKindsSQL+where+skipKindsGroup, args, func(rows scanner) error {
-		var c KindCount
-		if err := rows.Scan(&c.Kind, &c.Count); err != nil {
-			return err
-		}
-		if q.Kind == "" || c.Kind == string(q.Kind) {
-			p.Total += c.Count
-		}
-		p.Kinds = append(p.Kinds, c)
-		return nil
-	})
-	p.Kinds = kindsInPlanOrder(p.Kinds, q.Kind)
+	var err error
+	p.Kinds, p.Total, err = kindCounts(ctx, db, skipKindsSQL+where+skipKindsGroup, args, q.Kind)
 	return err
 }
 
 // readySkips counts, per kind, the run's skips ready to be taken over.
 func readySkips(ctx context.Context, db *sql.DB, texts skipTexts, runID int64, _ SkipQuery, p *SkipPage) error {
-	err := queryEach(ctx, db, texts.ready, []any{runID}, func(rows scanner) error {
+	err := store.EachRow(ctx, db, texts.ready, []any{runID}, func(rows store.Scanner) error {
 		var c KindCount
 		if err := rows.Scan(&c.Kind, &c.Count); err != nil {
 			return err
@@ -234,7 +224,7 @@ func skipRecords(ctx context.Context, db *sql.DB, texts skipTexts, runID int64, 
 		if from != nil && k == from.Kind {
 			where, args = where+bound, append(args, from.SourceID)
 		}
-		err := queryEach(ctx, db, head+where+order, append(args, q.Limit-len(got)), func(rows scanner) error {
+		err := store.EachRow(ctx, db, head+where+order, append(args, q.Limit-len(got)), func(rows store.Scanner) error {
 			s, err := scanSkip(rows)
 			got = append(got, s)
 			return err
@@ -315,7 +305,7 @@ func kindBefore(a, b ledger.Kind) bool {
 }
 
 // scanSkip reads a row of skipPageSQL.
-func scanSkip(rows scanner) (Skip, error) {
+func scanSkip(rows store.Scanner) (Skip, error) {
 	var s Skip
 	var detail string
 	var ready sql.NullString
