@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
 	"crmimport/phases"
@@ -38,7 +39,7 @@ func pausingServer(t *testing.T, addr string, batches int, pause string) *Server
 	for n := 1; n <= batches; n++ {
 		fps = append(fps, fmt.Sprintf("batch:contact:%d=sleep:%s", n, pause))
 	}
-	set, err := failpoint.Parse(strings.Join(fps, ","))
+	set, err := failpoint.Parse(strings.Join(fps, ","), canon.ParseKind)
 	require.NoError(t, err)
 	s, err := New(context.Background(), Config{DBPath: addr, Folder: t.TempDir(),
 		Engine: func(db *sql.DB) *phases.Engine { return phases.New(db, set) }})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/forensics"
 	"crmimport/importer"
@@ -129,7 +130,7 @@ func TestFixRowsReimport(t *testing.T) {
 		// A server whose runs pause in their first contacts batch, so that the
 		// outcomes are seen while the run works.
 		require.NoError(t, s.Shutdown(ctx))
-		fp, err := failpoint.Parse("batch:contact:1=sleep:700ms")
+		fp, err := failpoint.Parse("batch:contact:1=sleep:700ms", canon.ParseKind)
 		require.NoError(t, err)
 		s, err = New(ctx, Config{DBPath: s.cfg.DBPath, Folder: s.cfg.Folder, Engine: func(db *sql.DB) *phases.Engine { return phases.New(db, fp) }})
 		require.NoError(t, err)

@@ -33,7 +33,6 @@ import (
 	"syscall"
 	"time"
 
-	"crmimport/canon"
 	"crmimport/ledger"
 )
 
@@ -55,9 +54,11 @@ type Error struct{ Point string }
 
 func (e *Error) Error() string { return fmt.Sprintf("injected failure at failpoint %s", e.Point) }
 
-// Parse reads a failpoint list. Kinds may be singular or plural; they are
-// stored singular. The empty string gives a nil Set.
-func Parse(spec string) (*Set, error) {
+// Parse reads a failpoint list. A point's kind is read by kind
+// (canon.ParseKind, given by the caller, so that the kinds are canon's
+// table's and failpoint stands below it): singular or plural, stored
+// singular; an unknown kind is an error. The empty string gives a nil Set.
+func Parse(spec string, kind func(string) (ledger.Kind, error)) (*Set, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		return nil, nil
@@ -72,7 +73,7 @@ func Parse(spec string) (*Set, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: %q is not POINT=ACTION", Env, item)
 		}
-		name, err := normalisePoint(strings.TrimSpace(point))
+		name, err := normalisePoint(strings.TrimSpace(point), kind)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Env, err)
 		}
@@ -85,7 +86,7 @@ func Parse(spec string) (*Set, error) {
 	return s, nil
 }
 
-func normalisePoint(p string) (string, error) {
+func normalisePoint(p string, parseKind func(string) (ledger.Kind, error)) (string, error) {
 	parts := strings.Split(p, ":")
 	switch {
 	case len(parts) == 1 && (p == "plan" || p == "finalize" || p == "resume"):
@@ -96,7 +97,7 @@ func normalisePoint(p string) (string, error) {
 		}
 		return p, nil
 	case len(parts) == 3 && (parts[0] == "batch" || parts[0] == "commit"):
-		kind, err := canon.ParseKind(parts[1])
+		kind, err := parseKind(parts[1])
 		if err != nil {
 			return "", fmt.Errorf("point %q: %w", p, err)
 		}

@@ -6,12 +6,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 )
 
 func TestParse(t *testing.T) {
 	t.Parallel()
-	s, err := Parse(" batch:contacts:2=error, batch:deal:3=exit,commit:activities:1=error, plan=sleep:5ms ,finalize=error,phase:3=exit")
+	s, err := Parse(" batch:contacts:2=error, batch:deal:3=exit,commit:activities:1=error, plan=sleep:5ms ,finalize=error,phase:3=exit", canon.ParseKind)
 	require.NoError(t, err)
 	require.Equal(t, &Error{Point: "batch:contact:2"}, s.Hit(Batch(ledger.Contact, 2)))
 	require.NoError(t, s.Hit(Batch(ledger.Contact, 1)))
@@ -20,7 +21,7 @@ func TestParse(t *testing.T) {
 	require.NoError(t, s.Hit("plan"))
 	require.Error(t, s.Hit("finalize"))
 
-	none, err := Parse("  ")
+	none, err := Parse("  ", canon.ParseKind)
 	require.NoError(t, err)
 	require.Nil(t, none)
 	require.NoError(t, none.Hit("plan"), "a nil set does nothing")
@@ -39,7 +40,7 @@ func TestParseRefusesUnknown(t *testing.T) {
 		"phase:0=exit":           "phase must be",
 		"finalize=exit,nope=err": `unknown point "nope"`,
 	} {
-		_, err := Parse(spec)
+		_, err := Parse(spec, canon.ParseKind)
 		require.ErrorContains(t, err, want, spec)
 		require.ErrorContains(t, err, Env, spec)
 	}
@@ -50,7 +51,7 @@ func TestParseRefusesUnknown(t *testing.T) {
 // other's action.
 func TestPauseAndFault(t *testing.T) {
 	t.Parallel()
-	s, err := Parse("batch:contact:1=sleep:30ms,batch:contact:2=error")
+	s, err := Parse("batch:contact:1=sleep:30ms,batch:contact:2=error", canon.ParseKind)
 	require.NoError(t, err)
 	start := time.Now()
 	require.NoError(t, s.Fault(Batch(ledger.Contact, 1)), "Fault does not sleep")

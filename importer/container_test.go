@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/importer/input"
 	"crmimport/importer/input/inputtest"
@@ -112,7 +113,7 @@ func TestZipEntriesResume(t *testing.T) {
 	contacts := "id,first_name,company_id\nc1,Ann,co1\nc2,Bob,co2\nc3,Cy,co1\nc4,Di,co2\n"
 	inputtest.WriteZip(t, z, [2]string{"export/companies.csv", "id,name\nco1,Acme\nco2,Globex\n"}, [2]string{"export/contacts.csv", contacts})
 	db := storetest.OpenDB(t)
-	fps, err := failpoint.Parse("batch:contact:2=error")
+	fps, err := failpoint.Parse("batch:contact:2=error", canon.ParseKind)
 	require.NoError(t, err)
 	imp := New(phases.New(db, fps))
 	ctx := context.Background()
@@ -136,7 +137,7 @@ func TestZipEntriesResume(t *testing.T) {
 	require.Equal(t, phases.Counts{Imported: 4}, run.Stats[ledger.Contact])
 
 	// The same zip with a changed entry: a resume is refused.
-	fps, err = failpoint.Parse("batch:contact:1=error")
+	fps, err = failpoint.Parse("batch:contact:1=error", canon.ParseKind)
 	require.NoError(t, err)
 	imp = New(phases.New(db, fps))
 	run, err = imp.Plan(ctx, RunSpec{Tenant: "other", Source: "canonical", Input: z, BatchSize: 2})
@@ -162,7 +163,7 @@ func TestResumeChecksAuxiliaryFiles(t *testing.T) {
 		"OpportunityContactRole.csv": `"Id","OpportunityId","ContactId","IsPrimary"` + "\n",
 	})
 	db := storetest.OpenDB(t)
-	fps, err := failpoint.Parse("batch:deal:1=error")
+	fps, err := failpoint.Parse("batch:deal:1=error", canon.ParseKind)
 	require.NoError(t, err)
 	ctx := context.Background()
 	imp := New(phases.New(db, fps))
@@ -255,7 +256,7 @@ func TestZipTwoEntriesOfOneName(t *testing.T) {
 		z := filepath.Join(t.TempDir(), "export.zip")
 		inputtest.WriteRawZip(t, z, companies, inputtest.RawEntry{Name: "contacts.csv", Data: first})
 		db := storetest.OpenDB(t)
-		fps, err := failpoint.Parse("batch:contact:1=error")
+		fps, err := failpoint.Parse("batch:contact:1=error", canon.ParseKind)
 		require.NoError(t, err)
 		ctx := context.Background()
 		imp := New(phases.New(db, fps))
@@ -287,7 +288,7 @@ func TestZipBackslashNames(t *testing.T) {
 	inputtest.WriteRawZip(t, z, inputtest.RawEntry{Name: `export\companies.csv`, Data: "id,name\nco1,Acme\nco2,Globex\n"},
 		inputtest.RawEntry{Name: `export\contacts.csv`, Data: contacts})
 	db := storetest.OpenDB(t)
-	fps, err := failpoint.Parse("batch:contact:2=error")
+	fps, err := failpoint.Parse("batch:contact:2=error", canon.ParseKind)
 	require.NoError(t, err)
 	ctx := context.Background()
 	imp := New(phases.New(db, fps))

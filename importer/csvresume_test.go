@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -56,7 +57,7 @@ func resumeAtCheckpoint(t *testing.T, contacts string) {
 	importDir(t, New(phases.New(whole, nil)), dir, 2)
 
 	db := storetest.OpenDB(t)
-	fps, err := failpoint.Parse("batch:contact:2=error")
+	fps, err := failpoint.Parse("batch:contact:2=error", canon.ParseKind)
 	require.NoError(t, err)
 	imp := New(phases.New(db, fps))
 	run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "canonical", Input: dir, BatchSize: 2})
@@ -132,7 +133,7 @@ func TestWeighedEncodingResumesAsPlanned(t *testing.T) {
 	require.Equal(t, phases.RunSucceeded, run.Status)
 
 	db := storetest.OpenDB(t)
-	fps, err := failpoint.Parse("batch:company:2=error")
+	fps, err := failpoint.Parse("batch:company:2=error", canon.ParseKind)
 	require.NoError(t, err)
 	imp = New(phases.New(db, fps))
 	run, err = imp.Execute(ctx, plan(imp).ID)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -126,7 +127,7 @@ func TestResumeFailsWhenEarlierIDsCannotBeReread(t *testing.T) {
 		"contacts.csv":   "id,first_name\nc1,A\nc2,B\nc3,C\n",
 		"contacts.jsonl": `{"id":"c4","first_name":"D"}` + "\n" + `{"id":"c1","first_name":"A"}` + "\n",
 	})
-	fps, err := failpoint.Parse("batch:contact:2=error")
+	fps, err := failpoint.Parse("batch:contact:2=error", canon.ParseKind)
 	require.NoError(t, err)
 	ctx := context.Background()
 	imp := New(phases.New(db, fps))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
 	"crmimport/ledger"
@@ -132,7 +133,7 @@ func TestRolledBackBatchLeavesNothingInTheIndex(t *testing.T) {
 	t.Parallel()
 	db := storetest.OpenDB(t)
 	dir := export(t, map[string]string{"contacts.csv": "id,first_name\nc1,A\nc2,B\nc3,C\nc4,D\nc5,E\n"})
-	fps, err := failpoint.Parse("batch:contact:2=error")
+	fps, err := failpoint.Parse("batch:contact:2=error", canon.ParseKind)
 	require.NoError(t, err)
 	imp := New(phases.New(db, fps))
 	run := importDir(t, imp, dir, 2)
@@ -301,7 +302,7 @@ garbage
 
 	ctx := context.Background()
 	db := storetest.OpenDB(t)
-	fps, err := failpoint.Parse("batch:contact:3=error")
+	fps, err := failpoint.Parse("batch:contact:3=error", canon.ParseKind)
 	require.NoError(t, err)
 	run := importDir(t, New(phases.New(db, fps)), dir, 2)
 	require.Equal(t, phases.RunPartial, run.Status)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
 	"crmimport/ledger"
@@ -82,7 +83,7 @@ func followCheckpoints(t *testing.T, export string, size int64) {
 
 	// Batch 3 of contacts fails and rolls back; resumed in a new engine.
 	db := storetest.OpenDB(t)
-	fps, err := failpoint.Parse("batch:contact:3=error")
+	fps, err := failpoint.Parse("batch:contact:3=error", canon.ParseKind)
 	require.NoError(t, err)
 	imp = New(phases.New(db, fps))
 	got := watchProgress(t, imp, ledger.Contact)

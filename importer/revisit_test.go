@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
 	"crmimport/importer/input"
@@ -108,7 +109,7 @@ func (w *twins) rerun(dir string, fail string) map[string]bool {
 	var fps *failpoint.Set
 	if fail != "" {
 		var err error
-		fps, err = failpoint.Parse(fail)
+		fps, err = failpoint.Parse(fail, canon.ParseKind)
 		require.NoError(w.t, err)
 	}
 	w.last = fixedImporter(w.revisit, fps)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/importer/input"
 	"crmimport/importer/reader/readertest"
@@ -103,7 +104,7 @@ func TestWorkbookResumesAtItsCheckpoint(t *testing.T) {
 	importDir(t, New(phases.New(whole, nil)), dir, 2)
 
 	db := storetest.OpenDB(t)
-	fps, err := failpoint.Parse("batch:contact:4=error")
+	fps, err := failpoint.Parse("batch:contact:4=error", canon.ParseKind)
 	require.NoError(t, err)
 	imp := New(phases.New(db, fps))
 	run, err := imp.Plan(ctx, RunSpec{Tenant: "acme", Source: "canonical", Input: dir, BatchSize: 2})

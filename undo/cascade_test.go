@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/ledger"
 	"crmimport/phases"
@@ -101,7 +102,7 @@ func TestCascadeMarksTheRunsItTakesRecordsFrom(t *testing.T) {
 		}
 		// The undo fails at its second batch of contacts (children first:
 		// the notes are back, and one contact of two).
-		fp, err := failpoint.Parse("batch:contact:2=error")
+		fp, err := failpoint.Parse("batch:contact:2=error", canon.ParseKind)
 		require.NoError(t, err)
 		u, err = phases.New(db, fp).Execute(ctx, u.ID, undo.Open(db))
 		require.NoError(t, err)

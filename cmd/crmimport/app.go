@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"crmimport/canon"
 	"crmimport/failpoint"
 	"crmimport/runs"
 	"crmimport/store"
@@ -100,7 +101,7 @@ func (a *app) cli() *cli.App {
 				a.dbPath = "crmimport.db"
 			}
 			a.json, a.quiet = c.Bool("json"), c.Bool("quiet")
-			fps, err := failpoint.Parse(a.getenv(failpoint.Env))
+			fps, err := failpoint.Parse(a.getenv(failpoint.Env), canon.ParseKind)
 			if err != nil {
 				return usagef("%s", err.Error())
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
 	"crmimport/desktop"
 	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
@@ -82,7 +83,7 @@ func serve(t *testing.T, path string) *desktop.Server {
 // itself works on.
 func serveWith(t *testing.T, path, failpoints string) *desktop.Server {
 	t.Helper()
-	set, err := failpoint.Parse(failpoints)
+	set, err := failpoint.Parse(failpoints, canon.ParseKind)
 	require.NoError(t, err)
 	s, err := desktop.New(context.Background(), desktop.Config{DBPath: path,
 		Engine: func(db *sql.DB) *phases.Engine { return phases.New(db, set) }})
