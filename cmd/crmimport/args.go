@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 
+	"crmimport/canon"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -178,4 +180,14 @@ func valueFlags(flags []cli.Flag) map[string]bool {
 		}
 	}
 	return m
+}
+
+// pluralKinds is what --only takes, from the table of kinds in plan order:
+// "companies,contacts,deals,…".
+func pluralKinds() string {
+	var words []string
+	for _, k := range canon.Kinds() {
+		words = append(words, k.Plural())
+	}
+	return strings.Join(words, ",")
 }

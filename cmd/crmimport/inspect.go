@@ -64,7 +64,7 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "source", Usage: "the source name, as run takes it: canonical, salesforce, hubspot, pipedrive, or your own (required)"},
 			&cli.StringFlag{Name: "profile", Usage: "the file layout: a built-in profile's name or a profile file (default: the built-in profile named like --source)"},
-			&cli.StringFlag{Name: "only", Usage: "only these kinds, comma-separated (companies,contacts,deals,notes,activities,emails)"},
+			&cli.StringFlag{Name: "only", Usage: "only these kinds, comma-separated (" + pluralKinds() + ")"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes)"},
 			&cli.IntFlag{Name: "rows", Value: runs.DefaultInspectRows, Usage: fmt.Sprintf("how many rows of each file to map (1 to %d)", runs.MaxInspectRows)},
 		},

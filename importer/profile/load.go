@@ -235,7 +235,7 @@ func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
 	for _, e := range l.mapping(kindsNode, "kinds") {
 		k, err := canon.ParseKind(e.key)
 		if err != nil || e.key != string(k) {
-			l.fail(e.node, join("kinds", e.key), "unknown kind (one of: company, contact, deal, note, activity, email)")
+			l.fail(e.node, join("kinds", e.key), "unknown kind (one of: %s)", kindWords(canon.Kinds()))
 			continue
 		}
 		p.kinds[k] = l.kind(p, k, e.val, join("kinds", e.key))
@@ -735,7 +735,7 @@ func (l *profileLoader) checkLink(c *yaml.Node, lat string, ls *linkSpec, hasKin
 func (l *profileLoader) parentKind(child ledger.Kind, n *yaml.Node, at, s string) ledger.Kind {
 	k, err := canon.ParseKind(s)
 	if err != nil || s != string(k) {
-		l.fail(n, at, "unknown kind %q (one of: company, contact, deal)", s)
+		l.fail(n, at, "unknown kind %q (one of: %s)", s, kindWords(parentKinds()))
 		return ""
 	}
 	if !canon.IsParent(child, k) {
@@ -793,4 +793,28 @@ func dateLayout(spec string) (layout string, hasTime bool, err error) {
 		return "", false, fmt.Errorf("date format %q: needs a year (YYYY or YY) and a day (DD or D)", spec)
 	}
 	return b.String(), hasTime, nil
+}
+
+// kindWords names kinds for a message: "company, contact, deal".
+func kindWords(ks []ledger.Kind) string {
+	words := make([]string, len(ks))
+	for i, k := range ks {
+		words[i] = string(k)
+	}
+	return strings.Join(words, ", ")
+}
+
+// parentKinds are the kinds a link may point to (canon's table: a parent
+// of some kind), in plan order.
+func parentKinds() []ledger.Kind {
+	var ps []ledger.Kind
+	for _, k := range canon.Kinds() {
+		for _, child := range canon.Kinds() {
+			if canon.IsParent(child, k) {
+				ps = append(ps, k)
+				break
+			}
+		}
+	}
+	return ps
 }
