@@ -55,7 +55,10 @@ func (e *Engine) finalize(ctx context.Context, runID int64) (done bool, err erro
 		if err := tx.QueryRowContext(ctx, countFailedTasksSQL, runID).Scan(&failedTasks); err != nil {
 			return err
 		}
-		stats := Rollup(tasks)
+		stats, err := RollupRun(ctx, tx, runID, tasks)
+		if err != nil {
+			return err
+		}
 		status := Outcome(run.CancelRequested, failedTasks, stats)
 		now := e.Now()
 		duration := now.Sub(run.StartedAt).Milliseconds()
