@@ -145,7 +145,12 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		return nil, err
 	}
 	p := &Plan{Run: run, Cascade: cascade, Loaded: dump != "", Counts: map[ledger.Kind]phases.Counts{}}
+	relinks, err := ledger.CompletedLinks(ctx, q, run.Tenant, run.ID)
+	if err != nil {
+		return nil, err
+	}
 	w := newWalk(run, p.Loaded, page)
+	w.relinked = newRelinkSet(relinks)
 	if err := w.rows(ctx, q); err != nil {
 		return nil, err
 	}
@@ -160,6 +165,7 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 	if err != nil {
 		return nil, err
 	}
+	acc.relinks(relinks)
 	acc.finish(w)
 	return p, p.judge(w.kept)
 }
