@@ -156,7 +156,7 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		}
 		return d, nil
 	}
-	d.pending = pendingOf(&r, d.links)
+	d.pending = pendingOf(&r, d.links, unresolved)
 	d.extra = r.Extra
 	if len(unresolved) > 0 {
 		d.unlinked = true
@@ -377,10 +377,11 @@ func resolveLinks(ctx context.Context, q ledger.Querier, st *stage, links []prof
 
 // pendingOf are the link values of r that name a parent by its source id
 // and did not resolve (links holds those that did): its link fields, then
-// its other link values with an id, the first per field. Each is
+// its other link values with an id, the first per field, each with the
+// value kept for its field in extra (kept). Each is
 // remembered with r's row if it is created, and completed when its parent
 // arrives (R6a).
-func pendingOf(r *profile.Record, links map[string]int64) []ledger.PendingLink {
+func pendingOf(r *profile.Record, links map[string]int64, kept map[string]string) []ledger.PendingLink {
 	var out []ledger.PendingLink
 	has := func(field string) bool {
 		if _, ok := links[field]; ok {
@@ -390,13 +391,13 @@ func pendingOf(r *profile.Record, links map[string]int64) []ledger.PendingLink {
 	}
 	for _, l := range canon.Parents(r.Kind) {
 		if v := strings.TrimSpace(r.Get(l.Field)); v != "" && !has(l.Field) {
-			out = append(out, ledger.PendingLink{Field: l.Field, ParentKind: l.Kind, ParentSourceID: v})
+			out = append(out, ledger.PendingLink{Field: l.Field, Kept: kept[l.Field], ParentKind: l.Kind, ParentSourceID: v})
 		}
 	}
 	for _, l := range r.Links() {
 		k, ok := canon.KindOfLinkField(l.Field)
 		if ok && l.ID != "" && canon.IsParent(r.Kind, k) && !has(l.Field) {
-			out = append(out, ledger.PendingLink{Field: l.Field, ParentKind: k, ParentSourceID: l.ID})
+			out = append(out, ledger.PendingLink{Field: l.Field, Kept: kept[l.Field], ParentKind: k, ParentSourceID: l.ID})
 		}
 	}
 	return out

@@ -63,7 +63,7 @@ func (w *openedTask) relink(ctx context.Context, tx *sql.Tx, wr *writer) error {
 	}
 	counts := map[ledger.Kind]phases.Counts{}
 	for _, p := range ready {
-		set, err := target.SetLink(ctx, tx, p.Kind, p.Field, w.run.Tenant, p.RecordID, p.ParentRecordID)
+		set, err := target.SetLink(ctx, tx, p.Kind, p.Field, w.run.Tenant, p.RecordID, p.ParentRecordID, p.Kept)
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ type PendingLink struct {
 	Key                   // the child's slot
 	RecordID       int64  // the child's row
 	Field          string // the child's link column
+	Kept           string // the value kept for it in the child's extra (SPEC §4 step 7), "" for none
 	ParentKind     Kind
 	ParentSourceID string
 	ParentRecordID int64 // the parent's row, where a reading gives it
@@ -24,8 +25,8 @@ type PendingLink struct {
 }
 
 const rememberLinkSQL = `
-INSERT INTO pending_links (tenant_id, source, kind, source_id, record_id, field, parent_kind, parent_source_id, migration_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+INSERT INTO pending_links (tenant_id, source, kind, source_id, record_id, field, kept, parent_kind, parent_source_id, migration_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // RememberLinks remembers the unresolved links of rows written by run in
 // the Ledger's transaction: the caller calls it inside Record's write, so
@@ -39,7 +40,7 @@ func (l *Ledger) RememberLinks(ctx context.Context, run int64, ps []PendingLink)
 		return err
 	}
 	for _, p := range ps {
-		if _, err := s.ExecContext(ctx, p.Tenant, p.Source, string(p.Kind), p.SourceID, p.RecordID, p.Field,
+		if _, err := s.ExecContext(ctx, p.Tenant, p.Source, string(p.Kind), p.SourceID, p.RecordID, p.Field, nullText(p.Kept),
 			string(p.ParentKind), p.ParentSourceID, run); err != nil {
 			return fmt.Errorf("remember the link %s of %s: %w", p.Field, p.Key, err)
 		}
@@ -47,7 +48,7 @@ func (l *Ledger) RememberLinks(ctx context.Context, run int64, ps []PendingLink)
 	return nil
 }
 
-const pendingCols = `p.id, p.source, p.kind, p.source_id, p.record_id, p.field, p.parent_kind, p.parent_source_id, p.migration_id,
+const pendingCols = `p.id, p.source, p.kind, p.source_id, p.record_id, p.field, coalesce(p.kept, ''), p.parent_kind, p.parent_source_id, p.migration_id,
 	coalesce(p.completed_by, 0), coalesce(r.record_id, 0)`
 
 // readyLinksSQL reads the links of tenant and source still waiting for a
@@ -112,7 +113,7 @@ func readPending(ctx context.Context, q Querier, tenant, query string, args ...a
 	for rows.Next() {
 		p := PendingLink{Key: Key{Tenant: tenant}}
 		var kind, parent string
-		if err := rows.Scan(&p.ID, &p.Source, &kind, &p.SourceID, &p.RecordID, &p.Field, &parent, &p.ParentSourceID, &p.Run,
+		if err := rows.Scan(&p.ID, &p.Source, &kind, &p.SourceID, &p.RecordID, &p.Field, &p.Kept, &parent, &p.ParentSourceID, &p.Run,
 			&p.CompletedBy, &p.ParentRecordID); err != nil {
 			return nil, fmt.Errorf("read the pending links of tenant %s: %w", tenant, err)
 		}
@@ -165,4 +166,11 @@ func oneRow(ctx context.Context, tx *sql.Tx, name, query string, args ...any) er
 		return fmt.Errorf("%s changed %d rows, want 1", name, n)
 	}
 	return nil
+}
+
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

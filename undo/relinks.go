@@ -79,7 +79,7 @@ func emptyLinks(ctx context.Context, tx *sql.Tx, tenant string, undone, undo int
 	}
 	counts := map[ledger.Kind]phases.Counts{}
 	for _, l := range ls {
-		emptied, err := target.EmptyLink(ctx, tx, l.Kind, l.Field, tenant, l.RecordID, l.ParentRecordID)
+		emptied, err := target.EmptyLink(ctx, tx, l.Kind, l.Field, tenant, l.RecordID, l.ParentRecordID, l.Kept)
 		if err != nil {
 			return err
 		}

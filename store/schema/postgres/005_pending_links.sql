@@ -1,7 +1,7 @@
 -- crmimport schema 5 (PostgreSQL): SQLite's schema 13. Links completed
 -- when their parent arrives (R6a): a link value that did not resolve when
 -- its record's row was written is remembered by the child's slot key, row
--- and field, with the parent's key, in the record's savepoint (R1); the
+-- and field, with the parent's key and the value kept for it in extra, in the record's savepoint (R1); the
 -- run that gives the parent a final slot completes it in the parent's batch
 -- (R12) and marks it completed_by itself; an undo of that run makes it
 -- pending again. run_kind_counts holds a run's relinked and unlinked counts
@@ -14,6 +14,7 @@ CREATE TABLE pending_links (
     source_id        text   NOT NULL,
     record_id        bigint NOT NULL,
     field            text   NOT NULL,
+    kept             text,
     parent_kind      text   NOT NULL,
     parent_source_id text   NOT NULL,
     migration_id     bigint NOT NULL REFERENCES migrations (id),

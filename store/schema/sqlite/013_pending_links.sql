@@ -6,8 +6,9 @@
 -- key and row, the link field, and the parent's key. The run that gives the
 -- parent a final slot sets the child's link column (a compare-and-set on
 -- an empty link, R11) and marks the link completed_by itself, in the
--- parent's batch transaction (R12). An undo of that run empties the link
--- and marks it pending again; an undo of the child's own run deletes it
+-- parent's batch transaction (R12), taking the value kept for the link
+-- out of the row's extra (a run of the fixed export keeps none). An undo of that run empties the link
+-- (putting the value back in extra) and marks it pending again; an undo of the child's own run deletes it
 -- with the child's row.
 CREATE TABLE pending_links (
     id               INTEGER PRIMARY KEY,
@@ -17,6 +18,7 @@ CREATE TABLE pending_links (
     source_id        TEXT    NOT NULL, -- the child's
     record_id        INTEGER NOT NULL, -- the child's row
     field            TEXT    NOT NULL, -- the child's link column
+    kept             TEXT,             -- the value kept for it in the row's extra (SPEC §4 step 7), taken out when completed
     parent_kind      TEXT    NOT NULL,
     parent_source_id TEXT    NOT NULL,
     migration_id     INTEGER NOT NULL REFERENCES migrations (id), -- the run that wrote the child

@@ -1,0 +1,150 @@
+package undo_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/importer"
+	"crmimport/ledger"
+	"crmimport/ledger/ledgertest"
+	"crmimport/phases"
+	"crmimport/store/storetest"
+	"database/sql"
+)
+
+// runAs imports dir for tenant as source (canonical profile), in small
+// batches, reading only the kinds only names (all when none).
+func (w *world) runAs(tn, dir, source string, only ...ledger.Kind) phases.Run {
+	w.t.Helper()
+	ctx := context.Background()
+	run, err := w.imp.Plan(ctx, importer.RunSpec{Tenant: tn, Source: source, Profile: "canonical", Input: dir, BatchSize: 2, Only: only})
+	require.NoError(w.t, err)
+	run, err = w.imp.Execute(ctx, run.ID)
+	require.NoError(w.t, err)
+	return run
+}
+
+func dumpOf(t *testing.T, db *sql.DB, tn string) string {
+	t.Helper()
+	d, err := ledgertest.Dump(context.Background(), db, tn)
+	require.NoError(t, err)
+	return d
+}
+
+// A company that fails on a bad value, and a deal (and a contact) that
+// name it: imported first with the link empty (R6), completed when the
+// company arrives (R6a).
+func relinkExport(companyCreated string) map[string]string {
+	return map[string]string{
+		"companies.csv": "id,name,domain,created_at\nco1,Acme,acme.example," + companyCreated + "\nco9,Other,other.example,\n",
+		"deals.csv":     "id,name,amount,company_id\nd1,Big,100,co1\n",
+	}
+}
+
+const badDate, goodDate = "not a date", "2024-01-02"
+
+func linkOf(t *testing.T, db *sql.DB, tn, table, field, sourceID string) sql.NullInt64 {
+	t.Helper()
+	var v sql.NullInt64
+	require.NoError(t, db.QueryRow(`SELECT t.`+field+` FROM `+table+` t JOIN migration_records r ON r.record_id = t.id
+		AND r.tenant_id = t.tenant_id AND r.record_type = ? WHERE r.tenant_id = ? AND r.source_id = ?`, table, tn, sourceID).Scan(&v))
+	return v
+}
+
+func rowOf(t *testing.T, db *sql.DB, tn string, k ledger.Kind, sourceID string) (row, owner int64) {
+	t.Helper()
+	require.NoError(t, db.QueryRow(`SELECT record_id, migration_id FROM migration_records WHERE tenant_id = ? AND kind = ? AND source_id = ?`,
+		tn, string(k), sourceID).Scan(&row, &owner))
+	return row, owner
+}
+
+// TestRelinkWhenParentArrives (R6a): a deal imported before its company
+// (which failed on a bad value) is linked by the run that imports the
+// fixed company, counted relinked on deals, its slot still run 1's; the
+// database is then one clean run's. Undo of that run empties the link
+// again (unlinked), the deal not a dependent, and a third run completes it
+// again.
+func TestRelinkWhenParentArrives(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		first := w.runAs(tenant, export(t, relinkExport(badDate)), "canonical")
+		require.Equal(t, int64(1), first.Stats[ledger.Deal].Unlinked)
+		require.False(t, linkOf(t, db, tenant, "deals", "company_id", "d1").Valid)
+		afterFirst := dumpOf(t, db, tenant)
+
+		fixed := export(t, relinkExport(goodDate))
+		second := w.runAs(tenant, fixed, "canonical")
+		require.Equal(t, int64(1), second.Stats[ledger.Company].Imported)
+		require.Equal(t, int64(1), second.Stats[ledger.Deal].Relinked, "%+v", second.Stats)
+		co1, _ := rowOf(t, db, tenant, ledger.Company, "co1")
+		require.Equal(t, co1, linkOf(t, db, tenant, "deals", "company_id", "d1").Int64)
+		_, owner := rowOf(t, db, tenant, ledger.Deal, "d1")
+		require.Equal(t, first.ID, owner, "the deal's slot stays run 1's")
+
+		w.runAs("clean", fixed, "canonical")
+		require.Equal(t, dumpOf(t, db, "clean"), dumpOf(t, db, tenant), "broken then fixed ends as one clean run")
+
+		u := w.undo(second.ID, false) // the deal is not a dependent: no cascade needed
+		require.Equal(t, int64(1), u.Stats[ledger.Deal].Unlinked, "%+v", u.Stats)
+		require.False(t, linkOf(t, db, tenant, "deals", "company_id", "d1").Valid)
+		require.Equal(t, afterFirst, dumpOf(t, db, tenant), "the undo gives back the state after run 1, the link remembered")
+
+		third := w.runAs(tenant, fixed, "canonical")
+		require.Equal(t, int64(1), third.Stats[ledger.Deal].Relinked)
+		co1, _ = rowOf(t, db, tenant, ledger.Company, "co1")
+		require.Equal(t, co1, linkOf(t, db, tenant, "deals", "company_id", "d1").Int64)
+		require.Equal(t, dumpOf(t, db, "clean"), dumpOf(t, db, tenant))
+	})
+}
+
+// TestRelinkLeavesAHandFilledLink (R6a, R11): a link filled by hand since
+// its row was written is not overwritten: the compare-and-set changes no
+// row, which is not an error; it is not counted relinked and stays
+// remembered.
+func TestRelinkLeavesAHandFilledLink(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		w.runAs(tenant, export(t, relinkExport(badDate)), "canonical")
+		co9, _ := rowOf(t, db, tenant, ledger.Company, "co9")
+		d1, _ := rowOf(t, db, tenant, ledger.Deal, "d1")
+		_, err := db.Exec(`UPDATE deals SET company_id = ? WHERE id = ?`, co9, d1)
+		require.NoError(t, err)
+		second := w.runAs(tenant, export(t, relinkExport(goodDate)), "canonical")
+		require.Equal(t, phases.RunSucceeded, second.Status, second.Message)
+		require.Equal(t, int64(0), second.Stats[ledger.Deal].Relinked)
+		require.Equal(t, co9, linkOf(t, db, tenant, "deals", "company_id", "d1").Int64)
+		var waiting int
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pending_links WHERE tenant_id = ? AND completed_by IS NULL`, tenant).Scan(&waiting))
+		require.Equal(t, 1, waiting)
+	})
+}
+
+// TestRelinkToAMatchedParent (R5, R6a): a parent matched by its domain
+// completes the links that wait for it, as a created one does.
+func TestRelinkToAMatchedParent(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		w.runAs(tenant, export(t, map[string]string{"companies.csv": "id,name,domain\nk1,Acme,acme.example\n"}), "crm2")
+		w.runAs(tenant, export(t, relinkExport(badDate)), "canonical")
+		second := w.runAs(tenant, export(t, relinkExport(goodDate)), "canonical")
+		require.Equal(t, int64(1), second.Stats[ledger.Company].Matched)
+		require.Equal(t, int64(1), second.Stats[ledger.Deal].Relinked)
+		k1, _ := rowOf(t, db, tenant, ledger.Company, "k1")
+		require.Equal(t, k1, linkOf(t, db, tenant, "deals", "company_id", "d1").Int64)
+	})
+}
+
+// TestRelinkOnlyParents (R6a): `--only companies` after a broken run
+// completes the links of deals it does not read.
+func TestRelinkOnlyParents(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		w.runAs(tenant, export(t, relinkExport(badDate)), "canonical")
+		second := w.runAs(tenant, export(t, relinkExport(goodDate)), "canonical", ledger.Company)
+		require.Equal(t, int64(1), second.Stats[ledger.Deal].Relinked, "%+v", second.Stats)
+		co1, _ := rowOf(t, db, tenant, ledger.Company, "co1")
+		require.Equal(t, co1, linkOf(t, db, tenant, "deals", "company_id", "d1").Int64)
+	})
+}
