@@ -148,3 +148,45 @@ func TestRelinkOnlyParents(t *testing.T) {
 		require.Equal(t, co1, linkOf(t, db, tenant, "deals", "company_id", "d1").Int64)
 	})
 }
+
+// TestRelinkParentsAlreadyThere (R6a): a link remembered before and still
+// waiting though its parent is final already (remembered by an older
+// version, or its parent arrived by a run that did not complete it) is
+// completed by the next run that reads a file of the parent's kind.
+func TestRelinkParentsAlreadyThere(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		w.runAs(tenant, export(t, relinkExport(badDate)), "canonical")
+		w.runAs(tenant, export(t, relinkExport(goodDate)), "canonical")
+		// As a run that did not complete it would have left it.
+		d1, _ := rowOf(t, db, tenant, ledger.Deal, "d1")
+		_, err := db.Exec(`UPDATE deals SET company_id = NULL, extra = '{"company_id":"co1"}' WHERE id = ?`, d1)
+		require.NoError(t, err)
+		_, err = db.Exec(`UPDATE pending_links SET completed_by = NULL WHERE tenant_id = ?`, tenant)
+		require.NoError(t, err)
+
+		more := relinkExport(goodDate)
+		more["companies.csv"] += "co3,Third,third.example,\n" // a changed file: its task reads it
+		third := w.runAs(tenant, export(t, more), "canonical", ledger.Company)
+		require.Equal(t, int64(1), third.Stats[ledger.Deal].Relinked, "%+v", third.Stats)
+		co1, _ := rowOf(t, db, tenant, ledger.Company, "co1")
+		require.Equal(t, co1, linkOf(t, db, tenant, "deals", "company_id", "d1").Int64)
+	})
+}
+
+// TestUndoOfTheChildForgetsItsLinks (R16, R6a): the undo of the run that
+// wrote a child takes its remembered links with its row.
+func TestUndoOfTheChildForgetsItsLinks(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		first := w.runAs(tenant, export(t, relinkExport(badDate)), "canonical")
+		second := w.runAs(tenant, export(t, relinkExport(goodDate)), "canonical")
+		require.Equal(t, int64(1), second.Stats[ledger.Deal].Relinked)
+		w.undo(first.ID, false)
+		var n int
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pending_links WHERE tenant_id = ?`, tenant).Scan(&n))
+		require.Zero(t, n)
+		u := w.undo(second.ID, false) // the link it completed went with its child
+		require.Equal(t, int64(0), u.Stats[ledger.Deal].Unlinked)
+	})
+}
