@@ -142,6 +142,16 @@ func undoSummaryLine(status RunStatus, undoes int64, failedTasks int, stats map[
 		parts = append(parts, fmt.Sprintf("%s %d/%d/%d/%d", k.Plural(), c.Removed, c.Released, c.Restored, c.Cleared))
 	}
 	s := fmt.Sprintf("%s: undo of run %d (removed/released/restored/cleared: %s)", status, undoes, strings.Join(parts, ", "))
+	var unlinked []string
+	for _, k := range byPhase(stats) {
+		if n := stats[k].Unlinked; n > 0 {
+			unlinked = append(unlinked, fmt.Sprintf("%s %d", k.Plural(), n))
+		}
+	}
+	if len(unlinked) > 0 {
+		// R6a: the links the run completed, emptied again and waiting.
+		s += fmt.Sprintf("; links emptied again (unlinked): %s", strings.Join(unlinked, ", "))
+	}
 	if failedTasks > 0 {
 		s += fmt.Sprintf("; %d tasks failed", failedTasks)
 	}

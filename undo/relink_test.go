@@ -2,6 +2,7 @@ package undo_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,7 +12,7 @@ import (
 	"crmimport/ledger/ledgertest"
 	"crmimport/phases"
 	"crmimport/store/storetest"
-	"database/sql"
+	"crmimport/undo"
 )
 
 // runAs imports dir for tenant as source (canonical profile), in small
@@ -88,6 +89,7 @@ func TestRelinkWhenParentArrives(t *testing.T) {
 
 		u := w.undo(second.ID, false) // the deal is not a dependent: no cascade needed
 		require.Equal(t, int64(1), u.Stats[ledger.Deal].Unlinked, "%+v", u.Stats)
+		require.Contains(t, u.Message, "links emptied again (unlinked): deals 1")
 		require.False(t, linkOf(t, db, tenant, "deals", "company_id", "d1").Valid)
 		require.Equal(t, afterFirst, dumpOf(t, db, tenant), "the undo gives back the state after run 1, the link remembered")
 
@@ -188,5 +190,28 @@ func TestUndoOfTheChildForgetsItsLinks(t *testing.T) {
 		require.Zero(t, n)
 		u := w.undo(second.ID, false) // the link it completed went with its child
 		require.Equal(t, int64(0), u.Stats[ledger.Deal].Unlinked)
+	})
+}
+
+// TestUndoPlanCoversRelinks (R6a, SPEC §11): the links a run completed
+// are in its undo's plan: a preview whose relinks changed before its
+// commit is not the plan committed (PlanChangedError), and the preview
+// counts them unlinked on the child's kind.
+func TestUndoPlanCoversRelinks(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		ctx := context.Background()
+		w := newWorld(t, db)
+		w.runAs(tenant, export(t, relinkExport(badDate)), "canonical")
+		second := w.runAs(tenant, export(t, relinkExport(goodDate)), "canonical")
+		p, err := undo.Build(ctx, db, w.imp.Engine, second.ID, false)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), p.Counts[ledger.Deal].Unlinked)
+		// The link is no longer the run's to empty (as if emptied and made
+		// pending since): the plan is another.
+		_, err = db.Exec(`UPDATE pending_links SET completed_by = NULL WHERE completed_by = ?`, second.ID)
+		require.NoError(t, err)
+		_, _, err = undo.StartWith(ctx, w.imp.Engine, undo.Options{Undo: second.ID, Plan: p.Digest})
+		var changed *undo.PlanChangedError
+		require.ErrorAs(t, err, &changed)
 	})
 }
