@@ -3,6 +3,7 @@ package undo_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -206,6 +207,10 @@ func TestUndoPlanCoversRelinks(t *testing.T) {
 		p, err := undo.Build(ctx, db, w.imp.Engine, second.ID, false)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), p.Counts[ledger.Deal].Unlinked)
+		require.Contains(t, p.Notices, fmt.Sprintf(
+			"links that run %d completed when their parents arrived are emptied again and wait for their parents (R6a, counted unlinked): deals 1", second.ID))
+		_, inPreview := p.Preview().Kinds[string(ledger.Deal)]
+		require.False(t, inPreview, "no deal slot is taken back")
 		// The link is no longer the run's to empty (as if emptied and made
 		// pending since): the plan is another.
 		_, err = db.Exec(`UPDATE pending_links SET completed_by = NULL WHERE completed_by = ?`, second.ID)
