@@ -220,3 +220,22 @@ func TestUndoPlanCoversRelinks(t *testing.T) {
 		require.ErrorAs(t, err, &changed)
 	})
 }
+
+// TestRelinkInALaterBatch (R6a, R12): a parent that arrives in a later
+// batch of its task completes its links in that batch, by the parents the
+// batch gave a final slot.
+func TestRelinkInALaterBatch(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		broken := relinkExport(badDate)
+		w.runAs(tenant, export(t, broken), "canonical")
+		fixed := map[string]string{
+			"companies.csv": "id,name,domain,created_at\nco7,Seven,seven.example,\nco8,Eight,eight.example,\nco1,Acme,acme.example," + goodDate + "\n",
+			"deals.csv":     broken["deals.csv"],
+		}
+		second := w.runAs(tenant, export(t, fixed), "canonical") // batches of 2: co1 is in the second
+		require.Equal(t, int64(1), second.Stats[ledger.Deal].Relinked, "%+v", second.Stats)
+		co1, _ := rowOf(t, db, tenant, ledger.Company, "co1")
+		require.Equal(t, co1, linkOf(t, db, tenant, "deals", "company_id", "d1").Int64)
+	})
+}
