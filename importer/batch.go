@@ -92,6 +92,9 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 	if err := wr.ids.Save(ctx); err != nil { // the row ids given out, with the batch
 		return phases.Batch{}, err
 	}
+	if err := w.relink(ctx, tx, wr); err != nil {
+		return phases.Batch{}, err
+	}
 	if err := w.saveRevisits(ctx, wr); err != nil {
 		return phases.Batch{}, err
 	}
@@ -107,6 +110,7 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 		Counts:     counts,
 		Done:       done,
 		Committed: func() {
+			w.swept = true
 			st.commit()
 			if w.imp.Progress != nil {
 				w.imp.Progress(w.task, read, w.size)
@@ -280,6 +284,7 @@ func (w *openedTask) finishChunk(ctx context.Context, tx *sql.Tx, wr *writer, st
 	if err == nil {
 		for i := range c.ds {
 			count(counts, &c.ds[i])
+			wr.arrive(&c.ds[i])
 			w.keepRevisit(c.rows[i], &c.ds[i])
 		}
 		return nil
@@ -315,6 +320,7 @@ func (w *openedTask) finishChunk(ctx context.Context, tx *sql.Tx, wr *writer, st
 			}
 		}
 		count(counts, &d)
+		wr.arrive(&d)
 		w.keepRevisit(c.rows[i], &d)
 	}
 	return nil

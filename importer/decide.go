@@ -86,6 +86,7 @@ type decision struct {
 	unlinked  bool
 	values    canon.Values
 	links     map[string]int64
+	pending   []ledger.PendingLink // the link values to remember with a created row (R6a): field and parent
 	extra     map[string]any
 	rowID     int64 // created: the id its row will have; matched: the row found
 
@@ -155,6 +156,7 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		}
 		return d, nil
 	}
+	d.pending = pendingOf(&r, d.links, unresolved)
 	d.extra = r.Extra
 	if len(unresolved) > 0 {
 		d.unlinked = true
@@ -371,4 +373,32 @@ func resolveLinks(ctx context.Context, q ledger.Querier, st *stage, links []prof
 		delete(unresolved, f)
 	}
 	return unresolved, nil
+}
+
+// pendingOf are the link values of r that name a parent by its source id
+// and did not resolve (links holds those that did): its link fields, then
+// its other link values with an id, the first per field, each with the
+// value kept for its field in extra (kept). Each is
+// remembered with r's row if it is created, and completed when its parent
+// arrives (R6a).
+func pendingOf(r *profile.Record, links map[string]int64, kept map[string]string) []ledger.PendingLink {
+	var out []ledger.PendingLink
+	has := func(field string) bool {
+		if _, ok := links[field]; ok {
+			return true
+		}
+		return slices.ContainsFunc(out, func(p ledger.PendingLink) bool { return p.Field == field })
+	}
+	for _, l := range canon.Parents(r.Kind) {
+		if v := strings.TrimSpace(r.Get(l.Field)); v != "" && !has(l.Field) {
+			out = append(out, ledger.PendingLink{Field: l.Field, Kept: kept[l.Field], ParentKind: l.Kind, ParentSourceID: v})
+		}
+	}
+	for _, l := range r.Links() {
+		k, ok := canon.KindOfLinkField(l.Field)
+		if ok && l.ID != "" && canon.IsParent(r.Kind, k) && !has(l.Field) {
+			out = append(out, ledger.PendingLink{Field: l.Field, Kept: kept[l.Field], ParentKind: k, ParentSourceID: l.ID})
+		}
+	}
+	return out
 }

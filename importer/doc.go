@@ -32,7 +32,11 @@
 //     (feed.go) and writes them in the batch's transaction, which phases
 //     owns (batch.go, speculate.go, write.go: target rows only through
 //     ledger.Record, R1; failures to record_failures by
-//     ledger.RecordFailures, R4; R12; batchsize.go bounds a batch); a task whose input an earlier
+//     ledger.RecordFailures, R4; R12; batchsize.go bounds a batch), remembers the
+//     links a created row leaves empty with it and completes, in each batch of
+//     a parent kind, the links that wait for the batch's parents, and on a
+//     task's first batch those whose parents were already there (relink.go,
+//     R6a: counted relinked on the child's kind); a task whose input an earlier
 //     task read whole is counted unchanged without reading it (sameinput.go,
 //     R2). A run's plan has a digest over its options and every task with
 //     its fingerprint (plandigest.go; runopts.PlanOf reads it back): a dry run shows it, and a run given

@@ -38,6 +38,9 @@ type openedTask struct {
 	revisit *revisitWork
 	// look holds a revisit's final slots, looked up by id (lookups.go).
 	look *lookups
+	// swept: a batch of the task committed, and with it the links that
+	// waited for parents already there (relink.go).
+	swept bool
 }
 
 // Open opens a task's file at its checkpoint (phases.OpenFunc): the file,

@@ -286,6 +286,9 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 	if err := wr.ids.Save(ctx); err != nil {
 		return phases.Batch{}, err
 	}
+	if err := w.relink(ctx, tx, wr); err != nil {
+		return phases.Batch{}, err
+	}
 	if err := w.saveRevisits(ctx, wr); err != nil {
 		return phases.Batch{}, err
 	}
@@ -300,6 +303,7 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 		Counts:     counts,
 		Done:       done,
 		Committed: func() {
+			w.swept = true
 			v.logged = true
 			st.commit()
 			if w.imp.Progress != nil {

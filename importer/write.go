@@ -30,6 +30,9 @@ type writer struct {
 	ids      *store.IDs // the row ids of the task's table
 	rows     *target.Writer
 	stmts    map[string]*sql.Stmt
+	// arrived are the source ids of the batch's records that took a final
+	// slot: parents whose waiting links the batch completes (R6a).
+	arrived []string
 }
 
 func (w *writer) stmt(query string) (*sql.Stmt, error) {
@@ -103,10 +106,16 @@ const rowChunk = 256
 // insertRows writes the rows of the created decisions.
 func (w *writer) insertRows(ds []decision) error {
 	var rows []target.Row
+	var pending []ledger.PendingLink
 	for i := range ds {
 		d := &ds[i]
 		if d.outcome != created {
 			continue
+		}
+		for _, p := range d.pending {
+			p.Key = ledger.Key{Tenant: w.run.Tenant, Source: w.run.Source, Kind: d.rec.Kind, SourceID: d.rec.ID}
+			p.RecordID = d.rowID
+			pending = append(pending, p)
 		}
 		extra := d.rec.ExtraJSON() // made ahead by Validate
 		if d.unlinked || extra == "" {
@@ -125,7 +134,10 @@ func (w *writer) insertRows(ds []decision) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	return w.rows.Insert(w.ctx, rows)
+	if err := w.rows.Insert(w.ctx, rows); err != nil {
+		return err
+	}
+	return w.ledger.RememberLinks(w.ctx, w.run.ID, pending) // with their rows (R1, R6a)
 }
 
 func (w *writer) insertFailures(failures []*decision) error {

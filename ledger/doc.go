@@ -16,6 +16,14 @@
 //     was found (the natural keys are canon's, the rows target's).
 //   - R6 Links resolve through the ledger: LoadFinal reads final slots only,
 //     which the importer keeps in memory for links and for "already there".
+//   - R6a A link left empty is completed when its parent arrives: a created
+//     row's link values that did not resolve are remembered in pending_links
+//     (Ledger.RememberLinks, inside Record's write: R1), by the child's slot,
+//     row and field, with the parent's key and the value kept in extra;
+//     ReadyLinks finds those whose parent is final now, MarkCompleted and
+//     MarkPending move them (compare-and-sets, R11), CompletedLinks lists a
+//     run's for its undo, ForgetLinks drops a child's (links.go; undo drops
+//     a batch's at once, saying so).
 //
 // It also owns the skip reasons a slot holds (ReasonNotLinked, …, and R6b's
 // LinkedOnlyTo, told by WaitsForNothing), which the report, the Skipped

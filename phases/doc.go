@@ -27,7 +27,9 @@
 //     it with every batch and every StopPoll between batches; the task in
 //     flight keeps its checkpoint.
 //   - R15 Finalize writes status, finished_at, duration_ms and stats in one
-//     statement.
+//     statement: the tasks' counts with the counts per kind that no task
+//     holds (links completed or emptied again on a child's kind, R6a:
+//     run_kind_counts, kindcounts.go).
 //
 // The package never imports the importer: it receives the work as function
 // values (OpenFunc, Work). Time comes from Engine.Now.

@@ -55,7 +55,10 @@ func (e *Engine) finalize(ctx context.Context, runID int64) (done bool, err erro
 		if err := tx.QueryRowContext(ctx, countFailedTasksSQL, runID).Scan(&failedTasks); err != nil {
 			return err
 		}
-		stats := Rollup(tasks)
+		stats, err := RollupRun(ctx, tx, runID, tasks)
+		if err != nil {
+			return err
+		}
 		status := Outcome(run.CancelRequested, failedTasks, stats)
 		now := e.Now()
 		duration := now.Sub(run.StartedAt).Milliseconds()
@@ -139,6 +142,16 @@ func undoSummaryLine(status RunStatus, undoes int64, failedTasks int, stats map[
 		parts = append(parts, fmt.Sprintf("%s %d/%d/%d/%d", k.Plural(), c.Removed, c.Released, c.Restored, c.Cleared))
 	}
 	s := fmt.Sprintf("%s: undo of run %d (removed/released/restored/cleared: %s)", status, undoes, strings.Join(parts, ", "))
+	var unlinked []string
+	for _, k := range byPhase(stats) {
+		if n := stats[k].Unlinked; n > 0 {
+			unlinked = append(unlinked, fmt.Sprintf("%s %d", k.Plural(), n))
+		}
+	}
+	if len(unlinked) > 0 {
+		// R6a: the links the run completed, emptied again and waiting.
+		s += fmt.Sprintf("; links emptied again (unlinked): %s", strings.Join(unlinked, ", "))
+	}
 	if failedTasks > 0 {
 		s += fmt.Sprintf("; %d tasks failed", failedTasks)
 	}

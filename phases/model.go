@@ -70,6 +70,11 @@ type Counts struct {
 	Failed    int64 `json:"failed"`
 	Matched   int64 `json:"matched"`
 	Unlinked  int64 `json:"unlinked"`
+	// Relinked counts links of this kind's rows that the run completed
+	// when their parents arrived (R6a), read or not: a run's count of a
+	// kind that no task of the kind holds (KindCounts). An undo counts the
+	// links it empties again in Unlinked.
+	Relinked  int64 `json:"relinked"`
 	Duplicate int64 `json:"duplicate"`
 	// NULKept counts the records imported with a NUL byte in a column kept
 	// in extra (SPEC §4): kept there, and said in a warning. Given only
@@ -118,6 +123,7 @@ func (c *Counts) Add(d Counts) {
 	c.Failed += d.Failed
 	c.Matched += d.Matched
 	c.Unlinked += d.Unlinked
+	c.Relinked += d.Relinked
 	c.Duplicate += d.Duplicate
 	c.NULKept += d.NULKept
 	c.Excluded += d.Excluded

@@ -89,7 +89,10 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 	}
 	stats := run.Stats
 	if run.Status == phases.RunRunning || stats == nil {
-		stats = phases.Rollup(tasks) // not finalized: what the tasks hold now
+		// not finalized: what the tasks hold now
+		if stats, err = phases.RollupRun(ctx, db, runID, tasks); err != nil {
+			return nil, err
+		}
 	}
 	kinds := map[ledger.Kind]*Kind{}
 	for _, k := range canon.Kinds() {

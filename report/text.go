@@ -105,6 +105,9 @@ func details(c phases.Counts) string {
 	if c.Unlinked > 0 {
 		parts = append(parts, Count(c.Unlinked)+" unlinked")
 	}
+	if c.Relinked > 0 {
+		parts = append(parts, Count(c.Relinked)+" relinked") // links completed when their parent arrived (R6a)
+	}
 	if c.Duplicate > 0 {
 		parts = append(parts, Count(c.Duplicate)+" duplicate")
 	}

@@ -12,6 +12,9 @@
 //   - For `ledger load`: MaxID, Taken and InsertPlaceholders (the rows that
 //     back a dump's final slots); for doctor: MissingRow (a final slot
 //     whose row is gone, R1 and R2).
+//   - R6a: SetLink completes a link left empty and EmptyLink takes it back,
+//     each a compare-and-set on the link column that tells whether the row
+//     changed, moving the value kept for the link in extra out and back.
 //   - For undo (R16): Delete takes rows back, children first
 //     (ChildrenFirst); EachLink and EachPlaceholder find what links to a
 //     run's rows and which rows only back a dump's slots.

@@ -14,6 +14,13 @@
 // checkpoint with them. Each statement names what the plan expects to find,
 // and a slot that is not so fails the task rather than be touched.
 //
+// Links the run completed when their parents arrived (R6a) are emptied
+// again by the undo's first batch, whatever its kind, and kept remembered,
+// counted unlinked on the child's kind; they are in the plan's digest, and a
+// child whose link the run completed is not its dependent. A batch that
+// takes a created slot back forgets the links remembered with it
+// (relinks.go).
+//
 // Build is the plan without writing anything: what --dry-run prints, and what
 // refuses an undo — a run that is itself an undo, already undone, being
 // undone, or has nothing to take back (RefusedError), a live run (the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
 )
@@ -145,7 +146,12 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		return nil, err
 	}
 	p := &Plan{Run: run, Cascade: cascade, Loaded: dump != "", Counts: map[ledger.Kind]phases.Counts{}}
+	relinks, err := ledger.CompletedLinks(ctx, q, run.Tenant, run.ID)
+	if err != nil {
+		return nil, err
+	}
 	w := newWalk(run, p.Loaded, page)
+	w.relinked = newRelinkSet(relinks)
 	if err := w.rows(ctx, q); err != nil {
 		return nil, err
 	}
@@ -160,6 +166,7 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 	if err != nil {
 		return nil, err
 	}
+	acc.relinks(relinks)
 	acc.finish(w)
 	return p, p.judge(w.kept)
 }
@@ -171,6 +178,17 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 // nothing to take back.
 func (p *Plan) judge(kept int) error {
 	id := p.Run.ID
+	var unlinked []string
+	for _, k := range canon.ChildrenFirst() {
+		if n := p.Counts[k].Unlinked; n > 0 {
+			unlinked = append(unlinked, fmt.Sprintf("%s %d", k.Plural(), n))
+		}
+	}
+	if len(unlinked) > 0 {
+		p.Notices = append(p.Notices, fmt.Sprintf(
+			"links that run %d completed when their parents arrived are emptied again and wait for their parents (R6a, counted unlinked): %s",
+			id, strings.Join(unlinked, ", ")))
+	}
 	if p.Loaded && kept > 0 {
 		p.Notices = append(p.Notices, fmt.Sprintf(
 			"%d rows that run %d's created slots name stay: they are not placeholders of its dump, or another slot names them", kept, id))

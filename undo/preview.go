@@ -33,6 +33,9 @@ func (p *Plan) Preview() Preview {
 		Loaded: p.Loaded, Total: p.Total(), Plan: p.Digest, Kinds: map[string]PreviewCounts{}, Parts: p.Parts,
 		Dependents: p.Dependents, Notices: p.Notices}
 	for k, c := range p.Counts {
+		if c.TakenBack() == 0 {
+			continue // only links emptied again (R6a): a notice says them
+		}
 		v.Kinds[string(k)] = PreviewCounts{Removed: c.Removed, Released: c.Released, Restored: c.Restored, Cleared: c.Cleared}
 	}
 	if v.Parts == nil {

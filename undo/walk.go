@@ -29,6 +29,9 @@ type walk struct {
 	linked              rowSets // rows that go because they link to a row that goes
 	claimed             rowSets // rows of linked whose created slot the walk found
 	kept                int     // created slots of a loaded run whose row stays
+	// relinked are the links the run completed (R6a): emptied again, not
+	// dependents (SPEC §10).
+	relinked relinkSet
 }
 
 func newWalk(run phases.Run, loaded bool, page int) *walk {
@@ -80,7 +83,7 @@ func (w *walk) rows(ctx context.Context, q Querier) error {
 				return nil
 			}
 			for i, parent := range links {
-				if w.gone[parents[i]].has(parent) {
+				if w.gone[parents[i]].has(parent) && !w.relinked.has(k, id, parents[i]) {
 					gone.add(id)
 					linked.add(id)
 					return nil

@@ -243,6 +243,9 @@ func Open(db *sql.DB) phases.OpenFunc {
 			}
 			var c phases.Counts
 			b := batch{undo: run.ID, undoes: run.Undoes, tenant: run.Tenant, kind: t.Kind, after: done, last: last, items: items}
+			if err := emptyLinks(ctx, tx, run.Tenant, run.Undoes, run.ID); err != nil {
+				return phases.Batch{}, err
+			}
 			if err := takeBack(ctx, tx, b, &c); err != nil {
 				return phases.Batch{}, err
 			}
@@ -368,6 +371,9 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 		return nil
 	}
 	k := b.kind
+	if err := forgetLinks(ctx, tx, b); err != nil {
+		return err
+	}
 	if _, err := target.DeleteListed(ctx, tx, k, b.tenant, batchRowsSQL, b.args()[1:]); err != nil {
 		return err
 	}

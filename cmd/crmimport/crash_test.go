@@ -370,7 +370,7 @@ func outcomeDiff(wantStatus string, want map[string]phases.Counts, gotStatus str
 		_ = json.Unmarshal(wb, &wm)
 		_ = json.Unmarshal(gb, &gm)
 		var fields []string
-		for _, f := range []string{"imported", "unchanged", "skipped", "failed", "matched", "unlinked", "duplicate"} {
+		for _, f := range []string{"imported", "unchanged", "skipped", "failed", "matched", "unlinked", "relinked", "duplicate"} {
 			if wm[f] != gm[f] {
 				fields = append(fields, fmt.Sprintf("%s %d want %d", f, gm[f], wm[f]))
 			}

@@ -177,10 +177,12 @@ func TestFixFolderRoundTrip(t *testing.T) {
 		require.Equal(t, exitPartial, second.code, second.stderr)
 		s := second.summary(t)
 		require.Equal(t, phases.Counts{Imported: 3, Unchanged: 1, Failed: 2}, s.Kinds["contact"], "con-015 repeats an imported id: unchanged (R2)")
-		require.Equal(t, phases.Counts{Imported: 1, Failed: 2}, s.Kinds["deal"])
-		for _, k := range []string{"company", "note", "email"} {
+		require.Equal(t, phases.Counts{Imported: 1, Failed: 2, Relinked: 1}, s.Kinds["deal"],
+			"a deal of run 1 that names a contact fixed here is linked to it now (R6a)")
+		for _, k := range []string{"company", "email"} {
 			require.Equal(t, phases.Counts{Failed: 1}, s.Kinds[k], k)
 		}
+		require.Equal(t, phases.Counts{Failed: 1, Relinked: 1}, s.Kinds["note"], "a note of run 1 that names a record fixed here is linked to it now (R6a)")
 		require.Equal(t, phases.Counts{Failed: 3}, s.Kinds["activity"])
 		require.Contains(t, second.stderr, fix+" is a fix folder of run 1 (tenant acme, source canonical): its crmimport-fix.json and reasons.csv are not rows")
 		require.NotContains(t, second.stderr, "ignored", "the manifest and reasons are left out with their reason, not as surprises")

@@ -52,7 +52,39 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 			b.WriteByte('\n')
 		}
 	}
+	if err := dumpPendingLinks(ctx, db, tenant, exact, &b); err != nil {
+		return "", err
+	}
 	return b.String(), nil
+}
+
+// dumpPendingLinks writes the links remembered with the tenant's rows
+// (R6a) by their child's and parent's keys: those still waiting, and with
+// exact every one with the run that wrote its child and the run that
+// completed it. Which run completed a link is history: two databases that
+// hold the same rows and links compare equal without it.
+func dumpPendingLinks(ctx context.Context, db *sql.DB, tenant string, exact bool, b *strings.Builder) error {
+	rows, err := db.QueryContext(ctx, `SELECT source, kind, source_id, field, parent_kind, parent_source_id, migration_id,
+		coalesce(completed_by, 0) FROM pending_links WHERE tenant_id = ? ORDER BY source, kind, source_id, field`, tenant)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	b.WriteString("pending_links:\n")
+	for rows.Next() {
+		var source, kind, id, field, pkind, pid string
+		var run, completed int64
+		if err := rows.Scan(&source, &kind, &id, &field, &pkind, &pid, &run, &completed); err != nil {
+			return err
+		}
+		switch {
+		case exact:
+			fmt.Fprintf(b, "%s %s %s %s -> %s %s run=%d completed_by=%d\n", source, kind, id, field, pkind, pid, run, completed)
+		case completed == 0:
+			fmt.Fprintf(b, "%s %s %s %s -> %s %s\n", source, kind, id, field, pkind, pid)
+		}
+	}
+	return rows.Err()
 }
 
 // rowNames are the source ids that name each target row (created or

@@ -127,10 +127,12 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 
 // Schema6 are the statements that take a database of the latest schema
 // back to how schema 6 left it (no reason classes and their indexes, no
-// excluded rows counted, no hold on the epoch, no revisits, no undo, one
+// excluded rows counted, no hold on the epoch, no revisits, no undo, no
+// pending links (R6a) nor counts per kind beside the tasks', one
 // epoch for the whole ledger, no count of NUL bytes kept): tests of an
 // older file make one from a new one with them, then lower it further.
 var Schema6 = []string{
+	`DROP TABLE run_kind_counts`, `DROP TABLE pending_links`,
 	`DROP INDEX migration_records_skips`, `DROP INDEX record_failures_source`, `DROP INDEX record_failures_kind_class`,
 	`DROP INDEX record_failures_class`, `DROP INDEX record_failures_order`, `ALTER TABLE record_failures DROP COLUMN reason_class`,
 	`ALTER TABLE migration_tasks DROP COLUMN excluded`, `ALTER TABLE migration_tasks DROP COLUMN untaken`,

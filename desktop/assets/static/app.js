@@ -81,7 +81,7 @@ if (runPage && runPage.getAttribute("data-live") === "true" && window.EventSourc
     for (const [kind, c] of Object.entries(st.kinds || {})) {
       const row = runPage.querySelector("tr[data-kind=" + kind + "]");
       if (!row) continue;
-      for (const f of ["imported", "unchanged", "skipped", "failed", "matched", "unlinked", "duplicate", "removed", "released", "restored", "cleared"]) {
+      for (const f of ["imported", "unchanged", "skipped", "failed", "matched", "unlinked", "relinked", "duplicate", "removed", "released", "restored", "cleared"]) {
         const cell = row.querySelector("[data-field=" + f + "]");
         if (cell) cell.textContent = fmt(c[f]);
       }
@@ -332,7 +332,7 @@ function table(headers, rows) {
 // kind, with the matched, unlinked, duplicate and excluded among them.
 function renderSummary(node, s) {
   node.textContent = "";
-  const details = (c) => ["matched", "unlinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
+  const details = (c) => ["matched", "unlinked", "relinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
   const rows = Object.entries(s.kinds).map(([k, c]) => [k, fmt(c.imported), fmt(c.unchanged), fmt(c.skipped), fmt(c.failed), details(c)]);
   node.appendChild(table(["kind", "imported", "unchanged", "skipped", "failed", ""], rows));
   const ul = el("ul");

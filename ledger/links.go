@@ -1,0 +1,176 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// PendingLink is a link value that did not resolve when its record's row
+// was written (R6a): remembered with the record in pending_links, by the
+// child's slot and row and the link field, with the parent's key, until
+// a run that gives the parent a final slot completes it.
+type PendingLink struct {
+	ID             int64
+	Key                   // the child's slot
+	RecordID       int64  // the child's row
+	Field          string // the child's link column
+	Kept           string // the value kept for it in the child's extra (SPEC §4 step 7), "" for none
+	ParentKind     Kind
+	ParentSourceID string
+	ParentRecordID int64 // the parent's row, where a reading gives it
+	Run            int64 // the run that wrote the child
+	CompletedBy    int64 // 0: still pending
+}
+
+const rememberLinkSQL = `
+INSERT INTO pending_links (tenant_id, source, kind, source_id, record_id, field, kept, parent_kind, parent_source_id, migration_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// RememberLinks remembers the unresolved links of rows written by run in
+// the Ledger's transaction: the caller calls it inside Record's write, so
+// that a link is remembered with its row or not at all (R1).
+func (l *Ledger) RememberLinks(ctx context.Context, run int64, ps []PendingLink) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	s, err := l.stmt(ctx, rememberLinkSQL)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if _, err := s.ExecContext(ctx, p.Tenant, p.Source, string(p.Kind), p.SourceID, p.RecordID, p.Field, nullText(p.Kept),
+			string(p.ParentKind), p.ParentSourceID, run); err != nil {
+			return fmt.Errorf("remember the link %s of %s: %w", p.Field, p.Key, err)
+		}
+	}
+	return nil
+}
+
+const pendingCols = `p.id, p.source, p.kind, p.source_id, p.record_id, p.field, coalesce(p.kept, ''), p.parent_kind, p.parent_source_id, p.migration_id,
+	coalesce(p.completed_by, 0), coalesce(r.record_id, 0)`
+
+// readyLinksSQL reads the links of tenant and source still waiting for a
+// parent of one kind whose slot is final now, with the parent's row, by
+// pending_links_parent and the slot table's key.
+const readyLinksSQL = `
+SELECT ` + pendingCols + `
+FROM pending_links p JOIN migration_records r
+  ON r.tenant_id = p.tenant_id AND r.source = p.source AND r.kind = p.parent_kind AND r.source_id = p.parent_source_id
+WHERE p.tenant_id = ? AND p.source = ? AND p.parent_kind = ? AND p.completed_by IS NULL
+  AND r.action IN ('created', 'matched') AND r.record_id IS NOT NULL`
+
+// ReadyLinks lists the links waiting for a parent of kind whose slot is
+// final now (R6a), among parents (their source ids), or all of them when
+// parents is nil, each with its parent's row.
+func ReadyLinks(ctx context.Context, q Querier, tenant, source string, kind Kind, parents []string) ([]PendingLink, error) {
+	if parents == nil {
+		return readPending(ctx, q, tenant, readyLinksSQL, tenant, source, string(kind))
+	}
+	var out []PendingLink
+	const chunk = 500
+	for len(parents) > 0 {
+		n := min(chunk, len(parents))
+		args := []any{tenant, source, string(kind)}
+		for _, id := range parents[:n] {
+			args = append(args, id)
+		}
+		query := readyLinksSQL + ` AND p.parent_source_id IN (?` + strings.Repeat(", ?", n-1) + `)`
+		ps, err := readPending(ctx, q, tenant, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+		parents = parents[n:]
+	}
+	return out, nil
+}
+
+// completedLinksSQL reads the links a run completed, with the parent's row
+// they were given (the child's row is read by the caller where it needs
+// its link).
+const completedLinksSQL = `
+SELECT ` + pendingCols + `
+FROM pending_links p LEFT JOIN migration_records r
+  ON r.tenant_id = p.tenant_id AND r.source = p.source AND r.kind = p.parent_kind AND r.source_id = p.parent_source_id
+WHERE p.completed_by = ? AND p.tenant_id = ?
+ORDER BY p.id`
+
+// CompletedLinks lists the links run completed in tenant (R6a), in the
+// order of their ids, each with the row its parent's slot names now.
+func CompletedLinks(ctx context.Context, q Querier, tenant string, run int64) ([]PendingLink, error) {
+	return readPending(ctx, q, tenant, completedLinksSQL, run, tenant)
+}
+
+func readPending(ctx context.Context, q Querier, tenant, query string, args ...any) ([]PendingLink, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the pending links of tenant %s: %w", tenant, err)
+	}
+	defer rows.Close()
+	var out []PendingLink
+	for rows.Next() {
+		p := PendingLink{Key: Key{Tenant: tenant}}
+		var kind, parent string
+		if err := rows.Scan(&p.ID, &p.Source, &kind, &p.SourceID, &p.RecordID, &p.Field, &p.Kept, &parent, &p.ParentSourceID, &p.Run,
+			&p.CompletedBy, &p.ParentRecordID); err != nil {
+			return nil, fmt.Errorf("read the pending links of tenant %s: %w", tenant, err)
+		}
+		p.Kind, p.ParentKind = Kind(kind), Kind(parent)
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the pending links of tenant %s: %w", tenant, err)
+	}
+	return out, nil
+}
+
+// MarkCompleted marks a pending link completed by run, once its child's
+// row holds it (R6a): a compare-and-set on a link still pending, which
+// must change exactly one row (R11).
+func MarkCompleted(ctx context.Context, tx *sql.Tx, id, run int64) error {
+	return oneRow(ctx, tx, "complete a pending link",
+		`UPDATE pending_links SET completed_by = ? WHERE id = ? AND completed_by IS NULL`, run, id)
+}
+
+// MarkPending makes a link that run completed pending again (the undo of
+// run, R16): a compare-and-set on its completer, which must change exactly
+// one row (R11).
+func MarkPending(ctx context.Context, tx *sql.Tx, id, run int64) error {
+	return oneRow(ctx, tx, "reopen a completed link",
+		`UPDATE pending_links SET completed_by = NULL WHERE id = ? AND completed_by = ?`, id, run)
+}
+
+// ForgetLinks deletes the links remembered with a child's slot, which goes
+// with its row (the undo of the child's own run, R16).
+func ForgetLinks(ctx context.Context, tx *sql.Tx, k Key) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM pending_links WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?`,
+		k.Tenant, k.Source, string(k.Kind), k.SourceID)
+	if err != nil {
+		return fmt.Errorf("forget the pending links of %s: %w", k, err)
+	}
+	return nil
+}
+
+func oneRow(ctx context.Context, tx *sql.Tx, name, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%s changed %d rows, want 1", name, n)
+	}
+	return nil
+}
+
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

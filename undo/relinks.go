@@ -1,0 +1,110 @@
+package undo
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"crmimport/canon"
+	"crmimport/ledger"
+	"crmimport/phases"
+	"crmimport/target"
+)
+
+// Links the undone run completed (R6a) are emptied again and kept
+// remembered (pending): the child whose link it completed is not a
+// dependent of the run (SPEC §10), and the plan counts each link unlinked
+// on the child's kind. They are in the plan's digest, in the order of
+// their ids (relinks), so that a preview and its commit are the same plan.
+// The undo's first batch, whatever its kind, empties them in its own
+// transaction (R12), before any row of the batch goes (a parent the run
+// created goes only once no completed link names it): each batch reads
+// the links the undone run still has completed, by pending_links'
+// index on completed_by, and after the first that commits there are
+// none. Emptying is a compare-and-set on the link the run wrote
+// (target.EmptyLink): a link changed since is left alone, and made
+// pending all the same, not counted. The undo of the child's own run
+// forgets the child's links with its slot (forgetLinksSQL).
+
+// relinkSet is the links a run completed, by child kind, row and field.
+type relinkSet map[ledger.Kind]map[int64]map[string]bool
+
+func newRelinkSet(ls []ledger.PendingLink) relinkSet {
+	s := relinkSet{}
+	for _, l := range ls {
+		if s[l.Kind] == nil {
+			s[l.Kind] = map[int64]map[string]bool{}
+		}
+		if s[l.Kind][l.RecordID] == nil {
+			s[l.Kind][l.RecordID] = map[string]bool{}
+		}
+		s[l.Kind][l.RecordID][l.Field] = true
+	}
+	return s
+}
+
+// has reports whether the run completed the link of row id of kind k to
+// a parent of kind parent.
+func (s relinkSet) has(k ledger.Kind, id int64, parent ledger.Kind) bool {
+	return s[k][id][canon.LinkField(parent)]
+}
+
+// relinks adds the links the run completed to the plan: each in the
+// digest, and counted unlinked on its child's kind.
+func (a *account) relinks(ls []ledger.PendingLink) {
+	for _, l := range ls {
+		c := a.p.Counts[l.Kind]
+		c.Unlinked++
+		a.p.Counts[l.Kind] = c
+		d := a.digest
+		d.str("relink")
+		d.int(l.ID)
+		d.str(string(l.Kind))
+		d.str(l.Source)
+		d.str(l.SourceID)
+		d.int(l.RecordID)
+		d.str(l.Field)
+		d.str(string(l.ParentKind))
+		d.str(l.ParentSourceID)
+		d.int(l.ParentRecordID)
+	}
+}
+
+// emptyLinks empties the links that run undone completed and that are
+// still completed by it, in tx, counting them on the undo (run undo).
+func emptyLinks(ctx context.Context, tx *sql.Tx, tenant string, undone, undo int64) error {
+	ls, err := ledger.CompletedLinks(ctx, tx, tenant, undone)
+	if err != nil || len(ls) == 0 {
+		return err
+	}
+	counts := map[ledger.Kind]phases.Counts{}
+	for _, l := range ls {
+		emptied, err := target.EmptyLink(ctx, tx, l.Kind, l.Field, tenant, l.RecordID, l.ParentRecordID, l.Kept)
+		if err != nil {
+			return err
+		}
+		if err := ledger.MarkPending(ctx, tx, l.ID, undone); err != nil {
+			return err
+		}
+		if emptied {
+			c := counts[l.Kind]
+			c.Unlinked++
+			counts[l.Kind] = c
+		}
+	}
+	return phases.AddKindCounts(ctx, tx, undo, counts)
+}
+
+// forgetLinksSQL deletes the links remembered with the created slots of a
+// batch (kind, seq range): their rows go with them.
+const forgetLinksSQL = `
+DELETE FROM pending_links WHERE tenant_id = ? AND kind = ? AND EXISTS (
+    SELECT 1 FROM undo_items u WHERE u.undo_id = ? AND u.kind = pending_links.kind AND u.seq > ? AND u.seq <= ?
+      AND u.action = 'created' AND u.source = pending_links.source AND u.source_id = pending_links.source_id)`
+
+func forgetLinks(ctx context.Context, tx *sql.Tx, b batch) error {
+	if _, err := tx.ExecContext(ctx, forgetLinksSQL, b.tenant, string(b.kind), b.undo, b.after, b.last); err != nil {
+		return fmt.Errorf("forget the pending links of %s slots: %w", b.kind, err)
+	}
+	return nil
+}
