@@ -146,7 +146,7 @@ func (r *Report) Next() []string {
 	unlinked := r.perKind(func(k Kind) int64 { return k.Unlinked })
 	if unlinked.total > 0 {
 		out = append(out, fmt.Sprintf("%s %s imported with a link left empty because its target was not found (%s); "+
-			"the id given is kept in the row's extra column", unlinked.records(), unlinked.verb("was", "were"), unlinked.list))
+			"the id given is kept in the row's extra column, and a run that imports the target completes the link (R6a)", unlinked.records(), unlinked.verb("was", "were"), unlinked.list))
 	}
 	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
 		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
