@@ -96,14 +96,18 @@ func emptyLinks(ctx context.Context, tx *sql.Tx, tenant string, undone, undo int
 }
 
 // forgetLinksSQL deletes the links remembered with the created slots of a
-// batch (kind, seq range): their rows go with them.
+// batch (kind, seq range): their rows go with them. It reads the batch's
+// items by their key (undo_id, kind, seq) and finds each one's links by
+// the child's key of pending_links, so that a batch costs its own items,
+// never the tenant's every waiting link.
 const forgetLinksSQL = `
-DELETE FROM pending_links WHERE tenant_id = ? AND kind = ? AND EXISTS (
-    SELECT 1 FROM undo_items u WHERE u.undo_id = ? AND u.kind = pending_links.kind AND u.seq > ? AND u.seq <= ?
-      AND u.action = 'created' AND u.source = pending_links.source AND u.source_id = pending_links.source_id)`
+DELETE FROM pending_links WHERE id IN (
+    SELECT p.id FROM undo_items u
+    JOIN pending_links p ON p.tenant_id = ? AND p.source = u.source AND p.kind = u.kind AND p.source_id = u.source_id
+    WHERE u.undo_id = ? AND u.kind = ? AND u.seq > ? AND u.seq <= ? AND u.action = 'created')`
 
 func forgetLinks(ctx context.Context, tx *sql.Tx, b batch) error {
-	if _, err := tx.ExecContext(ctx, forgetLinksSQL, b.tenant, string(b.kind), b.undo, b.after, b.last); err != nil {
+	if _, err := tx.ExecContext(ctx, forgetLinksSQL, b.tenant, b.undo, string(b.kind), b.after, b.last); err != nil {
 		return fmt.Errorf("forget the pending links of %s slots: %w", b.kind, err)
 	}
 	return nil
