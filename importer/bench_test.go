@@ -85,15 +85,15 @@ func BenchmarkDecideAndResolve(b *testing.B) {
 	const n = 10000
 	x := newRunIndex("bench", "canonical")
 	for _, k := range []ledger.Kind{ledger.Contact, ledger.Company, ledger.Deal} {
-		f := &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
+		f := &finalSet{loaded: newIDTable[finalEntry](0), added: newIDTable[int64](0)}
 		for i := range n {
-			f.loaded.put(fmt.Sprintf("%s-%06d", k, i), int64(i+1))
+			f.loaded.put(fmt.Sprintf("%s-%06d", k, i), finalEntry{rid: int64(i + 1)})
 		}
 		x.finals[k] = f
 	}
 	// The notes' own final slots (none): loaded on first need otherwise,
 	// which would read the ledger through a querier this benchmark has not.
-	x.finals[ledger.Note] = &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
+	x.finals[ledger.Note] = &finalSet{loaded: newIDTable[finalEntry](0), added: newIDTable[int64](0)}
 	p := profile.Canonical()
 	m := profile.NewMapper(p, ledger.Note, "notes.csv")
 	var recs []profile.Record

@@ -101,7 +101,7 @@ func TestLongIDs(t *testing.T) {
 	run = importDir(t, New(phases.New(db, nil)), dir, 10)
 	require.Equal(t, phases.Counts{Unchanged: 2, Failed: 1}, run.Stats[ledger.Contact])
 
-	tb := newIDTable(0)
+	tb := newIDTable[int64](0)
 	tb.put(huge, 1)
 	tb.put("short", 2)
 	tb.put(huge, 3)

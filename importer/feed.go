@@ -54,12 +54,12 @@ type feedChunk struct {
 	hold  bool    // the feed waits after the last record until what it read is written
 }
 
-// startFeed reads rr from where it stands. known are the ids that already
-// have a final slot: those records will be unchanged (R2, never judged
-// again), so the feed does not validate them.
+// startFeed reads rr from where it stands, mapping and validating every
+// record: one with a final slot is compared with what its slot says was
+// last written (R17), through its validated values.
 //
 // read counts the bytes of the input read so far, for progress.
-func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, read func() int64) *feed {
+func startFeed(rr *reader.RowReader, m *profile.Mapper, read func() int64) *feed {
 	f := &feed{ch: make(chan feedChunk, 4), quit: make(chan struct{}), freed: make(chan struct{}, 1)}
 	f.done.Add(1)
 	go func() {
@@ -80,7 +80,7 @@ func startFeed(rr *reader.RowReader, m *profile.Mapper, known *idTable, read fun
 				size := rowBytes(row)
 				sizes = append(sizes, size)
 				r := m.Map(row)
-				if _, ok := known.get(r.ID); !ok && !r.Excluded {
+				if !r.Excluded {
 					m.Complete(&r)
 				}
 				recs = append(recs, r)

@@ -9,43 +9,43 @@ import "hash/maphash"
 // of these at the seed's scale and four million at four times it, where Go
 // maps of strings took three times the memory. Ids are never removed; a
 // table is dropped whole when no task needs it any more.
-type idTable struct {
+type idTable[V any] struct {
 	seed  maphash.Seed
 	arena []byte
-	slots []idSlot // a power of two in length
+	slots []idSlot[V] // a power of two in length
 	n     int
 	// long holds the ids a slot cannot refer to: longer than maxIDBytes
 	// (which no CRM writes, but a ledger loaded from a dump may hold), or
 	// past the arena's 4 GiB. Nil until one comes.
-	long map[string]int64
+	long map[string]V
 }
 
 // idSlot is one entry: where its id is in the arena (off+1, so that zero
 // means empty), its length, a few bits of its hash to skip most
 // comparisons, and its value.
-type idSlot struct {
+type idSlot[V any] struct {
 	off  uint32
 	size uint16
 	tag  uint16
-	val  int64
+	val  V
 }
 
 // maxIDBytes bounds an id that a slot refers to; longer ids go to the map
 // on the side (long).
 const maxIDBytes = 1<<16 - 1
 
-func newIDTable(hint int) *idTable {
+func newIDTable[V any](hint int) *idTable[V] {
 	size := 16
 	for size*3 < hint*4 { // room for hint entries at a load of 3/4
 		size *= 2
 	}
-	return &idTable{seed: maphash.MakeSeed(), slots: make([]idSlot, size)}
+	return &idTable[V]{seed: maphash.MakeSeed(), slots: make([]idSlot[V], size)}
 }
 
-func (t *idTable) len() int { return t.n + len(t.long) }
+func (t *idTable[V]) len() int { return t.n + len(t.long) }
 
 // find returns the slot of id, or the empty slot where it would go.
-func (t *idTable) find(id string, h uint64) int {
+func (t *idTable[V]) find(id string, h uint64) int {
 	mask := len(t.slots) - 1
 	tag := uint16(h >> 48)
 	for i := int(h) & mask; ; i = (i + 1) & mask {
@@ -60,9 +60,10 @@ func (t *idTable) find(id string, h uint64) int {
 }
 
 // get returns the value of id.
-func (t *idTable) get(id string) (int64, bool) {
+func (t *idTable[V]) get(id string) (V, bool) {
 	if t == nil {
-		return 0, false
+		var zero V
+		return zero, false
 	}
 	if i, ok := t.slot(id); ok {
 		return t.slots[i].val, true
@@ -72,14 +73,14 @@ func (t *idTable) get(id string) (int64, bool) {
 }
 
 // put sets the value of id, of any length.
-func (t *idTable) put(id string, v int64) {
+func (t *idTable[V]) put(id string, v V) {
 	if len(id) > maxIDBytes || len(t.arena)+len(id) >= 1<<32-1 {
 		if i, ok := t.slot(id); ok {
 			t.slots[i].val = v
 			return
 		}
 		if t.long == nil {
-			t.long = map[string]int64{}
+			t.long = map[string]V{}
 		}
 		t.long[id] = v
 		return
@@ -90,7 +91,7 @@ func (t *idTable) put(id string, v int64) {
 		t.slots[i].val = v
 		return
 	}
-	t.slots[i] = idSlot{off: uint32(len(t.arena)) + 1, size: uint16(len(id)), tag: uint16(h >> 48), val: v}
+	t.slots[i] = idSlot[V]{off: uint32(len(t.arena)) + 1, size: uint16(len(id)), tag: uint16(h >> 48), val: v}
 	t.arena = append(t.arena, id...)
 	t.n++
 	if t.n*4 >= len(t.slots)*3 {
@@ -99,7 +100,7 @@ func (t *idTable) put(id string, v int64) {
 }
 
 // slot finds id among the slots.
-func (t *idTable) slot(id string) (int, bool) {
+func (t *idTable[V]) slot(id string) (int, bool) {
 	if len(id) > maxIDBytes || t.n == 0 {
 		return 0, false
 	}
@@ -108,9 +109,9 @@ func (t *idTable) slot(id string) (int, bool) {
 }
 
 // grow doubles the table, keeping the arena.
-func (t *idTable) grow() {
+func (t *idTable[V]) grow() {
 	old := t.slots
-	t.slots = make([]idSlot, 2*len(old))
+	t.slots = make([]idSlot[V], 2*len(old))
 	mask := len(t.slots) - 1
 	for _, s := range old {
 		if s.off == 0 {

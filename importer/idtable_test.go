@@ -9,7 +9,7 @@ import (
 
 func TestIDTable(t *testing.T) {
 	t.Parallel()
-	tb := newIDTable(0)
+	tb := newIDTable[int64](0)
 	_, ok := tb.get("x")
 	require.False(t, ok)
 	want := map[string]int64{}
@@ -32,7 +32,7 @@ func TestIDTable(t *testing.T) {
 		_, ok := tb.get(absent)
 		require.False(t, ok, absent)
 	}
-	var nilTable *idTable
+	var nilTable *idTable[int64]
 	_, ok = nilTable.get("x")
 	require.False(t, ok)
 }
@@ -43,7 +43,7 @@ func BenchmarkIDTable(b *testing.B) {
 		ids[i] = fmt.Sprintf("0035g00000%08dAAA", i)
 	}
 	for b.Loop() {
-		tb := newIDTable(0)
+		tb := newIDTable[int64](0)
 		for i, id := range ids {
 			tb.put(id, int64(i))
 		}

@@ -18,34 +18,48 @@ import (
 type runIndex struct {
 	tenant, source string
 	finals         map[ledger.Kind]*finalSet // per kind, loaded on first need
-	emails         *idTable                  // email key -> oldest contact; nil until loaded
-	domains        *idTable                  // domain key -> oldest company; nil until loaded
-	seen           map[ledger.Kind]*idTable  // id -> where it was first read (packed firstSeen)
+	emails         *idTable[int64]                  // email key -> oldest contact; nil until loaded
+	domains        *idTable[int64]                  // domain key -> oldest company; nil until loaded
+	seen           map[ledger.Kind]*idTable[int64]  // id -> where it was first read (packed firstSeen)
 	files          []string                  // the files of the run, by number, for seen
 	loaded         map[int64]bool            // tasks whose read records are in seen
 }
 
 func newRunIndex(tenant, source string) *runIndex {
 	return &runIndex{tenant: tenant, source: source, finals: map[ledger.Kind]*finalSet{},
-		seen: map[ledger.Kind]*idTable{}, loaded: map[int64]bool{}}
+		seen: map[ledger.Kind]*idTable[int64]{}, loaded: map[int64]bool{}}
 }
 
 // finalSet is one kind's final slots: those the ledger held when the kind
 // was loaded, which are only ever read (the feed reads them from its own
 // goroutine), and those this run has added since.
 type finalSet struct {
-	loaded *idTable
-	added  *idTable
+	loaded *idTable[finalEntry]
+	added  *idTable[int64]
+}
+
+// finalEntry is a final slot as the index holds it: its row, and the
+// digest of what was last written for it (R17; 0 for none).
+type finalEntry struct {
+	rid, digest int64
 }
 
 func (f *finalSet) get(id string) (int64, bool) {
+	e, ok := f.entry(id)
+	return e.rid, ok
+}
+
+// entry is the final slot of id; a slot this run added has no digest to
+// compare with (a record of its id again is a duplicate, SPEC §4 step 2).
+func (f *finalSet) entry(id string) (finalEntry, bool) {
 	if f == nil {
-		return 0, false
+		return finalEntry{}, false
 	}
-	if rid, ok := f.loaded.get(id); ok {
-		return rid, true
+	if e, ok := f.loaded.get(id); ok {
+		return e, true
 	}
-	return f.added.get(id)
+	rid, ok := f.added.get(id)
+	return finalEntry{rid: rid}, ok
 }
 
 // need loads the final slots of kind k (the feed needs them at once, to
@@ -94,8 +108,9 @@ func (x *runIndex) finalsOf(ctx context.Context, q ledger.Querier, k ledger.Kind
 	if f, ok := x.finals[k]; ok {
 		return f, nil
 	}
-	f := &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
-	if err := ledger.LoadFinal(ctx, q, x.tenant, x.source, k, f.loaded.put); err != nil {
+	f := &finalSet{loaded: newIDTable[finalEntry](0), added: newIDTable[int64](0)}
+	put := func(id string, rid, digest int64) { f.loaded.put(id, finalEntry{rid, digest}) }
+	if err := ledger.LoadFinal(ctx, q, x.tenant, x.source, k, put); err != nil {
 		return nil, err
 	}
 	x.finals[k] = f
@@ -104,9 +119,9 @@ func (x *runIndex) finalsOf(ctx context.Context, q ledger.Querier, k ledger.Kind
 
 // emailKeys and domainKeys are the natural keys (R5), read through q the
 // first time they are asked for.
-func (x *runIndex) emailKeys(ctx context.Context, q ledger.Querier) (*idTable, error) {
+func (x *runIndex) emailKeys(ctx context.Context, q ledger.Querier) (*idTable[int64], error) {
 	if x.emails == nil {
-		t := newIDTable(0)
+		t := newIDTable[int64](0)
 		if err := target.LoadEmailKeys(ctx, q, x.tenant, t.put); err != nil {
 			return nil, err
 		}
@@ -115,9 +130,9 @@ func (x *runIndex) emailKeys(ctx context.Context, q ledger.Querier) (*idTable, e
 	return x.emails, nil
 }
 
-func (x *runIndex) domainKeys(ctx context.Context, q ledger.Querier) (*idTable, error) {
+func (x *runIndex) domainKeys(ctx context.Context, q ledger.Querier) (*idTable[int64], error) {
 	if x.domains == nil {
-		t := newIDTable(0)
+		t := newIDTable[int64](0)
 		if err := target.LoadDomainKeys(ctx, q, x.tenant, t.put); err != nil {
 			return nil, err
 		}
@@ -126,9 +141,9 @@ func (x *runIndex) domainKeys(ctx context.Context, q ledger.Querier) (*idTable, 
 	return x.domains, nil
 }
 
-func (x *runIndex) seenOf(k ledger.Kind) *idTable {
+func (x *runIndex) seenOf(k ledger.Kind) *idTable[int64] {
 	if x.seen[k] == nil {
-		x.seen[k] = newIDTable(0)
+		x.seen[k] = newIDTable[int64](0)
 	}
 	return x.seen[k]
 }
@@ -195,9 +210,15 @@ func newStage(x *runIndex, k ledger.Kind) *stage {
 // stage, then in the index, which reads a kind's slots or the keys
 // through q (the batch's transaction) on first need.
 func (s *stage) final(ctx context.Context, q ledger.Querier, k ledger.Kind, id string) (int64, bool, error) {
+	e, ok, err := s.slot(ctx, q, k, id)
+	return e.rid, ok, err
+}
+
+// slot is final's, with the digest of what was last written for it (R17).
+func (s *stage) slot(ctx context.Context, q ledger.Querier, k ledger.Kind, id string) (finalEntry, bool, error) {
 	if k == s.kind {
 		if rid, ok := s.finals[id]; ok {
-			return rid, true, nil
+			return finalEntry{rid: rid}, true, nil
 		}
 	}
 	if s.look != nil {
@@ -205,10 +226,10 @@ func (s *stage) final(ctx context.Context, q ledger.Querier, k ledger.Kind, id s
 	}
 	f, err := s.x.finalsOf(ctx, q, k)
 	if err != nil {
-		return 0, false, err
+		return finalEntry{}, false, err
 	}
-	rid, ok := f.get(id)
-	return rid, ok, nil
+	e, ok := f.entry(id)
+	return e, ok, nil
 }
 
 func (s *stage) email(ctx context.Context, q ledger.Querier, key string) (int64, bool, error) {
@@ -324,7 +345,7 @@ func (s *stage) commit() {
 		// only if it had loaded them whole.
 		t := s.look.table(s.kind)
 		for k, v := range s.finals {
-			t.put(k, v)
+			t.put(k, finalEntry{rid: v})
 		}
 		if f := s.x.finals[s.kind]; f != nil {
 			for k, v := range s.finals {
@@ -334,7 +355,7 @@ func (s *stage) commit() {
 	} else if len(s.finals) > 0 {
 		f := s.x.finals[s.kind]
 		if f == nil {
-			f = &finalSet{loaded: newIDTable(0), added: newIDTable(0)}
+			f = &finalSet{loaded: newIDTable[finalEntry](0), added: newIDTable[int64](0)}
 			s.x.finals[s.kind] = f
 		}
 		for k, v := range s.finals {

@@ -22,19 +22,19 @@ import (
 type lookups struct {
 	tenant, source string
 	dialect        store.Dialect            // the ledger's, whose JSON functions LoadFinalAmong speaks
-	finals         map[ledger.Kind]*idTable // id -> record id, or noSlot
+	finals         map[ledger.Kind]*idTable[finalEntry] // id -> final slot, or one whose rid is noSlot
 }
 
 // noSlot marks an id looked up that has no final slot.
 const noSlot = -1
 
 func newLookups(tenant, source string, d store.Dialect) *lookups {
-	return &lookups{tenant: tenant, source: source, dialect: d, finals: map[ledger.Kind]*idTable{}}
+	return &lookups{tenant: tenant, source: source, dialect: d, finals: map[ledger.Kind]*idTable[finalEntry]{}}
 }
 
-func (l *lookups) table(k ledger.Kind) *idTable {
+func (l *lookups) table(k ledger.Kind) *idTable[finalEntry] {
 	if l.finals[k] == nil {
-		l.finals[k] = newIDTable(0)
+		l.finals[k] = newIDTable[finalEntry](0)
 	}
 	return l.finals[k]
 }
@@ -55,34 +55,35 @@ func (l *lookups) fetch(ctx context.Context, q ledger.Querier, k ledger.Kind, id
 	if len(ask) == 0 {
 		return nil
 	}
-	found := map[string]int64{}
-	if err := ledger.LoadFinalAmong(ctx, q, l.dialect, l.tenant, l.source, k, ask, func(id string, rid int64) { found[id] = rid }); err != nil {
+	found := map[string]finalEntry{}
+	add := func(id string, rid, digest int64) { found[id] = finalEntry{rid, digest} }
+	if err := ledger.LoadFinalAmong(ctx, q, l.dialect, l.tenant, l.source, k, ask, add); err != nil {
 		return err
 	}
 	for _, id := range ask {
-		rid, ok := found[id]
+		e, ok := found[id]
 		if !ok {
-			rid = noSlot
+			e = finalEntry{rid: noSlot}
 		}
-		t.put(id, rid)
+		t.put(id, e)
 	}
 	return nil
 }
 
 // final is the final slot of id, asked for through q if it was not yet.
-func (l *lookups) final(ctx context.Context, q ledger.Querier, k ledger.Kind, id string) (int64, bool, error) {
+func (l *lookups) final(ctx context.Context, q ledger.Querier, k ledger.Kind, id string) (finalEntry, bool, error) {
 	t := l.table(k)
-	rid, ok := t.get(id)
+	e, ok := t.get(id)
 	if !ok {
 		if err := l.fetch(ctx, q, k, []string{id}); err != nil {
-			return 0, false, err
+			return finalEntry{}, false, err
 		}
-		rid, _ = t.get(id)
+		e, _ = t.get(id)
 	}
-	if rid == noSlot {
-		return 0, false, nil
+	if e.rid == noSlot {
+		return finalEntry{}, false, nil
 	}
-	return rid, true, nil
+	return e, true, nil
 }
 
 // prefetch looks up, one statement per kind, the ids that deciding the
@@ -113,8 +114,8 @@ func (l *lookups) prefetch(ctx context.Context, q ledger.Querier, st *stage, rec
 		if _, dup := st.seenAt(id); dup {
 			continue
 		}
-		if rid, _ := l.table(st.kind).get(id); rid != noSlot {
-			continue // unchanged
+		if e, _ := l.table(st.kind).get(id); e.rid != noSlot {
+			continue // a final slot: compared (R17), no links to look up
 		}
 		if _, _, _, done := judge(&r); done {
 			continue

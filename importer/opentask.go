@@ -142,15 +142,11 @@ func (w *openedTask) start(batchSize int) *phases.Work {
 	// A run planned before the bound resumes in batches of the bound: a
 	// batch is a unit of commit, and the checkpoint counts rows (R12).
 	w.batchSize = min(w.batchSize, MaxBatchSize)
-	var known *idTable
-	if f := w.idx.finals[w.task.Kind]; f != nil {
-		known = f.loaded
-	}
 	read := w.rr.BytesRead // a workbook's, read in place
 	if w.in.Raw != nil {
 		read = w.in.Raw.BytesRead // the file's bytes, before a gzip
 	}
-	w.feed = startFeed(w.rr, w.mapper, known, read)
+	w.feed = startFeed(w.rr, w.mapper, read)
 	return &phases.Work{Size: w.size, Next: w.next, Close: func() error {
 		w.feed.stop()
 		return w.close()

@@ -15,7 +15,7 @@ func TestEveryEngineIsTaught(t *testing.T) {
 	storetest.Taught(t, map[string]func(store.Dialect){
 		"ledger.claimSQL": func(d store.Dialect) { claimSQL(d, 1) },
 		"ledger.LoadFinalAmong": func(d store.Dialect) {
-			_ = LoadFinalAmong(context.Background(), nil, d, "acme", "canonical", Company, []string{"1"}, func(string, int64) {})
+			_ = LoadFinalAmong(context.Background(), nil, d, "acme", "canonical", Company, []string{"1"}, func(string, int64, int64) {})
 		},
 	})
 }

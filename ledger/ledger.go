@@ -48,7 +48,11 @@ type Slot struct {
 	RecordID   int64  // the target row, for created and matched slots; 0 for a skip
 	Reason     string // why a record was skipped; "" otherwise
 	Detail     string // JSON that a skip could not resolve (R6), or ""
-	At         time.Time
+	// Digest and Hashes are what a created or matched slot says was last
+	// written for it (R17, canon.Hashes); 0 and "" for a skip.
+	Digest int64
+	Hashes string
+	At     time.Time
 }
 
 // Ledger runs the ledger's statements inside one transaction that its caller
@@ -119,11 +123,11 @@ func (l *Ledger) exec(ctx context.Context, query string) (sql.Result, error) {
 const (
 	claimHead = `
 INSERT INTO migration_records
-    (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, reason, detail, created_at)
+    (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, reason, detail, digest, hashes, created_at)
 SELECT ?1, ?2, ?3, column1, column2, ?4, CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END,
-    column3, column4, column5, column6, ?6
+    column3, column4, column5, column6, column7, column8, ?6
 FROM (VALUES `
-	claimRow = `(?, ?, ?, ?, ?, ?)`
+	claimRow = `(?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // claimTail ends the claim with its conflict clause on the ledger's own
@@ -152,7 +156,7 @@ func ClaimConflict(table, key string, absent ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nON CONFLICT (%s) DO UPDATE SET", key)
 	sep := "\n"
-	for _, c := range []string{"migration_id", "record_type", "record_id", "action", "reason", "detail", "created_at"} {
+	for _, c := range []string{"migration_id", "record_type", "record_id", "action", "reason", "detail", "digest", "hashes", "created_at"} {
 		if slices.Contains(absent, c) {
 			continue
 		}
@@ -170,11 +174,11 @@ func ClaimConflict(table, key string, absent ...string) string {
 const (
 	pgClaimHead = `
 INSERT INTO migration_records
-    (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, reason, detail, created_at)
+    (tenant_id, source, kind, source_id, id, migration_id, record_type, record_id, action, reason, detail, digest, hashes, created_at)
 SELECT ?1, ?2, ?3, column1, column2, CAST(?4 AS bigint), CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END,
-    column3, column4, column5, column6, ?6
+    column3, column4, column5, column6, column7, column8, ?6
 FROM (VALUES `
-	pgClaimRow = `(?, CAST(? AS bigint), CAST(? AS bigint), ?, ?, ?)`
+	pgClaimRow = `(?, CAST(? AS bigint), CAST(? AS bigint), ?, ?, ?, CAST(? AS bigint), ?)`
 )
 
 var pgClaimTail = `) AS v WHERE true` + claimConflict
@@ -236,10 +240,11 @@ func (l *Ledger) Claim(ctx context.Context, slots []Slot) (won bool, err error) 
 		if err != nil {
 			return false, fmt.Errorf("claim %s: %w", first.Key, err)
 		}
-		args := make([]any, 0, 6+6*len(chunk))
+		args := make([]any, 0, 6+8*len(chunk))
 		args = append(args, first.Tenant, first.Source, string(first.Kind), first.RunID, first.Kind.Table(), FormatTime(first.At))
 		for _, s := range chunk {
-			args = append(args, s.SourceID, l.ids.Next(), nullInt(s.RecordID), string(s.Action), nullString(s.Reason), nullString(s.Detail))
+			args = append(args, s.SourceID, l.ids.Next(), nullInt(s.RecordID), string(s.Action), nullString(s.Reason), nullString(s.Detail),
+				nullInt(s.Digest), nullString(s.Hashes))
 		}
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
@@ -351,12 +356,13 @@ type Querier interface {
 // this record already there" and "where does this link point" without a
 // statement per record.
 const finalsSQL = `
-SELECT source_id, coalesce(record_id, 0) FROM migration_records
+SELECT source_id, coalesce(record_id, 0), coalesce(digest, 0) FROM migration_records
 WHERE tenant_id = ? AND source = ? AND kind = ? AND action IN ('created', 'matched')`
 
-// LoadFinal calls add for every final slot of kind. A final slot without a
-// row id (possible in a loaded dump) comes with id 0.
-func LoadFinal(ctx context.Context, q Querier, tenant, source string, kind Kind, add func(sourceID string, recordID int64)) error {
+// LoadFinal calls add for every final slot of kind, with its row and the
+// digest of what was last written for it (R17; 0 for none). A final slot
+// without a row id (possible in a loaded dump) comes with id 0.
+func LoadFinal(ctx context.Context, q Querier, tenant, source string, kind Kind, add func(sourceID string, recordID, digest int64)) error {
 	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), finalsSQL, add, tenant, source, string(kind))
 }
 
@@ -365,18 +371,18 @@ func LoadFinal(ctx context.Context, q Querier, tenant, source string, kind Kind,
 // again, where a full reading loads them all (LoadFinal). The ids come as
 // one JSON array, unpacked by each dialect's own function.
 const finalsAmongSQL = `
-SELECT source_id, coalesce(record_id, 0) FROM migration_records
+SELECT source_id, coalesce(record_id, 0), coalesce(digest, 0) FROM migration_records
 WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT value FROM json_each(?))
   AND action IN ('created', 'matched')`
 
 const finalsAmongPG = `
-SELECT source_id, coalesce(record_id, 0) FROM migration_records
+SELECT source_id, coalesce(record_id, 0), coalesce(digest, 0) FROM migration_records
 WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))
   AND action IN ('created', 'matched')`
 
 // LoadFinalAmong calls add for each final slot of kind among ids, as
 // LoadFinal does for all of them.
-func LoadFinalAmong(ctx context.Context, q Querier, d store.Dialect, tenant, source string, kind Kind, ids []string, add func(sourceID string, recordID int64)) error {
+func LoadFinalAmong(ctx context.Context, q Querier, d store.Dialect, tenant, source string, kind Kind, ids []string, add func(sourceID string, recordID, digest int64)) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -396,7 +402,7 @@ func LoadFinalAmong(ctx context.Context, q Querier, d store.Dialect, tenant, sou
 	return each(ctx, q, fmt.Sprintf("read final %s slots", kind), query, add, tenant, source, string(kind), string(b))
 }
 
-func each(ctx context.Context, q Querier, what, query string, add func(string, int64), args ...any) error {
+func each(ctx context.Context, q Querier, what, query string, add func(string, int64, int64), args ...any) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -404,11 +410,11 @@ func each(ctx context.Context, q Querier, what, query string, add func(string, i
 	defer rows.Close()
 	for rows.Next() {
 		var k string
-		var id int64
-		if err := rows.Scan(&k, &id); err != nil {
+		var id, digest int64
+		if err := rows.Scan(&k, &id, &digest); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		add(k, id)
+		add(k, id, digest)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

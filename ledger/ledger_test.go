@@ -282,10 +282,10 @@ func TestLoadFinalSeesOnlyFinalSlots(t *testing.T) {
 			}
 		})
 		got := map[string]int64{}
-		require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Company, func(id string, rid int64) { got[id] = rid }))
+		require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Company, func(id string, rid, _ int64) { got[id] = rid }))
 		require.Equal(t, map[string]int64{"c": 1, "m": 2}, got, "never a skip, another tenant's or another source's slot")
 		none := map[string]int64{}
-		require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Contact, func(id string, rid int64) { none[id] = rid }))
+		require.NoError(t, ledger.LoadFinal(ctx, db, "acme", "canonical", ledger.Contact, func(id string, rid, _ int64) { none[id] = rid }))
 		require.Empty(t, none)
 	})
 }

@@ -76,6 +76,20 @@ type Counts struct {
 	// links it empties again in Unlinked.
 	Relinked  int64 `json:"relinked"`
 	Duplicate int64 `json:"duplicate"`
+	// Changes at the source (R17, SPEC §11). Of Imported: Updated, the
+	// records written as an update of their row (Overwritten of them over
+	// a hand edit, under --update=overwrite). Of Unchanged: Outdated, the
+	// records whose content differs from what their slot says was last
+	// written (Conflict of them because their row was edited since),
+	// and DeletedSince, those now deleted in the source. Adopted counts
+	// the slots without hashes that took the record's (a dump's
+	// placeholder, a slot of an older file).
+	Updated      int64 `json:"updated"`
+	Overwritten  int64 `json:"overwritten"`
+	Outdated     int64 `json:"outdated"`
+	Conflict     int64 `json:"conflict"`
+	DeletedSince int64 `json:"deleted_since"`
+	Adopted      int64 `json:"adopted,omitempty"`
 	// NULKept counts the records imported with a NUL byte in a column kept
 	// in extra (SPEC §4): kept there, and said in a warning. Given only
 	// when there are some.
@@ -94,6 +108,9 @@ type Counts struct {
 	Released int64 `json:"released,omitempty"`
 	Restored int64 `json:"restored,omitempty"`
 	Cleared  int64 `json:"cleared,omitempty"`
+	// Reverted counts the rows an undo gave their before-image back (R17:
+	// the updates of the run it takes back).
+	Reverted int64 `json:"reverted,omitempty"`
 	// Undo makes the JSON of an undo's counts name all four of its
 	// outcomes, zeros included (SPEC §10); it is not itself written.
 	Undo bool `json:"-"`
@@ -112,7 +129,8 @@ func (c Counts) MarshalJSON() ([]byte, error) {
 		Released int64 `json:"released"`
 		Restored int64 `json:"restored"`
 		Cleared  int64 `json:"cleared"`
-	}{plain(c), c.Removed, c.Released, c.Restored, c.Cleared})
+		Reverted int64 `json:"reverted"`
+	}{plain(c), c.Removed, c.Released, c.Restored, c.Cleared, c.Reverted})
 }
 
 // Add adds d to c.
@@ -125,6 +143,13 @@ func (c *Counts) Add(d Counts) {
 	c.Unlinked += d.Unlinked
 	c.Relinked += d.Relinked
 	c.Duplicate += d.Duplicate
+	c.Updated += d.Updated
+	c.Overwritten += d.Overwritten
+	c.Outdated += d.Outdated
+	c.Conflict += d.Conflict
+	c.DeletedSince += d.DeletedSince
+	c.Adopted += d.Adopted
+	c.Reverted += d.Reverted
 	c.NULKept += d.NULKept
 	c.Excluded += d.Excluded
 	c.Untaken += d.Untaken
@@ -339,7 +364,8 @@ func scanRun(s scanner) (Run, error) {
 
 const loadTasksSQL = `SELECT id, migration_id, kind, phase, status, file, format, encoding, fingerprint,
 	coalesce(input_key, ''), checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at,
-	input_size, read_bytes, attempt_started_at, attempt_rows, attempt_bytes, removed, released, restored, cleared, nul_kept, excluded, untaken
+	input_size, read_bytes, attempt_started_at, attempt_rows, attempt_bytes, removed, released, restored, cleared, nul_kept, excluded, untaken,
+	updated, overwritten, outdated, conflict, deleted_since, adopted, reverted
 FROM migration_tasks WHERE migration_id = ? ORDER BY phase, id`
 
 // LoadTasks reads a run's tasks in plan order.
@@ -360,7 +386,9 @@ func LoadTasks(ctx context.Context, q queryer, runID int64) ([]Task, error) {
 			&t.InputKey, &checkpoint, &t.Attempts, &lastError, &t.Counts.Imported, &t.Counts.Matched, &t.Counts.Unchanged,
 			&t.Counts.Skipped, &t.Counts.Failed, &t.Counts.Duplicate, &t.Counts.Unlinked, &updatedAt,
 			&t.Size, &t.Read, &attempt, &t.Attempt.Rows, &t.Attempt.Bytes,
-			&t.Counts.Removed, &t.Counts.Released, &t.Counts.Restored, &t.Counts.Cleared, &t.Counts.NULKept, &t.Counts.Excluded, &t.Counts.Untaken)
+			&t.Counts.Removed, &t.Counts.Released, &t.Counts.Restored, &t.Counts.Cleared, &t.Counts.NULKept, &t.Counts.Excluded, &t.Counts.Untaken,
+			&t.Counts.Updated, &t.Counts.Overwritten, &t.Counts.Outdated, &t.Counts.Conflict, &t.Counts.DeletedSince,
+			&t.Counts.Adopted, &t.Counts.Reverted)
 		if err != nil {
 			return nil, fmt.Errorf("load tasks of run %d: %w", runID, err)
 		}

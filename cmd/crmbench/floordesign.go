@@ -243,7 +243,7 @@ SELECT (SELECT scope_id FROM floor_scopes WHERE tenant_id = ?1 AND source = ?2),
     CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END, column3, column4, column5, column6, ?6
 FROM (VALUES `,
 	// The claim's own conflict clause (R2, R3), on this table.
-	tail:  `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, kind, source_id"),
+	tail:  `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, kind, source_id", "digest", "hashes"),
 	count: `SELECT kind, action, count(*) FROM floor_slots GROUP BY kind, action`,
 }
 
@@ -334,7 +334,7 @@ INSERT INTO floor_slots
 SELECT (SELECT scope_id FROM floor_scopes WHERE tenant_id = ?1 AND source = ?2 AND kind = ?3), column1, column2, ?4,
     CASE WHEN column4 = 'skipped' THEN NULL ELSE ?5 END, column3, column4, column5, column6, ?6` + floorScopeKindHead,
 	// The claim's own conflict clause (R2, R3), on this table.
-	tail:  `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, source_id"),
+	tail:  `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, source_id", "digest", "hashes"),
 	count: floorScopeKindCount,
 }
 
@@ -361,7 +361,7 @@ SELECT (SELECT scope_id FROM floor_scopes WHERE tenant_id = ?1 AND source = ?2 A
     column3, column4, column5, column6, ?6` + floorScopeKindHead,
 	// The claim's own conflict clause (R2, R3), on this table, which has no
 	// record_type.
-	tail:    `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, source_id", "record_type"),
+	tail:    `) WHERE true` + ledger.ClaimConflict("floor_slots", "scope_id, source_id", "record_type", "digest", "hashes"),
 	intTime: true,
 	count:   floorScopeKindCount,
 }

@@ -1,0 +1,196 @@
+package canon
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
+	"crmimport/ledger"
+)
+
+// Changes at the source (R17, SPEC §11). A final slot keeps, per field, a
+// short hash of what was last written for it, and a digest of the whole:
+// a rerun compares a record's with them to tell a record changed since
+// (outdated) from one that is not, and the row's with them to tell a row
+// edited by hand since (a conflict).
+//
+// The fields hashed are a record's canonical fields after validation and
+// normalisation (Values: a domain as a host, a date as a date), but for its
+// id, deleted and its links; its links as the parents' source ids, as read
+// (resolved or not, so that completing a link, R6a, changes nothing); and
+// its extra columns, each under "extra." and its name. An empty value is no
+// field: a row's NULL and an export's empty cell hash alike.
+
+// HashVersion is the version of the hashing: it changes whenever the
+// normalisation of a field or the text of the hashes does, so that hashes
+// of another version are re-based, never taken for a change.
+const HashVersion = 1
+
+// Hashes are one record's per-field hashes and their digest.
+type Hashes struct {
+	Fields map[string]string // field -> its value's hash, for each non-empty field
+	Digest int64             // the whole, its top byte the version (DigestVersion)
+}
+
+// HashFields gathers what a record's hashes are made of: its fields' values
+// as text, by name.
+type HashFields map[string]string
+
+// Set sets field f to v, as text; an empty value is no field.
+func (h HashFields) Set(f string, v any) {
+	if s := HashText(f, v); s != "" {
+		h[f] = s
+	} else {
+		delete(h, f)
+	}
+}
+
+// ExtraField is the name under which an extra column's value is hashed.
+func ExtraField(col string) string { return "extra." + col }
+
+// HashText is a value as it is hashed: text as it is, a flag as true or
+// false, a number of a flag's column (a row's done) as a flag.
+func HashText(f string, v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		if IsFlagField(f) {
+			return strconv.FormatBool(x != 0)
+		}
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		return ""
+	}
+}
+
+// ValueFields sets the canonical fields of kind k from values (a
+// validated record's), but for its id, deleted and links.
+func (h HashFields) ValueFields(k ledger.Kind, values Values) {
+	for _, f := range FieldsOf(k).Names {
+		if Hashed(f) {
+			h.Set(f, values.Get(f))
+		}
+	}
+}
+
+// Hashed reports whether canonical field f is hashed as a value: every
+// field but the id, deleted and the links.
+func Hashed(f string) bool { return f != "id" && f != "deleted" && !strings.HasSuffix(f, "_id") }
+
+// Hash makes the hashes of fields.
+func (h HashFields) Hash() Hashes {
+	out := Hashes{Fields: make(map[string]string, len(h))}
+	for f, v := range h {
+		out.Fields[f] = fieldHash(f, v)
+	}
+	out.Digest = digestOf(out.Fields)
+	return out
+}
+
+// fieldHash is 48 bits of FNV-1a over the field's name and value, in eight
+// characters.
+func fieldHash(f, v string) string {
+	x := fnv.New64a()
+	x.Write([]byte(f))
+	x.Write([]byte{0})
+	x.Write([]byte(v))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], x.Sum64())
+	return base64.RawURLEncoding.EncodeToString(b[:6])
+}
+
+// digestOf is the digest of per-field hashes: 56 bits of FNV-1a over them
+// in field order, under the version's byte.
+func digestOf(fields map[string]string) int64 {
+	names := make([]string, 0, len(fields))
+	for f := range fields {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	x := fnv.New64a()
+	for _, f := range names {
+		x.Write([]byte(f))
+		x.Write([]byte{0})
+		x.Write([]byte(fields[f]))
+		x.Write([]byte{0})
+	}
+	return int64(HashVersion)<<56 | int64(x.Sum64()&(1<<56-1))
+}
+
+// DigestVersion is the version of the hashing that made digest d (0: none).
+func DigestVersion(d int64) int { return int(uint64(d) >> 56) }
+
+// Encode writes the hashes as the slot keeps them: the version, then each
+// field and its hash, in field order ("1 name=AbCdEfGh phone=…").
+func (h Hashes) Encode() string {
+	names := make([]string, 0, len(h.Fields))
+	for f := range h.Fields {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(HashVersion))
+	for _, f := range names {
+		b.WriteByte(' ')
+		b.WriteString(nameEscaper.Replace(f))
+		b.WriteByte('=')
+		b.WriteString(h.Fields[f])
+	}
+	return b.String()
+}
+
+// A field's name in the text of hashes: an extra column's name may hold a
+// space or an equals sign.
+var (
+	nameEscaper   = strings.NewReplacer("%", "%25", " ", "%20", "=", "%3D", "\n", "%0A", "\r", "%0D")
+	nameUnescaper = strings.NewReplacer("%25", "%", "%20", " ", "%3D", "=", "%0A", "\n", "%0D", "\r")
+)
+
+// DecodeHashes reads what Encode wrote; ok is false for text of another
+// version or none.
+func DecodeHashes(s string) (Hashes, bool) {
+	parts := strings.Split(s, " ")
+	if len(parts) == 0 || parts[0] != strconv.Itoa(HashVersion) {
+		return Hashes{}, false
+	}
+	h := Hashes{Fields: make(map[string]string, len(parts)-1)}
+	for _, p := range parts[1:] {
+		f, v, ok := strings.Cut(p, "=")
+		if !ok {
+			return Hashes{}, false
+		}
+		h.Fields[nameUnescaper.Replace(f)] = v
+	}
+	h.Digest = digestOf(h.Fields)
+	return h, true
+}
+
+// Differ are the fields whose hashes differ between a and b (one has a
+// field the other has not, or a different hash), in order.
+func Differ(a, b Hashes) []string {
+	var out []string
+	for f, v := range a.Fields {
+		if b.Fields[f] != v {
+			out = append(out, f)
+		}
+	}
+	for f := range b.Fields {
+		if _, ok := a.Fields[f]; !ok {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
