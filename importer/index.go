@@ -17,12 +17,12 @@ import (
 // about four million ids.
 type runIndex struct {
 	tenant, source string
-	finals         map[ledger.Kind]*finalSet // per kind, loaded on first need
-	emails         *idTable[int64]                  // email key -> oldest contact; nil until loaded
-	domains        *idTable[int64]                  // domain key -> oldest company; nil until loaded
-	seen           map[ledger.Kind]*idTable[int64]  // id -> where it was first read (packed firstSeen)
-	files          []string                  // the files of the run, by number, for seen
-	loaded         map[int64]bool            // tasks whose read records are in seen
+	finals         map[ledger.Kind]*finalSet       // per kind, loaded on first need
+	emails         *idTable[int64]                 // email key -> oldest contact; nil until loaded
+	domains        *idTable[int64]                 // domain key -> oldest company; nil until loaded
+	seen           map[ledger.Kind]*idTable[int64] // id -> where it was first read (packed firstSeen)
+	files          []string                        // the files of the run, by number, for seen
+	loaded         map[int64]bool                  // tasks whose read records are in seen
 }
 
 func newRunIndex(tenant, source string) *runIndex {

@@ -21,7 +21,7 @@ import (
 // ones are added as their batch commits (stage.commit).
 type lookups struct {
 	tenant, source string
-	dialect        store.Dialect            // the ledger's, whose JSON functions LoadFinalAmong speaks
+	dialect        store.Dialect                        // the ledger's, whose JSON functions LoadFinalAmong speaks
 	finals         map[ledger.Kind]*idTable[finalEntry] // id -> final slot, or one whose rid is noSlot
 }
 
