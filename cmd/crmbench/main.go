@@ -10,7 +10,10 @@
 // would otherwise pick), a first crmimport run into a fresh database, a
 // rerun of the same export, and then, on the realistic export, the rerun
 // floor (what the rules require of that rerun, on a copy of its database:
-// rerunfloor.go), a rerun after a fix (the contacts file replaced by gen.WriteFixed's, the whole
+// rerunfloor.go); on both, `run --update` of the delta export (gen.WriteDelta:
+// a tenth of the records each kind's first run created, edited at the
+// source; SPEC §11), on a copy of the database; on the realistic export a
+// rerun after a fix (the contacts file replaced by gen.WriteFixed's, the whole
 // export run) and the batch script's `run --only notes,activities`, on the
 // clean one a rerun with --reread; and last `crmimport undo` of the first
 // run. Every run's status and per-kind counts are checked against the
@@ -25,11 +28,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,8 +55,8 @@ func main() {
 	rerunExport := flag.String("rerun-floor", "", "refresh, on -db, what a rerun of this export must (cmd/crmbench/rerunfloor.go), and exit (bench runs itself so)")
 	without := flag.String("floor.without", "", "parts the schema floor leaves out: ledger, fk, keys (comma-separated)")
 	design := flag.String("floor.design", "default", "the schema floor's design: default, or scope, scopekind or compact (the slots), keys-after (the natural-key indexes), comma-separated (cmd/crmbench/floordesign.go)")
-	columns := flag.String("columns", "", "measure only these columns: import, floor, utils, run, rerun, rerunfloor, fix, only, reread, undo\n"+
-		"(comma-separated; default all; a later column runs the earlier ones it needs: rerun and undo need run)")
+	columns := flag.String("columns", "", "measure only these columns: "+strings.Join(columnKeys, ", ")+"\n"+
+		"(comma-separated; default all; a later column runs the earlier ones it needs: rerun, delta and undo need run)")
 	shapes := flag.String("shapes", gen.ShapeRealistic+","+gen.ShapeClean, "the exports to measure: realistic, clean (comma-separated)")
 	flag.Parse()
 	if *floorExport != "" {
@@ -152,6 +153,8 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 	fmt.Println("sqlite-utils insert: `sqlite-utils insert DB TABLE FILE --csv` of each file, one after the other (no ledger, no links)")
 	fmt.Println("rerun: the same export again; after a fix: contacts.csv replaced by its fix (gen.WriteFixed) and the whole export run;")
 	fmt.Println("  --only notes,activities: then the batch script's run; each checks every kind's counts against fixtures/gen's Expected")
+	fmt.Println("rerun, 10% changed, --update: `run --update` of the export with a tenth of each kind's created records edited at the")
+	fmt.Println("  source (gen.WriteDelta; SPEC §11), on a copy of the database the runs before it left; updated and outdated counts checked too")
 	fmt.Println("undo of the run: `crmimport undo 1 --cascade` of the first run (R16), after the reruns (on the realistic export")
 	fmt.Println("  with the records the rerun after a fix imported linked to its rows)")
 	fmt.Println("PostgreSQL run, rerun: the first run and the rerun into a new schema of a local server (--db postgres://…);")
@@ -165,9 +168,9 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 // columnKeys name the columns for -columns, in the order a round runs
 // them; columnNeeds, the earlier columns each one needs in the same round.
 var (
-	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "fix", "only", "reread", "undo", "pgrun", "pgrerun"}
-	columnNeeds = map[string][]string{"rerun": {"run"}, "rerunfloor": {"run"}, "fix": {"run"}, "only": {"run", "fix"}, "reread": {"run"}, "undo": {"run"},
-		"pgrerun": {"pgrun"}}
+	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "delta", "fix", "only", "reread", "undo", "pgrun", "pgrerun"}
+	columnNeeds = map[string][]string{"rerun": {"run"}, "rerunfloor": {"run"}, "delta": {"run"}, "fix": {"run"}, "only": {"run", "fix"}, "reread": {"run"},
+		"undo": {"run"}, "pgrerun": {"pgrun"}}
 )
 
 // parseColumns reads -columns: nil (every column) when empty, else the
@@ -195,24 +198,34 @@ func parseColumns(s string) (map[string]bool, error) {
 	return only, nil
 }
 
-// table measures every scale of one shape of export, the columns of only
-// (nil: all of them).
-func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string, only map[string]bool, pg *pgServer) error {
+// tableColumns are the keys and names of the columns of one shape's table
+// that only (nil: all of them) measures, in the order a round runs them.
+func tableColumns(shape string, only map[string]bool) (keys, names []string) {
 	type col struct{ key, name string }
 	all := []col{{"import", "sqlite3 .import"}, {"floor", "schema floor"}, {"utils", "sqlite-utils insert"}, {"run", "crmimport run"}, {"rerun", "rerun"}}
 	if shape == gen.ShapeRealistic {
-		all = append(all, col{"rerunfloor", "rerun floor"}, col{"fix", "rerun after a fix"}, col{"only", "--only notes,activities"})
+		all = append(all, col{"rerunfloor", "rerun floor"})
+	}
+	all = append(all, col{"delta", "rerun, 10% changed, --update"})
+	if shape == gen.ShapeRealistic {
+		all = append(all, col{"fix", "rerun after a fix"}, col{"only", "--only notes,activities"})
 	} else {
 		all = append(all, col{"reread", "rerun --reread"})
 	}
 	all = append(all, col{"undo", "undo of the run"})
 	all = append(all, col{"pgrun", "PostgreSQL run"}, col{"pgrerun", "PostgreSQL rerun"})
-	var keys, names []string
 	for _, c := range all {
 		if only == nil || only[c.key] {
 			keys, names = append(keys, c.key), append(names, c.name)
 		}
 	}
+	return keys, names
+}
+
+// table measures every scale of one shape of export, the columns of only
+// (nil: all of them).
+func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string, only map[string]bool, pg *pgServer) error {
+	keys, names := tableColumns(shape, only)
 	fmt.Printf("%-6s %9s %8s", "scale", "records", "CSV MB")
 	for _, n := range names {
 		fmt.Printf("  %-26s", n)
@@ -239,6 +252,13 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 		}
 		if shape == gen.ShapeRealistic {
 			if err := gen.WriteFixed(mkdir(fixed), cfg); err != nil {
+				return err
+			}
+		}
+		var delta string
+		var dexp gen.DeltaExpected
+		if only == nil || only["delta"] {
+			if delta, dexp, err = writeDelta(export, cfg); err != nil {
 				return err
 			}
 		}
@@ -285,13 +305,12 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 					// that the runs after it meet crmimport's own ledger.
 					again := filepath.Join(dir, "rerun-floor.db")
 					defer removeDB(again)
-					for _, s := range []string{"", "-wal"} {
-						if err := copyFile(db+s, again+s); err != nil && !errors.Is(err, fs.ErrNotExist) {
-							return err
-						}
+					if err := copyDB(db, again); err != nil {
+						return err
 					}
 					return add(timed(exec.Command(self, "-rerun-floor", export, "-db", again)))
 				},
+				"delta": func() error { return add(deltaRun(bin, db, dir, delta, dexp)) },
 				"fix": func() error {
 					if err := copyFile(filepath.Join(fixed, "contacts.csv"), contacts); err != nil {
 						return err
@@ -406,8 +425,10 @@ func sqliteImport(sqlite, export, db string) (measure, error) {
 }
 
 // crm runs crmimport on the export and checks the status it reports and
-// every kind's counts against want (a kind want leaves out: all zero).
-func crm(bin, db, export, what string, want map[string]gen.Outcome, status string, flags ...string) (measure, error) {
+// every kind's counts against want (a kind want leaves out: all zero): the
+// counts of gen.Outcome, and those of gen.DeltaOutcome (R17's) where want
+// names them.
+func crm[O comparable](bin, db, export, what string, want map[string]O, status string, flags ...string) (measure, error) {
 	args := append([]string{"--db", db, "--json", "--quiet", "run", "--tenant", "bench", "--source", "canonical"}, flags...)
 	cmd := exec.Command(bin, append(args, export)...)
 	var out bytes.Buffer
@@ -415,7 +436,7 @@ func crm(bin, db, export, what string, want map[string]gen.Outcome, status strin
 	m, err := timed(cmd)
 	var s struct {
 		Status string
-		Kinds  map[string]gen.Outcome
+		Kinds  map[string]O
 	}
 	if jerr := json.Unmarshal(out.Bytes(), &s); jerr != nil || s.Status != status {
 		return m, fmt.Errorf("crmimport %s ended %q (want %q): %v %s", what, s.Status, status, err, out.String())
