@@ -23,6 +23,10 @@ type RunSpec struct {
 	Strict    bool
 	Encoding  string // "" means: each file's own, on the evidence of its bytes (reader.ChooseEncoding)
 	Reread    bool   // read every file, even one the ledger has already taken whole (sameinput.go)
+	// Update applies changes at the source (R17, SPEC §11): "" leaves
+	// them (outdated), runopts.UpdateApply writes them, runopts.UpdateOverwrite
+	// writes them over a hand edit too.
+	Update string
 	// Plan, if set, is the digest of the plan a dry run showed: the run is
 	// planned only if its plan has it (*PlanChangedError), and Shown, the
 	// dry run's files when known, lets the refusal name what changed.
@@ -75,7 +79,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	d.fixWarnings(prof, spec.Tenant, spec.Source)
 	files, side, notes := d.files, d.side, d.notes
 	opts := runopts.Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
-		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Warnings: notes.warnings}
+		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Update: spec.Update, Warnings: notes.warnings}
 	if !prof.BuiltIn {
 		opts.ProfileFile, _ = filepath.Abs(spec.Profile)
 		opts.ProfileText = string(prof.Text())

@@ -175,6 +175,11 @@ func valueFlags(flags []cli.Flag) map[string]bool {
 	m := map[string]bool{"help": false, "h": false}
 	for _, f := range flags {
 		_, isBool := f.(*cli.BoolFlag)
+		if g, ok := f.(*cli.GenericFlag); ok {
+			if b, ok := g.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				isBool = true // given alone, or with its value after "="
+			}
+		}
 		for _, n := range f.Names() {
 			m[n] = !isBool
 		}

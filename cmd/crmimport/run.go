@@ -44,6 +44,14 @@ Examples:
    crmimport run ./export --tenant acme --source canonical --batch-size 5000
    crmimport run --tenant acme --source canonical --only notes,activities ./export
    crmimport --json run --tenant acme --source canonical --strict ./export
+   crmimport run --tenant acme --source canonical --update ./cutover-export
+
+A record already imported whose content changed at the source since (a
+customer's edit between the trial export and the cutover one) is counted
+outdated and left as it is, with the fields that changed; --update writes
+it over its row, counted updated (undo RUN gives the row back); a row edited
+by hand since it was imported is a conflict, left as it is unless
+--update=overwrite.
 
 A dry run (--dry-run) imports into a throwaway copy of the database and
 prints what would happen, and its plan's digest: over the options and every
@@ -61,6 +69,8 @@ fingerprints (the dry run's --json lists them as plan_files).`,
 			&cli.BoolFlag{Name: "dry-run", Usage: "import into a throwaway copy of the database and report what would happen"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes: UTF-8, else Windows-1252 with a warning, or UTF-16)"},
 			&cli.BoolFlag{Name: "reread", Usage: "read every file, even one whose every record an earlier run of the same bytes left in a final slot"},
+			&cli.GenericFlag{Name: "update", Value: &updateFlag{}, Usage: "apply the changes at the source that an earlier run imported (R17): rows of records changed since are updated in place, undoably; " +
+				"--update=overwrite writes over rows edited by hand since too (without it, such a row is a conflict, left as it is)"},
 			&cli.StringFlag{Name: "plan", Usage: "import only the plan whose digest a dry run printed (exit 8, nothing written, when a file or an option changed since)"},
 		},
 		Action: a.runAction,
@@ -73,7 +83,7 @@ func (a *app) runAction(c *cli.Context) error {
 	}
 	spec := runs.Spec{Tenant: c.String("tenant"), Source: c.String("source"), Profile: c.String("profile"), Input: c.Args().First(),
 		Inputs: c.Args().Tail(), BatchSize: c.Int("batch-size"), Strict: c.Bool("strict"), Encoding: c.String("encoding"),
-		Reread: c.Bool("reread"), Plan: c.String("plan")}
+		Reread: c.Bool("reread"), Plan: c.String("plan"), Update: updateOf(c)}
 	if c.IsSet("plan") && spec.Plan == "" {
 		return usagef("--plan takes the 64 hex digits of a plan's digest, as `crmimport run --dry-run` prints it; got \"\"")
 	}

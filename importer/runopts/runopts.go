@@ -40,6 +40,11 @@ type Options struct {
 	// Reread reads every file, even one an earlier task vouches for
 	// (importer's sameinput.go).
 	Reread bool `json:"reread,omitempty"`
+	// Update applies changes at the source (R17, SPEC §11): "" leaves
+	// them counted outdated; UpdateApply writes the rows of created slots
+	// that no one edited since; UpdateOverwrite writes over an edit too.
+	// Kept with the run, so that resume does the same.
+	Update string `json:"update,omitempty"`
 	// Warnings are what planning found that may have been read wrong
 	// without any record failing to say so (a file read as Windows-1252 on
 	// the evidence of its bytes): kept with the run, so that its summary
@@ -49,6 +54,26 @@ type Options struct {
 	// Plan is the digest of the run's plan (importer's plandigest.go): over the rest
 	// of the options and the tasks, as a dry run showed it.
 	Plan string `json:"plan,omitempty"`
+}
+
+// The values of Options.Update (`run --update`, `--update=overwrite`).
+const (
+	UpdateApply     = "apply"
+	UpdateOverwrite = "overwrite"
+)
+
+// ParseUpdate reads the value of --update: "" (not given), "true" or
+// "apply" (given alone), "overwrite".
+func ParseUpdate(s string) (string, error) {
+	switch s {
+	case "", "false":
+		return "", nil
+	case "true", UpdateApply:
+		return UpdateApply, nil
+	case UpdateOverwrite:
+		return UpdateOverwrite, nil
+	}
+	return "", fmt.Errorf("--update takes no value, or =overwrite (to write over rows edited since they were imported); got %q", s)
 }
 
 // Decode reads a run's persisted options.
