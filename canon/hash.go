@@ -99,6 +99,13 @@ func (h HashFields) Hash() Hashes {
 	return out
 }
 
+// FieldHash is the hash of field f holding v, as Hash makes it.
+func FieldHash(f, v string) string { return fieldHash(f, v) }
+
+// Seal makes the digest of h's fields again, after a field's hash was set
+// by hand (a field whose value cannot be read back, kept as it was).
+func (h *Hashes) Seal() { h.Digest = digestOf(h.Fields) }
+
 // fieldHash is 48 bits of FNV-1a over the field's name and value, in eight
 // characters.
 func fieldHash(f, v string) string {

@@ -336,6 +336,29 @@ func count(c *phases.Counts, d *decision) {
 		}
 	case unchanged:
 		c.Unchanged++
+		if ch := d.change; ch != nil {
+			switch ch.kind {
+			case ledger.ChangeDeletedSince:
+				c.DeletedSince++
+			case ledger.ChangeOutdated:
+				c.Outdated++
+			case ledger.ChangeConflict:
+				c.Outdated++
+				c.Conflict++
+			}
+			if ch.adopted {
+				c.Adopted++
+			}
+		}
+	case updated:
+		c.Imported++
+		c.Updated++
+		if d.change != nil && d.change.kind == ledger.ChangeOverwritten {
+			c.Overwritten++
+		}
+		if d.unlinked {
+			c.Unlinked++
+		}
 	case skipped:
 		c.Skipped++
 	case created, matched:

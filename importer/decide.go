@@ -73,6 +73,7 @@ const (
 	skipped
 	created
 	matched
+	updated // a final slot's row written again with the record's changes (R17)
 )
 
 // decision is one record's outcome and what it writes.
@@ -88,7 +89,13 @@ type decision struct {
 	links     map[string]int64
 	pending   []ledger.PendingLink // the link values to remember with a created row (R6a): field and parent
 	extra     map[string]any
-	rowID     int64 // created: the id its row will have; matched: the row found
+	rowID     int64 // created: the id its row will have; matched: the row found; updated: its row
+	// change is what R17 found of a record with a final slot (changes.go):
+	// outdated, a conflict, deleted since, an update; or hashes to adopt.
+	change *change
+	// hashes are a created or matched record's (R17), made when its slot
+	// is written.
+	hashes canon.Hashes
 
 	// What the decision tells the index, once the stage takes it (apply):
 	// the record's id was read in this run (SPEC §4 step 2), and the
@@ -117,14 +124,14 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		return d, nil
 	}
 	d.seen = true
-	// 3. A final slot: unchanged, nothing validated or written (R2).
-	_, found, err := st.final(ctx, q, r.Kind, r.ID)
+	// 3. A final slot: unchanged, unless its content changed at the
+	// source since (R17: outdated, or written under --update).
+	e, found, err := st.slot(ctx, q, r.Kind, r.ID)
 	switch {
 	case err != nil:
 		return d, err
 	case found:
-		d.outcome = unchanged
-		return d, nil
+		return d, decideFinal(ctx, q, st, r, e, &d)
 	}
 	// 4 to 6, and 7 for a record with no link value at all.
 	out, reason, values, done := judge(&r)

@@ -65,7 +65,7 @@ func TestOrderOfDecisions(t *testing.T) {
 	require.Equal(t, int64(2), run1.Stats[ledger.Contact].Imported)
 
 	second := export(t, map[string]string{"contacts.csv": "id,first_name,email,deleted\n" +
-		"c1,,not-an-address,\n" + // 3 before 5: unchanged, not re-judged
+		"c1,,not-an-address,\n" + // 3 before 5: unchanged (outdated, R17: changed at the source), not failed
 		"c2,Bob,bob@example.com,\n" +
 		"c2,Bob,bob@example.com,\n" + // 2 before 3: a duplicate, not unchanged
 		"c3,,not-an-address,yes\n" + // 4 before 5: deleted, not invalid
@@ -73,7 +73,7 @@ func TestOrderOfDecisions(t *testing.T) {
 		",Nobody,nobody@example.com,\n"}) // 1: no id
 	run2 := importDir(t, New(phases.New(db, nil)), second, 100)
 	c := run2.Stats[ledger.Contact]
-	require.Equal(t, phases.Counts{Unchanged: 2, Skipped: 1, Failed: 3, Duplicate: 1}, c)
+	require.Equal(t, phases.Counts{Unchanged: 2, Skipped: 1, Failed: 3, Duplicate: 1, Outdated: 1}, c)
 	require.Equal(t, map[string]string{
 		"c2": "duplicate source_id, first at contacts.csv:3",
 		"c4": "contact has neither a name nor an email",

@@ -23,6 +23,9 @@ type runIndex struct {
 	seen           map[ledger.Kind]*idTable[int64] // id -> where it was first read (packed firstSeen)
 	files          []string                        // the files of the run, by number, for seen
 	loaded         map[int64]bool                  // tasks whose read records are in seen
+	// update is the run's --update (runopts.Options.Update): "" leaves
+	// changes at the source outdated (R17).
+	update string
 }
 
 func newRunIndex(tenant, source string) *runIndex {

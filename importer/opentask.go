@@ -164,6 +164,9 @@ func (imp *Importer) index(run phases.Run) *runIndex {
 	x := imp.runs[run.ID]
 	if x == nil {
 		x = newRunIndex(run.Tenant, run.Source)
+		if o, err := runopts.Decode(run); err == nil {
+			x.update = o.Update
+		}
 		imp.runs[run.ID] = x
 	}
 	return x

@@ -51,8 +51,9 @@ type revisitAt struct {
 // keepRevisit keeps where the record of d stands, when it failed or was
 // skipped and its reader knows (row: the records read before it).
 func (w *openedTask) keepRevisit(row int64, d *decision) {
-	if d.outcome != failed && d.outcome != skipped {
-		return
+	listed := d.outcome == unchanged && d.change != nil && d.change.kind != ""
+	if d.outcome != failed && d.outcome != skipped && !listed {
+		return // R17: an outdated record, a conflict and one deleted since are revisited too
 	}
 	start, end := d.rec.Span()
 	if end == 0 {
@@ -101,7 +102,7 @@ func loadRevisits(ctx context.Context, q *sql.DB, rb phases.ReadBefore, from int
 	if err := q.QueryRowContext(ctx, countRevisitsSQL, rb.Task).Scan(&n); err != nil {
 		return nil, false, fmt.Errorf("count the places task %d kept: %w", rb.Task, err)
 	}
-	if n != rb.Counts.Skipped+rb.Counts.Failed {
+	if n != rb.Counts.Skipped+rb.Counts.Failed+rb.Counts.Outdated+rb.Counts.DeletedSince {
 		return nil, false, nil
 	}
 	rows, err := q.QueryContext(ctx, loadRevisitsSQL, rb.Task, from)
@@ -266,7 +267,7 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 	}
 	defer wr.close()
 	if !v.logged {
-		msg := fmt.Sprintf("task %d: %s is the file task %d of run %d read: %d %s it failed or skipped read again, the others still in their final slots counted unchanged (R2; run --reread reads it whole)",
+		msg := fmt.Sprintf("task %d: %s is the file task %d of run %d read: %d %s it failed, skipped or found changed at the source read again, the others still in their final slots counted unchanged (R2; run --reread reads it whole)",
 			w.task.ID, input.Name(w.task.File), v.before.Task, v.before.Run, len(v.at), w.task.Kind.Plural())
 		if err := w.imp.Engine.Log(ctx, tx, w.run.ID, "info", msg); err != nil {
 			return phases.Batch{}, err

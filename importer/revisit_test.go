@@ -22,7 +22,7 @@ import (
 	"crmimport/undo"
 )
 
-const revisited = "failed or skipped read again"
+const revisited = "failed, skipped or found changed at the source read again"
 
 // twins are two databases with one history: every run goes to both, and a
 // rerun revisits in one (the default) and reads every file in the other

@@ -83,6 +83,9 @@ func (w *writer) flush(ds []decision) error {
 			return err
 		}
 	}
+	if err := w.writeChanges(ds); err != nil {
+		return err
+	}
 	return w.insertFailures(failures)
 }
 
@@ -96,6 +99,10 @@ func (w *writer) slot(d *decision, a ledger.Action) ledger.Slot {
 		s.Reason, s.Detail = d.reason, d.detail
 	default:
 		s.RecordType, s.RecordID = d.rec.Kind.Table(), d.rowID
+		if d.hashes.Digest == 0 {
+			d.hashes = recordHashes(&d.rec)
+		}
+		s.Digest, s.Hashes = d.hashes.Digest, d.hashes.Encode()
 	}
 	return s
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // An earlier task that read the same input (the same InputKey) for the
-// same tenant and source, succeeded with no record skipped or failed, and
+// same tenant and source, succeeded with no record skipped or failed (and
+// none outdated or deleted in the source since: R17 revisits those), and
 // began and ended while the ledger's epoch stood where it stands now, left
 // every record of that input in a final slot that is still there. Reading
 // the input again can only count each of them unchanged (R2): the
@@ -34,7 +35,7 @@ const sameInputSQL = `
 SELECT t.id, t.migration_id, t.imported + t.unchanged, t.checkpoint, t.excluded, t.untaken
 FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
 WHERE m.tenant_id = ? AND m.source = ? AND t.kind = ? AND t.input_key = ? AND t.id <> ?
-  AND t.status = 'succeeded' AND t.skipped = 0 AND t.failed = 0 AND t.ledger_epoch = ?
+  AND t.status = 'succeeded' AND t.skipped = 0 AND t.failed = 0 AND t.outdated = 0 AND t.deleted_since = 0 AND t.ledger_epoch = ?
 ORDER BY t.id DESC LIMIT 1`
 
 // FindSameInput returns the latest earlier task that vouches for every
@@ -82,7 +83,7 @@ type ReadBefore struct {
 
 // readBeforeSQL finds the latest such task.
 const readBeforeSQL = `
-SELECT t.id, t.migration_id, t.ledger_epoch, t.imported, t.unchanged, t.skipped, t.failed, t.checkpoint
+SELECT t.id, t.migration_id, t.ledger_epoch, t.imported, t.unchanged, t.skipped, t.failed, t.outdated, t.deleted_since, t.checkpoint
 FROM migration_tasks t JOIN migrations m ON m.id = t.migration_id
 WHERE m.tenant_id = ? AND m.source = ? AND t.kind = ? AND t.input_key = ? AND t.id <> ?
   AND t.status = 'succeeded' AND t.ledger_epoch = ?
@@ -102,7 +103,8 @@ func FindReadBefore(ctx context.Context, q queryer, run Run, task Task) (ReadBef
 	var s ReadBefore
 	var cp string
 	err = q.QueryRowContext(ctx, readBeforeSQL, run.Tenant, run.Source, string(task.Kind), task.InputKey, task.ID, epoch).
-		Scan(&s.Task, &s.Run, &s.Epoch, &s.Counts.Imported, &s.Counts.Unchanged, &s.Counts.Skipped, &s.Counts.Failed, &cp)
+		Scan(&s.Task, &s.Run, &s.Epoch, &s.Counts.Imported, &s.Counts.Unchanged, &s.Counts.Skipped, &s.Counts.Failed,
+			&s.Counts.Outdated, &s.Counts.DeletedSince, &cp)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ReadBefore{}, false, nil
 	}

@@ -1,0 +1,91 @@
+package importer
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"crmimport/ledger"
+	"crmimport/target"
+)
+
+// writeChanges writes what step 3 decided of a chunk's records with a
+// final slot (R17, changes.go), in the batch's transaction (R12): each
+// update in its own savepoint with its before-image (ledger.Update), the
+// hashes a slot adopts or moves to, and the changes listed for the run.
+func (w *writer) writeChanges(ds []decision) error {
+	var listed []ledger.Change
+	for i := range ds {
+		d := &ds[i]
+		c := d.change
+		if c == nil {
+			continue
+		}
+		key := ledger.Key{Tenant: w.run.Tenant, Source: w.run.Source, Kind: d.rec.Kind, SourceID: d.rec.ID}
+		switch {
+		case d.outcome == updated:
+			if err := w.update(d, key); err != nil {
+				return err
+			}
+		case c.hashes.Digest != 0:
+			if err := w.ledger.SetHashes(w.ctx, key, c.was, c.hashes.Digest, c.hashes.Encode()); err != nil {
+				return err
+			}
+		}
+		if c.kind != "" {
+			listed = append(listed, w.listed(d))
+		}
+	}
+	return w.ledger.RecordChanges(w.ctx, listed)
+}
+
+// update writes d's row over the one its slot names, with the before-image.
+func (w *writer) update(d *decision, key ledger.Key) error {
+	c := d.change
+	values, err := target.EncodeState(c.state)
+	if err != nil {
+		return err
+	}
+	fields, _ := json.Marshal(c.fields)
+	b := ledger.BeforeImage{Key: key, RecordID: d.rowID, Run: w.run.ID, Values: values,
+		BeforeDigest: c.was, BeforeHashes: c.wasText, AfterDigest: c.hashes.Digest, AfterHashes: c.hashes.Encode(), Fields: string(fields)}
+	extra := ""
+	if len(d.extra) > 0 {
+		e, err := json.Marshal(d.extra)
+		if err != nil {
+			return err
+		}
+		extra = string(e)
+	}
+	row := target.Row{Kind: d.rec.Kind, ID: d.rowID, Values: d.values, Links: d.links, Extra: extra}
+	return w.ledger.Update(w.ctx, b, func(ctx context.Context, tx *sql.Tx) error {
+		return target.Update(ctx, tx, w.run.Tenant, &row)
+	})
+}
+
+// listed is d's change as the run keeps it (record_changes).
+func (w *writer) listed(d *decision) ledger.Change {
+	c := d.change
+	text := func(v any) string {
+		if v == nil {
+			return ""
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	out := ledger.Change{Run: w.run.ID, Task: w.task.ID, Kind: d.rec.Kind, SourceID: d.rec.ID, File: d.rec.File, Line: d.rec.Line,
+		Change: c.kind, Applicable: c.applicable}
+	if len(c.fields) > 0 {
+		out.Fields = text(c.fields)
+	}
+	if len(c.edited) > 0 {
+		out.Edited = text(c.edited)
+	}
+	if len(c.before) > 0 {
+		out.Before = text(c.before)
+	}
+	if len(c.after) > 0 {
+		out.After = text(c.after)
+	}
+	return out
+}
