@@ -109,13 +109,25 @@ func (h *Hashes) Seal() { h.Digest = digestOf(h.Fields) }
 // fieldHash is 48 bits of FNV-1a over the field's name and value, in eight
 // characters.
 func fieldHash(f, v string) string {
-	x := fnv.New64a()
-	x.Write([]byte(f))
-	x.Write([]byte{0})
-	x.Write([]byte(v))
+	h := fnvString(fnvString(fnvOffset, f), "\x00")
+	h = fnvString(h, v) // a body of megabytes is hashed where it lies, never copied
 	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], x.Sum64())
+	binary.BigEndian.PutUint64(b[:], h)
 	return base64.RawURLEncoding.EncodeToString(b[:6])
+}
+
+// FNV-1a, 64 bits, over a string.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
 }
 
 // digestOf is the digest of per-field hashes: 56 bits of FNV-1a over them

@@ -176,7 +176,8 @@ func TestFixFolderRoundTrip(t *testing.T) {
 		second := crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", fix)
 		require.Equal(t, exitPartial, second.code, second.stderr)
 		s := second.summary(t)
-		require.Equal(t, phases.Counts{Imported: 3, Unchanged: 1, Failed: 2}, s.Kinds["contact"], "con-015 repeats an imported id: unchanged (R2)")
+		require.Equal(t, phases.Counts{Imported: 3, Unchanged: 1, Failed: 2, Outdated: 1}, s.Kinds["contact"],
+			"con-015 repeats an imported id with other values: unchanged (R2), outdated (R17: its slot says otherwise)")
 		require.Equal(t, phases.Counts{Imported: 1, Failed: 2, Relinked: 1}, s.Kinds["deal"],
 			"a deal of run 1 that names a contact fixed here is linked to it now (R6a)")
 		for _, k := range []string{"company", "email"} {

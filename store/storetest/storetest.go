@@ -128,10 +128,17 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 // Schema6 are the statements that take a database of the latest schema
 // back to how schema 6 left it (no reason classes and their indexes, no
 // excluded rows counted, no hold on the epoch, no revisits, no undo, no
-// pending links (R6a) nor counts per kind beside the tasks', one
+// pending links (R6a) nor counts per kind beside the tasks', no hashes
+// nor changes at the source (R17), one
 // epoch for the whole ledger, no count of NUL bytes kept): tests of an
 // older file make one from a new one with them, then lower it further.
 var Schema6 = []string{
+	`DROP TABLE record_changes`, `DROP TABLE record_updates`,
+	`ALTER TABLE migration_records DROP COLUMN digest`, `ALTER TABLE migration_records DROP COLUMN hashes`,
+	`ALTER TABLE migration_tasks DROP COLUMN updated`, `ALTER TABLE migration_tasks DROP COLUMN overwritten`,
+	`ALTER TABLE migration_tasks DROP COLUMN outdated`, `ALTER TABLE migration_tasks DROP COLUMN conflict`,
+	`ALTER TABLE migration_tasks DROP COLUMN deleted_since`, `ALTER TABLE migration_tasks DROP COLUMN adopted`,
+	`ALTER TABLE migration_tasks DROP COLUMN reverted`,
 	`DROP TABLE run_kind_counts`, `DROP TABLE pending_links`,
 	`DROP INDEX migration_records_skips`, `DROP INDEX record_failures_source`, `DROP INDEX record_failures_kind_class`,
 	`DROP INDEX record_failures_class`, `DROP INDEX record_failures_order`, `ALTER TABLE record_failures DROP COLUMN reason_class`,
