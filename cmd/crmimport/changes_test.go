@@ -45,7 +45,9 @@ func TestChangesAtTheSourceOnTheCommandLine(t *testing.T) {
 
 	r = crm(t, nil, "--db", path, "--json", "runs")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var listed struct{ Runs []struct{ Kinds map[string]map[string]any } }
+	var listed struct {
+		Runs []struct{ Kinds map[string]map[string]any }
+	}
 	require.NoError(t, jsonUnmarshal(r.stdout, &listed))
 	require.Len(t, listed.Runs, 1)
 	requireSourceCounts(t, "runs --json", listed.Runs[0].Kinds)
