@@ -65,7 +65,10 @@ type runView struct {
 	// does not carry (report.Unlisted).
 	Failed  action
 	Rejects action
-	Live    bool // the run works: the page listens to its events
+	// Apply is "Apply these changes" (R17, update.go): Label "" when the
+	// run has none to apply.
+	Apply action
+	Live  bool // the run works: the page listens to its events
 	// UndoKinds are the kinds in the order an undo takes them back, as
 	// JSON (undoKinds): the undo dialog's order. Read on the page only.
 	UndoKinds string
@@ -98,6 +101,7 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
 	v := newRunView(rep)
 	v.Live = rep.Run.Status == runs.RunRunning && !rep.Interrupted
 	v.Stop, v.Resume = s.actions(rep)
+	v.Apply = applyAction(rep, v.Live)
 	return v, nil
 }
 
