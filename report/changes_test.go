@@ -102,6 +102,12 @@ func TestChangedAtTheSource(t *testing.T) {
 		require.Contains(t, text.String(), "              c8: phone; edited by hand: phone\n")
 		require.Contains(t, text.String(), "              c9\n")
 
+		text.Reset()
+		report.WriteSummary(&text, r) // the run's closing summary on the command line
+		require.Contains(t, text.String(), "(8 outdated (1 conflict), 1 deleted since)")
+		require.Contains(t, text.String(), "  - 8 records changed at the source since they were imported (8 contacts) and were left as they were: `"+cmd)
+		require.Contains(t, text.String(), "  - 1 record was deleted in the source since it was imported (1 contact): left in place — deletions are never propagated\n")
+
 		b, err := json.Marshal(r.Full())
 		require.NoError(t, err)
 		require.Contains(t, string(b), `"update_command":`)
