@@ -17,6 +17,7 @@ import (
 	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/report"
 	"crmimport/runs"
@@ -68,7 +69,10 @@ type runView struct {
 	// Apply is "Apply these changes" (R17, update.go): Label "" when the
 	// run has none to apply.
 	Apply action
-	Live  bool // the run works: the page listens to its events
+	// Update is the run's --update ("apply", "overwrite"; "" without):
+	// a run that applied changes at the source says so (R17).
+	Update string
+	Live   bool // the run works: the page listens to its events
 	// UndoKinds are the kinds in the order an undo takes them back, as
 	// JSON (undoKinds): the undo dialog's order. Read on the page only.
 	UndoKinds string
@@ -111,6 +115,9 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
 func newRunView(rep *report.Report) *runView {
 	v := &runView{R: rep, Warnings: rep.Warnings(), Next: rep.Next()}
 	v.Failed, v.Rejects = failedActions(rep)
+	if opts, err := runopts.Decode(rep.Run); err == nil {
+		v.Update = opts.Update
+	}
 	for _, t := range rep.Tasks {
 		p := rep.TaskProgress(t)
 		tv := taskView{Task: t, FileName: report.FileName(t), Percent: p.Percent}

@@ -684,6 +684,7 @@ func changesInABrowser(ctx context.Context, t *testing.T, path, base string) {
 	waitEnded(ctx, t, "partial")
 	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations WHERE id = 2 AND options LIKE '%"update":"apply"%'`),
 		"a run of run 1's options with --update")
+	require.Equal(t, "--update", textOf(ctx, t, "[data-field=update]"), "the run says it applied changes at the source")
 	shoot(ctx, t, out, "41-run-applied")
 
 	do(ctx, t, chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
