@@ -11,6 +11,7 @@ import (
 	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/report"
 	"crmimport/runs"
@@ -101,6 +102,9 @@ type importRequest struct {
 	Encoding  string   `json:"encoding,omitempty"`
 	Reread    bool     `json:"reread,omitempty"`
 	DryRun    bool     `json:"dry_run,omitempty"`
+	// Update is the page's "Apply changes at the source (--update)": the
+	// run writes what changed since its records were imported (R17).
+	Update bool `json:"update,omitempty"`
 	// Plan and PlanFiles are a dry run's, as its summary answered them:
 	// the import is that plan or nothing (exit 8).
 	Plan      string          `json:"plan,omitempty"`
@@ -112,6 +116,9 @@ type importRequest struct {
 func (q importRequest) spec(command string) (runs.Spec, error) {
 	spec := runs.Spec{Tenant: q.Tenant, Source: q.Source, Profile: q.Profile, Input: q.Path, Inputs: q.Paths, BatchSize: q.BatchSize,
 		Strict: q.Strict, Encoding: q.Encoding, Reread: q.Reread, Plan: q.Plan, Shown: q.PlanFiles}
+	if q.Update {
+		spec.Update = runopts.UpdateApply
+	}
 	if spec.BatchSize == 0 {
 		spec.BatchSize = runs.DefaultBatchSize
 	}

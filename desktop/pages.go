@@ -17,6 +17,7 @@ import (
 	"crmimport/canon"
 	"crmimport/forensics"
 	"crmimport/importer/profile"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/report"
 	"crmimport/runs"
@@ -65,7 +66,13 @@ type runView struct {
 	// does not carry (report.Unlisted).
 	Failed  action
 	Rejects action
-	Live    bool // the run works: the page listens to its events
+	// Apply is "Apply these changes" (R17, update.go): Label "" when the
+	// run has none to apply.
+	Apply action
+	// Update is the run's --update ("apply", "overwrite"; "" without):
+	// a run that applied changes at the source says so (R17).
+	Update string
+	Live   bool // the run works: the page listens to its events
 	// UndoKinds are the kinds in the order an undo takes them back, as
 	// JSON (undoKinds): the undo dialog's order. Read on the page only.
 	UndoKinds string
@@ -98,6 +105,7 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
 	v := newRunView(rep)
 	v.Live = rep.Run.Status == runs.RunRunning && !rep.Interrupted
 	v.Stop, v.Resume = s.actions(rep)
+	v.Apply = applyAction(rep, v.Live)
 	return v, nil
 }
 
@@ -107,6 +115,9 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runView, error) {
 func newRunView(rep *report.Report) *runView {
 	v := &runView{R: rep, Warnings: rep.Warnings(), Next: rep.Next()}
 	v.Failed, v.Rejects = failedActions(rep)
+	if opts, err := runopts.Decode(rep.Run); err == nil {
+		v.Update = opts.Update
+	}
 	for _, t := range rep.Tasks {
 		p := rep.TaskProgress(t)
 		tv := taskView{Task: t, FileName: report.FileName(t), Percent: p.Percent}

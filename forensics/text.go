@@ -214,6 +214,7 @@ func WriteStory(w io.Writer, s *Story) {
 				fmt.Fprintf(w, "  its row: %s %d\n", sl.Row.Table, sl.Row.ID)
 			}
 		}
+		writeUpdates(w, sl)
 		if sl.Action == "skipped" {
 			for _, r := range sl.Later {
 				fmt.Fprintf(w, "  since then, run %d (%s) processed %s and left this skip as it was: a stale verdict (R3)\n", r.ID, r.Status, sl.Kind.Plural())
@@ -237,4 +238,24 @@ func WriteStory(w io.Writer, s *Story) {
 		}
 	}
 	WriteAsIs(w, s.LedgerOnly)
+}
+
+// writeUpdates writes the updates of a slot's row (R17): by which run,
+// when it started, which fields, and the undo that reverted it.
+func writeUpdates(w io.Writer, sl SlotStory) {
+	for _, u := range sl.Updates {
+		when := "run not in this database"
+		if u.StartedAt != "" {
+			when = "started " + u.StartedAt
+		}
+		fields := strings.Join(u.Fields, ", ")
+		if fields == "" {
+			fields = "no field named"
+		}
+		line := fmt.Sprintf("  updated by run %d (%s): %s", u.Run, when, fields)
+		if u.RevertedBy != 0 {
+			line += fmt.Sprintf("; reverted by run %d (undo)", u.RevertedBy)
+		}
+		fmt.Fprintln(w, line)
+	}
 }

@@ -151,6 +151,19 @@ type SlotStory struct {
 	Later []RunRef `json:"later_runs"`
 	// Parents are the links a skip could not resolve and what they are now.
 	Parents []ParentRef `json:"parents"`
+	// Updates are the runs that updated the slot's row since it was
+	// written (R17), oldest first.
+	Updates []UpdateRef `json:"updates"`
+}
+
+// UpdateRef is one update of a slot's row (R17): the run that wrote it,
+// when that run started, the fields whose source value it wrote, and the
+// undo that gave the row its before-image back, if any.
+type UpdateRef struct {
+	Run        int64    `json:"run"`
+	StartedAt  string   `json:"started_at,omitempty"` // "" when the run is not in this database
+	Fields     []string `json:"fields"`
+	RevertedBy int64    `json:"reverted_by,omitempty"`
 }
 
 // RowRef is a final slot's target row.
@@ -208,6 +221,13 @@ const laterRunsSQL = `
 SELECT DISTINCT m.id FROM migrations m JOIN migration_tasks t ON t.migration_id = m.id
 WHERE m.tenant_id = ? AND m.source = ? AND t.kind = ? AND t.status = 'succeeded' AND m.id > ?
 ORDER BY m.id`
+
+// slotUpdatesSQL: the updates of one slot's row, per updating run (R17's
+// before-images), oldest first.
+const slotUpdatesSQL = `
+SELECT migration_id, fields, coalesce(reverted_by, 0) FROM record_updates
+WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?
+ORDER BY migration_id`
 
 const parentSlotSQL = `
 SELECT action, coalesce(migration_id, 0) FROM migration_records
@@ -273,6 +293,9 @@ func (s *SlotStory) fill(ctx context.Context, db *sql.DB, tenant string, runs *r
 		return err
 	}
 	s.Later, s.Parents = []RunRef{}, []ParentRef{}
+	if s.Updates, err = slotUpdates(ctx, db, tenant, s, runs); err != nil {
+		return err
+	}
 	if s.Row != nil {
 		found, placeholder, err := target.RowState(ctx, db, s.Kind, s.Row.ID, tenant)
 		if err != nil {
@@ -331,4 +354,44 @@ func (s *SlotStory) fill(ctx context.Context, db *sql.DB, tenant string, runs *r
 		s.Parents = append(s.Parents, p)
 	}
 	return nil
+}
+
+// slotUpdates reads the updates of s's row (R17), each with its run's
+// start.
+func slotUpdates(ctx context.Context, db *sql.DB, tenant string, s *SlotStory, runs *runCache) ([]UpdateRef, error) {
+	rows, err := db.QueryContext(ctx, slotUpdatesSQL, tenant, s.Source, string(s.Kind), s.SourceID)
+	if err != nil {
+		return nil, fmt.Errorf("ledger why: updates of %s %s: %w", s.Kind, s.SourceID, err)
+	}
+	out := []UpdateRef{}
+	for rows.Next() {
+		var u UpdateRef
+		var fields string
+		if err := rows.Scan(&u.Run, &fields, &u.RevertedBy); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("ledger why: updates of %s %s: %w", s.Kind, s.SourceID, err)
+		}
+		if err := json.Unmarshal([]byte(fields), &u.Fields); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("ledger why: update of %s %s by run %d: fields: %w", s.Kind, s.SourceID, u.Run, err)
+		}
+		if u.Fields == nil {
+			u.Fields = []string{}
+		}
+		out = append(out, u)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		r, err := runs.get(out[i].Run)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out[i].StartedAt = r.StartedAt
+		}
+	}
+	return out, nil
 }

@@ -130,3 +130,41 @@ func TestStoryTellsFailuresAndMissingRows(t *testing.T) {
 		require.Contains(t, b.String(), "its row, contacts 11, is MISSING")
 	})
 }
+
+// TestStoryTellsUpdates (R17): `ledger why` of a slot whose row runs
+// updated tells each update — the run, when it started, the fields — and
+// the undo that reverted one; a slot never updated has none.
+func TestStoryTellsUpdates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		loadFixture(t, db, "poisoned-ledger")
+		e := phases.New(db, nil)
+		st, err := forensics.StoryOf(ctx, db, e, "acme", ledger.Contact, "c-01")
+		require.NoError(t, err)
+		require.Len(t, st.Slots, 1)
+		require.Equal(t, []forensics.UpdateRef{}, st.Slots[0].Updates, "never updated")
+		s := st.Slots[0]
+		for _, u := range []struct {
+			run      int64
+			fields   string
+			reverted any
+		}{{2, `["email","phone"]`, nil}, {1, `["last_name"]`, 2}} {
+			_, err := db.ExecContext(ctx, `INSERT INTO record_updates (tenant_id, source, kind, source_id, record_id, migration_id,
+				before_values, after_digest, after_hashes, fields, reverted_by) VALUES ('acme', ?, 'contact', 'c-01', ?, ?, '{}', 1, '{}', ?, ?)`,
+				s.Source, s.Row.ID, u.run, u.fields, u.reverted)
+			require.NoError(t, err)
+		}
+		st, err = forensics.StoryOf(ctx, db, e, "acme", ledger.Contact, "c-01")
+		require.NoError(t, err)
+		require.Equal(t, []forensics.UpdateRef{
+			{Run: 1, StartedAt: "2026-01-05T09:00:00.123456Z", Fields: []string{"last_name"}, RevertedBy: 2},
+			{Run: 2, StartedAt: st.Slots[0].Updates[1].StartedAt, Fields: []string{"email", "phone"}},
+		}, st.Slots[0].Updates)
+		require.NotEmpty(t, st.Slots[0].Updates[1].StartedAt)
+		var b bytes.Buffer
+		forensics.WriteStory(&b, st)
+		require.Contains(t, b.String(), "  updated by run 1 (started 2026-01-05T09:00:00.123456Z): last_name; reverted by run 2 (undo)\n")
+		require.Contains(t, b.String(), "  updated by run 2 (started "+st.Slots[0].Updates[1].StartedAt+"): email, phone\n")
+	})
+}

@@ -148,10 +148,41 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("%s %s imported with a link left empty because its target was not found (%s); "+
 			"the id given is kept in the row's extra column, and a run that imports the target completes the link (R6a)", unlinked.records(), unlinked.verb("was", "were"), unlinked.list))
 	}
-	if r.Strict && r.Total.Skipped > 0 && r.Run.Status == phases.RunSucceeded {
-		out = append(out, fmt.Sprintf("--strict: %s records were skipped, so this run exits 7", Count(r.Total.Skipped)))
+	out = append(out, r.changesNext()...)
+	if r.StrictExit() {
+		out = append(out, "--strict: "+r.strictWhy()+", so this run exits 7")
 	}
 	return out
+}
+
+// StrictExit is whether the run exits 7 under --strict (SPEC §5, R17): it
+// succeeded, and skipped records, or found records outdated (conflicts
+// among them) or deleted in the source since they were imported.
+func (r *Report) StrictExit() bool {
+	t := r.Total
+	return r.Strict && r.Run.Status == phases.RunSucceeded && !r.Interrupted &&
+		(t.Skipped > 0 || t.Outdated > 0 || t.Conflict > 0 || t.DeletedSince > 0)
+}
+
+// strictWhy says what makes a strict run exit 7: "3 records were
+// skipped", "2 records were outdated (1 in conflict)", "1 record was
+// deleted in the source since", joined.
+func (r *Report) strictWhy() string {
+	t := r.Total
+	var parts []string
+	say := func(n int64, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s %s", Count(n), plural(n, "record was", "records were"), what))
+		}
+	}
+	say(t.Skipped, "skipped")
+	if t.Conflict > 0 {
+		say(max(t.Outdated, t.Conflict), fmt.Sprintf("outdated (%s in conflict)", Count(t.Conflict)))
+	} else {
+		say(t.Outdated, "outdated")
+	}
+	say(t.DeletedSince, "deleted in the source since imported")
+	return strings.Join(parts, ", ")
 }
 
 // undoneNext says what undos took back of the run: all of it, or, as a

@@ -78,7 +78,11 @@ type Full struct {
 	Summary
 	Tasks   []TaskJSON             `json:"tasks"`
 	Reasons map[string]ReasonsJSON `json:"reasons"`
-	Log     []LogEntry             `json:"log"`
+	// Changes are what the run found changed at the source (R17), per
+	// kind, with examples; UpdateCommand applies what can be applied.
+	Changes       []KindChanges `json:"changes"`
+	UpdateCommand string        `json:"update_command,omitempty"`
+	Log           []LogEntry    `json:"log"`
 }
 
 // TaskJSON is one task in the full report.
@@ -106,7 +110,11 @@ type ReasonsJSON struct {
 
 // Full returns the full JSON report.
 func (r *Report) Full() Full {
-	f := Full{Summary: r.Summary(), Tasks: r.tasksJSON(), Reasons: map[string]ReasonsJSON{}, Log: r.Log}
+	f := Full{Summary: r.Summary(), Tasks: r.tasksJSON(), Reasons: map[string]ReasonsJSON{}, Log: r.Log,
+		Changes: r.Changes, UpdateCommand: r.UpdateCommand()}
+	if f.Changes == nil {
+		f.Changes = []KindChanges{}
+	}
 	for _, k := range r.Kinds {
 		rj := ReasonsJSON{Skipped: k.Skips, Failed: k.Failures}
 		if rj.Skipped == nil {

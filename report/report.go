@@ -58,6 +58,9 @@ type Report struct {
 	// TakenBack is what undos under --cascade took back of the run's
 	// records (R16): the run keeps its status and counts, and says so.
 	TakenBack []undo.Part
+	// Changes are what the run found changed at the source, per kind in
+	// plan order (R17, changes.go); nil when it found nothing.
+	Changes []KindChanges
 	// Now is the instant the report was read at (the engine's clock): the
 	// tasks' rates and time left are as of then (progress.go).
 	Now time.Time
@@ -119,6 +122,13 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 			kr.UniformSkip = kr.Skips[0].Reason
 		}
 		r.Kinds = append(r.Kinds, *kr)
+	}
+	order := make([]ledger.Kind, len(r.Kinds))
+	for i, k := range r.Kinds {
+		order[i] = k.Kind
+	}
+	if r.Changes, err = readChanges(ctx, db, runID, order); err != nil {
+		return nil, err
 	}
 	if withLog {
 		if r.Log, err = readLog(ctx, db, runID); err != nil {

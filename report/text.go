@@ -111,6 +111,7 @@ func details(c phases.Counts) string {
 	if c.Duplicate > 0 {
 		parts = append(parts, Count(c.Duplicate)+" duplicate")
 	}
+	parts = append(parts, changeDetails(c)...)
 	if c.Excluded > 0 {
 		// Rows read that are not records of the kind (a profile's where,
 		// SPEC §4): no outcome, but never out of sight.
@@ -229,6 +230,7 @@ func WriteReport(w io.Writer, r *Report) {
 			}
 		}
 	}
+	writeChanges(w, r)
 	writeAdvice(w, r)
 	if len(r.Log) > 0 {
 		fmt.Fprintln(w, "\nLog")

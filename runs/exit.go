@@ -79,8 +79,9 @@ func ExitCode(err error) int {
 	}
 }
 
-// StatusCode is the exit code of a run that ended with status s.
-func StatusCode(s phases.RunStatus, interrupted, strictSkips bool) int {
+// StatusCode is the exit code of a run that ended with status s; strict:
+// --strict found what it refuses (skips, changes at the source: R17).
+func StatusCode(s phases.RunStatus, interrupted, strict bool) int {
 	switch {
 	case interrupted:
 		return ExitError
@@ -90,7 +91,7 @@ func StatusCode(s phases.RunStatus, interrupted, strictSkips bool) int {
 		return ExitFailed
 	case s == phases.RunCancelled:
 		return ExitCancelled
-	case s == phases.RunSucceeded && strictSkips:
+	case s == phases.RunSucceeded && strict:
 		return ExitStrict
 	case s == phases.RunSucceeded:
 		return ExitOK

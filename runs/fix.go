@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"crmimport/canon"
 	"crmimport/importer/fixmanifest"
 	"crmimport/importer/runopts"
 	"crmimport/ledger"
@@ -38,26 +39,62 @@ func FixFolderOf(r Run) (*FixManifest, string, error) {
 // the fix run maps the rows as the failed run did; cleanup removes it when
 // no run reads it.
 func FixSpec(r Run, kinds []ledger.Kind, dir, base string) (Spec, func(), error) {
-	cleanup := func() {}
 	opts, err := runopts.Decode(r)
 	if err != nil {
-		return Spec{}, cleanup, err
+		return Spec{}, func() {}, err
 	}
 	spec := Spec{Tenant: r.Tenant, Source: r.Source, Profile: opts.Profile, Input: dir, Only: kinds, BatchSize: DefaultBatchSize}
-	if opts.ProfileText != "" {
-		f, err := os.CreateTemp(base, fmt.Sprintf("run%d-profile-*-%s", r.ID, filepath.Base(opts.ProfileFile)))
-		if err != nil {
-			return spec, cleanup, err
-		}
-		cleanup = func() { _ = os.Remove(f.Name()) }
-		_, err = f.WriteString(opts.ProfileText)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return spec, cleanup, fmt.Errorf("profile of run %d: %w", r.ID, err)
-		}
-		spec.Profile = f.Name()
+	cleanup, err := keptProfile(r, opts, &spec, base)
+	return spec, cleanup, err
+}
+
+// UpdateSpec is a new run of run r's options with --update (R17, SPEC
+// §11): the same export, tenant, source, profile, kinds, batch size,
+// strictness and encoding, applying what r found changed at the source
+// (the run page's "Apply these changes"). A custom profile is written as
+// r kept it into base, as FixSpec does; cleanup removes it when no run
+// reads it.
+func UpdateSpec(r Run, base string) (Spec, func(), error) {
+	opts, err := runopts.Decode(r)
+	if err != nil {
+		return Spec{}, func() {}, err
 	}
-	return spec, cleanup, nil
+	spec := Spec{Tenant: r.Tenant, Source: r.Source, Profile: opts.Profile, Input: opts.Input, Inputs: opts.Inputs,
+		BatchSize: opts.BatchSize, Strict: opts.Strict, Encoding: opts.Encoding, Update: runopts.UpdateApply}
+	if spec.BatchSize == 0 {
+		spec.BatchSize = DefaultBatchSize
+	}
+	for _, o := range opts.Only {
+		k, err := canon.ParseKind(o)
+		if err != nil {
+			return spec, func() {}, fmt.Errorf("run %d: only: %w", r.ID, err)
+		}
+		spec.Only = append(spec.Only, k)
+	}
+	cleanup, err := keptProfile(r, opts, &spec, base)
+	return spec, cleanup, err
+}
+
+// keptProfile points spec at the custom profile run r kept
+// (Options.ProfileText), written into base, so that a new run maps the
+// files as r did; cleanup removes it.
+func keptProfile(r Run, opts runopts.Options, spec *Spec, base string) (func(), error) {
+	cleanup := func() {}
+	if opts.ProfileText == "" {
+		return cleanup, nil
+	}
+	f, err := os.CreateTemp(base, fmt.Sprintf("run%d-profile-*-%s", r.ID, filepath.Base(opts.ProfileFile)))
+	if err != nil {
+		return cleanup, err
+	}
+	cleanup = func() { _ = os.Remove(f.Name()) }
+	_, err = f.WriteString(opts.ProfileText)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return cleanup, fmt.Errorf("profile of run %d: %w", r.ID, err)
+	}
+	spec.Profile = f.Name()
+	return cleanup, nil
 }

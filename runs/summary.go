@@ -79,14 +79,15 @@ func (o *Outcome) Summary() report.Summary {
 }
 
 // Code is the exit code the outcome calls for: the run's status (3
-// partial, 4 failed, 5 cancelled, 7 skips under --strict), 1 when the
+// partial, 4 failed, 5 cancelled, 7 under --strict for skips, or records
+// outdated, in conflict or deleted since at the source: R17), 1 when the
 // engine could not go on or the run was interrupted.
 func (o *Outcome) Code() int {
 	if o.Err != nil {
 		return ExitError
 	}
 	r := o.Report
-	return StatusCode(r.Run.Status, r.Interrupted, r.Strict && r.Total.Skipped > 0)
+	return StatusCode(r.Run.Status, r.Interrupted, r.StrictExit())
 }
 
 // Undoable is whether the undo of a run would be accepted, as the run

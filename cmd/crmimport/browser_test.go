@@ -23,6 +23,7 @@ import (
 	"crmimport/failpoint"
 	"crmimport/fixtures/gen"
 	"crmimport/phases"
+	"crmimport/store"
 )
 
 // The desktop in a real browser (issue 13): Debian's Chromium, driven by
@@ -630,4 +631,69 @@ func TestImportConfirmsItsDryRunInABrowser(t *testing.T) {
 	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
 	waitEnded(ctx, t, "partial")
 	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id = 'con-900'`), "the export as it is now")
+
+	changesInABrowser(ctx, t, path, base)
+}
+
+// changesInABrowser (R17, SPEC §11, issue 25): run 1's page, given what a
+// rerun of its export found changed at the source (inserted as the engine
+// writes it), shows the counts beside the outcomes, the examples with the
+// before and after of their fields as text (an export's <script> never
+// runs), the command that applies them, the conflicts and the deletions
+// never propagated; "Apply these changes" starts a new run of its options
+// with --update and opens its page; New import's "Apply changes at the
+// source" is passed to the run.
+func changesInABrowser(ctx context.Context, t *testing.T, path, base string) {
+	t.Helper()
+	out := shots(t)
+	db, err := store.Open(context.Background(), path)
+	require.NoError(t, err)
+	for _, q := range []string{
+		`UPDATE migration_tasks SET outdated = 3, conflict = 1, deleted_since = 1 WHERE migration_id = 1 AND kind = 'contact'`,
+		`UPDATE migrations SET stats = NULL WHERE id = 1`, // read from the tasks
+		`INSERT INTO record_changes (migration_id, kind, source_id, file, line, change, applicable, fields, before, after) VALUES
+			(1, 'contact', 'con-001', 'contacts.csv', 2, 'outdated', 1, '["email","phone"]',
+			 '{"email":"ann@old.example","phone":"555-0100"}', '{"email":"<img src=x onerror=window.__pwned=1>","phone":"555-0199"}'),
+			(1, 'contact', 'con-002', 'contacts.csv', 3, 'outdated', 1, '["last_name"]', '{"last_name":"Ng"}', '{"last_name":"<script>window.__pwned=1</script>"}')`,
+		`INSERT INTO record_changes (migration_id, kind, source_id, file, line, change, applicable, fields, edited, before, after) VALUES
+			(1, 'contact', 'con-003', 'contacts.csv', 4, 'conflict', 0, '["title"]', '["title"]', '{"title":"CTO"}', '{"title":"CEO"}')`,
+		`INSERT INTO record_changes (migration_id, kind, source_id, file, line, change) VALUES (1, 'contact', 'con-004', 'contacts.csv', 5, 'deleted_since')`,
+	} {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, db.Close())
+
+	do(ctx, t, chromedp.Navigate(base+"/runs/1"), chromedp.WaitVisible(chromedp.CSS("section[data-section=changes]")))
+	section := textOf(ctx, t, "section[data-section=changes]")
+	for _, want := range []string{"Changed at the source", "applies 2 of 3 (1 is a conflict or matched)", "--update",
+		"<img src=x onerror=window.__pwned=1>", "<script>window.__pwned=1</script>", "ann@old.example",
+		"1 in conflict: edited by hand since import (title)", "--update=overwrite", "deletions are never propagated"} {
+		require.Contains(t, section, want)
+	}
+	require.Equal(t, "3 (1 conflict)", textOf(ctx, t, "tr[data-kind=contact] [data-field=outdated]"))
+	require.Equal(t, "1", textOf(ctx, t, "tr[data-kind=contact] [data-field=deleted_since]"))
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__pwned === 1`))
+	require.NoError(t, err)
+	require.False(t, pwned, "an export's markup is text")
+	require.Equal(t, "Apply these changes — 2 records", strings.TrimSpace(textOf(ctx, t, "#apply-changes")))
+	shoot(ctx, t, out, "40-run-changes")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#apply-changes")))
+	waitJS(ctx, t, `location.pathname === "/runs/2"`, "the new run's page")
+	waitEnded(ctx, t, "partial")
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations WHERE id = 2 AND options LIKE '%"update":"apply"%'`),
+		"a run of run 1's options with --update")
+	require.Equal(t, "--update", textOf(ctx, t, "[data-field=update]"), "the run says it applied changes at the source")
+	shoot(ctx, t, out, "41-run-applied")
+
+	do(ctx, t, chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
+		chromedp.SendKeys(chromedp.CSS("#path"), query(t, path, `SELECT json_extract(options, '$.input') FROM migrations WHERE id = 1`)[0]),
+		chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme"), chromedp.Click(chromedp.CSS(`input[name=update]`)),
+		chromedp.Click(chromedp.CSS("#dry-run")))
+	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	waitEnded(ctx, t, "partial")
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations WHERE id = 3 AND options LIKE '%"update":"apply"%'`),
+		"New import's checkbox is the run's --update")
 }

@@ -54,7 +54,7 @@ func TestTwoFacesSayTheSame(t *testing.T) {
 		c, p := cli.run(t, strict), page.run(t, strict)
 		require.Equal(t, exitStrict, c.code, "a skip under --strict: %s", c.doc)
 		same("a run under --strict", c, p)
-		require.Contains(t, c.doc["next"], "--strict: 1 records were skipped, so this run exits 7")
+		require.Contains(t, c.doc["next"], "--strict: 1 record was skipped, so this run exits 7")
 		same("the run's report", cli.report(t, 1), page.report(t, 1))
 		same("the run's report and its own summary", c, cli.report(t, 1))
 

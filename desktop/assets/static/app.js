@@ -40,7 +40,9 @@ document.querySelectorAll("button[data-post]").forEach((b) => {
     try {
       const doc = await post(b.getAttribute("data-post"));
       say(msg, doc.requested ? "Stop requested: the run stops after its current batch." : "Done.");
-      setTimeout(() => location.reload(), 700);
+      // A new run (Apply these changes) opens its own page.
+      const next = typeof doc.url === "string" && doc.url.startsWith("/runs/") ? doc.url : null;
+      setTimeout(() => { if (next) location.assign(next); else location.reload(); }, 700);
     } catch (e) {
       say(msg, e.message, true);
       b.disabled = false;
@@ -143,6 +145,7 @@ if (form) {
     path: field("path").value.trim(), tenant: field("tenant").value.trim(), source: field("source").value.trim(),
     // A profile file (the mapping editor's) wins over a built-in name.
     profile: field("profile_file").value.trim() || field("profile").value, only: field("only").value ? [field("only").value] : [],
+    update: field("update").checked, // R17: apply changes at the source
   }, extra || {});
 
   document.getElementById("inspect").addEventListener("click", async () => {
