@@ -1,0 +1,165 @@
+package importer
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/importer/runopts"
+	"crmimport/ledger"
+	"crmimport/ledger/ledgertest"
+	"crmimport/phases"
+	"crmimport/store/storetest"
+)
+
+// runFor plans and executes one run of dir for tenant, in batches of two,
+// with --update as update ("", apply or overwrite).
+func runFor(t *testing.T, imp *Importer, tenant, dir, update string) phases.Run {
+	t.Helper()
+	ctx := context.Background()
+	run, err := imp.Plan(ctx, RunSpec{Tenant: tenant, Source: "canonical", Input: dir, BatchSize: 2, Update: update})
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.NotEqual(t, phases.RunFailed, run.Status, run.Message)
+	return run
+}
+
+// total is a run's counts summed over its kinds.
+func total(r phases.Run) phases.Counts {
+	var c phases.Counts
+	for _, k := range r.Stats {
+		c.Add(k)
+	}
+	return c
+}
+
+// stateOf is the tenant's canonical dump (slots, rows by content, links
+// by their parents' source ids, waiting links; ids and runs aside) and
+// each final slot's digest and hashes: what R17 compares the next run
+// with must converge too.
+func stateOf(t *testing.T, db *sql.DB, tenant string) string {
+	t.Helper()
+	d, err := ledgertest.Dump(context.Background(), db, tenant)
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString(d)
+	b.WriteString("hashes:\n")
+	rows, err := db.Query(`SELECT kind, source_id, coalesce(digest, 0), coalesce(hashes, '') FROM migration_records
+		WHERE tenant_id = ? AND action <> 'skipped' ORDER BY kind, source_id`, tenant)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var kind, id, hashes string
+		var digest int64
+		require.NoError(t, rows.Scan(&kind, &id, &digest, &hashes))
+		fmt.Fprintf(&b, "  %s %s %d %s\n", kind, id, digest, hashes)
+	}
+	require.NoError(t, rows.Err())
+	return b.String()
+}
+
+// rowsOf is the tenant's target rows alone (the dump's part after its
+// slots, waiting links left out): what a row holds, whatever the ledger
+// says of it.
+func rowsOf(t *testing.T, db *sql.DB, tenant string) string {
+	t.Helper()
+	d, err := ledgertest.Dump(context.Background(), db, tenant)
+	require.NoError(t, err)
+	start := strings.Index(d, "companies:\n")
+	end := strings.Index(d, "pending_links:\n")
+	require.True(t, start >= 0 && end > start, d)
+	return d[start:end]
+}
+
+// field is one column of the row of a final slot, as text ("" for NULL;
+// a link as its parent's row id).
+func field(t *testing.T, db *sql.DB, tenant string, k ledger.Kind, sourceID, column string) string {
+	t.Helper()
+	var v sql.NullString
+	require.NoError(t, db.QueryRow(`SELECT CAST(t.`+column+` AS TEXT) FROM `+k.Table()+` t JOIN migration_records r ON r.record_id = t.id
+		AND r.tenant_id = t.tenant_id AND r.kind = ? WHERE r.tenant_id = ? AND r.source_id = ? AND r.action <> 'skipped'`,
+		string(k), tenant, sourceID).Scan(&v))
+	return v.String
+}
+
+// rowID is the row of a final slot.
+func rowID(t *testing.T, db *sql.DB, tenant string, k ledger.Kind, sourceID string) int64 {
+	t.Helper()
+	var id int64
+	require.NoError(t, db.QueryRow(`SELECT record_id FROM migration_records WHERE tenant_id = ? AND kind = ? AND source_id = ?
+		AND action <> 'skipped'`, tenant, string(k), sourceID).Scan(&id))
+	return id
+}
+
+// changeOf is a run's record_changes row of a record: its change and its
+// edited fields ("" when none is listed).
+func changeOf(t *testing.T, db *sql.DB, run int64, k ledger.Kind, sourceID string) (change, edited string) {
+	t.Helper()
+	var e sql.NullString
+	require.NoError(t, db.QueryRow(`SELECT change, edited FROM record_changes WHERE migration_id = ? AND kind = ? AND source_id = ?`,
+		run, string(k), sourceID).Scan(&change, &e))
+	return change, e.String
+}
+
+// A small export of the three kinds with links; edited changes one field
+// of one record of each.
+func smallExport(edited bool) map[string]string {
+	co, c, d := "co1,Acme,acme.example", "c1,Ann,ann@acme.example,co1", "d1,Big,100,co1,c1"
+	if edited {
+		co, c, d = "co1,Acme Inc,acme.example", "c1,Annie,ann@acme.example,co1", "d1,Big,250,co1,c1"
+	}
+	return map[string]string{
+		"companies.csv": "id,name,domain\n" + co + "\nco2,Beta,beta.example\n",
+		"contacts.csv":  "id,first_name,email,company_id\n" + c + "\nc2,Bob,bob@beta.example,co2\n",
+		"deals.csv":     "id,name,amount,company_id,contact_id\n" + d + "\nd2,Small,5,co2,c2\n",
+	}
+}
+
+// TestRerunsThenUpdateApply (R17, SPEC §11): a changed record is outdated
+// on every run without --update — the same file read again is revisited,
+// never vouched for by R2's same-input shortcut — and `run --update` of
+// that same unchanged file applies every change; the run after finds
+// nothing outdated, and the tenant is one clean run of the edited export.
+func TestRerunsThenUpdateApply(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		imp := New(phases.New(db, nil))
+		runFor(t, imp, "acme", export(t, smallExport(false)), "")
+		before := rowsOf(t, db, "acme")
+		edited := export(t, smallExport(true))
+		for i := range 2 {
+			r := runFor(t, imp, "acme", edited, "")
+			c := total(r)
+			require.Equal(t, int64(3), c.Outdated, "run %d: %+v", i+2, r.Stats)
+			require.Equal(t, int64(6), c.Unchanged, "run %d: %+v", i+2, r.Stats)
+			require.Zero(t, c.Imported+c.Updated, "run %d: %+v", i+2, r.Stats)
+			for _, k := range []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal} {
+				require.Equal(t, int64(1), r.Stats[k].Outdated, "run %d, %s: %+v", i+2, k, r.Stats)
+			}
+			require.Equal(t, before, rowsOf(t, db, "acme"), "run %d wrote nothing", i+2)
+		}
+		up := runFor(t, imp, "acme", edited, runopts.UpdateApply)
+		c := total(up)
+		require.Equal(t, phases.Counts{Imported: 3, Unchanged: 3, Updated: 3}, phases.Counts{Imported: c.Imported, Unchanged: c.Unchanged,
+			Updated: c.Updated, Outdated: c.Outdated, Conflict: c.Conflict, Failed: c.Failed}, "%+v", up.Stats)
+		require.Equal(t, "Acme Inc", field(t, db, "acme", ledger.Company, "co1", "name"))
+		require.Equal(t, "Annie", field(t, db, "acme", ledger.Contact, "c1", "first_name"))
+		require.Equal(t, "250", field(t, db, "acme", ledger.Deal, "d1", "amount"))
+		for _, k := range []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal} {
+			ch, _ := changeOf(t, db, up.ID, k, map[ledger.Kind]string{ledger.Company: "co1", ledger.Contact: "c1", ledger.Deal: "d1"}[k])
+			require.Equal(t, ledger.ChangeUpdated, ch, k)
+		}
+
+		last := runFor(t, imp, "acme", edited, "")
+		c = total(last)
+		require.Zero(t, c.Outdated, "%+v", last.Stats)
+		require.Equal(t, int64(6), c.Unchanged, "%+v", last.Stats)
+
+		runFor(t, imp, "clean", edited, "")
+		require.Equal(t, stateOf(t, db, "clean"), stateOf(t, db, "acme"), "updated in place ends as one clean run of the edited export")
+	})
+}
