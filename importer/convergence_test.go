@@ -163,3 +163,93 @@ func TestRerunsThenUpdateApply(t *testing.T) {
 		require.Equal(t, stateOf(t, db, "clean"), stateOf(t, db, "acme"), "updated in place ends as one clean run of the edited export")
 	})
 }
+
+// TestUpdateOfAnUntouchedRow (R17): the source changed a record, its row
+// is as crmimport wrote it: --update writes it, no conflict.
+func TestUpdateOfAnUntouchedRow(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		imp := New(phases.New(db, nil))
+		runFor(t, imp, "acme", export(t, smallExport(false)), "")
+		id := rowID(t, db, "acme", ledger.Contact, "c1")
+		up := runFor(t, imp, "acme", export(t, smallExport(true)), runopts.UpdateApply)
+		c := up.Stats[ledger.Contact]
+		require.Equal(t, [3]int64{1, 0, 0}, [3]int64{c.Updated, c.Conflict, c.Overwritten}, "%+v", c)
+		require.Equal(t, "Annie", field(t, db, "acme", ledger.Contact, "c1", "first_name"))
+		require.Equal(t, id, rowID(t, db, "acme", ledger.Contact, "c1"), "updated in place")
+	})
+}
+
+// TestConflictWithAHandEdit (R17, "Edited since import"): a row edited by
+// hand in a field the source did not change, the source changing another
+// field: a conflict with and without --update, listed with the edited
+// field, the row left as is; --update=overwrite writes the source's
+// values over the edit, counted overwritten (of updated).
+func TestConflictWithAHandEdit(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		imp := New(phases.New(db, nil))
+		runFor(t, imp, "acme", export(t, smallExport(false)), "")
+		_, err := db.Exec(`UPDATE contacts SET title = 'CEO' WHERE id = ?`, rowID(t, db, "acme", ledger.Contact, "c1"))
+		require.NoError(t, err)
+		edited := export(t, smallExport(true)) // c1's first_name changed; its title is empty at the source
+		for _, update := range []string{"", runopts.UpdateApply} {
+			r := runFor(t, imp, "acme", edited, update)
+			c := r.Stats[ledger.Contact]
+			require.Equal(t, phases.Counts{Unchanged: 2, Outdated: 1, Conflict: 1}, phases.Counts{Imported: c.Imported, Unchanged: c.Unchanged,
+				Outdated: c.Outdated, Conflict: c.Conflict, Updated: c.Updated}, "--update=%q: %+v", update, c)
+			ch, fields := changeOf(t, db, r.ID, ledger.Contact, "c1")
+			require.Equal(t, ledger.ChangeConflict, ch, update)
+			require.Equal(t, `["title"]`, fields, update)
+			require.Equal(t, "Ann", field(t, db, "acme", ledger.Contact, "c1", "first_name"), update)
+			require.Equal(t, "CEO", field(t, db, "acme", ledger.Contact, "c1", "title"), update)
+		}
+		over := runFor(t, imp, "acme", edited, runopts.UpdateOverwrite)
+		c := over.Stats[ledger.Contact]
+		require.Equal(t, [4]int64{1, 1, 1, 0}, [4]int64{c.Imported, c.Updated, c.Overwritten, c.Conflict}, "%+v", c)
+		ch, fields := changeOf(t, db, over.ID, ledger.Contact, "c1")
+		require.Equal(t, ledger.ChangeOverwritten, ch)
+		require.Equal(t, `["title"]`, fields)
+		require.Equal(t, "Annie", field(t, db, "acme", ledger.Contact, "c1", "first_name"))
+		require.Equal(t, "", field(t, db, "acme", ledger.Contact, "c1", "title"), "the source's empty title over the edit")
+		again := runFor(t, imp, "acme", edited, "")
+		require.Zero(t, total(again).Outdated+total(again).Conflict, "%+v", again.Stats)
+		runFor(t, imp, "clean", edited, "")
+		require.Equal(t, stateOf(t, db, "clean"), stateOf(t, db, "acme"))
+	})
+}
+
+// relinkedExport: a deal whose company is broken (a bad date) or fixed,
+// with the deal's amount as given.
+func relinkedExport(companyCreated, amount string) map[string]string {
+	return map[string]string{
+		"companies.csv": "id,name,domain,created_at\nco1,Acme,acme.example," + companyCreated + "\n",
+		"deals.csv":     "id,name,amount,company_id\nd1,Big," + amount + ",co1\n",
+	}
+}
+
+// TestUpdateOfARelinkedRow (R6a, R17): a link R6a completed counts as
+// written: the deal imported before its company, linked when the company
+// arrived, then changed at the source in another field, is updated, not
+// a conflict — whether the change comes a run after the relink or in the
+// same run.
+func TestUpdateOfARelinkedRow(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		for _, sameRun := range []bool{false, true} {
+			tn := fmt.Sprintf("same-run-%v", sameRun)
+			imp := New(phases.New(db, nil))
+			first := runFor(t, imp, tn, export(t, relinkedExport("not a date", "100")), "")
+			require.Equal(t, int64(1), first.Stats[ledger.Deal].Unlinked, "%+v", first.Stats)
+			if !sameRun {
+				fixed := runFor(t, imp, tn, export(t, relinkedExport("2024-01-02", "100")), "")
+				require.Equal(t, int64(1), fixed.Stats[ledger.Deal].Relinked, "%+v", fixed.Stats)
+			}
+			final := export(t, relinkedExport("2024-01-02", "300"))
+			up := runFor(t, imp, tn, final, runopts.UpdateApply)
+			d := up.Stats[ledger.Deal]
+			require.Equal(t, [3]int64{1, 0, 0}, [3]int64{d.Updated, d.Conflict, d.Failed}, "same run %v: %+v", sameRun, up.Stats)
+			require.Equal(t, "300", field(t, db, tn, ledger.Deal, "d1", "amount"))
+			require.Equal(t, fmt.Sprint(rowID(t, db, tn, ledger.Company, "co1")), field(t, db, tn, ledger.Deal, "d1", "company_id"))
+			runFor(t, imp, tn+"-clean", final, "")
+			require.Equal(t, stateOf(t, db, tn+"-clean"), stateOf(t, db, tn), "same run %v", sameRun)
+		}
+	})
+}
