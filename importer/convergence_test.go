@@ -299,3 +299,42 @@ func lastErrors(t *testing.T, db *sql.DB, id int64) string {
 	}
 	return s
 }
+
+// TestUpdateOverSeveralBatchesRead (R17): run --update of an edited file
+// no run read before reads it whole; its updates over several batches all
+// apply.
+func TestUpdateOverSeveralBatchesRead(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		imp := New(phases.New(db, nil))
+		runFor(t, imp, "acme", export(t, manyContacts(false)), "")
+		up := runFor(t, imp, "acme", export(t, manyContacts(true)), runopts.UpdateApply)
+		require.Equal(t, int64(3), up.Stats[ledger.Contact].Updated, "%+v", up.Stats)
+		runFor(t, imp, "clean", export(t, manyContacts(true)), "")
+		require.Equal(t, stateOf(t, db, "clean"), stateOf(t, db, "acme"))
+	})
+}
+
+// TestUpdateOfALinkToAMissingParent (R6a, R17): a link edited at the
+// source to a parent not there yet is emptied by the update and
+// remembered, as one clean run of the edited export leaves it; the run
+// that brings the parent completes it.
+func TestUpdateOfALinkToAMissingParent(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		imp := New(phases.New(db, nil))
+		files := smallExport(false)
+		runFor(t, imp, "acme", export(t, files), "")
+		files["contacts.csv"] = strings.Replace(files["contacts.csv"], "c1,Ann,ann@acme.example,co1", "c1,Ann,ann@acme.example,co9", 1)
+		edited := export(t, files)
+		up := runFor(t, imp, "acme", edited, runopts.UpdateApply)
+		require.Equal(t, int64(1), up.Stats[ledger.Contact].Updated, "%+v", up.Stats)
+		require.Equal(t, "", field(t, db, "acme", ledger.Contact, "c1", "company_id"))
+		runFor(t, imp, "clean", edited, "")
+		require.Equal(t, stateOf(t, db, "clean"), stateOf(t, db, "acme"), "the edited link waits for its parent")
+
+		files["companies.csv"] += "co9,Nine,nine.example\n"
+		more := runFor(t, imp, "acme", export(t, files), "")
+		require.Equal(t, int64(1), more.Stats[ledger.Contact].Relinked, "%+v", more.Stats)
+		require.Equal(t, fmt.Sprint(rowID(t, db, "acme", ledger.Company, "co9")), field(t, db, "acme", ledger.Contact, "c1", "company_id"))
+		require.Zero(t, total(runFor(t, imp, "acme", export(t, files), "")).Outdated)
+	})
+}
