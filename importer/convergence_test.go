@@ -338,3 +338,23 @@ func TestUpdateOfALinkToAMissingParent(t *testing.T) {
 		require.Zero(t, total(runFor(t, imp, "acme", export(t, files), "")).Outdated)
 	})
 }
+
+// TestUpdateOfAWaitingLink (R6a, R17): a contact imported unlinked (its
+// company not there) whose link the source then points at a company that
+// is there: the update links it, and the link it waited for is no longer
+// waited for — as after one clean run of the edited export.
+func TestUpdateOfAWaitingLink(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		imp := New(phases.New(db, nil))
+		files := smallExport(false)
+		files["contacts.csv"] = strings.Replace(files["contacts.csv"], "c1,Ann,ann@acme.example,co1", "c1,Ann,ann@acme.example,co8", 1)
+		first := runFor(t, imp, "acme", export(t, files), "")
+		require.Equal(t, int64(1), first.Stats[ledger.Contact].Unlinked, "%+v", first.Stats)
+		edited := export(t, smallExport(false)) // c1 now names co1
+		up := runFor(t, imp, "acme", edited, runopts.UpdateApply)
+		require.Equal(t, int64(1), up.Stats[ledger.Contact].Updated, "%+v", up.Stats)
+		require.Equal(t, fmt.Sprint(rowID(t, db, "acme", ledger.Company, "co1")), field(t, db, "acme", ledger.Contact, "c1", "company_id"))
+		runFor(t, imp, "clean", edited, "")
+		require.Equal(t, stateOf(t, db, "clean"), stateOf(t, db, "acme"))
+	})
+}
