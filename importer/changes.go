@@ -163,6 +163,7 @@ func (c *change) decideUpdate(ctx context.Context, q ledger.Querier, st *stage, 
 		return nil
 	}
 	d.values, d.rowID, d.extra = values, slot.RecordID, r.Extra
+	d.pending = pendingOf(&r, d.links, unresolved)
 	if len(unresolved) > 0 {
 		d.unlinked = true
 		d.extra = make(map[string]any, len(r.Extra)+len(unresolved))

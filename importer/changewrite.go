@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
+	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/target"
 )
@@ -58,8 +61,27 @@ func (w *writer) update(d *decision, key ledger.Key) error {
 		extra = string(e)
 	}
 	row := target.Row{Kind: d.rec.Kind, ID: d.rowID, Values: d.values, Links: d.links, Extra: extra}
+	// The links the update changed are remembered anew (R6a): a value
+	// that does not resolve waits for its parent, and the one it replaces
+	// waits no more.
+	var changed []string
+	var pending []ledger.PendingLink
+	for _, f := range c.fields {
+		if _, isLink := canon.KindOfLinkField(strings.TrimSuffix(f, "~")); isLink {
+			changed = append(changed, strings.TrimSuffix(f, "~"))
+		}
+	}
+	for _, p := range d.pending {
+		if slices.Contains(changed, p.Field) {
+			p.Key, p.RecordID = key, d.rowID
+			pending = append(pending, p)
+		}
+	}
 	return w.ledger.Update(w.ctx, b, func(ctx context.Context, tx *sql.Tx) error {
-		return target.Update(ctx, tx, w.run.Tenant, &row)
+		if err := target.Update(ctx, tx, w.run.Tenant, &row); err != nil {
+			return err
+		}
+		return w.ledger.RelinkFields(ctx, key, w.run.ID, changed, pending)
 	})
 }
 

@@ -293,6 +293,12 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 	if err := w.saveRevisits(ctx, wr); err != nil {
 		return phases.Batch{}, err
 	}
+	// The batch's own updates (R17) move the epoch: it is the batch's
+	// now, and the next batch looks for another run's move from there.
+	after, err := ledger.Epoch(ctx, tx, w.run.Tenant, w.run.Source)
+	if err != nil {
+		return phases.Batch{}, err
+	}
 	read := w.size
 	if v.total > 0 {
 		read = w.size * to / v.total // progress: of the records, the bytes read would be a guess
@@ -306,6 +312,7 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 		Committed: func() {
 			w.swept = true
 			v.logged = true
+			v.before.Epoch = after
 			st.commit()
 			if w.imp.Progress != nil {
 				w.imp.Progress(w.task, read, w.size)

@@ -174,3 +174,25 @@ func (l *Ledger) Update(ctx context.Context, b BeforeImage, write func(context.C
 	}
 	return l.release(ctx, b.Key)
 }
+
+const forgetFieldLinkSQL = `
+DELETE FROM pending_links WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND field = ?`
+
+// RelinkFields remembers, for an update of k's row (R17), the link values
+// of fields that the update changed: whatever was remembered of each field
+// (waiting, or completed by a run, R6a) is forgotten — the value it names
+// is no longer the record's — and ps, the changed values that did not
+// resolve, are remembered in its place, by run. A link the update did not
+// change stays as it was.
+func (l *Ledger) RelinkFields(ctx context.Context, k Key, run int64, fields []string, ps []PendingLink) error {
+	for _, f := range fields {
+		s, err := l.stmt(ctx, forgetFieldLinkSQL)
+		if err != nil {
+			return err
+		}
+		if _, err := s.ExecContext(ctx, k.Tenant, k.Source, string(k.Kind), k.SourceID, f); err != nil {
+			return fmt.Errorf("forget the link %s of %s: %w", f, k, err)
+		}
+	}
+	return l.RememberLinks(ctx, run, ps)
+}
