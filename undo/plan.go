@@ -167,6 +167,9 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		return nil, err
 	}
 	acc.relinks(relinks)
+	if err := acc.updates(ctx, q, run); err != nil {
+		return nil, err
+	}
 	acc.finish(w)
 	return p, p.judge(w.kept)
 }
