@@ -24,6 +24,11 @@ import (
 // any of its slots: after it commits there are none left that the undo
 // would give back, and a batch killed before its commit leaves them all.
 // Those rows stay in the plan's digest and its counts (reverted).
+//
+// A later run's update of a row the run created (or that goes with it) or
+// updated depends on the run (SPEC §10, How "updates"): it refuses the undo
+// unless --cascade, which gives that update's before-image back first (the
+// latest first), so that the row is again as the run left it.
 
 // planUpdatesSQL lists the updates the run wrote that no undo took back,
 // in the order of their ids (the plan's digest).
@@ -50,6 +55,7 @@ func (a *account) updates(ctx context.Context, q Querier, run phases.Run) error 
 		c.Reverted++
 		a.p.Counts[k] = c
 		a.p.total++
+		a.parts[partKey{run.ID, k, fateReverted}]++
 		d := a.digest
 		d.str("update")
 		d.int(id)
@@ -65,6 +71,56 @@ func (a *account) updates(ctx context.Context, q Querier, run phases.Run) error 
 	return nil
 }
 
+// laterUpdatesSQL lists the updates of later runs that no undo took back,
+// in the order of their ids, each with whether the run (?2) updated the
+// same slot (a row the run created goes, which the walk knows).
+const laterUpdatesSQL = `
+SELECT u.id, u.migration_id, u.kind, u.source, u.source_id, u.record_id, u.after_digest,
+    EXISTS (SELECT 1 FROM record_updates o WHERE o.tenant_id = u.tenant_id AND o.source = u.source AND o.kind = u.kind
+        AND o.source_id = u.source_id AND o.migration_id = ?2 AND o.reverted_by IS NULL)
+FROM record_updates u WHERE u.tenant_id = ?1 AND u.migration_id > ?2 AND u.reverted_by IS NULL ORDER BY u.id`
+
+// laterUpdates adds the later runs' updates that depend on the run to the
+// plan: dependents (How "updates"), and under cascade in the digest and
+// counted reverted on their kind.
+func (a *account) laterUpdates(ctx context.Context, q Querier, run phases.Run, w *walk) error {
+	rows, err := q.QueryContext(ctx, laterUpdatesSQL, run.Tenant, run.ID)
+	if err != nil {
+		return fmt.Errorf("read the updates after run %d: %w", run.ID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, by, record, after int64
+		var kind, source, sourceID string
+		var same bool
+		if err := rows.Scan(&id, &by, &kind, &source, &sourceID, &record, &after, &same); err != nil {
+			return fmt.Errorf("read the updates after run %d: %w", run.ID, err)
+		}
+		k := ledger.Kind(kind)
+		if !same && !w.gone[k].has(record) {
+			continue
+		}
+		a.depend(depKey{by, k, "updates"}, source, sourceID)
+		c := a.p.Counts[k]
+		c.Reverted++
+		a.p.Counts[k] = c
+		a.p.total++
+		a.parts[partKey{by, k, fateReverted}]++
+		d := a.digest
+		d.str("update")
+		d.int(id)
+		d.str(kind)
+		d.str(source)
+		d.str(sourceID)
+		d.int(record)
+		d.int(after)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the updates after run %d: %w", run.ID, err)
+	}
+	return nil
+}
+
 // update is one before-image an undo gives back.
 type update struct {
 	id                        int64
@@ -75,15 +131,25 @@ type update struct {
 	beforeHashes, afterHashes string
 }
 
-// batchUpdatesSQL lists the updates of one kind that the undone run wrote
-// and no undo took back, the latest first.
+// batchUpdatesSQL lists the updates of one kind that the undone run (?3)
+// wrote and no undo took back, and under cascade (?5 = 1) those of later
+// runs that depend on it (laterUpdatesSQL's: of a slot the run updated,
+// or of a row that goes with the undo ?4), the latest first.
 const batchUpdatesSQL = `
-SELECT id, source, source_id, record_id, migration_id, before_values, coalesce(before_digest, 0), coalesce(before_hashes, ''),
-    after_digest, after_hashes
-FROM record_updates WHERE tenant_id = ? AND kind = ? AND migration_id = ? AND reverted_by IS NULL ORDER BY id DESC`
+SELECT u.id, u.source, u.source_id, u.record_id, u.migration_id, u.before_values, coalesce(u.before_digest, 0),
+    coalesce(u.before_hashes, ''), u.after_digest, u.after_hashes
+FROM record_updates u WHERE u.tenant_id = ?1 AND u.kind = ?2 AND u.reverted_by IS NULL AND (u.migration_id = ?3 OR (?5 = 1 AND u.migration_id > ?3 AND (
+    EXISTS (SELECT 1 FROM record_updates o WHERE o.tenant_id = u.tenant_id AND o.source = u.source AND o.kind = u.kind
+        AND o.source_id = u.source_id AND o.migration_id = ?3 AND o.reverted_by IS NULL)
+    OR EXISTS (SELECT 1 FROM undo_items i WHERE i.undo_id = ?4 AND i.kind = u.kind AND i.record_id = u.record_id AND i.delete_row = 1))))
+ORDER BY u.id DESC`
 
-func readUpdates(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, run int64) ([]update, error) {
-	rows, err := tx.QueryContext(ctx, batchUpdatesSQL, tenant, string(k), run)
+func readUpdates(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, run, undo int64, cascade bool) ([]update, error) {
+	c := 0
+	if cascade {
+		c = 1
+	}
+	rows, err := tx.QueryContext(ctx, batchUpdatesSQL, tenant, string(k), run, undo, c)
 	if err != nil {
 		return nil, fmt.Errorf("read the updates of run %d's %s: %w", run, k.Plural(), err)
 	}
@@ -103,8 +169,8 @@ func readUpdates(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, 
 // revertUpdates gives the rows of kind k that run undone updated their
 // before-images back, in tx, counting them on c (reverted); a row changed
 // since is left alone and written as a failure of the undo's task (c.Failed).
-func revertUpdates(ctx context.Context, tx *sql.Tx, d store.Dialect, run phases.Run, t phases.Task, c *phases.Counts) error {
-	ups, err := readUpdates(ctx, tx, run.Tenant, t.Kind, run.Undoes)
+func revertUpdates(ctx context.Context, tx *sql.Tx, d store.Dialect, run phases.Run, cascade bool, t phases.Task, c *phases.Counts) error {
+	ups, err := readUpdates(ctx, tx, run.Tenant, t.Kind, run.Undoes, run.ID, cascade)
 	if err != nil || len(ups) == 0 {
 		return err
 	}

@@ -149,3 +149,45 @@ func TestUndoLeavesARowEditedSince(t *testing.T) {
 		require.Contains(t, reason, "changed since run")
 	})
 }
+
+// TestLaterUpdateIsADependent (SPEC §10, R17): a later run's update of a
+// row the run updated, and of a row it created, depends on it: the undo
+// refuses naming that run, and --cascade gives the later update's
+// before-image back first, then the run's — the tenant is exactly as
+// before the run.
+func TestLaterUpdateIsADependent(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		w.run(export(t, updateExport("Engineer")), "canonical")
+		before := exactState(t, db)
+		v2 := updateExport("CTO")
+		v2["contacts.csv"] += "c3,Cy,Poe,cy@acme.example,Intern,co1\n"
+		first := w.runUpdate(export(t, v2))
+		require.Equal(t, int64(1), first.Stats[ledger.Contact].Updated, "%+v", first.Stats)
+		v3 := updateExport("CEO")
+		v3["contacts.csv"] += "c3,Cy,Poe,cy@acme.example,Analyst,co1\n"
+		later := w.runUpdate(export(t, v3))
+		require.Equal(t, int64(2), later.Stats[ledger.Contact].Updated, "%+v", later.Stats)
+
+		_, err := undo.Build(ctx, db, w.imp.Engine, first.ID, false)
+		var deps *undo.DependentsError
+		require.ErrorAs(t, err, &deps)
+		require.Len(t, deps.Dependents, 1, "%v", deps.Dependents)
+		d := deps.Dependents[0]
+		require.Equal(t, later.ID, d.Run)
+		require.Equal(t, "updates", d.How)
+		require.Equal(t, []string{"c1", "c3"}, d.Examples)
+		require.Contains(t, err.Error(), "updated since")
+
+		p, err := undo.Build(ctx, db, w.imp.Engine, first.ID, true)
+		require.NoError(t, err)
+		require.Equal(t, int64(3), p.Counts[ledger.Contact].Reverted, "the run's update and the later two")
+		u := w.undo(first.ID, true)
+		require.Equal(t, int64(3), u.Stats[ledger.Contact].Reverted, "%+v", u.Stats)
+		require.Equal(t, int64(1), u.Stats[ledger.Contact].Removed, "%+v", u.Stats)
+		require.Equal(t, before, exactState(t, db), "rows and slots as before the run")
+		require.Equal(t, []int64{u.ID}, revertedBy(t, db, first.ID))
+		require.Equal(t, []int64{u.ID, u.ID}, revertedBy(t, db, later.ID))
+	})
+}

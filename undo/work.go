@@ -250,7 +250,7 @@ func Open(db *sql.DB) phases.OpenFunc {
 				return phases.Batch{}, err
 			}
 			if first {
-				if err := revertUpdates(ctx, tx, d, run, t, &c); err != nil {
+				if err := revertUpdates(ctx, tx, d, run, o.Cascade, t, &c); err != nil {
 					return phases.Batch{}, err
 				}
 			}
