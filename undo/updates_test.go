@@ -114,7 +114,8 @@ func TestUndoGivesUpdatesBack(t *testing.T) {
 
 		p, err := undo.Build(context.Background(), db, w.imp.Engine, upd.ID, false)
 		require.NoError(t, err)
-		require.Equal(t, int64(1), p.Counts[ledger.Contact].Reverted, "the preview counts the update reverted")
+		require.Equal(t, int64(1), p.Counts[ledger.Contact].Reverted, "the plan counts the update reverted")
+		require.Equal(t, map[string]undo.PreviewCounts{"contact": {Reverted: 1}}, p.Preview().Kinds, "so does --dry-run")
 
 		u := w.undo(upd.ID, false)
 		require.Equal(t, int64(1), u.Stats[ledger.Contact].Reverted, "%+v", u.Stats)
