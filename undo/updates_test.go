@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/canon"
+	"crmimport/failpoint"
 	"crmimport/importer"
 	"crmimport/importer/runopts"
 	"crmimport/ledger"
@@ -191,4 +193,43 @@ func TestLaterUpdateIsADependent(t *testing.T) {
 		require.Equal(t, []int64{u.ID}, revertedBy(t, db, first.ID))
 		require.Equal(t, []int64{u.ID, u.ID}, revertedBy(t, db, later.ID))
 	})
+}
+
+// TestUndoOfUpdatesResumes (R12, R8): an undo that fails at its first
+// batch of contacts (the one that gives the updates back) or its second
+// (after the first committed), resumed, ends exactly as one that did not
+// fail: each update given back once, counted once.
+func TestUndoOfUpdatesResumes(t *testing.T) {
+	for _, at := range []string{"batch:contact:1=error", "batch:contact:2=error"} {
+		t.Run(strings.NewReplacer(":", "_", "=", "_").Replace(at), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, db *sql.DB) {
+				w := newWorld(t, db)
+				ctx := context.Background()
+				w.run(export(t, updateExport("Engineer")), "canonical")
+				before := exactState(t, db)
+				v2 := updateExport2("CTO", "Lead")
+				v2["contacts.csv"] += "c3,Cy,Poe,cy@acme.example,Intern,co1\nc4,Di,Fox,di@acme.example,Intern,co1\n"
+				upd := w.runUpdate(export(t, v2))
+				require.Equal(t, int64(2), upd.Stats[ledger.Contact].Updated, "%+v", upd.Stats)
+
+				u, _, err := undo.StartWith(ctx, w.imp.Engine, undo.Options{Undo: upd.ID, BatchSize: 1})
+				require.NoError(t, err)
+				fp, err := failpoint.Parse(at, canon.ParseKind)
+				require.NoError(t, err)
+				u, err = phases.New(db, fp).Execute(ctx, u.ID, undo.Open(db))
+				require.NoError(t, err)
+				require.Equal(t, phases.RunFailed, u.Status)
+
+				_, _, err = w.imp.Resume(ctx, u.ID)
+				require.NoError(t, err)
+				u, err = w.imp.Engine.Execute(ctx, u.ID, undo.Open(w.imp.Engine.DB))
+				require.NoError(t, err)
+				require.Equal(t, phases.RunSucceeded, u.Status, u.Message)
+				require.Equal(t, int64(2), u.Stats[ledger.Contact].Reverted, "%+v", u.Stats)
+				require.Equal(t, int64(2), u.Stats[ledger.Contact].Removed, "%+v", u.Stats)
+				require.Equal(t, before, exactState(t, db))
+				require.Equal(t, []int64{u.ID, u.ID}, revertedBy(t, db, upd.ID))
+			})
+		})
+	}
 }
