@@ -233,3 +233,27 @@ func TestUndoOfUpdatesResumes(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoOfAnUpdateToANewParent (SPEC §10, R17): a run that created a
+// company and updated a contact to link to it is undone alone — the
+// contact's link is the run's own update, not a dependent — the contact
+// given its link back before the company goes.
+func TestUndoOfAnUpdateToANewParent(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		w.run(export(t, updateExport("Engineer")), "canonical")
+		before := exactState(t, db)
+		v2 := updateExport("Engineer")
+		v2["companies.csv"] += "co2,Beta,beta.example\n"
+		v2["contacts.csv"] = strings.Replace(v2["contacts.csv"], "Engineer,co1", "Engineer,co2", 1)
+		upd := w.runUpdate(export(t, v2))
+		require.Equal(t, int64(1), upd.Stats[ledger.Contact].Updated, "%+v", upd.Stats)
+		co2, _ := rowOf(t, db, tenant, ledger.Company, "co2")
+		require.Equal(t, co2, linkOf(t, db, tenant, "contacts", "company_id", "c1").Int64)
+
+		u := w.undo(upd.ID, false)
+		require.Equal(t, int64(1), u.Stats[ledger.Contact].Reverted, "%+v", u.Stats)
+		require.Equal(t, int64(1), u.Stats[ledger.Company].Removed, "%+v", u.Stats)
+		require.Equal(t, before, exactState(t, db))
+	})
+}
