@@ -2,9 +2,7 @@ package importer
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 
 	"crmimport/canon"
@@ -67,112 +65,27 @@ func recordHashes(r *profile.Record) canon.Hashes {
 	return h.Hash()
 }
 
-// extraText is an extra value as it is hashed: text as it is, anything
-// else as JSON.
-func extraText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
 // rowHashes are the hashes of row s of kind k as it is now, against
-// stored, the hashes its slot keeps (the fields the row cannot give back
-// are taken from them). r is the record read now (nil: none), whose link
-// values are tried first as the parents' source ids.
+// stored, the hashes its slot keeps (target.RowHashes). r is the record
+// read now (nil: none), whose link values are tried first as the parents'
+// source ids.
 func rowHashes(ctx context.Context, q ledger.Querier, st *stage, k ledger.Kind, s target.State, stored canon.Hashes, r *profile.Record) (canon.Hashes, error) {
-	h := canon.HashFields{}
-	for _, f := range canon.FieldsOf(k).Names {
-		if canon.Hashed(f) {
-			h.Set(f, s.Values[f])
-		}
-	}
-	var extra map[string]any
-	if e := s.Extra(); e != "" {
-		if err := json.Unmarshal([]byte(e), &extra); err != nil {
-			extra = map[string]any{"": e} // not an object: a change of its own
-		}
-	}
-	links := map[string]bool{}
-	for _, l := range canon.Parents(k) {
-		links[l.Field] = true
-		v, err := linkSourceID(ctx, q, st, l, s, stored, r, extra)
-		if err != nil {
-			return canon.Hashes{}, err
-		}
-		h.Set(l.Field, v)
-	}
-	for col, v := range extra {
-		if _, isLink := canon.KindOfLinkField(col); isLink || links[col] {
-			continue // a link's value kept while it is empty
-		}
-		h.Set(canon.ExtraField(col), extraText(v))
-	}
-	out := h.Hash()
-	kept := false
-	for f, v := range stored.Fields {
-		if !readable(k, f) {
-			out.Fields[f] = v
-			kept = true
-		}
-	}
-	if kept {
-		out.Seal()
-	}
-	return out, nil
-}
-
-// readable reports whether a row of kind k gives field f back.
-func readable(k ledger.Kind, f string) bool {
-	if strings.HasPrefix(f, "extra.") {
-		return true
-	}
-	if canon.Hashed(f) && canon.HasField(k, f) {
-		return true
-	}
-	return slices.ContainsFunc(canon.Parents(k), func(l canon.Link) bool { return l.Field == f })
-}
-
-// linkSourceID is the parent's source id that row s's link l holds: the
-// record's value when it names the row's parent, else one of the slots of
-// the parent's row (the one whose hash the slot keeps, when there are
-// several), or the value kept in extra while the link is empty.
-func linkSourceID(ctx context.Context, q ledger.Querier, st *stage, l canon.Link, s target.State, stored canon.Hashes,
-	r *profile.Record, extra map[string]any) (string, error) {
-	id := s.Link(l.Field)
-	if id == 0 {
-		v, _ := extra[l.Field].(string)
-		return v, nil
-	}
+	var fromRecord target.RecordLink
 	if r != nil {
-		if v := strings.TrimSpace(r.Get(l.Field)); v != "" {
+		fromRecord = func(ctx context.Context, l canon.Link, id int64) (string, bool, error) {
+			v := strings.TrimSpace(r.Get(l.Field))
+			if v == "" {
+				return "", false, nil
+			}
 			rid, found, err := st.final(ctx, q, l.Kind, v)
-			if err != nil {
-				return "", err
+			if err != nil || !found || rid != id {
+				return "", false, err
 			}
-			if found && rid == id {
-				return v, nil
-			}
+			return v, true, nil
 		}
 	}
-	ids, err := target.ParentSourceIDs(ctx, q, st.x.tenant, st.x.source, l.Kind, id)
-	if err != nil {
-		return "", err
-	}
-	for _, v := range ids {
-		if canon.FieldHash(l.Field, v) == stored.Fields[l.Field] {
-			return v, nil
-		}
-	}
-	if len(ids) > 0 {
-		return ids[0], nil
-	}
-	return "#" + strconv.FormatInt(id, 10), nil // a row no slot of this source names
+	return target.RowHashes(ctx, q, st.x.tenant, st.x.source, k, s, stored, fromRecord)
 }
+
+// extraText is an extra value as it is hashed (target.ExtraText).
+func extraText(v any) string { return target.ExtraText(v) }

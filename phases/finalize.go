@@ -118,6 +118,11 @@ func Outcome(cancelRequested bool, failedTasks int, stats map[ledger.Kind]Counts
 		return RunSucceeded
 	case total.Imported+total.Unchanged > 0:
 		return RunPartial
+	case failedTasks == 0 && total.TakenBack()+total.Reverted > 0:
+		// An undo whose every task ended but that left rows changed since
+		// they were updated (R17, its failed records): it took the rest
+		// back (R16).
+		return RunPartial
 	default:
 		return RunFailed
 	}
@@ -142,20 +147,31 @@ func undoSummaryLine(status RunStatus, undoes int64, failedTasks int, stats map[
 		parts = append(parts, fmt.Sprintf("%s %d/%d/%d/%d", k.Plural(), c.Removed, c.Released, c.Restored, c.Cleared))
 	}
 	s := fmt.Sprintf("%s: undo of run %d (removed/released/restored/cleared: %s)", status, undoes, strings.Join(parts, ", "))
-	var unlinked []string
-	for _, k := range byPhase(stats) {
-		if n := stats[k].Unlinked; n > 0 {
-			unlinked = append(unlinked, fmt.Sprintf("%s %d", k.Plural(), n))
-		}
-	}
-	if len(unlinked) > 0 {
-		// R6a: the links the run completed, emptied again and waiting.
-		s += fmt.Sprintf("; links emptied again (unlinked): %s", strings.Join(unlinked, ", "))
-	}
+	// R6a: the links the run completed, emptied again and waiting.
+	s += perKind(stats, "; links emptied again (unlinked): ", func(c Counts) int64 { return c.Unlinked })
+	// R17: the rows the run updated, given their before-image back, and
+	// those changed since, left as they are (the undo's failed records).
+	s += perKind(stats, "; rows given their values before the update back (reverted): ", func(c Counts) int64 { return c.Reverted })
+	s += perKind(stats, "; rows changed since they were updated, left as they are (failed): ", func(c Counts) int64 { return c.Failed })
 	if failedTasks > 0 {
 		s += fmt.Sprintf("; %d tasks failed", failedTasks)
 	}
 	return s
+}
+
+// perKind is head and, per kind in phase order, the kinds whose n is not
+// 0 with it; "" when there are none.
+func perKind(stats map[ledger.Kind]Counts, head string, n func(Counts) int64) string {
+	var parts []string
+	for _, k := range byPhase(stats) {
+		if v := n(stats[k]); v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k.Plural(), v))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return head + strings.Join(parts, ", ")
 }
 
 func summaryLine(status RunStatus, failedTasks int, stats map[ledger.Kind]Counts) string {

@@ -103,6 +103,9 @@ const (
 	fateReleased = "released"
 	fateRestored = "restored"
 	fateCleared  = "cleared"
+	// fateReverted is a row given its before-image back: not a slot, an
+	// update of one (R17, updates.go).
+	fateReverted = "reverted"
 )
 
 // tally counts one item by what becomes of its slot, and returns it: given

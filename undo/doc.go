@@ -21,6 +21,15 @@
 // takes a created slot back forgets the links remembered with it
 // (relinks.go).
 //
+// Rows the run updated (R17) get their before-image back — values, and
+// the slot's digest and hashes — in the first batch of their kind's task,
+// counted reverted, when they are still as the run left it; a row changed
+// since is left with its before-image, named among the undo's failed
+// records, and the undo ends partial. A later run's update of a row the
+// run created or updated is a dependent; under cascade it is given back
+// first (updates.go). A row the run updated is not a dependent by the
+// links the update wrote.
+//
 // Build is the plan without writing anything: what --dry-run prints, and what
 // refuses an undo — a run that is itself an undo, already undone, being
 // undone, or has nothing to take back (RefusedError), a live run (the

@@ -37,6 +37,9 @@ func taken(deps []Dependent) []Taken {
 	var out []Taken
 	at := map[[2]string]int{}
 	for _, d := range deps {
+		if d.How == "updates" {
+			continue // rows given their values back, not records taken back
+		}
 		key := [2]string{fmt.Sprint(d.Run), d.Kind}
 		i, ok := at[key]
 		if !ok {

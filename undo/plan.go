@@ -32,21 +32,24 @@ type Item struct {
 }
 
 // Dependent is what one other run has that depends on the undone run's
-// rows, for one kind: rows that link to them, or matched slots that point
-// at them (R16), transitively. Run 0 stands for rows that no slot names.
+// rows, for one kind: rows that link to them, matched slots that point at
+// them, or updates of them (R16, R17), transitively. Run 0 stands for rows that no slot names.
 type Dependent struct {
 	Run      int64    `json:"run"`
 	Source   string   `json:"source"`
 	Kind     string   `json:"kind"`
-	How      string   `json:"how"` // "links" or "matched"
+	How      string   `json:"how"` // "links", "matched" or "updates"
 	Count    int      `json:"count"`
 	Examples []string `json:"examples"`
 }
 
 func (d Dependent) String() string {
 	what := fmt.Sprintf("%d %s that link to its rows", d.Count, ledger.Kind(d.Kind).Plural())
-	if d.How == "matched" {
+	switch d.How {
+	case "matched":
 		what = fmt.Sprintf("%d %s slots matched to its rows", d.Count, d.Kind)
+	case "updates":
+		what = fmt.Sprintf("%d %s that it created or updated, updated since (R17)", d.Count, ledger.Kind(d.Kind).Plural())
 	}
 	who := fmt.Sprintf("run %d (%s)", d.Run, d.Source)
 	if d.Run == 0 {
@@ -167,6 +170,12 @@ func build(ctx context.Context, q Querier, e *phases.Engine, id int64, cascade b
 		return nil, err
 	}
 	acc.relinks(relinks)
+	if err := acc.updates(ctx, q, run); err != nil {
+		return nil, err
+	}
+	if err := acc.laterUpdates(ctx, q, run, w); err != nil {
+		return nil, err
+	}
 	acc.finish(w)
 	return p, p.judge(w.kept)
 }

@@ -19,12 +19,15 @@ type Preview struct {
 	Notices    []string                 `json:"notices"`
 }
 
-// PreviewCounts are what the undo would do to one kind's slots.
+// PreviewCounts are what the undo would do to one kind's slots, and how
+// many of its rows it would give their values before an update back
+// (reverted, R17).
 type PreviewCounts struct {
 	Removed  int64 `json:"removed"`
 	Released int64 `json:"released"`
 	Restored int64 `json:"restored"`
 	Cleared  int64 `json:"cleared"`
+	Reverted int64 `json:"reverted"`
 }
 
 // Preview is the plan as --dry-run shows it.
@@ -33,10 +36,11 @@ func (p *Plan) Preview() Preview {
 		Loaded: p.Loaded, Total: p.Total(), Plan: p.Digest, Kinds: map[string]PreviewCounts{}, Parts: p.Parts,
 		Dependents: p.Dependents, Notices: p.Notices}
 	for k, c := range p.Counts {
-		if c.TakenBack() == 0 {
+		if c.TakenBack()+c.Reverted == 0 {
 			continue // only links emptied again (R6a): a notice says them
 		}
-		v.Kinds[string(k)] = PreviewCounts{Removed: c.Removed, Released: c.Released, Restored: c.Restored, Cleared: c.Cleared}
+		v.Kinds[string(k)] = PreviewCounts{Removed: c.Removed, Released: c.Released, Restored: c.Restored, Cleared: c.Cleared,
+			Reverted: c.Reverted}
 	}
 	if v.Parts == nil {
 		v.Parts = []PlanPart{}

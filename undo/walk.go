@@ -28,14 +28,17 @@ type walk struct {
 	gone                rowSets // rows that go
 	linked              rowSets // rows that go because they link to a row that goes
 	claimed             rowSets // rows of linked whose created slot the walk found
-	kept                int     // created slots of a loaded run whose row stays
+	// updated are the rows the run updated (R17): their links are the
+	// run's own, given back with their before-image, not dependents.
+	updated rowSets
+	kept    int // created slots of a loaded run whose row stays
 	// relinked are the links the run completed (R6a): emptied again, not
 	// dependents (SPEC §10).
 	relinked relinkSet
 }
 
 func newWalk(run phases.Run, loaded bool, page int) *walk {
-	return &walk{run: run, loaded: loaded, page: page, placeholders: rowSets{}, named: rowSets{}, gone: rowSets{}, linked: rowSets{}, claimed: rowSets{}}
+	return &walk{run: run, loaded: loaded, page: page, placeholders: rowSets{}, named: rowSets{}, gone: rowSets{}, linked: rowSets{}, claimed: rowSets{}, updated: rowSets{}}
 }
 
 const (
@@ -43,6 +46,11 @@ const (
 	ownRowsSQL = `
 SELECT kind, record_id FROM migration_records
 WHERE tenant_id = ? AND migration_id = ? AND action = 'created' AND record_id IS NOT NULL`
+
+	// updatedRowsSQL lists the rows the run updated (R17) that no undo
+	// gave their before-image back.
+	updatedRowsSQL = `
+SELECT kind, record_id FROM record_updates WHERE tenant_id = ? AND migration_id = ? AND reverted_by IS NULL`
 
 	// namedRowsSQL lists the rows that final slots of other runs name: a
 	// loaded run's placeholder that one of them names stays.
@@ -75,11 +83,14 @@ func (w *walk) rows(ctx context.Context, q Querier) error {
 	if err != nil {
 		return err
 	}
+	if err := eachRow(ctx, q, updatedRowsSQL, tenant, w.run.ID, func(k ledger.Kind, id int64) { w.updated.of(k).add(id) }); err != nil {
+		return err
+	}
 	for _, k := range canon.Kinds() {
 		parents := canon.ParentKinds(k)
-		gone, linked := w.gone.of(k), w.linked.of(k)
+		gone, linked, updated := w.gone.of(k), w.linked.of(k), w.updated.of(k)
 		err := target.EachLink(ctx, q, k, tenant, func(id int64, links []int64) error {
-			if gone.has(id) {
+			if gone.has(id) || updated.has(id) {
 				return nil
 			}
 			for i, parent := range links {

@@ -61,7 +61,7 @@ func Phase(k ledger.Kind) int { return canon.UndoPhase(k) }
 func taskSpecs(t canon.Table, counts map[ledger.Kind]phases.Counts, file string) []phases.TaskSpec {
 	var out []phases.TaskSpec
 	for _, k := range t.ChildrenFirst() {
-		if n := counts[k].TakenBack(); n > 0 {
+		if n := counts[k].TakenBack() + counts[k].Reverted; n > 0 {
 			out = append(out, phases.TaskSpec{Kind: k, Phase: t.UndoPhase(k), File: file, Size: n})
 		}
 	}
@@ -236,6 +236,9 @@ func Open(db *sql.DB) phases.OpenFunc {
 			return nil, fmt.Errorf("read the undo's %s: %w", t.Kind.Plural(), err)
 		}
 		done := t.Checkpoint.Rows
+		// The task's first batch takes back the kind's updates (updates.go).
+		first := done == 0
+		d := store.DialectOf(db)
 		next := func(ctx context.Context, tx *sql.Tx) (phases.Batch, error) {
 			items, last, err := readItems(ctx, tx, run.ID, t.Kind, done, size)
 			if err != nil {
@@ -246,9 +249,15 @@ func Open(db *sql.DB) phases.OpenFunc {
 			if err := emptyLinks(ctx, tx, run.Tenant, run.Undoes, run.ID); err != nil {
 				return phases.Batch{}, err
 			}
+			if first {
+				if err := revertUpdates(ctx, tx, d, run, o.Cascade, t, &c); err != nil {
+					return phases.Batch{}, err
+				}
+			}
 			if err := takeBack(ctx, tx, b, &c); err != nil {
 				return phases.Batch{}, err
 			}
+			first = false
 			if len(items) > 0 {
 				done = last
 			}

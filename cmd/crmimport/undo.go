@@ -108,17 +108,19 @@ func (a *app) undoAction(c *cli.Context) error {
 func writePreview(w io.Writer, v runs.UndoPreview) {
 	fmt.Fprintf(w, "dry run (nothing written) · undo of run %d · tenant %s · source %s · %s slots to take back\n\n",
 		v.Undoes, v.Tenant, v.Source, report.Count(int64(v.Total)))
-	row := func(name, a, b, c, d string) {
-		fmt.Fprintf(w, "  %-12s %10s %10s %10s %10s\n", name, a, b, c, d)
+	row := func(name, a, b, c, d, e string) {
+		fmt.Fprintf(w, "  %-12s %10s %10s %10s %10s %10s\n", name, a, b, c, d, e)
 	}
-	row("", "removed", "released", "restored", "cleared")
+	row("", "removed", "released", "restored", "cleared", "reverted")
 	for _, k := range canon.ChildrenFirst() {
 		if n, ok := v.Kinds[string(k)]; ok {
-			row(k.Plural(), report.Count(n.Removed), report.Count(n.Released), report.Count(n.Restored), report.Count(n.Cleared))
+			row(k.Plural(), report.Count(n.Removed), report.Count(n.Released), report.Count(n.Restored), report.Count(n.Cleared),
+				report.Count(n.Reverted))
 		}
 	}
 	fmt.Fprintln(w, "\n  removed: rows the run created, with their slots · released: slots it matched (the rows stay)")
 	fmt.Fprintln(w, "  restored: skips given back the state they had before the run · cleared: its own skips, deleted")
+	fmt.Fprintln(w, "  reverted: rows the run updated, given their values before the update back (R17)")
 	if len(v.Dependents) > 0 {
 		fmt.Fprintln(w, "\nTaken back too (--cascade):")
 		for _, d := range v.Dependents {

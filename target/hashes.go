@@ -1,0 +1,133 @@
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"crmimport/canon"
+	"crmimport/ledger"
+)
+
+// A row's hashes (R17, canon.Hashes): the fields of a record as the row
+// holds them now — a link column as the source id of the parent's final
+// slot (the value kept in extra while it is empty), the extra without the
+// values kept for links. A field the row cannot give back (a link by
+// name, a link value no column holds) is taken as written: its hash is the
+// slot's. The importer compares a record's row with them before an update,
+// and an undo a row that a run updated with what the run wrote.
+
+// ExtraText is an extra value as it is hashed: text as it is, anything
+// else as JSON.
+func ExtraText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// RecordLink gives the parent's source id that a record read now names
+// for link l, when that parent's row is id; ok is false when it names
+// none or another.
+type RecordLink func(ctx context.Context, l canon.Link, id int64) (v string, ok bool, err error)
+
+// RowHashes are the hashes of row s of kind k (tenant's, read for source's
+// slots) as it is now, against stored, the hashes its slot keeps (the
+// fields the row cannot give back are taken from them). fromRecord (nil:
+// no record) is tried first for each link's source id.
+func RowHashes(ctx context.Context, q Querier, tenant, source string, k ledger.Kind, s State, stored canon.Hashes, fromRecord RecordLink) (canon.Hashes, error) {
+	h := canon.HashFields{}
+	for _, f := range canon.FieldsOf(k).Names {
+		if canon.Hashed(f) {
+			h.Set(f, s.Values[f])
+		}
+	}
+	var extra map[string]any
+	if e := s.Extra(); e != "" {
+		if err := json.Unmarshal([]byte(e), &extra); err != nil {
+			extra = map[string]any{"": e} // not an object: a change of its own
+		}
+	}
+	links := map[string]bool{}
+	for _, l := range canon.Parents(k) {
+		links[l.Field] = true
+		v, err := linkSourceID(ctx, q, tenant, source, l, s, stored, fromRecord, extra)
+		if err != nil {
+			return canon.Hashes{}, err
+		}
+		h.Set(l.Field, v)
+	}
+	for col, v := range extra {
+		if _, isLink := canon.KindOfLinkField(col); isLink || links[col] {
+			continue // a link's value kept while it is empty
+		}
+		h.Set(canon.ExtraField(col), ExtraText(v))
+	}
+	out := h.Hash()
+	kept := false
+	for f, v := range stored.Fields {
+		if !readable(k, f) {
+			out.Fields[f] = v
+			kept = true
+		}
+	}
+	if kept {
+		out.Seal()
+	}
+	return out, nil
+}
+
+// readable reports whether a row of kind k gives field f back.
+func readable(k ledger.Kind, f string) bool {
+	if strings.HasPrefix(f, "extra.") {
+		return true
+	}
+	if canon.Hashed(f) && canon.HasField(k, f) {
+		return true
+	}
+	return slices.ContainsFunc(canon.Parents(k), func(l canon.Link) bool { return l.Field == f })
+}
+
+// linkSourceID is the parent's source id that row s's link l holds: the
+// record's value when it names the row's parent, else one of the slots of
+// the parent's row (the one whose hash the slot keeps, when there are
+// several), or the value kept in extra while the link is empty.
+func linkSourceID(ctx context.Context, q Querier, tenant, source string, l canon.Link, s State, stored canon.Hashes,
+	fromRecord RecordLink, extra map[string]any) (string, error) {
+	id := s.Link(l.Field)
+	if id == 0 {
+		v, _ := extra[l.Field].(string)
+		return v, nil
+	}
+	if fromRecord != nil {
+		v, ok, err := fromRecord(ctx, l, id)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return v, nil
+		}
+	}
+	ids, err := ParentSourceIDs(ctx, q, tenant, source, l.Kind, id)
+	if err != nil {
+		return "", err
+	}
+	for _, v := range ids {
+		if canon.FieldHash(l.Field, v) == stored.Fields[l.Field] {
+			return v, nil
+		}
+	}
+	if len(ids) > 0 {
+		return ids[0], nil
+	}
+	return "#" + strconv.FormatInt(id, 10), nil // a row no slot of this source names
+}
