@@ -3,6 +3,7 @@ package canon
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -73,6 +74,22 @@ func HashText(f string, v any) string {
 	default:
 		return ""
 	}
+}
+
+// ExtraText is an extra value as it is hashed: text as it is, anything
+// else as JSON.
+func ExtraText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // ValueFields sets the canonical fields of kind k from values (a

@@ -93,9 +93,6 @@ type decision struct {
 	// change is what R17 found of a record with a final slot (changes.go):
 	// outdated, a conflict, deleted since, an update; or hashes to adopt.
 	change *change
-	// hashes are a created or matched record's (R17), made when its slot
-	// is written.
-	hashes canon.Hashes
 
 	// What the decision tells the index, once the stage takes it (apply):
 	// the record's id was read in this run (SPEC §4 step 2), and the

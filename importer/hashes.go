@@ -2,7 +2,6 @@ package importer
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"crmimport/canon"
@@ -23,46 +22,13 @@ import (
 // A field the row cannot give back (a link by name, a link value no column
 // holds) is taken as written: its hash is the slot's.
 
-// recordHashes are the hashes of r, validated.
+// recordHashes are the hashes of r (profile.Record.Hashes), validated.
 func recordHashes(r *profile.Record) canon.Hashes {
-	h := canon.HashFields{}
-	values, bad := r.Values()
-	if bad == "" && values.Valid() {
-		h.ValueFields(r.Kind, values)
-	} else {
-		for _, f := range canon.FieldsOf(r.Kind).Names {
-			if canon.Hashed(f) {
-				h.Set(f, strings.TrimSpace(r.Get(f)))
-			}
-		}
+	if !r.Validated() {
+		r.Validate()
 	}
-	for _, l := range canon.Parents(r.Kind) {
-		h.Set(l.Field, strings.TrimSpace(r.Get(l.Field)))
-	}
-	beyond := map[string][]string{}
-	var order []string
-	for _, l := range r.Links() {
-		f, v := l.Field, l.ID
-		if l.ByName || v == "" {
-			f, v = f+"~", l.Shown
-		}
-		if _, plain := h[l.Field]; plain {
-			continue
-		}
-		if _, ok := beyond[f]; !ok {
-			order = append(order, f)
-		}
-		if !slices.Contains(beyond[f], v) {
-			beyond[f] = append(beyond[f], v)
-		}
-	}
-	for _, f := range order {
-		h.Set(f, strings.Join(beyond[f], ", "))
-	}
-	for col, v := range r.Extra {
-		h.Set(canon.ExtraField(col), extraText(v))
-	}
-	return h.Hash()
+	h, _ := r.Hashes()
+	return h
 }
 
 // rowHashes are the hashes of row s of kind k as it is now, against
@@ -87,5 +53,5 @@ func rowHashes(ctx context.Context, q ledger.Querier, st *stage, k ledger.Kind, 
 	return target.RowHashes(ctx, q, st.x.tenant, st.x.source, k, s, stored, fromRecord)
 }
 
-// extraText is an extra value as it is hashed (target.ExtraText).
-func extraText(v any) string { return target.ExtraText(v) }
+// extraText is an extra value as it is hashed (canon.ExtraText).
+func extraText(v any) string { return canon.ExtraText(v) }

@@ -99,10 +99,11 @@ func (w *writer) slot(d *decision, a ledger.Action) ledger.Slot {
 		s.Reason, s.Detail = d.reason, d.detail
 	default:
 		s.RecordType, s.RecordID = d.rec.Kind.Table(), d.rowID
-		if d.hashes.Digest == 0 {
-			d.hashes = recordHashes(&d.rec)
+		if !d.rec.Validated() {
+			d.rec.Validate()
 		}
-		s.Digest, s.Hashes = d.hashes.Digest, d.hashes.Encode()
+		h, text := d.rec.Hashes() // made with its validation, on the feed's goroutine
+		s.Digest, s.Hashes = h.Digest, text
 	}
 	return s
 }

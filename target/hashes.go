@@ -19,22 +19,6 @@ import (
 // slot's. The importer compares a record's row with them before an update,
 // and an undo a row that a run updated with what the run wrote.
 
-// ExtraText is an extra value as it is hashed: text as it is, anything
-// else as JSON.
-func ExtraText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
 // RecordLink gives the parent's source id that a record read now names
 // for link l, when that parent's row is id; ok is false when it names
 // none or another.
@@ -70,7 +54,7 @@ func RowHashes(ctx context.Context, q Querier, tenant, source string, k ledger.K
 		if _, isLink := canon.KindOfLinkField(col); isLink || links[col] {
 			continue // a link's value kept while it is empty
 		}
-		h.Set(canon.ExtraField(col), ExtraText(v))
+		h.Set(canon.ExtraField(col), canon.ExtraText(v))
 	}
 	out := h.Hash()
 	kept := false

@@ -50,25 +50,30 @@ func (a *account) updates(ctx context.Context, q Querier, run phases.Run) error 
 		if err := rows.Scan(&id, &kind, &source, &sourceID, &record, &after); err != nil {
 			return fmt.Errorf("read the updates of run %d: %w", run.ID, err)
 		}
-		k := ledger.Kind(kind)
-		c := a.p.Counts[k]
-		c.Reverted++
-		a.p.Counts[k] = c
-		a.p.total++
-		a.parts[partKey{run.ID, k, fateReverted}]++
-		d := a.digest
-		d.str("update")
-		d.int(id)
-		d.str(kind)
-		d.str(source)
-		d.str(sourceID)
-		d.int(record)
-		d.int(after)
+		a.revert(run.ID, id, ledger.Kind(kind), source, sourceID, record, after)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read the updates of run %d: %w", run.ID, err)
 	}
 	return nil
+}
+
+// revert counts one update of run by that the undo gives back (reverted on
+// its kind, in the plan's parts) and adds it to the plan's digest.
+func (a *account) revert(by, id int64, k ledger.Kind, source, sourceID string, record, after int64) {
+	c := a.p.Counts[k]
+	c.Reverted++
+	a.p.Counts[k] = c
+	a.p.total++
+	a.parts[partKey{by, k, fateReverted}]++
+	d := a.digest
+	d.str("update")
+	d.int(id)
+	d.str(string(k))
+	d.str(source)
+	d.str(sourceID)
+	d.int(record)
+	d.int(after)
 }
 
 // laterUpdatesSQL lists the updates of later runs that no undo took back,
@@ -101,19 +106,7 @@ func (a *account) laterUpdates(ctx context.Context, q Querier, run phases.Run, w
 			continue
 		}
 		a.depend(depKey{by, k, "updates"}, source, sourceID)
-		c := a.p.Counts[k]
-		c.Reverted++
-		a.p.Counts[k] = c
-		a.p.total++
-		a.parts[partKey{by, k, fateReverted}]++
-		d := a.digest
-		d.str("update")
-		d.int(id)
-		d.str(kind)
-		d.str(source)
-		d.str(sourceID)
-		d.int(record)
-		d.int(after)
+		a.revert(by, id, k, source, sourceID, record, after)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read the updates after run %d: %w", run.ID, err)

@@ -40,6 +40,8 @@ type Record struct {
 	values    canon.Values // the validated values to write
 	invalid   string       // why the record is invalid, or ""
 	extraJSON string       // Extra as JSON, or ""
+	hashes    canon.Hashes // R17: what a slot keeps of the record (Hashes)
+	hashText  string
 }
 
 // beyondFields is what some profiles give a record beyond its plain
@@ -799,6 +801,8 @@ func (r *Record) Validate() {
 		}
 		r.extraJSON = string(b)
 	}
+	r.hashes = r.hashesOf()
+	r.hashText = r.hashes.Encode()
 	r.validated = true
 }
 

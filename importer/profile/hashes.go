@@ -1,0 +1,59 @@
+package profile
+
+import (
+	"slices"
+	"strings"
+
+	"crmimport/canon"
+)
+
+// hashesOf are the hashes of r, validated (R17, SPEC §11): its validated
+// values (as read, trimmed, when it is invalid: it differs, and an update
+// of it fails), its link values as read — a plain link field's id, a link
+// beyond them by its field, an id or, by name, under the field and "~" —
+// and its extra columns.
+func (r *Record) hashesOf() canon.Hashes {
+	h := canon.HashFields{}
+	values, bad := r.Values()
+	if bad == "" && values.Valid() {
+		h.ValueFields(r.Kind, values)
+	} else {
+		for _, f := range canon.FieldsOf(r.Kind).Names {
+			if canon.Hashed(f) {
+				h.Set(f, strings.TrimSpace(r.Get(f)))
+			}
+		}
+	}
+	for _, l := range canon.Parents(r.Kind) {
+		h.Set(l.Field, strings.TrimSpace(r.Get(l.Field)))
+	}
+	beyond := map[string][]string{}
+	var order []string
+	for _, l := range r.Links() {
+		f, v := l.Field, l.ID
+		if l.ByName || v == "" {
+			f, v = f+"~", l.Shown
+		}
+		if _, plain := h[l.Field]; plain {
+			continue
+		}
+		if _, ok := beyond[f]; !ok {
+			order = append(order, f)
+		}
+		if !slices.Contains(beyond[f], v) {
+			beyond[f] = append(beyond[f], v)
+		}
+	}
+	for _, f := range order {
+		h.Set(f, strings.Join(beyond[f], ", "))
+	}
+	for col, v := range r.Extra {
+		h.Set(canon.ExtraField(col), canon.ExtraText(v))
+	}
+	return h.Hash()
+}
+
+// Hashes are what Validate made of the record for R17: its hashes and
+// their text as a slot keeps it (canon.Hashes.Encode). Made on the feed's
+// goroutine with the rest of validation, off the writing one.
+func (r *Record) Hashes() (canon.Hashes, string) { return r.hashes, r.hashText }
