@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,29 +154,59 @@ func digestOf(fields map[string]string) int64 {
 		names = append(names, f)
 	}
 	slices.Sort(names)
-	x := fnv.New64a()
+	h := uint64(fnvOffset)
 	for _, f := range names {
-		x.Write([]byte(f))
-		x.Write([]byte{0})
-		x.Write([]byte(fields[f]))
-		x.Write([]byte{0})
+		h = fnvString(fnvString(fnvString(fnvString(h, f), "\x00"), fields[f]), "\x00")
 	}
-	return int64(HashVersion)<<56 | int64(x.Sum64()&(1<<56-1))
+	return int64(HashVersion)<<56 | int64(h&(1<<56-1))
 }
 
 // DigestVersion is the version of the hashing that made digest d (0: none).
 func DigestVersion(d int64) int { return int(uint64(d) >> 56) }
 
-// Encode writes the hashes as the slot keeps them: the version, then each
-// field and its hash, in field order ("1 name=AbCdEfGh phone=…").
-func (h Hashes) Encode() string {
-	names := make([]string, 0, len(h.Fields))
+// placed are the fields of kind k whose hashes the text of hashes holds by
+// place, without their names: its canonical fields but the id and deleted
+// (values and links), in the table of kinds' order.
+var placed = func() map[ledger.Kind][]string {
+	out := map[ledger.Kind][]string{}
+	for k, names := range fields {
+		for _, f := range names {
+			if f != "id" && f != "deleted" {
+				out[k] = append(out[k], f)
+			}
+		}
+	}
+	return out
+}()
+
+// hashWidth is the width of one field's hash in the text of hashes.
+const hashWidth = 8
+
+// Encode writes the hashes of a record of kind k as its slot keeps them,
+// short (a first run writes it with every slot): the version; the hashes
+// of k's placed fields back to back, "." for an empty one; then each other
+// field (an extra column, a link by name) with its name, in name order —
+// "1 AbCdEfGh.XyZ…… extra.Owner=QwErTyUi".
+func (h Hashes) Encode(k ledger.Kind) string {
+	var b strings.Builder
+	b.Grow(4 + len(h.Fields)*(hashWidth+1))
+	b.WriteString(strconv.Itoa(HashVersion))
+	b.WriteByte(' ')
+	pl := placed[k]
+	for _, f := range pl {
+		if v, ok := h.Fields[f]; ok {
+			b.WriteString(v)
+		} else {
+			b.WriteByte('.')
+		}
+	}
+	var names []string
 	for f := range h.Fields {
-		names = append(names, f)
+		if !slices.Contains(pl, f) {
+			names = append(names, f)
+		}
 	}
 	slices.Sort(names)
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(HashVersion))
 	for _, f := range names {
 		b.WriteByte(' ')
 		b.WriteString(nameEscaper.Replace(f))
@@ -194,15 +223,29 @@ var (
 	nameUnescaper = strings.NewReplacer("%25", "%", "%20", " ", "%3D", "=", "%0A", "\n", "%0D", "\r")
 )
 
-// DecodeHashes reads what Encode wrote; ok is false for text of another
-// version or none.
-func DecodeHashes(s string) (Hashes, bool) {
+// DecodeHashes reads what Encode wrote of a record of kind k; ok is false
+// for text of another version, or none.
+func DecodeHashes(k ledger.Kind, s string) (Hashes, bool) {
 	parts := strings.Split(s, " ")
-	if len(parts) == 0 || parts[0] != strconv.Itoa(HashVersion) {
+	if len(parts) < 2 || parts[0] != strconv.Itoa(HashVersion) {
 		return Hashes{}, false
 	}
-	h := Hashes{Fields: make(map[string]string, len(parts)-1)}
-	for _, p := range parts[1:] {
+	h := Hashes{Fields: make(map[string]string, len(parts))}
+	rest := parts[1]
+	for _, f := range placed[k] {
+		switch {
+		case strings.HasPrefix(rest, "."):
+			rest = rest[1:]
+		case len(rest) >= hashWidth:
+			h.Fields[f], rest = rest[:hashWidth], rest[hashWidth:]
+		default:
+			return Hashes{}, false
+		}
+	}
+	if rest != "" {
+		return Hashes{}, false
+	}
+	for _, p := range parts[2:] {
 		f, v, ok := strings.Cut(p, "=")
 		if !ok {
 			return Hashes{}, false

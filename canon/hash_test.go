@@ -34,9 +34,14 @@ func TestHashes(t *testing.T) {
 	d := hash("acme.example.com", "", "Bob")
 	require.Equal(t, []string{"extra.Contact owner = me"}, canon.Differ(a, d))
 
-	back, ok := canon.DecodeHashes(c.Encode())
+	text := c.Encode(ledger.Company)
+	back, ok := canon.DecodeHashes(ledger.Company, text)
 	require.True(t, ok)
 	require.Equal(t, c, back, "the text a slot keeps gives the same hashes and digest")
-	_, ok = canon.DecodeHashes("0 name=abc")
+	require.Regexp(t, `^1 [A-Za-z0-9_-]{8}[A-Za-z0-9_-]{8}[A-Za-z0-9_-]{8}\.\. extra\.Contact%20owner%20%3D%20me=[A-Za-z0-9_-]{8}$`, text,
+		"name, domain and phone by place, the empty industry and created_at as dots, an extra by its name")
+	_, ok = canon.DecodeHashes(ledger.Company, "0 ........")
 	require.False(t, ok, "another version's text is not read as this one's")
+	_, ok = canon.DecodeHashes(ledger.Company, "1 AbCd")
+	require.False(t, ok, "a text cut short is not read")
 }

@@ -188,8 +188,13 @@ func (w *openedTask) decideBehind(ctx context.Context, tx *sql.Tx, wr *writer, s
 	if writing == nil {
 		return w.decideChunk(ctx, tx, wr, st, c)
 	}
+	reads, err := w.prefetchChanges(ctx, tx, wr, st, c.recs) // what its deciding would ask the database (R17)
+	if err != nil {
+		return err
+	}
+	c.reads = &reads
 	w.speculate(ctx, wr, st, c)
-	err := wr.flush(writing.ds)
+	err = wr.flush(writing.ds)
 	ok := err == nil
 	if !ok {
 		<-c.speculated // the redo takes the speculated decisions back too
@@ -255,6 +260,7 @@ type decided struct {
 	ds         []decision
 	mark       int
 	next       int64
+	reads      *changeReads  // what its changed records' deciding reads (prefetchChanges), once read
 	err        error         // of a speculative decideChunk
 	speculated chan struct{} // closed when a speculative decideChunk ends
 }
@@ -264,6 +270,14 @@ type decided struct {
 // noQueries while the chunk before still writes).
 func (w *openedTask) decideChunk(ctx context.Context, q ledger.Querier, wr *writer, st *stage, c *decided) error {
 	c.mark, c.next = st.mark(), wr.ids.Mark()
+	if c.reads == nil {
+		reads, err := w.prefetchChanges(ctx, q, wr, st, c.recs)
+		if err != nil {
+			return err
+		}
+		c.reads = &reads
+	}
+	st.reads = *c.reads
 	c.ds = make([]decision, len(c.recs))
 	for i, r := range c.recs {
 		d, err := decide(ctx, q, st, w.profile, r, wr.ids.Next)

@@ -62,12 +62,12 @@ func decideFinal(ctx context.Context, q ledger.Querier, st *stage, r profile.Rec
 		return nil
 	}
 	key := ledger.Key{Tenant: st.x.tenant, Source: st.x.source, Kind: r.Kind, SourceID: r.ID}
-	slot, found, err := ledger.FinalSlot(ctx, q, key)
+	slot, found, err := st.finalSlot(ctx, q, key)
 	if err != nil || !found {
 		return err
 	}
 	c := &change{was: slot.Digest, wasText: slot.Hashes}
-	stored, ok := canon.DecodeHashes(slot.Hashes)
+	stored, ok := canon.DecodeHashes(r.Kind, slot.Hashes)
 	switch {
 	case slot.Digest == 0 || slot.Hashes == "":
 		done, err := c.adopt(ctx, q, st, slot, &r, h, &stored)
@@ -88,7 +88,7 @@ func decideFinal(ctx context.Context, q ledger.Querier, st *stage, r profile.Rec
 		return nil
 	}
 	if c.state.Values == nil {
-		s, found, err := target.ReadRow(ctx, q, r.Kind, st.x.tenant, slot.RecordID)
+		s, found, err := st.row(ctx, q, r.Kind, slot.RecordID)
 		if err != nil || !found {
 			d.change = nil // a slot whose row is gone: doctor's finding, not a change
 			return err
@@ -114,7 +114,7 @@ func (c *change) adopt(ctx context.Context, q ledger.Querier, st *stage, slot le
 		c.hashes = h
 		return true, nil
 	}
-	s, found, err := target.ReadRow(ctx, q, r.Kind, st.x.tenant, slot.RecordID)
+	s, found, err := st.row(ctx, q, r.Kind, slot.RecordID)
 	if err != nil || !found || s.Placeholder {
 		c.hashes = h
 		return true, err

@@ -13,11 +13,15 @@ import (
 )
 
 // writeChanges writes what step 3 decided of a chunk's records with a
-// final slot (R17, changes.go), in the batch's transaction (R12): each
-// update in its own savepoint with its before-image (ledger.Update), the
-// hashes a slot adopts or moves to, and the changes listed for the run.
+// final slot (R17, changes.go), in the batch's transaction (R12) and the
+// chunk's savepoint (flush): the updates — each slot's hashes as a
+// compare-and-set, the before-images, then the rows and the links they
+// changed — the hashes a slot adopts or moves to, and the changes listed
+// for the run.
 func (w *writer) writeChanges(ds []decision) error {
 	var listed []ledger.Change
+	var images []ledger.BeforeImage
+	var rows []int
 	for i := range ds {
 		d := &ds[i]
 		c := d.change
@@ -27,11 +31,14 @@ func (w *writer) writeChanges(ds []decision) error {
 		key := ledger.Key{Tenant: w.run.Tenant, Source: w.run.Source, Kind: d.rec.Kind, SourceID: d.rec.ID}
 		switch {
 		case d.outcome == updated:
-			if err := w.update(d, key); err != nil {
+			b, err := w.beforeImage(d, key)
+			if err != nil {
 				return err
 			}
+			images = append(images, b)
+			rows = append(rows, i)
 		case c.hashes.Digest != 0:
-			if err := w.ledger.SetHashes(w.ctx, key, c.was, c.hashes.Digest, c.hashes.Encode()); err != nil {
+			if err := w.ledger.SetHashes(w.ctx, key, c.was, c.hashes.Digest, c.hashes.Encode(d.rec.Kind)); err != nil {
 				return err
 			}
 		}
@@ -39,19 +46,33 @@ func (w *writer) writeChanges(ds []decision) error {
 			listed = append(listed, w.listed(d))
 		}
 	}
+	if err := w.ledger.Updated(w.ctx, images); err != nil {
+		return err
+	}
+	for n, i := range rows {
+		if err := w.update(&ds[i], images[n].Key); err != nil {
+			return err
+		}
+	}
 	return w.ledger.RecordChanges(w.ctx, listed)
 }
 
-// update writes d's row over the one its slot names, with the before-image.
-func (w *writer) update(d *decision, key ledger.Key) error {
+// beforeImage is what an update of d's row keeps to be taken back (R16).
+func (w *writer) beforeImage(d *decision, key ledger.Key) (ledger.BeforeImage, error) {
 	c := d.change
 	values, err := target.EncodeState(c.state)
 	if err != nil {
-		return err
+		return ledger.BeforeImage{}, err
 	}
 	fields, _ := json.Marshal(c.fields)
-	b := ledger.BeforeImage{Key: key, RecordID: d.rowID, Run: w.run.ID, Values: values,
-		BeforeDigest: c.was, BeforeHashes: c.wasText, AfterDigest: c.hashes.Digest, AfterHashes: c.hashes.Encode(), Fields: string(fields)}
+	return ledger.BeforeImage{Key: key, RecordID: d.rowID, Run: w.run.ID, Values: values,
+		BeforeDigest: c.was, BeforeHashes: c.wasText, AfterDigest: c.hashes.Digest, AfterHashes: c.hashes.Encode(d.rec.Kind), Fields: string(fields)}, nil
+}
+
+// update writes d's row over the one its slot names, and the links it
+// changed.
+func (w *writer) update(d *decision, key ledger.Key) error {
+	c := d.change
 	extra := ""
 	if len(d.extra) > 0 {
 		e, err := json.Marshal(d.extra)
@@ -77,12 +98,10 @@ func (w *writer) update(d *decision, key ledger.Key) error {
 			pending = append(pending, p)
 		}
 	}
-	return w.ledger.Update(w.ctx, b, func(ctx context.Context, tx *sql.Tx) error {
-		if err := target.Update(ctx, tx, w.run.Tenant, &row); err != nil {
-			return err
-		}
-		return w.ledger.RelinkFields(ctx, key, w.run.ID, changed, pending)
-	})
+	if err := target.Update(w.ctx, prepared{w}, w.run.Tenant, &row, c.state); err != nil {
+		return err
+	}
+	return w.ledger.RelinkFields(w.ctx, key, w.run.ID, changed, pending)
 }
 
 // listed is d's change as the run keeps it (record_changes).
@@ -110,4 +129,20 @@ func (w *writer) listed(d *decision) ledger.Change {
 		out.After = text(c.after)
 	}
 	return out
+}
+
+// prepared runs a writer's statements prepared once per batch (the same
+// update of a kind's row, thousands of times in a delta rerun).
+type prepared struct{ w *writer }
+
+func (p prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.w.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (p prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return p.w.tx.QueryRowContext(ctx, query, args...)
 }

@@ -197,6 +197,9 @@ type stage struct {
 	domains map[string]int64
 	seen    map[string]firstSeen
 	log     []staged
+	// reads are what the chunk being decided read of its changed records
+	// (R17, changeread.go).
+	reads changeReads
 }
 
 type staged struct {

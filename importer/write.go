@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"crmimport/ledger"
@@ -77,16 +78,24 @@ func (w *writer) flush(ds []decision) error {
 			slots = append(slots, w.slot(d, ledger.Matched))
 		}
 	}
-	if len(slots) > 0 {
-		err := w.ledger.Record(w.ctx, slots, func(context.Context, *sql.Tx) error { return w.insertRows(ds) })
-		if err != nil {
+	write := func() error {
+		if len(slots) > 0 {
+			err := w.ledger.Record(w.ctx, slots, func(context.Context, *sql.Tx) error { return w.insertRows(ds) })
+			if err != nil {
+				return err
+			}
+		}
+		if err := w.writeChanges(ds); err != nil {
 			return err
 		}
+		return w.insertFailures(failures)
 	}
-	if err := w.writeChanges(ds); err != nil {
-		return err
+	if !slices.ContainsFunc(ds, func(d decision) bool { return d.change != nil }) {
+		return write() // Record's savepoint holds the chunk's claims and rows
 	}
-	return w.insertFailures(failures)
+	// The chunk's changes (R17) and its claims are taken back together
+	// when one fails, and the chunk redone record by record.
+	return w.ledger.Savepoint(w.ctx, "crmimport_chunk", write)
 }
 
 func (w *writer) slot(d *decision, a ledger.Action) ledger.Slot {

@@ -2,9 +2,12 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+
+	"crmimport/store"
 )
 
 // Changes at the source (R17, SPEC §11). A final slot's digest and hashes
@@ -43,6 +46,56 @@ func FinalSlot(ctx context.Context, q Querier, k Key) (SlotState, bool, error) {
 	}
 	s.Action = Action(action)
 	return s, true, rows.Err()
+}
+
+// finalSlotsAmong reads the final slots of one kind among some ids, as
+// FinalSlot does one: the ids as one JSON array (finalsAmongSQL).
+const (
+	finalSlotsAmongSQL = `
+SELECT source_id, action, coalesce(record_id, 0), coalesce(digest, 0), coalesce(hashes, ''), coalesce(migration_id, 0)
+FROM migration_records WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT value FROM json_each(?))
+  AND action IN ('created', 'matched')`
+	finalSlotsAmongPG = `
+SELECT source_id, action, coalesce(record_id, 0), coalesce(digest, 0), coalesce(hashes, ''), coalesce(migration_id, 0)
+FROM migration_records WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))
+  AND action IN ('created', 'matched')`
+)
+
+// FinalSlots reads the final slots of kind among ids in one statement, by
+// source id; an id with none is not in the map.
+func FinalSlots(ctx context.Context, q Querier, d store.Dialect, tenant, source string, kind Kind, ids []string) (map[string]SlotState, error) {
+	out := make(map[string]SlotState, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	var query string
+	switch d {
+	case store.SQLite:
+		query = finalSlotsAmongSQL
+	case store.Postgres:
+		query = finalSlotsAmongPG
+	default:
+		panic(d.Untaught("ledger.FinalSlots"))
+	}
+	rows, err := q.QueryContext(ctx, query, tenant, source, string(kind), string(b))
+	if err != nil {
+		return nil, fmt.Errorf("read final %s slots: %w", kind, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, action string
+		var s SlotState
+		if err := rows.Scan(&id, &action, &s.RecordID, &s.Digest, &s.Hashes, &s.Run); err != nil {
+			return nil, fmt.Errorf("read final %s slots: %w", kind, err)
+		}
+		s.Action = Action(action)
+		out[id] = s
+	}
+	return out, rows.Err()
 }
 
 const setHashesSQL = `
@@ -99,28 +152,33 @@ const (
 	ChangeOverwritten  = "overwritten"
 )
 
-const recordChangeSQL = `
+const recordChangeHead = `
 INSERT INTO record_changes (migration_id, task_id, kind, source_id, file, line, change, applicable, fields, edited, before, after)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+VALUES `
+
+const recordChangeTuple = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // RecordChanges writes what a batch found changed at the source, in its
-// transaction (R12).
+// transaction (R12), many per statement.
 func (l *Ledger) RecordChanges(ctx context.Context, cs []Change) error {
-	if len(cs) == 0 {
-		return nil
-	}
-	s, err := l.stmt(ctx, recordChangeSQL)
-	if err != nil {
-		return err
-	}
-	for _, c := range cs {
-		applicable := 0
-		if c.Applicable {
-			applicable = 1
+	for start := 0; start < len(cs); {
+		part := cs[start : start+store.StatementRows(min(store.MaxStatementRows, len(cs)-start))]
+		start += len(part)
+		s, err := l.stmt(ctx, recordChangeHead+strings.TrimSuffix(strings.Repeat(recordChangeTuple+", ", len(part)), ", "))
+		if err != nil {
+			return err
 		}
-		if _, err := s.ExecContext(ctx, c.Run, c.Task, string(c.Kind), c.SourceID, nullText(c.File), c.Line, c.Change, applicable,
-			nullText(c.Fields), nullText(c.Edited), nullText(c.Before), nullText(c.After)); err != nil {
-			return fmt.Errorf("keep the change of %s %s: %w", c.Kind, c.SourceID, err)
+		args := make([]any, 0, 12*len(part))
+		for _, c := range part {
+			applicable := 0
+			if c.Applicable {
+				applicable = 1
+			}
+			args = append(args, c.Run, c.Task, string(c.Kind), c.SourceID, nullText(c.File), c.Line, c.Change, applicable,
+				nullText(c.Fields), nullText(c.Edited), nullText(c.Before), nullText(c.After))
+		}
+		if _, err := s.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("keep the changes of %s: %w", part[0].Kind.Plural(), err)
 		}
 	}
 	return nil
@@ -140,39 +198,66 @@ type BeforeImage struct {
 	Fields       string // JSON array of the fields the update changed
 }
 
-const beforeImageSQL = `
+const beforeImageHead = `
 INSERT INTO record_updates (tenant_id, source, kind, source_id, record_id, migration_id, before_values, before_digest, before_hashes,
     after_digest, after_hashes, fields)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES `
+
+const beforeImageTuple = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// beforeImageTail keeps the first before-image of a slot and run: the
+// state before the run, whatever it wrote after.
+const beforeImageTail = `
 ON CONFLICT (tenant_id, source, kind, source_id, migration_id) DO NOTHING`
 
-// Update writes an update of a final slot's row (R17) in one savepoint:
-// the slot's hashes as a compare-and-set on its digest (R11), the
-// before-image (kept once per slot and run: a resumed run that meets the
-// record again keeps the first), then write (the row). Nothing of it stays
-// when one fails.
-func (l *Ledger) Update(ctx context.Context, b BeforeImage, write func(context.Context, *sql.Tx) error) error {
-	if _, err := l.exec(ctx, `SAVEPOINT crmimport_record`); err != nil {
-		return fmt.Errorf("savepoint %s: %w", b.Key, err)
+// Updated writes, for updates of final slots' rows (R17), each slot's new
+// digest and hashes as a compare-and-set on the digest it had (R11) and
+// the before-images, many per statement. The caller writes the rows, and
+// holds the savepoint that takes all of it back when one fails.
+func (l *Ledger) Updated(ctx context.Context, bs []BeforeImage) error {
+	for _, b := range bs {
+		if err := l.SetHashes(ctx, b.Key, b.BeforeDigest, b.AfterDigest, b.AfterHashes); err != nil {
+			return err
+		}
 	}
-	err := l.SetHashes(ctx, b.Key, b.BeforeDigest, b.AfterDigest, b.AfterHashes)
-	if err == nil {
-		var s *sql.Stmt
-		if s, err = l.stmt(ctx, beforeImageSQL); err == nil {
-			_, err = s.ExecContext(ctx, b.Tenant, b.Source, string(b.Kind), b.SourceID, b.RecordID, b.Run, b.Values,
+	for start := 0; start < len(bs); {
+		part := bs[start : start+store.StatementRows(min(store.MaxStatementRows, len(bs)-start))]
+		start += len(part)
+		st, err := l.stmt(ctx, beforeImageHead+strings.TrimSuffix(strings.Repeat(beforeImageTuple+", ", len(part)), ", ")+beforeImageTail)
+		if err != nil {
+			return err
+		}
+		args := make([]any, 0, 12*len(part))
+		for _, b := range part {
+			args = append(args, b.Tenant, b.Source, string(b.Kind), b.SourceID, b.RecordID, b.Run, b.Values,
 				nullInt(b.BeforeDigest), nullText(b.BeforeHashes), b.AfterDigest, b.AfterHashes, b.Fields)
 		}
-	}
-	if err == nil {
-		err = write(ctx, l.tx)
-	}
-	if err != nil {
-		if _, rerr := l.exec(ctx, `ROLLBACK TO crmimport_record`); rerr != nil {
-			return errors.Join(err, fmt.Errorf("roll back %s: %w", b.Key, rerr))
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("keep the before-images of %s: %w", part[0].Kind.Plural(), err)
 		}
-		return errors.Join(err, l.release(ctx, b.Key))
 	}
-	return l.release(ctx, b.Key)
+	return nil
+}
+
+// Savepoint runs f in a savepoint of the Ledger's transaction, which
+// takes back all f wrote when f fails (name: one of the caller's).
+func (l *Ledger) Savepoint(ctx context.Context, name string, f func() error) error {
+	if _, err := l.exec(ctx, "SAVEPOINT "+name); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := f(); err != nil {
+		if _, rerr := l.exec(ctx, "ROLLBACK TO "+name); rerr != nil {
+			return errors.Join(err, fmt.Errorf("roll back: %w", rerr))
+		}
+		if _, rerr := l.exec(ctx, "RELEASE "+name); rerr != nil {
+			return errors.Join(err, fmt.Errorf("release savepoint: %w", rerr))
+		}
+		return err
+	}
+	if _, err := l.exec(ctx, "RELEASE "+name); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
 }
 
 const forgetFieldLinkSQL = `

@@ -14,6 +14,9 @@ func TestEveryEngineIsTaught(t *testing.T) {
 	t.Parallel()
 	storetest.Taught(t, map[string]func(store.Dialect){
 		"ledger.claimSQL": func(d store.Dialect) { claimSQL(d, 1) },
+		"ledger.FinalSlots": func(d store.Dialect) {
+			_, _ = FinalSlots(context.Background(), nil, d, "acme", "canonical", Company, []string{"1"})
+		},
 		"ledger.LoadFinalAmong": func(d store.Dialect) {
 			_ = LoadFinalAmong(context.Background(), nil, d, "acme", "canonical", Company, []string{"1"}, func(string, int64, int64) {})
 		},

@@ -28,6 +28,7 @@ var engineChoices = []string{
 	"forensics.doctor.readyToTakeOver",
 	"forensics.loader.advanceIdentities",
 	"forensics.loader.writePlaceholders",
+	"ledger.FinalSlots",
 	"ledger.LoadFinalAmong",
 	"ledger.claimSQL",
 	"main.app.production",
@@ -61,6 +62,7 @@ var engineChoices = []string{
 	"store.Throwaway",
 	"store.WriteOutput",
 	"storetest.backends",
+	"target.ReadRows",
 	"target.buildInsertSQL",
 }
 

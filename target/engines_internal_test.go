@@ -1,6 +1,7 @@
 package target
 
 import (
+	"context"
 	"testing"
 
 	"crmimport/ledger"
@@ -14,5 +15,8 @@ func TestEveryEngineIsTaught(t *testing.T) {
 	t.Parallel()
 	storetest.Taught(t, map[string]func(store.Dialect){
 		"target.buildInsertSQL": func(d store.Dialect) { buildInsertSQL(d, ledger.Contact, 2) },
+		"target.ReadRows": func(d store.Dialect) {
+			_, _ = ReadRows(context.Background(), nil, d, ledger.Contact, "acme", []int64{1})
+		},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"crmimport/ledger"
+	"crmimport/store"
 )
 
 // Updates of changed records (R17, SPEC §11). A row is updated in place —
@@ -55,31 +56,66 @@ func (s State) Link(field string) int64 {
 // ReadRow reads row id of kind k (tenant's) as it is now; found is false
 // when there is none.
 func ReadRow(ctx context.Context, q Querier, k ledger.Kind, tenant string, id int64) (State, bool, error) {
-	cols := written(k)
-	rows, err := q.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+", from_dump FROM "+k.Table()+
-		" WHERE id = ? AND tenant_id = ?", id, tenant)
+	got := map[int64]State{}
+	err := readRows(ctx, q, k, "id = ?", []any{id, tenant}, got)
+	s, found := got[id]
+	return s, found, err
+}
+
+// ReadRows reads rows ids of kind k (tenant's) as they are now, in one
+// statement (the ids as one JSON array, unpacked by dialect d's own
+// function), by id; a row that is not there is not in the map.
+func ReadRows(ctx context.Context, q Querier, d store.Dialect, k ledger.Kind, tenant string, ids []int64) (map[int64]State, error) {
+	got := make(map[int64]State, len(ids))
+	if len(ids) == 0 {
+		return got, nil
+	}
+	b, err := json.Marshal(ids)
 	if err != nil {
-		return State{}, false, fmt.Errorf("read %s %d: %w", k, id, err)
+		return nil, err
+	}
+	var in string
+	switch d {
+	case store.SQLite:
+		in = "id IN (SELECT value FROM json_each(?))"
+	case store.Postgres:
+		in = "id IN (SELECT CAST(jsonb_array_elements_text(CAST(? AS jsonb)) AS bigint))"
+	default:
+		panic(d.Untaught("target.ReadRows"))
+	}
+	return got, readRows(ctx, q, k, in, []any{string(b), tenant}, got)
+}
+
+// readRows reads the rows of kind k that where selects (its arguments,
+// then the tenant's) into got.
+func readRows(ctx context.Context, q Querier, k ledger.Kind, where string, args []any, got map[int64]State) error {
+	cols := written(k)
+	rows, err := q.QueryContext(ctx, "SELECT id, "+strings.Join(cols, ", ")+", from_dump FROM "+k.Table()+
+		" WHERE "+where+" AND tenant_id = ?", args...)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", k.Plural(), err)
 	}
 	defer rows.Close()
-	if !rows.Next() {
-		return State{}, false, rows.Err()
+	for rows.Next() {
+		var id int64
+		vals := make([]any, len(cols)+1)
+		ptrs := make([]any, len(vals)+1)
+		ptrs[0] = &id
+		for i := range vals {
+			ptrs[i+1] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("read %s: %w", k.Plural(), err)
+		}
+		s := State{Values: make(map[string]any, len(cols))}
+		for i, c := range cols {
+			s.Values[columnName(c)] = plain(vals[i])
+		}
+		fromDump, _ := plain(vals[len(cols)]).(int64)
+		s.Placeholder = fromDump == 1
+		got[id] = s
 	}
-	vals := make([]any, len(cols)+1)
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		return State{}, false, fmt.Errorf("read %s %d: %w", k, id, err)
-	}
-	s := State{Values: make(map[string]any, len(cols))}
-	for i, c := range cols {
-		s.Values[columnName(c)] = plain(vals[i])
-	}
-	fromDump, _ := plain(vals[len(cols)]).(int64)
-	s.Placeholder = fromDump == 1
-	return s, true, rows.Err()
+	return rows.Err()
 }
 
 // plain is a scanned value as text, an integer or nil.
@@ -100,14 +136,50 @@ func plain(v any) any {
 	return v
 }
 
-// Update writes r over its row (the same id, tenant's), in tx.
-func Update(ctx context.Context, tx Execer, tenant string, r *Row) error {
+// Update writes r over its row (the same id, tenant's), which held before
+// (as ReadRow read it), in tx.
+func Update(ctx context.Context, tx Execer, tenant string, r *Row, before State) error {
 	cols := written(r.Kind)
 	args := rowArgs(nil, r)[1:] // rowArgs' first is the id
 	if len(args) != len(cols) {
 		return fmt.Errorf("update %s %d: %d values for %d columns", r.Kind, r.ID, len(args), len(cols))
 	}
-	return setRow(ctx, tx, r.Kind, tenant, r.ID, cols, args, "update")
+	// Only the columns whose values change are set: an index or a foreign
+	// key of a column left alone is not written again.
+	var set []string
+	var vals []any
+	for i, c := range cols {
+		if !sameValue(before.Values[columnName(c)], args[i]) {
+			set, vals = append(set, c), append(vals, args[i])
+		}
+	}
+	if len(set) == 0 {
+		return nil // the row holds them already (a hand edit made it so)
+	}
+	return setRow(ctx, tx, r.Kind, tenant, r.ID, set, vals, "update")
+}
+
+// sameValue reports whether a row's value (as ReadRow read it) and a value
+// to write are the same: text as text, a number as a number, nil as nil.
+func sameValue(had, v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return had == nil
+	case int:
+		return had == int64(x)
+	case bool:
+		n := int64(0)
+		if x {
+			n = 1
+		}
+		return had == n
+	case string:
+		h, ok := had.(string)
+		return ok && h == x
+	case int64:
+		return had == x
+	}
+	return false
 }
 
 // Restore gives row id of kind k the values it had (as ReadRow read them:

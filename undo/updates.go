@@ -211,7 +211,7 @@ func changedSince(ctx context.Context, tx *sql.Tx, u update) (string, error) {
 	if !found {
 		return "the row is gone", nil
 	}
-	after, ok := canon.DecodeHashes(u.afterHashes)
+	after, ok := canon.DecodeHashes(u.key.Kind, u.afterHashes)
 	if !ok {
 		return "", fmt.Errorf("undo the update of %s by run %d: its hashes cannot be read", u.key, u.run)
 	}

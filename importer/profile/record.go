@@ -802,7 +802,7 @@ func (r *Record) Validate() {
 		r.extraJSON = string(b)
 	}
 	r.hashes = r.hashesOf()
-	r.hashText = r.hashes.Encode()
+	r.hashText = r.hashes.Encode(r.Kind)
 	r.validated = true
 }
 
