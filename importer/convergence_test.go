@@ -143,7 +143,12 @@ func TestRerunsThenUpdateApply(t *testing.T) {
 			}
 			require.Equal(t, before, rowsOf(t, db, "acme"), "run %d wrote nothing", i+2)
 		}
+		epoch, err := ledger.Epoch(context.Background(), db, "acme", "canonical")
+		require.NoError(t, err)
 		up := runFor(t, imp, "acme", edited, runopts.UpdateApply)
+		moved, err := ledger.Epoch(context.Background(), db, "acme", "canonical")
+		require.NoError(t, err)
+		require.NotEqual(t, epoch, moved, "a change of hashes moves the epoch (SPEC §11): no earlier task vouches across it")
 		c := total(up)
 		require.Equal(t, phases.Counts{Imported: 3, Unchanged: 3, Updated: 3}, phases.Counts{Imported: c.Imported, Unchanged: c.Unchanged,
 			Updated: c.Updated, Outdated: c.Outdated, Conflict: c.Conflict, Failed: c.Failed}, "%+v", up.Stats)

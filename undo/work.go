@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"crmimport/canon"
@@ -392,7 +393,7 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 	}
 	// The slots' own triggers would move the epoch once per final slot:
 	// the batch moves it once itself, when every slot is taken back.
-	if _, err := tx.ExecContext(ctx, holdEpochSQL); err != nil {
+	if err := ledger.HoldEpoch(ctx, tx); err != nil {
 		return fmt.Errorf("take back %s slots: %w", k, err)
 	}
 	var restore []Item
@@ -442,41 +443,19 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 	return moveEpochs(ctx, tx, b)
 }
 
-const (
-	// holdEpochSQL makes the triggers that move the epoch when a final
-	// slot is deleted or changed stand aside (schema 9), for the batch's
-	// transaction: moveEpochs deletes the row before the commit, and a
-	// batch that does not commit leaves nothing of it.
-	holdEpochSQL    = `INSERT INTO epoch_hold (held) VALUES (1)`
-	releaseEpochSQL = `DELETE FROM epoch_hold`
-	// moveEpochSQL moves the epoch of a tenant and source as the triggers
-	// do (schema 7): by one, for the batch. The row's own n is named with
-	// its table, as PostgreSQL finds a bare n ambiguous beside excluded.n.
-	moveEpochSQL = `INSERT INTO ledger_epochs (tenant_id, source, n) VALUES (?, ?, 1)
-ON CONFLICT (tenant_id, source) DO UPDATE SET n = ledger_epochs.n + 1`
-)
-
-// moveEpochs ends the batch's hold on the epoch and moves the epoch of
-// every source whose final slots the batch deleted or gave back their skip:
-// once each, where the triggers moved it once per slot. The epoch is only
-// compared for equality (R2's same-input shortcut), so it means the same.
+// moveEpochs ends the batch's hold on the epoch (ledger.HoldEpoch) and
+// moves the epoch of every source whose final slots the batch deleted or
+// gave back their skip: once each, where the triggers moved it once per
+// slot.
 func moveEpochs(ctx context.Context, tx *sql.Tx, b batch) error {
-	res, err := tx.ExecContext(ctx, releaseEpochSQL)
-	if err != nil {
-		return fmt.Errorf("take back %s slots: %w", b.kind, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("take back %s slots: the hold on the ledger's epoch was not there to end (%d rows, %v)", b.kind, n, err)
-	}
-	moved := map[string]bool{}
+	var sources []string
 	for _, it := range b.items {
-		if it.Action == ledger.Skipped || moved[it.Source] {
-			continue
+		if it.Action != ledger.Skipped && !slices.Contains(sources, it.Source) {
+			sources = append(sources, it.Source)
 		}
-		moved[it.Source] = true
-		if _, err := tx.ExecContext(ctx, moveEpochSQL, b.tenant, it.Source); err != nil {
-			return fmt.Errorf("take back %s slots: move the ledger's epoch: %w", b.kind, err)
-		}
+	}
+	if err := ledger.ReleaseEpoch(ctx, tx, b.tenant, sources...); err != nil {
+		return fmt.Errorf("take back %s slots: %w", b.kind, err)
 	}
 	return nil
 }
