@@ -65,7 +65,7 @@ func (w *writer) writeSlotChanges(ds []decision) error {
 			images = append(images, b)
 			rows = append(rows, i)
 		case c.hashes.Digest != 0:
-			if err := w.ledger.SetHashes(w.ctx, key, c.was, c.hashes.Digest, c.hashes.Encode(d.rec.Kind)); err != nil {
+			if err := w.ledger.SetHashes(w.ctx, key, c.was, c.hashes.Digest, slotText(d)); err != nil {
 				return err
 			}
 		}
@@ -93,7 +93,7 @@ func (w *writer) beforeImage(d *decision, key ledger.Key) (ledger.BeforeImage, e
 	}
 	fields, _ := json.Marshal(c.fields)
 	return ledger.BeforeImage{Key: key, RecordID: d.rowID, Run: w.run.ID, Values: values,
-		BeforeDigest: c.was, BeforeHashes: c.wasText, AfterDigest: c.hashes.Digest, AfterHashes: c.hashes.Encode(d.rec.Kind), Fields: string(fields)}, nil
+		BeforeDigest: c.was, BeforeHashes: c.wasText, AfterDigest: c.hashes.Digest, AfterHashes: slotText(d), Fields: string(fields)}, nil
 }
 
 // update writes d's row over the one its slot names, and the links it
@@ -129,6 +129,15 @@ func (w *writer) update(d *decision, key ledger.Key) error {
 		return err
 	}
 	return w.ledger.RelinkFields(w.ctx, key, w.run.ID, changed, pending)
+}
+
+// slotText is the text of the hashes d's change writes to its slot: the
+// record's, made with its validation, or (a row's, adopted) made now.
+func slotText(d *decision) string {
+	if h, text := d.rec.Hashes(); h.Digest == d.change.hashes.Digest {
+		return text
+	}
+	return d.change.hashes.Encode(d.rec.Kind)
 }
 
 // listed is d's change as the run keeps it (record_changes).
