@@ -20,17 +20,8 @@ import (
 // many of each change, a few examples with the fields that changed, and
 // the command that applies what can be applied.
 
-// The changes a run records (record_changes.change).
-const (
-	ChangeOutdated     = "outdated"
-	ChangeConflict     = "conflict"
-	ChangeDeletedSince = "deleted_since"
-	ChangeUpdated      = "updated"
-	ChangeOverwritten  = "overwritten"
-)
-
 // changeOrder is the order a kind's changes are told in.
-var changeOrder = []string{ChangeOutdated, ChangeConflict, ChangeDeletedSince, ChangeUpdated, ChangeOverwritten}
+var changeOrder = []string{ledger.ChangeOutdated, ledger.ChangeConflict, ledger.ChangeDeletedSince, ledger.ChangeUpdated, ledger.ChangeOverwritten}
 
 // maxChangeExamples is how many examples a kind keeps per change.
 const maxChangeExamples = 5
@@ -76,15 +67,15 @@ type KindChanges struct {
 // count is the kind's count of change c.
 func (k *KindChanges) count(c string) *int64 {
 	switch c {
-	case ChangeOutdated:
+	case ledger.ChangeOutdated:
 		return &k.Outdated
-	case ChangeConflict:
+	case ledger.ChangeConflict:
 		return &k.Conflict
-	case ChangeDeletedSince:
+	case ledger.ChangeDeletedSince:
 		return &k.DeletedSince
-	case ChangeUpdated:
+	case ledger.ChangeUpdated:
 		return &k.Updated
-	case ChangeOverwritten:
+	case ledger.ChangeOverwritten:
 		return &k.Overwritten
 	}
 	return nil
@@ -132,7 +123,7 @@ func readChanges(ctx context.Context, db *sql.DB, runID int64, kinds []ledger.Ki
 		if p := kc.count(c); p != nil {
 			*p = n
 		}
-		if c == ChangeOutdated {
+		if c == ledger.ChangeOutdated {
 			kc.Applicable += applicable
 		}
 	}
@@ -360,11 +351,11 @@ func changeDetails(c phases.Counts) []string {
 
 // changeWords name a change as the report tells it.
 var changeWords = map[string]string{
-	ChangeOutdated:     "outdated",
-	ChangeConflict:     "conflict (edited by hand since import)",
-	ChangeDeletedSince: "deleted in the source since (deletions are never propagated)",
-	ChangeUpdated:      "updated",
-	ChangeOverwritten:  "overwritten (a hand edit written over)",
+	ledger.ChangeOutdated:     "outdated",
+	ledger.ChangeConflict:     "conflict (edited by hand since import)",
+	ledger.ChangeDeletedSince: "deleted in the source since (deletions are never propagated)",
+	ledger.ChangeUpdated:      "updated",
+	ledger.ChangeOverwritten:  "overwritten (a hand edit written over)",
 }
 
 // writeChanges writes the section "Changed at the source" of the run's
