@@ -168,7 +168,7 @@ if (form) {
     try {
       const asked = JSON.stringify(request());
       const doc = await post("/api/imports", request({ dry_run: true }));
-      renderSummary(document.getElementById("dry-body"), doc);
+      renderSummary(document.getElementById("dry-body"), doc, field("update").checked);
       document.getElementById("dry-result").hidden = false;
       if (doc.plan) dried = { asked: asked, plan: doc.plan, files: doc.plan_files || [] };
       document.getElementById("dry-body").setAttribute("data-plan", doc.plan || "");
@@ -332,12 +332,29 @@ function table(headers, rows) {
 }
 
 // renderSummary shows a summary as `run` prints it: the four outcomes per
-// kind, with the matched, unlinked, duplicate and excluded among them.
-function renderSummary(node, s) {
+// kind, with the matched, unlinked, duplicate and excluded among them. A
+// dry run that found changes at the source (R17, SPEC §11) adds per kind
+// what its plan would update (without --update: what --update would), how
+// many records are outdated, in conflict and deleted since.
+function renderSummary(node, s, update) {
   node.textContent = "";
   const details = (c) => ["matched", "unlinked", "relinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
-  const rows = Object.entries(s.kinds).map(([k, c]) => [k, fmt(c.imported), fmt(c.unchanged), fmt(c.skipped), fmt(c.failed), details(c)]);
-  node.appendChild(table(["kind", "imported", "unchanged", "skipped", "failed", ""], rows));
+  const would = s.would_update || {};
+  const changed = Object.entries(s.kinds).some(([k, c]) => would[k] || c.updated || c.outdated || c.conflict || c.deleted_since);
+  const fields = ["imported", "unchanged", "skipped", "failed"].concat(changed ? ["would_update", "outdated", "conflict", "deleted_since"] : []);
+  const heads = ["imported", "unchanged", "skipped", "failed"].concat(changed ? [update ? "would update" : "--update would", "outdated", "conflict", "deleted since"] : []);
+  const t = table(["kind"].concat(heads, [""]), []);
+  t.classList.add("dry-outcomes");
+  t.querySelectorAll("thead th").forEach((th, i) => { if (i > 0 && i <= fields.length) th.classList.add("num"); });
+  const tb = t.querySelector("tbody");
+  for (const [k, c] of Object.entries(s.kinds)) {
+    const row = el("tr", { "data-kind": k });
+    row.appendChild(el("td", {}, k));
+    for (const f of fields) row.appendChild(el("td", { class: "num", "data-field": f }, fmt(f === "would_update" ? (would[k] || 0) : c[f])));
+    row.appendChild(el("td", {}, details(c)));
+    tb.appendChild(row);
+  }
+  node.appendChild(t);
   const ul = el("ul");
   for (const n of (s.warnings || []).concat(s.next || [])) ul.appendChild(el("li", {}, n));
   node.appendChild(ul);
