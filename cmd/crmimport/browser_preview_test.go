@@ -8,7 +8,8 @@ import (
 )
 
 // TestImportPreviewsWhatItWouldUpdateInABrowser (R17, SPEC §9, §11): New
-// import's Dry run of an export edited at the source since its import shows
+// import's Preview says of each row shown what it is to the tenant's
+// ledger (outdated, in conflict, with their fields), and its Dry run of an export edited at the source since its import shows
 // per kind what its plan would update — without "Apply changes at the
 // source", what --update would — and how many records are outdated and in
 // conflict, as `run --dry-run` says them.
@@ -26,7 +27,15 @@ func TestImportPreviewsWhatItWouldUpdateInABrowser(t *testing.T) {
 	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#main")),
 		chromedp.Navigate("http://"+s.Addr()+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
 		chromedp.SendKeys(chromedp.CSS("#path"), edited), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme"),
-		chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
+		chromedp.Click(chromedp.CSS("#inspect")), chromedp.WaitVisible(chromedp.CSS("#preview")))
+	waitText(ctx, t, "#inspect-ledger", "Compared with the ledger of tenant acme: of the rows shown, 1 unchanged, 2 outdated, 1 conflict.")
+	preview := textOf(ctx, t, "#preview-body")
+	require.Contains(t, preview, "outdated: title changed at the source (--update would update it)")
+	require.Contains(t, preview, "conflict: email changed at the source, title edited by hand since import")
+	require.Contains(t, preview, "outdated: amount changed at the source")
+	shoot(ctx, t, out, "44-import-preview-ledger")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
 	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
 	waitText(ctx, t, "#dry-body thead", "--update would")
 	require.Equal(t, []string{"1", "2", "1"}, []string{cell("contact", "would_update"), cell("contact", "outdated"), cell("contact", "conflict")})

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -136,4 +139,82 @@ func TestUpdatePlanIsTheDryRunsPlan(t *testing.T) {
 	r = crm(t, nil, "--db", path, "run", "--tenant", "acme", "--source", "canonical", "--update", "--plan", with, edited)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Equal(t, "Founder", contactTitle(t, path, "Ann"), "the plan the dry run showed is imported")
+}
+
+// filesOf are the bytes of the database at path and of its WAL, by name
+// (the shared-memory index, which a reader maps, aside; an empty WAL,
+// which opening a database in WAL mode may leave, holds nothing).
+func filesOf(t *testing.T, path string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		require.NoError(t, err)
+		if len(b) > 0 {
+			out[filepath.Base(p)] = string(b)
+		}
+	}
+	return out
+}
+
+// TestInspectComparesItsRowsWithTheLedger (R17, SPEC §5, §11): inspect
+// --tenant says of each row shown what it is to the tenant's ledger — new,
+// unchanged, outdated with the fields changed at the source, in conflict
+// with the fields edited by hand since — as a run decides it, and writes
+// nothing; without --tenant it reads no database.
+func TestInspectComparesItsRowsWithTheLedger(t *testing.T) {
+	first, edited := previewExports(t)
+	path := previewDB(t, first)
+	contacts, err := os.ReadFile(filepath.Join(edited, "contacts.csv"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(edited, "contacts.csv"), append(contacts, "c4,Dee,dee@acme.example,Cook\n"...), 0o600))
+	before := filesOf(t, path)
+
+	r := crm(t, nil, "--db", path, "--json", "inspect", "--source", "canonical", "--tenant", "acme", edited)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var ins struct {
+		Tenant string         `json:"tenant"`
+		Ledger map[string]int `json:"ledger"`
+		Files  []struct {
+			Kind string `json:"kind"`
+			Rows []struct {
+				ID      string   `json:"id"`
+				Ledger  string   `json:"ledger"`
+				Changed []string `json:"changed"`
+				Edited  []string `json:"edited"`
+			} `json:"rows"`
+		} `json:"files"`
+	}
+	require.NoError(t, jsonUnmarshal(r.stdout, &ins))
+	require.Equal(t, "acme", ins.Tenant)
+	require.Equal(t, map[string]int{"new": 1, "unchanged": 1, "outdated": 2, "conflict": 1}, ins.Ledger)
+	got := map[string]string{}
+	for _, f := range ins.Files {
+		for _, row := range f.Rows {
+			got[row.ID] = fmt.Sprintf("%s %v %v", row.Ledger, row.Changed, row.Edited)
+		}
+	}
+	require.Equal(t, map[string]string{"c1": "outdated [title] []", "c2": "conflict [email] [title]", "c3": "unchanged [] []",
+		"c4": "new [] []", "d1": "outdated [amount] []"}, got)
+	require.Equal(t, before, filesOf(t, path), "inspect writes to no database")
+
+	r = crm(t, nil, "--db", path, "inspect", "--source", "canonical", "--tenant", "acme", edited)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "ledger of tenant acme: of the rows shown, 1 new, 1 unchanged, 2 outdated, 1 conflict")
+	require.Contains(t, r.stdout, `"c1" · valid · outdated: title changed at the source (run --update would update it)`)
+	require.Contains(t, r.stdout, `"c2" · valid · conflict: email changed at the source, title edited by hand since import`)
+
+	r = crm(t, nil, "--db", path, "--json", "inspect", "--source", "canonical", edited)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NotContains(t, r.stdout, `"ledger"`, "without --tenant, no ledger is read")
+	require.Equal(t, before, filesOf(t, path))
+
+	missing := filepath.Join(t.TempDir(), "none.db")
+	r = crm(t, nil, "--db", missing, "inspect", "--source", "canonical", "--tenant", "acme", edited)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stderr, "no database at")
+	require.NoFileExists(t, missing, "inspect makes no database")
 }

@@ -365,6 +365,11 @@ function renderSummary(node, s, update) {
 function renderInspection(node, doc) {
   node.textContent = "";
   node.appendChild(el("h3", {}, "Plan"));
+  if (doc.tenant) {
+    const counts = ["new", "unchanged", "outdated", "conflict", "deleted_since"].filter((w) => (doc.ledger || {})[w]).map((w) => doc.ledger[w] + " " + w.replace("_", " "));
+    node.appendChild(el("p", { class: "notice", id: "inspect-ledger" }, "Compared with the ledger of tenant " + doc.tenant + ": " +
+      (counts.length ? "of the rows shown, " + counts.join(", ") : "no row shown is a record to compare") + "."));
+  }
   node.appendChild(table(["phase", "kind", "file", "format", "encoding", "size"],
     doc.files.map((f) => [f.phase, f.kind, f.name, f.format, f.encoding + (f.encoding_why ? " (" + f.encoding_why + ")" : ""), fmt(f.size) + " bytes"])));
   if (doc.left_out.length) {
@@ -381,14 +386,27 @@ function renderInspection(node, doc) {
         (c.field || "a link") + (c.link && c.link.kind ? " → " + c.link.kind : "") + (c.extra_name ? " (" + c.extra_name + ")" : "")])));
     }
     if (f.rows.length) {
-      node.appendChild(table(["line", "id", "outcome", "fields"], f.rows.map((r) => [r.line, r.id,
-        r.outcome + (r.reason ? ": " + r.reason : ""),
-        Object.entries(r.fields).filter(([, v]) => v !== "").map(([k, v]) => k + " " + JSON.stringify(v)).join(" · ")])));
+      const heads = ["line", "id", "outcome"].concat(doc.tenant ? ["ledger of " + doc.tenant] : [], ["fields"]);
+      node.appendChild(table(heads, f.rows.map((r) => [r.line, r.id, r.outcome + (r.reason ? ": " + r.reason : "")].concat(
+        doc.tenant ? [ledgerWord(r)] : [],
+        [Object.entries(r.fields).filter(([, v]) => v !== "").map(([k, v]) => k + " " + JSON.stringify(v)).join(" · ")]))));
     }
   }
   node.appendChild(el("h3", {}, "Problems"));
   if (!doc.problems.length) node.appendChild(el("p", { class: "ok" }, "None: a run would start, and every task would open its file."));
   else node.appendChild(table(["file", "kind", "problem"], doc.problems.map((p) => [p.file, p.kind, p.error])));
+}
+
+// ledgerWord says what an inspected row is to the tenant's ledger (R17):
+// new, unchanged, outdated with the fields changed at the source, in
+// conflict with the fields edited by hand since import, deleted since.
+function ledgerWord(r) {
+  switch (r.ledger) {
+    case "outdated": return "outdated: " + (r.changed || []).join(", ") + " changed at the source (--update would update it)";
+    case "conflict": return "conflict: " + (r.changed || []).join(", ") + " changed at the source, " + (r.edited || []).join(", ") + " edited by hand since import";
+    case "deleted_since": return "deleted in the source since import";
+    default: return r.ledger || "";
+  }
 }
 
 // Undo (R16): the button shows what `undo RUN --dry-run` shows, asks for a
