@@ -157,6 +157,10 @@ type RowInspection struct {
 	Ledger  string   `json:"ledger,omitempty"`
 	Changed []string `json:"changed,omitempty"`
 	Edited  []string `json:"edited,omitempty"`
+	// Applicable is whether `run --update` would update an outdated row:
+	// not a matched slot's (its row was found, not made: R5), nor a record
+	// now invalid.
+	Applicable bool `json:"applicable,omitempty"`
 }
 
 // RowLink is one link value of a row beyond its link fields.

@@ -21,7 +21,7 @@ import (
 const (
 	RowNew          = "new"           // no final slot: a run would judge it (created, matched, skipped or failed)
 	RowUnchanged    = "unchanged"     // a final slot, and the same values as last written
-	RowOutdated     = "outdated"      // changed at the source since import: `run --update` would update it
+	RowOutdated     = "outdated"      // changed at the source since import (RowInspection.Applicable: `run --update` would update it)
 	RowConflict     = "conflict"      // changed at the source, and its row edited by hand since
 	RowDeletedSince = "deleted_since" // deleted in the source since import: left in place
 )
@@ -61,7 +61,7 @@ func (l *ledgerLook) look(ctx context.Context, r profile.Record, ri *RowInspecti
 	if c := d.change; c != nil {
 		switch c.kind {
 		case ledger.ChangeOutdated:
-			ri.Ledger, ri.Changed = RowOutdated, c.fields
+			ri.Ledger, ri.Changed, ri.Applicable = RowOutdated, c.fields, c.applicable
 		case ledger.ChangeConflict:
 			ri.Ledger, ri.Changed, ri.Edited = RowConflict, c.fields, c.edited
 		case ledger.ChangeDeletedSince:

@@ -361,15 +361,18 @@ func ledgerTally(counts map[string]int) string {
 // ledgerWord says what a row is to the tenant's ledger, with the fields
 // that changed at the source and those edited by hand since import.
 func ledgerWord(r runs.RowInspection) string {
-	switch r.Ledger {
-	case runs.RowNew:
+	switch {
+	case r.Ledger == runs.RowNew:
 		return "new to the ledger"
-	case runs.RowOutdated:
+	case r.Ledger == runs.RowOutdated && r.Applicable:
 		return "outdated: " + strings.Join(r.Changed, ", ") + " changed at the source (run --update would update it)"
-	case runs.RowConflict:
+	case r.Ledger == runs.RowOutdated:
+		return "outdated: " + strings.Join(r.Changed, ", ") + " changed at the source (run --update would not write it: " +
+			"a row found, not made, or a record now invalid)"
+	case r.Ledger == runs.RowConflict:
 		return "conflict: " + strings.Join(r.Changed, ", ") + " changed at the source, " + strings.Join(r.Edited, ", ") +
 			" edited by hand since import (left as it is unless --update=overwrite)"
-	case runs.RowDeletedSince:
+	case r.Ledger == runs.RowDeletedSince:
 		return "deleted in the source since import (left in place)"
 	default:
 		return "unchanged in the ledger"

@@ -185,6 +185,7 @@ func TestInspectComparesItsRowsWithTheLedger(t *testing.T) {
 				Ledger  string   `json:"ledger"`
 				Changed []string `json:"changed"`
 				Edited  []string `json:"edited"`
+				Applies bool     `json:"applicable"`
 			} `json:"rows"`
 		} `json:"files"`
 	}
@@ -194,11 +195,11 @@ func TestInspectComparesItsRowsWithTheLedger(t *testing.T) {
 	got := map[string]string{}
 	for _, f := range ins.Files {
 		for _, row := range f.Rows {
-			got[row.ID] = fmt.Sprintf("%s %v %v", row.Ledger, row.Changed, row.Edited)
+			got[row.ID] = fmt.Sprintf("%s %v %v %v", row.Ledger, row.Changed, row.Edited, row.Applies)
 		}
 	}
-	require.Equal(t, map[string]string{"c1": "outdated [title] []", "c2": "conflict [email] [title]", "c3": "unchanged [] []",
-		"c4": "new [] []", "d1": "outdated [amount] []"}, got)
+	require.Equal(t, map[string]string{"c1": "outdated [title] [] true", "c2": "conflict [email] [title] false", "c3": "unchanged [] [] false",
+		"c4": "new [] [] false", "d1": "outdated [amount] [] true"}, got)
 	require.Equal(t, before, filesOf(t, path), "inspect writes to no database")
 
 	r = crm(t, nil, "--db", path, "inspect", "--source", "canonical", "--tenant", "acme", edited)

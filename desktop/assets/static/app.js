@@ -402,7 +402,8 @@ function renderInspection(node, doc) {
 // conflict with the fields edited by hand since import, deleted since.
 function ledgerWord(r) {
   switch (r.ledger) {
-    case "outdated": return "outdated: " + (r.changed || []).join(", ") + " changed at the source (--update would update it)";
+    case "outdated": return "outdated: " + (r.changed || []).join(", ") + " changed at the source (" +
+      (r.applicable ? "--update would update it" : "--update would not write it: a row found, not made, or a record now invalid") + ")";
     case "conflict": return "conflict: " + (r.changed || []).join(", ") + " changed at the source, " + (r.edited || []).join(", ") + " edited by hand since import";
     case "deleted_since": return "deleted in the source since import";
     default: return r.ledger || "";
