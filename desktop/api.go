@@ -288,8 +288,10 @@ func (s *Server) apiInspect(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	// With a tenant, the rows are compared with its ledger through the
+	// pages' read-only pool (R17): an inspection never writes.
 	in, err := runs.Inspect(r.Context(), runs.InspectSpec{Source: spec.Source, Profile: spec.Profile, Input: spec.Input,
-		Inputs: spec.Inputs, Only: spec.Only, Encoding: spec.Encoding})
+		Inputs: spec.Inputs, Only: spec.Only, Encoding: spec.Encoding, Tenant: spec.Tenant, Ledger: s.ro})
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -42,6 +42,12 @@ type InspectSpec struct {
 	// Rows is how many rows of each file to map (0: DefaultInspectRows; at
 	// most MaxInspectRows).
 	Rows int
+	// Tenant and Ledger, when both are given, compare the rows inspected
+	// with the tenant's final slots of the source (inspectledger.go):
+	// Ledger is a read-only handle on its database. Without them, no
+	// database is read.
+	Tenant string
+	Ledger ledger.Querier
 }
 
 // Inspection is what a run of an export would plan, and what its tasks
@@ -49,9 +55,15 @@ type InspectSpec struct {
 // for its file (FileInspection.Problem) and in Problems; a problem that
 // would refuse the run is Inspect's error instead.
 type Inspection struct {
-	Source      string `json:"source"`
-	Profile     string `json:"profile"`                // the profile's name
-	ProfileFile string `json:"profile_file,omitempty"` // a profile file's path (not a built-in profile)
+	Source string `json:"source"`
+	// Tenant is the tenant whose ledger the rows were compared with, ""
+	// when they were not (RowInspection.Ledger).
+	Tenant string `json:"tenant,omitempty"`
+	// Ledger counts the rows inspected by what they are to the tenant's
+	// ledger (RowInspection.Ledger), when they were compared with it.
+	Ledger      map[string]int `json:"ledger,omitempty"`
+	Profile     string         `json:"profile"`                // the profile's name
+	ProfileFile string         `json:"profile_file,omitempty"` // a profile file's path (not a built-in profile)
 	// Inputs are the export's paths, absolute, as the run would keep them.
 	Inputs   []string `json:"inputs"`
 	Only     []string `json:"only,omitempty"`     // the kinds asked for (singular), or none for every kind
@@ -136,6 +148,19 @@ type RowInspection struct {
 	// why, for a failed or skipped row.
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+	// Ledger is what the row is to the tenant's ledger, when the
+	// inspection was given one (RowNew, RowUnchanged, RowOutdated,
+	// RowConflict, RowDeletedSince; a row already in a final slot is
+	// unchanged or outdated whatever its Outcome, as a run decides it,
+	// SPEC §4 step 3); Changed are the fields that differ from what was
+	// last written, Edited those of the row edited by hand since (R17).
+	Ledger  string   `json:"ledger,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	Edited  []string `json:"edited,omitempty"`
+	// Applicable is whether `run --update` would update an outdated row:
+	// not a matched slot's (its row was found, not made: R5), nor a record
+	// now invalid.
+	Applicable bool `json:"applicable,omitempty"`
 }
 
 // RowLink is one link value of a row beyond its link fields.
@@ -180,6 +205,7 @@ func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspectio
 		rows = DefaultInspectRows
 	}
 	rows = min(rows, MaxInspectRows)
+	look := newLedgerLook(spec)
 	ins := Inspection{Source: spec.Source, Profile: prof.Name, Inputs: inputs, Encoding: spec.Encoding,
 		Files: []FileInspection{}, LeftOut: d.left, SideFiles: d.side, Notices: d.notes.notices, Warnings: d.notes.warnings,
 		Problems: []Problem{}}
@@ -188,6 +214,9 @@ func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspectio
 	}
 	for _, k := range spec.Only {
 		ins.Only = append(ins.Only, string(k))
+	}
+	if look != nil {
+		ins.Tenant, ins.Ledger = spec.Tenant, map[string]int{}
 	}
 	for _, s := range []*[]string{&ins.Notices, &ins.Warnings} {
 		if *s == nil {
@@ -211,11 +240,19 @@ func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspectio
 		if seen[f.Kind] == nil {
 			seen[f.Kind] = map[string]firstSeen{}
 		}
-		fi := inspectFile(ctx, prof, f, kinds[f.Path], d.side, rows, lim, seen[f.Kind])
+		fi, err := inspectFile(ctx, prof, f, kinds[f.Path], d.side, rows, lim, seen[f.Kind], look)
+		if err != nil {
+			return Inspection{}, err
+		}
 		if ctx.Err() != nil {
 			return Inspection{}, ctx.Err()
 		}
 		ins.Files = append(ins.Files, fi)
+		for _, r := range fi.Rows {
+			if r.Ledger != "" {
+				ins.Ledger[r.Ledger]++
+			}
+		}
 		if fi.Problem != "" {
 			ins.Problems = append(ins.Problems, Problem{File: fi.Name, Kind: fi.Kind, Error: fi.Problem})
 		}
@@ -225,9 +262,10 @@ func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspectio
 
 // inspectFile opens a planned file as its task would, and maps its first
 // rows: the ids of the kind's rows mapped so far are in seen (SPEC §4
-// step 2, among the rows inspected).
+// step 2, among the rows inspected). With look, each row that is a record
+// is compared with the ledger; its error is one of reading the database.
 func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, planned []ledger.Kind, side []profile.SideFile, rows int, lim input.Limits,
-	seen map[string]firstSeen) (fi FileInspection) {
+	seen map[string]firstSeen, look *ledgerLook) (fi FileInspection, err error) {
 	fi = FileInspection{File: f.Path, Name: input.Name(f.Path), Kind: f.Kind, Phase: phases.Phase(f.Kind), Format: f.Format,
 		Size: f.Info.Size, Fingerprint: f.Info.Fingerprint, Encoding: f.Encoding, EncodingWhy: f.EncodingWhy,
 		Columns: []profile.Column{}, Links: []profile.Link{}, SideFiles: []profile.SideFile{}, Rows: []RowInspection{}}
@@ -237,7 +275,7 @@ func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, planne
 	ti, err := openTaskInput(prof, f.Path, f.Kind, f.Format, f.Encoding, lim)
 	if err != nil {
 		fi.Problem = err.Error()
-		return fi
+		return fi, nil
 	}
 	defer ti.close()
 	ti.mapper.Planned(planned)
@@ -249,12 +287,12 @@ func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, planne
 	defer func() { fi.Columns = append(fi.Columns, ti.mapper.Columns(header, read)...) }()
 	if err := ti.ready(); err != nil {
 		fi.Problem = err.Error()
-		return fi
+		return fi, nil
 	}
 	header = ti.rr.Header() // a workbook's first sheet read, past those left unread
 	if err := ti.mapper.ReadSideFiles(ctx, side, lim); err != nil {
 		fi.Problem = err.Error()
-		return fi
+		return fi, nil
 	}
 	for len(read) < rows {
 		row, err := ti.rr.Next()
@@ -270,9 +308,21 @@ func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, planne
 		if !r.Excluded {
 			ti.mapper.Complete(&r)
 		}
-		fi.Rows = append(fi.Rows, inspectRow(prof, r, seen))
+		ri := inspectRow(prof, r, seen)
+		if look != nil && isRecord(r, seen) {
+			if err := look.look(ctx, r, &ri); err != nil {
+				return fi, err
+			}
+		}
+		fi.Rows = append(fi.Rows, ri)
 	}
-	return fi
+	return fi, nil
+}
+
+// isRecord is whether r, once inspectRow saw it, is a record a run would
+// look up in the ledger: one of the kind, readable, and its id's first.
+func isRecord(r profile.Record, seen map[string]firstSeen) bool {
+	return !r.Excluded && unreadable(r) == "" && seen[r.ID] == firstSeen{file: r.File, line: r.Line}
 }
 
 // inspectRow tells what a mapped record holds, and what a run would make

@@ -316,6 +316,7 @@ func (r *Report) dryRunNext() []string {
 		out = append(out, fmt.Sprintf("its plan is %s: with `--plan %s` in place of --dry-run, the same command imports exactly this plan, "+
 			"or nothing (exit 8) if a file changed since", plan, plan))
 	}
+	out = append(out, r.previewNext()...) // R17: what the plan would update, outdated, in conflict
 	for _, t := range r.Tasks {
 		if t.Status == phases.TaskFailed {
 			out = append(out, fmt.Sprintf("%s could not be read: %s", input.Name(t.File), t.LastError))

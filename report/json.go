@@ -39,6 +39,10 @@ type Summary struct {
 	// their fingerprints: what `run --plan` and the page's Import confirm.
 	Plan      string             `json:"plan,omitempty"`
 	PlanFiles []runopts.PlanFile `json:"plan_files,omitempty"`
+	// WouldUpdate, in a dry run's summary, is per planned kind how many
+	// records its plan would update — or, when it does not ask for
+	// --update, how many the same plan with --update would (R17, SPEC §11).
+	WouldUpdate map[string]int64 `json:"would_update,omitempty"`
 }
 
 // Summary returns the run's JSON summary.
@@ -61,7 +65,7 @@ func (r *Report) Summary() Summary {
 	var files []runopts.PlanFile
 	s.Plan, files = runopts.PlanOf(r.Run, r.Tasks)
 	if r.DryRun != "" {
-		s.Run, s.DryRun, s.PlanFiles = 0, true, files
+		s.Run, s.DryRun, s.PlanFiles, s.WouldUpdate = 0, true, files, r.WouldUpdate()
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}

@@ -40,9 +40,12 @@ func WriteSummary(w io.Writer, r *Report) {
 	}
 	fmt.Fprintf(w, "%s · tenant %s · source %s · %s · %s\n\n", name, r.Run.Tenant, r.Run.Source,
 		status, Duration(r.Run.DurationMS))
-	if r.Run.Undoes != 0 {
+	switch {
+	case r.Run.Undoes != 0:
 		writeUndoTable(w, r)
-	} else {
+	case r.previewHasChanges():
+		writePreviewTable(w, r)
+	default:
 		writeOutcomeTable(w, r)
 	}
 	writeAdvice(w, r)

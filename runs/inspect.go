@@ -24,8 +24,18 @@ const (
 	MaxInspectRows     = importer.MaxInspectRows
 )
 
-// Inspect is what a run of spec's export would plan and find, without a
-// database: both faces' preview of a run.
+// What an inspected row is to the tenant's ledger (R17).
+const (
+	RowNew          = importer.RowNew
+	RowUnchanged    = importer.RowUnchanged
+	RowOutdated     = importer.RowOutdated
+	RowConflict     = importer.RowConflict
+	RowDeletedSince = importer.RowDeletedSince
+)
+
+// Inspect is what a run of spec's export would plan and find, writing to
+// no database (with spec.Ledger, reading the tenant's): both faces'
+// preview of a run.
 func Inspect(ctx context.Context, spec InspectSpec) (Inspection, error) {
 	return importer.Inspect(ctx, spec)
 }

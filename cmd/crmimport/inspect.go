@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -19,6 +21,7 @@ import (
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 	"crmimport/runs"
+	"crmimport/store"
 	"crmimport/visible"
 )
 
@@ -30,10 +33,10 @@ const exitProblems = 3
 func (a *app) inspectCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "inspect",
-		Usage:     "show what a run of PATH would plan and find, without touching any database",
+		Usage:     "show what a run of PATH would plan and find, writing to no database",
 		ArgsUsage: "PATH [PATH…]",
-		Description: `Reads the export as run would plan it, and writes nothing anywhere: it opens
-no database (--db is not read, nor made). It shows
+		Description: `Reads the export as run would plan it, and writes nothing anywhere: without
+--tenant it opens no database (--db is not read, nor made). It shows
 
   - the plan: each file, the kind it holds and its phase, its format, size,
     encoding and fingerprint; each file or folder left out, and why; what
@@ -47,6 +50,11 @@ no database (--db is not read, nor made). It shows
     after the profile's rules, what stays in extra, and what a run would make
     of them as far as the row decides (failed or skipped with the reason, or
     valid: the ledger decides the rest);
+  - with --tenant, what each of those rows is to the tenant's ledger in --db
+    (opened read-only, never made): new, unchanged,
+    outdated (the fields changed at the source since import: run --update
+    would update it), in conflict (its row was also edited by hand since),
+    or deleted in the source since — as a run of the same export decides it;
   - every problem a run would find before its first record: each file whose
     task would fail (no id column, not CSV, a broken header), and what would
     refuse the run altogether (no file matches, a zip bomb, a named pipe).
@@ -57,12 +65,14 @@ be refused (as run); 2 for a usage error.
 
 Examples:
    crmimport inspect --source canonical ./export
+   crmimport inspect --source canonical --tenant acme ./cutover-export
    crmimport inspect --source salesforce WE_00D5g000001_1.ZIP WE_00D5g000001_2.ZIP
    crmimport inspect --source zoho --profile zoho.yaml --rows 10 ./zoho-export.zip
    crmimport inspect --source canonical --only notes,activities --encoding windows-1252 ./export
    crmimport --json inspect --source hubspot ./hubspot-exports`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "source", Usage: "the source name, as run takes it: canonical, salesforce, hubspot, pipedrive, or your own (required)"},
+			&cli.StringFlag{Name: "tenant", Usage: "compare the rows shown with this tenant's ledger in --db, read-only: new, unchanged, outdated, in conflict (R17)"},
 			&cli.StringFlag{Name: "profile", Usage: "the file layout: a built-in profile's name or a profile file (default: the built-in profile named like --source)"},
 			&cli.StringFlag{Name: "only", Usage: "only these kinds, comma-separated (" + pluralKinds() + ")"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes)"},
@@ -91,6 +101,11 @@ func (a *app) inspectAction(c *cli.Context) error {
 	spec.Only = only
 	ctx, stop := a.stopOnSignal(c.Context, func() int64 { return 0 })
 	defer stop()
+	closeLedger, err := a.inspectLedger(ctx, &spec, strings.TrimSpace(c.String("tenant")))
+	if err != nil {
+		return err
+	}
+	defer closeLedger()
 	ins, err := runs.Inspect(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -107,6 +122,26 @@ func (a *app) inspectAction(c *cli.Context) error {
 		return exitWith(exitProblems)
 	}
 	return err
+}
+
+// inspectLedger gives spec the tenant's ledger to compare the rows with
+// (R17), opened read-only: inspect writes to no database. An absent
+// database is not made: it holds no slot to compare with.
+func (a *app) inspectLedger(ctx context.Context, spec *runs.InspectSpec, tenant string) (func(), error) {
+	if tenant == "" {
+		return func() {}, nil
+	}
+	spec.Tenant = tenant
+	db, err := store.OpenReader(ctx, a.dbPath)
+	switch {
+	case errors.Is(err, store.ErrNoDatabase):
+		a.note("no database at %s: nothing is imported there yet, so the rows are not compared with a ledger", store.Name(a.dbPath))
+		return func() {}, nil
+	case err != nil:
+		return nil, err
+	}
+	spec.Ledger = db
+	return func() { _ = db.Close() }, nil // read-only: nothing to lose
 }
 
 // checkPaths refuses a command line without PATH, or with an empty one
@@ -157,6 +192,9 @@ func writeInspection(w io.Writer, ins runs.Inspection) {
 	}
 	if ins.Encoding != "" {
 		fmt.Fprintf(w, "encoding: %s (--encoding)\n", ins.Encoding)
+	}
+	if ins.Tenant != "" {
+		fmt.Fprintf(w, "ledger of tenant %s: %s\n", ins.Tenant, ledgerTally(ins.Ledger))
 	}
 
 	fmt.Fprintln(w, "\nPlan:")
@@ -264,6 +302,9 @@ func writeRowInspection(w io.Writer, kind ledger.Kind, r runs.RowInspection) {
 	if id == "" {
 		id = "(no id)"
 	}
+	if r.Ledger != "" {
+		outcome += " · " + ledgerWord(r)
+	}
 	fmt.Fprintf(w, "    line %d · %s · %s\n", r.Line, quote(id), outcome)
 	var vals []string
 	for _, field := range canon.Fields(kind) {
@@ -296,6 +337,45 @@ func writeRowInspection(w io.Writer, kind ledger.Kind, r runs.RowInspection) {
 			extra = append(extra, quote(k)+" "+quote(v))
 		}
 		fmt.Fprintf(w, "      extra: %s\n", strings.Join(extra, " · "))
+	}
+}
+
+// ledgerOrder is the order ledgerTally names the ledger's words in.
+var ledgerOrder = []string{runs.RowNew, runs.RowUnchanged, runs.RowOutdated, runs.RowConflict, runs.RowDeletedSince}
+
+// ledgerTally says how many of the rows shown are new, unchanged, outdated,
+// in conflict and deleted since, to the tenant's ledger (R17).
+func ledgerTally(counts map[string]int) string {
+	var parts []string
+	for _, w := range ledgerOrder {
+		if n := counts[w]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ReplaceAll(w, "_", " ")))
+		}
+	}
+	if len(parts) == 0 {
+		return "no row shown is a record to compare"
+	}
+	return "of the rows shown, " + strings.Join(parts, ", ")
+}
+
+// ledgerWord says what a row is to the tenant's ledger, with the fields
+// that changed at the source and those edited by hand since import.
+func ledgerWord(r runs.RowInspection) string {
+	switch {
+	case r.Ledger == runs.RowNew:
+		return "new to the ledger"
+	case r.Ledger == runs.RowOutdated && r.Applicable:
+		return "outdated: " + strings.Join(r.Changed, ", ") + " changed at the source (run --update would update it)"
+	case r.Ledger == runs.RowOutdated:
+		return "outdated: " + strings.Join(r.Changed, ", ") + " changed at the source (run --update would not write it: " +
+			"a row found, not made, or a record now invalid)"
+	case r.Ledger == runs.RowConflict:
+		return "conflict: " + strings.Join(r.Changed, ", ") + " changed at the source, " + strings.Join(r.Edited, ", ") +
+			" edited by hand since import (left as it is unless --update=overwrite)"
+	case r.Ledger == runs.RowDeletedSince:
+		return "deleted in the source since import (left in place)"
+	default:
+		return "unchanged in the ledger"
 	}
 }
 

@@ -168,7 +168,7 @@ if (form) {
     try {
       const asked = JSON.stringify(request());
       const doc = await post("/api/imports", request({ dry_run: true }));
-      renderSummary(document.getElementById("dry-body"), doc);
+      renderSummary(document.getElementById("dry-body"), doc, field("update").checked);
       document.getElementById("dry-result").hidden = false;
       if (doc.plan) dried = { asked: asked, plan: doc.plan, files: doc.plan_files || [] };
       document.getElementById("dry-body").setAttribute("data-plan", doc.plan || "");
@@ -332,12 +332,29 @@ function table(headers, rows) {
 }
 
 // renderSummary shows a summary as `run` prints it: the four outcomes per
-// kind, with the matched, unlinked, duplicate and excluded among them.
-function renderSummary(node, s) {
+// kind, with the matched, unlinked, duplicate and excluded among them. A
+// dry run that found changes at the source (R17, SPEC §11) adds per kind
+// what its plan would update (without --update: what --update would), how
+// many records are outdated, in conflict and deleted since.
+function renderSummary(node, s, update) {
   node.textContent = "";
   const details = (c) => ["matched", "unlinked", "relinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
-  const rows = Object.entries(s.kinds).map(([k, c]) => [k, fmt(c.imported), fmt(c.unchanged), fmt(c.skipped), fmt(c.failed), details(c)]);
-  node.appendChild(table(["kind", "imported", "unchanged", "skipped", "failed", ""], rows));
+  const would = s.would_update || {};
+  const changed = Object.entries(s.kinds).some(([k, c]) => would[k] || c.updated || c.outdated || c.conflict || c.deleted_since);
+  const fields = ["imported", "unchanged", "skipped", "failed"].concat(changed ? ["would_update", "outdated", "conflict", "deleted_since"] : []);
+  const heads = ["imported", "unchanged", "skipped", "failed"].concat(changed ? [update ? "would update" : "--update would", "outdated", "conflict", "deleted since"] : []);
+  const t = table(["kind"].concat(heads, [""]), []);
+  t.classList.add("dry-outcomes");
+  t.querySelectorAll("thead th").forEach((th, i) => { if (i > 0 && i <= fields.length) th.classList.add("num"); });
+  const tb = t.querySelector("tbody");
+  for (const [k, c] of Object.entries(s.kinds)) {
+    const row = el("tr", { "data-kind": k });
+    row.appendChild(el("td", {}, k));
+    for (const f of fields) row.appendChild(el("td", { class: "num", "data-field": f }, fmt(f === "would_update" ? (would[k] || 0) : c[f])));
+    row.appendChild(el("td", {}, details(c)));
+    tb.appendChild(row);
+  }
+  node.appendChild(t);
   const ul = el("ul");
   for (const n of (s.warnings || []).concat(s.next || [])) ul.appendChild(el("li", {}, n));
   node.appendChild(ul);
@@ -348,6 +365,11 @@ function renderSummary(node, s) {
 function renderInspection(node, doc) {
   node.textContent = "";
   node.appendChild(el("h3", {}, "Plan"));
+  if (doc.tenant) {
+    const counts = ["new", "unchanged", "outdated", "conflict", "deleted_since"].filter((w) => (doc.ledger || {})[w]).map((w) => doc.ledger[w] + " " + w.replace("_", " "));
+    node.appendChild(el("p", { class: "notice", id: "inspect-ledger" }, "Compared with the ledger of tenant " + doc.tenant + ": " +
+      (counts.length ? "of the rows shown, " + counts.join(", ") : "no row shown is a record to compare") + "."));
+  }
   node.appendChild(table(["phase", "kind", "file", "format", "encoding", "size"],
     doc.files.map((f) => [f.phase, f.kind, f.name, f.format, f.encoding + (f.encoding_why ? " (" + f.encoding_why + ")" : ""), fmt(f.size) + " bytes"])));
   if (doc.left_out.length) {
@@ -364,14 +386,28 @@ function renderInspection(node, doc) {
         (c.field || "a link") + (c.link && c.link.kind ? " → " + c.link.kind : "") + (c.extra_name ? " (" + c.extra_name + ")" : "")])));
     }
     if (f.rows.length) {
-      node.appendChild(table(["line", "id", "outcome", "fields"], f.rows.map((r) => [r.line, r.id,
-        r.outcome + (r.reason ? ": " + r.reason : ""),
-        Object.entries(r.fields).filter(([, v]) => v !== "").map(([k, v]) => k + " " + JSON.stringify(v)).join(" · ")])));
+      const heads = ["line", "id", "outcome"].concat(doc.tenant ? ["ledger of " + doc.tenant] : [], ["fields"]);
+      node.appendChild(table(heads, f.rows.map((r) => [r.line, r.id, r.outcome + (r.reason ? ": " + r.reason : "")].concat(
+        doc.tenant ? [ledgerWord(r)] : [],
+        [Object.entries(r.fields).filter(([, v]) => v !== "").map(([k, v]) => k + " " + JSON.stringify(v)).join(" · ")]))));
     }
   }
   node.appendChild(el("h3", {}, "Problems"));
   if (!doc.problems.length) node.appendChild(el("p", { class: "ok" }, "None: a run would start, and every task would open its file."));
   else node.appendChild(table(["file", "kind", "problem"], doc.problems.map((p) => [p.file, p.kind, p.error])));
+}
+
+// ledgerWord says what an inspected row is to the tenant's ledger (R17):
+// new, unchanged, outdated with the fields changed at the source, in
+// conflict with the fields edited by hand since import, deleted since.
+function ledgerWord(r) {
+  switch (r.ledger) {
+    case "outdated": return "outdated: " + (r.changed || []).join(", ") + " changed at the source (" +
+      (r.applicable ? "--update would update it" : "--update would not write it: a row found, not made, or a record now invalid") + ")";
+    case "conflict": return "conflict: " + (r.changed || []).join(", ") + " changed at the source, " + (r.edited || []).join(", ") + " edited by hand since import";
+    case "deleted_since": return "deleted in the source since import";
+    default: return r.ledger || "";
+  }
 }
 
 // Undo (R16): the button shows what `undo RUN --dry-run` shows, asks for a
