@@ -84,6 +84,7 @@ type action struct {
 	Label string
 	OK    bool
 	Why   string
+	Href  string // a link's, for an action that opens a page
 }
 
 type taskView struct {
@@ -297,11 +298,15 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 	if prof != "" && !slices.Contains(profile.BuiltinNames(), prof) {
 		prof, file = "", prof
 	}
+	// ?update=1&from=RUN: the run page's "Apply these changes" (update.go).
 	s.render(w, "import", page{Title: "New import", Nav: "import", Data: struct {
 		Path, Tenant, Source, Profile, ProfileFile, Only string
 		Profiles                                         []string
 		Uploads                                          string
-	}{q.Get("path"), q.Get("tenant"), src, prof, file, q.Get("only"), profile.BuiltinNames(), s.folderWords(uploadsFolder)}})
+		Update                                           bool
+		From                                             string
+	}{q.Get("path"), q.Get("tenant"), src, prof, file, q.Get("only"), profile.BuiltinNames(), s.folderWords(uploadsFolder),
+		q.Get("update") == "1", q.Get("from")}})
 }
 
 func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {

@@ -38,7 +38,6 @@ func (s *Server) routeTable() []route {
 		get("/api/runs/{id}/skipped", s.apiSkipped),
 		post("/api/runs/{id}/stop", s.apiStop),
 		post("/api/runs/{id}/resume", s.apiResume),
-		post("/api/runs/{id}/update", s.apiUpdate), // a new run of its options with --update (update.go)
 		get("/api/runs/{id}/undo", s.apiUndoPreview),
 		post("/api/runs/{id}/undo", s.apiUndo),
 		post("/api/runs/{id}/fix", s.apiFix),                 // edited failed rows, re-imported (fixrows.go)

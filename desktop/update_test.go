@@ -17,12 +17,19 @@ import (
 func TestApplyAction(t *testing.T) {
 	t.Parallel()
 	rep := func(options string, applicable int64) *report.Report {
-		return &report.Report{Run: phases.Run{ID: 1, Options: json.RawMessage(options)},
+		return &report.Report{Run: phases.Run{ID: 1, Tenant: "acme", Source: "hubspot", Options: json.RawMessage(options)},
 			Changes: []report.KindChanges{{Kind: "contact", Outdated: 3, Applicable: applicable}}}
 	}
-	const plain = `{"input":"/x","batch_size":500}`
-	require.Equal(t, action{Label: "Apply these changes — 2 records", OK: true}, applyAction(rep(plain, 2), false))
-	require.Equal(t, action{Label: "Apply these changes — 1 record", OK: true}, applyAction(rep(plain, 1), false))
+	const plain = `{"input":"/x y","batch_size":500,"profile":"hubspot","only":["contact","deal"]}`
+	link := "/import?from=1&only=contact%2Cdeal&path=%2Fx+y&profile=hubspot&source=hubspot&tenant=acme&update=1"
+	require.Equal(t, action{Label: "Apply these changes — 2 records", OK: true, Href: link}, applyAction(rep(plain, 2), false),
+		"New import with the run's options and --update: a dry run, then its plan")
+	require.Equal(t, "Apply these changes — 1 record", applyAction(rep(plain, 1), false).Label)
+	custom := applyAction(rep(`{"input":"/x","profile":"zoho","profile_file":"/p/zoho.yaml"}`, 1), false)
+	require.Contains(t, custom.Href, "profile=%2Fp%2Fzoho.yaml", "a custom profile by its file")
+	zips := applyAction(rep(`{"input":"/a_1.zip","inputs":["/a_2.zip"]}`, 1), false)
+	require.False(t, zips.OK, "New import takes one path")
+	require.Contains(t, zips.Why, "several zips")
 	live := applyAction(rep(plain, 2), true)
 	require.False(t, live.OK, "a live run's changes wait for its end")
 	require.Equal(t, "the run is working: it can be applied once it has ended", live.Why)

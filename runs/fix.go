@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"crmimport/canon"
 	"crmimport/importer/fixmanifest"
 	"crmimport/importer/runopts"
 	"crmimport/ledger"
@@ -44,33 +43,6 @@ func FixSpec(r Run, kinds []ledger.Kind, dir, base string) (Spec, func(), error)
 		return Spec{}, func() {}, err
 	}
 	spec := Spec{Tenant: r.Tenant, Source: r.Source, Profile: opts.Profile, Input: dir, Only: kinds, BatchSize: DefaultBatchSize}
-	cleanup, err := keptProfile(r, opts, &spec, base)
-	return spec, cleanup, err
-}
-
-// UpdateSpec is a new run of run r's options with --update (R17, SPEC
-// §11): the same export, tenant, source, profile, kinds, batch size,
-// strictness and encoding, applying what r found changed at the source
-// (the run page's "Apply these changes"). A custom profile is written as
-// r kept it into base, as FixSpec does; cleanup removes it when no run
-// reads it.
-func UpdateSpec(r Run, base string) (Spec, func(), error) {
-	opts, err := runopts.Decode(r)
-	if err != nil {
-		return Spec{}, func() {}, err
-	}
-	spec := Spec{Tenant: r.Tenant, Source: r.Source, Profile: opts.Profile, Input: opts.Input, Inputs: opts.Inputs,
-		BatchSize: opts.BatchSize, Strict: opts.Strict, Encoding: opts.Encoding, Update: runopts.UpdateApply}
-	if spec.BatchSize == 0 {
-		spec.BatchSize = DefaultBatchSize
-	}
-	for _, o := range opts.Only {
-		k, err := canon.ParseKind(o)
-		if err != nil {
-			return spec, func() {}, fmt.Errorf("run %d: only: %w", r.ID, err)
-		}
-		spec.Only = append(spec.Only, k)
-	}
 	cleanup, err := keptProfile(r, opts, &spec, base)
 	return spec, cleanup, err
 }

@@ -127,6 +127,14 @@ func textOf(ctx context.Context, t *testing.T, sel string) string {
 	return strings.TrimSpace(s)
 }
 
+// valueOf reads the value of the first input that sel matches.
+func valueOf(ctx context.Context, t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
+	require.NoError(t, err, sel)
+	return s
+}
+
 // tryText reads the text of sel if the page shows it within a moment
 // (the page may be reloading), else "".
 func tryText(ctx context.Context, sel string) string {
@@ -640,9 +648,9 @@ func TestImportConfirmsItsDryRunInABrowser(t *testing.T) {
 // writes it), shows the counts beside the outcomes, the examples with the
 // before and after of their fields as text (an export's <script> never
 // runs), the command that applies them, the conflicts and the deletions
-// never propagated; "Apply these changes" starts a new run of its options
-// with --update and opens its page; New import's "Apply changes at the
-// source" is passed to the run.
+// never propagated; "Apply these changes" opens New import with its
+// options and "Apply changes at the source" checked, whose dry run and
+// Import make the run with --update.
 func changesInABrowser(ctx context.Context, t *testing.T, path, base string) {
 	t.Helper()
 	out := shots(t)
@@ -679,21 +687,21 @@ func changesInABrowser(ctx context.Context, t *testing.T, path, base string) {
 	require.Equal(t, "Apply these changes — 2 records", strings.TrimSpace(textOf(ctx, t, "#apply-changes")))
 	shoot(ctx, t, out, "40-run-changes")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#apply-changes")))
-	waitJS(ctx, t, `location.pathname === "/runs/2"`, "the new run's page")
-	waitEnded(ctx, t, "partial")
-	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations WHERE id = 2 AND options LIKE '%"update":"apply"%'`),
-		"a run of run 1's options with --update")
-	require.Equal(t, "--update", textOf(ctx, t, "[data-field=update]"), "the run says it applied changes at the source")
-	shoot(ctx, t, out, "41-run-applied")
-
-	do(ctx, t, chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
-		chromedp.SendKeys(chromedp.CSS("#path"), query(t, path, `SELECT json_extract(options, '$.input') FROM migrations WHERE id = 1`)[0]),
-		chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme"), chromedp.Click(chromedp.CSS(`input[name=update]`)),
-		chromedp.Click(chromedp.CSS("#dry-run")))
+	// "Apply these changes" opens New import with the run's options and
+	// --update checked: a dry run, then Import of exactly that plan.
+	do(ctx, t, chromedp.Click(chromedp.CSS("#apply-changes")), chromedp.WaitVisible(chromedp.CSS("#import-form")))
+	require.Contains(t, textOf(ctx, t, "[data-field=apply-from]"), "run 1 found")
+	checked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("input[name=update]").checked`))
+	require.NoError(t, err)
+	require.True(t, checked, "--update is checked")
+	require.Equal(t, query(t, path, `SELECT json_extract(options, '$.input') FROM migrations WHERE id = 1`)[0],
+		valueOf(ctx, t, "#path"), "the run's export")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
 	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
 	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
 	waitEnded(ctx, t, "partial")
-	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations WHERE id = 3 AND options LIKE '%"update":"apply"%'`),
-		"New import's checkbox is the run's --update")
+	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations WHERE id = 2 AND options LIKE '%"update":"apply"%'`),
+		"a run of run 1's options with --update, through its dry run's plan")
+	require.Equal(t, "--update", textOf(ctx, t, "[data-field=update]"), "the run says it applied changes at the source")
+	shoot(ctx, t, out, "41-run-applied")
 }
