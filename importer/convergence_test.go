@@ -363,3 +363,38 @@ func TestUpdateOfAWaitingLink(t *testing.T) {
 		require.Equal(t, stateOf(t, db, "clean"), stateOf(t, db, "acme"))
 	})
 }
+
+// TestSlotsWithoutHashesAdopt (SPEC §11): slots written before hashes (a
+// file of an older crmimport) are compared with their rows and take their
+// hashes then, counted adopted, never outdated when the record is what the
+// row holds; a record that differs from its row is outdated, and its slot
+// has the row's hashes from then on.
+func TestSlotsWithoutHashesAdopt(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		imp := New(phases.New(db, nil))
+		dir := export(t, smallExport(false))
+		runFor(t, imp, "acme", dir, "")
+		_, err := db.Exec(`UPDATE migration_records SET digest = NULL, hashes = NULL WHERE tenant_id = 'acme'`)
+		require.NoError(t, err)
+
+		r := runFor(t, imp, "acme", export(t, smallExport(false)), "") // other bytes' fingerprint: read whole
+		c := total(r)
+		require.Equal(t, int64(6), c.Adopted, "%+v", r.Stats)
+		require.Zero(t, c.Outdated, "%+v", r.Stats)
+		var none int
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM migration_records WHERE tenant_id = 'acme' AND action <> 'skipped' AND hashes IS NULL`).Scan(&none))
+		require.Zero(t, none, "every final slot has its hashes now")
+
+		_, err = db.Exec(`UPDATE migration_records SET digest = NULL, hashes = NULL WHERE tenant_id = 'acme' AND kind = 'contact' AND source_id = 'c1'`)
+		require.NoError(t, err)
+		r = runFor(t, imp, "acme", export(t, smallExport(true)), "")
+		require.Equal(t, int64(1), r.Stats[ledger.Contact].Adopted, "%+v", r.Stats)
+		require.Equal(t, int64(1), r.Stats[ledger.Contact].Outdated, "the record differs from its row: outdated")
+		ch, edited := changeOf(t, db, r.ID, ledger.Contact, "c1")
+		require.Equal(t, ledger.ChangeOutdated, ch)
+		require.Empty(t, edited, "compared with the row it has: no hand edit")
+		var fields string
+		require.NoError(t, db.QueryRow(`SELECT fields FROM record_changes WHERE migration_id = ? AND source_id = 'c1'`, r.ID).Scan(&fields))
+		require.Equal(t, `["first_name"]`, fields)
+	})
+}

@@ -322,6 +322,11 @@ func (r *Report) changesNext() []string {
 		out = append(out, fmt.Sprintf("%s %s deleted in the source since %s imported (%s): left in place — deletions are never propagated",
 			ds.records(), ds.verb("was", "were"), ds.verb("it was", "they were"), ds.list))
 	}
+	if ad := r.perKind(func(k Kind) int64 { return k.Adopted }); ad.total > 0 {
+		out = append(out, fmt.Sprintf("%s held no hashes of what was written for %s yet (%s: a slot of an older crmimport, or a dump's placeholder row): "+
+			"%s took them now, from %s row or from the record as read, and later runs compare with them (SPEC §11)",
+			ad.records(), ad.verb("it", "them"), ad.list, ad.verb("it", "they"), ad.verb("its", "their")))
+	}
 	return out
 }
 
