@@ -544,7 +544,7 @@ func (s *source) next(dir string) string {
 func (s *source) writeManifest(ctx context.Context, db *sql.DB, w *bufio.Writer, files []*fixFile) error {
 	m := fixmanifest.Manifest{Format: fixmanifest.Format, Run: s.run.ID, Tenant: s.run.Tenant, Source: s.run.Source,
 		Profile: s.opts.Profile, ProfileFile: s.opts.ProfileFile, ProfileText: s.opts.ProfileText,
-		Inputs: append([]string{s.opts.Input}, s.opts.Inputs...), SideFiles: s.opts.SideFiles}
+		Inputs: append([]string{s.opts.Input}, s.opts.Inputs...), SideFiles: s.opts.SideFiles, Update: s.opts.Update}
 	rows := make([]fixmanifest.Rows, len(files))
 	for i, ff := range files {
 		m.Files = append(m.Files, fixmanifest.File{Name: ff.name, Kind: ff.kind, Rows: ff.written, From: ff.from, ReadAs: s.readAs(ff)})

@@ -13,6 +13,7 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
+	"crmimport/importer/runopts"
 	"crmimport/ledger"
 )
 
@@ -81,6 +82,27 @@ type discovery struct {
 // are the run's, which discovery does not know ("" tenant: not known).
 func (d *discovery) fixWarnings(p *profile.Profile, tenant, source string) {
 	d.notes.warnings = append(d.notes.warnings, fixWarnings(d.fixes, d.files, p, tenant, source)...)
+}
+
+// fixUpdate gives spec the --update a fix folder's manifest carries (R17,
+// SPEC §11: the run its rows failed in applied changes at the source, and
+// so does the run over its fixes), saying so, when spec asks for none.
+func (d *discovery) fixUpdate(spec *RunSpec) {
+	if spec.Update != "" {
+		return
+	}
+	for _, fx := range d.fixes {
+		if u := fx.manifest.Update; u != "" {
+			spec.Update = u
+			flag := "--update"
+			if u == runopts.UpdateOverwrite {
+				flag += "=" + u
+			}
+			d.notes.notices = append(d.notes.notices, fmt.Sprintf("the fix folder's manifest says run %d had %s: this run applies changes at the source too",
+				fx.manifest.Run, flag))
+			return
+		}
+	}
 }
 
 // LeftOut is a file or a folder of an export that a run would not read,

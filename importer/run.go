@@ -77,6 +77,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 		return phases.Run{}, err
 	}
 	d.fixWarnings(prof, spec.Tenant, spec.Source)
+	d.fixUpdate(&spec)
 	files, side, notes := d.files, d.side, d.notes
 	opts := runopts.Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Update: spec.Update, Warnings: notes.warnings}

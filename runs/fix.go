@@ -42,7 +42,8 @@ func FixSpec(r Run, kinds []ledger.Kind, dir, base string) (Spec, func(), error)
 	if err != nil {
 		return Spec{}, func() {}, err
 	}
-	spec := Spec{Tenant: r.Tenant, Source: r.Source, Profile: opts.Profile, Input: dir, Only: kinds, BatchSize: DefaultBatchSize}
+	spec := Spec{Tenant: r.Tenant, Source: r.Source, Profile: opts.Profile, Input: dir, Only: kinds, BatchSize: DefaultBatchSize,
+		Update: opts.Update} // R17: the re-import does what the failing run did
 	cleanup, err := keptProfile(r, opts, &spec, base)
 	return spec, cleanup, err
 }

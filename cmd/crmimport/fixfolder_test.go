@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -707,4 +708,33 @@ func TestFixFolderReadOtherwise(t *testing.T) {
 			"holds no rows (its manifest names Opportunity.csv (deals), ContentVersion.csv (notes)): a fix file renamed to another kind "+
 			"imports its rows as that kind; give it back its name unless that is what you mean", sf.summary(t).Run), ws[0])
 	})
+}
+
+// TestFixFolderCarriesUpdate (R17, SPEC §11): the fix folder of a run that
+// had --update carries it in its manifest, and a run over the folder
+// applies changes at the source too, saying so; the page's re-import does
+// the same (runs.FixSpec).
+func TestFixFolderCarriesUpdate(t *testing.T) {
+	t.Parallel()
+	exp := filepath.Join(t.TempDir(), "export")
+	require.NoError(t, os.CopyFS(exp, os.DirFS(demo)))
+	db := filepath.Join(t.TempDir(), "crm.db")
+	first := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", exp)
+	require.Equal(t, exitPartial, first.code, first.stderr)
+
+	second := crm(t, nil, "--db", db, "--json", "--quiet", "run", "--tenant", "acme", "--source", "canonical", "--update", exp)
+	require.Equal(t, exitPartial, second.code, second.stderr)
+	run2 := second.summary(t).Run
+	fix := filepath.Join(t.TempDir(), "fix")
+	r := crm(t, nil, "--db", db, "--json", "rejects", strconv.FormatInt(run2, 10), "--out", fix, "--as-export")
+	require.Equal(t, 0, r.code, r.stderr)
+	man, err := fixmanifest.Read(fix)
+	require.NoError(t, err)
+	require.Equal(t, "apply", man.Update, "the manifest carries the run's --update")
+
+	third := crm(t, nil, "--db", db, "--json", "run", "--tenant", "acme", "--source", "canonical", fix)
+	require.Equal(t, exitPartial, third.code, third.stderr)
+	require.Contains(t, third.stderr, fmt.Sprintf("the fix folder's manifest says run %d had --update: this run applies changes at the source too", run2))
+	require.Equal(t, []string{"1"}, query(t, db, `SELECT count(*) FROM migrations WHERE id = ? AND options LIKE '%"update":"apply"%'`,
+		third.summary(t).Run), "the run over the folder is kept with --update (resume does the same)")
 }

@@ -54,6 +54,9 @@ type Manifest struct {
 	// SideFiles are what the run's tasks read beside their files, with
 	// the fingerprints the run planned them with.
 	SideFiles []profile.SideFile `json:"side_files"`
+	// Update is the run's --update (R17, SPEC §11: carried by its fix
+	// folder): a run over the folder applies changes at the source too.
+	Update string `json:"update,omitempty"`
 }
 
 // File is a file of a fix folder: its name, kind and rows, and the
