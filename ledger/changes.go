@@ -150,6 +150,9 @@ const (
 	ChangeDeletedSince = "deleted_since"
 	ChangeUpdated      = "updated"
 	ChangeOverwritten  = "overwritten"
+	// ChangeRemovedEdited is an undo's (R16): a row it removed had been
+	// edited by hand since it was written; the edit went with it.
+	ChangeRemovedEdited = "removed_edited"
 )
 
 const recordChangeHead = `

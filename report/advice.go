@@ -305,7 +305,7 @@ func (r *Report) undoNext() []string {
 			out = append(out, fmt.Sprintf("its %s task could not be finished: %s; `crmimport resume %d` tries it again", t.Kind.Plural(), t.LastError, id))
 		}
 	}
-	return out
+	return append(out, r.changesNext()...) // rows removed that were edited since (R17)
 }
 
 // dryRunNext is what to do after a dry run. Its run exists only in a

@@ -21,7 +21,8 @@ import (
 // the command that applies what can be applied.
 
 // changeOrder is the order a kind's changes are told in.
-var changeOrder = []string{ledger.ChangeOutdated, ledger.ChangeConflict, ledger.ChangeDeletedSince, ledger.ChangeUpdated, ledger.ChangeOverwritten}
+var changeOrder = []string{ledger.ChangeOutdated, ledger.ChangeConflict, ledger.ChangeDeletedSince, ledger.ChangeUpdated, ledger.ChangeOverwritten,
+	ledger.ChangeRemovedEdited}
 
 // maxChangeExamples is how many examples a kind keeps per change.
 const maxChangeExamples = 5
@@ -57,7 +58,10 @@ type KindChanges struct {
 	DeletedSince int64 `json:"deleted_since"`
 	Updated      int64 `json:"updated"`
 	Overwritten  int64 `json:"overwritten"`
-	Applicable   int64 `json:"applicable"`
+	// RemovedEdited are an undo's: rows it removed that had been edited
+	// by hand since they were written (the edits went with them).
+	RemovedEdited int64 `json:"removed_edited,omitempty"`
+	Applicable    int64 `json:"applicable"`
 	// Edited are the fields edited by hand in the kind's conflicts.
 	Edited []string `json:"edited"`
 	// Examples are up to five records per change, in changeOrder.
@@ -77,6 +81,8 @@ func (k *KindChanges) count(c string) *int64 {
 		return &k.Updated
 	case ledger.ChangeOverwritten:
 		return &k.Overwritten
+	case ledger.ChangeRemovedEdited:
+		return &k.RemovedEdited
 	}
 	return nil
 }
@@ -322,12 +328,35 @@ func (r *Report) changesNext() []string {
 		out = append(out, fmt.Sprintf("%s %s deleted in the source since %s imported (%s): left in place — deletions are never propagated",
 			ds.records(), ds.verb("was", "were"), ds.verb("it was", "they were"), ds.list))
 	}
+	if re := r.changesPerKind(func(k KindChanges) int64 { return k.RemovedEdited }); re.total > 0 {
+		fields := "their fields"
+		if len(t.Edited) > 0 {
+			fields = strings.Join(t.Edited, ", ")
+		}
+		out = append(out, fmt.Sprintf("%s removed (%s) had been edited by hand since %s imported (%s): the edits went with %s",
+			re.records(), re.list, re.verb("it was", "they were"), fields, re.verb("it", "them")))
+	}
 	if ad := r.perKind(func(k Kind) int64 { return k.Adopted }); ad.total > 0 {
 		out = append(out, fmt.Sprintf("%s held no hashes of what was written for %s yet (%s: a slot of an older crmimport, or a dump's placeholder row): "+
 			"%s took them now, from %s row or from the record as read, and later runs compare with them (SPEC §11)",
 			ad.records(), ad.verb("it", "them"), ad.list, ad.verb("it", "they"), ad.verb("its", "their")))
 	}
 	return out
+}
+
+// changesPerKind is perKind of the run's changes at the source.
+func (r *Report) changesPerKind(f func(KindChanges) int64) tally {
+	var t tally
+	var parts []string
+	for _, k := range r.Changes {
+		if n := f(k); n > 0 {
+			t.total += n
+			parts = append(parts, Count(n)+" "+noun(k.Kind, n))
+			t.kinds = append(t.kinds, k.Kind.Plural())
+		}
+	}
+	t.list = strings.Join(parts, ", ")
+	return t
 }
 
 // changeDetails are a kind's changes at the source worth naming beside
@@ -356,11 +385,12 @@ func changeDetails(c phases.Counts) []string {
 
 // changeWords name a change as the report tells it.
 var changeWords = map[string]string{
-	ledger.ChangeOutdated:     "outdated",
-	ledger.ChangeConflict:     "conflict (edited by hand since import)",
-	ledger.ChangeDeletedSince: "deleted in the source since (deletions are never propagated)",
-	ledger.ChangeUpdated:      "updated",
-	ledger.ChangeOverwritten:  "overwritten (a hand edit written over)",
+	ledger.ChangeOutdated:      "outdated",
+	ledger.ChangeConflict:      "conflict (edited by hand since import)",
+	ledger.ChangeDeletedSince:  "deleted in the source since (deletions are never propagated)",
+	ledger.ChangeUpdated:       "updated",
+	ledger.ChangeOverwritten:   "overwritten (a hand edit written over)",
+	ledger.ChangeRemovedEdited: "removed by the undo, edited by hand since import (the edits went with them)",
 }
 
 // writeChanges writes the section "Changed at the source" of the run's

@@ -29,6 +29,21 @@ type RecordLink func(ctx context.Context, l canon.Link, id int64) (v string, ok 
 // fields the row cannot give back are taken from them). fromRecord (nil:
 // no record) is tried first for each link's source id.
 func RowHashes(ctx context.Context, q Querier, tenant, source string, k ledger.Kind, s State, stored canon.Hashes, fromRecord RecordLink) (canon.Hashes, error) {
+	h, extra := valueFields(k, s)
+	for _, l := range canon.Parents(k) {
+		v, err := linkSourceID(ctx, q, tenant, source, l, s, stored, fromRecord, extra)
+		if err != nil {
+			return canon.Hashes{}, err
+		}
+		h.Set(l.Field, v)
+	}
+	return keepUnreadable(k, h.Hash(), stored, readable), nil
+}
+
+// valueFields are what row s of kind k holds of a record's hashed fields
+// but its links: its values, and its extra columns (without the values
+// kept for links while they are empty), with the extra as it reads.
+func valueFields(k ledger.Kind, s State) (canon.HashFields, map[string]any) {
 	h := canon.HashFields{}
 	for _, f := range canon.FieldsOf(k).Names {
 		if canon.Hashed(f) {
@@ -41,25 +56,21 @@ func RowHashes(ctx context.Context, q Querier, tenant, source string, k ledger.K
 			extra = map[string]any{"": e} // not an object: a change of its own
 		}
 	}
-	links := map[string]bool{}
-	for _, l := range canon.Parents(k) {
-		links[l.Field] = true
-		v, err := linkSourceID(ctx, q, tenant, source, l, s, stored, fromRecord, extra)
-		if err != nil {
-			return canon.Hashes{}, err
-		}
-		h.Set(l.Field, v)
-	}
 	for col, v := range extra {
-		if _, isLink := canon.KindOfLinkField(col); isLink || links[col] {
+		if _, isLink := canon.KindOfLinkField(col); isLink {
 			continue // a link's value kept while it is empty
 		}
 		h.Set(canon.ExtraField(col), canon.ExtraText(v))
 	}
-	out := h.Hash()
+	return h, extra
+}
+
+// keepUnreadable gives out the hashes stored keeps of the fields that a
+// row cannot give back (can: the fields it can), as written.
+func keepUnreadable(k ledger.Kind, out, stored canon.Hashes, can func(ledger.Kind, string) bool) canon.Hashes {
 	kept := false
 	for f, v := range stored.Fields {
-		if !readable(k, f) {
+		if !can(k, f) {
 			out.Fields[f] = v
 			kept = true
 		}
@@ -67,7 +78,19 @@ func RowHashes(ctx context.Context, q Querier, tenant, source string, k ledger.K
 	if kept {
 		out.Seal()
 	}
-	return out, nil
+	return out
+}
+
+// ValueEdits are the fields of row s of kind k, but its links, whose values
+// differ from what stored (its slot's hashes) says was written: a hand
+// edit since. Links are left out, which would need a lookup of each
+// parent's slot (an undo asks it of every row it removes).
+func ValueEdits(k ledger.Kind, s State, stored canon.Hashes) []string {
+	h, _ := valueFields(k, s)
+	now := keepUnreadable(k, h.Hash(), stored, func(k ledger.Kind, f string) bool {
+		return readable(k, f) && !slices.ContainsFunc(canon.Parents(k), func(l canon.Link) bool { return l.Field == f })
+	})
+	return canon.Differ(stored, now)
 }
 
 // readable reports whether a row of kind k gives field f back.

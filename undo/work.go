@@ -246,7 +246,7 @@ func Open(db *sql.DB) phases.OpenFunc {
 				return phases.Batch{}, err
 			}
 			var c phases.Counts
-			b := batch{undo: run.ID, undoes: run.Undoes, tenant: run.Tenant, kind: t.Kind, after: done, last: last, items: items}
+			b := batch{dialect: d, task: t.ID, undo: run.ID, undoes: run.Undoes, tenant: run.Tenant, kind: t.Kind, after: done, last: last, items: items}
 			if err := emptyLinks(ctx, tx, run.Tenant, run.Undoes, run.ID); err != nil {
 				return phases.Batch{}, err
 			}
@@ -356,6 +356,8 @@ func (e *ChangedError) Error() string {
 // batch is one batch of an undo's task: the items of its kind whose seq is
 // in (after, last].
 type batch struct {
+	dialect     store.Dialect
+	task        int64
 	undo        int64
 	undoes      int64 // the run the undo takes back
 	tenant      string
@@ -382,6 +384,9 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 	}
 	k := b.kind
 	if err := forgetLinks(ctx, tx, b); err != nil {
+		return err
+	}
+	if err := noteEdits(ctx, tx, b); err != nil {
 		return err
 	}
 	if _, err := target.DeleteListed(ctx, tx, k, b.tenant, batchRowsSQL, b.args()[1:]); err != nil {

@@ -29,7 +29,9 @@ ALTER TABLE migration_tasks ADD COLUMN reverted      INTEGER NOT NULL DEFAULT 0;
 -- is created and its row as crmimport wrote it, so `run --update` applies
 -- it), a conflict (the row was edited since: edited names those fields),
 -- a record deleted in the source since (deleted_since), an update written
--- (updated, or overwritten over a hand edit). fields are the fields whose
+-- (updated, or overwritten over a hand edit), or an undo's removal of a
+-- row edited by hand since it was written (removed_edited: the edit went
+-- with the row, edited names its fields). fields are the fields whose
 -- source value changed; before and after their values (JSON objects), for
 -- the run page's before/after.
 CREATE TABLE record_changes (
@@ -41,7 +43,7 @@ CREATE TABLE record_changes (
     file         TEXT,
     line         INTEGER,
     change       TEXT    NOT NULL
-        CHECK (change IN ('outdated', 'conflict', 'deleted_since', 'updated', 'overwritten')),
+        CHECK (change IN ('outdated', 'conflict', 'deleted_since', 'updated', 'overwritten', 'removed_edited')),
     applicable   INTEGER NOT NULL DEFAULT 0,
     fields       TEXT,
     edited       TEXT,
