@@ -316,7 +316,7 @@ WHERE u.undo_id = ?2 AND u.kind = ?3 AND u.seq > ?4 AND u.seq <= ?5`
 	// its NULL (PostgreSQL types a NULL of a subquery as text).
 	restoreSQL = `
 UPDATE migration_records SET
-    record_type = NULL, record_id = NULL, action = 'skipped',
+    record_type = NULL, record_id = NULL, action = 'skipped', digest = NULL, hashes = NULL,
     (migration_id, reason, detail, created_at) =
     (SELECT b.migration_id, b.reason, b.detail, b.created_at FROM slot_before b
      WHERE b.tenant_id = ?1 AND b.source = ?2 AND b.kind = ?3 AND b.source_id = ?4)

@@ -30,6 +30,8 @@ func TestDryRunWritesNothing(t *testing.T) {
 		before := dumpAndClose(t, path, "demo")
 		if !store.IsAddress(path) {
 			makeSchema3Rollback(t, path) // a file of an older schema (PostgreSQL's starts at SQLite's 9)
+			// whose slots hold no hashes (R17): they are not in its dump
+			before = regexp.MustCompile(` hashes="[^"]*"`).ReplaceAllString(before, "")
 		}
 		raw := stateOf(t, path)
 

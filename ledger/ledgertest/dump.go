@@ -55,7 +55,36 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 	if err := dumpPendingLinks(ctx, db, tenant, exact, &b); err != nil {
 		return "", err
 	}
+	if err := dumpBeforeImages(ctx, db, tenant, exact, &b); err != nil {
+		return "", err
+	}
 	return b.String(), nil
+}
+
+// dumpBeforeImages writes the before-images of updates no undo gave back
+// (R17): what an undo of their runs would restore. One an undo gave back
+// is history, as the undone run's own row is.
+func dumpBeforeImages(ctx context.Context, db *sql.DB, tenant string, exact bool, b *strings.Builder) error {
+	rows, err := db.QueryContext(ctx, `SELECT source, kind, source_id, migration_id, before_values, coalesce(before_hashes, ''), after_hashes, fields
+		FROM record_updates WHERE tenant_id = ? AND reverted_by IS NULL ORDER BY source, kind, source_id, migration_id`, tenant)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	b.WriteString("before-images:\n")
+	for rows.Next() {
+		var source, kind, id, values, before, after, fields string
+		var run int64
+		if err := rows.Scan(&source, &kind, &id, &run, &values, &before, &after, &fields); err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "%s %s %s %s before=%q after=%q", source, kind, id, fields, before, after)
+		if exact {
+			fmt.Fprintf(b, " run=%d values=%s", run, values) // row ids and times: one database's
+		}
+		b.WriteByte('\n')
+	}
+	return rows.Err()
 }
 
 // dumpPendingLinks writes the links remembered with the tenant's rows
@@ -106,16 +135,16 @@ func (names rowNames) name(table string, id int64) string {
 func dumpSlots(ctx context.Context, db *sql.DB, tenant string, exact bool, b *strings.Builder) (rowNames, error) {
 	names := rowNames{}
 	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, action, coalesce(reason, ''), coalesce(detail, ''),
-		coalesce(record_type, ''), coalesce(record_id, 0), source, coalesce(migration_id, 0), created_at
+		coalesce(record_type, ''), coalesce(record_id, 0), source, coalesce(migration_id, 0), created_at, coalesce(hashes, '')
 		FROM migration_records WHERE tenant_id = ? ORDER BY kind, source, source_id`, tenant)
 	if err != nil {
 		return nil, err
 	}
 	b.WriteString("slots:\n")
 	for rows.Next() {
-		var kind, sid, action, reason, detail, table, source, at string
+		var kind, sid, action, reason, detail, table, source, at, hashes string
 		var rid, owner int64
-		if err := rows.Scan(&kind, &sid, &action, &reason, &detail, &table, &rid, &source, &owner, &at); err != nil {
+		if err := rows.Scan(&kind, &sid, &action, &reason, &detail, &table, &rid, &source, &owner, &at, &hashes); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -128,6 +157,9 @@ func dumpSlots(ctx context.Context, db *sql.DB, tenant string, exact bool, b *st
 		}
 		if detail != "" {
 			fmt.Fprintf(b, " %s", detail)
+		}
+		if hashes != "" {
+			fmt.Fprintf(b, " hashes=%q", hashes) // what was last written for it (R17)
 		}
 		b.WriteByte('\n')
 		if action != string(ledger.Skipped) {
