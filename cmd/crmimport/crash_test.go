@@ -117,7 +117,7 @@ func TestCrash(t *testing.T) {
 		t.Parallel()
 		u := crashUndoReference(t, ref)
 		stats.setUndoReference(u)
-		t.Run("Kills", func(t *testing.T) { t.Parallel(); crashUndosGroup(t, ref, u) })
+		t.Run("Kills", func(t *testing.T) { t.Parallel(); crashUndosGroup(t, ref, u, *crashUndos) })
 		t.Run("Stops", func(t *testing.T) { t.Parallel(); crashUndoStopsGroup(t, ref, u) })
 	})
 }
@@ -578,13 +578,10 @@ type crashStats struct {
 	failedBy    map[string]int
 	drift       []string
 
-	// The undos (crash_undo_test.go).
-	undos           int // cases started
-	undosEqual      int // cases that ended equal to the reference undo
-	undoFP          int
-	undoWall        []time.Duration
-	undoWallAfter   int
-	undoResumeKills int
+	// The undos (crash_undo_test.go) and the undos of a delta rerun
+	// (crash_deltas_test.go).
+	undo            undoFigures
+	deltaUndo       undoFigures
 	undoStops       map[string]int
 	undoStopsCancel int
 	undoRan         time.Duration
