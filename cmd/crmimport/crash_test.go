@@ -120,6 +120,21 @@ func TestCrash(t *testing.T) {
 		t.Run("Kills", func(t *testing.T) { t.Parallel(); crashUndosGroup(t, ref, u, *crashUndos) })
 		t.Run("Stops", func(t *testing.T) { t.Parallel(); crashUndoStopsGroup(t, ref, u) })
 	})
+	t.Run("Deltas", func(t *testing.T) {
+		t.Parallel()
+		d := deltaReference(t)
+		stats.setDeltaReference(d)
+		t.Run("Kills", func(t *testing.T) { t.Parallel(); crashDeltasGroup(t, ref, d) })
+		if *crashDeltaUndos == 0 && *crashOnly == 0 {
+			return // no undo case asked for: no reference undo to make
+		}
+		t.Run("Undos", func(t *testing.T) {
+			t.Parallel()
+			u := deltaUndoReference(t, ref, d)
+			stats.setDeltaUndoReference(u)
+			crashUndosGroup(t, ref, u, *crashDeltaUndos)
+		})
+	})
 }
 
 // crashReference writes the export and runs it once, uninterrupted, in a
@@ -131,7 +146,7 @@ func crashReference(t *testing.T) *crashRef {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) }) // after every subtest
-	exp, err := gen.Write(dir, gen.Config{Contacts: *crashContacts, Seed: int64(*crashSeed), Dirty: true, NoteMax: 400})
+	exp, err := gen.Write(dir, crashConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +193,11 @@ func crashReference(t *testing.T) *crashRef {
 		t.Fatalf("reference dump has only %d lines", n)
 	}
 	return ref
+}
+
+// crashConfig is the generator's configuration of the suite's export.
+func crashConfig() gen.Config {
+	return gen.Config{Contacts: *crashContacts, Seed: int64(*crashSeed), Dirty: true, NoteMax: 400}
 }
 
 // crashStep is one command line of a case: `run`, `resume` or `undo`, with its
@@ -588,6 +608,19 @@ type crashStats struct {
 	undoTook        time.Duration
 	undoInexact     bool
 	undoCounts      phases.Counts // what the reference undo took back
+
+	// The delta reruns (crash_deltas_test.go).
+	deltas           int // cases started
+	deltasEqual      int // cases that ended equal to the reference rerun
+	deltaFPCompany   int // SIGKILLs at a company batch (the rerun relinks there)
+	deltaFP          int // at other failpoints
+	deltaWall        []time.Duration
+	deltaWallAfter   int
+	deltaResumeKills int
+	deltaRan         time.Duration
+	deltaTook        time.Duration
+	deltaCounts      phases.Counts // what the reference rerun did
+	deltaUndoCounts  phases.Counts // what its reference undo took back
 }
 
 func (s *crashStats) begin() {
@@ -657,6 +690,7 @@ func (s *crashStats) line() string {
 		s.stops["SIGTERM"], s.stops["SIGINT"], s.stops["stop"], s.stopsCancel, s.stopsEarly)
 	fmt.Fprintf(&b, " races=%d×%d (%d admitted exactly one) tenants=%d faults=%d", s.races, *crashRacers, s.racesOK, s.tenants, s.faults)
 	b.WriteString(s.undoLine())
+	b.WriteString(s.deltaLine())
 	if len(s.drift) > 0 {
 		fmt.Fprintf(&b, "; the reference differs from fixtures/gen's model in %s (see -v)", strings.Join(s.drift, ", "))
 	}

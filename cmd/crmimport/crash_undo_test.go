@@ -69,6 +69,9 @@ type undoRef struct {
 	group  string
 	stream uint64
 	figs   func(s *crashStats) *undoFigures
+	// changes: the undo's dump has deltaDump's sections too (the undo of
+	// a delta rerun gives hashes and before-images back, R17).
+	changes bool
 }
 
 // crashUndoReference makes the database to undo and undoes it once,
@@ -130,7 +133,7 @@ func (u *undoRef) reference(t *testing.T, ref *crashRef, run1 string) {
 	if s.DurationMS != nil {
 		u.ran = time.Duration(*s.DurationMS) * time.Millisecond
 	}
-	u.dump = undoDump(t, path)
+	u.dump = u.undoDump(t, path)
 	for _, row := range query(t, path, `SELECT t.kind, t.phase, count(i.seq) FROM migration_tasks t
 		JOIN undo_items i ON i.undo_id = t.migration_id AND i.kind = t.kind
 		WHERE t.migration_id = ? GROUP BY t.kind, t.phase`, s.Run) {
@@ -192,12 +195,17 @@ func ledgerDump(t *testing.T, path string) string {
 	return d
 }
 
-// undoDump is crashDump followed by the before-images left: an undo
-// deletes the images of the slots it takes back, and no other.
-func undoDump(t *testing.T, path string) string {
+// undoDump is crashDump (deltaDump when u.changes) followed by the
+// before-images left: an undo deletes the images of the slots it takes
+// back, and no other.
+func (u *undoRef) undoDump(t *testing.T, path string) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString(crashDump(t, path, crashTenant))
+	if u.changes {
+		b.WriteString(deltaDump(t, path))
+	} else {
+		b.WriteString(crashDump(t, path, crashTenant))
+	}
 	b.WriteString("slot_before:\n")
 	for _, r := range query(t, path, `SELECT source, kind, source_id, taken_by, coalesce(CAST(migration_id AS TEXT), ''),
 		coalesce(reason, ''), coalesce(detail, ''), created_at FROM slot_before WHERE tenant_id = ?
@@ -432,7 +440,7 @@ func checkUndoEqual(c *crashCase, path string, u *undoRef, last *report.Summary)
 		c.fatalf("want runs 1, 2 and one undo, got %d runs, %d undos: %+v", len(runs), n, runs)
 	}
 	var diffs []string
-	if got := undoDump(t, path); got != u.dump {
+	if got := u.undoDump(t, path); got != u.dump {
 		diffs = append(diffs, "the database differs from the reference undo's: "+shortDiff(u.dump, got))
 	}
 	if d := undoOutcomeDiff(u, undo.Status, undo.Kinds); d != "" {
