@@ -9,7 +9,9 @@ package main
 // same slots, the same rows (links as parent source ids), the same failures,
 // the same final status and per-kind outcomes, one run row. Undos (R16)
 // are killed, stopped and resumed the same way, and compared with an
-// uninterrupted undo (crash_undo_test.go).
+// uninterrupted undo (crash_undo_test.go); so are delta reruns, which
+// complete links (R6a) and update changed records (R17), and their undos
+// (crash_deltas_test.go).
 //
 // The export is written once per test process by fixtures/gen (dirty, a few
 // hundred contacts, seeded by -crash.seed) and imported in small batches so
@@ -21,6 +23,7 @@ package main
 //	make crashtest                                               # full sizes, one summary line
 //	go test ./cmd/crmimport -run 'TestCrash/Kills' -crash.seed=S -crash.only=N -v   # replay one point
 //	go test ./cmd/crmimport -run 'TestCrash/Undos/Kills' -crash.seed=S -crash.only=N -v
+//	go test ./cmd/crmimport -run 'TestCrash/Deltas/Kills' -crash.seed=S -crash.only=N -v
 //	go test ./cmd/crmimport -run TestCrash -crash.dialect=postgres   # the same on PostgreSQL (issue 17)
 //
 // On PostgreSQL each case has a schema of its own in the tests' throwaway
