@@ -72,22 +72,26 @@ tools: ## install what the tests need where it is missing: Chromium, PostgreSQL,
 # `crmimport stop`), 20 admission races (R13), full-disk commit faults; each
 # resumed and compared with an uninterrupted run; and undos (R16) killed at
 # 50 points and stopped, each resumed and compared with an uninterrupted
-# undo. make test runs a small
+# undo; delta reruns (R6a, R17: `run --update` of an edited export after a
+# first run without its companies, which relinks and updates) killed at 24
+# points and their undos at 10, each resumed and compared with an
+# uninterrupted rerun or undo. make test runs a small
 # version. The seed is new each time and printed; SEED=N replays a whole
 # suite, and every failure prints the command that replays its one case.
 CRASH_SIZES := -crash.kills=104 -crash.stops=20 -crash.races=20 -crash.tenants=5 -crash.faults=10 \
-	-crash.undos=50 -crash.undostops=6
+	-crash.undos=50 -crash.undostops=6 -crash.deltas=24 -crash.deltaundos=10
 
 # The second pass runs batches of 600 records, more than a chunk (256): its
 # kills also meet a chunk decided while the one before it writes
 # (speculative deciding, issue 16).
 CRASH_CHUNKED := -crash.contacts=2000 -crash.batch=600 -crash.kills=40 -crash.stops=6 -crash.races=4 \
-	-crash.tenants=2 -crash.faults=4 -crash.undos=10 -crash.undostops=2
+	-crash.tenants=2 -crash.faults=4 -crash.undos=10 -crash.undostops=2 -crash.deltas=6 -crash.deltaundos=3
 # The third pass is on PostgreSQL (issue 17), a schema per case in a
-# throwaway cluster: kills, stops, admission races, two tenants, faults, undos.
+# throwaway cluster: kills, stops, admission races, two tenants, faults, undos,
+# delta reruns and their undos.
 CRASH_POSTGRES := -crash.dialect=postgres -crash.kills=60 -crash.stops=10 -crash.races=20 -crash.tenants=5 -crash.faults=6 \
-	-crash.undos=20 -crash.undostops=4
-crashtest: tools ## R12–R14, R16: kill, stop and race real runs and undos at 150+ points, on SQLite and on PostgreSQL; each resumed to the uninterrupted one's database
+	-crash.undos=20 -crash.undostops=4 -crash.deltas=10 -crash.deltaundos=4
+crashtest: tools ## R12–R14, R16, R6a, R17: kill, stop and race real runs, undos and delta reruns at 150+ points, on SQLite and on PostgreSQL; each resumed to the uninterrupted one's database
 	@seed=$${SEED:-$$(date +%s)}; \
 	for sizes in "$(CRASH_SIZES)" "$(CRASH_CHUNKED)" "$(CRASH_POSTGRES)"; do out=$$(mktemp); \
 	  if (cd cmd/crmimport && $(GO) test -count=1 -timeout 30m -run '^TestCrash$$' $$sizes \

@@ -9,7 +9,9 @@ package main
 // same slots, the same rows (links as parent source ids), the same failures,
 // the same final status and per-kind outcomes, one run row. Undos (R16)
 // are killed, stopped and resumed the same way, and compared with an
-// uninterrupted undo (crash_undo_test.go).
+// uninterrupted undo (crash_undo_test.go); so are delta reruns, which
+// complete links (R6a) and update changed records (R17), and their undos
+// (crash_deltas_test.go).
 //
 // The export is written once per test process by fixtures/gen (dirty, a few
 // hundred contacts, seeded by -crash.seed) and imported in small batches so
@@ -21,6 +23,7 @@ package main
 //	make crashtest                                               # full sizes, one summary line
 //	go test ./cmd/crmimport -run 'TestCrash/Kills' -crash.seed=S -crash.only=N -v   # replay one point
 //	go test ./cmd/crmimport -run 'TestCrash/Undos/Kills' -crash.seed=S -crash.only=N -v
+//	go test ./cmd/crmimport -run 'TestCrash/Deltas/Kills' -crash.seed=S -crash.only=N -v
 //	go test ./cmd/crmimport -run TestCrash -crash.dialect=postgres   # the same on PostgreSQL (issue 17)
 //
 // On PostgreSQL each case has a schema of its own in the tests' throwaway
@@ -117,8 +120,23 @@ func TestCrash(t *testing.T) {
 		t.Parallel()
 		u := crashUndoReference(t, ref)
 		stats.setUndoReference(u)
-		t.Run("Kills", func(t *testing.T) { t.Parallel(); crashUndosGroup(t, ref, u) })
+		t.Run("Kills", func(t *testing.T) { t.Parallel(); crashUndosGroup(t, ref, u, *crashUndos) })
 		t.Run("Stops", func(t *testing.T) { t.Parallel(); crashUndoStopsGroup(t, ref, u) })
+	})
+	t.Run("Deltas", func(t *testing.T) {
+		t.Parallel()
+		d := deltaReference(t)
+		stats.setDeltaReference(d)
+		t.Run("Kills", func(t *testing.T) { t.Parallel(); crashDeltasGroup(t, ref, d) })
+		if *crashDeltaUndos == 0 && *crashOnly == 0 {
+			return // no undo case asked for: no reference undo to make
+		}
+		t.Run("Undos", func(t *testing.T) {
+			t.Parallel()
+			u := deltaUndoReference(t, ref, d)
+			stats.setDeltaUndoReference(u)
+			crashUndosGroup(t, ref, u, *crashDeltaUndos)
+		})
 	})
 }
 
@@ -131,7 +149,7 @@ func crashReference(t *testing.T) *crashRef {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) }) // after every subtest
-	exp, err := gen.Write(dir, gen.Config{Contacts: *crashContacts, Seed: int64(*crashSeed), Dirty: true, NoteMax: 400})
+	exp, err := gen.Write(dir, crashConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +196,11 @@ func crashReference(t *testing.T) *crashRef {
 		t.Fatalf("reference dump has only %d lines", n)
 	}
 	return ref
+}
+
+// crashConfig is the generator's configuration of the suite's export.
+func crashConfig() gen.Config {
+	return gen.Config{Contacts: *crashContacts, Seed: int64(*crashSeed), Dirty: true, NoteMax: 400}
 }
 
 // crashStep is one command line of a case: `run`, `resume` or `undo`, with its
@@ -578,19 +601,29 @@ type crashStats struct {
 	failedBy    map[string]int
 	drift       []string
 
-	// The undos (crash_undo_test.go).
-	undos           int // cases started
-	undosEqual      int // cases that ended equal to the reference undo
-	undoFP          int
-	undoWall        []time.Duration
-	undoWallAfter   int
-	undoResumeKills int
+	// The undos (crash_undo_test.go) and the undos of a delta rerun
+	// (crash_deltas_test.go).
+	undo            undoFigures
+	deltaUndo       undoFigures
 	undoStops       map[string]int
 	undoStopsCancel int
 	undoRan         time.Duration
 	undoTook        time.Duration
 	undoInexact     bool
 	undoCounts      phases.Counts // what the reference undo took back
+
+	// The delta reruns (crash_deltas_test.go).
+	deltas           int // cases started
+	deltasEqual      int // cases that ended equal to the reference rerun
+	deltaFPCompany   int // SIGKILLs at a company batch (the rerun relinks there)
+	deltaFP          int // at other failpoints
+	deltaWall        []time.Duration
+	deltaWallAfter   int
+	deltaResumeKills int
+	deltaRan         time.Duration
+	deltaTook        time.Duration
+	deltaCounts      phases.Counts // what the reference rerun did
+	deltaUndoCounts  phases.Counts // what its reference undo took back
 }
 
 func (s *crashStats) begin() {
@@ -660,6 +693,7 @@ func (s *crashStats) line() string {
 		s.stops["SIGTERM"], s.stops["SIGINT"], s.stops["stop"], s.stopsCancel, s.stopsEarly)
 	fmt.Fprintf(&b, " races=%d×%d (%d admitted exactly one) tenants=%d faults=%d", s.races, *crashRacers, s.racesOK, s.tenants, s.faults)
 	b.WriteString(s.undoLine())
+	b.WriteString(s.deltaLine())
 	if len(s.drift) > 0 {
 		fmt.Fprintf(&b, "; the reference differs from fixtures/gen's model in %s (see -v)", strings.Join(s.drift, ", "))
 	}

@@ -64,6 +64,14 @@ type undoRef struct {
 	phases  map[string]int
 	batches map[string]int
 	exact   string // where the reference undo differs from the ledger before run 2 ("" when it does not)
+	// The group its cases count in (newCase, caseRand, the summary line's
+	// figures) and the stream of its kill points.
+	group  string
+	stream uint64
+	figs   func(s *crashStats) *undoFigures
+	// changes: the undo's dump has deltaDump's sections too (the undo of
+	// a delta rerun gives hashes and before-images back, R17).
+	changes bool
 }
 
 // crashUndoReference makes the database to undo and undoes it once,
@@ -71,7 +79,7 @@ type undoRef struct {
 func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 	t.Helper()
 	run1 := dbPath(t) // the database as run 1 left it
-	u := &undoRef{base: dbPath(t), target: 2, items: map[string]int{}, phases: map[string]int{}, batches: map[string]int{}}
+	u := newUndoRef(t, "Undos/Kills", 0x756e646f, func(s *crashStats) *undoFigures { return &s.undo })
 	args := runArgs(u.base, crashTenant, ref)
 	first := append(append([]string{}, args[:len(args)-1]...), "--only", undoOnly, ref.export)
 	for i, a := range [][]string{first, args} {
@@ -84,6 +92,32 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 			copyDB(t, u.base, run1)
 		}
 	}
+	u.reference(t, ref, run1)
+	// The undo must remove rows and give skips back their images, or the
+	// suite proves less than it says: the setup makes both (run 1's
+	// children wait for parents that run 2 brings). Released and cleared
+	// slots come from the export's matches and deleted rows, which a small
+	// export of some seeds lacks: the summary line counts all four.
+	var all phases.Counts
+	for _, c := range u.kinds {
+		all.Add(c)
+	}
+	if all.Removed == 0 || all.Restored == 0 {
+		t.Fatalf("undo setup: the reference undo should remove rows and restore skips: %+v", u.kinds)
+	}
+	return u
+}
+
+// newUndoRef is an undo reference of group, its database not made yet.
+func newUndoRef(t *testing.T, group string, stream uint64, figs func(s *crashStats) *undoFigures) *undoRef {
+	return &undoRef{base: dbPath(t), target: 2, items: map[string]int{}, phases: map[string]int{}, batches: map[string]int{},
+		group: group, stream: stream, figs: figs}
+}
+
+// reference undoes run 2 of u.base once, uninterrupted, in a copy, and
+// notes what it gives; run1 is the database before run 2.
+func (u *undoRef) reference(t *testing.T, ref *crashRef, run1 string) {
+	t.Helper()
 	u.before = crashDump(t, copyDB(t, u.base, dbPath(t)), crashTenant)
 
 	path := copyDB(t, u.base, dbPath(t))
@@ -99,7 +133,7 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 	if s.DurationMS != nil {
 		u.ran = time.Duration(*s.DurationMS) * time.Millisecond
 	}
-	u.dump = undoDump(t, path)
+	u.dump = u.undoDump(t, path)
 	for _, row := range query(t, path, `SELECT t.kind, t.phase, count(i.seq) FROM migration_tasks t
 		JOIN undo_items i ON i.undo_id = t.migration_id AND i.kind = t.kind
 		WHERE t.migration_id = ? GROUP BY t.kind, t.phase`, s.Run) {
@@ -108,18 +142,6 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 		u.items[f[0]], _ = strconv.Atoi(f[2])
 		u.batches[f[0]] = (u.items[f[0]] + *crashBatch - 1) / *crashBatch
 	}
-	// The undo must remove rows and give skips back their images, or the
-	// suite proves less than it says: the setup makes both (run 1's
-	// children wait for parents that run 2 brings). Released and cleared
-	// slots come from the export's matches and deleted rows, which a small
-	// export of some seeds lacks: the summary line counts all four.
-	var all phases.Counts
-	for _, c := range u.kinds {
-		all.Add(c)
-	}
-	if all.Removed == 0 || all.Restored == 0 {
-		t.Fatalf("undo setup: the reference undo should remove rows and restore skips: %+v", u.kinds)
-	}
 	// R16 itself (the exactness tests own it): the reference against the
 	// ledger before run 2. Logged and named in the summary line, not a
 	// crash: the reference is what the engine does uninterrupted.
@@ -127,7 +149,6 @@ func crashUndoReference(t *testing.T, ref *crashRef) *undoRef {
 		u.exact = shortDiff(want, got)
 		t.Logf("the reference undo does not give back the ledger before run %d: %s", u.target, u.exact)
 	}
-	return u
 }
 
 // copyDB copies a database that no process has open (with its WAL, if
@@ -174,12 +195,17 @@ func ledgerDump(t *testing.T, path string) string {
 	return d
 }
 
-// undoDump is crashDump followed by the before-images left: an undo
-// deletes the images of the slots it takes back, and no other.
-func undoDump(t *testing.T, path string) string {
+// undoDump is crashDump (deltaDump when u.changes) followed by the
+// before-images left: an undo deletes the images of the slots it takes
+// back, and no other.
+func (u *undoRef) undoDump(t *testing.T, path string) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString(crashDump(t, path, crashTenant))
+	if u.changes {
+		b.WriteString(deltaDump(t, path))
+	} else {
+		b.WriteString(crashDump(t, path, crashTenant))
+	}
 	b.WriteString("slot_before:\n")
 	for _, r := range query(t, path, `SELECT source, kind, source_id, taken_by, coalesce(CAST(migration_id AS TEXT), ''),
 		coalesce(reason, ''), coalesce(detail, ''), created_at FROM slot_before WHERE tenant_id = ?
@@ -284,9 +310,9 @@ func afterUndoStep(c *crashCase, path string, u *undoRef, ref *crashRef, s crash
 	case res.signal != 0 && !killed:
 		c.fatalf("%s: ended by %s, stderr:\n%s", s, res.signal, res.stderr)
 	case s.wall > 0 && killed:
-		stats.add(func(s *crashStats) { s.undoWall = append(s.undoWall, res.killedAt) })
+		stats.add(func(s *crashStats) { f := u.figs(s); f.wall = append(f.wall, res.killedAt) })
 	case s.wall > 0:
-		stats.add(func(s *crashStats) { s.undoWallAfter++ })
+		stats.add(func(s *crashStats) { u.figs(s).wallAfter++ })
 	}
 	checkCheckpoints(c, path)
 	runs := runsOf(t, path, crashTenant)
@@ -414,7 +440,7 @@ func checkUndoEqual(c *crashCase, path string, u *undoRef, last *report.Summary)
 		c.fatalf("want runs 1, 2 and one undo, got %d runs, %d undos: %+v", len(runs), n, runs)
 	}
 	var diffs []string
-	if got := undoDump(t, path); got != u.dump {
+	if got := u.undoDump(t, path); got != u.dump {
 		diffs = append(diffs, "the database differs from the reference undo's: "+shortDiff(u.dump, got))
 	}
 	if d := undoOutcomeDiff(u, undo.Status, undo.Kinds); d != "" {
@@ -445,19 +471,20 @@ func checkUndoEqual(c *crashCase, path string, u *undoRef, last *report.Summary)
 		c.fatalf("%s", strings.Join(diffs, "\n"))
 	}
 	checkCheckpoints(c, path)
-	stats.add(func(s *crashStats) { s.undosEqual++ })
+	stats.add(func(s *crashStats) { u.figs(s).equal++ })
 }
 
 // crashUndosGroup: SIGKILL an undo at kill points chosen by the seed among
 // every failpoint of an undo (two cases in three) and at wall-clock instants
 // within the reference undo (one in three); some cases are killed again
-// while resuming; then resume, compare.
-func crashUndosGroup(t *testing.T, ref *crashRef, u *undoRef) {
+// while resuming; then resume, compare. The group (u.group) is the undos
+// of the suite's first runs, or of its delta reruns (crash_deltas_test.go).
+func crashUndosGroup(t *testing.T, ref *crashRef, u *undoRef, count int) {
 	points := u.killPoints()
-	perm := rand.New(rand.NewPCG(*crashSeed, 0x756e646f)).Perm(len(points))
-	cases(t, *crashUndos, func(t *testing.T, n int) {
-		c := newCase(t, "Undos/Kills", n)
-		r := caseRand("Undos/Kills", n)
+	perm := rand.New(rand.NewPCG(*crashSeed, u.stream)).Perm(len(points))
+	cases(t, count, func(t *testing.T, n int) {
+		c := newCase(t, u.group, n)
+		r := caseRand(u.group, n)
 		i := n - 1
 		wall := i%3 == 2
 		first := crashStep{cmd: "undo"}
@@ -470,12 +497,12 @@ func crashUndosGroup(t *testing.T, ref *crashRef, u *undoRef) {
 		again := r.IntN(3) == 0 // kill the resume too
 		desc := []string{first.String()}
 		c.point = desc[0]
-		stats.add(func(s *crashStats) { s.undos++ })
+		stats.add(func(s *crashStats) { u.figs(s).undos++ })
 
 		path := copyDB(t, u.base, dbPath(t))
 		st := afterUndoStep(c, path, u, ref, first, runStep(t, path, first, ref, u.target))
 		if !wall {
-			stats.add(func(s *crashStats) { s.undoFP++ })
+			stats.add(func(s *crashStats) { u.figs(s).fp++ })
 		}
 		if again && st.id != 0 && !st.finished {
 			second := crashStep{cmd: "resume"}
@@ -490,9 +517,9 @@ func crashUndosGroup(t *testing.T, ref *crashRef, u *undoRef) {
 			c.point = strings.Join(desc, " → ")
 			st = afterUndoStep(c, path, u, ref, second, runStep(t, path, second, ref, st.id))
 			stats.add(func(s *crashStats) {
-				s.undoResumeKills++
+				u.figs(s).resumeKills++
 				if !wall {
-					s.undoFP++
+					u.figs(s).fp++
 				}
 			})
 		}
@@ -524,7 +551,7 @@ func crashUndoStopsGroup(t *testing.T, ref *crashRef, u *undoRef) {
 		delay := time.Duration(frac * float64(u.ran+pause))
 		c.point = fmt.Sprintf("undo[%s] + %s after %s (%.0f%% of the reference undo) once it is planned", fp, how,
 			delay.Round(time.Millisecond), 100*frac)
-		stats.add(func(s *crashStats) { s.undos++ })
+		stats.add(func(s *crashStats) { u.figs(s).undos++ })
 
 		path := copyDB(t, u.base, dbPath(t))
 		env := map[string]string{}
@@ -599,24 +626,41 @@ func undoArgs(path string, id int64) []string {
 	return []string{"--db", path, "--json", "undo", strconv.FormatInt(id, 10), "--batch-size", strconv.Itoa(*crashBatch)}
 }
 
-// undoLine is the undo figures of the summary line.
-func (s *crashStats) undoLine() string {
+// undoFigures counts the cases of one group of undo kills and stops.
+type undoFigures struct {
+	undos       int // cases started
+	equal       int // cases that ended equal to the reference undo
+	fp          int // SIGKILLs at failpoints
+	wall        []time.Duration
+	wallAfter   int // wall-clock kills that found the undo ended
+	resumeKills int
+}
+
+// kills is the figures' SIGKILLs: "N SIGKILLs at failpoints, M wall-clock
+// lo–hi[ and K after the undo ended]; R killed again while resuming".
+func (f undoFigures) kills() string {
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	var lo, hi time.Duration
-	for _, d := range s.undoWall {
+	for _, d := range f.wall {
 		if lo == 0 || d < lo {
 			lo = d
 		}
 		hi = max(hi, d)
 	}
-	c := s.undoCounts
-	line := fmt.Sprintf(" undos %d/%d equal (reference undo %s, %s in its process, %d removed/%d released/%d restored/%d cleared; "+
-		"%d SIGKILLs at failpoints, %d wall-clock %s–%s",
-		s.undosEqual, s.undos, ms(s.undoRan), ms(s.undoTook), c.Removed, c.Released, c.Restored, c.Cleared, s.undoFP, len(s.undoWall), ms(lo), ms(hi))
-	if s.undoWallAfter > 0 {
-		line += fmt.Sprintf(" and %d after the undo ended", s.undoWallAfter)
+	line := fmt.Sprintf("%d SIGKILLs at failpoints, %d wall-clock %s–%s", f.fp, len(f.wall), ms(lo), ms(hi))
+	if f.wallAfter > 0 {
+		line += fmt.Sprintf(" and %d after the undo ended", f.wallAfter)
 	}
-	line += fmt.Sprintf("; %d killed again while resuming; %d stopped: %d SIGTERM, %d stop, %d cancelled)", s.undoResumeKills,
+	return line + fmt.Sprintf("; %d killed again while resuming", f.resumeKills)
+}
+
+// undoLine is the undo figures of the summary line.
+func (s *crashStats) undoLine() string {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	c := s.undoCounts
+	line := fmt.Sprintf(" undos %d/%d equal (reference undo %s, %s in its process, %d removed/%d released/%d restored/%d cleared; %s",
+		s.undo.equal, s.undo.undos, ms(s.undoRan), ms(s.undoTook), c.Removed, c.Released, c.Restored, c.Cleared, s.undo.kills())
+	line += fmt.Sprintf("; %d stopped: %d SIGTERM, %d stop, %d cancelled)",
 		s.undoStops["SIGTERM"]+s.undoStops["stop"], s.undoStops["SIGTERM"], s.undoStops["stop"], s.undoStopsCancel)
 	if s.undoInexact {
 		line += "; the reference undo does not give back the ledger before its run (see -v)"
