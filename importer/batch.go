@@ -63,7 +63,7 @@ func (w *openedTask) batchWriter(ctx context.Context, tx *sql.Tx) (*writer, *sta
 	l := ledger.New(tx, d)
 	now := w.imp.Engine.Now()
 	imported := ledger.FormatTime(now)
-	wr := &writer{ctx: ctx, tx: tx, ledger: l, run: w.run, task: w.task, now: now,
+	wr := &writer{ctx: ctx, tx: tx, ledger: l, dialect: d, run: w.run, task: w.task, now: now,
 		imported: imported, rows: target.NewWriter(tx, d, w.run.Tenant, imported), stmts: map[string]*sql.Stmt{}}
 	var err error
 	if wr.ids, err = target.IDs(ctx, d, tx, w.task.Kind); err != nil {

@@ -49,6 +49,10 @@ func (w *writer) writeSlotChanges(ds []decision) error {
 	var listed []ledger.Change
 	var images []ledger.BeforeImage
 	var rows []int
+	relinked, err := w.relinkedHere(ds)
+	if err != nil {
+		return err
+	}
 	for i := range ds {
 		d := &ds[i]
 		c := d.change
@@ -58,7 +62,7 @@ func (w *writer) writeSlotChanges(ds []decision) error {
 		key := ledger.Key{Tenant: w.run.Tenant, Source: w.run.Source, Kind: d.rec.Kind, SourceID: d.rec.ID}
 		switch {
 		case d.outcome == updated:
-			b, err := w.beforeImage(d, key)
+			b, err := w.beforeImage(d, key, relinked[d.rec.ID])
 			if err != nil {
 				return err
 			}
@@ -84,10 +88,33 @@ func (w *writer) writeSlotChanges(ds []decision) error {
 	return w.ledger.RecordChanges(w.ctx, listed)
 }
 
-// beforeImage is what an update of d's row keeps to be taken back (R16).
-func (w *writer) beforeImage(d *decision, key ledger.Key) (ledger.BeforeImage, error) {
+// relinkedHere are the links of the chunk's updated records that this run
+// completed (R6a) before it updates them (a parent of an earlier phase),
+// by source id.
+func (w *writer) relinkedHere(ds []decision) (map[string][]ledger.PendingLink, error) {
+	var ids []string
+	for i := range ds {
+		if ds[i].outcome == updated {
+			ids = append(ids, ds[i].rec.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return ledger.CompletedAmong(w.ctx, preparedQueries{w}, w.dialect, w.run.ID, w.run.Tenant, w.run.Source, w.task.Kind, ids)
+}
+
+// beforeImage is what an update of d's row keeps to be taken back (R16):
+// the row as it was before this run — a link this run completed before it
+// updates the row (relinked) is empty in it, its value kept in extra, as
+// the row was when the run began.
+func (w *writer) beforeImage(d *decision, key ledger.Key, relinked []ledger.PendingLink) (ledger.BeforeImage, error) {
 	c := d.change
-	values, err := target.EncodeState(c.state)
+	state, err := target.Unlinked(d.rec.Kind, c.state, relinked)
+	if err != nil {
+		return ledger.BeforeImage{}, err
+	}
+	values, err := target.EncodeState(state)
 	if err != nil {
 		return ledger.BeforeImage{}, err
 	}

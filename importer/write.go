@@ -24,6 +24,7 @@ type writer struct {
 	ctx      context.Context
 	tx       *sql.Tx
 	ledger   *ledger.Ledger
+	dialect  store.Dialect
 	run      phases.Run
 	task     phases.Task
 	now      time.Time

@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"crmimport/store"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -173,4 +175,52 @@ func nullText(s string) any {
 		return nil
 	}
 	return s
+}
+
+// completedAmong reads the links of one kind's children among some ids
+// that a run completed (R6a), the ids as one JSON array.
+const (
+	completedAmongSQL = `
+SELECT source_id, field, coalesce(kept, '') FROM pending_links
+WHERE completed_by = ? AND tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT value FROM json_each(?))`
+	completedAmongPG = `
+SELECT source_id, field, coalesce(kept, '') FROM pending_links
+WHERE completed_by = ? AND tenant_id = ? AND source = ? AND kind = ? AND source_id IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))`
+)
+
+// CompletedAmong are the links of kind's records among ids that run
+// completed (R6a), by source id: their fields and the values kept for them
+// in extra before (Kept).
+func CompletedAmong(ctx context.Context, q Querier, d store.Dialect, run int64, tenant, source string, kind Kind, ids []string) (map[string][]PendingLink, error) {
+	out := map[string][]PendingLink{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	var query string
+	switch d {
+	case store.SQLite:
+		query = completedAmongSQL
+	case store.Postgres:
+		query = completedAmongPG
+	default:
+		panic(d.Untaught("ledger.CompletedAmong"))
+	}
+	rows, err := q.QueryContext(ctx, query, run, tenant, source, string(kind), string(b))
+	if err != nil {
+		return nil, fmt.Errorf("read the %s links run %d completed: %w", kind, run, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var p PendingLink
+		if err := rows.Scan(&id, &p.Field, &p.Kept); err != nil {
+			return nil, err
+		}
+		out[id] = append(out[id], p)
+	}
+	return out, rows.Err()
 }

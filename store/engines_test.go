@@ -28,6 +28,7 @@ var engineChoices = []string{
 	"forensics.doctor.readyToTakeOver",
 	"forensics.loader.advanceIdentities",
 	"forensics.loader.writePlaceholders",
+	"ledger.CompletedAmong",
 	"ledger.FinalSlots",
 	"ledger.LoadFinalAmong",
 	"ledger.claimSQL",

@@ -217,6 +217,41 @@ func setRow(ctx context.Context, tx Execer, k ledger.Kind, tenant string, id int
 	return nil
 }
 
+// Unlinked is row s of kind k with the links given empty again and the value kept
+// for each put back in its extra (SPEC §4 step 7), as it was before they
+// were completed (R6a).
+func Unlinked(k ledger.Kind, s State, links []ledger.PendingLink) (State, error) {
+	if len(links) == 0 {
+		return s, nil
+	}
+	out := State{Values: make(map[string]any, len(s.Values)), Placeholder: s.Placeholder}
+	for k, v := range s.Values {
+		out.Values[k] = v
+	}
+	extra := map[string]any{}
+	if e := s.Extra(); e != "" {
+		if err := json.Unmarshal([]byte(e), &extra); err != nil {
+			return s, fmt.Errorf("a row's extra: %w", err)
+		}
+	}
+	for _, l := range links {
+		out.Values[linkColumn(k, l.Field)] = nil
+		if l.Kept != "" {
+			extra[l.Field] = l.Kept
+		}
+	}
+	if len(extra) == 0 {
+		out.Values["extra"] = nil
+		return out, nil
+	}
+	b, err := json.Marshal(extra)
+	if err != nil {
+		return s, err
+	}
+	out.Values["extra"] = string(b)
+	return out, nil
+}
+
 // EncodeState writes a row's values as JSON, for a before-image.
 func EncodeState(s State) (string, error) {
 	b, err := json.Marshal(s.Values)

@@ -257,3 +257,27 @@ func TestUndoOfAnUpdateToANewParent(t *testing.T) {
 		require.Equal(t, before, exactState(t, db))
 	})
 }
+
+// TestUndoOfAnUpdateOfARowItsRunRelinked (R16, R17, R6a): a run that
+// completes a contact's link (its company arrives) and then updates that
+// contact keeps as the before-image the row as it was before the run —
+// the link empty, its value kept in extra — so that its undo gives the
+// tenant back exactly, and can remove the company.
+func TestUndoOfAnUpdateOfARowItsRunRelinked(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		first := updateExport("Engineer")
+		delete(first, "companies.csv") // the contacts' company is not there yet
+		w.run(export(t, first), "canonical")
+		before := exactState(t, db)
+
+		upd := w.runUpdate(export(t, updateExport("CTO")))
+		require.Equal(t, int64(2), upd.Stats[ledger.Contact].Relinked, "%+v", upd.Stats)
+		require.Equal(t, int64(1), upd.Stats[ledger.Contact].Updated, "%+v", upd.Stats)
+
+		u := w.undo(upd.ID, false)
+		require.Equal(t, phases.RunSucceeded, u.Status, u.Message)
+		require.Equal(t, int64(1), u.Stats[ledger.Contact].Reverted, "%+v", u.Stats)
+		require.Equal(t, before, exactState(t, db), "rows, links kept in extra, slots and hashes as before the run")
+	})
+}

@@ -55,16 +55,18 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 	if err := dumpPendingLinks(ctx, db, tenant, exact, &b); err != nil {
 		return "", err
 	}
-	if err := dumpBeforeImages(ctx, db, tenant, exact, &b); err != nil {
-		return "", err
+	if exact { // an update's before-image is that database's history: a clean run of the same export has none
+		if err := dumpBeforeImages(ctx, db, tenant, &b); err != nil {
+			return "", err
+		}
 	}
 	return b.String(), nil
 }
 
 // dumpBeforeImages writes the before-images of updates no undo gave back
-// (R17): what an undo of their runs would restore. One an undo gave back
-// is history, as the undone run's own row is.
-func dumpBeforeImages(ctx context.Context, db *sql.DB, tenant string, exact bool, b *strings.Builder) error {
+// (R17), for DumpExact: what an undo of their runs would restore. One an
+// undo gave back is history, as the undone run's own row is.
+func dumpBeforeImages(ctx context.Context, db *sql.DB, tenant string, b *strings.Builder) error {
 	rows, err := db.QueryContext(ctx, `SELECT source, kind, source_id, migration_id, before_values, coalesce(before_hashes, ''), after_hashes, fields
 		FROM record_updates WHERE tenant_id = ? AND reverted_by IS NULL ORDER BY source, kind, source_id, migration_id`, tenant)
 	if err != nil {
@@ -78,11 +80,7 @@ func dumpBeforeImages(ctx context.Context, db *sql.DB, tenant string, exact bool
 		if err := rows.Scan(&source, &kind, &id, &run, &values, &before, &after, &fields); err != nil {
 			return err
 		}
-		fmt.Fprintf(b, "%s %s %s %s before=%q after=%q", source, kind, id, fields, before, after)
-		if exact {
-			fmt.Fprintf(b, " run=%d values=%s", run, values) // row ids and times: one database's
-		}
-		b.WriteByte('\n')
+		fmt.Fprintf(b, "%s %s %s %s before=%q after=%q run=%d values=%s\n", source, kind, id, fields, before, after, run, values)
 	}
 	return rows.Err()
 }
