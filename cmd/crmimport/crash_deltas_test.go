@@ -197,7 +197,8 @@ func deltaDump(t *testing.T, path string) string {
 	names := rowNames(t, path)
 	b.WriteString("record_updates:\n")
 	for _, r := range query(t, path, `SELECT kind, source, source_id, migration_id, before_values, coalesce(CAST(before_digest AS TEXT), ''),
-		coalesce(before_hashes, ''), after_digest, after_hashes, fields, coalesce(reverted_by, 0)
+		coalesce(before_hashes, ''), after_digest, after_hashes, fields,
+		CASE WHEN reverted_by IS NULL THEN 'live' ELSE 'reverted' END -- by an undo whose id a kill may have burnt before it was planned
 		FROM record_updates WHERE tenant_id = ? ORDER BY kind, source, source_id, migration_id`, crashTenant) {
 		f := strings.Split(r, "|")
 		f[4] = linksByName(f[4], names)
@@ -205,7 +206,7 @@ func deltaDump(t *testing.T, path string) string {
 	}
 	b.WriteString("record_changes:\n")
 	var changes []string
-	for _, r := range query(t, path, `SELECT c.migration_id, c.kind, c.source_id, coalesce(c.file, ''), coalesce(c.line, 0), c.change,
+	for _, r := range query(t, path, `SELECT CASE WHEN m.undoes IS NULL THEN CAST(c.migration_id AS TEXT) ELSE 'the undo of ' || CAST(m.undoes AS TEXT) END, c.kind, c.source_id, coalesce(c.file, ''), coalesce(c.line, 0), c.change,
 		c.applicable, coalesce(c.fields, ''), coalesce(c.edited, ''), coalesce(c.before, ''), coalesce(c.after, '')
 		FROM record_changes c JOIN migrations m ON m.id = c.migration_id WHERE m.tenant_id = ?`, crashTenant) {
 		changes = append(changes, "  "+r+"\n")
