@@ -105,14 +105,12 @@ func (h HashFields) ValueFields(k ledger.Kind, values Values) {
 // field but the id, deleted and the links.
 func Hashed(f string) bool { return f != "id" && f != "deleted" && !strings.HasSuffix(f, "_id") }
 
-// Hash makes the hashes of fields.
+// Hash makes the hashes of fields, in their place: h holds them after.
 func (h HashFields) Hash() Hashes {
-	out := Hashes{Fields: make(map[string]string, len(h))}
 	for f, v := range h {
-		out.Fields[f] = fieldHash(f, v)
+		h[f] = fieldHash(f, v)
 	}
-	out.Digest = digestOf(out.Fields)
-	return out
+	return Hashes{Fields: h, Digest: digestOf(h)}
 }
 
 // FieldHash is the hash of field f holding v, as Hash makes it.

@@ -31,11 +31,17 @@ type changeReads struct {
 // ids are others; a created slot's row is its own), so that its deciding
 // needs the database no more and goes on beside the writing.
 func (w *openedTask) prefetchChanges(ctx context.Context, q ledger.Querier, wr *writer, st *stage, recs []profile.Record) (changeReads, error) {
+	if f := st.x.finals[st.kind]; st.look == nil && f != nil && f.loaded.len() == 0 {
+		return changeReads{}, nil // a first run: no record had a final slot when the kind was loaded
+	}
 	var ids []string
 	for i := range recs {
 		r := &recs[i]
 		if _, ok := seenID(*r); !ok || !r.Validated() {
 			continue
+		}
+		if _, dup := st.seenAt(r.ID); dup {
+			continue // a duplicate is decided before its slot is asked for (SPEC §4 step 2)
 		}
 		e, found, err := st.slot(ctx, q, r.Kind, r.ID)
 		if err != nil {

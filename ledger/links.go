@@ -26,25 +26,32 @@ type PendingLink struct {
 	CompletedBy    int64 // 0: still pending
 }
 
-const rememberLinkSQL = `
+const (
+	rememberLinksHead = `
 INSERT INTO pending_links (tenant_id, source, kind, source_id, record_id, field, kept, parent_kind, parent_source_id, migration_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+VALUES `
+	rememberLinkTuple = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
 
 // RememberLinks remembers the unresolved links of rows written by run in
-// the Ledger's transaction: the caller calls it inside Record's write, so
-// that a link is remembered with its row or not at all (R1).
+// the Ledger's transaction, many per statement: the caller calls it inside
+// Record's write, so that a link is remembered with its row or not at all
+// (R1).
 func (l *Ledger) RememberLinks(ctx context.Context, run int64, ps []PendingLink) error {
-	if len(ps) == 0 {
-		return nil
-	}
-	s, err := l.stmt(ctx, rememberLinkSQL)
-	if err != nil {
-		return err
-	}
-	for _, p := range ps {
-		if _, err := s.ExecContext(ctx, p.Tenant, p.Source, string(p.Kind), p.SourceID, p.RecordID, p.Field, nullText(p.Kept),
-			string(p.ParentKind), p.ParentSourceID, run); err != nil {
-			return fmt.Errorf("remember the link %s of %s: %w", p.Field, p.Key, err)
+	for start := 0; start < len(ps); {
+		part := ps[start : start+store.StatementRows(min(store.MaxStatementRows, len(ps)-start))]
+		start += len(part)
+		s, err := l.stmt(ctx, rememberLinksHead+strings.TrimSuffix(strings.Repeat(rememberLinkTuple+", ", len(part)), ", "))
+		if err != nil {
+			return err
+		}
+		args := make([]any, 0, 10*len(part))
+		for _, p := range part {
+			args = append(args, p.Tenant, p.Source, string(p.Kind), p.SourceID, p.RecordID, p.Field, nullText(p.Kept),
+				string(p.ParentKind), p.ParentSourceID, run)
+		}
+		if _, err := s.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("remember the links of %s: %w", part[0].Key, err)
 		}
 	}
 	return nil
