@@ -47,7 +47,10 @@ func (w *openedTask) prefetchChanges(ctx context.Context, q ledger.Querier, wr *
 		if err != nil {
 			return changeReads{}, err
 		}
-		if h, _ := r.Hashes(); found && e.digest != h.Digest {
+		if !found {
+			continue
+		}
+		if h, _ := r.Hashes(); e.digest != h.Digest {
 			ids = append(ids, r.ID)
 		}
 	}

@@ -53,7 +53,16 @@ func (r *Record) hashesOf() canon.Hashes {
 	return h.Hash()
 }
 
-// Hashes are what Validate made of the record for R17: its hashes and
-// their text as a slot keeps it (canon.Hashes.Encode). Made on the feed's
-// goroutine with the rest of validation, off the writing one.
-func (r *Record) Hashes() (canon.Hashes, string) { return r.hashes, r.hashText }
+// Hashes are the record's hashes for R17 and their text as a slot keeps
+// it (canon.Hashes.Encode), from its validated values: made on first
+// asking and kept with the record — the importer's feed asks on its own
+// goroutine, off the writing one; a revisit, whose records are mostly
+// failed or skipped ones that need none, only for those that do.
+func (r *Record) Hashes() (canon.Hashes, string) {
+	if !r.hashed {
+		r.hashes = r.hashesOf()
+		r.hashText = r.hashes.Encode(r.Kind)
+		r.hashed = true
+	}
+	return r.hashes, r.hashText
+}

@@ -40,8 +40,9 @@ type Record struct {
 	values    canon.Values // the validated values to write
 	invalid   string       // why the record is invalid, or ""
 	extraJSON string       // Extra as JSON, or ""
-	hashes    canon.Hashes // R17: what a slot keeps of the record (Hashes)
+	hashes    canon.Hashes // R17: what a slot keeps of the record (Hashes), once made
 	hashText  string
+	hashed    bool
 }
 
 // beyondFields is what some profiles give a record beyond its plain
@@ -801,8 +802,7 @@ func (r *Record) Validate() {
 		}
 		r.extraJSON = string(b)
 	}
-	r.hashes = r.hashesOf()
-	r.hashText = r.hashes.Encode(r.Kind)
+	r.hashed = false // made from the values validated now, when asked for
 	r.validated = true
 }
 
