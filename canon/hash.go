@@ -271,3 +271,143 @@ func Differ(a, b Hashes) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Hasher makes what Hash and Encode make of a record's fields — the same
+// digest and the same text — without a map: a run reads hundreds of
+// thousands of records and compares each by its digest alone; the fields'
+// hashes by name (DecodeHashes of the text) are made only for one that
+// differs.
+type Hasher struct {
+	kind   ledger.Kind
+	pl     *placedFields
+	set    []bool
+	sums   [][hashWidth]byte
+	others []namedHash
+}
+
+type namedHash struct {
+	name string
+	sum  [hashWidth]byte
+}
+
+// placedFields are a kind's placed fields, by place and by name, and
+// their places in name order (the digest's).
+type placedFields struct {
+	names  []string
+	at     map[string]int
+	sorted []int
+}
+
+var placedOf = func() map[ledger.Kind]*placedFields {
+	out := map[ledger.Kind]*placedFields{}
+	for k, names := range placed {
+		p := &placedFields{names: names, at: map[string]int{}}
+		for i, f := range names {
+			p.at[f] = i
+			p.sorted = append(p.sorted, i)
+		}
+		slices.SortFunc(p.sorted, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+		out[k] = p
+	}
+	return out
+}()
+
+// NewHasher is a Hasher of a record of kind k, holding no field.
+func NewHasher(k ledger.Kind) *Hasher {
+	pl := placedOf[k]
+	if pl == nil {
+		pl = &placedFields{at: map[string]int{}}
+	}
+	return &Hasher{kind: k, pl: pl, set: make([]bool, len(pl.names)), sums: make([][hashWidth]byte, len(pl.names))}
+}
+
+// Set sets field f to v, as HashFields.Set does: an empty value is no field.
+func (h *Hasher) Set(f string, v any) {
+	h.SetText(f, HashText(f, v))
+}
+
+// SetText sets field f to the text s ("" is no field).
+func (h *Hasher) SetText(f, s string) {
+	if i, ok := h.pl.at[f]; ok {
+		h.set[i] = s != ""
+		if s != "" {
+			fieldSum(&h.sums[i], f, s)
+		}
+		return
+	}
+	at := slices.IndexFunc(h.others, func(n namedHash) bool { return n.name == f })
+	switch {
+	case s == "" && at >= 0:
+		h.others = slices.Delete(h.others, at, at+1)
+	case s == "":
+	case at >= 0:
+		fieldSum(&h.others[at].sum, f, s)
+	default:
+		h.others = append(h.others, namedHash{name: f})
+		fieldSum(&h.others[len(h.others)-1].sum, f, s)
+	}
+}
+
+// Has reports whether field f holds a value.
+func (h *Hasher) Has(f string) bool {
+	if i, ok := h.pl.at[f]; ok {
+		return h.set[i]
+	}
+	return slices.ContainsFunc(h.others, func(n namedHash) bool { return n.name == f })
+}
+
+// Sum is the digest and the text of the fields set: Hash's digest and
+// Encode's text of the same fields.
+func (h *Hasher) Sum() (int64, string) {
+	slices.SortFunc(h.others, func(a, b namedHash) int { return strings.Compare(a.name, b.name) })
+	// The digest goes over every field in name order: the placed ones'
+	// order merged with the others'.
+	d := uint64(fnvOffset)
+	add := func(f string, sum *[hashWidth]byte) {
+		d = fnvString(fnvString(d, f), "\x00")
+		for _, c := range sum {
+			d = (d ^ uint64(c)) * fnvPrime
+		}
+		d = fnvString(d, "\x00")
+	}
+	o := 0
+	for _, i := range h.pl.sorted {
+		if !h.set[i] {
+			continue
+		}
+		for ; o < len(h.others) && h.others[o].name < h.pl.names[i]; o++ {
+			add(h.others[o].name, &h.others[o].sum)
+		}
+		add(h.pl.names[i], &h.sums[i])
+	}
+	for ; o < len(h.others); o++ {
+		add(h.others[o].name, &h.others[o].sum)
+	}
+	var b strings.Builder
+	b.Grow(4 + len(h.set)*hashWidth + len(h.others)*(2*hashWidth+2))
+	b.WriteString(strconv.Itoa(HashVersion))
+	b.WriteByte(' ')
+	for i := range h.set {
+		if h.set[i] {
+			b.Write(h.sums[i][:])
+		} else {
+			b.WriteByte('.')
+		}
+	}
+	for _, n := range h.others {
+		b.WriteByte(' ')
+		b.WriteString(nameEscaper.Replace(n.name))
+		b.WriteByte('=')
+		b.Write(n.sum[:])
+	}
+	return int64(HashVersion)<<56 | int64(d&(1<<56-1)), b.String()
+}
+
+// fieldSum writes fieldHash(f, v) into dst, without allocating.
+func fieldSum(dst *[hashWidth]byte, f, v string) {
+	h := fnvString(fnvString(fnvOffset, f), "\x00")
+	h = fnvString(h, v)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], h)
+	base64.RawURLEncoding.Encode(dst[:], b[:6])
+}

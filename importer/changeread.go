@@ -50,7 +50,7 @@ func (w *openedTask) prefetchChanges(ctx context.Context, q ledger.Querier, wr *
 		if !found {
 			continue
 		}
-		if h, _ := r.Hashes(); e.digest != h.Digest {
+		if digest, _ := r.Digest(); e.digest != digest {
 			ids = append(ids, r.ID)
 		}
 	}

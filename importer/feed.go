@@ -82,7 +82,7 @@ func startFeed(rr *reader.RowReader, m *profile.Mapper, read func() int64) *feed
 				r := m.Map(row)
 				if !r.Excluded {
 					m.Complete(&r)
-					r.Hashes() // R17: made here, beside the writing
+					r.Digest() // R17: made here, beside the writing
 				}
 				recs = append(recs, r)
 				hold = f.add(size)

@@ -112,8 +112,7 @@ func (w *writer) slot(d *decision, a ledger.Action) ledger.Slot {
 		if !d.rec.Validated() {
 			d.rec.Validate()
 		}
-		h, text := d.rec.Hashes() // made on the feed's goroutine, for a full reading
-		s.Digest, s.Hashes = h.Digest, text
+		s.Digest, s.Hashes = d.rec.Digest() // made on the feed's goroutine, for a full reading
 	}
 	return s
 }

@@ -40,7 +40,8 @@ type Record struct {
 	values    canon.Values // the validated values to write
 	invalid   string       // why the record is invalid, or ""
 	extraJSON string       // Extra as JSON, or ""
-	hashes    canon.Hashes // R17: what a slot keeps of the record (Hashes), once made
+	hashes    canon.Hashes // R17: the record's hashes by field (Hashes), once asked for
+	digest    int64        // R17: what a slot keeps of the record (Digest), once made
 	hashText  string
 	hashed    bool
 }
