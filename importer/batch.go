@@ -285,6 +285,11 @@ func (w *openedTask) decideChunk(ctx context.Context, q ledger.Querier, wr *writ
 			return err
 		}
 		st.apply(&d)
+		if d.change != nil {
+			if _, err := d.change.text(d.outcome); err != nil { // its JSON, made here, off the writing goroutine
+				return err
+			}
+		}
 		c.ds[i] = d
 	}
 	return nil

@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"crmimport/canon"
@@ -43,6 +44,47 @@ type change struct {
 	wasText string
 	adopted bool
 	state   target.State // the row before an update
+	texts   changeTexts
+}
+
+// changeTexts are a change's JSON as the run keeps it: its fields, edits,
+// before and after (record_changes), and for an update the row before it
+// (its before-image's values).
+type changeTexts struct {
+	fields, edited, before, after, state string
+	made                                 bool
+}
+
+// text is c's JSON, made once: where the chunk is decided (decideChunk),
+// beside the writing of the chunk ahead and off its goroutine.
+func (c *change) text(outcome outcome) (*changeTexts, error) {
+	if c.texts.made {
+		return &c.texts, nil
+	}
+	t := &c.texts
+	var err error
+	encode := func(v any) string {
+		b, jerr := json.Marshal(v)
+		err = errors.Join(err, jerr)
+		return string(b)
+	}
+	if len(c.fields) > 0 {
+		t.fields = encode(c.fields)
+	}
+	if len(c.edited) > 0 {
+		t.edited = encode(c.edited)
+	}
+	if len(c.before) > 0 {
+		t.before = encode(c.before)
+	}
+	if len(c.after) > 0 {
+		t.after = encode(c.after)
+	}
+	if outcome == updated {
+		t.state = encode(c.state.Values)
+	}
+	t.made = err == nil
+	return t, err
 }
 
 // decideFinal decides r, whose slot is final (e), as SPEC §4 step 3 and
@@ -57,10 +99,10 @@ func decideFinal(ctx context.Context, q ledger.Querier, st *stage, r profile.Rec
 		r.Validate()
 	}
 	d.rec = r
-	h := recordHashes(&r)
-	if e.digest == h.Digest {
+	if digest, _ := r.Digest(); e.digest == digest {
 		return nil
 	}
+	h := recordHashes(&r)
 	key := ledger.Key{Tenant: st.x.tenant, Source: st.x.source, Kind: r.Kind, SourceID: r.ID}
 	slot, found, err := st.finalSlot(ctx, q, key)
 	if err != nil || !found {

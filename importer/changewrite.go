@@ -38,7 +38,11 @@ func (w *writer) listChanges(ds []decision) error {
 	var listed []ledger.Change
 	for i := range ds {
 		if c := ds[i].change; c != nil && c.kind != "" {
-			listed = append(listed, w.listed(&ds[i]))
+			l, err := w.listed(&ds[i])
+			if err != nil {
+				return err
+			}
+			listed = append(listed, l)
 		}
 	}
 	return w.ledger.RecordChanges(w.ctx, listed)
@@ -48,6 +52,7 @@ func (w *writer) listChanges(ds []decision) error {
 func (w *writer) writeSlotChanges(ds []decision) error {
 	var listed []ledger.Change
 	var images []ledger.BeforeImage
+	var sets []ledger.HashSet
 	var rows []int
 	relinked, err := w.relinkedHere(ds)
 	if err != nil {
@@ -68,14 +73,20 @@ func (w *writer) writeSlotChanges(ds []decision) error {
 			}
 			images = append(images, b)
 			rows = append(rows, i)
+			sets = append(sets, ledger.HashSet{SourceID: d.rec.ID, Was: b.BeforeDigest, Digest: b.AfterDigest, Hashes: b.AfterHashes})
 		case c.hashes.Digest != 0:
-			if err := w.ledger.SetHashes(w.ctx, key, c.was, c.hashes.Digest, slotText(d)); err != nil {
-				return err
-			}
+			sets = append(sets, ledger.HashSet{SourceID: d.rec.ID, Was: c.was, Digest: c.hashes.Digest, Hashes: slotText(d)})
 		}
 		if c.kind != "" {
-			listed = append(listed, w.listed(d))
+			l, err := w.listed(d)
+			if err != nil {
+				return err
+			}
+			listed = append(listed, l)
 		}
+	}
+	if err := w.ledger.SetHashesMany(w.ctx, w.run.Tenant, w.run.Source, w.task.Kind, sets); err != nil {
+		return err
 	}
 	if err := w.ledger.Updated(w.ctx, images); err != nil {
 		return err
@@ -110,17 +121,26 @@ func (w *writer) relinkedHere(ds []decision) (map[string][]ledger.PendingLink, e
 // the row was when the run began.
 func (w *writer) beforeImage(d *decision, key ledger.Key, relinked []ledger.PendingLink) (ledger.BeforeImage, error) {
 	c := d.change
-	state, err := target.Unlinked(d.rec.Kind, c.state, relinked)
+	t, err := c.text(d.outcome)
 	if err != nil {
 		return ledger.BeforeImage{}, err
 	}
-	values, err := target.EncodeState(state)
-	if err != nil {
-		return ledger.BeforeImage{}, err
+	values := t.state
+	if len(relinked) > 0 || values == "" {
+		state, err := target.Unlinked(d.rec.Kind, c.state, relinked)
+		if err != nil {
+			return ledger.BeforeImage{}, err
+		}
+		if values, err = target.EncodeState(state); err != nil {
+			return ledger.BeforeImage{}, err
+		}
 	}
-	fields, _ := json.Marshal(c.fields)
+	fields := t.fields
+	if fields == "" {
+		fields = "[]"
+	}
 	return ledger.BeforeImage{Key: key, RecordID: d.rowID, Run: w.run.ID, Values: values,
-		BeforeDigest: c.was, BeforeHashes: c.wasText, AfterDigest: c.hashes.Digest, AfterHashes: slotText(d), Fields: string(fields)}, nil
+		BeforeDigest: c.was, BeforeHashes: c.wasText, AfterDigest: c.hashes.Digest, AfterHashes: slotText(d), Fields: fields}, nil
 }
 
 // update writes d's row over the one its slot names, and the links it
@@ -161,37 +181,21 @@ func (w *writer) update(d *decision, key ledger.Key) error {
 // slotText is the text of the hashes d's change writes to its slot: the
 // record's, made with its validation, or (a row's, adopted) made now.
 func slotText(d *decision) string {
-	if h, text := d.rec.Hashes(); h.Digest == d.change.hashes.Digest {
+	if digest, text := d.rec.Digest(); digest == d.change.hashes.Digest {
 		return text
 	}
 	return d.change.hashes.Encode(d.rec.Kind)
 }
 
 // listed is d's change as the run keeps it (record_changes).
-func (w *writer) listed(d *decision) ledger.Change {
+func (w *writer) listed(d *decision) (ledger.Change, error) {
 	c := d.change
-	text := func(v any) string {
-		if v == nil {
-			return ""
-		}
-		b, _ := json.Marshal(v)
-		return string(b)
+	t, err := c.text(d.outcome)
+	if err != nil {
+		return ledger.Change{}, err
 	}
-	out := ledger.Change{Run: w.run.ID, Task: w.task.ID, Kind: d.rec.Kind, SourceID: d.rec.ID, File: d.rec.File, Line: d.rec.Line,
-		Change: c.kind, Applicable: c.applicable}
-	if len(c.fields) > 0 {
-		out.Fields = text(c.fields)
-	}
-	if len(c.edited) > 0 {
-		out.Edited = text(c.edited)
-	}
-	if len(c.before) > 0 {
-		out.Before = text(c.before)
-	}
-	if len(c.after) > 0 {
-		out.After = text(c.after)
-	}
-	return out
+	return ledger.Change{Run: w.run.ID, Task: w.task.ID, Kind: d.rec.Kind, SourceID: d.rec.ID, File: d.rec.File, Line: d.rec.Line,
+		Change: c.kind, Applicable: c.applicable, Fields: t.fields, Edited: t.edited, Before: t.before, After: t.after}, nil
 }
 
 // prepared runs a writer's statements prepared once per batch (the same
