@@ -98,31 +98,60 @@ func FinalSlots(ctx context.Context, q Querier, d store.Dialect, tenant, source 
 	return out, rows.Err()
 }
 
-const setHashesSQL = `
-UPDATE migration_records SET digest = ?, hashes = ?
-WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND action IN ('created', 'matched') AND coalesce(digest, 0) = ?`
-
 // ErrSlotMoved is a compare-and-set on a slot's digest that changed no
 // row: the slot is not what its reader saw (R11).
 var ErrSlotMoved = errors.New("the slot changed since it was read")
 
-// SetHashes gives the final slot of k the digest and hashes of what was
-// last written for it, if its digest is still was (R11).
-func (l *Ledger) SetHashes(ctx context.Context, k Key, was, digest int64, hashes string) error {
-	s, err := l.stmt(ctx, setHashesSQL)
-	if err != nil {
-		return err
-	}
-	res, err := s.ExecContext(ctx, digest, hashes, k.Tenant, k.Source, string(k.Kind), k.SourceID, was)
-	if err != nil {
-		return fmt.Errorf("write the hashes of %s: %w", k, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("write the hashes of %s: %w", k, err)
-	}
-	if n != 1 {
-		return fmt.Errorf("write the hashes of %s: %w (%d rows changed, expected 1)", k, ErrSlotMoved, n)
+// HashSet is one slot's new digest and hashes, set if its digest is
+// still Was (SetHashesMany).
+type HashSet struct {
+	SourceID    string
+	Was, Digest int64
+	Hashes      string
+}
+
+// setHashesManyHead, then a tuple per slot, then setHashesManyTail: the
+// hashes of many slots of one kind in one statement. Each value is cast
+// so that PostgreSQL knows the types of a VALUES list's parameters.
+const (
+	setHashesManyHead  = `WITH v (source_id, was, digest, hashes) AS (VALUES `
+	setHashesManyTuple = `(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT))`
+	setHashesManyTail  = `)
+UPDATE migration_records SET digest = v.digest, hashes = v.hashes FROM v
+WHERE migration_records.tenant_id = ? AND migration_records.source = ? AND migration_records.kind = ?
+  AND migration_records.source_id = v.source_id AND migration_records.action IN ('created', 'matched')
+  AND coalesce(migration_records.digest, 0) = v.was`
+)
+
+// SetHashesMany gives final slots of kind (tenant's, from source) the
+// digest and hashes of what was last written for them, a statement per
+// store.MaxStatementRows, if each one's digest is still its Was (R11):
+// else ErrSlotMoved, and the caller's savepoint takes back what the
+// statements wrote.
+func (l *Ledger) SetHashesMany(ctx context.Context, tenant, source string, kind Kind, sets []HashSet) error {
+	for start := 0; start < len(sets); {
+		part := sets[start : start+store.StatementRows(min(store.MaxStatementRows, len(sets)-start))]
+		start += len(part)
+		st, err := l.stmt(ctx, setHashesManyHead+strings.TrimSuffix(strings.Repeat(setHashesManyTuple+", ", len(part)), ", ")+setHashesManyTail)
+		if err != nil {
+			return err
+		}
+		args := make([]any, 0, 4*len(part)+3)
+		for _, h := range part {
+			args = append(args, h.SourceID, h.Was, h.Digest, h.Hashes)
+		}
+		res, err := st.ExecContext(ctx, append(args, tenant, source, string(kind))...)
+		if err != nil {
+			return fmt.Errorf("write the hashes of %d %s: %w", len(part), kind.Plural(), err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("write the hashes of %d %s: %w", len(part), kind.Plural(), err)
+		}
+		if n != int64(len(part)) {
+			return fmt.Errorf("write the hashes of %d %s (%s…): %w (%d rows changed, expected %d)",
+				len(part), kind.Plural(), part[0].SourceID, ErrSlotMoved, n, len(part))
+		}
 	}
 	return nil
 }
@@ -213,16 +242,11 @@ const beforeImageTuple = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 const beforeImageTail = `
 ON CONFLICT (tenant_id, source, kind, source_id, migration_id) DO NOTHING`
 
-// Updated writes, for updates of final slots' rows (R17), each slot's new
-// digest and hashes as a compare-and-set on the digest it had (R11) and
-// the before-images, many per statement. The caller writes the rows, and
-// holds the savepoint that takes all of it back when one fails.
+// Updated writes, for updates of final slots' rows (R17), the
+// before-images, many per statement. The caller sets the slots' hashes
+// (SetHashesMany) and writes the rows, and holds the savepoint that takes
+// all of it back when one fails.
 func (l *Ledger) Updated(ctx context.Context, bs []BeforeImage) error {
-	for _, b := range bs {
-		if err := l.SetHashes(ctx, b.Key, b.BeforeDigest, b.AfterDigest, b.AfterHashes); err != nil {
-			return err
-		}
-	}
 	for start := 0; start < len(bs); {
 		part := bs[start : start+store.StatementRows(min(store.MaxStatementRows, len(bs)-start))]
 		start += len(part)

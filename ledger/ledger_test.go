@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -409,4 +410,72 @@ ON CONFLICT (tenant_id, source, kind, source_id) DO UPDATE SET
 			b.ReportMetric(float64(b.N*2000)/b.Elapsed().Seconds(), "claims/s")
 		})
 	}
+}
+
+// TestSetHashesManyIsACompareAndSet (R17, R11): the hashes of many final
+// slots are set in one statement only where each slot's digest is still
+// what its reader saw; one that moved — or a skip, which keeps no hashes —
+// fails the whole with ErrSlotMoved, and the caller's transaction takes it
+// back.
+func TestSetHashesManyIsACompareAndSet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		var slots []ledger.Slot
+		var sets []ledger.HashSet
+		for i := range 300 {
+			a := ledger.Matched
+			if i == 7 {
+				a = ledger.Skipped
+			}
+			id := fmt.Sprintf("n%03d", i)
+			slots = append(slots, ledger.Slot{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Note, SourceID: id},
+				RunID: 1, Action: a, Reason: "r", At: earlier, Digest: int64(i + 1), Hashes: "1 old"})
+			if i != 7 {
+				sets = append(sets, ledger.HashSet{SourceID: id, Was: int64(i + 1), Digest: int64(1000 + i), Hashes: "1 new" + id})
+			}
+		}
+		inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+			won, err := l.Claim(ctx, slots)
+			require.NoError(t, err)
+			require.True(t, won)
+		})
+		digests := func() map[string]string {
+			out := map[string]string{}
+			rows, err := db.Query(`SELECT source_id, coalesce(digest, 0), coalesce(hashes, '') FROM migration_records`)
+			require.NoError(t, err)
+			defer rows.Close()
+			for rows.Next() {
+				var id, h string
+				var d int64
+				require.NoError(t, rows.Scan(&id, &d, &h))
+				out[id] = fmt.Sprint(d, " ", h)
+			}
+			require.NoError(t, rows.Err())
+			return out
+		}
+		before := digests()
+		fails := func(why string, sets []ledger.HashSet) {
+			tx, err := store.Begin(ctx, db)
+			require.NoError(t, err)
+			l := ledger.New(tx, store.DialectOf(db))
+			err = l.SetHashesMany(ctx, "acme", "canonical", ledger.Note, sets)
+			require.ErrorIs(t, err, ledger.ErrSlotMoved, why)
+			require.NoError(t, l.Close())
+			require.NoError(t, tx.Rollback())
+			require.Equal(t, before, digests(), why)
+		}
+		stale := slices.Clone(sets)
+		stale[250].Was = 999999
+		fails("a slot whose digest moved", stale)
+		fails("a skip", append(slices.Clone(sets[:3]), ledger.HashSet{SourceID: "n007", Was: 8, Digest: 5, Hashes: "1 x"}))
+
+		inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+			require.NoError(t, l.SetHashesMany(ctx, "acme", "canonical", ledger.Note, sets))
+		})
+		after := digests()
+		require.Equal(t, "1006 1 newn006", after["n006"])
+		require.Equal(t, "1299 1 newn299", after["n299"], "the second statement's")
+		require.Equal(t, before["n007"], after["n007"], "the skip is left alone")
+	})
 }
