@@ -70,10 +70,35 @@ FROM pending_links p JOIN migration_records r
 WHERE p.tenant_id = ? AND p.source = ? AND p.parent_kind = ? AND p.completed_by IS NULL
   AND r.action IN ('created', 'matched') AND r.record_id IS NOT NULL`
 
+// waitingSQL finds a link of tenant and source waiting for a parent of
+// one kind, by pending_links_parent.
+const waitingSQL = `
+SELECT 1 FROM pending_links WHERE tenant_id = ? AND source = ? AND parent_kind = ? AND completed_by IS NULL LIMIT 1`
+
+// anyRow reports whether query gives a row.
+func anyRow(ctx context.Context, q Querier, query string, args ...any) (bool, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	found := rows.Next()
+	return found, rows.Err()
+}
+
 // ReadyLinks lists the links waiting for a parent of kind whose slot is
 // final now (R6a), among parents (their source ids), or all of them when
 // parents is nil, each with its parent's row.
 func ReadyLinks(ctx context.Context, q Querier, tenant, source string, kind Kind, parents []string) ([]PendingLink, error) {
+	// Most batches of parents find no link waiting for their kind (a first
+	// run writes the children after them): one look by the index says so.
+	waits, err := anyRow(ctx, q, waitingSQL, tenant, source, string(kind))
+	if err != nil {
+		return nil, fmt.Errorf("read the links waiting for %s: %w", kind.Plural(), err)
+	}
+	if !waits {
+		return nil, nil
+	}
 	if parents == nil {
 		return readPending(ctx, q, tenant, readyLinksSQL, tenant, source, string(kind))
 	}
