@@ -94,14 +94,17 @@ SELECT kind, change, count(*), coalesce(sum(applicable), 0)
 FROM record_changes WHERE migration_id = ? GROUP BY kind, change`
 
 // changeExamplesSQL: the first records of each kind and change, by
-// source id (R17: the run page's examples).
+// source id (R17: the run page's examples). The window numbers the ids
+// alone; only the examples' values are read (a delta rerun lists tens of
+// thousands of changes, each with its before and after).
 const changeExamplesSQL = `
-SELECT kind, change, source_id, coalesce(file, ''), coalesce(line, 0), applicable,
-       coalesce(fields, '[]'), coalesce(edited, '[]'), coalesce(before, '{}'), coalesce(after, '{}')
-FROM (SELECT c.*, row_number() OVER (PARTITION BY kind, change ORDER BY source_id, id) AS i
-      FROM record_changes c WHERE migration_id = ?) AS e
-WHERE i <= 5
-ORDER BY kind, change, source_id, id`
+SELECT c.kind, c.change, c.source_id, coalesce(c.file, ''), coalesce(c.line, 0), c.applicable,
+       coalesce(c.fields, '[]'), coalesce(c.edited, '[]'), coalesce(c.before, '{}'), coalesce(c.after, '{}')
+FROM (SELECT id, row_number() OVER (PARTITION BY kind, change ORDER BY source_id, id) AS i
+      FROM record_changes WHERE migration_id = ?) AS e
+JOIN record_changes c ON c.id = e.id
+WHERE e.i <= 5
+ORDER BY c.kind, c.change, c.source_id, c.id`
 
 // readChanges reads what run found changed at the source, per kind in
 // plan order (the order of kinds).
