@@ -64,6 +64,7 @@ var engineChoices = []string{
 	"store.WriteOutput",
 	"storetest.backends",
 	"target.ReadRows",
+	"target.UpdateMany",
 	"target.buildInsertSQL",
 }
 
