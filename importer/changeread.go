@@ -40,6 +40,9 @@ func (w *openedTask) prefetchChanges(ctx context.Context, q ledger.Querier, wr *
 		if _, ok := seenID(*r); !ok || !r.Validated() {
 			continue
 		}
+		if _, dup := st.seenAt(r.ID); dup {
+			continue // a duplicate is decided before its slot is asked for (SPEC §4 step 2)
+		}
 		e, found, err := st.slot(ctx, q, r.Kind, r.ID)
 		if err != nil {
 			return changeReads{}, err
@@ -47,13 +50,9 @@ func (w *openedTask) prefetchChanges(ctx context.Context, q ledger.Querier, wr *
 		if !found {
 			continue
 		}
-		if digest, _ := r.Digest(); e.digest == digest {
-			continue // most records of a rerun: nothing to read
+		if digest, _ := r.Digest(); e.digest != digest {
+			ids = append(ids, r.ID)
 		}
-		if _, dup := st.seenAt(r.ID); dup {
-			continue // a duplicate is decided before its slot is asked for (SPEC §4 step 2)
-		}
-		ids = append(ids, r.ID)
 	}
 	if len(ids) == 0 {
 		return changeReads{}, nil
