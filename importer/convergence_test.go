@@ -374,10 +374,19 @@ func TestSlotsWithoutHashesAdopt(t *testing.T) {
 		imp := New(phases.New(db, nil))
 		dir := export(t, smallExport(false))
 		runFor(t, imp, "acme", dir, "")
-		_, err := db.Exec(`UPDATE migration_records SET digest = NULL, hashes = NULL WHERE tenant_id = 'acme'`)
-		require.NoError(t, err)
+		// The slots as an older file has them. Hashes written alone move no
+		// epoch (schema 15: their writers do), so the epoch is moved too, or
+		// R2's shortcut would rightly take the same file without reading it.
+		forgetHashes := func(where string) {
+			_, err := db.Exec(`UPDATE migration_records SET digest = NULL, hashes = NULL WHERE tenant_id = 'acme'` + where)
+			require.NoError(t, err)
+			_, err = db.Exec(`INSERT INTO ledger_epochs (tenant_id, source, n) SELECT DISTINCT tenant_id, source, 1 FROM migration_records
+WHERE tenant_id = 'acme' ON CONFLICT (tenant_id, source) DO UPDATE SET n = ledger_epochs.n + 1`)
+			require.NoError(t, err)
+		}
+		forgetHashes("")
 
-		r := runFor(t, imp, "acme", export(t, smallExport(false)), "") // other bytes' fingerprint: read whole
+		r := runFor(t, imp, "acme", export(t, smallExport(false)), "")
 		c := total(r)
 		require.Equal(t, int64(6), c.Adopted, "%+v", r.Stats)
 		require.Zero(t, c.Outdated, "%+v", r.Stats)
@@ -385,8 +394,7 @@ func TestSlotsWithoutHashesAdopt(t *testing.T) {
 		require.NoError(t, db.QueryRow(`SELECT count(*) FROM migration_records WHERE tenant_id = 'acme' AND action <> 'skipped' AND hashes IS NULL`).Scan(&none))
 		require.Zero(t, none, "every final slot has its hashes now")
 
-		_, err = db.Exec(`UPDATE migration_records SET digest = NULL, hashes = NULL WHERE tenant_id = 'acme' AND kind = 'contact' AND source_id = 'c1'`)
-		require.NoError(t, err)
+		forgetHashes(` AND kind = 'contact' AND source_id = 'c1'`)
 		r = runFor(t, imp, "acme", export(t, smallExport(true)), "")
 		require.Equal(t, int64(1), r.Stats[ledger.Contact].Adopted, "%+v", r.Stats)
 		require.Equal(t, int64(1), r.Stats[ledger.Contact].Outdated, "the record differs from its row: outdated")

@@ -479,3 +479,38 @@ func TestSetHashesManyIsACompareAndSet(t *testing.T) {
 		require.Equal(t, before["n007"], after["n007"], "the skip is left alone")
 	})
 }
+
+// TestHashWritesMoveTheEpochOnce (R17, R2; schema 15): a final slot's
+// digest and hashes written alone fire no trigger — their writers hold the
+// epoch and move it once (HoldEpoch, ReleaseEpoch) — while any other
+// change of a final slot still moves it.
+func TestHashWritesMoveTheEpochOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		inTx(t, db, func(l *ledger.Ledger, _ *sql.Tx) {
+			won, err := l.Claim(ctx, []ledger.Slot{{Key: ledger.Key{Tenant: "acme", Source: "canonical", Kind: ledger.Note, SourceID: "n1"},
+				RunID: 1, Action: ledger.Matched, RecordType: "notes", RecordID: 7, At: earlier, Digest: 1, Hashes: "1 a"}})
+			require.NoError(t, err)
+			require.True(t, won)
+		})
+		epoch := func() int64 {
+			var n int64
+			require.NoError(t, db.QueryRow(`SELECT coalesce((SELECT n FROM ledger_epochs WHERE tenant_id = 'acme' AND source = 'canonical'), 0)`).Scan(&n))
+			return n
+		}
+		e := epoch()
+		_, err := db.Exec(`UPDATE migration_records SET digest = 2, hashes = '1 b' WHERE source_id = 'n1'`)
+		require.NoError(t, err)
+		require.Equal(t, e, epoch(), "hashes written alone move nothing by themselves")
+		inTx(t, db, func(l *ledger.Ledger, tx *sql.Tx) {
+			require.NoError(t, ledger.HoldEpoch(ctx, tx))
+			require.NoError(t, l.SetHashesMany(ctx, "acme", "canonical", ledger.Note, []ledger.HashSet{{SourceID: "n1", Was: 2, Digest: 3, Hashes: "1 c"}}))
+			require.NoError(t, ledger.ReleaseEpoch(ctx, tx, "acme", "canonical"))
+		})
+		require.Equal(t, e+1, epoch(), "their writer moves it, once")
+		_, err = db.Exec(`UPDATE migration_records SET record_id = 8 WHERE source_id = 'n1'`)
+		require.NoError(t, err)
+		require.Equal(t, e+2, epoch(), "any other change of a final slot moves it")
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"crmimport/canon"
 	"crmimport/ledger"
@@ -167,7 +168,13 @@ func revertUpdates(ctx context.Context, tx *sql.Tx, d store.Dialect, run phases.
 	if err != nil || len(ups) == 0 {
 		return err
 	}
+	// A slot's hashes written back move the epoch once for all of them
+	// (schema 15: the slots' trigger leaves their writers to it).
+	if err := ledger.HoldEpoch(ctx, tx); err != nil {
+		return err
+	}
 	var left []ledger.Failure
+	var sources []string
 	for _, u := range ups {
 		why, err := changedSince(ctx, tx, u)
 		if err != nil {
@@ -182,7 +189,13 @@ func revertUpdates(ctx context.Context, tx *sql.Tx, d store.Dialect, run phases.
 		if err := revert(ctx, tx, run.ID, u); err != nil {
 			return err
 		}
+		if !slices.Contains(sources, u.key.Source) {
+			sources = append(sources, u.key.Source)
+		}
 		c.Reverted++
+	}
+	if err := ledger.ReleaseEpoch(ctx, tx, run.Tenant, sources...); err != nil {
+		return err
 	}
 	if len(left) == 0 {
 		return nil

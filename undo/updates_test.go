@@ -127,6 +127,29 @@ func TestUndoGivesUpdatesBack(t *testing.T) {
 	})
 }
 
+// TestUndoOfUpdatesMovesTheEpoch (R2, R16, schema 15): an undo that only
+// gives updated rows back — it removes no slot — still moves the epoch of
+// the tenant and source (the slots' digests changed), so that R2's
+// shortcut never vouches for a file across it.
+func TestUndoOfUpdatesMovesTheEpoch(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		w.run(export(t, updateExport("Engineer")), "canonical")
+		upd := w.runUpdate(export(t, updateExport("CTO")))
+		require.Equal(t, int64(1), upd.Stats[ledger.Contact].Updated, "%+v", upd.Stats)
+		epoch := func() int64 {
+			var n int64
+			require.NoError(t, db.QueryRow(`SELECT coalesce((SELECT n FROM ledger_epochs WHERE tenant_id = ? AND source = 'canonical'), 0)`, tenant).Scan(&n))
+			return n
+		}
+		e := epoch()
+		u := w.undo(upd.ID, false)
+		require.Equal(t, int64(1), u.Stats[ledger.Contact].Reverted, "%+v", u.Stats)
+		require.Equal(t, int64(0), u.Stats[ledger.Contact].Removed+u.Stats[ledger.Company].Removed, "%+v", u.Stats)
+		require.Greater(t, epoch(), e, "the reverted slot's digest moved the epoch")
+	})
+}
+
 // TestUndoLeavesARowEditedSince (SPEC §11): a row edited by hand after the
 // update is left as it is, keeps the update's before-image (not marked),
 // is named among the undo's failures, and the undo ends partial.
