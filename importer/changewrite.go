@@ -91,8 +91,10 @@ func (w *writer) writeSlotChanges(ds []decision) error {
 	if err := w.ledger.Updated(w.ctx, images); err != nil {
 		return err
 	}
-	if err := w.update(ds, rows, images); err != nil {
-		return err
+	for n, i := range rows {
+		if err := w.update(&ds[i], images[n].Key); err != nil {
+			return err
+		}
 	}
 	return w.ledger.RecordChanges(w.ctx, listed)
 }
@@ -141,55 +143,37 @@ func (w *writer) beforeImage(d *decision, key ledger.Key, relinked []ledger.Pend
 		BeforeDigest: c.was, BeforeHashes: c.wasText, AfterDigest: c.hashes.Digest, AfterHashes: slotText(d), Fields: fields}, nil
 }
 
-// update writes the rows of ds at places at over the ones their slots
-// name (images: their before-images, by place), and the links they
+// update writes d's row over the one its slot names, and the links it
 // changed.
-func (w *writer) update(ds []decision, at []int, images []ledger.BeforeImage) error {
-	rows := make([]*target.Row, len(at))
-	befores := make([]target.State, len(at))
-	for n, i := range at {
-		d := &ds[i]
-		extra := ""
-		if len(d.extra) > 0 {
-			e, err := json.Marshal(d.extra)
-			if err != nil {
-				return err
-			}
-			extra = string(e)
-		}
-		rows[n] = &target.Row{Kind: d.rec.Kind, ID: d.rowID, Values: d.values, Links: d.links, Extra: extra}
-		befores[n] = d.change.state
-	}
-	if err := target.UpdateMany(w.ctx, prepared{w}, w.dialect, w.run.Tenant, rows, befores); err != nil {
-		return err
-	}
-	for n, i := range at {
-		if err := w.relinkFields(&ds[i], images[n].Key); err != nil {
+func (w *writer) update(d *decision, key ledger.Key) error {
+	c := d.change
+	extra := ""
+	if len(d.extra) > 0 {
+		e, err := json.Marshal(d.extra)
+		if err != nil {
 			return err
 		}
+		extra = string(e)
 	}
-	return nil
-}
-
-// relinkFields remembers anew the links an update of d changed (R6a): a
-// value that does not resolve waits for its parent, and the one it
-// replaces waits no more.
-func (w *writer) relinkFields(d *decision, key ledger.Key) error {
+	row := target.Row{Kind: d.rec.Kind, ID: d.rowID, Values: d.values, Links: d.links, Extra: extra}
+	// The links the update changed are remembered anew (R6a): a value
+	// that does not resolve waits for its parent, and the one it replaces
+	// waits no more.
 	var changed []string
 	var pending []ledger.PendingLink
-	for _, f := range d.change.fields {
+	for _, f := range c.fields {
 		if _, isLink := canon.KindOfLinkField(strings.TrimSuffix(f, "~")); isLink {
 			changed = append(changed, strings.TrimSuffix(f, "~"))
 		}
-	}
-	if len(changed) == 0 {
-		return nil
 	}
 	for _, p := range d.pending {
 		if slices.Contains(changed, p.Field) {
 			p.Key, p.RecordID = key, d.rowID
 			pending = append(pending, p)
 		}
+	}
+	if err := target.Update(w.ctx, prepared{w}, w.run.Tenant, &row, c.state); err != nil {
+		return err
 	}
 	return w.ledger.RelinkFields(w.ctx, key, w.run.ID, changed, pending)
 }

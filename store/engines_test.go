@@ -64,7 +64,6 @@ var engineChoices = []string{
 	"store.WriteOutput",
 	"storetest.backends",
 	"target.ReadRows",
-	"target.UpdateMany",
 	"target.buildInsertSQL",
 }
 

@@ -139,22 +139,13 @@ func plain(v any) any {
 // Update writes r over its row (the same id, tenant's), which held before
 // (as ReadRow read it), in tx.
 func Update(ctx context.Context, tx Execer, tenant string, r *Row, before State) error {
-	set, vals, err := changedColumns(r, before)
-	if err != nil || len(set) == 0 {
-		return err // none: the row holds them already (a hand edit made it so)
-	}
-	return setRow(ctx, tx, r.Kind, tenant, r.ID, set, vals, "update")
-}
-
-// changedColumns are the columns of r's row whose values r changes from
-// before, and their new values. Only they are set: an index or a foreign
-// key of a column left alone is not written again.
-func changedColumns(r *Row, before State) ([]string, []any, error) {
 	cols := written(r.Kind)
 	args := rowArgs(nil, r)[1:] // rowArgs' first is the id
 	if len(args) != len(cols) {
-		return nil, nil, fmt.Errorf("update %s %d: %d values for %d columns", r.Kind, r.ID, len(args), len(cols))
+		return fmt.Errorf("update %s %d: %d values for %d columns", r.Kind, r.ID, len(args), len(cols))
 	}
+	// Only the columns whose values change are set: an index or a foreign
+	// key of a column left alone is not written again.
 	var set []string
 	var vals []any
 	for i, c := range cols {
@@ -162,98 +153,10 @@ func changedColumns(r *Row, before State) ([]string, []any, error) {
 			set, vals = append(set, c), append(vals, args[i])
 		}
 	}
-	return set, vals, nil
-}
-
-// UpdateMany is Update of rows of one kind, each over befores' state of
-// the same place, in tx. On SQLite the rows that change the same columns
-// are written by one statement per store.MaxStatementRows (an UPDATE …
-// FROM a list of values); every row must be there, or it fails as Update
-// does (R11). Elsewhere a statement per row.
-func UpdateMany(ctx context.Context, tx Execer, d store.Dialect, tenant string, rows []*Row, befores []State) error {
-	switch d {
-	case store.SQLite:
-		return updateGrouped(ctx, tx, tenant, rows, befores)
-	case store.Postgres:
-		for i, r := range rows {
-			if err := Update(ctx, tx, tenant, r, befores[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		panic(d.Untaught("target.UpdateMany"))
+	if len(set) == 0 {
+		return nil // the row holds them already (a hand edit made it so)
 	}
-}
-
-// updateGrouped is UpdateMany's on SQLite: a statement per group of rows
-// that change the same columns, and per store.MaxStatementRows.
-func updateGrouped(ctx context.Context, tx Execer, tenant string, rows []*Row, befores []State) error {
-	type group struct {
-		kind ledger.Kind
-		set  []string
-		ids  []int64
-		vals [][]any
-	}
-	var order []string
-	groups := map[string]*group{}
-	for i, r := range rows {
-		set, vals, err := changedColumns(r, befores[i])
-		if err != nil {
-			return err
-		}
-		if len(set) == 0 {
-			continue
-		}
-		key := string(r.Kind) + " " + strings.Join(set, ",")
-		g := groups[key]
-		if g == nil {
-			g = &group{kind: r.Kind, set: set}
-			groups[key] = g
-			order = append(order, key)
-		}
-		g.ids, g.vals = append(g.ids, r.ID), append(g.vals, vals)
-	}
-	for _, key := range order {
-		g := groups[key]
-		if len(g.ids) == 1 {
-			if err := setRow(ctx, tx, g.kind, tenant, g.ids[0], g.set, g.vals[0], "update"); err != nil {
-				return err
-			}
-			continue
-		}
-		names := make([]string, len(g.set))
-		assign := make([]string, len(g.set))
-		for i, c := range g.set {
-			names[i] = fmt.Sprintf("c%d", i)
-			assign[i] = c + " = v." + names[i]
-		}
-		tuple := "(?" + strings.Repeat(", ?", len(g.set)) + ")"
-		for start := 0; start < len(g.ids); {
-			n := store.StatementRows(min(store.MaxStatementRows, len(g.ids)-start))
-			args := make([]any, 0, n*(len(g.set)+1)+1)
-			for i := start; i < start+n; i++ {
-				args = append(append(args, g.ids[i]), g.vals[i]...)
-			}
-			query := "WITH v (id, " + strings.Join(names, ", ") + ") AS (VALUES " +
-				strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + ")\n" +
-				"UPDATE " + g.kind.Table() + " SET " + strings.Join(assign, ", ") +
-				" FROM v WHERE " + g.kind.Table() + ".id = v.id AND " + g.kind.Table() + ".tenant_id = ?"
-			res, err := tx.ExecContext(ctx, query, append(args, tenant)...)
-			if err != nil {
-				return fmt.Errorf("update %d %s: %w", n, g.kind.Plural(), err)
-			}
-			changed, err := res.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("update %d %s: %w", n, g.kind.Plural(), err)
-			}
-			if changed != int64(n) {
-				return fmt.Errorf("update %d %s (%d…): %d rows changed, expected %d (R11)", n, g.kind.Plural(), g.ids[start], changed, n)
-			}
-			start += n
-		}
-	}
-	return nil
+	return setRow(ctx, tx, r.Kind, tenant, r.ID, set, vals, "update")
 }
 
 // sameValue reports whether a row's value (as ReadRow read it) and a value
