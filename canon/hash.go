@@ -93,10 +93,16 @@ func ExtraText(v any) string {
 
 // ValueFields sets the canonical fields of kind k from values (a
 // validated record's), but for its id, deleted and links.
-func (h HashFields) ValueFields(k ledger.Kind, values Values) {
+func (h HashFields) ValueFields(k ledger.Kind, values Values) { setValueFields(k, values, h.Set) }
+
+// ValueFields sets the canonical fields of kind k from values, as
+// HashFields.ValueFields does.
+func (h *Hasher) ValueFields(k ledger.Kind, values Values) { setValueFields(k, values, h.Set) }
+
+func setValueFields(k ledger.Kind, values Values, set func(string, any)) {
 	for _, f := range FieldsOf(k).Names {
 		if Hashed(f) {
-			h.Set(f, values.Get(f))
+			set(f, values.Get(f))
 		}
 	}
 }
@@ -123,11 +129,18 @@ func (h *Hashes) Seal() { h.Digest = digestOf(h.Fields) }
 // fieldHash is 48 bits of FNV-1a over the field's name and value, in eight
 // characters.
 func fieldHash(f, v string) string {
+	var sum [hashWidth]byte
+	fieldSum(&sum, f, v)
+	return string(sum[:])
+}
+
+// fieldSum writes fieldHash(f, v) into dst, without allocating.
+func fieldSum(dst *[hashWidth]byte, f, v string) {
 	h := fnvString(fnvString(fnvOffset, f), "\x00")
 	h = fnvString(h, v) // a body of megabytes is hashed where it lies, never copied
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], h)
-	return base64.RawURLEncoding.EncodeToString(b[:6])
+	base64.RawURLEncoding.Encode(dst[:], b[:6])
 }
 
 // FNV-1a, 64 bits, over a string.
@@ -136,7 +149,7 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-func fnvString(h uint64, s string) uint64 {
+func fnvString[T ~string | ~[]byte](h uint64, s T) uint64 {
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])
 		h *= fnvPrime
@@ -154,10 +167,18 @@ func digestOf(fields map[string]string) int64 {
 	slices.Sort(names)
 	h := uint64(fnvOffset)
 	for _, f := range names {
-		h = fnvString(fnvString(fnvString(fnvString(h, f), "\x00"), fields[f]), "\x00")
+		h = digestAdd(h, f, fields[f])
 	}
-	return int64(HashVersion)<<56 | int64(h&(1<<56-1))
+	return digestSeal(h)
 }
+
+// digestAdd adds field f, whose hash is sum, to the digest being made.
+func digestAdd[T ~string | ~[]byte](h uint64, f string, sum T) uint64 {
+	return fnvString(fnvString(fnvString(fnvString(h, f), "\x00"), sum), "\x00")
+}
+
+// digestSeal is the digest made: 56 bits under the version's byte.
+func digestSeal(h uint64) int64 { return int64(HashVersion)<<56 | int64(h&(1<<56-1)) }
 
 // DigestVersion is the version of the hashing that made digest d (0: none).
 func DigestVersion(d int64) int { return int(uint64(d) >> 56) }
@@ -363,13 +384,7 @@ func (h *Hasher) Sum() (int64, string) {
 	// The digest goes over every field in name order: the placed ones'
 	// order merged with the others'.
 	d := uint64(fnvOffset)
-	add := func(f string, sum *[hashWidth]byte) {
-		d = fnvString(fnvString(d, f), "\x00")
-		for _, c := range sum {
-			d = (d ^ uint64(c)) * fnvPrime
-		}
-		d = fnvString(d, "\x00")
-	}
+	add := func(f string, sum *[hashWidth]byte) { d = digestAdd(d, f, sum[:]) }
 	o := 0
 	for _, i := range h.pl.sorted {
 		if !h.set[i] {
@@ -400,14 +415,5 @@ func (h *Hasher) Sum() (int64, string) {
 		b.WriteByte('=')
 		b.Write(n.sum[:])
 	}
-	return int64(HashVersion)<<56 | int64(d&(1<<56-1)), b.String()
-}
-
-// fieldSum writes fieldHash(f, v) into dst, without allocating.
-func fieldSum(dst *[hashWidth]byte, f, v string) {
-	h := fnvString(fnvString(fnvOffset, f), "\x00")
-	h = fnvString(h, v)
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], h)
-	base64.RawURLEncoding.Encode(dst[:], b[:6])
+	return digestSeal(d), b.String()
 }

@@ -17,11 +17,7 @@ func (r *Record) hashesOf() (int64, string) {
 	h := canon.NewHasher(r.Kind)
 	values, bad := r.Values()
 	if bad == "" && values.Valid() {
-		for _, f := range canon.FieldsOf(r.Kind).Names {
-			if canon.Hashed(f) {
-				h.Set(f, values.Get(f))
-			}
-		}
+		h.ValueFields(r.Kind, values)
 	} else {
 		for _, f := range canon.FieldsOf(r.Kind).Names {
 			if canon.Hashed(f) {
