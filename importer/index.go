@@ -47,11 +47,6 @@ type finalEntry struct {
 	rid, digest int64
 }
 
-func (f *finalSet) get(id string) (int64, bool) {
-	e, ok := f.entry(id)
-	return e.rid, ok
-}
-
 // entry is the final slot of id; a slot this run added has no digest to
 // compare with (a record of its id again is a duplicate, SPEC §4 step 2).
 func (f *finalSet) entry(id string) (finalEntry, bool) {

@@ -103,7 +103,7 @@ SELECT c.kind, c.change, c.source_id, coalesce(c.file, ''), coalesce(c.line, 0),
 FROM (SELECT id, row_number() OVER (PARTITION BY kind, change ORDER BY source_id, id) AS i
       FROM record_changes WHERE migration_id = ?) AS e
 JOIN record_changes c ON c.id = e.id
-WHERE e.i <= 5
+WHERE e.i <= ?
 ORDER BY c.kind, c.change, c.source_id, c.id`
 
 // readChanges reads what run found changed at the source, per kind in
@@ -163,10 +163,10 @@ func readChanges(ctx context.Context, db *sql.DB, runID int64, kinds []ledger.Ki
 	return out, nil
 }
 
-// readChangeExamples reads up to five examples per kind and change into
+// readChangeExamples reads up to maxChangeExamples examples per kind and change into
 // the kinds get gives.
 func readChangeExamples(ctx context.Context, db *sql.DB, runID int64, get func(string) *KindChanges) error {
-	rows, err := db.QueryContext(ctx, changeExamplesSQL, runID)
+	rows, err := db.QueryContext(ctx, changeExamplesSQL, runID, maxChangeExamples)
 	if err != nil {
 		return fmt.Errorf("read the changed records of run %d: %w", runID, err)
 	}
