@@ -287,17 +287,35 @@ func (l *Ledger) Savepoint(ctx context.Context, name string, f func() error) err
 	return nil
 }
 
-const forgetFieldLinkSQL = `
+// keepReplacedLinkSQL keeps what pending_links holds of one link field of
+// a slot in replaced_links, by the run that replaces it (schema 16), and
+// forgetFieldLinkSQL forgets it.
+const (
+	keepReplacedLinkSQL = `
+INSERT INTO replaced_links (id, tenant_id, source, kind, source_id, record_id, field, kept, parent_kind, parent_source_id,
+    migration_id, completed_by, replaced_by)
+SELECT id, tenant_id, source, kind, source_id, record_id, field, kept, parent_kind, parent_source_id, migration_id, completed_by, ?
+FROM pending_links WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND field = ?`
+	forgetFieldLinkSQL = `
 DELETE FROM pending_links WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND field = ?`
+)
 
 // RelinkFields remembers, for an update of k's row (R17), the link values
 // of fields that the update changed: whatever was remembered of each field
 // (waiting, or completed by a run, R6a) is forgotten — the value it names
 // is no longer the record's — and ps, the changed values that did not
 // resolve, are remembered in its place, by run. A link the update did not
-// change stays as it was.
+// change stays as it was. What is forgotten is kept in replaced_links, by
+// run, for run's undo to put back (R16).
 func (l *Ledger) RelinkFields(ctx context.Context, k Key, run int64, fields []string, ps []PendingLink) error {
 	for _, f := range fields {
+		keep, err := l.stmt(ctx, keepReplacedLinkSQL)
+		if err != nil {
+			return err
+		}
+		if _, err := keep.ExecContext(ctx, run, k.Tenant, k.Source, string(k.Kind), k.SourceID, f); err != nil {
+			return fmt.Errorf("keep the link %s of %s replaced: %w", f, k, err)
+		}
 		s, err := l.stmt(ctx, forgetFieldLinkSQL)
 		if err != nil {
 			return err

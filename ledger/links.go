@@ -177,12 +177,43 @@ func MarkPending(ctx context.Context, tx *sql.Tx, id, run int64) error {
 }
 
 // ForgetLinks deletes the links remembered with a child's slot, which goes
-// with its row (the undo of the child's own run, R16).
+// with its row (the undo of the child's own run, R16), and those updates
+// of it replaced.
 func ForgetLinks(ctx context.Context, tx *sql.Tx, k Key) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM pending_links WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?`,
-		k.Tenant, k.Source, string(k.Kind), k.SourceID)
-	if err != nil {
-		return fmt.Errorf("forget the pending links of %s: %w", k, err)
+	for _, table := range []string{"pending_links", "replaced_links"} {
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?`,
+			k.Tenant, k.Source, string(k.Kind), k.SourceID)
+		if err != nil {
+			return fmt.Errorf("forget the pending links of %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// Links an undone update remembered and replaced (R16, R17): the links
+// the update remembered of the slot are forgotten, and those it replaced
+// are remembered again as they were, completed or waiting.
+const (
+	forgetUpdateLinksSQL = `
+DELETE FROM pending_links WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND migration_id = ?`
+	restoreReplacedLinksSQL = `
+INSERT INTO pending_links (id, tenant_id, source, kind, source_id, record_id, field, kept, parent_kind, parent_source_id,
+    migration_id, completed_by)
+SELECT id, tenant_id, source, kind, source_id, record_id, field, kept, parent_kind, parent_source_id, migration_id, completed_by
+FROM replaced_links WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND replaced_by = ?`
+	forgetReplacedLinksSQL = `
+DELETE FROM replaced_links WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND replaced_by = ?`
+)
+
+// RestoreLinks gives slot k the links it had before run updated its row:
+// the undo of an update (R16), in the transaction that gives the row its
+// before-image back. The slot is not run's own (an update's), so that the
+// links run remembered of it are the update's.
+func RestoreLinks(ctx context.Context, tx *sql.Tx, k Key, run int64) error {
+	for _, q := range []string{forgetUpdateLinksSQL, restoreReplacedLinksSQL, forgetReplacedLinksSQL} {
+		if _, err := tx.ExecContext(ctx, q, k.Tenant, k.Source, string(k.Kind), k.SourceID, run); err != nil {
+			return fmt.Errorf("give %s its links before run %d back: %w", k, run, err)
+		}
 	}
 	return nil
 }

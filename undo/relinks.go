@@ -106,9 +106,19 @@ DELETE FROM pending_links WHERE id IN (
     JOIN pending_links p ON p.tenant_id = ? AND p.source = u.source AND p.kind = u.kind AND p.source_id = u.source_id
     WHERE u.undo_id = ? AND u.kind = ? AND u.seq > ? AND u.seq <= ? AND u.action = 'created')`
 
+// forgetReplacedSQL is forgetLinksSQL of the links updates of those slots
+// replaced (schema 16).
+const forgetReplacedSQL = `
+DELETE FROM replaced_links WHERE id IN (
+    SELECT p.id FROM undo_items u
+    JOIN replaced_links p ON p.tenant_id = ? AND p.source = u.source AND p.kind = u.kind AND p.source_id = u.source_id
+    WHERE u.undo_id = ? AND u.kind = ? AND u.seq > ? AND u.seq <= ? AND u.action = 'created')`
+
 func forgetLinks(ctx context.Context, tx *sql.Tx, b batch) error {
-	if _, err := tx.ExecContext(ctx, forgetLinksSQL, b.tenant, b.undo, string(b.kind), b.after, b.last); err != nil {
-		return fmt.Errorf("forget the pending links of %s slots: %w", b.kind, err)
+	for _, q := range []string{forgetLinksSQL, forgetReplacedSQL} {
+		if _, err := tx.ExecContext(ctx, q, b.tenant, b.undo, string(b.kind), b.after, b.last); err != nil {
+			return fmt.Errorf("forget the pending links of %s slots: %w", b.kind, err)
+		}
 	}
 	return nil
 }

@@ -260,6 +260,9 @@ func revert(ctx context.Context, tx *sql.Tx, undo int64, u update) error {
 		return err
 	}
 	k := u.key
+	if err := ledger.RestoreLinks(ctx, tx, k, u.run); err != nil {
+		return err
+	}
 	if err := execOne(ctx, tx, "give back the hashes of "+k.String(), revertHashesSQL,
 		nullID(u.beforeDigest), nullText(u.beforeHashes), k.Tenant, k.Source, string(k.Kind), k.SourceID, u.afterDigest); err != nil {
 		return err

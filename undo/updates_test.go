@@ -304,3 +304,37 @@ func TestUndoOfAnUpdateOfARowItsRunRelinked(t *testing.T) {
 		require.Equal(t, before, exactState(t, db), "rows, links kept in extra, slots and hashes as before the run")
 	})
 }
+
+// TestUndoOfAnUpdateThatChangedAWaitingLink (R16, R17, R6a): an update
+// that changes a link value still waiting for its parent to another that
+// does not resolve either forgets the first and remembers the second; its
+// undo remembers the first again and forgets the second — the tenant and
+// its ledger as before the run — so that the parent the record names, once
+// it arrives, completes the link, and the one it no longer names does not.
+func TestUndoOfAnUpdateThatChangedAWaitingLink(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		first := updateExport("Engineer")
+		first["contacts.csv"] = strings.Replace(first["contacts.csv"], "Engineer,co1", "Engineer,co9", 1)
+		w.run(export(t, first), "canonical")
+		before := exactState(t, db)
+
+		v2 := updateExport("Engineer")
+		v2["contacts.csv"] = strings.Replace(v2["contacts.csv"], "Engineer,co1", "Engineer,co8", 1)
+		upd := w.runUpdate(export(t, v2))
+		require.Equal(t, int64(1), upd.Stats[ledger.Contact].Updated, "%+v", upd.Stats)
+
+		u := w.undo(upd.ID, false)
+		require.Equal(t, phases.RunSucceeded, u.Status, u.Message)
+		require.Equal(t, int64(1), u.Stats[ledger.Contact].Reverted, "%+v", u.Stats)
+		require.Equal(t, before, exactState(t, db), "the link waiting for co9 remembered again, the one for co8 forgotten")
+
+		both := updateExport("Engineer")
+		both["companies.csv"] += "co8,Eight,eight.example\nco9,Nine,nine.example\n"
+		both["contacts.csv"] = strings.Replace(both["contacts.csv"], "Engineer,co1", "Engineer,co9", 1)
+		again := w.run(export(t, both), "canonical")
+		require.Equal(t, int64(1), again.Stats[ledger.Contact].Relinked, "%+v", again.Stats)
+		co9, _ := rowOf(t, db, tenant, ledger.Company, "co9")
+		require.Equal(t, co9, linkOf(t, db, tenant, "contacts", "company_id", "c1").Int64)
+	})
+}

@@ -59,6 +59,9 @@ func dump(ctx context.Context, db *sql.DB, tenant string, exact bool) (string, e
 		if err := dumpBeforeImages(ctx, db, tenant, &b); err != nil {
 			return "", err
 		}
+		if err := dumpReplacedLinks(ctx, db, tenant, &b); err != nil {
+			return "", err
+		}
 	}
 	return b.String(), nil
 }
@@ -110,6 +113,27 @@ func dumpPendingLinks(ctx context.Context, db *sql.DB, tenant string, exact bool
 		case completed == 0:
 			fmt.Fprintf(b, "%s %s %s %s -> %s %s\n", source, kind, id, field, pkind, pid)
 		}
+	}
+	return rows.Err()
+}
+
+// dumpReplacedLinks writes the links updates replaced (schema 16), for
+// DumpExact: what an undo of their runs would remember again.
+func dumpReplacedLinks(ctx context.Context, db *sql.DB, tenant string, b *strings.Builder) error {
+	rows, err := db.QueryContext(ctx, `SELECT source, kind, source_id, field, parent_kind, parent_source_id, migration_id,
+		coalesce(completed_by, 0), replaced_by FROM replaced_links WHERE tenant_id = ? ORDER BY source, kind, source_id, field, replaced_by`, tenant)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	b.WriteString("replaced_links:\n")
+	for rows.Next() {
+		var source, kind, id, field, pkind, pid string
+		var run, completed, replaced int64
+		if err := rows.Scan(&source, &kind, &id, &field, &pkind, &pid, &run, &completed, &replaced); err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "%s %s %s %s -> %s %s run=%d completed_by=%d replaced_by=%d\n", source, kind, id, field, pkind, pid, run, completed, replaced)
 	}
 	return rows.Err()
 }

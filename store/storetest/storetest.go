@@ -139,7 +139,7 @@ var Schema6 = []string{
 	`ALTER TABLE migration_tasks DROP COLUMN outdated`, `ALTER TABLE migration_tasks DROP COLUMN conflict`,
 	`ALTER TABLE migration_tasks DROP COLUMN deleted_since`, `ALTER TABLE migration_tasks DROP COLUMN adopted`,
 	`ALTER TABLE migration_tasks DROP COLUMN reverted`,
-	`DROP TABLE run_kind_counts`, `DROP TABLE pending_links`,
+	`DROP TABLE run_kind_counts`, `DROP TABLE pending_links`, `DROP TABLE replaced_links`,
 	`DROP INDEX migration_records_skips`, `DROP INDEX record_failures_source`, `DROP INDEX record_failures_kind_class`,
 	`DROP INDEX record_failures_class`, `DROP INDEX record_failures_order`, `ALTER TABLE record_failures DROP COLUMN reason_class`,
 	`ALTER TABLE migration_tasks DROP COLUMN excluded`, `ALTER TABLE migration_tasks DROP COLUMN untaken`,
