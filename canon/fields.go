@@ -1,7 +1,9 @@
 package canon
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"crmimport/ledger"
 )
@@ -53,6 +55,7 @@ var valueFields = map[string]bool{
 	"id": true, "company_id": true, "contact_id": true, "deal_id": true,
 	"created_at": true, "close_date": true, "due_at": true, "sent_at": true,
 	"amount": true, "done": true, "deleted": true, "email": true, "domain": true, "from": true, "to": true,
+	"status": true,
 }
 
 // IsValueField reports whether f holds a value rather than free text.
@@ -74,3 +77,52 @@ func IsDateOnlyField(f string) bool { return dateOnlyFields[f] }
 
 // IsFlagField reports whether f holds true or false.
 func IsFlagField(f string) bool { return f == "done" || f == "deleted" }
+
+// Statuses are the values of a deal's status (SPEC §4): what became of it.
+var Statuses = []string{"open", "won", "lost"}
+
+// Status is the status a value spells (its case and the spaces around it
+// aside), and whether it spells one.
+func Status(s string) (string, bool) {
+	w := strings.ToLower(strings.TrimSpace(s))
+	if slices.Contains(Statuses, w) {
+		return w, true
+	}
+	return "", false
+}
+
+// statusProblem is why s is not a deal's status.
+func statusProblem(s string) string {
+	return fmt.Sprintf("status %q is not open, won or lost (a profile maps an export's own words with map:)", s)
+}
+
+// ValueProblem says why v cannot be the value of field f of kind k, as a
+// profile's value map gives it (checked when the profile is loaded, so
+// that a map never makes every row fail): a status that is none, a flag
+// that is neither true nor false, a date or an amount that is none. ""
+// when it can, or when the field takes any text.
+func ValueProblem(k ledger.Kind, f, v string) string {
+	s := strings.TrimSpace(v)
+	if s == "" {
+		return ""
+	}
+	switch {
+	case f == "status" && k == ledger.Deal:
+		if _, ok := Status(s); !ok {
+			return statusProblem(s)
+		}
+	case IsFlagField(f):
+		if _, ok := ParseBool(s); !ok {
+			return fmt.Sprintf("%s %q is not true or false", f, s)
+		}
+	case IsDateField(f):
+		if _, ok := ParseDate(s); !ok {
+			return fmt.Sprintf("%s %q is not a date %s", f, s, DateHint)
+		}
+	case f == "amount":
+		if !IsAmount(s) {
+			return fmt.Sprintf("amount %q is not a number", s)
+		}
+	}
+	return ""
+}

@@ -185,18 +185,30 @@ func DigestVersion(d int64) int { return int(uint64(d) >> 56) }
 
 // placed are the fields of kind k whose hashes the text of hashes holds by
 // place, without their names: its canonical fields but the id and deleted
-// (values and links), in the table of kinds' order.
+// (values and links), in the table of kinds' order — but for the fields a
+// kind gained since slots first kept hashes (placedLast), which come after
+// the others.
 var placed = func() map[ledger.Kind][]string {
 	out := map[ledger.Kind][]string{}
 	for k, names := range fields {
 		for _, f := range names {
-			if f != "id" && f != "deleted" {
+			if f != "id" && f != "deleted" && !slices.Contains(placedLast[k], f) {
 				out[k] = append(out[k], f)
 			}
 		}
+		out[k] = append(out[k], placedLast[k]...)
 	}
 	return out
 }()
+
+// placedLast are the fields each kind gained after slots first kept their
+// hashes, in the order they were added: a field added to a kind is added
+// here, at the end, never elsewhere. The text of hashes holds its places,
+// so that a text written before the kind had them keeps its meaning: it
+// ends before their places, and reads them empty (DecodeHashes) — which
+// they were, since no export could give them. A deal's status and
+// pipeline came with schema 17.
+var placedLast = map[ledger.Kind][]string{ledger.Deal: {"status", "pipeline"}}
 
 // hashWidth is the width of one field's hash in the text of hashes.
 const hashWidth = 8
@@ -257,6 +269,9 @@ func DecodeHashes(k ledger.Kind, s string) (Hashes, bool) {
 			rest = rest[1:]
 		case len(rest) >= hashWidth:
 			h.Fields[f], rest = rest[:hashWidth], rest[hashWidth:]
+		case rest == "" && slices.Contains(placedLast[k], f):
+			// Written before the kind gained its last fields (placedLast):
+			// they are empty.
 		default:
 			return Hashes{}, false
 		}

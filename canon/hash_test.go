@@ -77,3 +77,34 @@ func TestHasherIsHash(t *testing.T) {
 		require.Equal(t, want, back)
 	}
 }
+
+// TestHashesKeptBeforeADealHadAStatusReadAsTheyWere: a deal's status and
+// pipeline came after slots first kept hashes (schema 17). A text written
+// before holds no place for them: it reads as it did, the two empty, and
+// its digest is the one its slot keeps — so a deal imported before is
+// unchanged when its export still says nothing of them, and outdated in
+// status alone when it now does (R17).
+func TestHashesKeptBeforeADealHadAStatusReadAsTheyWere(t *testing.T) {
+	t.Parallel()
+	h := canon.HashFields{}
+	h.Set("name", "Renewal")
+	h.Set("stage", "Negotiation")
+	h.Set("company_id", "co1")
+	before := h.Hash()
+	text := before.Encode(ledger.Deal)
+	require.True(t, strings.HasSuffix(text, ".."), "the new text holds the two places, empty: %q", text)
+	old := strings.TrimSuffix(text, "..") // as a binary before schema 17 wrote it
+	back, ok := canon.DecodeHashes(ledger.Deal, old)
+	require.True(t, ok, "a text written before the deal had a status is read")
+	require.Equal(t, before, back)
+
+	h2 := canon.HashFields{}
+	h2.Set("name", "Renewal")
+	h2.Set("stage", "Negotiation")
+	h2.Set("company_id", "co1")
+	h2.Set("status", "won")
+	require.Equal(t, []string{"status"}, canon.Differ(back, h2.Hash()))
+
+	_, ok = canon.DecodeHashes(ledger.Company, strings.TrimSuffix(canon.Hashes{Fields: map[string]string{}}.Encode(ledger.Company), "."))
+	require.False(t, ok, "a company's text cut short is still not read: only fields added since may be missing")
+}

@@ -45,7 +45,7 @@ var kinds = Table{
 		Fields: []string{"id", "first_name", "last_name", "email", "phone", "title", "company_id", "created_at", "deleted"},
 		Links:  []Link{{"company_id", ledger.Company}}},
 	{Kind: ledger.Deal, Phase: 3, Label: "name",
-		Fields: []string{"id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "deleted"},
+		Fields: []string{"id", "name", "amount", "currency", "stage", "status", "pipeline", "close_date", "company_id", "contact_id", "created_at", "deleted"},
 		Links:  []Link{{"company_id", ledger.Company}, {"contact_id", ledger.Contact}}},
 	{Kind: ledger.Note, Phase: 4, Label: "body", NeedsParent: true,
 		Fields: []string{"id", "body", "contact_id", "company_id", "deal_id", "created_at", "deleted"},

@@ -93,6 +93,12 @@ func Validate(k ledger.Kind, vals []string) (Values, string) {
 				return Values{}, fmt.Sprintf("done %q is not true or false", s)
 			}
 			v.vals[i] = b
+		case f == "status":
+			st, ok := Status(s)
+			if !ok {
+				return Values{}, statusProblem(s)
+			}
+			v.vals[i] = st
 		case f == "body":
 			v.vals[i] = raw // bodies are stored exactly as read
 		default:

@@ -83,3 +83,34 @@ func TestValidateStoresADateAsADateAndADomainAsAHost(t *testing.T) {
 	require.Empty(t, invalid)
 	require.Equal(t, "2017-04-28T14:01:59", v.Get("created_at"))
 }
+
+// TestADealsStatusIsOpenWonOrLost: SPEC §4, issue 26 item 3. A deal's
+// status is one of three words, in any case; any other fails the record
+// with a reason that says how a profile maps an export's own words; a
+// profile's value map is judged by the same rule when it is loaded
+// (ValueProblem).
+func TestADealsStatusIsOpenWonOrLost(t *testing.T) {
+	t.Parallel()
+	deal := func(status, pipeline string) []string {
+		fs := canon.FieldsOf(ledger.Deal)
+		vals := make([]string, len(fs.Names))
+		vals[fs.Index["id"]], vals[fs.Index["name"]] = "d1", "Deal"
+		vals[fs.Index["status"]], vals[fs.Index["pipeline"]] = status, pipeline
+		return vals
+	}
+	for in, want := range map[string]any{"won": "won", " Lost ": "lost", "OPEN": "open", "": nil} {
+		v, invalid := canon.Validate(ledger.Deal, deal(in, "Sales"))
+		require.Empty(t, invalid, in)
+		require.Equal(t, want, v.Get("status"), in)
+		require.Equal(t, "Sales", v.Get("pipeline"))
+	}
+	_, invalid := canon.Validate(ledger.Deal, deal("Gewonnen", ""))
+	require.Equal(t, `status "Gewonnen" is not open, won or lost (a profile maps an export's own words with map:)`, invalid)
+
+	require.Empty(t, canon.ValueProblem(ledger.Deal, "status", "won"))
+	require.Contains(t, canon.ValueProblem(ledger.Deal, "status", "closed"), `status "closed" is not open, won or lost`)
+	require.Empty(t, canon.ValueProblem(ledger.Deal, "stage", "closed"), "a stage is any text")
+	require.Contains(t, canon.ValueProblem(ledger.Activity, "done", "finished"), `done "finished" is not true or false`)
+	require.Contains(t, canon.ValueProblem(ledger.Deal, "close_date", "soon"), `close_date "soon" is not a date`)
+	require.Contains(t, canon.ValueProblem(ledger.Deal, "amount", "lots"), `amount "lots" is not a number`)
+}

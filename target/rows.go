@@ -25,7 +25,7 @@ type Row struct {
 var columns = map[ledger.Kind][]string{
 	ledger.Company:  {"id", "tenant_id", "name", "domain", "domain_key", "phone", "industry", "created_at", "extra", "imported_at"},
 	ledger.Contact:  {"id", "tenant_id", "first_name", "last_name", "email", "email_key", "phone", "title", "company_id", "created_at", "extra", "imported_at"},
-	ledger.Deal:     {"id", "tenant_id", "name", "amount", "currency", "stage", "close_date", "company_id", "contact_id", "created_at", "extra", "imported_at"},
+	ledger.Deal:     {"id", "tenant_id", "name", "amount", "currency", "stage", "status", "pipeline", "close_date", "company_id", "contact_id", "created_at", "extra", "imported_at"},
 	ledger.Note:     {"id", "tenant_id", "body", "contact_id", "company_id", "deal_id", "created_at", "extra", "imported_at"},
 	ledger.Activity: {"id", "tenant_id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "extra", "imported_at"},
 	ledger.Email:    {"id", "tenant_id", "subject", "body", `"from"`, `"to"`, "sent_at", "contact_id", "company_id", "deal_id", "extra", "imported_at"},
@@ -120,7 +120,7 @@ func rowArgs(args []any, r *Row) []any {
 		args = append(args, v.Get("first_name"), v.Get("last_name"), v.Get("email"), nullIfEmpty(canon.EmailKey(v.Text("email"))),
 			v.Get("phone"), v.Get("title"), link("company_id"), v.Get("created_at"))
 	case ledger.Deal:
-		args = append(args, v.Get("name"), v.Get("amount"), v.Get("currency"), v.Get("stage"), v.Get("close_date"),
+		args = append(args, v.Get("name"), v.Get("amount"), v.Get("currency"), v.Get("stage"), v.Get("status"), v.Get("pipeline"), v.Get("close_date"),
 			link("company_id"), link("contact_id"), v.Get("created_at"))
 	case ledger.Note:
 		args = append(args, v.Get("body"), link("contact_id"), link("company_id"), link("deal_id"), v.Get("created_at"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"crmimport/ledger"
@@ -29,6 +30,12 @@ func written(k ledger.Kind) []string {
 	}
 	return out
 }
+
+// addedColumns are the columns each table gained after updates first kept
+// before-images (schema 17: a deal's status and pipeline): an image kept
+// before holds none of them, and the row had none then — they are restored
+// empty.
+var addedColumns = map[ledger.Kind][]string{ledger.Deal: {"status", "pipeline"}}
 
 // columnName is a column's name without its quotes ("from").
 func columnName(c string) string { return strings.Trim(c, `"`) }
@@ -189,7 +196,7 @@ func Restore(ctx context.Context, tx Execer, k ledger.Kind, tenant string, id in
 	args := make([]any, len(cols))
 	for i, c := range cols {
 		v, ok := values[columnName(c)]
-		if !ok {
+		if !ok && !slices.Contains(addedColumns[k], columnName(c)) {
 			return fmt.Errorf("restore %s %d: its before-image has no %s", k, id, columnName(c))
 		}
 		args[i] = v

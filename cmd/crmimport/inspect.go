@@ -452,6 +452,12 @@ func columnNotes(c profile.Column) string {
 	if len(c.Where) > 0 {
 		notes = append(notes, "only rows where it is "+strings.Join(c.Where, " or ")+" are records")
 	}
+	switch c.Outcome {
+	case "won":
+		notes = append(notes, "a flag: won when true")
+	case "closed":
+		notes = append(notes, "a flag: lost when true and the deal is not won; open when neither is")
+	}
 	if len(c.OtherKinds) > 0 {
 		var kinds []string
 		for _, k := range c.OtherKinds {

@@ -44,6 +44,10 @@ type Column struct {
 	// is "true" or "false" (Flag), as the profile reads flags.
 	Where []string `json:"where,omitempty"`
 	Flag  bool     `json:"flag,omitempty"`
+	// Outcome is "won" or "closed" for a flag a deal's status is read
+	// from: won when the won flag is true, else lost when the closed one
+	// is, else open.
+	Outcome string `json:"outcome,omitempty"`
 	// OtherKinds are the other kinds of the file that map the column: its
 	// value is theirs, kept in this kind's extra only for a row none of
 	// them takes (SPEC §4); OtherKindsTakeAll: they take every row (no
@@ -188,6 +192,11 @@ func (m *Mapper) Columns(header []string, rows []reader.Row) []Column {
 			if len(at) > 1 {
 				out[i].Alternate, out[i].Alternates = rank+1, len(at)
 			}
+		}
+	}
+	for fi, at := range l.outcomeAt {
+		if at >= 0 {
+			out[at].Field, out[at].Outcome = "status", [2]string{"won", "closed"}[fi]
 		}
 	}
 	for wi, at := range l.whereAt[m.self] {

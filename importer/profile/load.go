@@ -342,7 +342,7 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 					l.fail(f.node, fat, "unknown field of %s (its fields: %s)", k, strings.Join(canon.Fields(k), ", "))
 					continue
 				}
-				if field := l.field(f.val, fat, f.key); field != nil {
+				if field := l.field(k, f.val, fat, f.key); field != nil {
 					spec.fields[f.key] = field
 				}
 			}
@@ -376,13 +376,15 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 	return spec
 }
 
-func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
+func (l *profileLoader) field(k ledger.Kind, n *yaml.Node, at, field string) *fieldSpec {
 	n = deref(n)
 	if n.Kind == yaml.MappingNode {
 		spec := &fieldSpec{}
 		var dateOnly *entry // read once the columns are known
-		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only") {
+		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only", "flags") {
 			switch e.key {
+			case "flags":
+				spec.outcome = l.outcome(k, e.val, join(at, "flags"), field)
 			case "date_only":
 				if !canon.IsDateField(field) {
 					l.fail(e.node, join(at, "date_only"), "%s is not a date", field)
@@ -401,6 +403,11 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 				spec.valueMap = map[string]string{}
 				for _, m := range l.mapping(e.val, join(at, "map")) {
 					if v, ok := l.str(m.val, join(at, "map."+m.key)); ok {
+						if why := canon.ValueProblem(k, field, v); why != "" {
+							// A map that gives a value its field cannot hold
+							// would fail every row it maps.
+							l.fail(m.val, join(at, "map."+m.key), "%s", why)
+						}
 						spec.valueMap[strings.ToLower(strings.TrimSpace(m.key))] = v
 					}
 				}
@@ -411,7 +418,13 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 				spec.def, _ = l.str(e.val, join(at, "default"))
 			}
 		}
-		if len(spec.columns) == 0 {
+		switch {
+		case spec.outcome != nil && len(spec.columns) > 0:
+			l.fail(n, at, "columns and flags both give %s: one or the other", field)
+			return nil
+		case spec.outcome != nil:
+			return spec
+		case len(spec.columns) == 0:
 			l.fail(n, join(at, "columns"), "missing: which column gives %s", field)
 			return nil
 		}
@@ -425,6 +438,31 @@ func (l *profileLoader) field(n *yaml.Node, at, field string) *fieldSpec {
 		return nil
 	}
 	return &fieldSpec{columns: cols}
+}
+
+// outcome reads a deal's status's flags: {won: COLUMN, closed: COLUMN},
+// each column a name or a list of its spellings (SPEC §4: Salesforce's
+// IsWon and IsClosed).
+func (l *profileLoader) outcome(k ledger.Kind, n *yaml.Node, at, field string) *outcomeFlags {
+	if field != "status" || k != ledger.Deal {
+		l.fail(n, at, "flags give a deal's status alone, not %s", field)
+		return nil
+	}
+	o := &outcomeFlags{}
+	for _, e := range l.mapping(n, at, "won", "closed") {
+		cols, _ := l.columns(e.val, join(at, e.key))
+		switch e.key {
+		case "won":
+			o.won = cols
+		case "closed":
+			o.closed = cols
+		}
+	}
+	if len(o.won) == 0 || len(o.closed) == 0 {
+		l.fail(n, at, "expected {won: COLUMN, closed: COLUMN}: a deal is won when the first is true, lost when only the second is, open when neither")
+		return nil
+	}
+	return o
 }
 
 // dateOnly reads a field's date_only: true (each of its columns holds a

@@ -88,6 +88,16 @@ type fieldSpec struct {
 	valueMap map[string]string // lower-cased value -> canonical value
 	def      string            // when no column holds a value
 	dateOnly []string          // the columns that hold a date (date_only): what they give is stored as a date, whatever its time
+	// outcome gives a deal's status from two flag columns instead of a
+	// column of its own (Salesforce's IsWon and IsClosed): nil for none.
+	outcome *outcomeFlags
+}
+
+// outcomeFlags are the flag columns a deal's status is read from: won
+// when the won flag is true; else lost when the closed flag is; else open.
+// Each is a list of alternate spellings of one column.
+type outcomeFlags struct {
+	won, closed []string
 }
 
 // linkSpec is a link column: to one kind, or by id prefix to several; a

@@ -108,6 +108,17 @@ func TestProfileValidation(t *testing.T) {
 			[]string{`kinds.contact.fields.created_at.date_only: expected true, false or a list of the field's columns that hold a date, found "yes please"`}},
 		"DateOnlyColumnNotTheField's": {base + "      created_at: {columns: [Created, Since], date_only: [Modified]}\n",
 			[]string{`kinds.contact.fields.created_at.date_only: "Modified" is not one of the field's columns (Created, Since)`}},
+		// Issue 26 item 3: value maps are validated like the rest, and a
+		// status from two flags is a deal's alone.
+		"MapToNoStatus": {"name: acme\nkinds:\n  deal:\n    files: [d.csv]\n    fields:\n      id: Id\n      status: {columns: [Status], map: {Won: won, Closed: closed}}\n",
+			[]string{`acme.yaml:7: kinds.deal.fields.status.map.Closed: status "closed" is not open, won or lost`}},
+		"MapToNoFlag": {"name: acme\nkinds:\n  activity:\n    files: [a.csv]\n    fields:\n      id: Id\n      done: {columns: [State], map: {Finished: finished}}\n",
+			[]string{`kinds.activity.fields.done.map.Finished: done "finished" is not true or false`}},
+		"FlagsNotStatus": {base + "      title: {flags: {won: A, closed: B}}\n", []string{"kinds.contact.fields.title.flags: flags give a deal's status alone, not title"}},
+		"FlagsAndColumns": {"name: acme\nkinds:\n  deal:\n    files: [d.csv]\n    fields:\n      id: Id\n      status: {columns: [Status], flags: {won: IsWon, closed: IsClosed}}\n",
+			[]string{"kinds.deal.fields.status: columns and flags both give status: one or the other"}},
+		"FlagsHalf": {"name: acme\nkinds:\n  deal:\n    files: [d.csv]\n    fields:\n      id: Id\n      status: {flags: {won: IsWon}}\n",
+			[]string{"kinds.deal.fields.status.flags: expected {won: COLUMN, closed: COLUMN}"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -138,6 +138,8 @@ type Mapper struct {
 	side          *sideFiles      // name lookups, joined rows, body files (ReadSideFiles)
 	columnsByName picker          // for joins and body files
 	body          template        // the file's body_file
+	outcome       *outcomeFlags   // a deal's status read from two flags; nil for none
+	outcomeField  int             // the status's place among the fields
 }
 
 // sibling is a kind the profile gives the mapper's file: the pattern it
@@ -169,6 +171,7 @@ type layout struct {
 	whereAt   [][]int    // per sibling, per condition of its where, its column or -1
 	sharedBy  [][]int    // per colShared column, the siblings that map it
 	repeated  [2]int     // a mapped column given twice (positions), when the profile fails on it
+	outcomeAt [2]int     // the columns of a status's won and closed flags, or -1 (Mapper.outcome)
 	idMissing bool
 	rowRules  bool // the mapper's, or alternates in this layout
 }
@@ -225,6 +228,12 @@ func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
 		if len(spec.columns) > 1 || spec.def != "" || m.fileSpec.defaults[f] != "" {
 			m.rowRules = true
 		}
+		if spec.outcome != nil {
+			m.outcome, m.outcomeField, m.rowRules = spec.outcome, i, true
+			for _, c := range append(slices.Clone(spec.outcome.won), spec.outcome.closed...) {
+				m.addRoot(c)
+			}
+		}
 		for _, c := range spec.dateOnly {
 			if ref, ok := m.index[normaliseHeader(c)]; ok && ref.field == i {
 				if m.dateOnly == nil {
@@ -268,6 +277,11 @@ func (spec *kindSpec) columns() map[string]bool {
 	for _, f := range spec.fields {
 		for _, c := range f.columns {
 			out[normaliseHeader(c)] = true
+		}
+		if o := f.outcome; o != nil {
+			for _, c := range append(slices.Clone(o.won), o.closed...) {
+				out[normaliseHeader(c)] = true
+			}
 		}
 	}
 	for _, ls := range spec.links {
@@ -314,6 +328,7 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 		l.idMissing = true
 	}
 	m.placeLinks(l, cols)
+	m.placeOutcome(l, cols)
 	m.placeWhere(l, cols)
 	m.placeShared(l, cols)
 	l.rowRules = m.rowRules || len(l.alts) > 0
@@ -425,6 +440,62 @@ func (m *Mapper) placeLinks(l *layout, cols []reader.Col) {
 				}
 			}
 		}
+	}
+}
+
+// placeOutcome finds the columns of a status's flags (Mapper.outcome):
+// for each, the first of its spellings that is a column; read per row,
+// kept out of extra.
+func (m *Mapper) placeOutcome(l *layout, cols []reader.Col) {
+	l.outcomeAt = [2]int{-1, -1}
+	if m.outcome == nil {
+		return
+	}
+	for fi, names := range [2][]string{m.outcome.won, m.outcome.closed} {
+	spellings:
+		for _, name := range names {
+			n := normaliseHeader(name)
+			for i, col := range cols {
+				if normaliseHeader(col.Name) == n && l.field[i] == colExtra {
+					l.outcomeAt[fi], l.field[i] = i, colPerRow
+					break spellings
+				}
+			}
+		}
+	}
+}
+
+// readOutcome gives r its status from the flags (Mapper.outcome): won
+// when the won flag is true, else lost when the closed flag is, else open;
+// none when the file has neither column. A flag that cannot be read fails
+// the row, naming it (SPEC §4: a flag that cannot be read fails its row).
+func (m *Mapper) readOutcome(r *Record, cols []reader.Col, l *layout) {
+	if l.outcomeAt == [2]int{-1, -1} || strings.TrimSpace(r.vals[m.outcomeField]) != "" {
+		return
+	}
+	var flags [2]bool
+	for fi, at := range l.outcomeAt {
+		if at < 0 {
+			continue
+		}
+		v := cols[at].Value
+		b, ok := m.readFlag(v)
+		if !ok {
+			if r.Err == nil {
+				r.Err = &reader.RowError{File: r.File, Line: r.Line, Reason: fmt.Sprintf(
+					"%s %s is neither true nor false: the %s profile reads the deal's status from it", cols[at].Name, strconv.Quote(strings.TrimSpace(v)), m.p.Name)}
+			}
+			return
+		}
+		flags[fi] = b
+	}
+	switch {
+	case flags[0]:
+		r.vals[m.outcomeField] = "won"
+	case flags[1]:
+		r.vals[m.outcomeField] = "lost"
+	default:
+		r.vals[m.outcomeField] = "open"
 	}
 }
 
@@ -694,6 +765,9 @@ func (m *Mapper) applyRowRules(r *Record, cols []reader.Col, l *layout) {
 		return
 	}
 	m.chooseAlternates(r, cols, l)
+	if m.outcome != nil {
+		m.readOutcome(r, cols, l)
+	}
 	for i, f := range m.fields.Names {
 		if strings.TrimSpace(r.vals[i]) != "" {
 			continue

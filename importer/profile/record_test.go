@@ -111,3 +111,55 @@ func TestNULIsKeptInExtraAndFailsAMappedField(t *testing.T) {
 	require.Empty(t, r.ID, "an id holding a NUL is no id: no database text holds one; the raw row keeps it")
 	require.Contains(t, r.RawJSON(), `"Id":"0065g00000NuOp\u00009AAF"`)
 }
+
+// TestADealsStatusFromAnExportsWordsOrFlags: issue 26 item 3 (SPEC §4). The
+// built-in profiles give a deal's status from Pipedrive's Status in the
+// user's language (a value map) and from Salesforce's IsWon and IsClosed
+// (won, else lost when closed, else open), its pipeline from Pipeline; the
+// flags' columns are read, not kept in extra; a flag that cannot be read
+// fails the row, naming the column; a file without them gives no status.
+func TestADealsStatusFromAnExportsWordsOrFlags(t *testing.T) {
+	t.Parallel()
+	row := func(cols ...string) reader.Row {
+		r := reader.Row{Line: 2}
+		for i := 0; i < len(cols); i += 2 {
+			r.Cols = append(r.Cols, reader.Col{Name: cols[i], Value: cols[i+1]})
+		}
+		return r
+	}
+	sf, err := Builtin("salesforce")
+	require.NoError(t, err)
+	m := NewMapper(sf, ledger.Deal, "Opportunity.csv")
+	for _, c := range []struct{ won, closed, want string }{{"1", "1", "won"}, {"0", "1", "lost"}, {"0", "0", "open"}, {"", "", "open"}, {"true", "false", "won"}} {
+		r := m.Map(row("Id", "006000000000001AAA", "Name", "Renewal", "StageName", "Closed Won", "IsWon", c.won, "IsClosed", c.closed))
+		require.Nil(t, r.Err)
+		require.Equal(t, c.want, r.Get("status"), "IsWon %q IsClosed %q", c.won, c.closed)
+		require.Empty(t, r.Extra, "the flags are read, not kept in extra")
+		r.Validate()
+		v, bad := r.Values()
+		require.Empty(t, bad)
+		require.Equal(t, c.want, v.Get("status"))
+	}
+	r := m.Map(row("Id", "006000000000001AAA", "Name", "Renewal", "IsWon", "maybe", "IsClosed", "1"))
+	require.NotNil(t, r.Err)
+	require.Equal(t, `IsWon "maybe" is neither true nor false: the salesforce profile reads the deal's status from it`, r.Err.Reason)
+	r = NewMapper(sf, ledger.Deal, "Opportunity.csv").Map(row("Id", "006000000000001AAA", "Name", "Renewal"))
+	require.Nil(t, r.Err)
+	require.Empty(t, r.Get("status"), "an export without the flags says nothing of the status")
+
+	pd, err := Builtin("pipedrive")
+	require.NoError(t, err)
+	m = NewMapper(pd, ledger.Deal, "deals-123.csv")
+	for in, want := range map[string]string{"Won": "won", "lost": "lost", "Open": "open", "Gewonnen": "won", "Perdido": "lost"} {
+		r := m.Map(row("Deal - ID", "7", "Deal - Title", "Fleet", "Deal - Status", in, "Deal - Pipeline", "Default pipeline"))
+		r.Validate()
+		v, bad := r.Values()
+		require.Empty(t, bad, in)
+		require.Equal(t, want, v.Get("status"), in)
+		require.Equal(t, "Default pipeline", v.Get("pipeline"))
+	}
+	r = m.Map(row("Deal - ID", "8", "Deal - Title", "Fleet", "Deal - Status", "Deleted"))
+	r.Validate()
+	_, bad := r.Values()
+	require.Equal(t, `status "Deleted" is not open, won or lost (a profile maps an export's own words with map:)`, bad)
+}

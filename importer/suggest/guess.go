@@ -235,6 +235,7 @@ var containsWords = []struct {
 	{"amount", []string{"amount", "value", "revenue", "price"}},
 	{"currency", []string{"currency"}},
 	{"stage", []string{"stage", "phase"}},
+	{"pipeline", []string{"pipeline"}},
 	{"industry", []string{"industry", "sector"}},
 	{"deleted", []string{"deleted", "archived"}},
 	{"subject", []string{"subject", "title"}},
@@ -267,6 +268,16 @@ func valueCheck(f string, l *look) (int, string) {
 		share, what = l.share(l.domains), "domains or web addresses"
 	case f == "phone":
 		share, what = l.share(l.phones), "phone numbers"
+	case f == "status":
+		// A deal's status is open, won or lost (SPEC §4): a column of
+		// other words (Active, Deleted) is no status, whatever its header.
+		n := 0
+		for _, v := range l.values {
+			if _, ok := canon.Status(v); ok {
+				n++
+			}
+		}
+		share, what = l.share(n), "open, won or lost"
 	default:
 		return 0, ""
 	}

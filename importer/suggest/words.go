@@ -111,6 +111,8 @@ var fieldNames = map[string][]string{
 	"amount":     {"amount", "value", "dealvalue", "dealamount", "wert", "valor", "importe", "betrag"},
 	"currency":   {"currency", "currencycode", "currencyisocode", "currencyofvalue", "moneda", "währung"},
 	"stage":      {"stage", "dealstage", "stagename", "pipelinestage", "phase", "etapa"},
+	"status":     {"status", "dealstatus", "estado"},
+	"pipeline":   {"pipeline", "dealpipeline", "embudo"},
 	"close_date": {"closedate", "expectedclosedate", "closingdate", "closedat", "closedon", "expectedclose"},
 	"body":       {"body", "content", "note", "notes", "description", "text", "textbody", "notebody", "details", "message", "inhalt", "contenido"},
 	"subject":    {"subject", "title", "betreff", "asunto"},

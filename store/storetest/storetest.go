@@ -129,7 +129,7 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 // back to how schema 6 left it (no reason classes and their indexes, no
 // excluded rows counted, no hold on the epoch, no revisits, no undo, no
 // pending links (R6a) nor counts per kind beside the tasks', no hashes
-// nor changes at the source (R17), one
+// nor changes at the source (R17), no deal status nor pipeline, one
 // epoch for the whole ledger, no count of NUL bytes kept): tests of an
 // older file make one from a new one with them, then lower it further.
 var Schema6 = []string{
@@ -159,5 +159,6 @@ var Schema6 = []string{
 	`ALTER TABLE migration_tasks DROP COLUMN removed`, `ALTER TABLE migration_tasks DROP COLUMN released`,
 	`ALTER TABLE migration_tasks DROP COLUMN restored`, `ALTER TABLE migration_tasks DROP COLUMN cleared`,
 	`ALTER TABLE migration_tasks DROP COLUMN nul_kept`,
+	`ALTER TABLE deals DROP COLUMN status`, `ALTER TABLE deals DROP COLUMN pipeline`,
 	`PRAGMA user_version = 6`,
 }
