@@ -55,7 +55,7 @@ var valueFields = map[string]bool{
 	"id": true, "company_id": true, "contact_id": true, "deal_id": true,
 	"created_at": true, "close_date": true, "due_at": true, "sent_at": true,
 	"amount": true, "done": true, "deleted": true, "email": true, "domain": true, "from": true, "to": true,
-	"status": true,
+	"status": true, "owner_id": true, "active": true,
 }
 
 // IsValueField reports whether f holds a value rather than free text.
@@ -76,7 +76,7 @@ var dateOnlyFields = map[string]bool{"close_date": true}
 func IsDateOnlyField(f string) bool { return dateOnlyFields[f] }
 
 // IsFlagField reports whether f holds true or false.
-func IsFlagField(f string) bool { return f == "done" || f == "deleted" }
+func IsFlagField(f string) bool { return f == "done" || f == "deleted" || f == "active" }
 
 // Statuses are the values of a deal's status (SPEC §4): what became of it.
 var Statuses = []string{"open", "won", "lost"}

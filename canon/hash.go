@@ -207,8 +207,15 @@ var placed = func() map[ledger.Kind][]string {
 // so that a text written before the kind had them keeps its meaning: it
 // ends before their places, and reads them empty (DecodeHashes) — which
 // they were, since no export could give them. A deal's status and
-// pipeline came with schema 17.
-var placedLast = map[ledger.Kind][]string{ledger.Deal: {"status", "pipeline"}}
+// pipeline came with schema 17, the owner_id of five
+// kinds with schema 18.
+var placedLast = map[ledger.Kind][]string{
+	ledger.Company:  {"owner_id"},
+	ledger.Contact:  {"owner_id"},
+	ledger.Deal:     {"status", "pipeline", "owner_id"},
+	ledger.Note:     {"owner_id"},
+	ledger.Activity: {"owner_id"},
+}
 
 // hashWidth is the width of one field's hash in the text of hashes.
 const hashWidth = 8

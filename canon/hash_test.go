@@ -19,7 +19,7 @@ import (
 func TestHashes(t *testing.T) {
 	t.Parallel()
 	hash := func(domain, phone, extra string) canon.Hashes {
-		v, bad := canon.Validate(ledger.Company, []string{"co1", "Acme", domain, phone, "", "", ""})
+		v, bad := canon.Validate(ledger.Company, []string{"co1", "Acme", domain, phone, "", "", "", ""})
 		require.Empty(t, bad)
 		h := canon.HashFields{}
 		h.ValueFields(ledger.Company, v)
@@ -41,8 +41,8 @@ func TestHashes(t *testing.T) {
 	back, ok := canon.DecodeHashes(ledger.Company, text)
 	require.True(t, ok)
 	require.Equal(t, c, back, "the text a slot keeps gives the same hashes and digest")
-	require.Regexp(t, `^1 [A-Za-z0-9_-]{8}[A-Za-z0-9_-]{8}[A-Za-z0-9_-]{8}\.\. extra\.Contact%20owner%20%3D%20me=[A-Za-z0-9_-]{8}$`, text,
-		"name, domain and phone by place, the empty industry and created_at as dots, an extra by its name")
+	require.Regexp(t, `^1 [A-Za-z0-9_-]{8}[A-Za-z0-9_-]{8}[A-Za-z0-9_-]{8}\.\.\. extra\.Contact%20owner%20%3D%20me=[A-Za-z0-9_-]{8}$`, text,
+		"name, domain and phone by place, the empty industry, created_at and owner_id as dots, an extra by its name")
 	_, ok = canon.DecodeHashes(ledger.Company, "0 ........")
 	require.False(t, ok, "another version's text is not read as this one's")
 	_, ok = canon.DecodeHashes(ledger.Company, "1 AbCd")
@@ -105,6 +105,6 @@ func TestHashesKeptBeforeADealHadAStatusReadAsTheyWere(t *testing.T) {
 	h2.Set("status", "won")
 	require.Equal(t, []string{"status"}, canon.Differ(back, h2.Hash()))
 
-	_, ok = canon.DecodeHashes(ledger.Company, strings.TrimSuffix(canon.Hashes{Fields: map[string]string{}}.Encode(ledger.Company), "."))
-	require.False(t, ok, "a company's text cut short is still not read: only fields added since may be missing")
+	_, ok = canon.DecodeHashes(ledger.Company, strings.TrimSuffix(canon.Hashes{Fields: map[string]string{}}.Encode(ledger.Company), ".."))
+	require.False(t, ok, "a company's text cut short of its created_at is still not read: only fields added since (its owner) may be missing")
 }

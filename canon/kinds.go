@@ -39,20 +39,23 @@ type Table []Def
 // kinds is the table of kinds (SPEC §4), the one list: read it through
 // KindTable, never change it.
 var kinds = Table{
+	{Kind: ledger.User, Phase: 1, Label: "name", Key: "email",
+		Fields: []string{"id", "email", "name", "active", "created_at", "deleted"}},
 	{Kind: ledger.Company, Phase: 1, Label: "name", Key: "domain",
-		Fields: []string{"id", "name", "domain", "phone", "industry", "created_at", "deleted"}},
+		Fields: []string{"id", "name", "domain", "phone", "industry", "owner_id", "created_at", "deleted"},
+		Links:  []Link{{"owner_id", ledger.User}}},
 	{Kind: ledger.Contact, Phase: 2, Label: "last_name", Key: "email",
-		Fields: []string{"id", "first_name", "last_name", "email", "phone", "title", "company_id", "created_at", "deleted"},
-		Links:  []Link{{"company_id", ledger.Company}}},
+		Fields: []string{"id", "first_name", "last_name", "email", "phone", "title", "company_id", "owner_id", "created_at", "deleted"},
+		Links:  []Link{{"company_id", ledger.Company}, {"owner_id", ledger.User}}},
 	{Kind: ledger.Deal, Phase: 3, Label: "name",
-		Fields: []string{"id", "name", "amount", "currency", "stage", "status", "pipeline", "close_date", "company_id", "contact_id", "created_at", "deleted"},
-		Links:  []Link{{"company_id", ledger.Company}, {"contact_id", ledger.Contact}}},
+		Fields: []string{"id", "name", "amount", "currency", "stage", "status", "pipeline", "close_date", "company_id", "contact_id", "owner_id", "created_at", "deleted"},
+		Links:  []Link{{"company_id", ledger.Company}, {"contact_id", ledger.Contact}, {"owner_id", ledger.User}}},
 	{Kind: ledger.Note, Phase: 4, Label: "body", NeedsParent: true,
-		Fields: []string{"id", "body", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
-		Links:  []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}}},
+		Fields: []string{"id", "body", "contact_id", "company_id", "deal_id", "owner_id", "created_at", "deleted"},
+		Links:  []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}, {"owner_id", ledger.User}}},
 	{Kind: ledger.Activity, Phase: 5, Label: "subject", NeedsParent: true,
-		Fields: []string{"id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "deleted"},
-		Links:  []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}}},
+		Fields: []string{"id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "owner_id", "created_at", "deleted"},
+		Links:  []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}, {"owner_id", ledger.User}}},
 	{Kind: ledger.Email, Phase: 5, Label: "subject", NeedsParent: true,
 		Fields: []string{"id", "subject", "body", "from", "to", "sent_at", "contact_id", "company_id", "deal_id", "deleted"},
 		Links:  []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}}},
@@ -125,16 +128,34 @@ func (t Table) Kinds() []ledger.Kind {
 	return out
 }
 
-// ChildrenFirst are t's kinds latest phase first, in the table's order
-// within a phase: each kind before its parents, whose phases are earlier.
+// ChildrenFirst are t's kinds latest phase first, each before its parents:
+// within a phase, a kind whose parent shares it (a company and its owner,
+// a user) comes before that parent; the others keep the table's order.
 func (t Table) ChildrenFirst() []ledger.Kind {
 	s := slices.Clone(t)
-	slices.SortStableFunc(s, func(a, b Def) int { return b.Phase - a.Phase })
+	slices.SortStableFunc(s, func(a, b Def) int {
+		if a.Phase != b.Phase {
+			return b.Phase - a.Phase
+		}
+		return t.samePhaseParents(b) - t.samePhaseParents(a)
+	})
 	out := make([]ledger.Kind, len(s))
 	for i, d := range s {
 		out[i] = d.Kind
 	}
 	return out
+}
+
+// samePhaseParents is how many kinds of d's own phase d descends from,
+// through links within the phase.
+func (t Table) samePhaseParents(d Def) int {
+	n := 0
+	for _, l := range d.Links {
+		if t.Has(l.Kind) && t.Def(l.Kind).Phase == d.Phase {
+			n += 1 + t.samePhaseParents(t.Def(l.Kind))
+		}
+	}
+	return n
 }
 
 // PhasesInWords says t's plan phase by phase: "1 companies, 2 contacts,
@@ -226,8 +247,8 @@ func (t Table) Check() error {
 			return fmt.Errorf("kind %s: no fields or no label column", d.Kind)
 		case d.Key != "" && !slices.Contains(d.Fields, d.Key):
 			return fmt.Errorf("kind %s: its natural key %s is not one of its fields", d.Kind, d.Key)
-		case d.NeedsParent && len(d.Links) == 0:
-			return fmt.Errorf("kind %s: needs a parent but links to none", d.Kind)
+		case d.NeedsParent && !slices.ContainsFunc(d.Links, func(l Link) bool { return Anchors(l.Kind) }):
+			return fmt.Errorf("kind %s: needs a parent but links to none that anchors it", d.Kind)
 		}
 		seen[d.Kind] = true
 	}
@@ -236,14 +257,27 @@ func (t Table) Check() error {
 			switch {
 			case !t.Has(l.Kind):
 				return fmt.Errorf("kind %s: links to %q, which is not a kind", d.Kind, l.Kind)
-			case t.Def(l.Kind).Phase >= d.Phase:
-				return fmt.Errorf("kind %s (phase %d): its parent %s is not in an earlier phase (%d)", d.Kind, d.Phase, l.Kind, t.Def(l.Kind).Phase)
+			case !t.before(l.Kind, d.Kind):
+				return fmt.Errorf("kind %s (phase %d): its parent %s is not in an earlier phase (%d), nor before it in its own", d.Kind, d.Phase, l.Kind, t.Def(l.Kind).Phase)
 			case l.Field != LinkField(l.Kind) || !slices.Contains(d.Fields, l.Field):
 				return fmt.Errorf("kind %s: link %s to %s is not its field %s", d.Kind, l.Field, l.Kind, LinkField(l.Kind))
 			}
 		}
 	}
 	return nil
+}
+
+// before reports whether kind a runs before kind b in t's plan: in an
+// earlier phase, or earlier in the table within the same one (R7: within
+// a phase, parents first, users before companies).
+func (t Table) before(a, b ledger.Kind) bool {
+	pa, pb := t.Def(a).Phase, t.Def(b).Phase
+	if pa != pb {
+		return pa < pb
+	}
+	ia := slices.IndexFunc(t, func(d Def) bool { return d.Kind == a })
+	ib := slices.IndexFunc(t, func(d Def) bool { return d.Kind == b })
+	return ia < ib
 }
 
 // PhaseCase is SQL that gives the phase of the kind held by column
@@ -307,8 +341,23 @@ func ParentKinds(k ledger.Kind) []ledger.Kind {
 	return out
 }
 
-// LinkField is the link field that points to parent kind k.
-func LinkField(k ledger.Kind) string { return string(k) + "_id" }
+// LinkField is the link field that points to parent kind k: the kind and
+// "_id", but for a user, whom a record names as its owner (owner_id).
+func LinkField(k ledger.Kind) string {
+	if k == ledger.User {
+		return "owner_id"
+	}
+	return string(k) + "_id"
+}
+
+// Anchors reports whether a link to parent kind k anchors a note, activity
+// or email (R6): every parent but a user — an owner never anchors a record
+// (R6a): one linked only to its owner is skipped.
+func Anchors(k ledger.Kind) bool { return k != ledger.User }
+
+// IsOwner reports whether link field f names a record's owner: its
+// unresolved value counts unowned, never unlinked (R6a).
+func IsOwner(f string) bool { return f == LinkField(ledger.User) }
 
 // KindOfLinkField is the parent kind a link field points to.
 func KindOfLinkField(f string) (ledger.Kind, bool) { return kinds.LinkKind(f) }

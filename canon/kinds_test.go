@@ -71,7 +71,7 @@ func TestKindTable(t *testing.T) {
 	t.Parallel()
 	tbl := canon.KindTable()
 	require.NoError(t, tbl.Check())
-	named := []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
+	named := []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
 	require.Equal(t, named, canon.Kinds(), "plan order")
 	for engine, kinds := range schemaKinds(t) {
 		require.ElementsMatch(t, kinds, canon.Kinds(), "the kinds of the %s schema", engine)
@@ -84,18 +84,20 @@ func TestKindTable(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, k, got)
 		for _, p := range canon.ParentKinds(k) {
-			require.Less(t, canon.Phase(p), canon.Phase(k), "%s after its parent %s", k, p)
-			require.Greater(t, canon.UndoPhase(p), canon.UndoPhase(k), "%s undone before its parent %s", k, p)
+			require.LessOrEqual(t, canon.Phase(p), canon.Phase(k), "%s after its parent %s", k, p)
+			require.Less(t, slices.Index(canon.Kinds(), p), slices.Index(canon.Kinds(), k), "%s planned after its parent %s", k, p)
+			require.GreaterOrEqual(t, canon.UndoPhase(p), canon.UndoPhase(k), "%s undone before its parent %s", k, p)
+			require.Less(t, slices.Index(canon.ChildrenFirst(), k), slices.Index(canon.ChildrenFirst(), p), "%s undone before its parent %s", k, p)
 		}
 	}
 	childrenBeforeParents(t, tbl, canon.ChildrenFirst())
 	parentsBeforeChildren(t, tbl, canon.Kinds())
-	require.Equal(t, "1 companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails", canon.PhasesInWords())
-	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, ledger.Company},
-		canon.ChildrenFirst())
+	require.Equal(t, "1 users and companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails", canon.PhasesInWords())
+	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, ledger.Company, ledger.User},
+		canon.ChildrenFirst(), "a company before its owner, a user, in the phase they share")
 
 	_, err := canon.ParseKind("lead")
-	require.EqualError(t, err, `unknown kind "lead" (one of: companies, contacts, deals, notes, activities, emails)`)
+	require.EqualError(t, err, `unknown kind "lead" (one of: users, companies, contacts, deals, notes, activities, emails)`)
 	require.PanicsWithValue(t, `canon: "lead" is not a kind of the table of kinds`, func() { canon.Phase("lead") })
 	require.PanicsWithValue(t, `canon: "lead" is not a kind of the table of kinds`, func() { canon.UndoPhase("lead") })
 }
@@ -108,15 +110,17 @@ func TestKindTableCheck(t *testing.T) {
 		change func(canon.Table) canon.Table
 		err    string
 	}{
-		"ParentInTheSamePhase": {func(t canon.Table) canon.Table { t[1].Phase = 1; return t },
-			"kind contact (phase 1): its parent company is not in an earlier phase (1)"},
-		"ParentWithoutRow": {func(t canon.Table) canon.Table { return t[1:] }, `kind contact: links to "company", which is not a kind`},
-		"TwoRows":          {func(t canon.Table) canon.Table { return append(t, t[0]) }, "kind company: two rows"},
-		"LinkFieldMisnamed": {func(t canon.Table) canon.Table { t[1].Links[0].Field = "account_id"; return t },
+		"ParentInALaterPhase": {func(t canon.Table) canon.Table { t[2].Phase = 1; t[1].Phase = 2; return t },
+			"kind contact (phase 1): its parent company is not in an earlier phase (2), nor before it in its own"},
+		"ParentAfterInItsPhase": {func(t canon.Table) canon.Table { t[0], t[1] = t[1], t[0]; return t },
+			"kind company (phase 1): its parent user is not in an earlier phase (1), nor before it in its own"},
+		"ParentWithoutRow": {func(t canon.Table) canon.Table { return t[1:] }, `kind company: links to "user", which is not a kind`},
+		"TwoRows":          {func(t canon.Table) canon.Table { return append(t, t[1]) }, "kind company: two rows"},
+		"LinkFieldMisnamed": {func(t canon.Table) canon.Table { t[2].Links[0].Field = "account_id"; return t },
 			"kind contact: link account_id to company is not its field company_id"},
-		"NoLabel":       {func(t canon.Table) canon.Table { t[2].Label = ""; return t }, "kind deal: no fields or no label column"},
-		"KeyNotAField":  {func(t canon.Table) canon.Table { t[0].Key = "email"; return t }, "kind company: its natural key email is not one of its fields"},
-		"OrphanNeedsIt": {func(t canon.Table) canon.Table { t[0].NeedsParent = true; return t }, "kind company: needs a parent but links to none"},
+		"NoLabel":       {func(t canon.Table) canon.Table { t[3].Label = ""; return t }, "kind deal: no fields or no label column"},
+		"KeyNotAField":  {func(t canon.Table) canon.Table { t[1].Key = "email"; return t }, "kind company: its natural key email is not one of its fields"},
+		"OrphanNeedsIt": {func(t canon.Table) canon.Table { t[1].NeedsParent = true; return t }, "kind company: needs a parent but links to none that anchors it"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.EqualError(t, c.change(canon.KindTable()).Check(), c.err)
@@ -124,8 +128,8 @@ func TestKindTableCheck(t *testing.T) {
 	}
 	// KindTable is a copy: changing it changes nothing else.
 	tbl := canon.KindTable()
-	tbl[1].Links[0].Kind = ledger.Deal
-	require.Equal(t, []ledger.Kind{ledger.Company}, canon.ParentKinds(ledger.Contact))
+	tbl[2].Links[0].Kind = ledger.Deal
+	require.Equal(t, []ledger.Kind{ledger.Company, ledger.User}, canon.ParentKinds(ledger.Contact))
 }
 
 // TestNewKindInTheTableAlone: a kind added to the table in this test
@@ -138,27 +142,27 @@ func TestNewKindInTheTableAlone(t *testing.T) {
 	tbl := canontest.WithKind(t, lead)
 
 	// Planned and phased: in phase 2 beside contacts, after its company.
-	require.Equal(t, []ledger.Kind{ledger.Company, ledger.Contact, "lead", ledger.Deal, ledger.Note, ledger.Activity, ledger.Email},
+	require.Equal(t, []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, "lead", ledger.Deal, ledger.Note, ledger.Activity, ledger.Email},
 		tbl.Kinds())
 	require.Equal(t, 2, tbl.Def("lead").Phase)
-	require.Equal(t, "1 companies, 2 contacts and leads, 3 deals, 4 notes, 5 activities and emails", tbl.PhasesInWords())
+	require.Equal(t, "1 users and companies, 2 contacts and leads, 3 deals, 4 notes, 5 activities and emails", tbl.PhasesInWords())
 	parentsBeforeChildren(t, tbl, tbl.Kinds())
 	k, err := tbl.Parse("Leads")
 	require.NoError(t, err)
 	require.Equal(t, ledger.Kind("lead"), k)
 
 	// Undone: before its company, in the undo's phase 4 of 5.
-	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, "lead", ledger.Company},
+	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, "lead", ledger.Company, ledger.User},
 		tbl.ChildrenFirst())
 	childrenBeforeParents(t, tbl, tbl.ChildrenFirst())
 	require.Equal(t, 4, tbl.UndoPhase("lead"))
 	require.Less(t, tbl.UndoPhase("lead"), tbl.UndoPhase(ledger.Company))
 
 	// The SQL that orders by kind and gives a kind's phase.
-	require.Equal(t, "CASE t.kind WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'lead' THEN 2 WHEN 'deal' THEN 3 "+
+	require.Equal(t, "CASE t.kind WHEN 'user' THEN 1 WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'lead' THEN 2 WHEN 'deal' THEN 3 "+
 		"WHEN 'note' THEN 4 WHEN 'activity' THEN 5 WHEN 'email' THEN 5 END", tbl.PhaseCase("t.kind"))
-	require.Equal(t, "CASE r.kind WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'lead' THEN 3 WHEN 'deal' THEN 4 "+
-		"WHEN 'note' THEN 5 WHEN 'activity' THEN 6 WHEN 'email' THEN 7 END", tbl.OrderCase("r.kind"))
+	require.Equal(t, "CASE r.kind WHEN 'user' THEN 1 WHEN 'company' THEN 2 WHEN 'contact' THEN 3 WHEN 'lead' THEN 4 WHEN 'deal' THEN 5 "+
+		"WHEN 'note' THEN 6 WHEN 'activity' THEN 7 WHEN 'email' THEN 8 END", tbl.OrderCase("r.kind"))
 
 	// A kind that links to it makes lead_id a link field.
 	_, isLink := tbl.LinkKind("lead_id")
@@ -170,7 +174,7 @@ func TestNewKindInTheTableAlone(t *testing.T) {
 	k, isLink = withTask.LinkKind("lead_id")
 	require.True(t, isLink)
 	require.Equal(t, ledger.Kind("lead"), k)
-	require.Equal(t, "CASE j.key WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'lead_id' THEN 'lead' "+
+	require.Equal(t, "CASE j.key WHEN 'owner_id' THEN 'user' WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'lead_id' THEN 'lead' "+
 		"WHEN 'deal_id' THEN 'deal' END", withTask.LinkKindCase("j.key"))
 
 	// The production table is as it was.

@@ -87,10 +87,10 @@ func Validate(k ledger.Kind, vals []string) (Values, string) {
 				return Values{}, fmt.Sprintf("amount %q is not a number (use digits and a dot, e.g. 12000.50)", s)
 			}
 			v.vals[i] = s
-		case f == "done":
+		case f == "done" || f == "active":
 			b, ok := ParseBool(s)
 			if !ok {
-				return Values{}, fmt.Sprintf("done %q is not true or false", s)
+				return Values{}, fmt.Sprintf("%s %q is not true or false", f, s)
 			}
 			v.vals[i] = b
 		case f == "status":
@@ -114,6 +114,14 @@ func Validate(k ledger.Kind, vals []string) (Values, string) {
 	case ledger.Company, ledger.Deal:
 		if v.Get("name") == nil {
 			return Values{}, fmt.Sprintf("%s has no name", k)
+		}
+	case ledger.User:
+		email := strings.TrimSpace(get("email"))
+		if v.Get("name") == nil && email == "" {
+			return Values{}, "user has neither a name nor an email"
+		}
+		if email != "" && !IsAddress(email) {
+			return Values{}, fmt.Sprintf("email %q is not an email address", email)
 		}
 	case ledger.Contact:
 		email := strings.TrimSpace(get("email"))

@@ -24,7 +24,7 @@ func TestUndoKindsOfANewKind(t *testing.T) {
 	var got []undoKind
 	require.NoError(t, json.Unmarshal([]byte(s), &got))
 	require.Equal(t, []undoKind{{"activity", "activities"}, {"email", "emails"}, {"note", "notes"}, {"deal", "deals"},
-		{"contact", "contacts"}, {"lead", "leads"}, {"company", "companies"}}, got)
+		{"contact", "contacts"}, {"lead", "leads"}, {"company", "companies"}, {"user", "users"}}, got)
 }
 
 // TestRunPageHandsTheUndoOrder: the run page gives the undo dialog the

@@ -49,6 +49,6 @@ func TestKindCasesOfANewKind(t *testing.T) {
 		require.NoError(t, db.QueryRow(`SELECT `+tbl.PhaseCase("t.kind")+` FROM (SELECT ? AS kind) t`, "lead").Scan(&phase))
 		require.NoError(t, db.QueryRow(`SELECT `+tbl.OrderCase("r.kind")+` FROM (SELECT ? AS kind) r`, "lead").Scan(&order))
 		require.Equal(t, 2, phase)
-		require.Equal(t, 3, order, "after companies and contacts")
+		require.Equal(t, 4, order, "after users, companies and contacts")
 	})
 }

@@ -69,7 +69,7 @@ func TestLoadReadsPsqlCSV(t *testing.T) {
 			"run 1: its tasks carry no counters: each took its kind's from the run's stats"}, sum.Notices)
 
 		require.Equal(t, [][]string{
-			{"1", "failed", "5", "0", `{"contact":{"imported":0,"unchanged":0,"skipped":0,"failed":8,"matched":0,"unlinked":0,"relinked":0,"duplicate":0,"updated":0,"overwritten":0,"outdated":0,"conflict":0,"deleted_since":0,"excluded":0},"note":{"imported":0,"unchanged":0,"skipped":2,"failed":0,"matched":0,"unlinked":0,"relinked":0,"duplicate":0,"updated":0,"overwritten":0,"outdated":0,"conflict":0,"deleted_since":0,"excluded":0}}`,
+			{"1", "failed", "5", "0", `{"contact":{"imported":0,"unchanged":0,"skipped":0,"failed":8,"matched":0,"unlinked":0,"unowned":0,"relinked":0,"duplicate":0,"updated":0,"overwritten":0,"outdated":0,"conflict":0,"deleted_since":0,"excluded":0},"note":{"imported":0,"unchanged":0,"skipped":2,"failed":0,"matched":0,"unlinked":0,"unowned":0,"relinked":0,"duplicate":0,"updated":0,"overwritten":0,"outdated":0,"conflict":0,"deleted_since":0,"excluded":0}}`,
 				"{}", "2026-01-05T09:00:00.123456Z", "2026-01-05T09:00:00.000000Z", "3600000", "Migration failed:\nValidation failed", "NULL", "NULL", dir},
 			{"2", "running", "2", "1", "NULL", "{}", "2026-01-12T09:00:00.000000Z", "NULL", "NULL", "NULL", "NULL", "NULL", dir},
 		}, query(t, db, `SELECT id, status, current_phase, cancellation_requested, stats, options, started_at, finished_at, duration_ms,

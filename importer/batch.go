@@ -378,6 +378,9 @@ func count(c *phases.Counts, d *decision) {
 		if d.unlinked {
 			c.Unlinked++
 		}
+		if d.unowned {
+			c.Unowned++
+		}
 	case skipped:
 		c.Skipped++
 	case created, matched:
@@ -387,6 +390,9 @@ func count(c *phases.Counts, d *decision) {
 		}
 		if d.unlinked {
 			c.Unlinked++
+		}
+		if d.unowned {
+			c.Unowned++
 		}
 		if d.outcome == created && len(d.rec.NULKept()) > 0 {
 			c.NULKept++ // SPEC §4: its extra, with the NUL, is written (a matched record writes none)

@@ -200,14 +200,20 @@ func (c *change) decideUpdate(ctx context.Context, q ledger.Querier, st *stage, 
 	if err != nil {
 		return err
 	}
-	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
+	if canon.NeedsParent(r.Kind) && !anchored(d.links) {
 		d.outcome, d.reason, d.change, d.links = failed, "an update would leave it linked to no record (its row stays as it was)", nil, nil
 		return nil
 	}
 	d.values, d.rowID, d.extra = values, slot.RecordID, r.Extra
 	d.pending = pendingOf(&r, d.links, unresolved)
 	if len(unresolved) > 0 {
-		d.unlinked = true
+		for f := range unresolved {
+			if canon.IsOwner(f) {
+				d.unowned = true
+			} else {
+				d.unlinked = true
+			}
+		}
 		d.extra = make(map[string]any, len(r.Extra)+len(unresolved))
 		for k, v := range r.Extra {
 			d.extra[k] = v

@@ -25,14 +25,19 @@ type convRecord struct {
 	vals []string
 }
 
-// convExport is a small export of companies, contacts and deals.
+// convExport is a small export of users, companies, contacts and deals,
+// each company, contact and deal owned by a user (or by none).
 type convExport []convRecord
 
 var convColumns = map[ledger.Kind][]string{
-	ledger.Company: {"id", "name", "domain", "created_at"},
-	ledger.Contact: {"id", "first_name", "email", "company_id"},
-	ledger.Deal:    {"id", "name", "amount", "company_id", "contact_id"},
+	ledger.User:    {"id", "email", "name"},
+	ledger.Company: {"id", "name", "domain", "created_at", "owner_id"},
+	ledger.Contact: {"id", "first_name", "email", "company_id", "owner_id"},
+	ledger.Deal:    {"id", "name", "amount", "company_id", "contact_id", "owner_id"},
 }
+
+// convKinds are the kinds of a convExport, in plan order.
+var convKinds = []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Deal}
 
 // col is the index of column in k's file.
 func col(k ledger.Kind, column string) int { return slices.Index(convColumns[k], column) }
@@ -52,30 +57,35 @@ func (e convExport) ids(k ledger.Kind) []string {
 // linked to some of them (and deals to some contacts), unique keys.
 func genExport(rng *rand.Rand) convExport {
 	var e convExport
-	nCo, nCt, nDl := 2+rng.IntN(3), 2+rng.IntN(4), 1+rng.IntN(4)
+	nUs, nCo, nCt, nDl := 1+rng.IntN(3), 2+rng.IntN(3), 2+rng.IntN(4), 1+rng.IntN(4)
 	pick := func(ids []string) string {
 		if rng.IntN(4) == 0 {
 			return ""
 		}
 		return ids[rng.IntN(len(ids))]
 	}
+	for i := range nUs {
+		id := fmt.Sprintf("u%d", i)
+		e = append(e, convRecord{ledger.User, id, []string{id, fmt.Sprintf("owner%d@crm.example", i), fmt.Sprintf("Owner %d", i)}})
+	}
+	us := e.ids(ledger.User)
 	for i := range nCo {
 		created := ""
 		if rng.IntN(2) == 0 {
 			created = fmt.Sprintf("2024-01-%02d", 1+i)
 		}
 		e = append(e, convRecord{ledger.Company, fmt.Sprintf("co%d", i), []string{fmt.Sprintf("co%d", i), fmt.Sprintf("Company %d", i),
-			fmt.Sprintf("c%d.example", i), created}})
+			fmt.Sprintf("c%d.example", i), created, pick(us)}})
 	}
 	cos := e.ids(ledger.Company)
 	for i := range nCt {
 		id := fmt.Sprintf("c%d", i)
-		e = append(e, convRecord{ledger.Contact, id, []string{id, fmt.Sprintf("Person %d", i), fmt.Sprintf("p%d@mail.example", i), pick(cos)}})
+		e = append(e, convRecord{ledger.Contact, id, []string{id, fmt.Sprintf("Person %d", i), fmt.Sprintf("p%d@mail.example", i), pick(cos), pick(us)}})
 	}
 	cts := e.ids(ledger.Contact)
 	for i := range nDl {
 		id := fmt.Sprintf("d%d", i)
-		e = append(e, convRecord{ledger.Deal, id, []string{id, fmt.Sprintf("Deal %d", i), fmt.Sprint(rng.IntN(1000)), pick(cos), pick(cts)}})
+		e = append(e, convRecord{ledger.Deal, id, []string{id, fmt.Sprintf("Deal %d", i), fmt.Sprint(rng.IntN(1000)), pick(cos), pick(cts), pick(us)}})
 	}
 	return e
 }
@@ -88,11 +98,11 @@ func (e convExport) clone() convExport {
 	return out
 }
 
-// files are e's CSV files, companies.csv left out when noCompanies.
-func (e convExport) files(noCompanies bool) map[string]string {
+// files are e's CSV files, those of the kinds missing left out.
+func (e convExport) files(missing ...ledger.Kind) map[string]string {
 	out := map[string]string{}
-	for _, k := range []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal} {
-		if k == ledger.Company && noCompanies {
+	for _, k := range convKinds {
+		if slices.Contains(missing, k) {
 			continue
 		}
 		var b strings.Builder
@@ -124,16 +134,19 @@ func edit(rng *rand.Rand, e convExport, broken map[string]bool, n int) []convEdi
 		if len(edits) == n || broken[r.id] {
 			continue
 		}
-		choices := map[ledger.Kind][]string{ledger.Company: {"name"}, ledger.Contact: {"first_name", "email", "company_id"},
-			ledger.Deal: {"amount", "company_id", "name"}}[r.kind]
+		choices := map[ledger.Kind][]string{ledger.User: {"name"}, ledger.Company: {"name", "owner_id"},
+			ledger.Contact: {"first_name", "email", "company_id", "owner_id"}, ledger.Deal: {"amount", "company_id", "name", "owner_id"}}[r.kind]
 		c := choices[rng.IntN(len(choices))]
 		before := r.vals[col(r.kind, c)]
 		after := map[string]string{"name": before + " edited", "first_name": before + " edited", "email": "new." + before,
 			"amount": fmt.Sprint(1000 + rng.IntN(1000))}[c]
-		if c == "company_id" {
-			others := slices.DeleteFunc(e.ids(ledger.Company), func(id string) bool { return id == before })
+		if parent, isLink := map[string]ledger.Kind{"company_id": ledger.Company, "owner_id": ledger.User}[c]; isLink {
+			others := slices.DeleteFunc(e.ids(parent), func(id string) bool { return id == before })
 			if before != "" {
 				others = append(others, "")
+			}
+			if len(others) == 0 {
+				continue // the one user, owning it already
 			}
 			after = others[rng.IntN(len(others))]
 		}
@@ -152,6 +165,9 @@ func valueOf(t *testing.T, db *sql.DB, tn string, k ledger.Kind, column, v strin
 	t.Helper()
 	if column == "company_id" && v != "" {
 		return fmt.Sprint(rowID(t, db, tn, ledger.Company, v))
+	}
+	if column == "owner_id" && v != "" {
+		return fmt.Sprint(rowID(t, db, tn, ledger.User, v))
 	}
 	return v
 }
@@ -183,21 +199,23 @@ type convCase struct {
 	final convExport
 }
 
-func (c *convCase) run(e convExport, noCompanies bool, update, what string) phases.Run {
+func (c *convCase) run(e convExport, update, what string, missing ...ledger.Kind) phases.Run {
 	c.t.Helper()
 	c.runs = append(c.runs, what)
-	return runFor(c.t, c.imp, c.tn, export(c.t, e.files(noCompanies)), update)
+	return runFor(c.t, c.imp, c.tn, export(c.t, e.files(missing...)), update)
 }
 
 func (c *convCase) clean(e convExport, name string) string {
 	c.t.Helper()
-	runFor(c.t, c.imp, c.tn+"-"+name, export(c.t, e.files(false)), "")
+	runFor(c.t, c.imp, c.tn+"-"+name, export(c.t, e.files()), "")
 	return stateOf(c.t, c.db, c.tn+"-"+name)
 }
 
 // breakRuns runs the broken exports: the companies' file missing, or
-// some companies invalid (a bad date), or the one then the other. It
-// returns the ids of the companies left without a slot.
+// some companies invalid (a bad date), or the one then the other — and,
+// for half the seeds, the users' file missing from them too (their owners
+// unowned, completed when the users arrive, R6a). It returns the ids of
+// the companies and users left without a slot.
 func (c *convCase) breakRuns() map[string]bool {
 	broken := map[string]bool{}
 	b := c.final.clone()
@@ -210,12 +228,19 @@ func (c *convCase) breakRuns() map[string]bool {
 			r.vals[col(ledger.Company, "created_at")] = "not a date"
 		}
 	}
+	var noUsers []ledger.Kind
+	if c.rng.IntN(2) == 0 {
+		noUsers = []ledger.Kind{ledger.User}
+		for _, id := range c.final.ids(ledger.User) {
+			broken[id] = true // no user has a slot yet
+		}
+	}
 	mode := c.rng.IntN(3)
 	if mode != 1 {
-		c.run(b, true, "", "companies.csv missing")
+		c.run(b, "", fmt.Sprintf("companies.csv missing (and %v)", noUsers), append([]ledger.Kind{ledger.Company}, noUsers...)...)
 	}
 	if mode != 0 {
-		c.run(b, false, "", fmt.Sprintf("companies %v invalid", broken))
+		c.run(b, "", fmt.Sprintf("companies %v invalid (%v missing)", broken, noUsers), noUsers...)
 		return broken
 	}
 	for _, id := range cos {
@@ -224,7 +249,7 @@ func (c *convCase) breakRuns() map[string]bool {
 	return broken
 }
 
-// TestConvergenceProperty (R6a, R17, SPEC §11): seeded sequences of runs
+// TestConvergenceProperty (R6a, R17, SPEC §11; owners: issue 26): seeded sequences of runs
 // over a small export, broken first (a parent file missing, parents
 // invalid), then fixed, then edited: (i) fix-only sequences end as one
 // clean run of the fixed export (rows, links, slots, hashes; ids aside);
@@ -259,7 +284,7 @@ func (c *convCase) converge() {
 	broken := c.breakRuns()
 	fixFirst := c.rng.IntN(3) != 0
 	if fixFirst {
-		c.run(c.final, false, "", "fixed")
+		c.run(c.final, "", "fixed")
 		require.Equal(t, c.clean(c.final, "fixed"), stateOf(t, db, c.tn), "(i) broken then fixed ends as one clean run; runs %v", c.runs)
 	}
 	edited := c.final.clone()
@@ -268,14 +293,14 @@ func (c *convCase) converge() {
 	}
 	edits := edit(c.rng, edited, broken, 1+c.rng.IntN(3))
 	before := rowsOf(t, db, c.tn)
-	r := c.run(edited, false, "", fmt.Sprintf("edited %+v", edits))
+	r := c.run(edited, "", fmt.Sprintf("edited %+v", edits))
 	require.Equal(t, int64(len(edits)), total(r).Outdated, "(iii) each edited record outdated; runs %v: %+v", c.runs, r.Stats)
 	require.Zero(t, total(r).Updated+total(r).Conflict, "runs %v: %+v", c.runs, r.Stats)
 	requireEdits(t, db, c.tn, edited, edits, false, "(iii) without --update")
 	if fixFirst {
 		require.Equal(t, before, rowsOf(t, db, c.tn), "(iii) an edited export without --update writes no row")
 	}
-	r = c.run(edited, false, runopts.UpdateApply, "edited --update")
+	r = c.run(edited, runopts.UpdateApply, "edited --update")
 	require.Equal(t, int64(len(edits)), total(r).Updated, "(ii) runs %v: %+v", c.runs, r.Stats)
 	requireEdits(t, db, c.tn, edited, edits, true, "(ii) with --update")
 	require.Equal(t, c.clean(edited, "edited"), stateOf(t, db, c.tn), "(ii) with --update ends as one clean run of the edited export; runs %v", c.runs)
@@ -288,7 +313,7 @@ func (c *convCase) invalidEdit(e convExport) {
 	t := c.t
 	bad := e.clone()
 	i := c.rng.IntN(len(bad))
-	for bad[i].kind == ledger.Company {
+	for bad[i].kind == ledger.Company || bad[i].kind == ledger.User {
 		i = (i + 1) % len(bad)
 	}
 	r := bad[i]
@@ -298,7 +323,7 @@ func (c *convCase) invalidEdit(e convExport) {
 		r.vals[col(r.kind, "amount")] = "lots"
 	}
 	before := stateOf(t, c.db, c.tn)
-	run := c.run(bad, false, runopts.UpdateApply, fmt.Sprintf("%s %s invalid, --update", r.kind, r.id))
+	run := c.run(bad, runopts.UpdateApply, fmt.Sprintf("%s %s invalid, --update", r.kind, r.id))
 	require.Equal(t, [2]int64{1, 0}, [2]int64{total(run).Failed, total(run).Updated}, "runs %v: %+v", c.runs, run.Stats)
 	require.Equal(t, before, stateOf(t, c.db, c.tn), "an invalid update changes nothing; runs %v", c.runs)
 }

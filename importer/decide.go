@@ -25,8 +25,13 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 			names = append(names, name)
 		}
 	}
+	owned := false
 	for _, l := range canon.Parents(r.Kind) {
 		if strings.TrimSpace(r.Get(l.Field)) == "" {
+			continue
+		}
+		if !canon.Anchors(l.Kind) {
+			owned = true // an owner never anchors it (R6a)
 			continue
 		}
 		if p.Reads(l.Kind) {
@@ -37,6 +42,8 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 	for _, l := range r.Links() {
 		k, isKind := canon.KindOfLinkField(l.Field)
 		switch {
+		case canon.IsOwner(l.Field):
+			owned = true
 		case l.Never != "":
 			add(l.Never)
 		case isKind && !p.Reads(k):
@@ -49,6 +56,9 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 		add(name)
 	}
 	if len(names) == 0 {
+		if owned {
+			return ledger.ReasonOwnerOnly
+		}
 		return ""
 	}
 	list := names[0]
@@ -85,6 +95,7 @@ type decision struct {
 	duplicate bool
 	firstLine int // a duplicate's: the line of its id's first record
 	unlinked  bool
+	unowned   bool // its owner did not resolve (R6a): counted apart from unlinked
 	values    canon.Values
 	links     map[string]int64
 	pending   []ledger.PendingLink // the link values to remember with a created row (R6a): field and parent
@@ -149,13 +160,21 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	if err != nil {
 		return d, err
 	}
-	if canon.NeedsParent(r.Kind) && len(d.links) == 0 {
+	if canon.NeedsParent(r.Kind) && !anchored(d.links) {
 		d.outcome, d.reason = skipped, ledger.ReasonNotLinked
 		if why := linkedOnlyTo(p, &r); why != "" {
 			d.reason = why // R6b: a skip says what it waits for
 		}
-		if len(unresolved) > 0 {
-			b, _ := json.Marshal(unresolved)
+		// What it waits for: its parents, never its owner, whose arrival
+		// would not take it over (R6a).
+		waits := make(map[string]string, len(unresolved))
+		for f, v := range unresolved {
+			if !canon.IsOwner(f) {
+				waits[f] = v
+			}
+		}
+		if len(waits) > 0 {
+			b, _ := json.Marshal(waits)
 			d.detail = string(b)
 		}
 		return d, nil
@@ -163,7 +182,15 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 	d.pending = pendingOf(&r, d.links, unresolved)
 	d.extra = r.Extra
 	if len(unresolved) > 0 {
-		d.unlinked = true
+		// An owner that does not resolve is unowned, never unlinked
+		// (R6a); either is kept, and completed when it resolves.
+		for f := range unresolved {
+			if canon.IsOwner(f) {
+				d.unowned = true
+			} else {
+				d.unlinked = true
+			}
+		}
 		d.extra = make(map[string]any, len(r.Extra)+len(unresolved))
 		for k, v := range r.Extra {
 			d.extra[k] = v
@@ -219,6 +246,23 @@ func linkParents(ctx context.Context, q ledger.Querier, st *stage, r *profile.Re
 // says so (R5), else created with the id its row will have (nextID).
 func matchOrCreate(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile, d *decision, nextID func() int64) error {
 	switch {
+	case d.rec.Kind == ledger.User:
+		// Users match by email whatever the profile matches (SPEC §4):
+		// one person owning records in two exports is one user.
+		key := canon.EmailKey(d.values.Text("email"))
+		if key == "" {
+			d.outcome, d.rowID = created, nextID()
+			break
+		}
+		id, ok, err := st.email(ctx, q, userKey(key))
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			d.outcome, d.rowID = matched, id
+		default:
+			d.outcome, d.rowID, d.emailKey = created, nextID(), userKey(key)
+		}
 	case d.rec.Kind == ledger.Contact && p.MatchEmail:
 		key := canon.EmailKey(d.values.Text("email"))
 		id, ok, err := st.email(ctx, q, key)
@@ -303,11 +347,27 @@ func judge(r *profile.Record) (out outcome, reason string, values canon.Values, 
 // kept in the skip's detail).
 func hasLinkValue(r *profile.Record) bool {
 	for _, l := range canon.Parents(r.Kind) {
-		if strings.TrimSpace(r.Get(l.Field)) != "" {
+		if canon.Anchors(l.Kind) && strings.TrimSpace(r.Get(l.Field)) != "" {
 			return true
 		}
 	}
-	return len(r.Links()) > 0
+	for _, l := range r.Links() {
+		if !canon.IsOwner(l.Field) {
+			return true
+		}
+	}
+	return false
+}
+
+// anchored reports whether links hold a parent that anchors a record (R6:
+// an owner never does).
+func anchored(links map[string]int64) bool {
+	for f := range links {
+		if !canon.IsOwner(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxIDBytes is the longest source id crmimport takes (the README says

@@ -18,7 +18,7 @@ import (
 type runIndex struct {
 	tenant, source string
 	finals         map[ledger.Kind]*finalSet       // per kind, loaded on first need
-	emails         *idTable[int64]                 // email key -> oldest contact; nil until loaded
+	emails         *idTable[int64]                 // email key -> oldest contact, and userKey -> oldest user; nil until loaded
 	domains        *idTable[int64]                 // domain key -> oldest company; nil until loaded
 	seen           map[ledger.Kind]*idTable[int64] // id -> where it was first read (packed firstSeen)
 	files          []string                        // the files of the run, by number, for seen
@@ -92,7 +92,7 @@ func (x *runIndex) release(k ledger.Kind, remaining []ledger.Kind) {
 			delete(x.seen, kind)
 		}
 	}
-	if !keep[ledger.Contact] {
+	if !keep[ledger.Contact] && !keep[ledger.User] {
 		x.emails = nil
 	}
 	if !keep[ledger.Company] {
@@ -123,10 +123,18 @@ func (x *runIndex) emailKeys(ctx context.Context, q ledger.Querier) (*idTable[in
 		if err := target.LoadEmailKeys(ctx, q, x.tenant, t.put); err != nil {
 			return nil, err
 		}
+		if err := target.LoadUserKeys(ctx, q, x.tenant, func(key string, id int64) { t.put(userKey(key), id) }); err != nil {
+			return nil, err
+		}
 		x.emails = t
 	}
 	return x.emails, nil
 }
+
+// userKey is the key under which the emails table holds a user's email
+// key, beside the contacts' (R5: a user is found by email among users).
+// No email key holds the byte it starts with.
+func userKey(emailKey string) string { return "\x01" + emailKey }
 
 func (x *runIndex) domainKeys(ctx context.Context, q ledger.Querier) (*idTable[int64], error) {
 	if x.domains == nil {

@@ -102,7 +102,8 @@ func TestInspectSmallExport(t *testing.T) {
 	require.Equal(t, ",", companies.Delimiter)
 	require.Equal(t, []profile.Column{{Name: "id", Field: "id"}, {Name: "name", Field: "name"}, {Name: "domain", Field: "domain"},
 		{Name: "Region", Field: profile.ColumnExtra}}, companies.Columns)
-	require.Empty(t, companies.Links, "a company links to nothing")
+	require.Equal(t, []profile.Link{{Field: "owner_id", Kind: ledger.User, Columns: []string{"owner_id"}}}, companies.Links,
+		"a company links to its owner alone")
 	require.Equal(t, []string{"co-1 valid ", "co-2 failed company has no name", "co-3 valid "}, outcomes(companies))
 	require.Equal(t, RowInspection{Line: 2, ID: "co-1", Fields: map[string]string{"id": "co-1", "name": "Acme", "domain": "acme.example"},
 		Extra: map[string]any{"Region": "West"}, Outcome: RowValid}, companies.Rows[0])
@@ -111,7 +112,7 @@ func TestInspectSmallExport(t *testing.T) {
 	contacts := fileOf(t, ins, "contacts.csv")
 	require.Equal(t, ";", contacts.Delimiter)
 	link := profile.Link{Field: "company_id", Kind: ledger.Company, Columns: []string{"company_id"}}
-	require.Equal(t, []profile.Link{link}, contacts.Links)
+	require.Equal(t, []profile.Link{link, {Field: "owner_id", Kind: ledger.User, Columns: []string{"owner_id"}}}, contacts.Links)
 	require.Equal(t, profile.Column{Name: "company_id", Field: "company_id", Link: &link}, contacts.Columns[3])
 	require.Equal(t, []string{"c-1 valid ", `c-2 failed email "not-an-address" is not an email address`,
 		"c-1 failed duplicate source_id, first at contacts.csv:2"}, outcomes(contacts))
@@ -120,7 +121,7 @@ func TestInspectSmallExport(t *testing.T) {
 	notes := fileOf(t, ins, "notes.csv")
 	require.Equal(t, []string{"n-1 valid ", "n-2 skipped empty body", "n-3 skipped deleted in source", "n-4 skipped not linked to any record"},
 		outcomes(notes))
-	require.Len(t, notes.Links, 3, "contact, company, deal")
+	require.Len(t, notes.Links, 4, "contact, company, deal, owner")
 
 	// Rows bounds what is mapped.
 	ins = inspectExport(t, InspectSpec{Source: "canonical", Input: dir, Rows: 1})

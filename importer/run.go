@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
+	"crmimport/canon"
 	"crmimport/importer/input"
 	"crmimport/importer/runopts"
 	"crmimport/ledger"
@@ -94,6 +96,12 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 			Format: string(f.Format), Encoding: f.Encoding, Fingerprint: f.Info.Fingerprint,
 			InputKey: inputKey(prof, f, opts), Size: input.Size(f.Path)})
 	}
+	// Parents first (R7): by the kinds' plan order — within a phase too,
+	// users before companies — and by name within a kind.
+	order := canon.Kinds()
+	slices.SortStableFunc(plan.Tasks, func(a, b phases.TaskSpec) int {
+		return slices.Index(order, a.Kind) - slices.Index(order, b.Kind)
+	})
 	// A dry run and the run that confirms it are the same plan: the
 	// fingerprints above are what this run reads (R10).
 	if opts.Plan, err = planDigest(spec.Tenant, spec.Source, opts, plan.Tasks); err != nil {

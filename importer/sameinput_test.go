@@ -80,8 +80,11 @@ func TestRerunOfTheSameBytesIsNotReadAgain(t *testing.T) {
 	second := runSpec(t, imp, RunSpec{Input: dir, BatchSize: 100})
 	require.Equal(t, phases.RunSucceeded, second.Status)
 	counts, unread := taskCounts(t, db, second.ID)
-	require.Len(t, counts, len(canon.Kinds()))
+	require.Len(t, counts, len(exp.Records))
 	for _, k := range canon.Kinds() {
+		if _, written := exp.Records[string(k)]; !written {
+			continue // a kind the generator writes no file of (users)
+		}
 		name := gen.FileBase(string(k)) + ".csv"
 		require.True(t, unread[name], "%s was read again", name)
 		require.Equal(t, phases.Counts{Unchanged: int64(exp.Records[string(k)])}, counts[name], name)

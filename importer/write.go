@@ -135,7 +135,7 @@ func (w *writer) insertRows(ds []decision) error {
 			pending = append(pending, p)
 		}
 		extra := d.rec.ExtraJSON() // made ahead by Validate
-		if d.unlinked || extra == "" {
+		if d.unlinked || d.unowned || extra == "" {
 			if len(d.extra) == 0 {
 				extra = ""
 			} else {

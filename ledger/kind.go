@@ -10,6 +10,7 @@ type Kind string
 
 // The kinds that code names.
 const (
+	User     Kind = "user"
 	Company  Kind = "company"
 	Contact  Kind = "contact"
 	Deal     Kind = "deal"

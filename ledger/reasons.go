@@ -25,6 +25,11 @@ func LinkedOnlyTo(names, profile string) string {
 	return fmt.Sprintf("%s%s, which the %s profile does not import", reasonLinkedOnlyTo, names, profile)
 }
 
+// ReasonOwnerOnly is the reason of a skip of a note, activity or email
+// whose one link is its owner: an owner never anchors a record (R6a), so
+// no run takes it over (R6b).
+const ReasonOwnerOnly = reasonLinkedOnlyTo + "its owner, a user: an owner never anchors a note, activity or email"
+
 // WaitsForNothing reports whether a skip reason says that no run of the
 // export takes the record over (R6b): the summary, the Skipped page and
 // doctor promise it no run.

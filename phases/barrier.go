@@ -19,8 +19,11 @@ func phaseOpen(ctx context.Context, q queryer, runID int64, phase int) (bool, er
 	return n > 0, err
 }
 
+// phaseFailedSQL: a failed task stops the run at its phase (R7) — but a
+// users task: owners are optional links, which R6a completes once the
+// users import; the run goes on, and ends partial.
 const phaseFailedSQL = `
-SELECT count(*) FROM migration_tasks WHERE migration_id = ? AND phase = ? AND status = 'failed'`
+SELECT count(*) FROM migration_tasks WHERE migration_id = ? AND phase = ? AND status = 'failed' AND kind <> 'user'`
 
 func phaseFailed(ctx context.Context, q queryer, runID int64, phase int) (bool, error) {
 	var n int

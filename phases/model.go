@@ -70,6 +70,9 @@ type Counts struct {
 	Failed    int64 `json:"failed"`
 	Matched   int64 `json:"matched"`
 	Unlinked  int64 `json:"unlinked"`
+	// Unowned counts records imported with an owner that did not resolve
+	// (R6a): never counted in Unlinked.
+	Unowned int64 `json:"unowned"`
 	// Relinked counts links of this kind's rows that the run completed
 	// when their parents arrived (R6a), read or not: a run's count of a
 	// kind that no task of the kind holds (KindCounts). An undo counts the
@@ -141,6 +144,7 @@ func (c *Counts) Add(d Counts) {
 	c.Failed += d.Failed
 	c.Matched += d.Matched
 	c.Unlinked += d.Unlinked
+	c.Unowned += d.Unowned
 	c.Relinked += d.Relinked
 	c.Duplicate += d.Duplicate
 	c.Updated += d.Updated
@@ -365,7 +369,7 @@ func scanRun(s scanner) (Run, error) {
 const loadTasksSQL = `SELECT id, migration_id, kind, phase, status, file, format, encoding, fingerprint,
 	coalesce(input_key, ''), checkpoint, attempts, last_error, imported, matched, unchanged, skipped, failed, duplicate, unlinked, updated_at,
 	input_size, read_bytes, attempt_started_at, attempt_rows, attempt_bytes, removed, released, restored, cleared, nul_kept, excluded, untaken,
-	updated, overwritten, outdated, conflict, deleted_since, adopted, reverted
+	updated, overwritten, outdated, conflict, deleted_since, adopted, reverted, unowned
 FROM migration_tasks WHERE migration_id = ? ORDER BY phase, id`
 
 // LoadTasks reads a run's tasks in plan order.
@@ -388,7 +392,7 @@ func LoadTasks(ctx context.Context, q queryer, runID int64) ([]Task, error) {
 			&t.Size, &t.Read, &attempt, &t.Attempt.Rows, &t.Attempt.Bytes,
 			&t.Counts.Removed, &t.Counts.Released, &t.Counts.Restored, &t.Counts.Cleared, &t.Counts.NULKept, &t.Counts.Excluded, &t.Counts.Untaken,
 			&t.Counts.Updated, &t.Counts.Overwritten, &t.Counts.Outdated, &t.Counts.Conflict, &t.Counts.DeletedSince,
-			&t.Counts.Adopted, &t.Counts.Reverted)
+			&t.Counts.Adopted, &t.Counts.Reverted, &t.Counts.Unowned)
 		if err != nil {
 			return nil, fmt.Errorf("load tasks of run %d: %w", runID, err)
 		}

@@ -60,7 +60,7 @@ UPDATE migration_tasks SET status = 'pending', phase = ?, file = ?, format = ?, 
     checkpoint = '{"rows":0,"line":0}', last_error = NULL,
     imported = 0, matched = 0, unchanged = 0, skipped = 0, failed = 0, duplicate = 0, unlinked = 0, nul_kept = 0,
     excluded = 0, untaken = 0, updated = 0, overwritten = 0, outdated = 0, conflict = 0, deleted_since = 0,
-    adopted = 0, reverted = 0, updated_at = ?,
+    adopted = 0, reverted = 0, unowned = 0, updated_at = ?,
     input_size = ?, read_bytes = 0, attempt_started_at = NULL, attempt_rows = 0, attempt_bytes = 0
 WHERE id = ? AND migration_id = ? AND status = ? AND phase = ?`
 

@@ -57,7 +57,7 @@ UPDATE migration_tasks SET
     removed = removed + ?, released = released + ?, restored = restored + ?, cleared = cleared + ?,
     excluded = excluded + ?, untaken = untaken + ?,
     updated = updated + ?, overwritten = overwritten + ?, outdated = outdated + ?, conflict = conflict + ?,
-    deleted_since = deleted_since + ?, adopted = adopted + ?, reverted = reverted + ?,
+    deleted_since = deleted_since + ?, adopted = adopted + ?, reverted = reverted + ?, unowned = unowned + ?,
     input_size = ?, read_bytes = CASE WHEN read_bytes > ? THEN read_bytes ELSE ? END,
     updated_at = ?
 WHERE id = ? AND status = 'running'`
@@ -70,7 +70,7 @@ func checkpointTask(ctx context.Context, tx *sql.Tx, id int64, cp Checkpoint, re
 	return expectRows(ctx, tx, 1, "checkpoint task", checkpointTaskSQL, string(b),
 		c.Imported, c.Matched, c.Unchanged, c.Skipped, c.Failed, c.Duplicate, c.Unlinked, c.NULKept,
 		c.Removed, c.Released, c.Restored, c.Cleared, c.Excluded, c.Untaken,
-		c.Updated, c.Overwritten, c.Outdated, c.Conflict, c.DeletedSince, c.Adopted, c.Reverted, size, read, read, now, id)
+		c.Updated, c.Overwritten, c.Outdated, c.Conflict, c.DeletedSince, c.Adopted, c.Reverted, c.Unowned, size, read, read, now, id)
 }
 
 // succeedTaskSQL keeps the task's epoch only if the ledger's has not moved

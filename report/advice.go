@@ -148,6 +148,12 @@ func (r *Report) Next() []string {
 		out = append(out, fmt.Sprintf("%s %s imported with a link left empty because its target was not found (%s); "+
 			"the id given is kept in the row's extra column, and a run that imports the target completes the link (R6a)", unlinked.records(), unlinked.verb("was", "were"), unlinked.list))
 	}
+	unowned := r.perKind(func(k Kind) int64 { return k.Unowned })
+	if unowned.total > 0 {
+		out = append(out, fmt.Sprintf("%s %s imported without an owner because the user named was not found (%s); "+
+			"the value is kept in the row's extra column, never replaced by another owner, and a run that imports the user completes it (R6a)",
+			unowned.records(), unowned.verb("was", "were"), unowned.list))
+	}
 	out = append(out, r.changesNext()...)
 	if r.StrictExit() {
 		out = append(out, "--strict: "+r.strictWhy()+", so this run exits 7")

@@ -108,6 +108,9 @@ func details(c phases.Counts) string {
 	if c.Unlinked > 0 {
 		parts = append(parts, Count(c.Unlinked)+" unlinked")
 	}
+	if c.Unowned > 0 {
+		parts = append(parts, Count(c.Unowned)+" unowned") // an owner not found (R6a)
+	}
 	if c.Relinked > 0 {
 		parts = append(parts, Count(c.Relinked)+" relinked") // links completed when their parent arrived (R6a)
 	}

@@ -62,6 +62,7 @@ var engineChoices = []string{
 	"store.SpillTemp",
 	"store.Throwaway",
 	"store.WriteOutput",
+	"store.fillOf",
 	"storetest.backends",
 	"target.ReadRows",
 	"target.buildInsertSQL",

@@ -15,6 +15,7 @@ func Choices(dir string) map[string]func(d Dialect) {
 	path := filepath.Join(dir, "crm.db")
 	return map[string]func(d Dialect){
 		"store.Dialect.schemaVersion":    func(d Dialect) { _, _ = d.schemaVersion(ctx, nil) },
+		"store.fillOf":                   func(d Dialect) { _ = fillOf(d, "users_and_owners.sql") },
 		"store.Dialect.setSchemaVersion": func(d Dialect) { _ = d.setSchemaVersion(ctx, nil, 1) },
 		"store.Dialect.foreignKeysOff":   func(d Dialect) { _, _ = d.foreignKeysOff(ctx, nil) },
 		"store.Dialect.foreignKeysHold":  func(d Dialect) { _ = d.foreignKeysHold(ctx, nil) },

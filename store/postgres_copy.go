@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -138,6 +139,56 @@ func pgTables() ([]string, error) {
 	return tables, nil
 }
 
+// parentsFirst orders tables so that each comes after the tables its
+// foreign keys in schema name point to (a table made by an early step may
+// point to one a later step made: companies.owner_id to users), keeping
+// the order they are made in otherwise.
+func parentsFirst(ctx context.Context, tx *sql.Tx, schema string, tables []string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `
+SELECT c.relname, r.relname FROM pg_constraint k
+JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class r ON r.oid = k.confrelid JOIN pg_namespace n ON n.oid = k.connamespace
+WHERE k.contype = 'f' AND n.nspname = ?`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("read the foreign keys of %s: %w", schema, err)
+	}
+	defer rows.Close()
+	parents := map[string][]string{}
+	for rows.Next() {
+		var child, parent string
+		if err := rows.Scan(&child, &parent); err != nil {
+			return nil, err
+		}
+		if child != parent {
+			parents[child] = append(parents[child], parent)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(tables))
+	placed := map[string]bool{}
+	for len(out) < len(tables) {
+		before := len(out)
+		for _, t := range tables {
+			if placed[t] {
+				continue
+			}
+			ready := true
+			for _, p := range parents[t] {
+				ready = ready && (placed[p] || !slices.Contains(tables, p))
+			}
+			if ready {
+				placed[t] = true
+				out = append(out, t)
+			}
+		}
+		if len(out) == before {
+			return nil, fmt.Errorf("the foreign keys of %s go round in a circle", schema)
+		}
+	}
+	return out, nil
+}
+
 // copySchema copies every table of crmimport's schema from schema from to
 // schema to (made and upgraded), the columns both have, and moves the
 // identities' sequences past the ids copied.
@@ -152,6 +203,9 @@ func copySchema(ctx context.Context, from, to string, db beginner) error {
 		return err
 	}
 	defer tx.Rollback()
+	if tables, err = parentsFirst(ctx, tx, to, tables); err != nil {
+		return err
+	}
 	for _, t := range tables {
 		rows, err := tx.QueryContext(ctx, `
 SELECT d.column_name FROM information_schema.columns d

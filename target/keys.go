@@ -16,6 +16,17 @@ func LoadEmailKeys(ctx context.Context, q Querier, tenant string, add func(key s
 	return each(ctx, q, "read email keys", emailKeysSQL, add, tenant)
 }
 
+// userKeysSQL: R5, a user is found by the email key of the user.
+const userKeysSQL = `
+SELECT email_key, min(id) FROM users WHERE tenant_id = ? AND email_key IS NOT NULL GROUP BY email_key`
+
+// LoadUserKeys calls add for every email key of the tenant's users with
+// the oldest user that has it: one person is one user, whichever export
+// named them (SPEC §4).
+func LoadUserKeys(ctx context.Context, q Querier, tenant string, add func(key string, id int64)) error {
+	return each(ctx, q, "read users' email keys", userKeysSQL, add, tenant)
+}
+
 // domainKeysSQL: R5, a company is found by its domain key.
 const domainKeysSQL = `
 SELECT domain_key, min(id) FROM companies WHERE tenant_id = ? AND domain_key IS NOT NULL GROUP BY domain_key`

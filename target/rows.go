@@ -23,11 +23,12 @@ type Row struct {
 
 // columns are each target table's columns as Writer writes them.
 var columns = map[ledger.Kind][]string{
-	ledger.Company:  {"id", "tenant_id", "name", "domain", "domain_key", "phone", "industry", "created_at", "extra", "imported_at"},
-	ledger.Contact:  {"id", "tenant_id", "first_name", "last_name", "email", "email_key", "phone", "title", "company_id", "created_at", "extra", "imported_at"},
-	ledger.Deal:     {"id", "tenant_id", "name", "amount", "currency", "stage", "status", "pipeline", "close_date", "company_id", "contact_id", "created_at", "extra", "imported_at"},
-	ledger.Note:     {"id", "tenant_id", "body", "contact_id", "company_id", "deal_id", "created_at", "extra", "imported_at"},
-	ledger.Activity: {"id", "tenant_id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "created_at", "extra", "imported_at"},
+	ledger.User:     {"id", "tenant_id", "email", "email_key", "name", "active", "created_at", "extra", "imported_at"},
+	ledger.Company:  {"id", "tenant_id", "name", "domain", "domain_key", "phone", "industry", "owner_id", "created_at", "extra", "imported_at"},
+	ledger.Contact:  {"id", "tenant_id", "first_name", "last_name", "email", "email_key", "phone", "title", "company_id", "owner_id", "created_at", "extra", "imported_at"},
+	ledger.Deal:     {"id", "tenant_id", "name", "amount", "currency", "stage", "status", "pipeline", "close_date", "company_id", "contact_id", "owner_id", "created_at", "extra", "imported_at"},
+	ledger.Note:     {"id", "tenant_id", "body", "contact_id", "company_id", "deal_id", "owner_id", "created_at", "extra", "imported_at"},
+	ledger.Activity: {"id", "tenant_id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "owner_id", "created_at", "extra", "imported_at"},
 	ledger.Email:    {"id", "tenant_id", "subject", "body", `"from"`, `"to"`, "sent_at", "contact_id", "company_id", "deal_id", "extra", "imported_at"},
 }
 
@@ -61,7 +62,7 @@ type insertKey struct {
 
 // numeric are the columns that are not text: on PostgreSQL, which types an
 // untyped parameter of a VALUES list as text, their parameters are cast.
-var numeric = map[string]bool{"id": true, "company_id": true, "contact_id": true, "deal_id": true, "done": true}
+var numeric = map[string]bool{"id": true, "company_id": true, "contact_id": true, "deal_id": true, "owner_id": true, "done": true, "active": true}
 
 func buildInsertSQL(d store.Dialect, k ledger.Kind, n int) string {
 	// cast is how a number's parameter is written: on PostgreSQL, which
@@ -113,24 +114,33 @@ func rowArgs(args []any, r *Row) []any {
 	}
 	args = append(args, r.ID)
 	switch r.Kind {
+	case ledger.User:
+		var active any
+		if b, ok := v.Get("active").(bool); ok {
+			active = 0
+			if b {
+				active = 1
+			}
+		}
+		args = append(args, v.Get("email"), nullIfEmpty(canon.EmailKey(v.Text("email"))), v.Get("name"), active, v.Get("created_at"))
 	case ledger.Company:
 		args = append(args, v.Get("name"), v.Get("domain"), nullIfEmpty(canon.DomainKey(v.Text("domain"))), v.Get("phone"),
-			v.Get("industry"), v.Get("created_at"))
+			v.Get("industry"), link("owner_id"), v.Get("created_at"))
 	case ledger.Contact:
 		args = append(args, v.Get("first_name"), v.Get("last_name"), v.Get("email"), nullIfEmpty(canon.EmailKey(v.Text("email"))),
-			v.Get("phone"), v.Get("title"), link("company_id"), v.Get("created_at"))
+			v.Get("phone"), v.Get("title"), link("company_id"), link("owner_id"), v.Get("created_at"))
 	case ledger.Deal:
 		args = append(args, v.Get("name"), v.Get("amount"), v.Get("currency"), v.Get("stage"), v.Get("status"), v.Get("pipeline"), v.Get("close_date"),
-			link("company_id"), link("contact_id"), v.Get("created_at"))
+			link("company_id"), link("contact_id"), link("owner_id"), v.Get("created_at"))
 	case ledger.Note:
-		args = append(args, v.Get("body"), link("contact_id"), link("company_id"), link("deal_id"), v.Get("created_at"))
+		args = append(args, v.Get("body"), link("contact_id"), link("company_id"), link("deal_id"), link("owner_id"), v.Get("created_at"))
 	case ledger.Activity:
 		done := 0
 		if b, _ := v.Get("done").(bool); b {
 			done = 1
 		}
 		args = append(args, v.Get("type"), v.Get("subject"), v.Get("body"), v.Get("due_at"), done,
-			link("contact_id"), link("company_id"), link("deal_id"), v.Get("created_at"))
+			link("contact_id"), link("company_id"), link("deal_id"), link("owner_id"), v.Get("created_at"))
 	case ledger.Email:
 		args = append(args, v.Get("subject"), v.Get("body"), v.Get("from"), v.Get("to"), v.Get("sent_at"),
 			link("contact_id"), link("company_id"), link("deal_id"))

@@ -32,10 +32,17 @@ func written(k ledger.Kind) []string {
 }
 
 // addedColumns are the columns each table gained after updates first kept
-// before-images (schema 17: a deal's status and pipeline): an image kept
+// before-images (schema 17: a deal's status and pipeline; schema 18: an
+// owner): an image kept
 // before holds none of them, and the row had none then — they are restored
 // empty.
-var addedColumns = map[ledger.Kind][]string{ledger.Deal: {"status", "pipeline"}}
+var addedColumns = map[ledger.Kind][]string{
+	ledger.Company:  {"owner_id"},
+	ledger.Contact:  {"owner_id"},
+	ledger.Deal:     {"status", "pipeline", "owner_id"},
+	ledger.Note:     {"owner_id"},
+	ledger.Activity: {"owner_id"},
+}
 
 // columnName is a column's name without its quotes ("from").
 func columnName(c string) string { return strings.Trim(c, `"`) }

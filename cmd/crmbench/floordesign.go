@@ -189,7 +189,7 @@ func nullInt(n int64) any {
 	return n
 }
 
-const floorKindCheck = `CHECK (kind IN ('company', 'contact', 'deal', 'note', 'activity', 'email'))`
+const floorKindCheck = `CHECK (kind IN ('user', 'company', 'contact', 'deal', 'note', 'activity', 'email'))`
 
 var scopeLayout = &slotLayout{
 	name: "scope",

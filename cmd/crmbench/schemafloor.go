@@ -53,7 +53,7 @@ import (
 )
 
 // floorKinds are the export's files in the order their links need.
-var floorKinds = []ledger.Kind{ledger.Company, ledger.Contact, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
+var floorKinds = []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
 
 const (
 	floorBatch = 10000
@@ -391,8 +391,27 @@ func floorDecide(k ledger.Kind, rec []string, get func([]string, string) string,
 		}
 		unresolved[l.Field] = v
 	}
-	if canon.NeedsParent(k) && len(row.row.Links) == 0 {
-		out := floorRow{reason: "not linked to any record"}
+	anchored := false
+	for f := range row.row.Links {
+		anchored = anchored || !canon.IsOwner(f) // an owner never anchors a record (R6a)
+	}
+	if canon.NeedsParent(k) && !anchored {
+		out := floorRow{reason: ledger.ReasonNotLinked}
+		valued, owned := false, false
+		for _, l := range canon.Parents(k) {
+			if v := strings.TrimSpace(get(rec, l.Field)); v != "" {
+				owned = owned || !canon.Anchors(l.Kind)
+				valued = valued || canon.Anchors(l.Kind)
+			}
+		}
+		if owned && !valued {
+			out.reason = ledger.ReasonOwnerOnly // R6b: no run of the export takes it
+		}
+		for f := range unresolved {
+			if canon.IsOwner(f) {
+				delete(unresolved, f) // what it waits for: its parents, never its owner
+			}
+		}
 		if len(unresolved) > 0 {
 			b, _ := json.Marshal(unresolved)
 			out.detail = string(b)
@@ -414,7 +433,7 @@ func get2(rec []string, get func([]string, string) string) func(string) string {
 // floorKey is a record's natural key (R5), "" for none.
 func floorKey(k ledger.Kind, get func(string) string) string {
 	switch k {
-	case ledger.Contact:
+	case ledger.Contact, ledger.User:
 		return canon.EmailKey(get("email"))
 	case ledger.Company:
 		return canon.DomainKey(get("domain"))

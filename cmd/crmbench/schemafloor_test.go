@@ -57,6 +57,9 @@ func schemaFloorAgainstImport(t *testing.T, cfg gen.Config) {
 	const rows = `
 SELECT 'company', s.source_id, c.name, c.domain_key, NULL, NULL, NULL FROM companies c JOIN migration_records s ON s.record_type = 'companies' AND s.record_id = c.id
 UNION ALL
+SELECT 'user', s.source_id, u.email, u.email_key, u.name, u.active, NULL
+  FROM users u JOIN migration_records s ON s.record_type = 'users' AND s.record_id = u.id
+UNION ALL
 SELECT 'contact', s.source_id, c.email, c.email_key, (SELECT source_id FROM migration_records WHERE record_type = 'companies' AND record_id = c.company_id), NULL, NULL
   FROM contacts c JOIN migration_records s ON s.record_type = 'contacts' AND s.record_id = c.id
 UNION ALL

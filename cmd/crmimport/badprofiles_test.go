@@ -233,7 +233,9 @@ var salesforceBadCases = []badCase{
 		// Encoding Standard's U+0081 and U+008D, counted in the warning.
 		name: "SalesforceWindows1252Weighed", dir: "12-windows-1252-weighed",
 		code: exitOK, status: "succeeded",
-		kinds: map[string]phases.Counts{"company": {Imported: 8}, "contact": {Imported: 6}, "deal": {Imported: 4}, "activity": {Imported: 3}},
+		// No User.csv: the owners are kept, unowned (R6a).
+		kinds: map[string]phases.Counts{"company": {Imported: 8, Unowned: 8}, "contact": {Imported: 6}, "deal": {Imported: 4, Unowned: 4},
+			"activity": {Imported: 3, Unowned: 3}},
 		warnings: []string{"Account.csv was read as Windows-1252, not UTF-8: it holds more bytes that are not UTF-8 (14) than UTF-8 sequences (3)" +
 			", and each of those bytes is a Windows-1252 character (the first: 0xE9 \"é\", at byte offset 200)"},
 		stderr: []string{"2 bytes that Windows-1252 leaves undefined (0x81, 0x8D) were read as the control characters U+0081 and U+008D"},
@@ -264,8 +266,8 @@ var salesforceBadCases = []badCase{
 		// its own task is left without a deal.
 		name: "SalesforceNULInRichText", dir: "13-nul-in-rich-text",
 		code: exitPartial, status: "partial",
-		kinds: map[string]phases.Counts{"company": {Imported: 2}, "deal": {Imported: 3, Failed: 2, NULKept: 2},
-			"activity": {Imported: 2, Skipped: 1}, "email": {Imported: 1}},
+		kinds: map[string]phases.Counts{"company": {Imported: 2}, "deal": {Imported: 3, Failed: 2, NULKept: 2, Unowned: 3},
+			"activity": {Imported: 2, Skipped: 1, Unowned: 2}, "email": {Imported: 1}},
 		failures: []string{`deal|0065g00000NuOp4AAF|Opportunity.csv|5|a NUL byte in field 4 ("Name"), at line 5, column 54: ` +
 			`text never holds one (binary data in the export?); the profile reads this column as name (a NUL in a column kept in extra is kept)`,
 			// An id holding a NUL is no id (no database text holds one: on

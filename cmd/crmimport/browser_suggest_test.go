@@ -58,7 +58,7 @@ func TestMappingEditorInABrowser(t *testing.T) {
 	sel := card + ` tr[data-column="Designation"] select`
 	options, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelector(`+"`"+sel+"`"+`).options).map(o => o.value)`))
 	require.NoError(t, err)
-	require.Equal(t, []string{"", "id", "first_name", "last_name", "email", "phone", "title", "company_id", "created_at", "deleted"}, options,
+	require.Equal(t, []string{"", "id", "first_name", "last_name", "email", "phone", "title", "company_id", "owner_id", "created_at", "deleted"}, options,
 		"extra and a contact's canonical fields")
 	// As a person picks from the list: the option chosen, then change.
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector(`+"`"+sel+"`"+`); s.focus();

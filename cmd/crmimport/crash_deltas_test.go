@@ -87,12 +87,17 @@ func deltaExports(t *testing.T, d *deltaRef) {
 			t.Fatal(err)
 		}
 	}
-	companies, err := filepath.Glob(filepath.Join(d.broken, gen.FileBase(gen.KindCompany)+".*"))
-	if err != nil || len(companies) != 1 {
-		t.Fatalf("the broken export's companies file: %v %v", companies, err)
-	}
-	if err := os.Remove(companies[0]); err != nil {
-		t.Fatal(err)
+	// The broken export lacks its companies and its users: run 1 imports
+	// contacts and deals unlinked and every owned record unowned, which
+	// the rerun completes in the users' and the companies' batches (R6a).
+	for _, k := range []string{gen.KindUser, gen.KindCompany} {
+		files, err := filepath.Glob(filepath.Join(d.broken, gen.FileBase(k)+".*"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("the broken export's %s file: %v %v", k, files, err)
+		}
+		if err := os.Remove(files[0]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	exp, err := gen.WriteDelta(d.final, crashConfig(), deltaFraction)
 	if err != nil {
@@ -237,7 +242,7 @@ func linksByName(values string, names map[string]string) string {
 	if err := json.Unmarshal([]byte(values), &m); err != nil {
 		return values // compared as it is
 	}
-	for field, table := range map[string]string{"company_id": "companies", "contact_id": "contacts", "deal_id": "deals"} {
+	for field, table := range map[string]string{"company_id": "companies", "contact_id": "contacts", "deal_id": "deals", "owner_id": "users"} {
 		if id, ok := m[field].(float64); ok {
 			m[field] = names[table+":"+strconv.FormatInt(int64(id), 10)]
 		}
@@ -246,13 +251,15 @@ func linksByName(values string, names map[string]string) string {
 	return string(out)
 }
 
-// deltaKillPoints are the rerun's batch failpoints of kind (company) or of
-// the kinds it updates first (contact, deal, note).
+// deltaKillPoints are the rerun's batch failpoints of the kinds whose
+// batches relink (users and companies: companies) or of the kinds it
+// updates first (contact, deal, note).
 func deltaKillPoints(ref *crashRef, companies bool) []string {
 	var pts []string
 	for _, p := range ref.batchPoints() {
 		k, _, _ := parsePoint(p)
-		if (k == gen.KindCompany) == companies && (companies || k == gen.KindContact || k == gen.KindDeal || k == gen.KindNote) {
+		relinks := k == gen.KindCompany || k == gen.KindUser
+		if relinks == companies && (companies || k == gen.KindContact || k == gen.KindDeal || k == gen.KindNote) {
 			pts = append(pts, p)
 		}
 	}
@@ -491,7 +498,7 @@ func (s *crashStats) deltaKill(step crashStep, res stepResult, killed bool) {
 		s.deltaWall = append(s.deltaWall, res.killedAt)
 	case step.wall > 0:
 		s.deltaWallAfter++
-	case strings.HasPrefix(step.fp, "batch:"+gen.KindCompany+":"):
+	case strings.HasPrefix(step.fp, "batch:"+gen.KindCompany+":"), strings.HasPrefix(step.fp, "batch:"+gen.KindUser+":"):
 		s.deltaFPCompany++
 	default:
 		s.deltaFP++
@@ -509,7 +516,7 @@ func (s *crashStats) deltaLine() string {
 		hi = max(hi, d)
 	}
 	c := s.deltaCounts
-	line := fmt.Sprintf(" deltas %d/%d equal (reference rerun %s, %s in its process, %d relinked/%d updated; %d SIGKILLs at company batches, "+
+	line := fmt.Sprintf(" deltas %d/%d equal (reference rerun %s, %s in its process, %d relinked/%d updated; %d SIGKILLs at user and company batches, "+
 		"%d at other failpoints, %d wall-clock %s–%s", s.deltasEqual, s.deltas, ms(s.deltaRan), ms(s.deltaTook), c.Relinked, c.Updated,
 		s.deltaFPCompany, s.deltaFP, len(s.deltaWall), ms(lo), ms(hi))
 	if s.deltaWallAfter > 0 {

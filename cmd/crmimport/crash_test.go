@@ -615,7 +615,7 @@ type crashStats struct {
 	// The delta reruns (crash_deltas_test.go).
 	deltas           int // cases started
 	deltasEqual      int // cases that ended equal to the reference rerun
-	deltaFPCompany   int // SIGKILLs at a company batch (the rerun relinks there)
+	deltaFPCompany   int // SIGKILLs at a user or company batch (the rerun relinks there)
 	deltaFP          int // at other failpoints
 	deltaWall        []time.Duration
 	deltaWallAfter   int

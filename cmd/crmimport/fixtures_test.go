@@ -21,6 +21,8 @@ var salesforceFixture = badCase{
 	name: "Salesforce", root: fixtureRoot, dir: "salesforce", source: "salesforce",
 	code: exitOK, status: "succeeded",
 	kinds: map[string]phases.Counts{
+		// User.csv: every object's OwnerId names its one active user.
+		"user":    {Imported: 2},
 		"company": {Imported: 3, Skipped: 1}, "contact": {Imported: 4, Skipped: 1, Unlinked: 1}, "deal": {Imported: 3, Skipped: 1},
 		// ContentVersion.csv's PDF and older version are files, not notes:
 		// read, excluded, and records of no kind (a warning, SPEC §4).

@@ -69,7 +69,7 @@ func TestUndoCommand(t *testing.T) {
 			Kinds *map[string]map[string]int64 `json:"kinds"`
 		}{&kinds}))
 		require.Equal(t, map[string]int64{"removed": 26, "released": 1, "restored": 0, "cleared": 0, "imported": 0, "unchanged": 0, "skipped": 0,
-			"failed": 0, "matched": 0, "unlinked": 0, "relinked": 0, "duplicate": 0, "excluded": 0, "updated": 0, "overwritten": 0, "outdated": 0,
+			"failed": 0, "matched": 0, "unlinked": 0, "unowned": 0, "relinked": 0, "duplicate": 0, "excluded": 0, "updated": 0, "overwritten": 0, "outdated": 0,
 			"conflict": 0, "deleted_since": 0, "reverted": 0}, kinds["company"], "run 1's companies and its matched one; its skips are run 2's now")
 		require.Equal(t, int64(77), kinds["contact"]["removed"], "run 2's contacts that link to run 1's companies")
 		require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM companies`), "every company went")

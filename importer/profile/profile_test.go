@@ -84,7 +84,7 @@ func TestProfileValidation(t *testing.T) {
 		"BadDate":         {base + "dates: [\"DD.MM.YYYY\", \"DD/MM/YYYY hh:mm Q\"]\n", []string{`dates[1]: date format "DD/MM/YYYY hh:mm Q": unknown "Q"`}},
 		"DateWithoutDay":  {base + "dates: [\"MM/YYYY\"]\n", []string{"needs a year (YYYY or YY) and a day"}},
 		"BadRepeated":     {base + "repeated_headers: last\n", []string{`repeated_headers: unknown rule "last"`}},
-		"LinkToNonParent": {base + "    links:\n      - {column: Deal, kind: deal}\n", []string{"kinds.contact.links[0].kind: a contact cannot link to a deal (it links to: company)"}},
+		"LinkToNonParent": {base + "    links:\n      - {column: Deal, kind: deal}\n", []string{"kinds.contact.links[0].kind: a contact cannot link to a deal (it links to: company, user)"}},
 		"LinkKindAndPrefixes": {base + "    links:\n      - {column: X, kind: company, prefixes: {\"001\": company}}\n",
 			[]string{"kinds.contact.links[0]: say either kind"}},
 		"LinkByNameWithoutParent": {base + "    links:\n      - {column: Org, kind: company, by: name}\n",

@@ -26,7 +26,7 @@ import (
 func TestXLSXTwins(t *testing.T) {
 	dir := readertest.XLSXFixtureDir(t)
 	twins := readertest.Twins(t)
-	require.Len(t, twins, 5+7+5+12, "the CSV files of demo, hubspot, pipedrive and salesforce")
+	require.Len(t, twins, 5+7+5+13, "the CSV files of demo, hubspot, pipedrive and salesforce")
 	dateTime := regexp.MustCompile(`^([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2})(:[0-9]{2})?$`)
 	errorCells := map[string]int{}
 	for name, wb := range twins {

@@ -17,6 +17,7 @@ var kindStems = []struct {
 	kind  ledger.Kind
 	stems []string
 }{
+	{ledger.User, []string{"user", "owner", "benutzer", "usuario", "utilisateur", "employee", "staff", "mitarbeiter"}},
 	{ledger.Company, []string{"compan", "organization", "organisation", "organizacion", "organización", "org", "account", "empresa", "unternehmen", "entreprise", "firma", "firmen", "societe", "société", "azienda"}},
 	{ledger.Contact, []string{"contact", "kontakt", "person", "people", "personen", "persona", "contato", "contatto"}},
 	{ledger.Deal, []string{"deal", "opportunit", "opportunidad", "oportunidad", "negocio", "transaction", "geschäft", "affaire", "trattativ"}},
@@ -120,6 +121,7 @@ var fieldNames = map[string][]string{
 	"due_at":     {"duedate", "due", "dueat", "duetime", "startdate", "starttime", "start", "activitydate", "activitydatetime", "date"},
 	"done":       {"done", "completed", "iscompleted", "isclosed", "closed", "isdone", "erledigt", "completado"},
 	"deleted":    {"deleted", "isdeleted", "archived", "isarchived", "removed"},
+	"active":     {"active", "isactive", "enabled", "aktiv", "activo", "actif"},
 	"from":       {"from", "fromaddress", "fromemail", "sender", "senderemail", "emailfromaddress"},
 	"to":         {"to", "toaddress", "toemail", "recipient", "recipients", "emailtoaddress"},
 	"sent_at":    {"sentat", "sent", "sentdate", "senddate", "sendtime", "messagedate", "date", "activitydate", "timestamp"},

@@ -129,7 +129,8 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 // back to how schema 6 left it (no reason classes and their indexes, no
 // excluded rows counted, no hold on the epoch, no revisits, no undo, no
 // pending links (R6a) nor counts per kind beside the tasks', no hashes
-// nor changes at the source (R17), no deal status nor pipeline, one
+// nor changes at the source (R17), no deal status nor pipeline, no users
+// nor owners, one
 // epoch for the whole ledger, no count of NUL bytes kept): tests of an
 // older file make one from a new one with them, then lower it further.
 var Schema6 = []string{
@@ -160,5 +161,18 @@ var Schema6 = []string{
 	`ALTER TABLE migration_tasks DROP COLUMN restored`, `ALTER TABLE migration_tasks DROP COLUMN cleared`,
 	`ALTER TABLE migration_tasks DROP COLUMN nul_kept`,
 	`ALTER TABLE deals DROP COLUMN status`, `ALTER TABLE deals DROP COLUMN pipeline`,
+	// Owners and users (schema 18): an owner_id column is a foreign key,
+	// which DROP COLUMN refuses, so its REFERENCES clause goes first, with
+	// the user kind of the CHECKs, in the schema's text (as schema 18 put
+	// them there), the schema's version moved for the connection to read it.
+	`DROP INDEX companies_owner`, `DROP INDEX contacts_owner`, `DROP INDEX deals_owner`, `DROP INDEX notes_owner`,
+	`DROP INDEX activities_owner`, `DROP INDEX users_email_key`,
+	`PRAGMA writable_schema = ON`,
+	`UPDATE sqlite_schema SET sql = replace(replace(sql, 'owner_id INTEGER REFERENCES users (id)', 'owner_id INTEGER'),
+	 'CHECK (kind IN (''user'', ''company''', 'CHECK (kind IN (''company''') WHERE type = 'table'`,
+	`PRAGMA writable_schema = OFF`, `PRAGMA schema_version = 100000`,
+	`ALTER TABLE companies DROP COLUMN owner_id`, `ALTER TABLE contacts DROP COLUMN owner_id`, `ALTER TABLE deals DROP COLUMN owner_id`,
+	`ALTER TABLE notes DROP COLUMN owner_id`, `ALTER TABLE activities DROP COLUMN owner_id`, `DROP TABLE users`,
+	`ALTER TABLE migration_tasks DROP COLUMN unowned`, `DELETE FROM id_allocators WHERE name = 'users'`,
 	`PRAGMA user_version = 6`,
 }

@@ -83,7 +83,7 @@ if (runPage && runPage.getAttribute("data-live") === "true" && window.EventSourc
     for (const [kind, c] of Object.entries(st.kinds || {})) {
       const row = runPage.querySelector("tr[data-kind=" + kind + "]");
       if (!row) continue;
-      for (const f of ["imported", "unchanged", "skipped", "failed", "matched", "unlinked", "relinked", "duplicate", "removed", "released", "restored", "cleared"]) {
+      for (const f of ["imported", "unchanged", "skipped", "failed", "matched", "unlinked", "unowned", "relinked", "duplicate", "removed", "released", "restored", "cleared"]) {
         const cell = row.querySelector("[data-field=" + f + "]");
         if (cell) cell.textContent = fmt(c[f]);
       }
@@ -338,7 +338,7 @@ function table(headers, rows) {
 // many records are outdated, in conflict and deleted since.
 function renderSummary(node, s, update) {
   node.textContent = "";
-  const details = (c) => ["matched", "unlinked", "relinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
+  const details = (c) => ["matched", "unlinked", "unowned", "relinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
   const would = s.would_update || {};
   const changed = Object.entries(s.kinds).some(([k, c]) => would[k] || c.updated || c.outdated || c.conflict || c.deleted_since);
   const fields = ["imported", "unchanged", "skipped", "failed"].concat(changed ? ["would_update", "outdated", "conflict", "deleted_since"] : []);
