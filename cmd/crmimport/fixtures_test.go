@@ -179,11 +179,46 @@ var pipedriveFixture = badCase{
 	},
 }
 
+// pipedrivePlainFixture is the Pipedrive export as Pipedrive writes a list
+// view of one entity's columns today (FORMATS.md): the headers without the
+// "Entity - " prefix (ID, Title, Organization ID, Email - Work). The same
+// records as pipedriveFixture, with the same outcomes, links and warnings
+// (issue 26 item 6).
+var pipedrivePlainFixture = badCase{
+	name: "PipedrivePlain", root: fixtureRoot, dir: "pipedrive-plain", source: "pipedrive",
+	code: exitOK, status: "succeeded",
+	kinds: map[string]phases.Counts{
+		"company": {Imported: 4}, "contact": {Imported: 4, Unlinked: 1}, "deal": {Imported: 4, Unlinked: 1},
+		"note": {Imported: 2, Skipped: 1}, "activity": {Imported: 2, Skipped: 1, Unlinked: 1},
+	},
+	stderr: []string{
+		`warning: people-7788-20260115.csv:3: Organization "Harbor Logistics" names 2 companies of the export (organizations-7788-20260115.csv:3, organizations-7788-20260115.csv:4): left unlinked, not guessed`,
+		`warning: deals-7788-20260115.csv:5: Organization "Harbor Logistics" names 2 companies`,
+	},
+	stderrNot: []string{"deals-7788-20260115.csv:3:"}, // its Organization ID says which
+	stored: []storedRows{
+		{q: `SELECT c.first_name, c.last_name, coalesce(c.email, ''), c.phone, coalesce(co.name, ''), coalesce(json_extract(c.extra, '$."Email - Work"'), '')
+			FROM contacts c LEFT JOIN companies co ON co.id = c.company_id ORDER BY c.id`, want: []string{
+			"Hannah|Okafor|hannah.okafor@brightwater-bakery.example.com|+1 503 555 0110|Brightwater Bakery|hannah.okafor@brightwater-bakery.example.com, hannah@brightwater-bakery.example.com",
+			"Grace|Lindqvist|grace.lindqvist@harbor-logistics.example.com|+1 206 555 0111||",
+			"Ana|García|ana.garcia@perez-hijos.example.com|+34 91 555 0113|Pérez, Hijos y Cía|",
+			"Tomasz|Nowicki||+48 22 555 0112||"}},
+		{q: `SELECT d.name, d.amount, d.currency, d.status, d.pipeline, coalesce(co.name, ''), coalesce(c.first_name, '')
+			FROM deals d LEFT JOIN companies co ON co.id = d.company_id LEFT JOIN contacts c ON c.id = d.contact_id ORDER BY d.id`, want: []string{
+			"Wholesale bread contract|48000|USD|open|Pipeline|Brightwater Bakery|Hannah",
+			"Fleet tracking|125000.50|USD|won|Pipeline|Harbor Logistics|Grace",
+			"Olive oil supply 2024|12000.50|EUR|open|Pipeline|Pérez, Hijos y Cía|Ana",
+			"Rotterdam warehouse|30000|EUR|open|Pipeline||"}},
+		{q: `SELECT source_id, reason, detail FROM migration_records WHERE action = 'skipped' ORDER BY kind, source_id`, want: []string{
+			`33|not linked to any record|{"contact_id":"Nobody Known"}`, `43|not linked to any record|{"company_id":"Harbor Logistics"}`}},
+	},
+}
+
 // TestProfileFixtures imports each profile's hand-made export, then again:
 // the rerun finds everything imported unchanged, and the skips skipped again.
 func TestProfileFixtures(t *testing.T) {
 	t.Parallel()
-	for _, c := range []badCase{salesforceFixture, hubspotFixture, pipedriveFixture} {
+	for _, c := range []badCase{salesforceFixture, hubspotFixture, pipedriveFixture, pipedrivePlainFixture} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			runBadCase(t, c)
@@ -195,7 +230,7 @@ func TestProfileFixtures(t *testing.T) {
 // nothing twice.
 func TestProfileFixturesRerun(t *testing.T) {
 	t.Parallel()
-	for _, c := range []badCase{salesforceFixture, hubspotFixture, pipedriveFixture} {
+	for _, c := range []badCase{salesforceFixture, hubspotFixture, pipedriveFixture, pipedrivePlainFixture} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			storetest.RunAddress(t, func(t *testing.T, path string) {
