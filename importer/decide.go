@@ -245,49 +245,34 @@ func linkParents(ctx context.Context, q ledger.Querier, st *stage, r *profile.Re
 // contact matched by its email or a company by its domain when the profile
 // says so (R5), else created with the id its row will have (nextID).
 func matchOrCreate(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile, d *decision, nextID func() int64) error {
+	var key string
+	var look func(context.Context, ledger.Querier, string) (int64, bool, error)
+	var keep *string // where a created row's key goes, for the stage (apply)
 	switch {
 	case d.rec.Kind == ledger.User:
 		// Users match by email whatever the profile matches (SPEC §4):
 		// one person owning records in two exports is one user.
-		key := canon.EmailKey(d.values.Text("email"))
-		if key == "" {
-			d.outcome, d.rowID = created, nextID()
-			break
+		if k := canon.EmailKey(d.values.Text("email")); k != "" {
+			key = userKey(k)
 		}
-		id, ok, err := st.email(ctx, q, userKey(key))
-		switch {
-		case err != nil:
-			return err
-		case ok:
-			d.outcome, d.rowID = matched, id
-		default:
-			d.outcome, d.rowID, d.emailKey = created, nextID(), userKey(key)
-		}
+		look, keep = st.email, &d.emailKey
 	case d.rec.Kind == ledger.Contact && p.MatchEmail:
-		key := canon.EmailKey(d.values.Text("email"))
-		id, ok, err := st.email(ctx, q, key)
-		switch {
-		case err != nil:
-			return err
-		case ok:
-			d.outcome, d.rowID = matched, id
-		default:
-			d.outcome, d.rowID, d.emailKey = created, nextID(), key
-		}
+		key, look, keep = canon.EmailKey(d.values.Text("email")), st.email, &d.emailKey
 	case d.rec.Kind == ledger.Company && p.MatchDomain:
-		key := canon.DomainKey(d.values.Text("domain"))
-		id, ok, err := st.domain(ctx, q, key)
-		switch {
-		case err != nil:
-			return err
-		case ok:
-			d.outcome, d.rowID = matched, id
-		default:
-			d.outcome, d.rowID, d.domainKey = created, nextID(), key
-		}
-	default:
-		d.outcome, d.rowID = created, nextID()
+		key, look, keep = canon.DomainKey(d.values.Text("domain")), st.domain, &d.domainKey
 	}
+	if look != nil && key != "" {
+		id, ok, err := look(ctx, q, key)
+		if err != nil {
+			return err
+		}
+		if ok {
+			d.outcome, d.rowID = matched, id
+			return nil
+		}
+		*keep = key
+	}
+	d.outcome, d.rowID = created, nextID()
 	return nil
 }
 
