@@ -608,12 +608,14 @@ func fillUp(ctx context.Context, d store.Dialect, tx *sql.Tx, runID int64) error
 
 // fillFile is fillUp on a SQLite file: held at its size (store.StopGrowth).
 func fillFile(ctx context.Context, tx *sql.Tx, runID int64) error {
-	page, grow, err := store.StopGrowth(ctx, tx)
+	page, free, grow, err := store.StopGrowth(ctx, tx)
 	if err != nil {
 		return err
 	}
+	// More than the file's free pages: a resume after a run that deleted
+	// rows (its relinks, an undo) has room in them.
 	_, err = tx.ExecContext(ctx, `INSERT INTO run_log (migration_id, at, level, message) VALUES (?, '', 'info', ?)`,
-		runID, strings.Repeat("x", int(4*page)))
+		runID, strings.Repeat("x", int((free+4)*page)))
 	if gerr := grow(); gerr != nil {
 		return errors.Join(err, gerr)
 	}

@@ -158,6 +158,7 @@ func sqliteFile(ctx context.Context, db *sql.DB) (string, error) {
 const (
 	pageCountSQL = `PRAGMA page_count`
 	pageSizeSQL  = `PRAGMA page_size`
+	freelistSQL  = `PRAGMA freelist_count`
 	// noPageLimitSQL is SQLite's own limit, the largest it knows.
 	noPageLimitSQL = `PRAGMA max_page_count = 4294967294`
 )
@@ -166,20 +167,24 @@ const (
 // until grow is called, so that a write that needs more room fails in tx
 // as it would on a full disk: the "full" failpoint (SPEC §8) on SQLite
 // (a server's is DiskFull). page is how many bytes a page of the file
-// holds; a write of a few pages does not fit.
-func StopGrowth(ctx context.Context, tx *sql.Tx) (page int64, grow func() error, err error) {
+// holds, free how many pages the file has free (what rows deleted left):
+// a write of free pages and a few more does not fit.
+func StopGrowth(ctx context.Context, tx *sql.Tx) (page, free int64, grow func() error, err error) {
 	var pages int64
 	if err := tx.QueryRowContext(ctx, pageCountSQL).Scan(&pages); err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
+	}
+	if err := tx.QueryRowContext(ctx, freelistSQL).Scan(&free); err != nil {
+		return 0, 0, nil, err
 	}
 	if err := tx.QueryRowContext(ctx, pageSizeSQL).Scan(&page); err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	// PRAGMA takes no parameters; the numbers are SQLite's own.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
-	return page, func() error {
+	return page, free, func() error {
 		_, err := tx.ExecContext(ctx, noPageLimitSQL)
 		return err
 	}, nil
