@@ -414,3 +414,25 @@ func TestIDsSaveFailsWithoutTheirAllocator(t *testing.T) {
 	}
 	require.ErrorContains(t, SQLite.AdvanceIDs(ctx, tx, "companies", 9), "ids of companies: no allocator")
 }
+
+// TestKindChecksAdmitUsersOnTheConnectionThatRewroteThem: schema 18
+// rewrites the kind CHECKs of migration_tasks and migration_records in the
+// schema table. The connection that ran the step (the file's one writer)
+// must enforce the new text at once — a user task and a user slot are
+// admitted — and still refuse a kind that is none.
+func TestKindChecksAdmitUsersOnTheConnectionThatRewroteThem(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "crm.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `INSERT INTO migrations (id, tenant_id, source, status, started_at) VALUES (1, 'acme', 'canonical', 'succeeded', 'now')`)
+	require.NoError(t, err)
+	task := `INSERT INTO migration_tasks (migration_id, kind, phase, status, updated_at) VALUES (1, ?, 1, 'pending', 'now')`
+	_, err = db.ExecContext(ctx, task, "user")
+	require.NoError(t, err, "a users task")
+	_, err = db.ExecContext(ctx, `INSERT INTO migration_records (tenant_id, source, kind, source_id, id, action, created_at)
+		VALUES ('acme', 'canonical', 'user', 'u1', 1, 'skipped', 'now')`)
+	require.NoError(t, err, "a user's slot")
+	_, err = db.ExecContext(ctx, task, "lead")
+	require.ErrorContains(t, err, "CHECK constraint failed", "a kind the table does not have yet")
+}

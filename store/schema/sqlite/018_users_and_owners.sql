@@ -6,7 +6,7 @@
 -- documented way for a change that leaves every stored row valid (ALTER
 -- TABLE, "making other kinds of table schema changes"); the step's fill
 -- moves the schema's version so that every connection reads it again,
--- and the integrity check that follows the step reads the new text.
+-- and reads both tables through the new text.
 PRAGMA writable_schema = ON;
 UPDATE sqlite_schema
 SET sql = replace(sql,
