@@ -209,6 +209,12 @@ var placed = func() map[ledger.Kind][]string {
 // they were, since no export could give them. A deal's status and
 // pipeline came with schema 17, the owner_id of five
 // kinds with schema 18.
+// AddedFields are the fields kind k gained after its first version
+// (placedLast), in the order they were added: a record written before
+// holds none of them — in the text of hashes, and in a before-image
+// (target.Restore gives them back empty).
+func AddedFields(k ledger.Kind) []string { return slices.Clone(placedLast[k]) }
+
 var placedLast = map[ledger.Kind][]string{
 	ledger.Company:  {"owner_id"},
 	ledger.Contact:  {"owner_id"},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/store"
 )
@@ -29,19 +30,6 @@ func written(k ledger.Kind) []string {
 		}
 	}
 	return out
-}
-
-// addedColumns are the columns each table gained after updates first kept
-// before-images (schema 17: a deal's status and pipeline; schema 18: an
-// owner): an image kept
-// before holds none of them, and the row had none then — they are restored
-// empty.
-var addedColumns = map[ledger.Kind][]string{
-	ledger.Company:  {"owner_id"},
-	ledger.Contact:  {"owner_id"},
-	ledger.Deal:     {"status", "pipeline", "owner_id"},
-	ledger.Note:     {"owner_id"},
-	ledger.Activity: {"owner_id"},
 }
 
 // columnName is a column's name without its quotes ("from").
@@ -203,7 +191,10 @@ func Restore(ctx context.Context, tx Execer, k ledger.Kind, tenant string, id in
 	args := make([]any, len(cols))
 	for i, c := range cols {
 		v, ok := values[columnName(c)]
-		if !ok && !slices.Contains(addedColumns[k], columnName(c)) {
+		// A before-image kept before the table gained a column (schema
+		// 17: a deal's status and pipeline; 18: an owner) holds none of
+		// them, and the row had none then: they are restored empty.
+		if !ok && !slices.Contains(canon.AddedFields(k), columnName(c)) {
 			return fmt.Errorf("restore %s %d: its before-image has no %s", k, id, columnName(c))
 		}
 		args[i] = v
