@@ -30,6 +30,10 @@ type Def struct {
 	Label string
 	// Key is the field of its natural key (R5), "" for none.
 	Key string
+	// Optional: a failed task of the kind does not stop the run (R7) —
+	// what its records give the others are optional links (owners),
+	// completed once they import (R6a).
+	Optional bool
 }
 
 // Table is a table of kinds. Its order is the plan order once sorted by
@@ -39,7 +43,7 @@ type Table []Def
 // kinds is the table of kinds (SPEC §4), the one list: read it through
 // KindTable, never change it.
 var kinds = Table{
-	{Kind: ledger.User, Phase: 1, Label: "name", Key: "email",
+	{Kind: ledger.User, Phase: 1, Label: "name", Key: "email", Optional: true,
 		Fields: []string{"id", "email", "name", "active", "created_at", "deleted"}},
 	{Kind: ledger.Company, Phase: 1, Label: "name", Key: "domain",
 		Fields: []string{"id", "name", "domain", "phone", "industry", "owner_id", "created_at", "deleted"},
@@ -371,6 +375,10 @@ func IsParent(child, parent ledger.Kind) bool {
 	}
 	return false
 }
+
+// StopsRun reports whether a failed task of kind k stops the run at its
+// phase (R7): every kind's but an optional one's (users).
+func StopsRun(k ledger.Kind) bool { return !kinds.Def(k).Optional }
 
 // NeedsParent: a note, activity or email with no resolvable parent is
 // skipped (R6); a contact or deal imports with the link empty.

@@ -193,6 +193,7 @@ func TestKindFunctionsAreTheTables(t *testing.T) {
 		require.Equal(t, tbl.UndoPhase(d.Kind), canon.UndoPhase(d.Kind))
 		require.Equal(t, d.Links, canon.Parents(d.Kind))
 		require.Equal(t, d.NeedsParent, canon.NeedsParent(d.Kind))
+		require.Equal(t, !d.Optional, canon.StopsRun(d.Kind))
 		require.Equal(t, d.Label, canon.Label(d.Kind))
 		require.Equal(t, d.Fields, canon.Fields(d.Kind))
 		for _, l := range d.Links {

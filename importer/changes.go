@@ -204,24 +204,9 @@ func (c *change) decideUpdate(ctx context.Context, q ledger.Querier, st *stage, 
 		d.outcome, d.reason, d.change, d.links = failed, "an update would leave it linked to no record (its row stays as it was)", nil, nil
 		return nil
 	}
-	d.values, d.rowID, d.extra = values, slot.RecordID, r.Extra
+	d.values, d.rowID = values, slot.RecordID
 	d.pending = pendingOf(&r, d.links, unresolved)
-	if len(unresolved) > 0 {
-		for f := range unresolved {
-			if canon.IsOwner(f) {
-				d.unowned = true
-			} else {
-				d.unlinked = true
-			}
-		}
-		d.extra = make(map[string]any, len(r.Extra)+len(unresolved))
-		for k, v := range r.Extra {
-			d.extra[k] = v
-		}
-		for f, v := range unresolved {
-			d.extra[f] = v
-		}
-	}
+	d.keepUnresolved(r.Extra, unresolved)
 	d.outcome = updated
 	c.kind, c.hashes = ledger.ChangeUpdated, h
 	if len(c.edited) > 0 {

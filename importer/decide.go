@@ -53,6 +53,10 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 		}
 	}
 	for _, name := range r.Ignored() {
+		if ignoredUser(p, name) {
+			owned = true // a user the profile reads, named where no link is taken (Salesforce's 005…)
+			continue
+		}
 		add(name)
 	}
 	if len(names) == 0 {
@@ -66,6 +70,18 @@ func linkedOnlyTo(p *profile.Profile, r *profile.Record) string {
 		list = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 	}
 	return ledger.LinkedOnlyTo(list, p.Name)
+}
+
+// ignoredUser reports whether an ignored link value names a record of a
+// kind that never anchors one (a user) and that p reads: the record is
+// not linked only to what p does not import.
+func ignoredUser(p *profile.Profile, name string) bool {
+	for _, k := range canon.Kinds() {
+		if !canon.Anchors(k) && p.Reads(k) && name == profile.Article(string(k)) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstSeen is where a source id first appeared in this run.
@@ -180,30 +196,34 @@ func decide(ctx context.Context, q ledger.Querier, st *stage, p *profile.Profile
 		return d, nil
 	}
 	d.pending = pendingOf(&r, d.links, unresolved)
-	d.extra = r.Extra
-	if len(unresolved) > 0 {
-		// An owner that does not resolve is unowned, never unlinked
-		// (R6a); either is kept, and completed when it resolves.
-		for f := range unresolved {
-			if canon.IsOwner(f) {
-				d.unowned = true
-			} else {
-				d.unlinked = true
-			}
-		}
-		d.extra = make(map[string]any, len(r.Extra)+len(unresolved))
-		for k, v := range r.Extra {
-			d.extra[k] = v
-		}
-		for f, v := range unresolved {
-			d.extra[f] = v // the link value is kept (SPEC §4, step 7)
-		}
-	}
+	d.keepUnresolved(r.Extra, unresolved)
 	// 8. Matched (R5), else created.
 	if err := matchOrCreate(ctx, q, st, p, &d, nextID); err != nil {
 		return d, err
 	}
 	return d, nil
+}
+
+// keepUnresolved gives d its extra: the record's extra columns and each
+// link value that did not resolve, kept (SPEC §4 step 7) for R6a to
+// complete — counted unowned for an owner, unlinked for any other link.
+func (d *decision) keepUnresolved(extra map[string]any, unresolved map[string]string) {
+	d.extra = extra
+	if len(unresolved) == 0 {
+		return
+	}
+	d.extra = make(map[string]any, len(extra)+len(unresolved))
+	for k, v := range extra {
+		d.extra[k] = v
+	}
+	for f, v := range unresolved {
+		d.extra[f] = v
+		if canon.IsOwner(f) {
+			d.unowned = true
+		} else {
+			d.unlinked = true
+		}
+	}
 }
 
 // linkParents gives d the links of r that resolve through final slots

@@ -26,9 +26,9 @@ func LinkedOnlyTo(names, profile string) string {
 }
 
 // ReasonOwnerOnly is the reason of a skip of a note, activity or email
-// whose one link is its owner: an owner never anchors a record (R6a), so
-// no run takes it over (R6b).
-const ReasonOwnerOnly = reasonLinkedOnlyTo + "its owner, a user: an owner never anchors a note, activity or email"
+// whose only link is a user — its owner, or a user it was attached to: a
+// user never anchors a record (R6a), so no run takes it over (R6b).
+const ReasonOwnerOnly = reasonLinkedOnlyTo + "a user (its owner or another): a user never anchors a note, activity or email"
 
 // WaitsForNothing reports whether a skip reason says that no run of the
 // export takes the record over (R6b): the summary, the Skipped page and

@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"crmimport/canon"
+	"crmimport/ledger"
 )
 
 // The barrier (R7): is the phase open, advance (fenced), rewind.
@@ -19,16 +22,29 @@ func phaseOpen(ctx context.Context, q queryer, runID int64, phase int) (bool, er
 	return n > 0, err
 }
 
-// phaseFailedSQL: a failed task stops the run at its phase (R7) — but a
-// users task: owners are optional links, which R6a completes once the
-// users import; the run goes on, and ends partial.
+// phaseFailedSQL: the kinds of a phase's failed tasks.
 const phaseFailedSQL = `
-SELECT count(*) FROM migration_tasks WHERE migration_id = ? AND phase = ? AND status = 'failed' AND kind <> 'user'`
+SELECT DISTINCT kind FROM migration_tasks WHERE migration_id = ? AND phase = ? AND status = 'failed'`
 
+// phaseFailed reports whether a failed task stops the run at phase (R7):
+// one of a kind whose failure does (canon.StopsRun) — a users task does
+// not: owners are optional links, which R6a completes once the users
+// import; the run goes on, and ends partial.
 func phaseFailed(ctx context.Context, q queryer, runID int64, phase int) (bool, error) {
-	var n int
-	err := q.QueryRowContext(ctx, phaseFailedSQL, runID, phase).Scan(&n)
-	return n > 0, err
+	rows, err := q.QueryContext(ctx, phaseFailedSQL, runID, phase)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	stops := false
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return false, err
+		}
+		stops = stops || canon.StopsRun(ledger.Kind(k))
+	}
+	return stops, rows.Err()
 }
 
 const nextPhaseSQL = `SELECT min(phase) FROM migration_tasks WHERE migration_id = ? AND phase > ?`

@@ -286,7 +286,7 @@ func (r *Report) waitingForNothing() string {
 	if opts, err := runopts.Decode(r.Run); err == nil && opts.Profile != "" {
 		prof = opts.Profile
 	}
-	return fmt.Sprintf("%s %s linked only to records that the %s profile does not import (%s: %s): no run of this export "+
+	return fmt.Sprintf("%s %s linked only to records that cannot hold them under the %s profile — not imported, or users (%s: %s): no run of this export "+
 		"takes them over; to import them, link them to a contact, company or deal in the CRM and export them again",
 		never.records(), never.verb("is", "are"), prof, never.list, strings.Join(quoted, "; "))
 }

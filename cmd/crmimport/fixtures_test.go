@@ -62,7 +62,7 @@ var salesforceFixture = badCase{
 				// export gives, and the reason says so.
 				`activity|00T5g00000Tk003EAB|linked only to a lead, which the salesforce profile does not import|{"WhoId":"00Q5g00000LdWx1EAF"}`,
 				`activity|00U5g00000Ev002EAB|linked only to a case, which the salesforce profile does not import|{"WhatId":"5005g00000Cs001AAB"}`,
-				"note|0025g00000Nt003AAB|linked only to a user, which the salesforce profile does not import|",
+				"note|0025g00000Nt003AAB|linked only to a user (its owner or another): a user never anchors a note, activity or email|",
 				"note|0025g00000Nt004AAB|empty body|"}},
 		// Task and Event: WhoId and WhatId by prefix, the type from the
 		// subtype or the file, done from IsClosed; a lead stays unresolved.

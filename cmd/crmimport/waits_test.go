@@ -30,7 +30,7 @@ func TestSkipsThatWaitForNothing(t *testing.T) {
 		require.Len(t, next, 3, "%q", next)
 		require.Equal(t, "1 record waits for a contact, company or deal that is not imported (1 note): once those are, "+
 			"`crmimport run --only notes …` takes them over (a skip is a placeholder, not a verdict)", next[0])
-		require.Equal(t, `21 records are linked only to records that the salesforce profile does not import (1 note, 20 activities: `+
+		require.Equal(t, `21 records are linked only to records that cannot hold them under the salesforce profile — not imported, or users (1 note, 20 activities: `+
 			`"linked only to a case, which the salesforce profile does not import"): no run of this export takes them over; `+
 			`to import them, link them to a contact, company or deal in the CRM and export them again`, next[1])
 		for _, n := range next {
@@ -95,8 +95,8 @@ func TestSalesforceFixturePromisesNoRun(t *testing.T) {
 	for _, n := range next {
 		require.NotContains(t, n, "takes them over (a skip is a placeholder", "%q", next)
 	}
-	require.Contains(t, next, `3 records are linked only to records that the salesforce profile does not import (1 note, 2 activities: `+
+	require.Contains(t, next, `3 records are linked only to records that cannot hold them under the salesforce profile — not imported, or users (1 note, 2 activities: `+
 		`"linked only to a case, which the salesforce profile does not import"; "linked only to a lead, which the salesforce profile does not import"; `+
-		`"linked only to a user, which the salesforce profile does not import"): no run of this export takes them over; `+
+		`"linked only to a user (its owner or another): a user never anchors a note, activity or email"): no run of this export takes them over; `+
 		`to import them, link them to a contact, company or deal in the CRM and export them again`)
 }
