@@ -55,7 +55,7 @@ var valueFields = map[string]bool{
 	"id": true, "company_id": true, "contact_id": true, "deal_id": true,
 	"created_at": true, "close_date": true, "due_at": true, "sent_at": true,
 	"amount": true, "done": true, "deleted": true, "email": true, "domain": true, "from": true, "to": true,
-	"status": true, "owner_id": true, "active": true,
+	"status": true, "owner_id": true, "active": true, "lead_id": true, "converted_contact_id": true,
 }
 
 // IsValueField reports whether f holds a value rather than free text.

@@ -208,7 +208,8 @@ var placed = func() map[ledger.Kind][]string {
 // ends before their places, and reads them empty (DecodeHashes) — which
 // they were, since no export could give them. A deal's status and
 // pipeline came with schema 17, the owner_id of five
-// kinds with schema 18.
+// kinds with schema 18, the lead_id of notes, activities and emails with
+// schema 19.
 // AddedFields are the fields kind k gained after its first version
 // (placedLast), in the order they were added: a record written before
 // holds none of them — in the text of hashes, and in a before-image
@@ -219,8 +220,9 @@ var placedLast = map[ledger.Kind][]string{
 	ledger.Company:  {"owner_id"},
 	ledger.Contact:  {"owner_id"},
 	ledger.Deal:     {"status", "pipeline", "owner_id"},
-	ledger.Note:     {"owner_id"},
-	ledger.Activity: {"owner_id"},
+	ledger.Note:     {"owner_id", "lead_id"},
+	ledger.Activity: {"owner_id", "lead_id"},
+	ledger.Email:    {"lead_id"},
 }
 
 // hashWidth is the width of one field's hash in the text of hashes.

@@ -51,18 +51,21 @@ var kinds = Table{
 	{Kind: ledger.Contact, Phase: 2, Label: "last_name", Key: "email",
 		Fields: []string{"id", "first_name", "last_name", "email", "phone", "title", "company_id", "owner_id", "created_at", "deleted"},
 		Links:  []Link{{"company_id", ledger.Company}, {"owner_id", ledger.User}}},
+	{Kind: ledger.Lead, Phase: 2, Label: "last_name",
+		Fields: []string{"id", "first_name", "last_name", "email", "phone", "title", "company_name", "status", "lead_source", "converted_contact_id", "owner_id", "created_at", "deleted"},
+		Links:  []Link{{"converted_contact_id", ledger.Contact}, {"owner_id", ledger.User}}},
 	{Kind: ledger.Deal, Phase: 3, Label: "name",
 		Fields: []string{"id", "name", "amount", "currency", "stage", "status", "pipeline", "close_date", "company_id", "contact_id", "owner_id", "created_at", "deleted"},
 		Links:  []Link{{"company_id", ledger.Company}, {"contact_id", ledger.Contact}, {"owner_id", ledger.User}}},
 	{Kind: ledger.Note, Phase: 4, Label: "body", NeedsParent: true,
-		Fields: []string{"id", "body", "contact_id", "company_id", "deal_id", "owner_id", "created_at", "deleted"},
-		Links:  []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}, {"owner_id", ledger.User}}},
+		Fields: []string{"id", "body", "contact_id", "lead_id", "company_id", "deal_id", "owner_id", "created_at", "deleted"},
+		Links:  []Link{{"contact_id", ledger.Contact}, {"lead_id", ledger.Lead}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}, {"owner_id", ledger.User}}},
 	{Kind: ledger.Activity, Phase: 5, Label: "subject", NeedsParent: true,
-		Fields: []string{"id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "owner_id", "created_at", "deleted"},
-		Links:  []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}, {"owner_id", ledger.User}}},
+		Fields: []string{"id", "type", "subject", "body", "due_at", "done", "contact_id", "lead_id", "company_id", "deal_id", "owner_id", "created_at", "deleted"},
+		Links:  []Link{{"contact_id", ledger.Contact}, {"lead_id", ledger.Lead}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}, {"owner_id", ledger.User}}},
 	{Kind: ledger.Email, Phase: 5, Label: "subject", NeedsParent: true,
-		Fields: []string{"id", "subject", "body", "from", "to", "sent_at", "contact_id", "company_id", "deal_id", "deleted"},
-		Links:  []Link{{"contact_id", ledger.Contact}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}}},
+		Fields: []string{"id", "subject", "body", "from", "to", "sent_at", "contact_id", "lead_id", "company_id", "deal_id", "deleted"},
+		Links:  []Link{{"contact_id", ledger.Contact}, {"lead_id", ledger.Lead}, {"company_id", ledger.Company}, {"deal_id", ledger.Deal}}},
 }
 
 // KindTable returns the table of kinds, a copy: what crmimport imports.
@@ -213,12 +216,29 @@ func (t Table) Parse(s string) (ledger.Kind, error) {
 // LinkKind is the parent kind that link field f points to: a field that a
 // kind of t has as a link.
 func (t Table) LinkKind(f string) (ledger.Kind, bool) {
-	for _, k := range t.Kinds() {
-		if f == LinkField(k) && t.isParent(k) {
-			return k, true
+	for _, l := range t.linkFields() {
+		if l.Field == f {
+			return l.Kind, true
 		}
 	}
 	return "", false
+}
+
+// linkFields are the link fields of t's kinds, each once, in plan order
+// of their parents and then of their first child: a parent's own field
+// (LinkField) and any field that names a role (converted_contact_id).
+func (t Table) linkFields() []Link {
+	var out []Link
+	for _, k := range t.Kinds() {
+		for _, c := range t.Kinds() {
+			for _, l := range t.Def(c).Links {
+				if l.Kind == k && !slices.Contains(out, l) {
+					out = append(out, l)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // isParent reports whether some kind of t links to k.
@@ -236,7 +256,8 @@ func (t Table) isParent(k ledger.Kind) bool {
 // Check reports the first way t is not a table of kinds: a kind twice or
 // unnamed, a phase below 1, a kind without fields or label, a link to a
 // kind that has no row, that is not in a phase before the child's, or
-// whose field is not the child's field LinkField(parent).
+// whose field is not the child's field LinkField(parent) (or a role of it,
+// IsLinkFieldOf).
 func (t Table) Check() error {
 	seen := map[ledger.Kind]bool{}
 	for _, d := range t {
@@ -263,7 +284,7 @@ func (t Table) Check() error {
 				return fmt.Errorf("kind %s: links to %q, which is not a kind", d.Kind, l.Kind)
 			case !t.before(l.Kind, d.Kind):
 				return fmt.Errorf("kind %s (phase %d): its parent %s is not in an earlier phase (%d), nor before it in its own", d.Kind, d.Phase, l.Kind, t.Def(l.Kind).Phase)
-			case l.Field != LinkField(l.Kind) || !slices.Contains(d.Fields, l.Field):
+			case !IsLinkFieldOf(l.Field, l.Kind) || !slices.Contains(d.Fields, l.Field):
 				return fmt.Errorf("kind %s: link %s to %s is not its field %s", d.Kind, l.Field, l.Kind, LinkField(l.Kind))
 			}
 		}
@@ -305,10 +326,8 @@ func (t Table) OrderCase(col string) string {
 // no link. col is the caller's constant text, never input.
 func (t Table) LinkKindCase(col string) string {
 	c := "CASE " + col
-	for _, k := range t.Kinds() {
-		if t.isParent(k) {
-			c += " WHEN " + sqlText(LinkField(k)) + " THEN " + sqlText(string(k))
-		}
+	for _, l := range t.linkFields() {
+		c += " WHEN " + sqlText(l.Field) + " THEN " + sqlText(string(l.Kind))
 	}
 	return c + " END"
 }
@@ -352,6 +371,14 @@ func LinkField(k ledger.Kind) string {
 		return "owner_id"
 	}
 	return string(k) + "_id"
+}
+
+// IsLinkFieldOf reports whether f may name a link to parent kind k: its
+// field (LinkField), or that field after a role — a lead's
+// converted_contact_id is a link to the contact it became.
+func IsLinkFieldOf(f string, k ledger.Kind) bool {
+	lf := LinkField(k)
+	return f == lf || strings.HasSuffix(f, "_"+lf) && len(f) > len(lf)+1
 }
 
 // Anchors reports whether a link to parent kind k anchors a note, activity

@@ -71,7 +71,7 @@ func TestKindTable(t *testing.T) {
 	t.Parallel()
 	tbl := canon.KindTable()
 	require.NoError(t, tbl.Check())
-	named := []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
+	named := []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Lead, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
 	require.Equal(t, named, canon.Kinds(), "plan order")
 	for engine, kinds := range schemaKinds(t) {
 		require.ElementsMatch(t, kinds, canon.Kinds(), "the kinds of the %s schema", engine)
@@ -92,14 +92,22 @@ func TestKindTable(t *testing.T) {
 	}
 	childrenBeforeParents(t, tbl, canon.ChildrenFirst())
 	parentsBeforeChildren(t, tbl, canon.Kinds())
-	require.Equal(t, "1 users and companies, 2 contacts, 3 deals, 4 notes, 5 activities and emails", canon.PhasesInWords())
-	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, ledger.Company, ledger.User},
-		canon.ChildrenFirst(), "a company before its owner, a user, in the phase they share")
+	require.Equal(t, "1 users and companies, 2 contacts and leads, 3 deals, 4 notes, 5 activities and emails", canon.PhasesInWords())
+	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Lead, ledger.Contact, ledger.Company, ledger.User},
+		canon.ChildrenFirst(), "a company before its owner, a user, and a lead before the contact it became, in the phase they share")
 
-	_, err := canon.ParseKind("lead")
-	require.EqualError(t, err, `unknown kind "lead" (one of: users, companies, contacts, deals, notes, activities, emails)`)
-	require.PanicsWithValue(t, `canon: "lead" is not a kind of the table of kinds`, func() { canon.Phase("lead") })
-	require.PanicsWithValue(t, `canon: "lead" is not a kind of the table of kinds`, func() { canon.UndoPhase("lead") })
+	// A lead's link to the contact it became names its role.
+	k, ok := canon.KindOfLinkField("converted_contact_id")
+	require.True(t, ok)
+	require.Equal(t, ledger.Contact, k)
+	k, ok = canon.KindOfLinkField("lead_id")
+	require.True(t, ok)
+	require.Equal(t, ledger.Lead, k)
+
+	_, err := canon.ParseKind("ticket")
+	require.EqualError(t, err, `unknown kind "ticket" (one of: users, companies, contacts, leads, deals, notes, activities, emails)`)
+	require.PanicsWithValue(t, `canon: "ticket" is not a kind of the table of kinds`, func() { canon.Phase("ticket") })
+	require.PanicsWithValue(t, `canon: "ticket" is not a kind of the table of kinds`, func() { canon.UndoPhase("ticket") })
 }
 
 // TestKindTableCheck: a table whose rows do not hold together is refused,
@@ -118,7 +126,9 @@ func TestKindTableCheck(t *testing.T) {
 		"TwoRows":          {func(t canon.Table) canon.Table { return append(t, t[1]) }, "kind company: two rows"},
 		"LinkFieldMisnamed": {func(t canon.Table) canon.Table { t[2].Links[0].Field = "account_id"; return t },
 			"kind contact: link account_id to company is not its field company_id"},
-		"NoLabel":       {func(t canon.Table) canon.Table { t[3].Label = ""; return t }, "kind deal: no fields or no label column"},
+		"NoLabel": {func(t canon.Table) canon.Table { t[4].Label = ""; return t }, "kind deal: no fields or no label column"},
+		"RoleNotOfTheParent": {func(t canon.Table) canon.Table { t[3].Links[0].Field = "converted_contact"; return t },
+			"kind lead: link converted_contact to contact is not its field contact_id"},
 		"KeyNotAField":  {func(t canon.Table) canon.Table { t[1].Key = "email"; return t }, "kind company: its natural key email is not one of its fields"},
 		"OrphanNeedsIt": {func(t canon.Table) canon.Table { t[1].NeedsParent = true; return t }, "kind company: needs a parent but links to none that anchors it"},
 	} {
@@ -138,47 +148,49 @@ func TestKindTableCheck(t *testing.T) {
 // (The run page's order: desktop's TestUndoKindsOfANewKind.)
 func TestNewKindInTheTableAlone(t *testing.T) {
 	t.Parallel()
-	lead := canontest.Lead()
-	tbl := canontest.WithKind(t, lead)
+	ticket := canontest.Ticket()
+	tbl := canontest.WithKind(t, ticket)
 
-	// Planned and phased: in phase 2 beside contacts, after its company.
-	require.Equal(t, []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, "lead", ledger.Deal, ledger.Note, ledger.Activity, ledger.Email},
+	// Planned and phased: in phase 3 beside deals, after its company and
+	// contact.
+	require.Equal(t, []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Lead, ledger.Deal, "ticket", ledger.Note, ledger.Activity, ledger.Email},
 		tbl.Kinds())
-	require.Equal(t, 2, tbl.Def("lead").Phase)
-	require.Equal(t, "1 users and companies, 2 contacts and leads, 3 deals, 4 notes, 5 activities and emails", tbl.PhasesInWords())
+	require.Equal(t, 3, tbl.Def("ticket").Phase)
+	require.Equal(t, "1 users and companies, 2 contacts and leads, 3 deals and tickets, 4 notes, 5 activities and emails", tbl.PhasesInWords())
 	parentsBeforeChildren(t, tbl, tbl.Kinds())
-	k, err := tbl.Parse("Leads")
+	k, err := tbl.Parse("Tickets")
 	require.NoError(t, err)
-	require.Equal(t, ledger.Kind("lead"), k)
+	require.Equal(t, ledger.Kind("ticket"), k)
 
-	// Undone: before its company, in the undo's phase 4 of 5.
-	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, ledger.Contact, "lead", ledger.Company, ledger.User},
+	// Undone: before its company and contact, in the undo's phase 3 of 5.
+	require.Equal(t, []ledger.Kind{ledger.Activity, ledger.Email, ledger.Note, ledger.Deal, "ticket", ledger.Lead, ledger.Contact, ledger.Company, ledger.User},
 		tbl.ChildrenFirst())
 	childrenBeforeParents(t, tbl, tbl.ChildrenFirst())
-	require.Equal(t, 4, tbl.UndoPhase("lead"))
-	require.Less(t, tbl.UndoPhase("lead"), tbl.UndoPhase(ledger.Company))
+	require.Equal(t, 3, tbl.UndoPhase("ticket"))
+	require.Less(t, tbl.UndoPhase("ticket"), tbl.UndoPhase(ledger.Contact))
 
 	// The SQL that orders by kind and gives a kind's phase.
 	require.Equal(t, "CASE t.kind WHEN 'user' THEN 1 WHEN 'company' THEN 1 WHEN 'contact' THEN 2 WHEN 'lead' THEN 2 WHEN 'deal' THEN 3 "+
-		"WHEN 'note' THEN 4 WHEN 'activity' THEN 5 WHEN 'email' THEN 5 END", tbl.PhaseCase("t.kind"))
+		"WHEN 'ticket' THEN 3 WHEN 'note' THEN 4 WHEN 'activity' THEN 5 WHEN 'email' THEN 5 END", tbl.PhaseCase("t.kind"))
 	require.Equal(t, "CASE r.kind WHEN 'user' THEN 1 WHEN 'company' THEN 2 WHEN 'contact' THEN 3 WHEN 'lead' THEN 4 WHEN 'deal' THEN 5 "+
-		"WHEN 'note' THEN 6 WHEN 'activity' THEN 7 WHEN 'email' THEN 8 END", tbl.OrderCase("r.kind"))
+		"WHEN 'ticket' THEN 6 WHEN 'note' THEN 7 WHEN 'activity' THEN 8 WHEN 'email' THEN 9 END", tbl.OrderCase("r.kind"))
 
-	// A kind that links to it makes lead_id a link field.
-	_, isLink := tbl.LinkKind("lead_id")
+	// A kind that links to it makes ticket_id a link field.
+	_, isLink := tbl.LinkKind("ticket_id")
 	require.False(t, isLink)
-	task := canon.Def{Kind: "task", Phase: 3, Label: "subject", NeedsParent: true,
-		Fields: []string{"id", "subject", "lead_id"}, Links: []canon.Link{{Field: "lead_id", Kind: "lead"}}}
-	withTask := append(tbl.Clone(), task)
-	require.NoError(t, withTask.Check())
-	k, isLink = withTask.LinkKind("lead_id")
+	comment := canon.Def{Kind: "comment", Phase: 4, Label: "body", NeedsParent: true,
+		Fields: []string{"id", "body", "ticket_id"}, Links: []canon.Link{{Field: "ticket_id", Kind: "ticket"}}}
+	withComment := append(tbl.Clone(), comment)
+	require.NoError(t, withComment.Check())
+	k, isLink = withComment.LinkKind("ticket_id")
 	require.True(t, isLink)
-	require.Equal(t, ledger.Kind("lead"), k)
-	require.Equal(t, "CASE j.key WHEN 'owner_id' THEN 'user' WHEN 'company_id' THEN 'company' WHEN 'contact_id' THEN 'contact' WHEN 'lead_id' THEN 'lead' "+
-		"WHEN 'deal_id' THEN 'deal' END", withTask.LinkKindCase("j.key"))
+	require.Equal(t, ledger.Kind("ticket"), k)
+	require.Equal(t, "CASE j.key WHEN 'owner_id' THEN 'user' WHEN 'company_id' THEN 'company' WHEN 'converted_contact_id' THEN 'contact' "+
+		"WHEN 'contact_id' THEN 'contact' WHEN 'lead_id' THEN 'lead' WHEN 'deal_id' THEN 'deal' WHEN 'ticket_id' THEN 'ticket' END",
+		withComment.LinkKindCase("j.key"))
 
 	// The production table is as it was.
-	require.False(t, canon.KindTable().Has("lead"))
+	require.False(t, canon.KindTable().Has("ticket"))
 }
 
 // TestKindFunctionsAreTheTables: canon's functions of a kind are its

@@ -93,7 +93,7 @@ func Validate(k ledger.Kind, vals []string) (Values, string) {
 				return Values{}, fmt.Sprintf("%s %q is not true or false", f, s)
 			}
 			v.vals[i] = b
-		case f == "status":
+		case f == "status" && k == ledger.Deal:
 			st, ok := Status(s)
 			if !ok {
 				return Values{}, statusProblem(s)
@@ -123,10 +123,10 @@ func Validate(k ledger.Kind, vals []string) (Values, string) {
 		if email != "" && !IsAddress(email) {
 			return Values{}, fmt.Sprintf("email %q is not an email address", email)
 		}
-	case ledger.Contact:
+	case ledger.Contact, ledger.Lead:
 		email := strings.TrimSpace(get("email"))
 		if v.Get("first_name") == nil && v.Get("last_name") == nil && email == "" {
-			return Values{}, "contact has neither a name nor an email"
+			return Values{}, fmt.Sprintf("%s has neither a name nor an email", k)
 		}
 		if email != "" && !IsAddress(email) {
 			return Values{}, fmt.Sprintf("email %q is not an email address", email)

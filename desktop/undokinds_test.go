@@ -16,15 +16,15 @@ import (
 
 // TestUndoKindsOfANewKind: a kind added to canon's table in this test
 // alone is on the undo dialog's list, children first (R16: before its
-// company), with its plural — the page keeps no list of its own.
+// company and contact), with its plural — the page keeps no list of its own.
 func TestUndoKindsOfANewKind(t *testing.T) {
 	t.Parallel()
-	s, err := undoKinds(canontest.WithKind(t, canontest.Lead()))
+	s, err := undoKinds(canontest.WithKind(t, canontest.Ticket()))
 	require.NoError(t, err)
 	var got []undoKind
 	require.NoError(t, json.Unmarshal([]byte(s), &got))
 	require.Equal(t, []undoKind{{"activity", "activities"}, {"email", "emails"}, {"note", "notes"}, {"deal", "deals"},
-		{"contact", "contacts"}, {"lead", "leads"}, {"company", "companies"}, {"user", "users"}}, got)
+		{"ticket", "tickets"}, {"lead", "leads"}, {"contact", "contacts"}, {"company", "companies"}, {"user", "users"}}, got)
 }
 
 // TestRunPageHandsTheUndoOrder: the run page gives the undo dialog the

@@ -30,7 +30,7 @@ func TestParse(t *testing.T) {
 func TestParseRefusesUnknown(t *testing.T) {
 	t.Parallel()
 	for spec, want := range map[string]string{
-		"batch:lead:1=error":     `unknown kind "lead"`,
+		"batch:ticket:1=error":   `unknown kind "ticket"`,
 		"batch:contact:x=error":  "batch number",
 		"batch:contact:0=error":  "batch number",
 		"bath:contact:1=error":   "unknown point",

@@ -43,12 +43,12 @@ func TestKindOrderIsThePlan(t *testing.T) {
 // on each engine.
 func TestKindCasesOfANewKind(t *testing.T) {
 	t.Parallel()
-	tbl := canontest.WithKind(t, canontest.Lead())
+	tbl := canontest.WithKind(t, canontest.Ticket())
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
 		var phase, order int
-		require.NoError(t, db.QueryRow(`SELECT `+tbl.PhaseCase("t.kind")+` FROM (SELECT ? AS kind) t`, "lead").Scan(&phase))
-		require.NoError(t, db.QueryRow(`SELECT `+tbl.OrderCase("r.kind")+` FROM (SELECT ? AS kind) r`, "lead").Scan(&order))
-		require.Equal(t, 2, phase)
-		require.Equal(t, 4, order, "after users, companies and contacts")
+		require.NoError(t, db.QueryRow(`SELECT `+tbl.PhaseCase("t.kind")+` FROM (SELECT ? AS kind) t`, "ticket").Scan(&phase))
+		require.NoError(t, db.QueryRow(`SELECT `+tbl.OrderCase("r.kind")+` FROM (SELECT ? AS kind) r`, "ticket").Scan(&order))
+		require.Equal(t, 3, phase)
+		require.Equal(t, 6, order, "after users, companies, contacts, leads and deals")
 	})
 }

@@ -179,8 +179,8 @@ func TestLoadRejectsBadRows(t *testing.T) {
 			[]string{`migrations.csv:3: status: "done" is not a run status (one of: running, succeeded, partial, failed, cancelled)`}},
 		"UnknownTaskKindAndStatus": {map[string]string{
 			"migrations.csv":      "id,tenant_id,source,status,started_at\n1,a,s,failed,2026-01-05\n",
-			"migration_tasks.csv": "id,migration_id,kind,status\n1,1,leads,pending\n2,1,contacts,queued\n"},
-			[]string{`migration_tasks.csv:2: kind: unknown kind "leads"`, `migration_tasks.csv:3: status: "queued" is not a task status`}},
+			"migration_tasks.csv": "id,migration_id,kind,status\n1,1,tickets,pending\n2,1,contacts,queued\n"},
+			[]string{`migration_tasks.csv:2: kind: unknown kind "tickets"`, `migration_tasks.csv:3: status: "queued" is not a task status`}},
 		"BadTimestampOnLineOfMultilineRow": {map[string]string{
 			"migrations.csv": "id,tenant_id,source,status,message,started_at\n1,a,s,failed,\"two\nlines\",2026-01-05\n2,a,s,failed,x,yesterday\n"},
 			[]string{`migrations.csv:4: started_at: "yesterday" is not a timestamp`}},

@@ -121,7 +121,7 @@ func TestInspectSmallExport(t *testing.T) {
 	notes := fileOf(t, ins, "notes.csv")
 	require.Equal(t, []string{"n-1 valid ", "n-2 skipped empty body", "n-3 skipped deleted in source", "n-4 skipped not linked to any record"},
 		outcomes(notes))
-	require.Len(t, notes.Links, 4, "contact, company, deal, owner")
+	require.Len(t, notes.Links, 5, "contact, lead, company, deal, owner")
 
 	// Rows bounds what is mapped.
 	ins = inspectExport(t, InspectSpec{Source: "canonical", Input: dir, Rows: 1})
@@ -393,9 +393,9 @@ func TestInspectProfileDescribesItsColumns(t *testing.T) {
 	task := fileOf(t, sf, "Task.csv")
 	who := columns(task)["WhoId"]
 	require.Equal(t, "", who.Field, "by prefix: the field depends on the value")
-	require.Equal(t, []profile.Prefix{{Prefix: "003", Kind: ledger.Contact}, {Prefix: "00Q", NotImported: "lead"}}, who.Link.Prefixes)
+	require.Equal(t, []profile.Prefix{{Prefix: "003", Kind: ledger.Contact}, {Prefix: "00Q", Kind: ledger.Lead}}, who.Link.Prefixes)
 	require.Equal(t, "WhoId", task.Rows[1].Links[0].Column)
-	require.Empty(t, task.Rows[1].Links[0].ID, "a lead (00Q) links to nothing")
+	require.Equal(t, "lead_id", task.Rows[1].Links[0].Field, "a lead (00Q) is a link to the lead")
 
 	opp := fileOf(t, sf, "Opportunity.csv")
 	require.Equal(t, "opportunitycontactrole.csv", opp.Links[len(opp.Links)-1].Join)

@@ -13,6 +13,7 @@ const (
 	User     Kind = "user"
 	Company  Kind = "company"
 	Contact  Kind = "contact"
+	Lead     Kind = "lead"
 	Deal     Kind = "deal"
 	Note     Kind = "note"
 	Activity Kind = "activity"

@@ -299,8 +299,8 @@ func TestParseKind(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, k)
 	}
-	_, err := canon.ParseKind("leads")
-	require.ErrorContains(t, err, `unknown kind "leads"`)
+	_, err := canon.ParseKind("tickets")
+	require.ErrorContains(t, err, `unknown kind "tickets"`)
 }
 
 // BenchmarkClaim measures the claim statement alone: a new slot per call,

@@ -91,7 +91,7 @@ func TestOpenPostgresMakesAndUpgradesItsSchema(t *testing.T) {
 			DefaultPostgresSchema).Scan(&n))
 		require.Equal(t, 1, n)
 		require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM id_allocators`).Scan(&n))
-		require.Equal(t, 8, n, "seeded once: six target tables, users and the slots")
+		require.Equal(t, 9, n, "seeded once: six target tables, users, leads and the slots")
 		require.NoError(t, db.Close())
 	}
 	other, err := OpenPostgres(ctx, c.DSN()+"&search_path=other")

@@ -63,7 +63,7 @@ func fillOf(d Dialect, name string) func(context.Context, *sql.Tx) error {
 	switch name {
 	case "failure_classes.sql":
 		return classFailures
-	case "users_and_owners.sql":
+	case "users_and_owners.sql", "leads.sql":
 		switch d {
 		case SQLite:
 			return schemaRewritten

@@ -415,11 +415,11 @@ func TestIDsSaveFailsWithoutTheirAllocator(t *testing.T) {
 	require.ErrorContains(t, SQLite.AdvanceIDs(ctx, tx, "companies", 9), "ids of companies: no allocator")
 }
 
-// TestKindChecksAdmitUsersOnTheConnectionThatRewroteThem: schema 18
-// rewrites the kind CHECKs of migration_tasks and migration_records in the
-// schema table. The connection that ran the step (the file's one writer)
-// must enforce the new text at once — a user task and a user slot are
-// admitted — and still refuse a kind that is none.
+// TestKindChecksAdmitUsersOnTheConnectionThatRewroteThem: schemas 18 and
+// 19 rewrite the kind CHECKs of migration_tasks and migration_records in
+// the schema table. The connection that ran the steps (the file's one
+// writer) must enforce the new text at once — a user task and slot, a lead
+// task and slot are admitted — and still refuse a kind that is none.
 func TestKindChecksAdmitUsersOnTheConnectionThatRewroteThem(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "crm.db"))
@@ -434,5 +434,10 @@ func TestKindChecksAdmitUsersOnTheConnectionThatRewroteThem(t *testing.T) {
 		VALUES ('acme', 'canonical', 'user', 'u1', 1, 'skipped', 'now')`)
 	require.NoError(t, err, "a user's slot")
 	_, err = db.ExecContext(ctx, task, "lead")
-	require.ErrorContains(t, err, "CHECK constraint failed", "a kind the table does not have yet")
+	require.NoError(t, err, "a leads task")
+	_, err = db.ExecContext(ctx, `INSERT INTO migration_records (tenant_id, source, kind, source_id, id, action, created_at)
+		VALUES ('acme', 'canonical', 'lead', 'l1', 2, 'skipped', 'now')`)
+	require.NoError(t, err, "a lead's slot")
+	_, err = db.ExecContext(ctx, task, "ticket")
+	require.ErrorContains(t, err, "CHECK constraint failed", "a kind the table does not have")
 }

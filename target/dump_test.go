@@ -64,7 +64,7 @@ UNION ALL SELECT 6, ?, 'six', NULL, 'now', 3`
 				return nil
 			}))
 		}
-		require.Equal(t, map[int64][]int64{10: {3, 0}, 20: {10, 0, 0, 0}}, links, "only the rows that link, 0 where they do not (an owner last)")
+		require.Equal(t, map[int64][]int64{10: {3, 0}, 20: {10, 0, 0, 0, 0}}, links, "only the rows that link, 0 where they do not (contact, lead, company, deal, owner)")
 		var placeholders []int64
 		require.NoError(t, target.EachPlaceholder(ctx, tx, ledger.Company, "acme", func(id int64) { placeholders = append(placeholders, id) }))
 		require.ElementsMatch(t, []int64{5, 6}, placeholders)

@@ -14,16 +14,16 @@ import (
 
 // EachLink calls f for every row of tenant's kind k that links to another
 // row: its id and the parents it links to, each through its foreign-key
-// column <kind>_id, in the order of canon.ParentKinds(k), 0 where it links
+// column (its link field), in the order of canon.ParentKinds(k), 0 where it links
 // to none. Undo (R16) finds a run's dependents with it.
 func EachLink(ctx context.Context, q Querier, k ledger.Kind, tenant string, f func(id int64, parents []int64) error) error {
-	parents := canon.ParentKinds(k)
+	parents := canon.Parents(k)
 	if len(parents) == 0 {
 		return nil
 	}
 	cols := make([]string, len(parents))
 	for i, p := range parents {
-		cols[i] = "coalesce(" + canon.LinkField(p) + ", 0)"
+		cols[i] = "coalesce(" + p.Field + ", 0)"
 	}
 	q1 := "SELECT id, " + strings.Join(cols, ", ") + " FROM " + k.Table() + " WHERE tenant_id = ? AND (" +
 		strings.Join(cols, " + ") + ") > 0"

@@ -26,10 +26,11 @@ var columns = map[ledger.Kind][]string{
 	ledger.User:     {"id", "tenant_id", "email", "email_key", "name", "active", "created_at", "extra", "imported_at"},
 	ledger.Company:  {"id", "tenant_id", "name", "domain", "domain_key", "phone", "industry", "owner_id", "created_at", "extra", "imported_at"},
 	ledger.Contact:  {"id", "tenant_id", "first_name", "last_name", "email", "email_key", "phone", "title", "company_id", "owner_id", "created_at", "extra", "imported_at"},
+	ledger.Lead:     {"id", "tenant_id", "first_name", "last_name", "email", "phone", "title", "company_name", "status", "lead_source", "converted_contact_id", "owner_id", "created_at", "extra", "imported_at"},
 	ledger.Deal:     {"id", "tenant_id", "name", "amount", "currency", "stage", "status", "pipeline", "close_date", "company_id", "contact_id", "owner_id", "created_at", "extra", "imported_at"},
-	ledger.Note:     {"id", "tenant_id", "body", "contact_id", "company_id", "deal_id", "owner_id", "created_at", "extra", "imported_at"},
-	ledger.Activity: {"id", "tenant_id", "type", "subject", "body", "due_at", "done", "contact_id", "company_id", "deal_id", "owner_id", "created_at", "extra", "imported_at"},
-	ledger.Email:    {"id", "tenant_id", "subject", "body", `"from"`, `"to"`, "sent_at", "contact_id", "company_id", "deal_id", "extra", "imported_at"},
+	ledger.Note:     {"id", "tenant_id", "body", "contact_id", "lead_id", "company_id", "deal_id", "owner_id", "created_at", "extra", "imported_at"},
+	ledger.Activity: {"id", "tenant_id", "type", "subject", "body", "due_at", "done", "contact_id", "lead_id", "company_id", "deal_id", "owner_id", "created_at", "extra", "imported_at"},
+	ledger.Email:    {"id", "tenant_id", "subject", "body", `"from"`, `"to"`, "sent_at", "contact_id", "lead_id", "company_id", "deal_id", "extra", "imported_at"},
 }
 
 // insertSQL inserts n rows of kind. What every row of a batch shares —
@@ -60,9 +61,13 @@ type insertKey struct {
 	n    int
 }
 
-// numeric are the columns that are not text: on PostgreSQL, which types an
+// numeric reports whether column c is not text — an id, a link (every
+// link field of the table of kinds), a flag: on PostgreSQL, which types an
 // untyped parameter of a VALUES list as text, their parameters are cast.
-var numeric = map[string]bool{"id": true, "company_id": true, "contact_id": true, "deal_id": true, "owner_id": true, "done": true, "active": true}
+func numeric(c string) bool {
+	_, isLink := canon.KindOfLinkField(c)
+	return isLink || c == "id" || c == "done" || c == "active"
+}
 
 func buildInsertSQL(d store.Dialect, k ledger.Kind, n int) string {
 	// cast is how a number's parameter is written: on PostgreSQL, which
@@ -91,7 +96,7 @@ func buildInsertSQL(d store.Dialect, k ledger.Kind, n int) string {
 			per++
 			sel = append(sel, fmt.Sprintf("column%d", per))
 			p := "?"
-			if numeric[c] {
+			if numeric(c) {
 				p = cast
 			}
 			params = append(params, p)
@@ -129,21 +134,24 @@ func rowArgs(args []any, r *Row) []any {
 	case ledger.Contact:
 		args = append(args, v.Get("first_name"), v.Get("last_name"), v.Get("email"), nullIfEmpty(canon.EmailKey(v.Text("email"))),
 			v.Get("phone"), v.Get("title"), link("company_id"), link("owner_id"), v.Get("created_at"))
+	case ledger.Lead:
+		args = append(args, v.Get("first_name"), v.Get("last_name"), v.Get("email"), v.Get("phone"), v.Get("title"),
+			v.Get("company_name"), v.Get("status"), v.Get("lead_source"), link("converted_contact_id"), link("owner_id"), v.Get("created_at"))
 	case ledger.Deal:
 		args = append(args, v.Get("name"), v.Get("amount"), v.Get("currency"), v.Get("stage"), v.Get("status"), v.Get("pipeline"), v.Get("close_date"),
 			link("company_id"), link("contact_id"), link("owner_id"), v.Get("created_at"))
 	case ledger.Note:
-		args = append(args, v.Get("body"), link("contact_id"), link("company_id"), link("deal_id"), link("owner_id"), v.Get("created_at"))
+		args = append(args, v.Get("body"), link("contact_id"), link("lead_id"), link("company_id"), link("deal_id"), link("owner_id"), v.Get("created_at"))
 	case ledger.Activity:
 		done := 0
 		if b, _ := v.Get("done").(bool); b {
 			done = 1
 		}
 		args = append(args, v.Get("type"), v.Get("subject"), v.Get("body"), v.Get("due_at"), done,
-			link("contact_id"), link("company_id"), link("deal_id"), link("owner_id"), v.Get("created_at"))
+			link("contact_id"), link("lead_id"), link("company_id"), link("deal_id"), link("owner_id"), v.Get("created_at"))
 	case ledger.Email:
 		args = append(args, v.Get("subject"), v.Get("body"), v.Get("from"), v.Get("to"), v.Get("sent_at"),
-			link("contact_id"), link("company_id"), link("deal_id"))
+			link("contact_id"), link("lead_id"), link("company_id"), link("deal_id"))
 	}
 	return append(args, nullIfEmpty(r.Extra))
 }

@@ -46,7 +46,12 @@ func newRelinkSet(ls []ledger.PendingLink) relinkSet {
 // has reports whether the run completed the link of row id of kind k to
 // a parent of kind parent.
 func (s relinkSet) has(k ledger.Kind, id int64, parent ledger.Kind) bool {
-	return s[k][id][canon.LinkField(parent)]
+	for _, l := range canon.Parents(k) {
+		if l.Kind == parent && s[k][id][l.Field] {
+			return true
+		}
+	}
+	return false
 }
 
 // relinks adds the links the run completed to the plan: each in the

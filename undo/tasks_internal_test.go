@@ -16,11 +16,11 @@ import (
 // first, so that every foreign key holds at every commit).
 func TestTaskSpecsOfANewKind(t *testing.T) {
 	t.Parallel()
-	tbl := canontest.WithKind(t, canontest.Lead())
-	counts := map[ledger.Kind]phases.Counts{ledger.Company: {Removed: 2}, "lead": {Removed: 3, Released: 1}, ledger.Note: {Cleared: 4}}
+	tbl := canontest.WithKind(t, canontest.Ticket())
+	counts := map[ledger.Kind]phases.Counts{ledger.Company: {Removed: 2}, "ticket": {Removed: 3, Released: 1}, ledger.Note: {Cleared: 4}}
 	require.Equal(t, []phases.TaskSpec{
 		{Kind: ledger.Note, Phase: 2, File: "undo:run:7", Size: 4},
-		{Kind: "lead", Phase: 4, File: "undo:run:7", Size: 4},
+		{Kind: "ticket", Phase: 3, File: "undo:run:7", Size: 4},
 		{Kind: ledger.Company, Phase: 5, File: "undo:run:7", Size: 2},
 	}, taskSpecs(tbl, counts, "undo:run:7"))
 }
@@ -48,6 +48,6 @@ func TestTaskSpecsChildrenFirst(t *testing.T) {
 			require.Less(t, place[d.Kind], place[p], "%s before its parent %s", d.Kind, p)
 		}
 	}
-	require.Equal(t, map[ledger.Kind]int{ledger.Activity: 1, ledger.Email: 1, ledger.Note: 2, ledger.Deal: 3, ledger.Contact: 4, ledger.Company: 5,
-		ledger.User: 5}, phase)
+	require.Equal(t, map[ledger.Kind]int{ledger.Activity: 1, ledger.Email: 1, ledger.Note: 2, ledger.Deal: 3, ledger.Lead: 4, ledger.Contact: 4,
+		ledger.Company: 5, ledger.User: 5}, phase)
 }

@@ -22,11 +22,11 @@ func WithKind(t testing.TB, d canon.Def) canon.Table {
 	return tbl
 }
 
-// Lead is a kind that canon does not have, as a row: in phase 2 beside
-// contacts, linked to a company, matched on its email. A test adds it
-// with WithKind.
-func Lead() canon.Def {
-	return canon.Def{Kind: "lead", Phase: 2, Label: "name", Key: "email",
-		Fields: []string{"id", "name", "email", "company_id", "created_at", "deleted"},
-		Links:  []canon.Link{{Field: "company_id", Kind: "company"}}}
+// Ticket is a kind that canon does not have, as a row: a support case in
+// phase 3 beside deals, linked to a company and a contact, matched on
+// nothing. A test adds it with WithKind.
+func Ticket() canon.Def {
+	return canon.Def{Kind: "ticket", Phase: 3, Label: "subject",
+		Fields: []string{"id", "subject", "company_id", "contact_id", "created_at", "deleted"},
+		Links:  []canon.Link{{Field: "company_id", Kind: "company"}, {Field: "contact_id", Kind: "contact"}}}
 }

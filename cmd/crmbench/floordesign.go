@@ -189,7 +189,15 @@ func nullInt(n int64) any {
 	return n
 }
 
-const floorKindCheck = `CHECK (kind IN ('user', 'company', 'contact', 'deal', 'note', 'activity', 'email'))`
+// floorKindCheck is the ledger's CHECK of a kind column: the kinds of the
+// table of kinds.
+var floorKindCheck = func() string {
+	var ks []string
+	for _, k := range canon.Kinds() {
+		ks = append(ks, "'"+string(k)+"'")
+	}
+	return "CHECK (kind IN (" + strings.Join(ks, ", ") + "))"
+}()
 
 var scopeLayout = &slotLayout{
 	name: "scope",
@@ -277,7 +285,7 @@ var floorScopeKinds = func() string {
 	return `INSERT INTO floor_scopes (tenant_id, source, kind) VALUES ` + strings.Join(vs, ", ") + ` ON CONFLICT DO NOTHING`
 }()
 
-const floorScopeKindTable = `
+var floorScopeKindTable = `
 CREATE TABLE floor_scopes (
     scope_id  INTEGER PRIMARY KEY,
     tenant_id TEXT NOT NULL,

@@ -1053,7 +1053,7 @@ func runBadCase(t *testing.T, c badCase) {
 
 		s := r.summary(t)
 		require.Equal(t, c.status, s.Status, r.stderr)
-		require.Equal(t, c.kinds, s.Kinds, "per-kind outcomes")
+		require.Equal(t, c.kinds, s.Kinds, "per-kind outcomes; stderr:\n%s\nstdout:\n%s", r.stderr, r.stdout)
 		require.Len(t, s.Warnings, len(c.warnings), "summary warnings: %q", s.Warnings)
 		for i, want := range c.warnings {
 			require.Contains(t, s.Warnings[i], want, "warning %d", i+1)

@@ -146,19 +146,20 @@ var salesforceBadCases = []badCase{
 		},
 	},
 	{
-		// A lead (00Q) is not imported: a task about a lead alone is
-		// skipped with the lead in its detail, saying it waits for nothing
-		// a run of the export gives (R6b); beside an account it is
-		// imported, unlinked, the lead kept in extra.
+		// A lead (00Q) is imported from Lead.csv (issue 26 item 2): a task
+		// about the lead alone links to it; beside an account, to both. A
+		// task whose lead is not in the export waits for it (R6b: a run
+		// with the lead takes it over), the lead in its detail.
 		name: "SalesforceLeadInWhoId", dir: "05-lead-whoid",
 		code: exitOK, status: "succeeded",
-		kinds:  map[string]phases.Counts{"company": {Imported: 1}, "activity": {Imported: 1, Skipped: 1, Unlinked: 1}},
-		stderr: []string{"ignored 1 file not of the salesforce profile: Lead.csv"},
+		kinds:     map[string]phases.Counts{"company": {Imported: 1}, "lead": {Imported: 1}, "activity": {Imported: 2, Skipped: 1}},
+		stderrNot: []string{"ignored"},
 		stored: []storedRows{
 			{q: `SELECT source_id, reason, detail FROM migration_records WHERE action = 'skipped'`,
-				want: []string{`00T5g00000Tk001EAB|linked only to a lead, which the salesforce profile does not import|{"WhoId":"00Q5g00000LdWx1EAF"}`}},
-			{q: `SELECT a.subject, a.type, co.name, a.contact_id IS NULL, json_extract(a.extra, '$.WhoId') FROM activities a JOIN companies co ON co.id = a.company_id`,
-				want: []string{"Lead visits the bakery|Task|Brightwater Bakery|1|00Q5g00000LdWx1EAF"}},
+				want: []string{`00T5g00000Tk003EAB|not linked to any record|{"lead_id":"00Q5g00000LdWx2EAF"}`}},
+			{q: `SELECT a.subject, a.type, coalesce(co.name, ''), l.last_name, a.contact_id IS NULL, coalesce(a.extra, '') FROM activities a
+				JOIN leads l ON l.id = a.lead_id LEFT JOIN companies co ON co.id = a.company_id ORDER BY a.subject`,
+				want: []string{"Lead visits the bakery|Task|Brightwater Bakery|de Vries|1|", "Qualify the lead|Task||de Vries|1|"}},
 		},
 	},
 	{

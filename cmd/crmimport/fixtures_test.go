@@ -24,12 +24,14 @@ var salesforceFixture = badCase{
 		// User.csv: every object's OwnerId names its one active user.
 		"user":    {Imported: 2},
 		"company": {Imported: 3, Skipped: 1}, "contact": {Imported: 4, Skipped: 1, Unlinked: 1}, "deal": {Imported: 3, Skipped: 1},
+		// Lead.csv: one deleted; two owned by a user the export lacks.
+		"lead": {Imported: 4, Skipped: 1, Unowned: 2},
 		// ContentVersion.csv's PDF and older version are files, not notes:
 		// read, excluded, and records of no kind (a warning, SPEC §4).
-		"note": {Imported: 4, Skipped: 2, Excluded: 2}, "activity": {Imported: 3, Skipped: 2, Unlinked: 1}, "email": {Imported: 2, Skipped: 1},
+		"note": {Imported: 4, Skipped: 2, Excluded: 2}, "activity": {Imported: 4, Skipped: 1}, "email": {Imported: 2, Skipped: 1},
 	},
 	warnings: []string{`ContentVersion.csv: 2 rows are records of no kind of the salesforce profile (notes read the rows whose FileType is "SNOTE" and IsLatest is "1")`},
-	stderr:   []string{"ignored 2 files not of the salesforce profile: Attachment.csv, Lead.csv"},
+	stderr:   []string{"ignored 1 file not of the salesforce profile: Attachment.csv"},
 	stored: []storedRows{
 		// Two accounts share a website: nothing is matched (R5).
 		{q: `SELECT name, domain_key, json_extract(extra, '$.CustomerPriority__c') FROM companies ORDER BY id`, want: []string{
@@ -58,20 +60,30 @@ var salesforceFixture = badCase{
 			"0685g00000Cv004AAB|<p>Fleet tracking: signed, 40 |<null>|<null>|Fleet tracking"}},
 		{q: `SELECT kind, source_id, reason, coalesce(detail, '') FROM migration_records WHERE action = 'skipped' AND reason != 'deleted in source' ORDER BY kind, source_id`,
 			want: []string{
-				// R6b: a lead alone, a case alone: nothing a run of the
-				// export gives, and the reason says so.
-				`activity|00T5g00000Tk003EAB|linked only to a lead, which the salesforce profile does not import|{"WhoId":"00Q5g00000LdWx1EAF"}`,
+				// R6b: a case alone: nothing a run of the export gives,
+				// and the reason says so.
 				`activity|00U5g00000Ev002EAB|linked only to a case, which the salesforce profile does not import|{"WhatId":"5005g00000Cs001AAB"}`,
 				"note|0025g00000Nt003AAB|linked only to a user (its owner or another): a user never anchors a note, activity or email|",
 				"note|0025g00000Nt004AAB|empty body|"}},
 		// Task and Event: WhoId and WhatId by prefix, the type from the
-		// subtype or the file, done from IsClosed; a lead stays unresolved.
-		{q: `SELECT a.type, a.subject, a.due_at, a.done, c.first_name, co.name, d.name, json_extract(a.extra, '$.WhoId') FROM activities a
-			LEFT JOIN contacts c ON c.id = a.contact_id LEFT JOIN companies co ON co.id = a.company_id LEFT JOIN deals d ON d.id = a.deal_id
-			ORDER BY a.subject`, want: []string{
-			"Call|Call Hannah about the contract|2024-03-05|1|Hannah|Brightwater Bakery|Wholesale bread contract|<null>",
-			"event|Fleet demo|2024-03-07T10:00:00|0|Grace|Harbor Logistics|<null>|<null>",
-			"Task|Send the EMEA brochure|2024-03-12|0|<null>|Harbor Logistics|<null>|00Q5g00000LdWx1EAF"}},
+		// subtype or the file, done from IsClosed; a WhoId of a lead (00Q)
+		// links to the lead, alone or beside an account.
+		{q: `SELECT a.type, a.subject, a.due_at, a.done, c.first_name, l.last_name, co.name, d.name, json_extract(a.extra, '$.WhoId') FROM activities a
+			LEFT JOIN contacts c ON c.id = a.contact_id LEFT JOIN leads l ON l.id = a.lead_id LEFT JOIN companies co ON co.id = a.company_id
+			LEFT JOIN deals d ON d.id = a.deal_id ORDER BY a.subject`, want: []string{
+			"Call|Call Hannah about the contract|2024-03-05|1|Hannah|<null>|Brightwater Bakery|Wholesale bread contract|<null>",
+			"event|Fleet demo|2024-03-07T10:00:00|0|Grace|<null>|Harbor Logistics|<null>|<null>",
+			"Task|Qualify the lead|2024-03-14|0|<null>|de Vries|<null>|<null>|<null>",
+			"Task|Send the EMEA brochure|2024-03-12|0|<null>|de Vries|Harbor Logistics|<null>|<null>"}},
+		// Leads: a converted one linked to the contact it became; an owner
+		// the export lacks kept in extra (unowned, R6a).
+		{q: `SELECT l.first_name, l.last_name, l.company_name, l.status, coalesce(l.lead_source, ''), coalesce(c.first_name, ''),
+			coalesce(u.name, ''), coalesce(json_extract(l.extra, '$.owner_id'), '') FROM leads l
+			LEFT JOIN contacts c ON c.id = l.converted_contact_id LEFT JOIN users u ON u.id = l.owner_id ORDER BY l.id`, want: []string{
+			"Pieter|de Vries|Harbor Logistics (EMEA)|Working - Contacted|Web||Morgan Reyes|",
+			"Hannah|Okafor|Brightwater Bakery|Closed - Converted|Trade Show|Hannah|Morgan Reyes|",
+			"Sara|Ek|Ek Advokatbyrå|Open - Not Contacted|Web|||0055g00000AbCdGAAV",
+			"<null>|[not provided]|Quayside Ropes|Open - Not Contacted|Web|||0055g00000AbCdGAAV"}},
 		{q: `SELECT e.subject, e.body, e."from", e.sent_at, c.first_name, d.name FROM emails e
 			LEFT JOIN contacts c ON c.id = e.contact_id LEFT JOIN deals d ON d.id = e.deal_id ORDER BY e.sent_at`, want: []string{
 			"Signed order form|Grace,\n\nattached the signed order form.\n\nRegards|sales@crmimport-demo.example.com|2023-12-15T16:00:00|<null>|Fleet tracking",
@@ -256,7 +268,7 @@ func TestProfileFixturesRerun(t *testing.T) {
 func TestSalesforceFixtureZipped(t *testing.T) {
 	t.Parallel()
 	c := salesforceFixture
-	c.stderr = []string{"ignored 2 files not of the salesforce profile: WE_00D5g000004AbCdEAM_1.ZIP!/Attachment.csv, WE_00D5g000004AbCdEAM_1.ZIP!/Lead.csv",
+	c.stderr = []string{"ignored 1 file not of the salesforce profile: WE_00D5g000004AbCdEAM_1.ZIP!/Attachment.csv",
 		"1 companies (WE_00D5g000004AbCdEAM_1.ZIP!/Account.csv)"}
 	c.input = func(t *testing.T) []string {
 		src := filepath.Join(fixtureRoot, "salesforce")

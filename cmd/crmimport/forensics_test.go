@@ -373,7 +373,7 @@ func TestForensicsUsageErrors(t *testing.T) {
 		{"ledger", "load", "a", "b"},
 		{"ledger", "why"},
 		{"ledger", "why", "--tenant", "acme", "extra"},
-		{"ledger", "why", "--tenant", "acme", "--kind", "leads"},
+		{"ledger", "why", "--tenant", "acme", "--kind", "tickets"},
 		{"ledger", "why", "--tenant", "acme", "--run", "1", "--source-id", "n-1"},
 		{"ledger", "why", "--tenant", "acme", "--nope"},
 		{"doctor", "extra"},

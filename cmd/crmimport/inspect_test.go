@@ -110,7 +110,7 @@ func TestInspectExitCodes(t *testing.T) {
 			{"NoSource", []string{problem}, exitUsage, "inspect needs --source"},
 			{"NoPath", []string{"--source", "canonical"}, exitUsage, "inspect takes one PATH"},
 			{"EmptyPath", []string{"--source", "canonical", " "}, exitUsage, "inspect: PATH is empty"},
-			{"UnknownKind", []string{"--source", "canonical", "--only", "leads", problem}, exitUsage, "--only: "},
+			{"UnknownKind", []string{"--source", "canonical", "--only", "tickets", problem}, exitUsage, "--only: "},
 			{"NoRows", []string{"--source", "canonical", "--rows", "0", problem}, exitUsage, "--rows must be between 1 and 1000, got 0"},
 		} {
 			t.Run(c.name, func(t *testing.T) {

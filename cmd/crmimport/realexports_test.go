@@ -75,13 +75,13 @@ func zipFiles(t *testing.T, dst, src string, names []string) {
 }
 
 // realSalesforceKinds are the outcomes of the real Data Export: its 12
-// accounts, 35 contacts and 31 opportunities (Note, Event and EmailMessage
+// accounts, 35 contacts, 22 leads and 31 opportunities (Note, Event and EmailMessage
 // are header-only, and its one ContentVersion row is a file, not a note:
 // excluded, SPEC §4).
 var realSalesforceKinds = map[string]phases.Counts{
 	// The export holds no User.csv: every OwnerId is kept, unowned (R6a).
 	"company": {Imported: 12, Unowned: 12}, "contact": {Imported: 35, Unowned: 35}, "deal": {Imported: 31, Unowned: 31},
-	"note": {Excluded: 1}, "activity": {}, "email": {},
+	"lead": {Imported: 22, Unowned: 22}, "note": {Excluded: 1}, "activity": {}, "email": {},
 }
 
 // unchangedOf are the outcomes of a rerun: what was imported, unchanged;
@@ -126,6 +126,11 @@ func checkRealSalesforce(t *testing.T, path string) {
 	require.Equal(t, []string{"Dickenson Mobile Generators|15000|Qualification|2018-08-22|Dickenson plc|Honda"}, storedText(t, db, `
 		SELECT d.name, d.amount, d.stage, d.close_date, co.name, json_extract(d.extra, '$.MainCompetitors__c')
 		FROM deals d JOIN companies co ON co.id = d.company_id WHERE d.name = 'Dickenson Mobile Generators'`))
+	// Its leads, none converted, every OwnerId kept (no User.csv).
+	require.Equal(t, []string{"Bertha|Boxer|bertha@fcof.net|Director of Vendor Relations|Farmers Coop. of Florida|Working - Contacted|Web||00546000001l1cJAAQ"},
+		storedText(t, db, `SELECT first_name, last_name, email, title, company_name, status, lead_source, coalesce(CAST(converted_contact_id AS TEXT), ''),
+		json_extract(extra, '$.owner_id') FROM leads WHERE last_name = 'Boxer'`))
+	require.Equal(t, []string{"22|0|0"}, storedText(t, db, `SELECT count(*), count(converted_contact_id), count(owner_id) FROM leads`))
 	require.Equal(t, []string{"0"}, storedText(t, db, `SELECT count(*) FROM record_failures`))
 	require.Equal(t, []string{"0"}, storedText(t, db, `SELECT count(*) FROM contacts WHERE instr(extra, '000000000000000AAA') > 0`),
 		"the empty lookup is empty, in extra too")
@@ -146,7 +151,7 @@ func TestRealSalesforceDataExport(t *testing.T) {
 		require.Equal(t, realSalesforceKinds, s.Kinds)
 		require.Equal(t, []string{`ContentVersion.csv: 1 row is a record of no kind of the salesforce profile (notes read the rows whose FileType is "SNOTE" and IsLatest is "1"): read, and not imported; if they should be, change the profile's where`},
 			s.Warnings, "a file, not a note: told, not lost silently")
-		require.Contains(t, r.stderr, "ignored 5 files not of the salesforce profile: Attachment.csv, Campaign.csv, Case.csv, Lead.csv, OpportunityHistory.csv")
+		require.Contains(t, r.stderr, "ignored 4 files not of the salesforce profile: Attachment.csv, Campaign.csv, Case.csv, OpportunityHistory.csv")
 		checkRealSalesforce(t, path)
 
 		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)

@@ -83,8 +83,8 @@ func TestSkipsThatWaitForAKindTheProfileDoesNotRead(t *testing.T) {
 }
 
 // TestSalesforceFixturePromisesNoRun: the hand-made Salesforce export's
-// skips are a note on a user (005: an owner never anchors a note, R6a), a
-// task on a lead alone (00Q) and an event on a case (500): none of them is
+// skips are a note on a user (005: an owner never anchors a note, R6a), an
+// event on a case (500): none of them is
 // promised a run; its summary says what they are linked to.
 func TestSalesforceFixturePromisesNoRun(t *testing.T) {
 	t.Parallel()
@@ -95,8 +95,8 @@ func TestSalesforceFixturePromisesNoRun(t *testing.T) {
 	for _, n := range next {
 		require.NotContains(t, n, "takes them over (a skip is a placeholder", "%q", next)
 	}
-	require.Contains(t, next, `3 records are linked only to records that cannot hold them under the salesforce profile — not imported, or users (1 note, 2 activities: `+
-		`"linked only to a case, which the salesforce profile does not import"; "linked only to a lead, which the salesforce profile does not import"; `+
+	require.Contains(t, next, `2 records are linked only to records that cannot hold them under the salesforce profile — not imported, or users (1 note, 1 activity: `+
+		`"linked only to a case, which the salesforce profile does not import"; `+
 		`"linked only to a user (its owner or another): a user never anchors a note, activity or email"): no run of this export takes them over; `+
 		`to import them, link them to a contact, company or deal in the CRM and export them again`)
 }

@@ -49,7 +49,7 @@ func TestCanonicalProfileIsTheDocumentedLayout(t *testing.T) {
 		require.Empty(t, spec.links)
 	}
 	for name, want := range map[string]ledger.Kind{"contacts.csv": ledger.Contact, "COMPANIES.JSON": ledger.Company,
-		"notes.jsonl": ledger.Note, "deals.csv.gz": ledger.Deal, "leads.csv": "", "contacts.xlsx": ledger.Contact, "contacts.xls": ""} {
+		"notes.jsonl": ledger.Note, "deals.csv.gz": ledger.Deal, "leads.csv": ledger.Lead, "tickets.csv": "", "contacts.xlsx": ledger.Contact, "contacts.xls": ""} {
 		ks, _, ok := p.FileKinds(name)
 		require.Equal(t, want != "", ok, name)
 		if ok {
@@ -72,7 +72,7 @@ func TestProfileValidation(t *testing.T) {
 		"UnknownTopKey":   {base + "colour: blue\n", []string{`acme.yaml:8: colour: unknown key "colour"`}},
 		"NoName":          {"kinds:\n  contact:\n    files: [a.csv]\n    fields: {id: ID}\n", []string{"name: missing"}},
 		"BadName":         {strings.Replace(base, "name: acme", "name: Acme Corp", 1), []string{`name: "Acme Corp" is not a profile name`}},
-		"UnknownKind":     {base + "  lead:\n    files: [l.csv]\n    fields: {id: ID}\n", []string{"acme.yaml:8: kinds.lead: unknown kind"}},
+		"UnknownKind":     {base + "  ticket:\n    files: [t.csv]\n    fields: {id: ID}\n", []string{"acme.yaml:8: kinds.ticket: unknown kind"}},
 		"PluralKind":      {strings.Replace(base, "  contact:", "  contacts:", 1), []string{"kinds.contacts: unknown kind"}},
 		"UnknownField":    {base + "      emial: Email\n", []string{"acme.yaml:8: kinds.contact.fields.emial: unknown field of contact (its fields: id, first_name"}},
 		"NoID":            {strings.Replace(base, "      id: ID\n", "      email: Email\n", 1), []string{"kinds.contact.fields: no id"}},

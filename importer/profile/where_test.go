@@ -184,9 +184,9 @@ func TestPrefixOfAnObjectNotImported(t *testing.T) {
 	r := m.Map(reader.Row{Line: 2, Cols: []reader.Col{{Name: "Id", Value: "00T5g00000Tk001EAB"},
 		{Name: "WhoId", Value: "00Q5g00000LdWx1EAF"}, {Name: "WhatId", Value: "5005g00000Cs001AAB"}, {Name: "AccountId", Value: ""}}})
 	require.Equal(t, []LinkValue{
-		{Field: "WhoId", Label: "WhoId", Shown: "00Q5g00000LdWx1EAF", Never: "a lead"},
+		{Field: "lead_id", Label: "WhoId", ID: "00Q5g00000LdWx1EAF", Shown: "00Q5g00000LdWx1EAF"},
 		{Field: "WhatId", Label: "WhatId", Shown: "5005g00000Cs001AAB", Never: "a case"},
-	}, r.Links())
+	}, r.Links(), "a lead (00Q) is a link; a case is not imported")
 	r = m.Map(reader.Row{Line: 3, Cols: []reader.Col{{Name: "Id", Value: "00T5g00000Tk002EAB"},
 		{Name: "WhoId", Value: ""}, {Name: "WhatId", Value: "7015g00000Cp001AAB"}, {Name: "AccountId", Value: ""}}})
 	require.Equal(t, []LinkValue{{Field: "WhatId", Label: "WhatId", Shown: "7015g00000Cp001AAB", Never: "a record of another object (WhatId 701…)"}},

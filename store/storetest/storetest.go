@@ -130,7 +130,7 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 // excluded rows counted, no hold on the epoch, no revisits, no undo, no
 // pending links (R6a) nor counts per kind beside the tasks', no hashes
 // nor changes at the source (R17), no deal status nor pipeline, no users
-// nor owners, one
+// nor owners, no leads, one
 // epoch for the whole ledger, no count of NUL bytes kept): tests of an
 // older file make one from a new one with them, then lower it further.
 var Schema6 = []string{
@@ -165,6 +165,15 @@ var Schema6 = []string{
 	// which DROP COLUMN refuses, so its REFERENCES clause goes first, with
 	// the user kind of the CHECKs, in the schema's text (as schema 18 put
 	// them there), the schema's version moved for the connection to read it.
+	// Leads (schema 19) go first, the same way: their links are foreign
+	// keys too.
+	`DROP INDEX notes_lead`, `DROP INDEX activities_lead`, `DROP INDEX emails_lead`,
+	`PRAGMA writable_schema = ON`,
+	`UPDATE sqlite_schema SET sql = replace(replace(sql, 'lead_id INTEGER REFERENCES leads (id)', 'lead_id INTEGER'),
+	 ', ''lead''', '') WHERE type = 'table'`,
+	`PRAGMA writable_schema = OFF`, `PRAGMA schema_version = 90000`,
+	`ALTER TABLE notes DROP COLUMN lead_id`, `ALTER TABLE activities DROP COLUMN lead_id`, `ALTER TABLE emails DROP COLUMN lead_id`,
+	`DROP TABLE leads`, `DELETE FROM id_allocators WHERE name = 'leads'`,
 	`DROP INDEX companies_owner`, `DROP INDEX contacts_owner`, `DROP INDEX deals_owner`, `DROP INDEX notes_owner`,
 	`DROP INDEX activities_owner`, `DROP INDEX users_email_key`,
 	`PRAGMA writable_schema = ON`,
