@@ -241,18 +241,6 @@ func (t Table) linkFields() []Link {
 	return out
 }
 
-// isParent reports whether some kind of t links to k.
-func (t Table) isParent(k ledger.Kind) bool {
-	for _, d := range t {
-		for _, l := range d.Links {
-			if l.Kind == k {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // Check reports the first way t is not a table of kinds: a kind twice or
 // unnamed, a phase below 1, a kind without fields or label, a link to a
 // kind that has no row, that is not in a phase before the child's, or
