@@ -42,6 +42,10 @@ const (
 type Draft struct {
 	Name  string  `json:"name"`
 	Files []*File `json:"files"`
+	// IDs is how the export's ids are read: "salesforce" when its files
+	// hold Salesforce ids (15-character ids made 18, 000000000000000AAA
+	// empty), or "" for plain.
+	IDs string `json:"ids,omitempty"`
 	// Empty and True/False are the spellings of empty and of true/false
 	// seen in the values beyond the ones every profile knows.
 	Empty []string `json:"empty,omitempty"`
@@ -57,8 +61,11 @@ type Draft struct {
 type File struct {
 	// Ref names the file as the run's input refs do (input.Name): a
 	// path, or a zip's entry "export.zip!contacts.csv".
-	Ref    string        `json:"ref"`
-	Name   string        `json:"name"` // its base name, as profile file patterns match it
+	Ref  string `json:"ref"`
+	Name string `json:"name"` // its base name, as profile file patterns match it
+	// Sheet is the workbook's sheet the file stands for, when a workbook
+	// has several sheets with a header: each is judged on its own.
+	Sheet  string        `json:"sheet,omitempty"`
 	Format reader.Format `json:"format"`
 	// Kind is the kind the file holds, or "" when it is left out.
 	Kind     ledger.Kind `json:"kind"`

@@ -22,7 +22,7 @@ var emptyWords = map[string]bool{
 // Other spellings of true and false than canon.ParseBool's.
 var (
 	trueWords  = []string{"ja", "si", "sí", "oui", "wahr", "vrai", "verdadero", "x", "done", "erledigt", "completed", "checked", "on", "active"}
-	falseWords = []string{"nein", "non", "falsch", "faux", "falso", "to do", "todo", "zu erledigen", "pendiente", "not started", "open", "unchecked", "off", "inactive"}
+	falseWords = []string{"nein", "non", "falsch", "faux", "falso", "to do", "todo", "zu erledigen", "pendiente", "not started", "not_started", "open", "unchecked", "off", "inactive"}
 )
 
 func isTrueWord(w string) bool  { return contains(trueWords, strings.ToLower(w)) }
@@ -106,7 +106,7 @@ func lookAt(vals []string) *look {
 		if v == "" {
 			continue
 		}
-		if emptyWords[v] {
+		if emptyWords[v] || v == salesforceEmptyID {
 			l.empties[v]++
 			continue
 		}

@@ -50,6 +50,11 @@ func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, s := range samples {
+		if _, _, ok := salesforceKind(s); ok {
+			d.IDs = "salesforce"
+		}
+	}
 	looks := map[*sample][]*look{}
 	for _, s := range samples {
 		for _, v := range s.vals {
@@ -94,7 +99,7 @@ func readFiles(ctx context.Context, d *Draft, listed []input.File, rows int, lim
 			f.KindWhy, f.KindSure = "left out: it cannot be read: "+err.Error(), Sure
 			continue
 		}
-		f.Kind, f.KindWhy, f.KindSure = guessKind(lf.Name, s.cols, idx)
+		f.Kind, f.KindWhy, f.KindSure = guessKind(lf.Name, s, idx)
 		for i, c := range s.cols {
 			f.Columns = append(f.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i])})
 		}
@@ -123,6 +128,9 @@ func placeIDs(samples []*sample, looks map[*sample][]*look, idx spellingIndex) *
 		}
 		for _, v := range looks[s][i].values {
 			ex.ids[s.file.Kind][v] = true
+			if len(v) == 18 && isSalesforceID(v) {
+				ex.ids[s.file.Kind][v[:15]+"\x00"] = true // what a 15-character id of it is (exportIDs.found)
+			}
 		}
 	}
 	return ex
@@ -267,7 +275,7 @@ func valueSpellings(d *Draft, samples []*sample, looks map[*sample][]*look) {
 		for i, c := range s.file.Columns {
 			l := looks[s][i]
 			for w, n := range l.empties {
-				if n >= 2 && !contains(d.Empty, w) {
+				if (n >= 2 || w == salesforceEmptyID) && !contains(d.Empty, w) {
 					d.Empty = append(d.Empty, w)
 				}
 			}

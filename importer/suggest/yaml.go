@@ -111,6 +111,11 @@ func writeSpellings(b *bytes.Buffer, d *Draft) {
 		w("\n# R5: no natural key matches existing records: every record is its own.\n")
 	}
 	w("match: %s\n", quoteList(nonNil(d.Match)))
+	if d.IDs == "salesforce" {
+		w("\n# The files hold Salesforce ids: 15-character ids become 18 before any comparison,\n")
+		w("# and 000000000000000AAA is an empty lookup.\n")
+		w("ids: salesforce\n")
+	}
 	if len(d.Empty) > 0 {
 		w("\n# Spellings of empty seen repeatedly in the values: no value, in any column.\n")
 		w("empty: %s\n", quoteList(d.Empty))

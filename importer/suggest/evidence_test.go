@@ -1,0 +1,113 @@
+package suggest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/ledger"
+)
+
+// fileOf is the draft's file of that name (and sheet, "name!sheet").
+func fileOf(t *testing.T, d *Draft, key string) *File {
+	t.Helper()
+	for _, f := range d.Files {
+		if draftKey(f) == key {
+			return f
+		}
+	}
+	t.Fatalf("%s: not in the draft", key)
+	return nil
+}
+
+func columnOf(t *testing.T, f *File, name string) *Column {
+	t.Helper()
+	for _, c := range f.Columns {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("%s: no column %q", f.Name, name)
+	return nil
+}
+
+// TestSuggestLinksNoCountColumn: a Pipedrive export whose count columns
+// hold small numbers equal to organization ids (issue 26: 431 people once
+// linked to the wrong organization) links by "Organization ID" and
+// "Contact person ID" only; a count, a quantity, a picture id, an
+// apartment number and a header that says nothing ("Value 2") are no
+// links.
+func TestSuggestLinksNoCountColumn(t *testing.T) {
+	d, err := Suggest(context.Background(), []string{fixture("suggest/pipedrive-counts")}, Options{Hide: []string{"pipedrive"}})
+	require.NoError(t, err)
+	people := fileOf(t, d, "people-5150-20260201.csv")
+	require.Equal(t, ledger.Contact, people.Kind, people.KindWhy)
+	require.Equal(t, "company_id", columnOf(t, people, "Organization ID").Field)
+	for _, name := range []string{"Total activities", "Email messages count", "Open deals", "Apartment", "Profile picture", "Value 2"} {
+		c := columnOf(t, people, name)
+		_, isLink := canonLinkParent(c.Field)
+		require.False(t, isLink, "%q is no link: %s", name, c.Why)
+	}
+	deals := fileOf(t, d, "deals-5150-20260201.csv")
+	require.Equal(t, "company_id", columnOf(t, deals, "Organization ID").Field)
+	require.Equal(t, "contact_id", columnOf(t, deals, "Contact person ID").Field)
+	for _, name := range []string{"Product quantity", "Total activities"} {
+		c := columnOf(t, deals, name)
+		_, isLink := canonLinkParent(c.Field)
+		require.False(t, isLink, "%q is no link: %s", name, c.Why)
+	}
+}
+
+// TestSuggestLeavesJoinTablesOut: Salesforce's OpportunityContactRole and
+// ContentDocumentLink, and a file named for no kind whose rows pair a
+// deal's id with a contact's, are join tables: left out, saying so; the
+// enhanced notes of ContentVersion are left out saying what they are.
+func TestSuggestLeavesJoinTablesOut(t *testing.T) {
+	d, err := Suggest(context.Background(), []string{fixture("salesforce")}, Options{Hide: []string{"salesforce"}})
+	require.NoError(t, err)
+	for _, name := range []string{"OpportunityContactRole.csv", "ContentDocumentLink.csv"} {
+		f := fileOf(t, d, name)
+		require.Empty(t, f.Kind, "%s: %s", name, f.KindWhy)
+		require.Contains(t, f.KindWhy, "join table")
+	}
+	cv := fileOf(t, d, "ContentVersion.csv")
+	require.Empty(t, cv.Kind)
+	require.Contains(t, cv.KindWhy, "enhanced notes")
+	require.Contains(t, string(d.YAML()), "ContentVersion.csv: left out: its ids (068…) are Salesforce's ContentVersion: files, and the enhanced notes")
+
+	dir := t.TempDir()
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600))
+	}
+	write("deals.csv", "Deal ID,Deal name,Amount\nD1,Ovens,100\nD2,Trucks,200\n")
+	write("contacts.csv", "Contact ID,First name,Last name,Email\nC1,Ann,Lee,ann@example.com\nC2,Bob,Stone,bob@example.com\n")
+	write("roles.csv", "Deal ID,Contact ID,Role,Created\nD1,C1,Buyer,2024-01-02\nD2,C2,Owner,2024-01-03\nD2,C1,User,2024-01-04\n")
+	d, err = Suggest(context.Background(), []string{dir}, Options{})
+	require.NoError(t, err)
+	roles := fileOf(t, d, "roles.csv")
+	require.Empty(t, roles.Kind, roles.KindWhy)
+	require.Contains(t, roles.KindWhy, `a join table: each row pairs a deal ("Deal ID") with a contact ("Contact ID")`)
+	require.NoError(t, d.Check())
+}
+
+// TestSuggestReadsSalesforceByIDPrefix: Data Loader extracts, named
+// extract.csv whatever their object, with upper-case headers, are told
+// apart by their ids' prefixes; the empty lookup 000000000000000AAA is a
+// spelling of empty, and the draft reads ids as Salesforce's.
+func TestSuggestReadsSalesforceByIDPrefix(t *testing.T) {
+	d, err := Suggest(context.Background(), []string{fixture("suggest/dataloader")}, Options{Hide: []string{"salesforce"}})
+	require.NoError(t, err)
+	require.Equal(t, ledger.Company, fileOf(t, d, "extract.csv").Kind)
+	contacts := fileOf(t, d, "extract (1).csv")
+	require.Equal(t, ledger.Contact, contacts.Kind)
+	require.Contains(t, contacts.KindWhy, "Salesforce Contact ids (003…)")
+	require.Equal(t, "company_id", columnOf(t, contacts, "ACCOUNTID").Field)
+	require.Equal(t, ledger.Deal, fileOf(t, d, "extract (2).csv").Kind)
+	require.Equal(t, "salesforce", d.IDs)
+	require.Contains(t, d.Empty, salesforceEmptyID)
+	require.NoError(t, d.Check())
+	require.Contains(t, string(d.YAML()), "ids: salesforce\n")
+}
