@@ -89,11 +89,19 @@ type Column struct {
 	// List is the separator of a link column holding several ids (";"),
 	// "json" for a JSON array, or "".
 	List string `json:"list,omitempty"`
+	// Multi is the separator of a column holding several values of its
+	// field (Pipedrive's ", "-joined emails): the first gives the field.
+	Multi string `json:"multi,omitempty"`
 	// ByName: a link column whose values are the parent's name, looked
 	// up among the export's records of that kind (List is then "").
 	ByName bool     `json:"by_name,omitempty"`
 	Why    string   `json:"why"`
 	Sure   Sureness `json:"sure,omitempty"`
+	// Question is what the draft cannot tell from the values and asks
+	// (which order a column's dates are written in), and DateChoices the
+	// date formats to choose from; the column is not placed until then.
+	Question    string   `json:"question,omitempty"`
+	DateChoices []string `json:"date_choices,omitempty"`
 	// Samples are the first distinct non-empty values, for the editor.
 	Samples []string `json:"samples,omitempty"`
 }

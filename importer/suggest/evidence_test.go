@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/ledger"
 )
 
@@ -110,4 +112,54 @@ func TestSuggestReadsSalesforceByIDPrefix(t *testing.T) {
 	require.Contains(t, d.Empty, salesforceEmptyID)
 	require.NoError(t, d.Check())
 	require.Contains(t, string(d.YAML()), "ids: salesforce\n")
+}
+
+// TestSuggestReadsTheFirstOfJoinedValues: Pipedrive joins a person's
+// emails and phones with ", " (898 contacts once failed on it): the draft
+// reads the first as the field, and no row fails for it.
+func TestSuggestReadsTheFirstOfJoinedValues(t *testing.T) {
+	d, err := Suggest(context.Background(), []string{fixture("suggest/pipedrive-counts")}, Options{Hide: []string{"pipedrive"}})
+	require.NoError(t, err)
+	people := fileOf(t, d, "people-5150-20260201.csv")
+	for _, name := range []string{"Email - Work", "Phone - Work"} {
+		c := columnOf(t, people, name)
+		require.Equal(t, ", ", c.Multi, "%s: %s", name, c.Why)
+	}
+	require.Contains(t, string(d.YAML()), `email: {columns: ["Email - Work"], multi: ", "}`)
+	m, err := Preview(context.Background(), d, people.Ref, 10, input.DefaultLimits())
+	require.NoError(t, err)
+	require.Empty(t, m.Problem)
+	require.NotEmpty(t, m.Rows)
+	for _, r := range m.Rows {
+		require.Empty(t, r.Error, "line %d", r.Line)
+	}
+	require.Equal(t, "hannah.okafor@example.com", m.Rows[0].Fields["email"])
+}
+
+// TestSuggestAsksWhichWayDatesRead: a column whose every date reads
+// either way (08/03/2021) is left unplaced with the question and its
+// choices, in the draft and its YAML; one with days past the 12th is read
+// day first, saying which values settle it.
+func TestSuggestAsksWhichWayDatesRead(t *testing.T) {
+	d, err := Suggest(context.Background(), []string{fixture("suggest/dates")}, Options{})
+	require.NoError(t, err)
+	deals := fileOf(t, d, "deals.csv")
+	close := columnOf(t, deals, "Close date")
+	require.Empty(t, close.Field, close.Why)
+	require.Equal(t, []string{"DD/MM/YYYY", "MM/DD/YYYY"}, close.DateChoices)
+	require.Contains(t, close.Question, "24 values readable either way (DD/MM/YYYY or MM/DD/YYYY), none that settle it")
+	require.Empty(t, deals.DateFormats)
+
+	tasks := fileOf(t, d, "tasks.csv")
+	due := columnOf(t, tasks, "Due date")
+	require.Equal(t, "due_at", due.Field)
+	require.Contains(t, due.Why, "written DD/MM/YYYY: 10 of its 20 dates (such as 15/03/2021) can only be read so")
+	require.Equal(t, []string{"DD/MM/YYYY"}, tasks.DateFormats)
+
+	y := string(d.YAML())
+	require.Contains(t, y, `# QUESTION: deals.csv: is "Close date" (close_date) written day first (DD/MM/YYYY) or month first (MM/DD/YYYY)?`)
+	require.Contains(t, y, `dates: ["DD/MM/YYYY"]`)
+	require.NoError(t, d.Check())
+	_, err = profile.Load("dates.yaml", d.YAML())
+	require.NoError(t, err)
 }

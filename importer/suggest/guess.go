@@ -395,6 +395,8 @@ func fieldCandidates(k ledger.Kind, col string, l *look, idx spellingIndex) []ca
 			score, why = 27, "the header is the field's own name"
 		case knownName(k, f, n):
 			score, why = 20, fmt.Sprintf("%q is a usual name of %s", h, f)
+		case knownName(k, f, full):
+			score, why = 20, fmt.Sprintf("%q is a usual name of %s", col, f) // Email - Work: no entity, a field and its label
 		case last != "" && (last == fn || knownName(k, f, last)):
 			score, why = 18, fmt.Sprintf("its last part %q is a usual name of %s", col[strings.LastIndex(col, ".")+1:], f)
 		default:

@@ -190,6 +190,10 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 			col.Why = "not placed: " + unplacedWhy(looks[i]) + "; kept in extra"
 			continue
 		}
+		if canon.IsDateField(b.field) && len(looks[i].dateChoices) > 0 && looks[i].iso*2 < looks[i].nonEmpty {
+			askDate(col, b.field, looks[i])
+			continue
+		}
 		if b.parent == "" && taken[b.field] != i {
 			col.Why = fmt.Sprintf("not placed: it looks like %s (%s), but %q gives %s; kept in extra", b.field, b.why, s.cols[taken[b.field]], b.field)
 			continue
@@ -199,6 +203,10 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 			continue
 		}
 		col.Field, col.Why, col.Sure = b.field, b.why, sureOf(b.score)
+		if b.parent == "" && looks[i].joined > 0 {
+			col.Multi = multiSep
+			col.Why += fmt.Sprintf(`; %d of its values hold several joined by %q: the first gives %s, the column is kept in extra`, looks[i].joined, multiSep, b.field)
+		}
 		if b.parent != "" {
 			col.List = b.list
 			if b.byName {
@@ -208,6 +216,15 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 			}
 		}
 	}
+}
+
+// askDate leaves a date column whose values read either way unplaced,
+// with the question and its choices (issue 26 item 5: every 08/03/2021
+// failed, or worse, was read the wrong way, while Check said nothing).
+func askDate(col *Column, field string, l *look) {
+	col.DateChoices = l.dateChoices
+	col.Question = fmt.Sprintf("is %q (%s) written day first (%s) or month first (%s)? %s", col.Name, field, l.dateChoices[0], l.dateChoices[1], l.dateEvidence)
+	col.Why = fmt.Sprintf("not placed: it looks like %s, but its dates can be read two ways: %s; kept in extra until the format is chosen", field, l.dateEvidence)
 }
 
 // hasIDLink: a column of the file links to parent by id.
@@ -287,9 +304,14 @@ func valueSpellings(d *Draft, samples []*sample, looks map[*sample][]*look) {
 					d.False = appendNew(d.False, w)
 				}
 			}
-			if canon.IsDateField(c.Field) && l.dateSpec != "" {
+			switch {
+			case canon.IsDateField(c.Field) && l.dateSpec != "":
 				s.file.DateFormats = appendNew(s.file.DateFormats, l.dateSpec)
-				c.Why += "; written " + l.dateSpec
+				c.Why += "; " + l.dateEvidence
+			case canon.IsDateField(c.Field) && len(l.dateChoices) > 0:
+				// Most of its dates are ISO 8601: the few that read
+				// either way are left to fail, not guessed.
+				c.Why += fmt.Sprintf("; most of its dates are ISO 8601, and its other %s: no format is added for them, and they fail", l.dateEvidence)
 			}
 		}
 	}

@@ -104,7 +104,7 @@ var fieldNames = map[string][]string{
 	"first_name": {"firstname", "givenname", "forename", "vorname", "prénom", "prenom", "nombredepila"},
 	"last_name":  {"lastname", "surname", "familyname", "nachname", "apellido", "apellidos"},
 	"email":      {"email", "emailaddress", "mail", "workemail", "emailwork", "primaryemail", "correo", "correoelectrónico", "emailfrom", "emailadresse"},
-	"phone":      {"phone", "phonenumber", "telephone", "tel", "mobile", "mobilephone", "phonework", "workphone", "telefon", "teléfono"},
+	"phone":      {"phone", "phonenumber", "telephone", "tel", "mobile", "mobilephone", "phonework", "phonemobile", "workphone", "telefon", "teléfono"},
 	"title":      {"title", "jobtitle", "position", "cargo", "function", "jobposition", "stellenbezeichnung", "funktion", "poste", "fonction"},
 	"domain":     {"domain", "website", "websiteurl", "url", "web", "homepage", "domainname", "companydomainname", "sitioweb"},
 	"industry":   {"industry", "sector", "branche"},

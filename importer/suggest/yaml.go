@@ -224,11 +224,14 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 	fields := map[string][]fieldCol{}
 	gives := map[string]string{} // normalised column -> field, across the kind's files
 	var links []linkEntry
-	var extra, skipped []string
+	var extra, skipped, questions []string
 	for _, f := range files {
 		for _, c := range f.Columns {
 			n := profile.NormaliseHeader(c.Name)
 			switch parent, isLink := canon.KindOfLinkField(c.Field); {
+			case c.Field == "" && c.Question != "":
+				extra = append(extra, fmt.Sprintf("%s (%s): its dates read two ways: the question below", quote(c.Name), f.Name))
+				questions = append(questions, fmt.Sprintf("%s: %s", f.Name, c.Question))
 			case c.Field == "":
 				extra = append(extra, fmt.Sprintf("%s (%s): %s", quote(c.Name), f.Name, c.Why))
 			case isLink && canon.IsParent(k, parent):
@@ -258,12 +261,20 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 			continue
 		}
 		var names []string
+		multi := ""
 		for _, fc := range cols {
 			w("      # %s (%s): %s — %s\n", quote(fc.col.Name), oneLine(fc.file.Name), sureWord(fc.col.Sure), oneLine(fc.col.Why))
 			names = append(names, fc.col.Name)
+			if fc.col.Multi != "" {
+				multi = fc.col.Multi
+			}
 		}
 		if len(names) > 1 {
 			w("      # several files: the first of these columns that holds a value gives %s\n", f)
+		}
+		if multi != "" {
+			w("      %s: {columns: %s, multi: %s}\n", f, quoteList(names), quote(multi))
+			continue
 		}
 		w("      %s: %s\n", f, quoteList(names))
 	}
@@ -290,6 +301,12 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 		for _, e := range append(extra, skipped...) {
 			w("    #   %s\n", oneLine(e))
 		}
+	}
+	for _, q := range questions {
+		// The whole question, on as many lines as it takes: the answer is
+		// the column's field and its format under dates.
+		w("    # QUESTION: %s\n", strings.Join(strings.Fields(q), " "))
+		w("    #   Answer by giving the column its field above and its format under dates.\n")
 	}
 }
 
