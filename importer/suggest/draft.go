@@ -89,6 +89,10 @@ type Column struct {
 	// List is the separator of a link column holding several ids (";"),
 	// "json" for a JSON array, or "".
 	List string `json:"list,omitempty"`
+	// Prefixes make a link column a link by id prefix (Salesforce's
+	// WhatId: "001" company, "006" deal): the kind of each value's
+	// parent; Field is then the link of the kind most values name.
+	Prefixes map[string]ledger.Kind `json:"prefixes,omitempty"`
 	// Multi is the separator of a column holding several values of its
 	// field (Pipedrive's ", "-joined emails): the first gives the field.
 	Multi string `json:"multi,omitempty"`

@@ -86,6 +86,11 @@ deals.csv | deal | id=id; name=name; amount=amount; currency=currency; stage=sta
 emails.json | email | id=id; subject=subject; body=body; from=from; to=to; sent_at=sent_at; contact_id>contact; company_id>company; deal_id>deal; deleted=deleted
 notes.csv | note | id=id; body=body; contact_id>contact; company_id>company; deal_id>deal; created_at=created_at; deleted=deleted
 `,
+	"xlsx": `
+README.md | - |
+contacts.xlsx | contact | id=id; first_name=first_name; last_name=last_name; email=email; phone=phone; created_at=created_at; company_id>company
+deals-1904.xlsx | deal | id=id; name=name; amount=amount; close_date=close_date; closed_at=close_date?
+`,
 	"suggest/pipedrive-counts": `
 organizations-5150-20260201.csv | company | ID=id; Name=name; Organization created=created_at; Owner>user?
 people-5150-20260201.csv | contact | ID=id; First name=first_name; Last name=last_name; Organization>company?; Organization ID>company; Email - Work=email; Phone - Work=phone; Person created=created_at; Owner>user?
@@ -108,7 +113,7 @@ Kontakt (res.partner).csv | contact | Name=last_name?; E-Mail=email; Telefon=pho
 // hiddenFor is the built-in profile a fixture's draft is made without.
 var hiddenFor = map[string]string{
 	"salesforce": "salesforce", "hubspot": "hubspot", "pipedrive": "pipedrive", "pipedrive-plain": "pipedrive",
-	"demo": "canonical", "suggest/pipedrive-counts": "pipedrive", "suggest/dataloader": "salesforce",
+	"demo": "canonical", "xlsx": "canonical", "suggest/pipedrive-counts": "pipedrive", "suggest/dataloader": "salesforce",
 }
 
 // twins are the workbook twins of CSV fixtures (fixtures/xlsx): the same
@@ -335,7 +340,8 @@ func requireLoadsOrSaysWhy(t *testing.T, d *Draft) {
 
 // TestSuggestLinksNothingWrongInARealExport: a Salesforce Data Export
 // that no one here wrote (../shared/real-exports) gets no link to the
-// wrong parent.
+// wrong parent, and its objects that no kind holds (Case, Campaign,
+// OpportunityHistory) and its join tables are left out.
 func TestSuggestLinksNothingWrongInARealExport(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "shared", "real-exports", "salesforce-data-export")
 	if _, err := os.Stat(dir); err != nil {
@@ -343,6 +349,22 @@ func TestSuggestLinksNothingWrongInARealExport(t *testing.T) {
 	}
 	d, err := Suggest(context.Background(), []string{dir}, Options{Name: "real", Hide: []string{"salesforce"}})
 	require.NoError(t, err)
+	kinds := map[string]ledger.Kind{}
+	for _, f := range d.Files {
+		kinds[f.Name] = f.Kind
+	}
+	lead := ledger.Kind("")
+	if kindExists("lead") {
+		lead = "lead"
+	}
+	for name, want := range map[string]ledger.Kind{
+		"Account.csv": ledger.Company, "Contact.csv": ledger.Contact, "Opportunity.csv": ledger.Deal, "Lead.csv": lead,
+		// Objects no kind holds, join tables and enhanced notes: left out.
+		"Case.csv": "", "Campaign.csv": "", "OpportunityHistory.csv": "", "OpportunityContactRole.csv": "",
+		"ContentDocumentLink.csv": "", "ContentVersion.csv": "", "Attachment.csv": "",
+	} {
+		require.Equal(t, want, kinds[name], name)
+	}
 	byPrefix := map[string]ledger.Kind{"001": ledger.Company, "003": ledger.Contact, "006": ledger.Deal, "005": ledger.User}
 	for _, f := range d.Files {
 		t.Logf("%s: %s (%s)", f.Name, f.Kind, f.KindWhy)

@@ -168,6 +168,9 @@ type candidate struct {
 	list   string
 	byName bool
 	parent ledger.Kind
+	// prefixes: a link by id prefix, the parent kind of each (parent is
+	// then the kind most of its values name).
+	prefixes map[string]ledger.Kind
 }
 
 func sureOf(score int) Sureness {
@@ -472,6 +475,9 @@ func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *e
 	if l.jsonLists > 0 {
 		list = "json"
 	}
+	if c, ok := prefixCandidate(k, col, l, ex); ok {
+		return []candidate{c}
+	}
 	for _, p := range canon.Parents(k) {
 		score, why, clist, byName := 0, "", list, false
 		for _, s := range idx[k][full] {
@@ -519,8 +525,14 @@ func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *e
 		case score > 0 && share >= 0.5:
 			score += 4
 			why += fmt.Sprintf(", and %d of its %d ids are %s ids of the export", found, of, p.Kind)
+		case score > 0 && of == 0 && l.nonEmpty == 0 && score < 28 && !plainIDHeader(col):
+			score = 0 // PrimaryPartnerAccountId, ConvertedAccountId: another account than the record's, and no values say otherwise
 		case score > 0 && of == 0 && l.nonEmpty == 0:
 			why += " (no values to confirm it)"
+		case score > 0 && !ex.has(p.Kind) && (score >= 28 || full == profile.NormaliseHeader(p.Field)):
+			// Named as a profile or the canonical layout names the link:
+			// the parents may come from another export.
+			why += fmt.Sprintf(" (the export holds no %s to confirm it)", p.Kind.Plural())
 		case score > 0 && !ex.has(p.Kind):
 			score = 0 // the export holds no parent to check its ids against
 		case score > 0:
@@ -536,6 +548,103 @@ func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *e
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].score > out[b].score })
 	return out
+}
+
+// plainIDHeader: the header says only which kind's id it holds ("Organization
+// ID", AccountId, "Primary Associated Company ID"), no other role (a
+// partner's, a converted lead's account).
+func plainIDHeader(col string) bool {
+	for _, w := range splitIDWords(words(strings.ReplaceAll(col, ".", " "))) {
+		switch {
+		case isIDWord(w), kindOfWord(w) != "":
+		case contains([]string{"primary", "associated", "record", "main", "hs", "object"}, w):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// prefixCandidate is the link of a column whose header says it holds ids
+// of records it does not name (WhoId, WhatId, ParentId, RelatedToId) and
+// whose values are Salesforce ids of several parents: a link by id
+// prefix, when most of its ids are the export's ids of the kinds their
+// prefixes name.
+func prefixCandidate(k ledger.Kind, col string, l *look, ex *exportIDs) (candidate, bool) {
+	if !namesALink(col) || l.nonEmpty == 0 {
+		return candidate{}, false
+	}
+	prefixes := map[string]ledger.Kind{}
+	count := map[ledger.Kind]int{}
+	found, of := 0, 0
+	for _, v := range distinct(l.idParts()) {
+		if !isSalesforceID(v) {
+			return candidate{}, false
+		}
+		of++
+		obj, known := salesforceObjects[v[:3]]
+		if !known || obj.kind == "" || !canon.IsParent(k, obj.kind) {
+			continue
+		}
+		prefixes[v[:3]] = obj.kind
+		count[obj.kind]++
+		if f, _ := ex.found(obj.kind, []string{v}); f == 1 {
+			found++
+		}
+	}
+	if len(count) < 2 || 2*found < of {
+		return candidate{}, false
+	}
+	var most ledger.Kind
+	for _, p := range canon.ParentKinds(k) {
+		if count[p] > count[most] {
+			most = p
+		}
+	}
+	field := ""
+	for _, p := range canon.Parents(k) {
+		if p.Kind == most {
+			field = p.Field
+		}
+	}
+	names := sortedKeys(kindSet(prefixes))
+	return candidate{field: field, score: 22, parent: most, prefixes: prefixes,
+		why: fmt.Sprintf("its name says it holds ids, and %d of its %d values are ids of the export's %s, by their prefixes (%s)", found, of, strings.Join(names, ", "), prefixList(prefixes))}, true
+}
+
+func distinct(vals []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range vals {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// kindSet is the plural names of the kinds of a prefix map, as a set.
+func kindSet(prefixes map[string]ledger.Kind) map[string]bool {
+	out := map[string]bool{}
+	for _, k := range prefixes {
+		out[k.Plural()] = true
+	}
+	return out
+}
+
+// prefixList writes a prefix map as "001 company, 006 deal".
+func prefixList(prefixes map[string]ledger.Kind) string {
+	var keys []string
+	for p := range prefixes {
+		keys = append(keys, p)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, p := range keys {
+		out = append(out, p+" "+string(prefixes[p]))
+	}
+	return strings.Join(out, ", ")
 }
 
 // linkWords are the words beside "id" in the header of a link whose kind

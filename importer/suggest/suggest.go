@@ -94,18 +94,53 @@ func readFiles(ctx context.Context, d *Draft, listed []input.File, rows int, lim
 		}
 		f.Format = format
 		f.Pattern = patternOf(lf.Name)
-		s, err := readSample(f, rows, lim)
+		ss, err := readSamples(f, rows, lim)
 		if err != nil {
 			f.KindWhy, f.KindSure = "left out: it cannot be read: "+err.Error(), Sure
 			continue
 		}
-		f.Kind, f.KindWhy, f.KindSure = guessKind(lf.Name, s, idx)
-		for i, c := range s.cols {
-			f.Columns = append(f.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i])})
+		ss = sheetFiles(d, f, ss, idx)
+		for _, s := range ss {
+			for i, c := range s.cols {
+				s.file.Columns = append(s.file.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i])})
+			}
 		}
-		samples = append(samples, s)
+		samples = append(samples, ss...)
 	}
 	return samples, nil
+}
+
+// sheetFiles guesses the kind of each sample of file f, and returns the
+// samples the draft reads: f's first, when its sheets hold one kind at
+// most (a run reads each sheet with a header: the Archived sheet of a
+// contacts workbook is contacts too); when they hold several, one file of
+// the draft per sheet, each naming its sheet (a profile's files: {file,
+// sheet}), added to d after f.
+func sheetFiles(d *Draft, f *File, ss []*sample, idx spellingIndex) []*sample {
+	var kinds []ledger.Kind
+	for _, s := range ss {
+		s.kind, s.kindWhy, s.kindSure = guessKind(f.Name, s, idx)
+		if s.kind != "" && !containsKind(kinds, s.kind) {
+			kinds = append(kinds, s.kind)
+		}
+	}
+	if len(kinds) < 2 {
+		s := ss[0]
+		f.Kind, f.KindWhy, f.KindSure = s.kind, s.kindWhy, s.kindSure
+		return ss[:1]
+	}
+	d.Files = d.Files[:len(d.Files)-1] // f, replaced by its sheets
+	for _, s := range ss {
+		g := *f
+		g.Sheet, g.Kind, g.KindWhy, g.KindSure = s.sheet, s.kind, s.kindWhy, s.kindSure
+		g.Columns = []*Column{}
+		if g.Kind != "" {
+			g.KindWhy = fmt.Sprintf("its sheet %q: %s", s.sheet, g.KindWhy)
+		}
+		s.file = &g
+		d.Files = append(d.Files, &g)
+	}
+	return ss
 }
 
 // placeIDs gives each file of a kind its id column, if one looks like
@@ -208,6 +243,7 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 			col.Why += fmt.Sprintf(`; %d of its values hold several joined by %q: the first gives %s, the column is kept in extra`, looks[i].joined, multiSep, b.field)
 		}
 		if b.parent != "" {
+			col.Prefixes = b.prefixes
 			col.List = b.list
 			if b.byName {
 				col.List = ""
@@ -328,7 +364,7 @@ func fixPatterns(d *Draft) {
 			continue
 		}
 		for _, g := range d.Files {
-			if g == f || g.Kind == f.Kind || g.Format == "" {
+			if g == f || g.Kind == f.Kind || g.Format == "" || sameWorkbook(f, g) {
 				continue
 			}
 			if m, _ := path.Match(f.Pattern, matchName(g.Name)); m {
@@ -337,6 +373,12 @@ func fixPatterns(d *Draft) {
 			}
 		}
 	}
+}
+
+// sameWorkbook: f and g are two sheets of one workbook, told apart by
+// their sheets, not their pattern.
+func sameWorkbook(f, g *File) bool {
+	return f.Ref == g.Ref && f.Sheet != "" && g.Sheet != ""
 }
 
 // matchKeys chooses the natural keys that match existing records (R5):

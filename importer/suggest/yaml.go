@@ -200,9 +200,18 @@ func writeLeftOut(b *bytes.Buffer, d *Draft) {
 			if f.Kind != "" {
 				why = fmt.Sprintf("a %s file with no id column: give one its id", f.Kind)
 			}
-			w("#   %s: %s\n", oneLine(f.Name), oneLine(why))
+			w("#   %s: %s\n", oneLine(draftName(f)), oneLine(why))
 		}
 	}
+}
+
+// draftName names a file of the draft in comments: its name, and a
+// workbook's sheet when the draft reads its sheets one by one.
+func draftName(f *File) string {
+	if f.Sheet != "" {
+		return f.Name + "!" + f.Sheet
+	}
+	return f.Name
 }
 
 func nonNil(s []string) []string {
@@ -217,10 +226,14 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 	w("  %s:\n", k)
 	var patterns []string
 	for _, f := range files {
-		w("    # %s: %s (%s: %s)\n", oneLine(f.Name), k, f.KindSure, oneLine(f.KindWhy))
-		patterns = appendNew(patterns, f.Pattern)
+		w("    # %s: %s (%s: %s)\n", oneLine(draftName(f)), k, f.KindSure, oneLine(f.KindWhy))
+		entry := quote(f.Pattern)
+		if f.Sheet != "" {
+			entry = fmt.Sprintf("{file: %s, sheet: %s}", quote(f.Pattern), quote(f.Sheet))
+		}
+		patterns = appendNew(patterns, entry)
 	}
-	w("    files: %s\n", quoteList(patterns))
+	w("    files: [%s]\n", strings.Join(patterns, ", "))
 	fields := map[string][]fieldCol{}
 	gives := map[string]string{} // normalised column -> field, across the kind's files
 	var links []linkEntry
@@ -287,6 +300,9 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 		for _, l := range links {
 			w("      # %s (%s): %s — %s\n", quote(l.col.Name), oneLine(l.file.Name), sureWord(l.col.Sure), oneLine(l.col.Why))
 			entry := fmt.Sprintf("column: %s, kind: %s", quote(l.col.Name), l.parent)
+			if len(l.col.Prefixes) > 0 {
+				entry = fmt.Sprintf("column: %s, prefixes: {%s}", quote(l.col.Name), prefixYAML(l.col.Prefixes))
+			}
 			switch {
 			case l.col.ByName:
 				entry += ", by: name"
@@ -308,6 +324,20 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 		w("    # QUESTION: %s\n", strings.Join(strings.Fields(q), " "))
 		w("    #   Answer by giving the column its field above and its format under dates.\n")
 	}
+}
+
+// prefixYAML writes a link's prefixes as a YAML flow mapping's entries.
+func prefixYAML(prefixes map[string]ledger.Kind) string {
+	var keys []string
+	for p := range prefixes {
+		keys = append(keys, p)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, p := range keys {
+		out = append(out, fmt.Sprintf("%s: %s", quote(p), prefixes[p]))
+	}
+	return strings.Join(out, ", ")
 }
 
 func linkRank(c *Column) int {
