@@ -163,3 +163,22 @@ func TestSuggestAsksWhichWayDatesRead(t *testing.T) {
 	_, err = profile.Load("dates.yaml", d.YAML())
 	require.NoError(t, err)
 }
+
+// TestSuggestTakesNoKindFromANameAlone: a file named for a kind whose
+// columns are no field of it is left out, saying so; the same columns'
+// file named for nothing is too, and a file named for nothing whose
+// columns are a kind's is read as that kind.
+func TestSuggestTakesNoKindFromANameAlone(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600))
+	}
+	write("contacts.csv", "Ref,Region,Quota\nR1,North,10\nR2,South,12\n")
+	write("export-7.csv", "Ref,First name,Last name,Email,Job title\nP1,Ann,Lee,ann@example.com,Buyer\nP2,Bob,Stone,bob@example.com,Owner\n")
+	d, err := Suggest(context.Background(), []string{dir}, Options{})
+	require.NoError(t, err)
+	c := fileOf(t, d, "contacts.csv")
+	require.Empty(t, c.Kind)
+	require.Contains(t, c.KindWhy, `its name says "contacts", but none of its columns is a contact field: a kind is never taken from a name alone`)
+	require.Equal(t, ledger.Contact, fileOf(t, d, "export-7.csv").Kind)
+}

@@ -364,6 +364,10 @@ func valueCheck(f string, l *look) (int, string) {
 		return 0, ""
 	}
 	switch {
+	case share >= 0.8 && canon.IsDateField(f) && 2*l.timed > l.nonEmpty:
+		// Of two columns of one date (Salesforce's ActivityDateTime and
+		// ActivityDate), the one that keeps the time.
+		return 5, fmt.Sprintf("its values are %s with their times", what)
 	case share >= 0.8:
 		return 4, fmt.Sprintf("its values are %s", what)
 	case share >= 0.5:

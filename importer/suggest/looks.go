@@ -86,6 +86,7 @@ type look struct {
 	domains, phones, lists    int
 	jsonLists, spaces         int
 	joined                    int            // emails or phones joined by multiSep
+	timed                     int            // ISO dates with a time of day
 	dateSpec                  string         // the one spec every non-ISO date fits, or ""
 	dateChoices               []string       // the specs of both orders every non-ISO date fits, when none settles it
 	dateEvidence              string         // why the dates are read so, in words
@@ -148,6 +149,9 @@ func (l *look) add(v string) (undated bool) {
 	if _, ok := canon.ParseDate(v); ok {
 		l.dates++
 		l.iso++
+		if strings.Contains(v, ":") && !strings.Contains(v, "00:00:00") {
+			l.timed++
+		}
 	} else if looksDated(v) {
 		undated = true
 	}
