@@ -52,6 +52,7 @@ func TestSuggestLinksNoCountColumn(t *testing.T) {
 		c := columnOf(t, people, name)
 		_, isLink := canonLinkParent(c.Field)
 		require.False(t, isLink, "%q is no link: %s", name, c.Why)
+		require.Contains(t, c.Why, "ids of the export's companies, but its name says no company id: a number, not a link")
 	}
 	deals := fileOf(t, d, "deals-5150-20260201.csv")
 	require.Equal(t, "company_id", columnOf(t, deals, "Organization ID").Field)
@@ -78,7 +79,7 @@ func TestSuggestLeavesJoinTablesOut(t *testing.T) {
 	cv := fileOf(t, d, "ContentVersion.csv")
 	require.Empty(t, cv.Kind)
 	require.Contains(t, cv.KindWhy, "enhanced notes")
-	require.Contains(t, string(d.YAML()), "ContentVersion.csv: left out: its ids (068…) are Salesforce's ContentVersion: files, and the enhanced notes")
+	require.Contains(t, string(d.YAML()), "#   ContentVersion.csv: left out: its ids (068…) are Salesforce's ContentVersion: files, and the\n#     enhanced notes")
 
 	dir := t.TempDir()
 	write := func(name, text string) {

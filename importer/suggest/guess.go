@@ -587,8 +587,8 @@ func prefixCandidate(k ledger.Kind, col string, l *look, ex *exportIDs) (candida
 		}
 		of++
 		obj, known := salesforceObjects[v[:3]]
-		if !known || obj.kind == "" || !canon.IsParent(k, obj.kind) {
-			continue
+		if !known || obj.kind == "" || obj.kind == ledger.User || !canon.IsParent(k, obj.kind) {
+			continue // a user is an owner, never the record a note or a task is about
 		}
 		prefixes[v[:3]] = obj.kind
 		count[obj.kind]++

@@ -223,6 +223,9 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 		}
 		if b == nil {
 			col.Why = "not placed: " + unplacedWhy(looks[i]) + "; kept in extra"
+			if why := collidingIDs(k, s.cols[i], looks[i], ex); why != "" {
+				col.Why = "not placed: " + why + "; kept in extra"
+			}
 			continue
 		}
 		if canon.IsDateField(b.field) && len(looks[i].dateChoices) > 0 && looks[i].iso*2 < looks[i].nonEmpty {
@@ -271,6 +274,18 @@ func hasIDLink(best []*candidate, parent ledger.Kind) bool {
 		}
 	}
 	return false
+}
+
+// collidingIDs says why a column whose values equal a parent file's ids
+// is no link (a count of small numbers equal to organization ids: issue
+// 26), or "".
+func collidingIDs(k ledger.Kind, col string, l *look, ex *exportIDs) string {
+	for _, p := range canon.Parents(k) {
+		if found, of := ex.found(p.Kind, l.idParts()); of > 0 && 2*found >= of {
+			return fmt.Sprintf("%d of its %d values equal ids of the export's %s, but its name says no %s id: a number, not a link", found, of, p.Kind.Plural(), p.Kind)
+		}
+	}
+	return ""
 }
 
 func unplacedWhy(l *look) string {

@@ -200,7 +200,15 @@ func writeLeftOut(b *bytes.Buffer, d *Draft) {
 			if f.Kind != "" {
 				why = fmt.Sprintf("a %s file with no id column: give one its id", f.Kind)
 			}
-			w("#   %s: %s\n", oneLine(draftName(f)), oneLine(why))
+			// The whole why, wrapped: what a file is and why it is not
+			// read is the answer a consultant needs (ContentVersion's notes).
+			for i, line := range wrap(draftName(f)+": "+why, 100) {
+				if i == 0 {
+					w("#   %s\n", line)
+				} else {
+					w("#     %s\n", line)
+				}
+			}
 		}
 	}
 }
@@ -212,6 +220,26 @@ func draftName(f *File) string {
 		return f.Name + "!" + f.Sheet
 	}
 	return f.Name
+}
+
+// wrap cuts text into lines of at most width characters, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && len([]rune(line))+1+len([]rune(word)) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func nonNil(s []string) []string {
