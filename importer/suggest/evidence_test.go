@@ -183,3 +183,22 @@ func TestSuggestTakesNoKindFromANameAlone(t *testing.T) {
 	require.Contains(t, c.KindWhy, `its name says "contacts", but none of its columns is a contact field: a kind is never taken from a name alone`)
 	require.Equal(t, ledger.Contact, fileOf(t, d, "export-7.csv").Kind)
 }
+
+// TestSuggestSaysWhenFilesWriteDatesBothWays: one file writes the day
+// first, another the month first, each settled by its values: both
+// formats are written, with a comment that one list serves every file.
+func TestSuggestSaysWhenFilesWriteDatesBothWays(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600))
+	}
+	write("deals.csv", "Deal ID,Deal name,Close date\nD1,Ovens,25/03/2021\nD2,Trucks,04/02/2021\n")
+	write("tasks.csv", "Task ID,Subject,Due date\nT1,Call,03/25/2021\nT2,Visit,02/04/2021\n")
+	d, err := Suggest(context.Background(), []string{dir}, Options{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"DD/MM/YYYY"}, fileOf(t, d, "deals.csv").DateFormats)
+	require.Equal(t, []string{"MM/DD/YYYY"}, fileOf(t, d, "tasks.csv").DateFormats)
+	y := string(d.YAML())
+	require.Contains(t, y, "# Some files write the day first and others the month first")
+	require.Contains(t, y, `dates: ["DD/MM/YYYY", "MM/DD/YYYY"]`)
+}

@@ -154,6 +154,12 @@ func writeDatesAndHeaders(b *bytes.Buffer, d *Draft) {
 	}
 	if len(dates) > 0 {
 		w("\n# Date formats seen beyond ISO 8601 (YYYY-MM-DD), tried in this order.\n")
+		if len(ordered(dates, true)) > 0 && len(ordered(dates, false)) > 0 {
+			// A profile's formats are the same for every file: one file's
+			// 03/04/2021 is read by the first format that fits.
+			w("# Some files write the day first and others the month first: a date that both read\n")
+			w("# (03/04/2021) is read by the first of these in every file. Check the files' dates.\n")
+		}
 		w("dates: %s\n", quoteList(dates))
 	}
 	if repeated {
