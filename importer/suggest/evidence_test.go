@@ -2,14 +2,19 @@ package suggest
 
 import (
 	"context"
+	"encoding/csv"
+	"fmt"
+	"html"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
+	"crmimport/importer/reader/readertest"
 	"crmimport/ledger"
 )
 
@@ -201,4 +206,51 @@ func TestSuggestSaysWhenFilesWriteDatesBothWays(t *testing.T) {
 	y := string(d.YAML())
 	require.Contains(t, y, "# Some files write the day first and others the month first")
 	require.Contains(t, y, `dates: ["DD/MM/YYYY", "MM/DD/YYYY"]`)
+}
+
+// TestSuggestLinksNoCountColumnOfAWorkbook: the incident's export was a
+// workbook, its counts and ids number cells: the same export saved as
+// .xlsx links by "Organization ID" only.
+func TestSuggestLinksNoCountColumnOfAWorkbook(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"organizations-5150-20260201", "people-5150-20260201", "deals-5150-20260201"} {
+		in, err := os.Open(filepath.Join(fixture("suggest/pipedrive-counts"), name+".csv"))
+		require.NoError(t, err)
+		table, err := csv.NewReader(in).ReadAll()
+		require.NoError(t, in.Close())
+		require.NoError(t, err)
+		wb := readertest.Workbook{Sheets: []readertest.Sheet{numberSheet(name[:strings.Index(name, "-")], table)}}
+		require.NoError(t, wb.WriteFile(filepath.Join(dir, name+".xlsx")))
+	}
+	d, err := Suggest(context.Background(), []string{dir}, Options{Hide: []string{"pipedrive"}})
+	require.NoError(t, err)
+	people := fileOf(t, d, "people-5150-20260201.xlsx")
+	require.Equal(t, "company_id", columnOf(t, people, "Organization ID").Field)
+	for _, c := range people.Columns {
+		if parent, isLink := canonLinkParent(c.Field); isLink {
+			require.Equal(t, "Organization ID", c.Name, "a link to a %s: %s", parent, c.Why)
+		}
+	}
+}
+
+// numberSheet writes a table as a worksheet: whole numbers as number
+// cells, as Pipedrive's XLSX export writes ids and counts, the rest as
+// inline strings.
+func numberSheet(name string, table [][]string) readertest.Sheet {
+	var b strings.Builder
+	for r, row := range table {
+		fmt.Fprintf(&b, `<row r="%d">`, r+1)
+		for c, v := range row {
+			ref := fmt.Sprintf("%c%d", 'A'+c, r+1)
+			switch {
+			case v == "":
+			case r > 0 && strings.Trim(v, "0123456789") == "":
+				fmt.Fprintf(&b, `<c r="%s"><v>%s</v></c>`, ref, v)
+			default:
+				fmt.Fprintf(&b, `<c r="%s" t="inlineStr"><is><t>%s</t></is></c>`, ref, html.EscapeString(v))
+			}
+		}
+		b.WriteString(`</row>`)
+	}
+	return readertest.Sheet{Name: name, Rows: b.String()}
 }
