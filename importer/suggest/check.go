@@ -48,7 +48,7 @@ func check(d *Draft) error {
 			}
 		}
 		for _, g := range d.Files {
-			if g != f && g.Kind != f.Kind && g.Format != "" && f.Pattern != "" {
+			if g != f && g.Kind != f.Kind && g.Format != "" && f.Pattern != "" && !sameWorkbook(f, g) {
 				if m, _ := path.Match(f.Pattern, matchName(g.Name)); m {
 					fail("%s: its pattern %q also matches %s, which is %s: make the pattern narrower", f.Name, f.Pattern, g.Name, kindOrLeftOut(g.Kind))
 				}

@@ -42,6 +42,10 @@ const (
 type Draft struct {
 	Name  string  `json:"name"`
 	Files []*File `json:"files"`
+	// IDs is how the export's ids are read: "salesforce" when its files
+	// hold Salesforce ids (15-character ids made 18, 000000000000000AAA
+	// empty), or "" for plain.
+	IDs string `json:"ids,omitempty"`
 	// Empty and True/False are the spellings of empty and of true/false
 	// seen in the values beyond the ones every profile knows.
 	Empty []string `json:"empty,omitempty"`
@@ -57,8 +61,11 @@ type Draft struct {
 type File struct {
 	// Ref names the file as the run's input refs do (input.Name): a
 	// path, or a zip's entry "export.zip!contacts.csv".
-	Ref    string        `json:"ref"`
-	Name   string        `json:"name"` // its base name, as profile file patterns match it
+	Ref  string `json:"ref"`
+	Name string `json:"name"` // its base name, as profile file patterns match it
+	// Sheet is the workbook's sheet the file stands for, when a workbook
+	// has several sheets with a header: each is judged on its own.
+	Sheet  string        `json:"sheet,omitempty"`
 	Format reader.Format `json:"format"`
 	// Kind is the kind the file holds, or "" when it is left out.
 	Kind     ledger.Kind `json:"kind"`
@@ -82,11 +89,23 @@ type Column struct {
 	// List is the separator of a link column holding several ids (";"),
 	// "json" for a JSON array, or "".
 	List string `json:"list,omitempty"`
+	// Prefixes make a link column a link by id prefix (Salesforce's
+	// WhatId: "001" company, "006" deal): the kind of each value's
+	// parent; Field is then the link of the kind most values name.
+	Prefixes map[string]ledger.Kind `json:"prefixes,omitempty"`
+	// Multi is the separator of a column holding several values of its
+	// field (Pipedrive's ", "-joined emails): the first gives the field.
+	Multi string `json:"multi,omitempty"`
 	// ByName: a link column whose values are the parent's name, looked
 	// up among the export's records of that kind (List is then "").
 	ByName bool     `json:"by_name,omitempty"`
 	Why    string   `json:"why"`
 	Sure   Sureness `json:"sure,omitempty"`
+	// Question is what the draft cannot tell from the values and asks
+	// (which order a column's dates are written in), and DateChoices the
+	// date formats to choose from; the column is not placed until then.
+	Question    string   `json:"question,omitempty"`
+	DateChoices []string `json:"date_choices,omitempty"`
 	// Samples are the first distinct non-empty values, for the editor.
 	Samples []string `json:"samples,omitempty"`
 }

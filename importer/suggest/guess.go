@@ -14,8 +14,18 @@ import (
 	"crmimport/ledger"
 )
 
-// guessKind guesses the kind of a file from its name, then its headers.
-func guessKind(name string, cols []string, idx spellingIndex) (ledger.Kind, string, Sureness) {
+// guessKind guesses the kind of a file from its values, its headers and
+// its name — never from its name alone (issue 26 item 5): Salesforce ids
+// say their object; a join table is left out, saying so; then the fields
+// its headers name, confirmed or told apart by its name.
+func guessKind(name string, s *sample, idx spellingIndex) (ledger.Kind, string, Sureness) {
+	if k, why, ok := salesforceKind(s); ok {
+		return k, why, Sure
+	}
+	if why, ok := joinTable(s, idx); ok {
+		return "", why, Sure
+	}
+	cols := s.cols
 	base := strings.TrimSuffix(matchName(name), path.Ext(matchName(name)))
 	var named []ledger.Kind
 	var word string
@@ -28,19 +38,33 @@ func guessKind(name string, cols []string, idx spellingIndex) (ledger.Kind, stri
 		}
 	}
 	hk, hn, hfields := headerKind(cols, idx)
+	if flag := companyFlag(cols); flag != "" && (hk == "" || hk == ledger.Contact || hk == ledger.Company) {
+		return ledger.Contact, fmt.Sprintf("its column %q tells companies from people, and %d of its columns are contact fields (%s): read as contacts; "+
+			"a profile's where can read its companies as well", flag, len(headerFields(cols, idx, ledger.Contact)), strings.Join(headerFields(cols, idx, ledger.Contact), ", ")), Likely
+	}
 	switch {
 	case len(named) == 1 && hk == named[0]:
 		return named[0], fmt.Sprintf("its name says %q, and %d of its columns are %s fields (%s)", word, hn, named[0], strings.Join(hfields, ", ")), Sure
-	case len(named) == 1:
-		return named[0], fmt.Sprintf("its name says %q", word), Sure
+	case len(named) == 1 && len(hintedFields(cols, idx, named[0])) > 0 && (hk == "" || hn < 3):
+		nf := hintedFields(cols, idx, named[0])
+		return named[0], fmt.Sprintf("its name says %q, and %s of its columns %s (%s)", word, countWord(len(nf)), plural(len(nf), "is a "+string(named[0])+" field", "are "+string(named[0])+" fields"), strings.Join(nf, ", ")), Likely
 	case len(named) > 1 && containsKind(named, hk) && hn >= 2:
 		return hk, fmt.Sprintf("its name names %s, and %d of its columns are %s fields (%s)", kindList(named), hn, hk, strings.Join(hfields, ", ")), Likely
-	case len(named) > 1:
+	case len(named) > 1 && hk == "":
 		return "", fmt.Sprintf("left out: its name names %s, as a table joining them does, and its columns are not mostly one kind's", kindList(named)), Guess
 	case hk != "" && hn >= 3:
-		return hk, fmt.Sprintf("%d of its columns are %s fields (%s); its name says no kind", hn, hk, strings.Join(hfields, ", ")), Likely
+		return hk, fmt.Sprintf("%d of its columns are %s fields (%s)", hn, hk, strings.Join(hfields, ", ")), Likely
+	case len(named) == 1:
+		return "", fmt.Sprintf("left out: its name says %q, but none of its columns is a %s field: a kind is never taken from a name alone", word, named[0]), Guess
 	}
-	return "", "left out: its name says no kind (contacts, companies, deals, notes, activities, emails), nor do its columns", Guess
+	return "", "left out: its columns are not mostly one kind's (users, companies, contacts, deals, notes, activities, emails), nor do its values say one", Guess
+}
+
+func countWord(n int) string {
+	if n == 1 {
+		return "one"
+	}
+	return fmt.Sprint(n)
 }
 
 func containsKind(ks []ledger.Kind, k ledger.Kind) bool {
@@ -61,33 +85,15 @@ func kindList(ks []ledger.Kind) string {
 }
 
 // headerKind is the kind most of whose own fields the headers name (id,
-// created_at and deleted, which every kind has, not counted): the kind,
-// how many fields, which.
+// created_at, deleted and owner_id, which every kind has, not counted):
+// the kind, how many fields, which.
 func headerKind(cols []string, idx spellingIndex) (ledger.Kind, int, []string) {
 	best, bestN, second := ledger.Kind(""), 0, 0
 	var bestFields []string
 	for _, k := range canon.Kinds() {
-		got := map[string]bool{}
-		for _, c := range cols {
-			h, _ := stripEntity(c)
-			n := profile.NormaliseHeader(h)
-			for _, f := range canon.Fields(k) {
-				switch f {
-				case "id", "created_at", "deleted":
-					continue
-				}
-				if n == profile.NormaliseHeader(f) || knownName(k, f, n) {
-					got[f] = true
-				}
-				for _, s := range idx[k][profile.NormaliseHeader(c)] {
-					if s.Field == f && !s.Link {
-						got[f] = true
-					}
-				}
-			}
-		}
+		got := headerFields(cols, idx, k)
 		if len(got) > bestN {
-			best, second, bestN, bestFields = k, bestN, len(got), sortedKeys(got)
+			best, second, bestN, bestFields = k, bestN, len(got), got
 		} else if len(got) > second {
 			second = len(got)
 		}
@@ -98,6 +104,62 @@ func headerKind(cols []string, idx spellingIndex) (ledger.Kind, int, []string) {
 	return best, bestN, bestFields
 }
 
+// headerFields are the fields of kind k that the headers name, but those
+// every kind has (id, created_at, deleted, owner_id), sorted.
+func headerFields(cols []string, idx spellingIndex, k ledger.Kind) []string {
+	got := map[string]bool{}
+	for _, c := range cols {
+		h, _ := stripEntity(c)
+		n := profile.NormaliseHeader(h)
+		last := n
+		if i := strings.LastIndex(c, "."); i >= 0 {
+			last = profile.NormaliseHeader(c[i+1:]) // properties.firstname
+		}
+		for _, f := range canon.Fields(k) {
+			switch f {
+			case "id", "created_at", "deleted", "owner_id":
+				continue
+			}
+			if _, isLink := canon.KindOfLinkField(f); isLink {
+				continue // a link says what a record points to, not what it is
+			}
+			if n == profile.NormaliseHeader(f) || knownName(k, f, n) || knownName(k, f, last) {
+				got[f] = true
+			}
+			for _, s := range idx[k][profile.NormaliseHeader(c)] {
+				if s.Field == f && !s.Link {
+					got[f] = true
+				}
+			}
+		}
+	}
+	return sortedKeys(got)
+}
+
+// hintedFields are the fields of kind k the headers name (headerFields)
+// or hint at by a word (a meeting's hs_meeting_title, "title"): enough to
+// confirm what a file's name says, not to say it.
+func hintedFields(cols []string, idx spellingIndex, k ledger.Kind) []string {
+	got := headerFields(cols, idx, k)
+	for _, c := range cols {
+		h, _ := stripEntity(c)
+		ws := words(strings.ReplaceAll(h, ".", " "))
+		for _, cw := range containsWords {
+			if !canon.HasField(k, cw.field) || contains(got, cw.field) || cw.field == "deleted" || cw.field == "created_at" {
+				continue
+			}
+			for _, w := range ws {
+				if contains(cw.words, w) {
+					got = append(got, cw.field)
+					break
+				}
+			}
+		}
+	}
+	sort.Strings(got)
+	return got
+}
+
 // candidate is one field a column may give.
 type candidate struct {
 	field  string
@@ -106,6 +168,9 @@ type candidate struct {
 	list   string
 	byName bool
 	parent ledger.Kind
+	// prefixes: a link by id prefix, the parent kind of each (parent is
+	// then the kind most of its values name).
+	prefixes map[string]ledger.Kind
 }
 
 func sureOf(score int) Sureness {
@@ -128,7 +193,7 @@ func isIDWord(w string) bool { return w == "id" || w == "ids" || w == "key" || w
 // that is only "id" or "record id" names the file's own (own=true).
 func idOfKind(header string) (k ledger.Kind, own bool, ok bool) {
 	h, _ := stripEntity(header)
-	ws := words(strings.ReplaceAll(h, ".", " "))
+	ws := splitIDWords(words(strings.ReplaceAll(h, ".", " ")))
 	hasID := false
 	var kinds []ledger.Kind
 	for _, w := range ws {
@@ -152,6 +217,23 @@ func idOfKind(header string) (k ledger.Kind, own bool, ok bool) {
 		return "", true, true
 	}
 	return kinds[0], false, true
+}
+
+// splitIDWords splits a word that ends in "id" after a kind's word
+// (Data Loader's ACCOUNTID, CONTACTIDS) into the two.
+func splitIDWords(ws []string) []string {
+	var out []string
+	for _, w := range ws {
+		for _, suffix := range []string{"ids", "id"} {
+			if stem, ok := strings.CutSuffix(w, suffix); ok && stem != "" && kindOfWord(stem) != "" {
+				out = append(out, stem)
+				w = suffix
+				break
+			}
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // placeID finds a file's id column: its index, the why and how sure, or -1.
@@ -282,6 +364,10 @@ func valueCheck(f string, l *look) (int, string) {
 		return 0, ""
 	}
 	switch {
+	case share >= 0.8 && canon.IsDateField(f) && 2*l.timed > l.nonEmpty:
+		// Of two columns of one date (Salesforce's ActivityDateTime and
+		// ActivityDate), the one that keeps the time.
+		return 5, fmt.Sprintf("its values are %s with their times", what)
 	case share >= 0.8:
 		return 4, fmt.Sprintf("its values are %s", what)
 	case share >= 0.5:
@@ -316,6 +402,8 @@ func fieldCandidates(k ledger.Kind, col string, l *look, idx spellingIndex) []ca
 			score, why = 27, "the header is the field's own name"
 		case knownName(k, f, n):
 			score, why = 20, fmt.Sprintf("%q is a usual name of %s", h, f)
+		case knownName(k, f, full):
+			score, why = 20, fmt.Sprintf("%q is a usual name of %s", col, f) // Email - Work: no entity, a field and its label
 		case last != "" && (last == fn || knownName(k, f, last)):
 			score, why = 18, fmt.Sprintf("its last part %q is a usual name of %s", col[strings.LastIndex(col, ".")+1:], f)
 		default:
@@ -329,6 +417,12 @@ func fieldCandidates(k ledger.Kind, col string, l *look, idx spellingIndex) []ca
 					}
 				}
 			}
+		}
+		if k == ledger.Contact && f == "last_name" && (n == "name" || n == "fullname") && score > 12 {
+			// A whole name: the last name only where no column gives a
+			// first or last name (Pipedrive's Person - Name beside them),
+			// and never a lead's title (Odoo's name beside contact_name).
+			score, why = 12, why+" (a whole name, the last name only where no column gives one)"
 		}
 		if f == "created_at" && score < 20 && containsStem(ws, "creat") {
 			score, why = 20, "its name says created"
@@ -369,15 +463,24 @@ func containsStem(ws []string, stem string) bool {
 	return false
 }
 
-// linkCandidates are the links a column of kind k may hold: by its name,
-// by a profile's spelling, by its values found among a parent file's ids
-// or names.
+// linkCandidates are the links a column of kind k may hold. A link by id
+// needs two pieces of evidence (issue 26 item 5): a header that names the
+// parent's id (a profile's spelling, "Organization ID", "AccountId") or
+// a link of unnamed kind (WhoId, ParentId: then only ids as long as the
+// parent's), and values that are the parent file's ids for most of the
+// rows read. Values alone never make a link: a count, a quantity or a
+// picture id of small numbers equals organization ids by chance (431
+// people once linked to the wrong organization). A link by name needs
+// values that are the names of the export's records of the parent kind.
 func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *exportIDs) []candidate {
 	full := profile.NormaliseHeader(col)
 	var out []candidate
 	list := l.listSep
 	if l.jsonLists > 0 {
 		list = "json"
+	}
+	if c, ok := prefixCandidate(k, col, l, ex); ok {
+		return []candidate{c}
 	}
 	for _, p := range canon.Parents(k) {
 		score, why, clist, byName := 0, "", list, false
@@ -391,36 +494,54 @@ func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *e
 				break
 			}
 		}
+		unnamed := false
 		if score == 0 {
-			if ik, _, ok := idOfKind(col); ok && ik == p.Kind {
+			switch ik, own, ok := idOfKind(col); {
+			case ok && ik == p.Kind:
 				score, why = 22, fmt.Sprintf("its name says it holds %s ids", p.Kind)
 				if clist == "" && containsWord(words(col), "ids") {
 					clist, why = ";", why+` (several: "IDs", separated by ";")`
 				}
-			} else if l.jsonLists > 0 || strings.Contains(col, ".") {
+			case l.jsonLists > 0 || strings.Contains(col, "."):
 				for _, w := range words(strings.ReplaceAll(col, ".", " ")) {
 					if kindOfWord(w) == p.Kind {
 						score, why = 18, fmt.Sprintf("its name holds %q", w)
 					}
 				}
+			case !ok && !own && namesALink(col):
+				unnamed = true
 			}
 		}
+		if byName {
+			out = append(out, candidate{field: p.Field, score: score, why: why, parent: p.Kind, byName: true})
+			continue
+		}
 		found, of := ex.found(p.Kind, l.idParts())
+		share := 0.0
+		if of > 0 {
+			share = float64(found) / float64(of)
+		}
 		switch {
-		case found > 0 && of > 0 && !byName:
-			share := float64(found) / float64(of)
-			switch {
-			case score > 0 && share >= 0.5:
-				score += 4
-				why += fmt.Sprintf(", and %d of its %d ids are %s ids of the export", found, of, p.Kind)
-			case score > 0:
-				why += fmt.Sprintf(" (%d of its %d ids are %s ids of the export)", found, of, p.Kind)
-			case share >= 0.8:
-				score, why = 16, fmt.Sprintf("%d of its %d values are ids of the export's %s", found, of, p.Kind.Plural())
-			case share >= 0.5:
-				score, why = 12, fmt.Sprintf("%d of its %d values are ids of the export's %s", found, of, p.Kind.Plural())
-			}
-		case score == 0 && l.nonEmpty > 0:
+		case unnamed && share >= 0.5 && longIDs(l.idParts()):
+			score, why = 16, fmt.Sprintf("its name says it holds ids, and %d of its %d values are ids of the export's %s", found, of, p.Kind.Plural())
+		case unnamed:
+			score = 0
+		case score > 0 && share >= 0.5:
+			score += 4
+			why += fmt.Sprintf(", and %d of its %d ids are %s ids of the export", found, of, p.Kind)
+		case score > 0 && of == 0 && l.nonEmpty == 0 && score < 28 && !plainIDHeader(col):
+			score = 0 // PrimaryPartnerAccountId, ConvertedAccountId: another account than the record's, and no values say otherwise
+		case score > 0 && of == 0 && l.nonEmpty == 0:
+			why += " (no values to confirm it)"
+		case score > 0 && !ex.has(p.Kind) && (score >= 28 || full == profile.NormaliseHeader(p.Field)):
+			// Named as a profile or the canonical layout names the link:
+			// the parents may come from another export.
+			why += fmt.Sprintf(" (the export holds no %s to confirm it)", p.Kind.Plural())
+		case score > 0 && !ex.has(p.Kind):
+			score = 0 // the export holds no parent to check its ids against
+		case score > 0:
+			score = 0 // its values are not the parent's ids: no link, whatever its name
+		case l.nonEmpty > 0 && !headerSaysID(col):
 			if hits := ex.names(p.Kind, l.values); float64(hits) >= 0.6*float64(len(l.values)) && hits > 0 {
 				score, why, byName, clist = 14, fmt.Sprintf("%d of its %d values are names of the export's %s: a link by name", hits, len(l.values), p.Kind.Plural()), true, ""
 			}
@@ -431,6 +552,151 @@ func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *e
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].score > out[b].score })
 	return out
+}
+
+// plainIDHeader: the header says only which kind's id it holds ("Organization
+// ID", AccountId, "Primary Associated Company ID"), no other role (a
+// partner's, a converted lead's account).
+func plainIDHeader(col string) bool {
+	for _, w := range splitIDWords(words(strings.ReplaceAll(col, ".", " "))) {
+		switch {
+		case isIDWord(w), kindOfWord(w) != "":
+		case contains([]string{"primary", "associated", "record", "main", "hs", "object"}, w):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// prefixCandidate is the link of a column whose header says it holds ids
+// of records it does not name (WhoId, WhatId, ParentId, RelatedToId) and
+// whose values are Salesforce ids of several parents: a link by id
+// prefix, when most of its ids are the export's ids of the kinds their
+// prefixes name.
+func prefixCandidate(k ledger.Kind, col string, l *look, ex *exportIDs) (candidate, bool) {
+	if !namesALink(col) || l.nonEmpty == 0 {
+		return candidate{}, false
+	}
+	prefixes := map[string]ledger.Kind{}
+	count := map[ledger.Kind]int{}
+	found, of := 0, 0
+	for _, v := range distinct(l.idParts()) {
+		if !isSalesforceID(v) {
+			return candidate{}, false
+		}
+		of++
+		obj, known := salesforceObjects[v[:3]]
+		if !known || obj.kind == "" || obj.kind == ledger.User || !canon.IsParent(k, obj.kind) {
+			continue // a user is an owner, never the record a note or a task is about
+		}
+		prefixes[v[:3]] = obj.kind
+		count[obj.kind]++
+		if f, _ := ex.found(obj.kind, []string{v}); f == 1 {
+			found++
+		}
+	}
+	if len(count) < 2 || 2*found < of {
+		return candidate{}, false
+	}
+	var most ledger.Kind
+	for _, p := range canon.ParentKinds(k) {
+		if count[p] > count[most] {
+			most = p
+		}
+	}
+	field := ""
+	for _, p := range canon.Parents(k) {
+		if p.Kind == most {
+			field = p.Field
+		}
+	}
+	names := sortedKeys(kindSet(prefixes))
+	return candidate{field: field, score: 22, parent: most, prefixes: prefixes,
+		why: fmt.Sprintf("its name says it holds ids, and %d of its %d values are ids of the export's %s, by their prefixes (%s)", found, of, strings.Join(names, ", "), prefixList(prefixes))}, true
+}
+
+func distinct(vals []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range vals {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// kindSet is the plural names of the kinds of a prefix map, as a set.
+func kindSet(prefixes map[string]ledger.Kind) map[string]bool {
+	out := map[string]bool{}
+	for _, k := range prefixes {
+		out[k.Plural()] = true
+	}
+	return out
+}
+
+// prefixList writes a prefix map as "001 company, 006 deal".
+func prefixList(prefixes map[string]ledger.Kind) string {
+	var keys []string
+	for p := range prefixes {
+		keys = append(keys, p)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, p := range keys {
+		out = append(out, p+" "+string(prefixes[p]))
+	}
+	return strings.Join(out, ", ")
+}
+
+// linkWords are the words beside "id" in the header of a link whose kind
+// the header does not say (Salesforce's WhoId, WhatId, ParentId,
+// RelatedToId, LinkedEntityId). CreatedById names a user who is no owner:
+// "created" is not among them.
+var linkWords = []string{"who", "what", "parent", "related", "to", "linked", "entity", "record", "object", "ref", "reference", "associated"}
+
+// namesALink: the header is an id of a record it does not name (WhoId).
+func namesALink(col string) bool {
+	ws := words(strings.ReplaceAll(col, ".", " "))
+	hasID, other := false, false
+	for _, w := range ws {
+		switch {
+		case isIDWord(w):
+			hasID = true
+		case contains(linkWords, w):
+			other = true
+		default:
+			return false
+		}
+	}
+	return hasID && other
+}
+
+// headerSaysID: the header names an id, of any kind.
+func headerSaysID(col string) bool {
+	for _, w := range words(strings.ReplaceAll(col, ".", " ")) {
+		if isIDWord(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// longIDs: the values are ids too long to be a count (eight characters or
+// more, as Salesforce's 18 and HubSpot's 11): a column whose header says
+// only "an id" links by these alone.
+func longIDs(vals []string) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	for _, v := range vals {
+		if len(v) < 8 {
+			return false
+		}
+	}
+	return true
 }
 
 // exportIDs are the ids and names of the export's files, per kind, from
@@ -448,12 +714,15 @@ func (e *exportIDs) found(k ledger.Kind, vals []string) (found, of int) {
 		}
 		seen[v] = true
 		of++
-		if e.ids[k][v] {
-			found++
+		if e.ids[k][v] || (len(v) == 15 && isSalesforceID(v) && e.ids[k][v+"\x00"]) {
+			found++ // a 15-character Salesforce id is its 18-character id's first 15
 		}
 	}
 	return found, of
 }
+
+// has: the export holds records of kind k whose ids were read.
+func (e *exportIDs) has(k ledger.Kind) bool { return len(e.ids[k]) > 0 }
 
 func (e *exportIDs) names(k ledger.Kind, vals []string) int {
 	n := 0

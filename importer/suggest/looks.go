@@ -5,6 +5,7 @@ package suggest
 // spellings of empty.
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,7 +23,7 @@ var emptyWords = map[string]bool{
 // Other spellings of true and false than canon.ParseBool's.
 var (
 	trueWords  = []string{"ja", "si", "sí", "oui", "wahr", "vrai", "verdadero", "x", "done", "erledigt", "completed", "checked", "on", "active"}
-	falseWords = []string{"nein", "non", "falsch", "faux", "falso", "to do", "todo", "zu erledigen", "pendiente", "not started", "open", "unchecked", "off", "inactive"}
+	falseWords = []string{"nein", "non", "falsch", "faux", "falso", "to do", "todo", "zu erledigen", "pendiente", "not started", "not_started", "open", "unchecked", "off", "inactive"}
 )
 
 func isTrueWord(w string) bool  { return contains(trueWords, strings.ToLower(w)) }
@@ -84,7 +85,11 @@ type look struct {
 	amounts, bools, ids       int
 	domains, phones, lists    int
 	jsonLists, spaces         int
+	joined                    int            // emails or phones joined by multiSep
+	timed                     int            // ISO dates with a time of day
 	dateSpec                  string         // the one spec every non-ISO date fits, or ""
+	dateChoices               []string       // the specs of both orders every non-ISO date fits, when none settles it
+	dateEvidence              string         // why the dates are read so, in words
 	empties                   map[string]int // spellings of empty seen, and how often
 	trueSeen, falseSeen       []string       // spellings of true/false beyond canon's
 	boolOther                 int            // values neither canon nor the words above read as a flag
@@ -106,7 +111,7 @@ func lookAt(vals []string) *look {
 		if v == "" {
 			continue
 		}
-		if emptyWords[v] {
+		if emptyWords[v] || v == salesforceEmptyID {
 			l.empties[v]++
 			continue
 		}
@@ -137,12 +142,16 @@ func (l *look) add(v string) (undated bool) {
 		l.distinctValues[v] = true
 		l.distinct++
 	}
-	if canon.IsAddress(v) {
+	first, joined := firstOfMany(v)
+	if canon.IsAddress(v) || (joined && canon.IsAddress(first)) {
 		l.emails++
 	}
 	if _, ok := canon.ParseDate(v); ok {
 		l.dates++
 		l.iso++
+		if strings.Contains(v, ":") && !strings.Contains(v, "00:00:00") {
+			l.timed++
+		}
 	} else if looksDated(v) {
 		undated = true
 	}
@@ -156,16 +165,38 @@ func (l *look) add(v string) (undated bool) {
 	if !strings.Contains(v, "@") && domainRE.MatchString(strings.ToLower(v)) && !canon.IsAmount(v) {
 		l.domains++
 	}
-	if phoneRE.MatchString(v) && strings.IndexFunc(v, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 && !canon.IsAmount(v) {
-		if _, ok := canon.ParseDate(v); !ok {
-			l.phones++
-		}
+	if isPhone(v) || (joined && isPhone(first)) {
+		l.phones++
+	}
+	if joined && (canon.IsAddress(first) || isPhone(first)) {
+		l.joined++
 	}
 	if strings.ContainsAny(v, " \t") {
 		l.spaces++
 	}
 	l.addList(v)
 	return undated
+}
+
+// multiSep is how a CRM joins several values of one field in a cell
+// (Pipedrive's emails and phones: FORMATS.md).
+const multiSep = ", "
+
+// firstOfMany is the first of several values joined by multiSep, and
+// whether v is such a join.
+func firstOfMany(v string) (string, bool) {
+	first, _, ok := strings.Cut(v, multiSep)
+	return strings.TrimSpace(first), ok
+}
+
+// isPhone: v looks like a phone number (digits, spaces, + ( ) . / -), not
+// an amount nor a date.
+func isPhone(v string) bool {
+	if !phoneRE.MatchString(v) || strings.IndexFunc(v, func(r rune) bool { return r >= '0' && r <= '9' }) < 0 || canon.IsAmount(v) {
+		return false
+	}
+	_, isDate := canon.ParseDate(v)
+	return !isDate
 }
 
 // addFlag counts a value that reads as true or false: as canon reads it,
@@ -212,28 +243,93 @@ func (l *look) addList(v string) {
 	}
 }
 
-// fitDates finds the one date spec that every dated value that is no ISO
-// date fits, and counts them as dates; when none fits, the first of them
-// is the sample of dates left unread.
+// fitDates finds the date specs that every dated value that is no ISO
+// date fits, and counts them as dates. When specs of both orders fit
+// (08/03/2021 is the 8th of March or the 3rd of August) and no value
+// settles it, the column's format is a question (dateChoices); otherwise
+// the first spec that fits is its format, with the values that settle it
+// as evidence. When none fits, the first of them is the sample of dates
+// left unread.
 func (l *look) fitDates(nonISO []string) {
+	var fits []string
 	for _, spec := range dateSpecs {
-		layout := specLayout(spec)
-		all := true
+		if allParse(spec, nonISO) {
+			fits = append(fits, spec)
+		}
+	}
+	if len(fits) == 0 {
+		l.unreadDates, l.unreadSample = nonISO[0], nonISO[0]
+		return
+	}
+	l.dates += len(nonISO)
+	dayFirst, monthFirst := firstOfOrder(fits, true), firstOfOrder(fits, false)
+	if dayFirst != "" && monthFirst != "" {
+		l.dateChoices = []string{dayFirst, monthFirst}
+		l.dateEvidence = fmt.Sprintf("%d %s readable either way (%s or %s), none that settle it", len(nonISO), plural(len(nonISO), "value", "values"), dayFirst, monthFirst)
+		return
+	}
+	l.dateSpec = fits[0]
+	l.dateEvidence = fmt.Sprintf("written %s", l.dateSpec)
+	if other := ordered(dateSpecs, !isDayFirst(l.dateSpec)); len(other) > 0 {
+		settle, example := 0, ""
 		for _, v := range nonISO {
-			if _, err := time.Parse(layout, v); err != nil {
-				all = false
-				break
+			if !anyParses(other, v) {
+				settle++
+				if example == "" {
+					example = v
+				}
 			}
 		}
-		if all {
-			l.dateSpec = spec
-			l.dates += len(nonISO)
-			break
+		l.dateEvidence = fmt.Sprintf("written %s: %d of its %d dates (such as %s) can only be read so", l.dateSpec, settle, len(nonISO), example)
+	}
+}
+
+func allParse(spec string, vals []string) bool {
+	layout := specLayout(spec)
+	for _, v := range vals {
+		if _, err := time.Parse(layout, v); err != nil {
+			return false
 		}
 	}
-	if l.dateSpec == "" {
-		l.unreadDates, l.unreadSample = nonISO[0], nonISO[0]
+	return true
+}
+
+func anyParses(specs []string, v string) bool {
+	for _, spec := range specs {
+		if _, err := time.Parse(specLayout(spec), v); err == nil {
+			return true
+		}
 	}
+	return false
+}
+
+// isDayFirst: the spec writes the day before the month (DD/MM/YYYY).
+func isDayFirst(spec string) bool {
+	return strings.Index(spec, "D") < strings.Index(spec, "M")
+}
+
+// hasDayAndMonth: the spec writes both, as numbers (not YYYY/MM/DD's
+// unmistakable order).
+func hasDayAndMonth(spec string) bool {
+	return strings.Contains(spec, "D") && strings.Contains(spec, "M") && !strings.HasPrefix(spec, "YYYY")
+}
+
+// ordered are the specs that write the day first (or the month first).
+func ordered(specs []string, dayFirst bool) []string {
+	var out []string
+	for _, s := range specs {
+		if hasDayAndMonth(s) && isDayFirst(s) == dayFirst {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func firstOfOrder(specs []string, dayFirst bool) string {
+	if o := ordered(specs, dayFirst); len(o) > 0 {
+		return o[0]
+	}
+	return ""
 }
 
 // looksDated: digits with date separators, no letters (but AM/PM).

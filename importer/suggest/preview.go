@@ -73,9 +73,10 @@ func Preview(ctx context.Context, d *Draft, ref string, n int, lim input.Limits)
 	n = min(n, maxPreviewRows)
 	var f *File
 	for _, df := range d.Files {
-		if df.Ref == ref {
+		// A workbook read sheet by sheet is several files of one ref: the
+		// first of them the draft reads.
+		if df.Ref == ref && (f == nil || f.Kind == "") {
 			f = df
-			break
 		}
 	}
 	switch {

@@ -16,16 +16,23 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
+	"crmimport/ledger"
 )
 
 // sample is one file as read: its columns (a CSV header, or a JSON file's
 // keys in the order they first appear, objects flattened into dotted
 // names) and the values of its first rows, per column.
 type sample struct {
-	file *File
-	cols []string
-	vals [][]string // per column, the values of the rows read ("" when absent)
-	rows int
+	file  *File
+	sheet string // a workbook's sheet, or ""
+	cols  []string
+	vals  [][]string // per column, the values of the rows read ("" when absent)
+	rows  int
+	at    map[string]int // a column's index by its name (profile.RawNames)
+	// The kind guessed from it, why, and how sure (guessKind).
+	kind     ledger.Kind
+	kindWhy  string
+	kindSure Sureness
 }
 
 // listFiles lists the export's files as a run finds them; a file whose
@@ -48,7 +55,7 @@ func matchName(name string) string {
 // openSample opens a file as a run reads it: a workbook in place, any
 // other file in the encoding its first bytes show.
 func openSample(f *File, lim input.Limits) (*reader.RowReader, io.Closer, error) {
-	opt := reader.ReadOptions{Name: input.Name(f.Ref), Format: f.Format}
+	opt := reader.ReadOptions{Name: input.Name(f.Ref), Format: f.Format, Sheet: f.Sheet}
 	if f.Format == reader.FormatXLSX {
 		rr, in, err := input.OpenRows(f.Ref, opt, lim)
 		return rr, in, err
@@ -70,29 +77,34 @@ func openSample(f *File, lim input.Limits) (*reader.RowReader, io.Closer, error)
 	return rr, in, nil
 }
 
+// maxSheetRows bounds the rows a workbook's sample reads past its
+// sheets' first rows, to reach the sheets after a long one.
+const maxSheetRows = 100_000
+
 // readSample reads a file's header and its first n rows (a workbook's: of
 // its first sheet with a header).
 func readSample(f *File, n int, lim input.Limits) (*sample, error) {
-	rr, closer, err := openSample(f, lim)
+	ss, err := readSamples(f, n, lim)
+	if err != nil {
+		return nil, err
+	}
+	return ss[0], nil
+}
+
+// readSamples reads a file's header and its first n rows; a workbook's,
+// of each sheet with a header, each sheet a sample of its own (issue 26
+// item 5: every sheet judged on its own), its name in the sample's sheet.
+func readSamples(f *File, n int, lim input.Limits) ([]*sample, error) {
+	g := *f
+	g.Sheet = "" // every sheet
+	rr, closer, err := openSample(&g, lim)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
-	sheet := rr.Sheet() // a workbook's first sheet with a header: the one judged
-	s := &sample{file: f}
-	at := map[string]int{}
-	if h := rr.Header(); h != nil {
-		s.cols = append(s.cols, h...)
-		s.vals = make([][]string, len(h))
-		// A CSV row names its columns as the header does; a workbook's
-		// holds the header's named columns and the cells it holds
-		// (reader.Row): a value goes under the header's column of its
-		// name, a repeated name by its place (profile.RawNames).
-		for i, name := range profile.RawNames(h) {
-			at[name] = i
-		}
-	}
-	for s.rows < n {
+	s := newSample(f, rr.Header(), rr.Sheet())
+	out := []*sample{s}
+	for read := 0; read < maxSheetRows; read++ {
 		row, err := rr.Next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -106,49 +118,80 @@ func readSample(f *File, n int, lim input.Limits) (*sample, error) {
 		if row.Err != nil && row.Cols == nil {
 			continue
 		}
-		if row.Sheet != sheet {
-			break // a workbook's next sheet has a header of its own
+		if row.Sheet != s.sheet {
+			// A workbook's next sheet, with a header of its own.
+			s = newSample(f, rr.Header(), row.Sheet)
+			out = append(out, s)
 		}
-		if f.Format == reader.FormatCSV || f.Format == reader.FormatXLSX {
-			names := make([]string, len(row.Cols))
-			for j, c := range row.Cols {
-				names[j] = c.Name
+		if s.rows >= n {
+			if f.Format != reader.FormatXLSX {
+				break // one table: the sample is read
 			}
-			for i := range s.vals {
-				s.vals[i] = append(s.vals[i], "")
-			}
-			for j, name := range profile.RawNames(names) {
-				if i, ok := at[name]; ok {
-					s.vals[i][s.rows] = row.Cols[j].Value
-				}
-			}
-			s.rows++
-			continue
+			continue // a workbook: on to its next sheet
 		}
-		cols := profile.FlattenAll(row.Cols)
-		seen := make([]bool, len(s.cols))
-		for _, c := range cols {
-			i, ok := at[c.Name]
-			if !ok {
-				i = len(s.cols)
-				at[c.Name] = i
-				s.cols = append(s.cols, c.Name)
-				s.vals = append(s.vals, make([]string, s.rows))
-				seen = append(seen, false)
-			}
-			if !seen[i] {
-				seen[i] = true
-				s.vals[i] = append(s.vals[i], c.Value)
-			}
+		s.add(f.Format, row)
+	}
+	return out, nil
+}
+
+func newSample(f *File, header []string, sheet string) *sample {
+	s := &sample{file: f, sheet: sheet, at: map[string]int{}}
+	if header != nil {
+		s.cols = append(s.cols, header...)
+		s.vals = make([][]string, len(header))
+		// A CSV row names its columns as the header does; a workbook's
+		// holds the header's named columns and the cells it holds
+		// (reader.Row): a value goes under the header's column of its
+		// name, a repeated name by its place (profile.RawNames).
+		for i, name := range profile.RawNames(header) {
+			s.at[name] = i
 		}
-		for i, ok := range seen {
-			if !ok {
-				s.vals[i] = append(s.vals[i], "")
+	}
+	return s
+}
+
+// add puts a row's values under the sample's columns: a CSV's or a
+// workbook's by the header's names, a JSON object's by its flattened keys,
+// a key first seen making a column.
+func (s *sample) add(format reader.Format, row reader.Row) {
+	if format == reader.FormatCSV || format == reader.FormatXLSX {
+		names := make([]string, len(row.Cols))
+		for j, c := range row.Cols {
+			names[j] = c.Name
+		}
+		for i := range s.vals {
+			s.vals[i] = append(s.vals[i], "")
+		}
+		for j, name := range profile.RawNames(names) {
+			if i, ok := s.at[name]; ok {
+				s.vals[i][s.rows] = row.Cols[j].Value
 			}
 		}
 		s.rows++
+		return
 	}
-	return s, nil
+	cols := profile.FlattenAll(row.Cols)
+	seen := make([]bool, len(s.cols))
+	for _, c := range cols {
+		i, ok := s.at[c.Name]
+		if !ok {
+			i = len(s.cols)
+			s.at[c.Name] = i
+			s.cols = append(s.cols, c.Name)
+			s.vals = append(s.vals, make([]string, s.rows))
+			seen = append(seen, false)
+		}
+		if !seen[i] {
+			seen[i] = true
+			s.vals[i] = append(s.vals[i], c.Value)
+		}
+	}
+	for i, ok := range seen {
+		if !ok {
+			s.vals[i] = append(s.vals[i], "")
+		}
+	}
+	s.rows++
 }
 
 // jsonList reads the values of a JSON array: each element's text, or an

@@ -50,6 +50,11 @@ func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, s := range samples {
+		if _, _, ok := salesforceKind(s); ok {
+			d.IDs = "salesforce"
+		}
+	}
 	looks := map[*sample][]*look{}
 	for _, s := range samples {
 		for _, v := range s.vals {
@@ -89,18 +94,53 @@ func readFiles(ctx context.Context, d *Draft, listed []input.File, rows int, lim
 		}
 		f.Format = format
 		f.Pattern = patternOf(lf.Name)
-		s, err := readSample(f, rows, lim)
+		ss, err := readSamples(f, rows, lim)
 		if err != nil {
 			f.KindWhy, f.KindSure = "left out: it cannot be read: "+err.Error(), Sure
 			continue
 		}
-		f.Kind, f.KindWhy, f.KindSure = guessKind(lf.Name, s.cols, idx)
-		for i, c := range s.cols {
-			f.Columns = append(f.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i])})
+		ss = sheetFiles(d, f, ss, idx)
+		for _, s := range ss {
+			for i, c := range s.cols {
+				s.file.Columns = append(s.file.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i])})
+			}
 		}
-		samples = append(samples, s)
+		samples = append(samples, ss...)
 	}
 	return samples, nil
+}
+
+// sheetFiles guesses the kind of each sample of file f, and returns the
+// samples the draft reads: f's first, when its sheets hold one kind at
+// most (a run reads each sheet with a header: the Archived sheet of a
+// contacts workbook is contacts too); when they hold several, one file of
+// the draft per sheet, each naming its sheet (a profile's files: {file,
+// sheet}), added to d after f.
+func sheetFiles(d *Draft, f *File, ss []*sample, idx spellingIndex) []*sample {
+	var kinds []ledger.Kind
+	for _, s := range ss {
+		s.kind, s.kindWhy, s.kindSure = guessKind(f.Name, s, idx)
+		if s.kind != "" && !containsKind(kinds, s.kind) {
+			kinds = append(kinds, s.kind)
+		}
+	}
+	if len(kinds) < 2 {
+		s := ss[0]
+		f.Kind, f.KindWhy, f.KindSure = s.kind, s.kindWhy, s.kindSure
+		return ss[:1]
+	}
+	d.Files = d.Files[:len(d.Files)-1] // f, replaced by its sheets
+	for _, s := range ss {
+		g := *f
+		g.Sheet, g.Kind, g.KindWhy, g.KindSure = s.sheet, s.kind, s.kindWhy, s.kindSure
+		g.Columns = []*Column{}
+		if g.Kind != "" {
+			g.KindWhy = fmt.Sprintf("its sheet %q: %s", s.sheet, g.KindWhy)
+		}
+		s.file = &g
+		d.Files = append(d.Files, &g)
+	}
+	return ss
 }
 
 // placeIDs gives each file of a kind its id column, if one looks like
@@ -123,6 +163,9 @@ func placeIDs(samples []*sample, looks map[*sample][]*look, idx spellingIndex) *
 		}
 		for _, v := range looks[s][i].values {
 			ex.ids[s.file.Kind][v] = true
+			if len(v) == 18 && isSalesforceID(v) {
+				ex.ids[s.file.Kind][v[:15]+"\x00"] = true // what a 15-character id of it is (exportIDs.found)
+			}
 		}
 	}
 	return ex
@@ -180,6 +223,13 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 		}
 		if b == nil {
 			col.Why = "not placed: " + unplacedWhy(looks[i]) + "; kept in extra"
+			if why := collidingIDs(k, s.cols[i], looks[i], ex); why != "" {
+				col.Why = "not placed: " + why + "; kept in extra"
+			}
+			continue
+		}
+		if canon.IsDateField(b.field) && len(looks[i].dateChoices) > 0 && looks[i].iso*2 < looks[i].nonEmpty {
+			askDate(col, b.field, looks[i])
 			continue
 		}
 		if b.parent == "" && taken[b.field] != i {
@@ -191,7 +241,12 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 			continue
 		}
 		col.Field, col.Why, col.Sure = b.field, b.why, sureOf(b.score)
+		if b.parent == "" && looks[i].joined > 0 {
+			col.Multi = multiSep
+			col.Why += fmt.Sprintf(`; %d of its values hold several joined by %q: the first gives %s, the column is kept in extra`, looks[i].joined, multiSep, b.field)
+		}
 		if b.parent != "" {
+			col.Prefixes = b.prefixes
 			col.List = b.list
 			if b.byName {
 				col.List = ""
@@ -202,6 +257,15 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 	}
 }
 
+// askDate leaves a date column whose values read either way unplaced,
+// with the question and its choices (issue 26 item 5: every 08/03/2021
+// failed, or worse, was read the wrong way, while Check said nothing).
+func askDate(col *Column, field string, l *look) {
+	col.DateChoices = l.dateChoices
+	col.Question = fmt.Sprintf("is %q (%s) written day first (%s) or month first (%s)? %s", col.Name, field, l.dateChoices[0], l.dateChoices[1], l.dateEvidence)
+	col.Why = fmt.Sprintf("not placed: it looks like %s, but its dates can be read two ways: %s; kept in extra until the format is chosen", field, l.dateEvidence)
+}
+
 // hasIDLink: a column of the file links to parent by id.
 func hasIDLink(best []*candidate, parent ledger.Kind) bool {
 	for _, b := range best {
@@ -210,6 +274,18 @@ func hasIDLink(best []*candidate, parent ledger.Kind) bool {
 		}
 	}
 	return false
+}
+
+// collidingIDs says why a column whose values equal a parent file's ids
+// is no link (a count of small numbers equal to organization ids: issue
+// 26), or "".
+func collidingIDs(k ledger.Kind, col string, l *look, ex *exportIDs) string {
+	for _, p := range canon.Parents(k) {
+		if found, of := ex.found(p.Kind, l.idParts()); of > 0 && 2*found >= of {
+			return fmt.Sprintf("%d of its %d values equal ids of the export's %s, but its name says no %s id: a number, not a link", found, of, p.Kind.Plural(), p.Kind)
+		}
+	}
+	return ""
 }
 
 func unplacedWhy(l *look) string {
@@ -267,7 +343,7 @@ func valueSpellings(d *Draft, samples []*sample, looks map[*sample][]*look) {
 		for i, c := range s.file.Columns {
 			l := looks[s][i]
 			for w, n := range l.empties {
-				if n >= 2 && !contains(d.Empty, w) {
+				if (n >= 2 || w == salesforceEmptyID) && !contains(d.Empty, w) {
 					d.Empty = append(d.Empty, w)
 				}
 			}
@@ -279,9 +355,14 @@ func valueSpellings(d *Draft, samples []*sample, looks map[*sample][]*look) {
 					d.False = appendNew(d.False, w)
 				}
 			}
-			if canon.IsDateField(c.Field) && l.dateSpec != "" {
+			switch {
+			case canon.IsDateField(c.Field) && l.dateSpec != "":
 				s.file.DateFormats = appendNew(s.file.DateFormats, l.dateSpec)
-				c.Why += "; written " + l.dateSpec
+				c.Why += "; " + l.dateEvidence
+			case canon.IsDateField(c.Field) && len(l.dateChoices) > 0:
+				// Most of its dates are ISO 8601: the few that read
+				// either way are left to fail, not guessed.
+				c.Why += fmt.Sprintf("; most of its dates are ISO 8601, and its other %s: no format is added for them, and they fail", l.dateEvidence)
 			}
 		}
 	}
@@ -298,7 +379,7 @@ func fixPatterns(d *Draft) {
 			continue
 		}
 		for _, g := range d.Files {
-			if g == f || g.Kind == f.Kind || g.Format == "" {
+			if g == f || g.Kind == f.Kind || g.Format == "" || sameWorkbook(f, g) {
 				continue
 			}
 			if m, _ := path.Match(f.Pattern, matchName(g.Name)); m {
@@ -307,6 +388,12 @@ func fixPatterns(d *Draft) {
 			}
 		}
 	}
+}
+
+// sameWorkbook: f and g are two sheets of one workbook, told apart by
+// their sheets, not their pattern.
+func sameWorkbook(f, g *File) bool {
+	return f.Ref == g.Ref && f.Sheet != "" && g.Sheet != ""
 }
 
 // matchKeys chooses the natural keys that match existing records (R5):

@@ -3,13 +3,16 @@ package suggest
 import (
 	"archive/zip"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"crmimport/importer/input"
+	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/importer/reader/readertest"
 	"crmimport/ledger"
@@ -89,4 +92,61 @@ func TestSampleOfAWorkbookWithGapsInItsHeader(t *testing.T) {
 	for i := 4; i < 1<<14-1; i++ {
 		require.Equal(t, []string{"", ""}, s.vals[i], "column %d", i)
 	}
+}
+
+// sheetOf writes a table as a worksheet's rows of inline strings.
+func sheetOf(name string, table [][]string) readertest.Sheet {
+	var b strings.Builder
+	for r, row := range table {
+		fmt.Fprintf(&b, `<row r="%d">`, r+1)
+		for c, v := range row {
+			if v != "" {
+				fmt.Fprintf(&b, `<c r="%c%d" t="inlineStr"><is><t>%s</t></is></c>`, 'A'+c, r+1, v)
+			}
+		}
+		b.WriteString(`</row>`)
+	}
+	return readertest.Sheet{Name: name, Rows: b.String()}
+}
+
+// TestSuggestJudgesEverySheet: a workbook with a tab per kind (issue 26:
+// the draft read its first sheet only, the preview said nothing was wrong
+// and the dry run failed) gives the draft a file per sheet, each with its
+// kind, its sheet named in the profile's files; links cross the sheets;
+// a sheet that holds no records is left out, saying why.
+func TestSuggestJudgesEverySheet(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "crm.xlsx")
+	wb := readertest.Workbook{Sheets: []readertest.Sheet{
+		sheetOf("Companies", [][]string{{"Company ID", "Company name", "Website", "Industry"},
+			{"1", "Brightwater Bakery", "brightwater.example.com", "Food"}, {"2", "Harbor Logistics", "harbor.example.com", "Transport"},
+			{"3", "Northwind Dental", "northwind.example.com", "Health"}}),
+		sheetOf("People", [][]string{{"Contact ID", "First name", "Last name", "Email", "Company ID", "Open deals"},
+			{"11", "Hannah", "Okafor", "hannah@example.com", "1", "2"}, {"12", "Grace", "Lindqvist", "grace@example.com", "2", "3"},
+			{"13", "Tomas", "Berg", "tomas@example.com", "2", "1"}}),
+		sheetOf("Deals", [][]string{{"Deal ID", "Deal name", "Amount", "Stage", "Company ID", "Contact ID"},
+			{"21", "Ovens", "4800", "Won", "1", "11"}, {"22", "Trucks", "125000", "Proposal", "2", "12"}}),
+		sheetOf("Read me", [][]string{{"Exported by", "On"}, {"Jane Admin", "today"}}),
+	}}
+	require.NoError(t, wb.WriteFile(p))
+	d, err := Suggest(context.Background(), []string{p}, Options{Name: "book"})
+	require.NoError(t, err)
+	kinds := map[string]ledger.Kind{}
+	for _, f := range d.Files {
+		kinds[draftKey(f)] = f.Kind
+	}
+	require.Equal(t, map[string]ledger.Kind{"crm.xlsx!Companies": ledger.Company, "crm.xlsx!People": ledger.Contact,
+		"crm.xlsx!Deals": ledger.Deal, "crm.xlsx!Read me": ""}, kinds)
+	people := fileOf(t, d, "crm.xlsx!People")
+	require.Equal(t, "company_id", columnOf(t, people, "Company ID").Field)
+	require.Empty(t, columnOf(t, people, "Open deals").Field, "a count is no link")
+	deals := fileOf(t, d, "crm.xlsx!Deals")
+	require.Equal(t, "contact_id", columnOf(t, deals, "Contact ID").Field)
+
+	require.NoError(t, d.Check())
+	prof, err := profile.Load("book.yaml", d.YAML())
+	require.NoError(t, err, "%s", d.YAML())
+	require.Equal(t, "People", prof.Sheet(ledger.Contact, "crm.xlsx"))
+	require.Equal(t, "Deals", prof.Sheet(ledger.Deal, "crm.xlsx"))
+	require.Contains(t, string(d.YAML()), `files: [{file: "crm.xlsx", sheet: "Companies"}]`)
 }

@@ -111,6 +111,11 @@ func writeSpellings(b *bytes.Buffer, d *Draft) {
 		w("\n# R5: no natural key matches existing records: every record is its own.\n")
 	}
 	w("match: %s\n", quoteList(nonNil(d.Match)))
+	if d.IDs == "salesforce" {
+		w("\n# The files hold Salesforce ids: 15-character ids become 18 before any comparison,\n")
+		w("# and 000000000000000AAA is an empty lookup.\n")
+		w("ids: salesforce\n")
+	}
 	if len(d.Empty) > 0 {
 		w("\n# Spellings of empty seen repeatedly in the values: no value, in any column.\n")
 		w("empty: %s\n", quoteList(d.Empty))
@@ -149,6 +154,12 @@ func writeDatesAndHeaders(b *bytes.Buffer, d *Draft) {
 	}
 	if len(dates) > 0 {
 		w("\n# Date formats seen beyond ISO 8601 (YYYY-MM-DD), tried in this order.\n")
+		if len(ordered(dates, true)) > 0 && len(ordered(dates, false)) > 0 {
+			// A profile's formats are the same for every file: one file's
+			// 03/04/2021 is read by the first format that fits.
+			w("# Some files write the day first and others the month first: a date that both read\n")
+			w("# (03/04/2021) is read by the first of these in every file. Check the files' dates.\n")
+		}
 		w("dates: %s\n", quoteList(dates))
 	}
 	if repeated {
@@ -195,9 +206,46 @@ func writeLeftOut(b *bytes.Buffer, d *Draft) {
 			if f.Kind != "" {
 				why = fmt.Sprintf("a %s file with no id column: give one its id", f.Kind)
 			}
-			w("#   %s: %s\n", oneLine(f.Name), oneLine(why))
+			// The whole why, wrapped: what a file is and why it is not
+			// read is the answer a consultant needs (ContentVersion's notes).
+			for i, line := range wrap(draftName(f)+": "+why, 100) {
+				if i == 0 {
+					w("#   %s\n", line)
+				} else {
+					w("#     %s\n", line)
+				}
+			}
 		}
 	}
+}
+
+// draftName names a file of the draft in comments: its name, and a
+// workbook's sheet when the draft reads its sheets one by one.
+func draftName(f *File) string {
+	if f.Sheet != "" {
+		return f.Name + "!" + f.Sheet
+	}
+	return f.Name
+}
+
+// wrap cuts text into lines of at most width characters, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && len([]rune(line))+1+len([]rune(word)) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func nonNil(s []string) []string {
@@ -212,18 +260,25 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 	w("  %s:\n", k)
 	var patterns []string
 	for _, f := range files {
-		w("    # %s: %s (%s: %s)\n", oneLine(f.Name), k, f.KindSure, oneLine(f.KindWhy))
-		patterns = appendNew(patterns, f.Pattern)
+		w("    # %s: %s (%s: %s)\n", oneLine(draftName(f)), k, f.KindSure, oneLine(f.KindWhy))
+		entry := quote(f.Pattern)
+		if f.Sheet != "" {
+			entry = fmt.Sprintf("{file: %s, sheet: %s}", quote(f.Pattern), quote(f.Sheet))
+		}
+		patterns = appendNew(patterns, entry)
 	}
-	w("    files: %s\n", quoteList(patterns))
+	w("    files: [%s]\n", strings.Join(patterns, ", "))
 	fields := map[string][]fieldCol{}
 	gives := map[string]string{} // normalised column -> field, across the kind's files
 	var links []linkEntry
-	var extra, skipped []string
+	var extra, skipped, questions []string
 	for _, f := range files {
 		for _, c := range f.Columns {
 			n := profile.NormaliseHeader(c.Name)
 			switch parent, isLink := canon.KindOfLinkField(c.Field); {
+			case c.Field == "" && c.Question != "":
+				extra = append(extra, fmt.Sprintf("%s (%s): its dates read two ways: the question below", quote(c.Name), f.Name))
+				questions = append(questions, fmt.Sprintf("%s: %s", f.Name, c.Question))
 			case c.Field == "":
 				extra = append(extra, fmt.Sprintf("%s (%s): %s", quote(c.Name), f.Name, c.Why))
 			case isLink && canon.IsParent(k, parent):
@@ -253,12 +308,20 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 			continue
 		}
 		var names []string
+		multi := ""
 		for _, fc := range cols {
 			w("      # %s (%s): %s — %s\n", quote(fc.col.Name), oneLine(fc.file.Name), sureWord(fc.col.Sure), oneLine(fc.col.Why))
 			names = append(names, fc.col.Name)
+			if fc.col.Multi != "" {
+				multi = fc.col.Multi
+			}
 		}
 		if len(names) > 1 {
 			w("      # several files: the first of these columns that holds a value gives %s\n", f)
+		}
+		if multi != "" {
+			w("      %s: {columns: %s, multi: %s}\n", f, quoteList(names), quote(multi))
+			continue
 		}
 		w("      %s: %s\n", f, quoteList(names))
 	}
@@ -271,6 +334,9 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 		for _, l := range links {
 			w("      # %s (%s): %s — %s\n", quote(l.col.Name), oneLine(l.file.Name), sureWord(l.col.Sure), oneLine(l.col.Why))
 			entry := fmt.Sprintf("column: %s, kind: %s", quote(l.col.Name), l.parent)
+			if len(l.col.Prefixes) > 0 {
+				entry = fmt.Sprintf("column: %s, prefixes: {%s}", quote(l.col.Name), prefixYAML(l.col.Prefixes))
+			}
 			switch {
 			case l.col.ByName:
 				entry += ", by: name"
@@ -286,6 +352,26 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 			w("    #   %s\n", oneLine(e))
 		}
 	}
+	for _, q := range questions {
+		// The whole question, on as many lines as it takes: the answer is
+		// the column's field and its format under dates.
+		w("    # QUESTION: %s\n", strings.Join(strings.Fields(q), " "))
+		w("    #   Answer by giving the column its field above and its format under dates.\n")
+	}
+}
+
+// prefixYAML writes a link's prefixes as a YAML flow mapping's entries.
+func prefixYAML(prefixes map[string]ledger.Kind) string {
+	var keys []string
+	for p := range prefixes {
+		keys = append(keys, p)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, p := range keys {
+		out = append(out, fmt.Sprintf("%s: %s", quote(p), prefixes[p]))
+	}
+	return strings.Join(out, ", ")
 }
 
 func linkRank(c *Column) int {
