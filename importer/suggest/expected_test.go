@@ -2,6 +2,7 @@ package suggest
 
 import (
 	"context"
+	"crmimport/canon"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ organizations-7788-20260115.csv | company | ID=id; Name=name; Organization creat
 people-7788-20260115.csv | contact | ID=id; First name=first_name; Last name=last_name; Organization>company; Email - Work=email; Phone - Work=phone; Phone - Mobile=phone?; Person created=created_at
 `,
 	"odoo/crm-lead": `
-crm.lead.csv | contact | id=id; contact_name=last_name; email_from=email; phone=phone; function=title; create_date=created_at; partner_id/id>company?; user_id>user?
+crm.lead.csv | lead | id=id; contact_name=last_name; partner_name=company_name; email_from=email; phone=phone; function=title; stage_id=status?; create_date=created_at; user_id>user?
 `,
 	"odoo/res-partner": `
 res.partner.csv | contact | id=id; name=last_name?; email=email; phone=phone; function=title; create_date=created_at
@@ -188,7 +189,8 @@ func withLeads(text string) string {
 		return text
 	}
 	return strings.Replace(text, "Lead.csv | - |", "Lead.csv | lead | Id=id; IsDeleted=deleted; FirstName=first_name; LastName=last_name; "+
-		"Company=company_name; Email=email; Status=status; ConvertedContactId>contact; ConvertedAccountId>company?; CreatedDate=created_at", 1)
+		"Title=title; Company=company_name; Phone=phone; Email=email; LeadSource=lead_source; Status=status; OwnerId>user; "+
+		"ConvertedContactId>contact; CreatedDate=created_at", 1)
 }
 
 // draftKey names a draft's file as a consultant's map does: its name, and
@@ -277,11 +279,10 @@ func canonLinkParent(field string) (ledger.Kind, bool) {
 	if field == "" || field == "id" || !strings.HasSuffix(field, "_id") {
 		return "", false
 	}
-	k := strings.TrimSuffix(field, "_id")
-	if k == "owner" {
-		return ledger.User, true
+	if k, ok := canon.KindOfLinkField(field); ok {
+		return k, true
 	}
-	return ledger.Kind(k), true
+	return ledger.Kind(strings.TrimSuffix(field, "_id")), true
 }
 
 func kindsWord(ks []ledger.Kind) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,6 +44,8 @@ func guessKind(name string, s *sample, idx spellingIndex) (ledger.Kind, string, 
 			"a profile's where can read its companies as well", flag, len(headerFields(cols, idx, ledger.Contact)), strings.Join(headerFields(cols, idx, ledger.Contact), ", ")), Likely
 	}
 	switch {
+	case len(named) == 1 && named[0] == ledger.Lead && hk == ledger.Contact:
+		return ledger.Lead, fmt.Sprintf("its name says %q, and %d of its columns are fields a lead shares with a contact (%s)", word, hn, strings.Join(hfields, ", ")), Likely
 	case len(named) == 1 && hk == named[0]:
 		return named[0], fmt.Sprintf("its name says %q, and %d of its columns are %s fields (%s)", word, hn, named[0], strings.Join(hfields, ", ")), Sure
 	case len(named) == 1 && len(hintedFields(cols, idx, named[0])) > 0 && (hk == "" || hn < 3):
@@ -92,6 +95,13 @@ func headerKind(cols []string, idx spellingIndex) (ledger.Kind, int, []string) {
 	var bestFields []string
 	for _, k := range canon.Kinds() {
 		got := headerFields(cols, idx, k)
+		if k == ledger.Lead && !slices.Contains(got, "lead_source") {
+			// A lead's fields are a contact's, with a company's name and a
+			// status: without a word of its own, a file of people is
+			// contacts (HubSpot's contacts have a "Company name"). Its
+			// name (leads.csv) or its ids (00Q) say lead otherwise.
+			continue
+		}
 		if len(got) > bestN {
 			best, second, bestN, bestFields = k, bestN, len(got), got
 		} else if len(got) > second {

@@ -20,6 +20,7 @@ var kindStems = []struct {
 	{ledger.User, []string{"user", "owner", "benutzer", "usuario", "utilisateur", "employee", "staff", "mitarbeiter"}},
 	{ledger.Company, []string{"compan", "organization", "organisation", "organizacion", "organización", "org", "account", "empresa", "unternehmen", "entreprise", "firma", "firmen", "societe", "société", "azienda"}},
 	{ledger.Contact, []string{"contact", "kontakt", "person", "people", "personen", "persona", "contato", "contatto"}},
+	{ledger.Lead, []string{"lead", "interessent", "prospect", "piste"}},
 	{ledger.Deal, []string{"deal", "opportunit", "opportunidad", "oportunidad", "negocio", "transaction", "geschäft", "affaire", "trattativ"}},
 	{ledger.Note, []string{"note", "notiz", "nota", "notas"}},
 	{ledger.Activity, []string{"activit", "aktivit", "actividad", "task", "call", "meeting", "event", "aufgabe", "tarea", "reunion", "appointment", "termin"}},
@@ -132,8 +133,11 @@ var kindFieldNames = map[ledger.Kind]map[string][]string{
 	ledger.Deal:     {"name": {"title", "dealname", "dealtitle", "opportunityname", "titel", "título"}},
 	ledger.Activity: {"subject": {"tasktitle", "calltitle", "meetingname", "meetingtitle", "eventtitle"}, "type": {"tasksubtype", "eventsubtype"}},
 	ledger.Contact:  {"last_name": {"contactname"}},
-	ledger.Email:    {"subject": {"emailsubject"}, "body": {"emailbody", "emailtext", "htmlbody"}},
-	ledger.Note:     {"body": {"notebody", "notecontent"}},
+	ledger.Lead: {"last_name": {"contactname"}, "company_name": {"company", "companyname", "partnername", "organization", "organisation", "accountname", "firma", "unternehmen", "empresa"},
+		"lead_source": {"leadsource", "source", "origin", "herkunft", "quelle", "origen", "fuente"}, "status": {"leadstatus", "stage", "stageid"},
+		"converted_contact_id": {"convertedcontactid"}},
+	ledger.Email: {"subject": {"emailsubject"}, "body": {"emailbody", "emailtext", "htmlbody"}},
+	ledger.Note:  {"body": {"notebody", "notecontent"}},
 }
 
 // knownName says whether norm is one of field f's unmistakable names for
