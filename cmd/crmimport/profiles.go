@@ -92,6 +92,9 @@ type profileInfo struct {
 	// Shared are the file patterns several kinds share: a file they match
 	// feeds each kind, a task per kind (SPEC §4).
 	Shared []profile.SharedPattern `json:"shared"`
+	// IDsFrom are, per kind whose id is made of columns (SPEC §4), those
+	// columns: editing one of them in the CRM makes a new record.
+	IDsFrom map[string][]string `json:"ids_from,omitempty"`
 }
 
 func describeProfile(p *profile.Profile) profileInfo {
@@ -99,6 +102,12 @@ func describeProfile(p *profile.Profile) profileInfo {
 		Shared: p.SharedPatterns()}
 	for _, k := range p.Kinds() {
 		info.Kinds[string(k)] = p.FilePatterns(k)
+		if from := p.IDFrom(k); from != nil {
+			if info.IDsFrom == nil {
+				info.IDsFrom = map[string][]string{}
+			}
+			info.IDsFrom[string(k)] = from
+		}
 	}
 	if info.Shared == nil {
 		info.Shared = []profile.SharedPattern{}
@@ -112,6 +121,11 @@ func (a *app) writeProfile(info profileInfo, p *profile.Profile) {
 	fmt.Fprintf(a.stdout, "%s — %s\n", info.Name, info.Description)
 	for _, k := range p.Kinds() {
 		fmt.Fprintf(a.stdout, "    %-10s %s\n", k.Plural(), strings.Join(p.FilesDescribed(k), ", "))
+		if from := p.IDFrom(k); from != nil {
+			fmt.Fprintf(a.stdout, "    %-10s id made of %s: a record whose %s is edited in the CRM is a new record to crmimport "+
+				"(the old one is no longer in the export, and stays imported); a run's summary pairs the records "+
+				"no longer in the export with the new ones that look like them\n", "", andList(from), orWords(from))
+		}
 	}
 	for _, sp := range info.Shared {
 		names := make([]string, len(sp.Kinds))
@@ -125,6 +139,14 @@ func (a *app) writeProfile(info profileInfo, p *profile.Profile) {
 		}
 		fmt.Fprintf(a.stdout, "  %s feeds %s: each kind is its own task over the file; %s\n", sp.Pattern, andList(names), how)
 	}
+}
+
+// orWords joins words with commas and a final "or".
+func orWords(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // andList joins words with commas and a final "and".

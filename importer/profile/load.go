@@ -378,6 +378,11 @@ func (l *profileLoader) kind(p *Profile, k ledger.Kind, n *yaml.Node, at string)
 
 func (l *profileLoader) field(k ledger.Kind, n *yaml.Node, at, field string) *fieldSpec {
 	n = deref(n)
+	if field == "id" {
+		if spec, ok := l.idFromSpec(n, at); ok {
+			return spec // SPEC §4: an id made of columns (idfrom.go)
+		}
+	}
 	if n.Kind == yaml.MappingNode {
 		spec := &fieldSpec{}
 		var dateOnly *entry // read once the columns are known

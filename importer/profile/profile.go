@@ -91,6 +91,9 @@ type fieldSpec struct {
 	// outcome gives a deal's status from two flag columns instead of a
 	// column of its own (Salesforce's IsWon and IsClosed): nil for none.
 	outcome *outcomeFlags
+	// from names the columns whose values make an id (idfrom.go), for an
+	// export without an id column; nil for an id read from a column.
+	from []string
 }
 
 // outcomeFlags are the flag columns a deal's status is read from: won

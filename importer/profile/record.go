@@ -140,6 +140,7 @@ type Mapper struct {
 	body          template        // the file's body_file
 	outcome       *outcomeFlags   // a deal's status read from two flags; nil for none
 	outcomeField  int             // the status's place among the fields
+	idFrom        []string        // the columns whose values make the id (idfrom.go); nil for an id column
 }
 
 // sibling is a kind the profile gives the mapper's file: the pattern it
@@ -243,6 +244,12 @@ func NewMapper(p *Profile, k ledger.Kind, file string) *Mapper {
 			}
 		}
 	}
+	if spec := m.kindSpec.fields["id"]; spec != nil && spec.from != nil {
+		m.idFrom = spec.from
+		for _, c := range spec.from {
+			m.addRoot(c)
+		}
+	}
 	for _, ls := range m.kindSpec.links {
 		for _, c := range ls.columns {
 			m.addRoot(c)
@@ -324,7 +331,9 @@ func (m *Mapper) layoutOf(cols []reader.Col) *layout {
 	}
 	l, byField := m.nameColumns(cols)
 	m.placeFields(l, byField)
-	if id := m.fields.Index["id"]; byField[id] == nil {
+	if m.idFrom != nil {
+		l.idMissing = len(m.idFromMissing(cols)) > 0
+	} else if id := m.fields.Index["id"]; byField[id] == nil {
 		l.idMissing = true
 	}
 	m.placeLinks(l, cols)
@@ -586,6 +595,12 @@ func (m *Mapper) CheckHeader(header []string) error {
 				"no %q column: the %s profile reads only the rows whose %s", w.column, m.p.Name, w.describe())}
 		}
 	}
+	if l.idMissing && m.idFrom != nil {
+		missing := m.idFromMissing(cols)
+		return &reader.FileError{File: m.file, Line: 1, Reason: fmt.Sprintf(
+			"the header lacks %s: the %s profile makes each %s's id from the values of %s, and the header has %d columns (%s)",
+			Preview(missing), m.p.Name, m.kind, strings.Join(m.idFrom, ", "), len(header), Preview(header))}
+	}
 	if l.idMissing {
 		var ids []string
 		if spec := m.kindSpec.fields["id"]; spec != nil {
@@ -691,6 +706,9 @@ func (m *Mapper) Map(row reader.Row) Record {
 			continue
 		}
 		r.addExtra(l.extraName[i], c)
+	}
+	if m.idFrom != nil {
+		r.vals[m.fields.Index["id"]] = m.idFromRow(cols) // SPEC §4: an id made of columns
 	}
 	if l.rowRules {
 		m.applyRowRules(&r, cols, l)
