@@ -102,6 +102,9 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 		if err := w.logFileEnd(ctx, tx); err != nil {
 			return phases.Batch{}, err
 		}
+		if err := w.logLookalikes(ctx, tx, st); err != nil {
+			return phases.Batch{}, err
+		}
 	}
 	read := w.feed.bytes
 	return phases.Batch{

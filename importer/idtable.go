@@ -99,6 +99,22 @@ func (t *idTable[V]) put(id string, v V) {
 	}
 }
 
+// each calls f with every id and its value, in no order; a nil table has
+// none.
+func (t *idTable[V]) each(f func(id string, v V)) {
+	if t == nil {
+		return
+	}
+	for _, s := range t.slots {
+		if s.off != 0 {
+			f(string(t.arena[s.off-1:int(s.off-1)+int(s.size)]), s.val)
+		}
+	}
+	for id, v := range t.long {
+		f(id, v)
+	}
+}
+
 // slot finds id among the slots.
 func (t *idTable[V]) slot(id string) (int, bool) {
 	if len(id) > maxIDBytes || t.n == 0 {

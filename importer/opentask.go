@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
@@ -41,6 +42,10 @@ type openedTask struct {
 	// swept: a batch of the task committed, and with it the links that
 	// waited for parents already there (relink.go).
 	swept bool
+	// lastOfKind: no later task of the run reads records of the task's
+	// kind, so that at its end the run has read all of the export's
+	// (lookalikes.go).
+	lastOfKind bool
 }
 
 // Open opens a task's file at its checkpoint (phases.OpenFunc): the file,
@@ -85,6 +90,7 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 		return nil, err
 	}
 	w.run, w.idx = run, imp.index(run)
+	w.lastOfKind = !slices.ContainsFunc(tasks, func(u phases.Task) bool { return u.Kind == t.Kind && u.ID > t.ID })
 	if err = w.idx.need(ctx, imp.Engine.DB, t.Kind, remainingKinds(tasks)); err != nil {
 		return nil, err
 	}

@@ -17,8 +17,9 @@ import (
 // Warnings are what planning kept with the run (a file read as
 // Windows-1252 on the evidence of its bytes), then per kind the records
 // imported with a NUL byte kept in extra (SPEC §4), then per file the rows
-// no kind of the profile takes (SPEC §4), then R9's call-outs: a kind
-// whose every record took the same skip.
+// no kind of the profile takes (SPEC §4), then the records no longer in
+// the export that look like new ones (SPEC §4: ids made of columns), then
+// R9's call-outs: a kind whose every record took the same skip.
 func (r *Report) Warnings() []string {
 	out := append([]string(nil), r.Run.PlanWarnings()...)
 	if f := r.Run.FinishedAt; f != nil && f.Before(r.Run.StartedAt) {
@@ -38,6 +39,7 @@ func (r *Report) Warnings() []string {
 			Count(k.NULKept), noun(k.Kind, k.NULKept), was))
 	}
 	out = append(out, r.untakenWarnings()...)
+	out = append(out, r.Lookalikes...)
 	for _, k := range r.Kinds {
 		if k.UniformSkip == "" {
 			continue

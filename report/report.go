@@ -61,6 +61,10 @@ type Report struct {
 	// Changes are what the run found changed at the source, per kind in
 	// plan order (R17, changes.go); nil when it found nothing.
 	Changes []KindChanges
+	// Lookalikes say, per task of a kind whose id is made of columns, how
+	// many records no longer in the export look like new ones in it, with
+	// examples (SPEC §4; lookalikes.go): nil for none.
+	Lookalikes []string
 	// Now is the instant the report was read at (the engine's clock): the
 	// tasks' rates and time left are as of then (progress.go).
 	Now time.Time
@@ -128,6 +132,9 @@ func Build(ctx context.Context, db *sql.DB, e *phases.Engine, runID int64, withL
 		order[i] = k.Kind
 	}
 	if r.Changes, err = readChanges(ctx, db, runID, order); err != nil {
+		return nil, err
+	}
+	if r.Lookalikes, err = readLookalikes(ctx, db, runID); err != nil {
 		return nil, err
 	}
 	if withLog {

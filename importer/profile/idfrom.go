@@ -19,6 +19,12 @@ import (
 	"crmimport/ledger"
 )
 
+// LookalikesNote begins the run log's warning that pairs the records of a
+// kind whose id is made of columns that are no longer in the export with
+// the new ones that look like them (the importer writes it, a run's
+// summary reads it back).
+const LookalikesNote = "ids made of columns: "
+
 // idFromSpec reads an id made of columns, {from: [COLUMN, …]}: ok=false
 // when n says nothing of from (an id read from a column of its own). The
 // columns are named once each, and nothing else is said beside them: a
