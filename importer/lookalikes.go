@@ -246,8 +246,8 @@ func lookalikeWarning(ctx context.Context, tx *sql.Tx, tenant string, k ledger.K
 	}
 	return fmt.Sprintf("%s%s (id from %s): %s%s — if it is the same %s, its id columns were edited in the CRM, which made it a new record here: "+
 		"the old one stays imported as it was (a record missing from an export is never deleted, nor counted deleted_since); "+
-		"`crmimport ledger why --kind %s --source-id ID` tells each one's story",
-		profile.LookalikesNote, head, strings.Join(from, ", "), strings.Join(examples, "; "), more, k, k), nil
+		"`crmimport ledger why --tenant %s --kind %s --source-id ID` tells each one's story",
+		profile.LookalikesNote, head, strings.Join(from, ", "), strings.Join(examples, "; "), more, k, tenant, k), nil
 }
 
 // rowName is a row's name as a link by name reads it, or "".

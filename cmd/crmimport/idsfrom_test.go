@@ -124,6 +124,7 @@ func TestIDsFromColumnsPairVanishedWithNew(t *testing.T) {
 			`contact "Anna Lindqvist" (was anna-lindqvist.3c5c706f108e7439a764a7941a43bf7d, now anna-lindqvist.`)
 		require.Contains(t, w, `): its E-Mail differs; contact "Tomas Berg" (was tomas-berg.49ee9ee81187e35e601d80a75df63560, now tomas-bergstrom.`)
 		require.Contains(t, w, `): its Name differs, and it was matched to the old one's row (R5) — if it is the same contact, its id columns were edited in the CRM`)
+		require.Contains(t, w, "`crmimport ledger why --tenant acme --kind contact --source-id ID` tells each one's story")
 		require.NotContains(t, w, "Erik", "one who left looks like nobody new")
 		require.NotContains(t, w, "Lena", "one who came looks like nobody gone")
 		require.NotContains(t, w, "Sofia", "a namesake of one still in the export is no look-alike")

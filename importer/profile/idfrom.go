@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/unicode/norm"
 
+	"crmimport/canon"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
@@ -100,7 +101,7 @@ func (p *Profile) IDFromFields(k ledger.Kind) []string {
 	}
 	out := make([]string, len(from))
 	for i, c := range from {
-		out[i] = "extra." + c
+		out[i] = canon.ExtraField(c)
 		for f, spec := range p.kinds[k].fields {
 			for _, fc := range spec.columns {
 				if normaliseHeader(fc) == normaliseHeader(c) {
