@@ -184,8 +184,8 @@ func TestIDsFromColumnsPairAcrossAResume(t *testing.T) {
 	})
 }
 
-// TestIDsFromColumnsProfilesCheck: profiles check says what editing the
-// columns of an id made of them does.
+// TestIDsFromColumnsProfilesCheck: profiles check and inspect say what
+// editing the columns of an id made of them does.
 func TestIDsFromColumnsProfilesCheck(t *testing.T) {
 	t.Parallel()
 	r := crm(t, nil, "profiles", "check", odooPartnerLabelsProfile)
@@ -198,4 +198,8 @@ func TestIDsFromColumnsProfilesCheck(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &info), r.stdout)
 	require.Equal(t, map[string][]string{"company": {"Name"}, "contact": {"Name", "E-Mail"}}, info.IDsFrom)
+
+	r = crm(t, nil, "inspect", "--source", "odoo", "--profile", odooPartnerLabelsProfile, "--only", "contacts", filepath.Join(fixtureRoot, "odoo", "res-partner-labels"))
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, `E-Mail +→ email +part of the id \(made of Name, E-Mail\): an edit of it makes a new record`, r.stdout)
 }

@@ -472,6 +472,9 @@ func columnNotes(c profile.Column) string {
 	if c.ExtraName != "" {
 		notes = append(notes, "kept in extra as "+quote(c.ExtraName))
 	}
+	if len(c.IDFrom) > 0 {
+		notes = append(notes, "part of the id (made of "+strings.Join(c.IDFrom, ", ")+"): an edit of it makes a new record")
+	}
 	return strings.Join(notes, "; ")
 }
 

@@ -54,6 +54,10 @@ type Column struct {
 	// where), so it is never in this kind's extra.
 	OtherKinds        []ledger.Kind `json:"other_kinds,omitempty"`
 	OtherKindsTakeAll bool          `json:"other_kinds_take_all,omitempty"`
+	// IDFrom are the columns the kind's id is made of (SPEC §4), when the
+	// column is one of them: editing its value in the CRM makes a new
+	// record.
+	IDFrom []string `json:"id_from,omitempty"`
 }
 
 // Link is a link of a kind as a profile reads it (R6): a link field to one
@@ -213,6 +217,13 @@ func (m *Mapper) Columns(header []string, rows []reader.Row) []Column {
 		for _, si := range sibs {
 			out[i].OtherKinds = append(out[i].OtherKinds, m.siblings[si].kind)
 			out[i].OtherKindsTakeAll = out[i].OtherKindsTakeAll || len(m.siblings[si].spec.where) == 0
+		}
+	}
+	for i, c := range cols {
+		for _, f := range m.idFrom {
+			if normaliseHeader(f) == normaliseHeader(c.Name) {
+				out[i].IDFrom = append([]string(nil), m.idFrom...)
+			}
 		}
 	}
 	return out

@@ -92,6 +92,13 @@ func TestIDFromMapsRows(t *testing.T) {
 	require.Equal(t, r.ID, m.Map(row(3, "Anna Lindqvist", "anna@example.com", "Stockholm", "")).ID, "the same values, the same id")
 	require.Empty(t, m.Map(row(4, "", "", "", "+46 8 555 01 11")).ID, "all empty: a missing id")
 
+	// What inspect tells of each column: the id's columns say so.
+	var parts []string
+	for _, c := range m.Columns(header, nil) {
+		parts = append(parts, c.Name+">"+c.Field+":"+strings.Join(c.IDFrom, ","))
+	}
+	require.Equal(t, []string{"Name>last_name:Name,E-Mail,Ort", "E-Mail>email:Name,E-Mail,Ort", "Ort>extra:Name,E-Mail,Ort", "Telefon>extra:"}, parts)
+
 	err = NewMapper(p, ledger.Contact, "people.csv").CheckHeader([]string{"Name", "Email-Adresse", "Telefon"})
 	var fe *reader.FileError
 	require.True(t, errors.As(err, &fe), "%v", err)
