@@ -51,12 +51,12 @@ type lookalikePair struct {
 // the pairs of records no longer in the export and new ones that look
 // like them, for a kind whose id is made of columns, as one warning of
 // the run log in the batch's transaction (R12). A revisit, which reads
-// only some records again, and a task after which another of its kind
-// reads more of the export, pair nothing.
+// only some records again, a task after which another of its kind reads
+// more of the export, and a fix folder's, pair nothing.
 func (w *openedTask) logLookalikes(ctx context.Context, tx *sql.Tx, st *stage) error {
 	k := w.task.Kind
 	from := w.profile.IDFrom(k)
-	if from == nil || st.look != nil || w.revisit != nil || !w.lastOfKind {
+	if from == nil || st.look != nil || w.revisit != nil || !w.wholeKind {
 		return nil
 	}
 	f := w.idx.finals[k]

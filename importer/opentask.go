@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"crmimport/importer/fixmanifest"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/reader"
@@ -42,10 +43,11 @@ type openedTask struct {
 	// swept: a batch of the task committed, and with it the links that
 	// waited for parents already there (relink.go).
 	swept bool
-	// lastOfKind: no later task of the run reads records of the task's
-	// kind, so that at its end the run has read all of the export's
-	// (lookalikes.go).
-	lastOfKind bool
+	// wholeKind: at the task's end the run has read every record of the
+	// task's kind the export holds — no later task of the run reads that
+	// kind, and no input is a fix folder, which holds only the lines that
+	// failed (lookalikes.go).
+	wholeKind bool
 }
 
 // Open opens a task's file at its checkpoint (phases.OpenFunc): the file,
@@ -90,7 +92,8 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 		return nil, err
 	}
 	w.run, w.idx = run, imp.index(run)
-	w.lastOfKind = !slices.ContainsFunc(tasks, func(u phases.Task) bool { return u.Kind == t.Kind && u.ID > t.ID })
+	w.wholeKind = !slices.ContainsFunc(tasks, func(u phases.Task) bool { return u.Kind == t.Kind && u.ID > t.ID }) &&
+		!slices.ContainsFunc(append([]string{opts.Input}, opts.Inputs...), isFixFolder)
 	if err = w.idx.need(ctx, imp.Engine.DB, t.Kind, remainingKinds(tasks)); err != nil {
 		return nil, err
 	}
@@ -101,6 +104,13 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 		return nil, err
 	}
 	return w.start(opts.BatchSize), nil
+}
+
+// isFixFolder tells whether path is a fix folder (its manifest there and
+// readable): a part of an export.
+func isFixFolder(path string) bool {
+	m, err := fixmanifest.Read(path)
+	return m != nil && err == nil
 }
 
 // remainingKinds are the kinds of the tasks left to run.

@@ -123,6 +123,31 @@ func TestIDsFromColumnsPairVanishedWithNew(t *testing.T) {
 	})
 }
 
+// TestIDsFromColumnsFixFolderPairsNothing: a fix folder holds only the
+// lines that failed, so the records it does not hold are not gone from the
+// export: a run over it pairs nothing, even when a fixed line looks like a
+// record imported before.
+func TestIDsFromColumnsFixFolderPairsNothing(t *testing.T) {
+	t.Parallel()
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "odoo", "--profile", odooPartnerLabelsProfile,
+			filepath.Join(fixtureRoot, "odoo", "res-partner-labels"))
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		fix := filepath.Join(t.TempDir(), "fix-1")
+		r = crm(t, nil, "--db", path, "--json", "rejects", "1", "--out", fix, "--as-export")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		// The line without name and e-mail, given a namesake of Tomas Berg.
+		fixCSV(t, filepath.Join(fix, "res.partner.csv"), resave{comma: ',', changed: func(row map[string]string) {
+			row["Name"], row["E-Mail"] = "Tomas Berg", "t.berg@harbor-freight.example.com"
+		}})
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "odoo", "--profile", odooPartnerLabelsProfile, fix)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		s := r.summary(t)
+		require.Equal(t, phases.Counts{Imported: 1}, s.Kinds["contact"])
+		require.Empty(t, s.Warnings, "the fix folder is not the export: nothing is gone from it")
+	})
+}
+
 // editedPartnersByLabels writes a later export of the partners by labels:
 // Anna's e-mail and Tomas's name edited, Erik gone, a namesake of Sofia
 // Nyström (who is still there) and Lena Ek new. It returns its folder.
