@@ -22,8 +22,11 @@ import (
 type Options struct {
 	Input string `json:"input"`
 	// Inputs are the further paths of the export (its other zips).
-	Inputs  []string `json:"inputs,omitempty"`
-	Profile string   `json:"profile"`
+	Inputs []string `json:"inputs,omitempty"`
+	// Users is the users file given as run --users (SPEC §4), one of
+	// Inputs: the profile reads it as users in the canonical layout.
+	Users   string `json:"users,omitempty"`
+	Profile string `json:"profile"`
 	// ProfileFile and ProfileText are a custom profile's file and content:
 	// a resumed run maps its files as the run began, whatever became of
 	// the file since (R10). Built-in profiles are named only.
@@ -129,12 +132,25 @@ func PlanOf(run phases.Run, tasks []phases.Task) (string, []PlanFile) {
 // kept in its options, or the built-in one it names (the canonical one
 // when it names none).
 func Profile(o Options) (*profile.Profile, error) {
+	var p *profile.Profile
+	var err error
 	if o.ProfileText != "" {
-		return profile.Load(filepath.Base(o.ProfileFile), []byte(o.ProfileText))
+		p, err = profile.Load(filepath.Base(o.ProfileFile), []byte(o.ProfileText))
+	} else {
+		name := o.Profile
+		if name == "" {
+			name = "canonical"
+		}
+		p, err = profile.Builtin(name)
 	}
-	name := o.Profile
-	if name == "" {
-		name = "canonical"
+	return WithUsers(p, err, o)
+}
+
+// WithUsers is p reading the run's users file (Users) as users, as its
+// plan did; err, p's own error, is returned as is.
+func WithUsers(p *profile.Profile, err error, o Options) (*profile.Profile, error) {
+	if err != nil || o.Users == "" {
+		return p, err
 	}
-	return profile.Builtin(name)
+	return p.WithUsersFile(filepath.Base(o.Users))
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"crmimport/store/storetest"
+)
+
+// TestUsersFileCompletesOwners (issue 26 item 1; SPEC §4, R6a): a
+// Pipedrive export names its owners ("Jane Admin") and holds no users:
+// its records import unowned, the name kept. A users file the consultant
+// writes (run --users FILE, canonical layout: id is the owner as the export
+// writes it) imports the users and completes every owner — relinked, on
+// both engines — and its undo empties them again; a rerun with it changes
+// nothing.
+func TestUsersFileCompletesOwners(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(fixtureRoot, "pipedrive")
+	users := filepath.Join(t.TempDir(), "owners.csv")
+	require.NoError(t, os.WriteFile(users, []byte("id,email,name\nJane Admin,jane.admin@example.com,Jane Admin\n"), 0o600))
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "pipedrive", dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, int64(4), r.summary(t).Kinds["company"].Unowned)
+		require.Equal(t, []string{"4|0|Jane Admin"}, query(t, path,
+			`SELECT count(*), count(owner_id), max(json_extract(extra, '$.owner_id')) FROM companies`), "unowned, the name kept")
+
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "pipedrive", "--users", users, dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		s := r.summary(t)
+		require.Equal(t, int64(1), s.Kinds["user"].Imported, "%+v", s.Kinds)
+		require.Equal(t, int64(4), s.Kinds["company"].Relinked, "%+v", s.Kinds)
+		require.Equal(t, int64(2), s.Kinds["note"].Relinked, "%+v", s.Kinds)
+		require.Equal(t, []string{"4|4|jane.admin@example.com"}, query(t, path,
+			`SELECT count(*), count(c.owner_id), max(u.email) FROM companies c LEFT JOIN users u ON u.id = c.owner_id`))
+		require.Equal(t, []string{"2"}, query(t, path, `SELECT count(owner_id) FROM notes`))
+
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "pipedrive", "--users", users, dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, int64(1), r.summary(t).Kinds["user"].Unchanged, "a rerun with the users file: nothing new")
+
+		r = crm(t, nil, "--db", path, "--json", "undo", "2")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, []string{"4|0|0"}, query(t, path, `SELECT count(*), count(owner_id), (SELECT count(*) FROM users) FROM companies`),
+			"the undo of the run that gave the users: unowned again, no user left")
+	})
+}
+
+// TestUsersFileRefusals: --users names a file, and one that no other kind
+// of the profile reads; each refusal says what to do, before any run.
+func TestUsersFileRefusals(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(fixtureRoot, "pipedrive")
+	tmp := t.TempDir()
+	people := filepath.Join(tmp, "people-owners.csv")
+	require.NoError(t, os.WriteFile(people, []byte("id,email,name\nJane Admin,jane.admin@example.com,Jane Admin\n"), 0o600))
+	path := filepath.Join(tmp, "crm.db")
+	for _, c := range []struct{ users, want string }{
+		{filepath.Join(tmp, "missing.csv"), "--users " + filepath.Join(tmp, "missing.csv") + ": no such file (a users file in the canonical layout: id, email, name"},
+		{people, "--users: the users file people-owners.csv is also a file of contacts under the pipedrive profile: rename it users.csv"},
+	} {
+		r := crm(t, nil, "--db", path, "run", "--tenant", "acme", "--source", "pipedrive", "--users", c.users, dir)
+		require.Equal(t, exitUsage, r.code, r.stderr)
+		require.Contains(t, r.stderr, c.want)
+	}
+}
