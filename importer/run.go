@@ -81,6 +81,7 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	if users != "" {
 		inputs = append(inputs, users)
 	}
+	prof, byIDs, byIDsNotices := kindsByIDs(prof, inputs, imp.limits)
 	if spec.BatchSize <= 0 {
 		spec.BatchSize = DefaultBatchSize
 	}
@@ -91,7 +92,8 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	d.fixWarnings(prof, spec.Tenant, spec.Source)
 	d.fixUpdate(&spec)
 	files, side, notes := d.files, d.side, d.notes
-	opts := runopts.Options{Input: inputs[0], Inputs: inputs[1:], Users: users, Profile: prof.Name, SideFiles: side,
+	notes.notices = append(byIDsNotices, notes.notices...)
+	opts := runopts.Options{Input: inputs[0], Inputs: inputs[1:], Users: users, ByIDs: byIDs, Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Update: spec.Update, Warnings: notes.warnings}
 	if !prof.BuiltIn {
 		opts.ProfileFile, _ = filepath.Abs(spec.Profile)

@@ -68,3 +68,33 @@ func TestUsersFileRefusals(t *testing.T) {
 		require.Contains(t, r.stderr, c.want)
 	}
 }
+
+// TestSalesforceDataLoaderExtracts (issue 26 item 6; FORMATS.md): Data
+// Loader writes one extract.csv per object, named as its user chose, with
+// upper-case API names as headers. The built-in profile reads each as the
+// kind its ids say (kinds_by_id_prefix), saying so; links resolve through
+// ACCOUNTID, a deal's status from ISWON and ISCLOSED; a rerun is all
+// unchanged — on both engines.
+func TestSalesforceDataLoaderExtracts(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(fixtureRoot, "suggest", "dataloader")
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		s := r.summary(t)
+		require.Equal(t, []int64{4, 6, 4}, []int64{s.Kinds["company"].Imported, s.Kinds["contact"].Imported, s.Kinds["deal"].Imported}, "%+v", s.Kinds)
+		require.Contains(t, r.stderr, "notice: extract.csv: read as companies: no file name of the salesforce profile names it, and its ids start 001 (company ids)")
+		require.Contains(t, r.stderr, "notice: extract (1).csv: read as contacts:")
+		require.Equal(t, []string{"6|5"}, query(t, path, `SELECT count(*), count(company_id) FROM contacts`),
+			"ACCOUNTID links each contact but the one whose account is the empty id 000000000000000AAA")
+		require.Equal(t, int64(0), s.Kinds["contact"].Unlinked, "an empty id is no link, not an unlinked one")
+		require.Equal(t, []string{"Brightwater Bakery renewal|open|Brightwater Bakery", "Harbor Logistics renewal|won|Harbor Logistics"},
+			query(t, path, `SELECT d.name, d.status, c.name FROM deals d JOIN companies c ON c.id = d.company_id ORDER BY d.id LIMIT 2`))
+
+		r = crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "salesforce", dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		for k, c := range r.summary(t).Kinds {
+			require.Zero(t, c.Imported, "%s: a rerun imports nothing", k)
+		}
+	})
+}

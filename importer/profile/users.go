@@ -65,3 +65,53 @@ func escapeGlob(name string) string {
 	}
 	return s
 }
+
+// KindOfIDs is the kind whose records have ids like id, by the profile's
+// kinds_by_id_prefix (longest prefix first), and the prefix; false when the
+// profile has none that fits, or the kind is not one it reads.
+func (p *Profile) KindOfIDs(id string) (ledger.Kind, string, bool) {
+	best := ""
+	for pre := range p.kindPrefixes {
+		if strings.HasPrefix(id, pre) && len(pre) > len(best) {
+			best = pre
+		}
+	}
+	if best == "" || p.kinds[p.kindPrefixes[best]] == nil {
+		return "", "", false
+	}
+	return p.kindPrefixes[best], best, true
+}
+
+// ReadsKindsByIDs reports whether the profile tells a file's kind by its
+// ids (kinds_by_id_prefix).
+func (p *Profile) ReadsKindsByIDs() bool { return len(p.kindPrefixes) > 0 }
+
+// IDColumns are the columns that may hold the id of a record of kind k,
+// normalised as headers are compared.
+func (p *Profile) IDColumns(k ledger.Kind) []string {
+	spec := p.kinds[k]
+	if spec == nil || spec.fields["id"] == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range spec.fields["id"].columns {
+		out = append(out, normaliseHeader(c))
+	}
+	return out
+}
+
+// NormaliseID is an id as the profile compares it (a Salesforce id of 15
+// characters made 18).
+func (p *Profile) NormaliseID(id string) string { return (&Mapper{p: p}).normID(id) }
+
+// WithFileKind is p reading the file of base name name as kind k, beside
+// the files its patterns match: a file told by its ids (KindOfIDs). p is
+// not changed.
+func (p *Profile) WithFileKind(name string, k ledger.Kind) *Profile {
+	q := *p
+	q.kinds = maps.Clone(p.kinds)
+	spec := *p.kinds[k]
+	spec.files = append(slices.Clone(spec.files), &fileSpec{pattern: escapeGlob(strings.ToLower(matchName(name)))})
+	q.kinds[k] = &spec
+	return &q
+}
