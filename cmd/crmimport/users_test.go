@@ -98,3 +98,25 @@ func TestSalesforceDataLoaderExtracts(t *testing.T) {
 		}
 	})
 }
+
+// TestPipedriveLeads (issue 26 item 2): the Leads Inbox export (made up
+// here in the shape of Pipedrive's list views) imports as leads — the
+// person's name, the organization's, labels as status, the owner kept
+// unowned — beside the people, with its own counts.
+func TestPipedriveLeads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "leads-4321-20240827.csv"), []byte(
+		"Lead - ID,Lead - Title,Lead - Person,Lead - Organization,Lead - Value,Lead - Source,Lead - Labels,Lead - Owner,Lead - Lead created\n"+
+			"b6f1c0e2-7a41-4c11-9d1e-0c1a2b3c4d5e,Ovens for the new shop,Pieter de Vries,Harbor Logistics (EMEA),12000,Web forms,Hot,Jane Admin,2024-08-20 09:30:00\n"+
+			"c7a2d1f3-8b52-4d22-ae2f-1d2b3c4d5e6f,Delivery bikes,,Quayside Ropes,,Manually created,Cold,Jane Admin,2024-08-21 10:00:00\n"), 0o600))
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "pipedrive", dir)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	s := r.summary(t)
+	require.Equal(t, int64(1), s.Kinds["lead"].Imported, "%+v", s.Kinds)
+	require.Equal(t, int64(1), s.Kinds["lead"].Failed, "a lead with neither a name nor an email fails, saying so")
+	require.Equal(t, []string{"Pieter de Vries|Harbor Logistics (EMEA)|Hot|Web forms|Jane Admin|Ovens for the new shop"}, query(t, path,
+		`SELECT last_name, company_name, status, lead_source, json_extract(extra, '$.owner_id'), json_extract(extra, '$."Lead - Title"') FROM leads`))
+	require.Equal(t, []string{"lead has neither a name nor an email"}, query(t, path, `SELECT reason FROM record_failures`))
+}
