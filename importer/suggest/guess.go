@@ -670,14 +670,20 @@ func kindSet(prefixes map[string]ledger.Kind) map[string]bool {
 
 // prefixList writes a prefix map as "001 company, 006 deal".
 func prefixList(prefixes map[string]ledger.Kind) string {
-	var keys []string
+	return eachPrefix(prefixes, func(p string, k ledger.Kind) string { return p + " " + string(k) })
+}
+
+// eachPrefix writes each entry of a prefix map, in the prefixes' order,
+// joined with ", ".
+func eachPrefix(prefixes map[string]ledger.Kind, entry func(string, ledger.Kind) string) string {
+	keys := make([]string, 0, len(prefixes))
 	for p := range prefixes {
 		keys = append(keys, p)
 	}
 	sort.Strings(keys)
-	var out []string
-	for _, p := range keys {
-		out = append(out, p+" "+string(prefixes[p]))
+	out := make([]string, len(keys))
+	for i, p := range keys {
+		out[i] = entry(p, prefixes[p])
 	}
 	return strings.Join(out, ", ")
 }
