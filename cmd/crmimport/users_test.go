@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,10 @@ func TestUsersFileCompletesOwners(t *testing.T) {
 		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "pipedrive", dir)
 		require.Equal(t, exitOK, r.code, r.stderr)
 		require.Equal(t, int64(4), r.summary(t).Kinds["company"].Unowned)
+		require.Contains(t, strings.Join(r.summary(t).Next, "\n"), "6 records were imported without an owner because the user named was not found "+
+			"(4 companies, 2 notes); the value is kept in the row's extra column, never replaced by another owner, and a run that imports the user "+
+			"completes it (R6a): run again with the export's users file (Salesforce's User.csv), or with one you write — `--users users.csv`",
+			"what next says how to give the users")
 		require.Equal(t, []string{"4|0|Jane Admin"}, query(t, path,
 			`SELECT count(*), count(owner_id), max(json_extract(extra, '$.owner_id')) FROM companies`), "unowned, the name kept")
 
