@@ -25,19 +25,23 @@ type convRecord struct {
 	vals []string
 }
 
-// convExport is a small export of users, companies, contacts and deals,
-// each company, contact and deal owned by a user (or by none).
+// convExport is a small export of users, companies, contacts, leads,
+// deals and notes: each company, contact, lead and deal owned by a user
+// (or by none), some leads converted to a contact, each note on a contact,
+// a lead, or both.
 type convExport []convRecord
 
 var convColumns = map[ledger.Kind][]string{
 	ledger.User:    {"id", "email", "name"},
 	ledger.Company: {"id", "name", "domain", "created_at", "owner_id"},
 	ledger.Contact: {"id", "first_name", "email", "company_id", "owner_id"},
+	ledger.Lead:    {"id", "first_name", "email", "status", "converted_contact_id", "owner_id"},
 	ledger.Deal:    {"id", "name", "amount", "company_id", "contact_id", "owner_id"},
+	ledger.Note:    {"id", "body", "contact_id", "lead_id"},
 }
 
 // convKinds are the kinds of a convExport, in plan order.
-var convKinds = []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Deal}
+var convKinds = []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Lead, ledger.Deal, ledger.Note}
 
 // col is the index of column in k's file.
 func col(k ledger.Kind, column string) int { return slices.Index(convColumns[k], column) }
@@ -83,9 +87,22 @@ func genExport(rng *rand.Rand) convExport {
 		e = append(e, convRecord{ledger.Contact, id, []string{id, fmt.Sprintf("Person %d", i), fmt.Sprintf("p%d@mail.example", i), pick(cos), pick(us)}})
 	}
 	cts := e.ids(ledger.Contact)
+	for i := range 1 + rng.IntN(3) {
+		id := fmt.Sprintf("l%d", i)
+		e = append(e, convRecord{ledger.Lead, id, []string{id, fmt.Sprintf("Lead %d", i), fmt.Sprintf("l%d@lead.example", i), "Working", pick(cts), pick(us)}})
+	}
+	ls := e.ids(ledger.Lead)
 	for i := range nDl {
 		id := fmt.Sprintf("d%d", i)
 		e = append(e, convRecord{ledger.Deal, id, []string{id, fmt.Sprintf("Deal %d", i), fmt.Sprint(rng.IntN(1000)), pick(cos), pick(cts), pick(us)}})
+	}
+	for i := range 1 + rng.IntN(3) {
+		id := fmt.Sprintf("n%d", i)
+		contact, lead := pick(cts), pick(ls)
+		if contact == "" && lead == "" {
+			lead = ls[rng.IntN(len(ls))] // a note needs an anchor
+		}
+		e = append(e, convRecord{ledger.Note, id, []string{id, fmt.Sprintf("Note %d", i), contact, lead}})
 	}
 	return e
 }
@@ -135,12 +152,13 @@ func edit(rng *rand.Rand, e convExport, broken map[string]bool, n int) []convEdi
 			continue
 		}
 		choices := map[ledger.Kind][]string{ledger.User: {"name"}, ledger.Company: {"name", "owner_id"},
-			ledger.Contact: {"first_name", "email", "company_id", "owner_id"}, ledger.Deal: {"amount", "company_id", "name", "owner_id"}}[r.kind]
+			ledger.Contact: {"first_name", "email", "company_id", "owner_id"}, ledger.Lead: {"first_name", "status", "converted_contact_id", "owner_id"},
+			ledger.Deal: {"amount", "company_id", "name", "owner_id"}, ledger.Note: {"body"}}[r.kind]
 		c := choices[rng.IntN(len(choices))]
 		before := r.vals[col(r.kind, c)]
 		after := map[string]string{"name": before + " edited", "first_name": before + " edited", "email": "new." + before,
-			"amount": fmt.Sprint(1000 + rng.IntN(1000))}[c]
-		if parent, isLink := map[string]ledger.Kind{"company_id": ledger.Company, "owner_id": ledger.User}[c]; isLink {
+			"amount": fmt.Sprint(1000 + rng.IntN(1000)), "status": "Qualified", "body": before + " edited"}[c]
+		if parent, isLink := map[string]ledger.Kind{"company_id": ledger.Company, "owner_id": ledger.User, "converted_contact_id": ledger.Contact}[c]; isLink {
 			others := slices.DeleteFunc(e.ids(parent), func(id string) bool { return id == before })
 			if before != "" {
 				others = append(others, "")
@@ -168,6 +186,9 @@ func valueOf(t *testing.T, db *sql.DB, tn string, k ledger.Kind, column, v strin
 	}
 	if column == "owner_id" && v != "" {
 		return fmt.Sprint(rowID(t, db, tn, ledger.User, v))
+	}
+	if column == "converted_contact_id" && v != "" {
+		return fmt.Sprint(rowID(t, db, tn, ledger.Contact, v))
 	}
 	return v
 }
@@ -197,6 +218,9 @@ type convCase struct {
 	tn    string
 	runs  []string // what ran, to print with a failure
 	final convExport
+	// leadLinks counts, over the seeds, the notes whose lead a fixed
+	// run completed (R6a): the property reaches leads too.
+	leadLinks *int64
 }
 
 func (c *convCase) run(e convExport, update, what string, missing ...ledger.Kind) phases.Run {
@@ -214,8 +238,10 @@ func (c *convCase) clean(e convExport, name string) string {
 // breakRuns runs the broken exports: the companies' file missing, or
 // some companies invalid (a bad date), or the one then the other — and,
 // for half the seeds, the users' file missing from them too (their owners
-// unowned, completed when the users arrive, R6a). It returns the ids of
-// the companies and users left without a slot.
+// unowned, completed when the users arrive, R6a), and for a third the
+// leads' (the notes on a lead alone skipped, waiting; those on a contact
+// too imported, unlinked from their lead, then completed). It returns the
+// ids of the records left without a final slot, or whose links wait.
 func (c *convCase) breakRuns() map[string]bool {
 	broken := map[string]bool{}
 	b := c.final.clone()
@@ -228,19 +254,27 @@ func (c *convCase) breakRuns() map[string]bool {
 			r.vals[col(ledger.Company, "created_at")] = "not a date"
 		}
 	}
-	var noUsers []ledger.Kind
+	var missing []ledger.Kind
 	if c.rng.IntN(2) == 0 {
-		noUsers = []ledger.Kind{ledger.User}
+		missing = []ledger.Kind{ledger.User}
 		for _, id := range c.final.ids(ledger.User) {
 			broken[id] = true // no user has a slot yet
 		}
 	}
+	if c.rng.IntN(3) == 0 {
+		missing = append(missing, ledger.Lead)
+		for _, k := range []ledger.Kind{ledger.Lead, ledger.Note} {
+			for _, id := range c.final.ids(k) {
+				broken[id] = true // no lead has a slot yet, and a note may wait for one
+			}
+		}
+	}
 	mode := c.rng.IntN(3)
 	if mode != 1 {
-		c.run(b, "", fmt.Sprintf("companies.csv missing (and %v)", noUsers), append([]ledger.Kind{ledger.Company}, noUsers...)...)
+		c.run(b, "", fmt.Sprintf("companies.csv missing (and %v)", missing), append([]ledger.Kind{ledger.Company}, missing...)...)
 	}
 	if mode != 0 {
-		c.run(b, "", fmt.Sprintf("companies %v invalid (%v missing)", broken, noUsers), noUsers...)
+		c.run(b, "", fmt.Sprintf("companies %v invalid (%v missing)", broken, missing), missing...)
 		return broken
 	}
 	for _, id := range cos {
@@ -249,7 +283,7 @@ func (c *convCase) breakRuns() map[string]bool {
 	return broken
 }
 
-// TestConvergenceProperty (R6a, R17, SPEC §11; owners: issue 26): seeded sequences of runs
+// TestConvergenceProperty (R6a, R17, SPEC §11; owners and leads: issue 26): seeded sequences of runs
 // over a small export, broken first (a parent file missing, parents
 // invalid), then fixed, then edited: (i) fix-only sequences end as one
 // clean run of the fixed export (rows, links, slots, hashes; ids aside);
@@ -264,8 +298,9 @@ func TestConvergenceProperty(t *testing.T) {
 			seeds = 6
 		}
 		imp := New(phases.New(db, nil))
+		var leadLinks int64
 		for seed := range uint64(seeds) {
-			c := &convCase{t: t, db: db, imp: imp, rng: rand.New(rand.NewPCG(seed, 25)), seed: seed, tn: fmt.Sprintf("s%d", seed)}
+			c := &convCase{t: t, db: db, imp: imp, rng: rand.New(rand.NewPCG(seed, 25)), seed: seed, tn: fmt.Sprintf("s%d", seed), leadLinks: &leadLinks}
 			ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				c.t = t
 				c.converge()
@@ -274,6 +309,7 @@ func TestConvergenceProperty(t *testing.T) {
 				t.Logf("seed %d failed; runs: %s", seed, strings.Join(c.runs, " → "))
 			}
 		}
+		require.Positive(t, leadLinks, "some seed's fixed run completes a note's lead (R6a)")
 	})
 }
 
@@ -284,7 +320,8 @@ func (c *convCase) converge() {
 	broken := c.breakRuns()
 	fixFirst := c.rng.IntN(3) != 0
 	if fixFirst {
-		c.run(c.final, "", "fixed")
+		r := c.run(c.final, "", "fixed")
+		*c.leadLinks += r.Stats[ledger.Note].Relinked
 		require.Equal(t, c.clean(c.final, "fixed"), stateOf(t, db, c.tn), "(i) broken then fixed ends as one clean run; runs %v", c.runs)
 	}
 	edited := c.final.clone()
@@ -313,11 +350,11 @@ func (c *convCase) invalidEdit(e convExport) {
 	t := c.t
 	bad := e.clone()
 	i := c.rng.IntN(len(bad))
-	for bad[i].kind == ledger.Company || bad[i].kind == ledger.User {
+	for bad[i].kind != ledger.Contact && bad[i].kind != ledger.Deal && bad[i].kind != ledger.Lead {
 		i = (i + 1) % len(bad)
 	}
 	r := bad[i]
-	if r.kind == ledger.Contact {
+	if r.kind == ledger.Contact || r.kind == ledger.Lead {
 		r.vals[col(r.kind, "email")] = "not an address"
 	} else {
 		r.vals[col(r.kind, "amount")] = "lots"

@@ -240,6 +240,14 @@ func linkParents(ctx context.Context, q ledger.Querier, st *stage, r *profile.Re
 		if err != nil {
 			return nil, err
 		}
+		if !found && l.Kind == ledger.User && canon.IsAddress(v) {
+			// An owner named by an email address is the user with that
+			// email (R5: users match by email), from any source.
+			rid, found, err = st.email(ctx, q, userKey(canon.EmailKey(v)))
+			if err != nil {
+				return nil, err
+			}
+		}
 		if found && rid > 0 {
 			if d.links == nil {
 				d.links = map[string]int64{}

@@ -195,10 +195,12 @@ func inspect(ctx context.Context, spec InspectSpec, lim input.Limits) (Inspectio
 	if err != nil {
 		return Inspection{}, err
 	}
+	prof, _, byIDsNotices := kindsByIDs(prof, inputs, lim)
 	d, err := discover(ctx, inputs, prof, spec.Only, spec.Encoding, lim)
 	if err != nil {
 		return Inspection{}, err
 	}
+	d.notes.notices = append(byIDsNotices, d.notes.notices...)
 	d.fixWarnings(prof, "", spec.Source) // inspect is told no tenant
 	rows := spec.Rows
 	if rows <= 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -66,6 +67,29 @@ func planInputs(source, prof, encoding string, paths []string) (*profile.Profile
 		inputs = append(inputs, abs)
 	}
 	return p, inputs, nil
+}
+
+// planUsers makes *p read a users file (run --users) as users, and
+// returns its absolute path ("" for none): a file that is missing, a
+// folder, or a name another kind reads is a *UsageError saying what to do.
+func planUsers(p **profile.Profile, users string) (string, error) {
+	if users == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(users)
+	if err != nil {
+		return "", &input.Error{Path: users, Reason: err.Error()}
+	}
+	if st, err := os.Stat(abs); err != nil || st.IsDir() {
+		return "", &UsageError{Msg: fmt.Sprintf("--users %s: no such file (a users file in the canonical layout: id, email, name — "+
+			"id being the owner as the export writes it)", users)}
+	}
+	q, err := (*p).WithUsersFile(filepath.Base(abs))
+	if err != nil {
+		return "", &UsageError{Msg: "--users: " + err.Error()}
+	}
+	*p = q
+	return abs, nil
 }
 
 // discovery is what planning finds in an export, before any run exists.

@@ -70,5 +70,6 @@ func RunProfile(opts runopts.Options) (*profile.Profile, error) {
 	if opts.ProfileText != "" {
 		return runopts.Profile(opts)
 	}
-	return ProfileByName(opts.Profile)
+	p, err := ProfileByName(opts.Profile)
+	return runopts.WithUsers(p, err, opts)
 }

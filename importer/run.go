@@ -15,11 +15,14 @@ import (
 
 // RunSpec is what a user asks of a new run.
 type RunSpec struct {
-	Tenant    string
-	Source    string
-	Profile   string // a built-in profile's name or a profile file; "" means the built-in profile named like the source
-	Input     string
-	Inputs    []string // further paths of the same export (Salesforce's _2.ZIP …)
+	Tenant  string
+	Source  string
+	Profile string // a built-in profile's name or a profile file; "" means the built-in profile named like the source
+	Input   string
+	Inputs  []string // further paths of the same export (Salesforce's _2.ZIP …)
+	// Users is a users file in the canonical layout (SPEC §4, run
+	// --users): read as users whatever the profile, beside the export.
+	Users     string
 	Only      []ledger.Kind
 	BatchSize int
 	Strict    bool
@@ -71,6 +74,14 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	if err != nil {
 		return phases.Run{}, err
 	}
+	users, err := planUsers(&prof, spec.Users)
+	if err != nil {
+		return phases.Run{}, err
+	}
+	if users != "" {
+		inputs = append(inputs, users)
+	}
+	prof, byIDs, byIDsNotices := kindsByIDs(prof, inputs, imp.limits)
 	if spec.BatchSize <= 0 {
 		spec.BatchSize = DefaultBatchSize
 	}
@@ -81,7 +92,8 @@ func (imp *Importer) Plan(ctx context.Context, spec RunSpec) (phases.Run, error)
 	d.fixWarnings(prof, spec.Tenant, spec.Source)
 	d.fixUpdate(&spec)
 	files, side, notes := d.files, d.side, d.notes
-	opts := runopts.Options{Input: inputs[0], Inputs: inputs[1:], Profile: prof.Name, SideFiles: side,
+	notes.notices = append(byIDsNotices, notes.notices...)
+	opts := runopts.Options{Input: inputs[0], Inputs: inputs[1:], Users: users, ByIDs: byIDs, Profile: prof.Name, SideFiles: side,
 		BatchSize: spec.BatchSize, Strict: spec.Strict, Encoding: spec.Encoding, Reread: spec.Reread, Update: spec.Update, Warnings: notes.warnings}
 	if !prof.BuiltIn {
 		opts.ProfileFile, _ = filepath.Abs(spec.Profile)

@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"crmimport/importer/reader/readertest"
+	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store/storetest"
 )
@@ -127,4 +129,37 @@ func sameShape(texts []string) []string {
 		out[i] = s
 	}
 	return out
+}
+
+// TestPipedrivePlainXLSX (issue 26 item 6): Pipedrive's list views as
+// XLSX — plain headers (ID, Title, Organization ID), each file a workbook
+// of one sheet, the people's with a cover sheet before it — import with
+// the built-in profile as their CSV files do, naming no sheet.
+func TestPipedrivePlainXLSX(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(filepath.Dir(readertest.XLSXFixtureDir(t)), "pipedrive-plain")
+	xlsxDir := t.TempDir()
+	files, err := filepath.Glob(filepath.Join(root, "*.csv"))
+	require.NoError(t, err)
+	require.Len(t, files, 5)
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		require.NoError(t, err)
+		name := strings.TrimSuffix(filepath.Base(f), ".csv")
+		tbl, err := readertest.TableOfCSV(name, text)
+		require.NoError(t, err)
+		tw := readertest.Twin{}
+		if strings.HasPrefix(name, "people") {
+			tw.Cover = [][]string{{"Exported by", "Exported at", "Records"}, {"Pipedrive", "2026-01-15 10:00", strconv.Itoa(len(tbl.Rows) - 1)}}
+		}
+		require.NoError(t, readertest.TwinWorkbook(tbl, tw).WriteFile(filepath.Join(xlsxDir, name+".xlsx")))
+	}
+	csvDB, xlsxDB := storetest.OpenDB(t), storetest.OpenDB(t)
+	csvRun, xlsxRun := importAs(t, csvDB, "pipedrive", root), importAs(t, xlsxDB, "pipedrive", xlsxDir)
+	require.Equal(t, csvRun.Status, xlsxRun.Status, xlsxRun.Message)
+	require.Equal(t, csvRun.Stats, xlsxRun.Stats)
+	require.Equal(t, int64(4), xlsxRun.Stats[ledger.Deal].Imported)
+	for _, q := range twinQueries(t, csvDB) {
+		require.Equal(t, sameShape(column(t, csvDB, q)), sameShape(column(t, xlsxDB, q)), q)
+	}
 }

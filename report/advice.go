@@ -153,7 +153,9 @@ func (r *Report) Next() []string {
 	unowned := r.perKind(func(k Kind) int64 { return k.Unowned })
 	if unowned.total > 0 {
 		out = append(out, fmt.Sprintf("%s %s imported without an owner because the user named was not found (%s); "+
-			"the value is kept in the row's extra column, never replaced by another owner, and a run that imports the user completes it (R6a)",
+			"the value is kept in the row's extra column, never replaced by another owner, and a run that imports the user completes it (R6a): "+
+			"run again with the export's users file (Salesforce's User.csv), or with one you write — `--users users.csv`, its columns id "+
+			"(the owner as the export writes it), email and name",
 			unowned.records(), unowned.verb("was", "were"), unowned.list))
 	}
 	out = append(out, r.changesNext()...)

@@ -128,3 +128,31 @@ func TestAFailedUsersTaskDoesNotStopTheRun(t *testing.T) {
 		require.Equal(t, int64(1), run.Stats[ledger.Note].Imported)
 	})
 }
+
+// TestOwnerNamedByEmail (SPEC §4, R5, R6): an owner written as an email
+// address resolves to the user with that email, from any source, when no
+// user of the source has it as its id; one whose email no user has is
+// unowned, kept, and completed by a later run whose users file gives it as
+// an id (R6a).
+func TestOwnerNamedByEmail(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		w.runAs(tenant, export(t, ownersExport(false)), "canonical")
+		run := w.runAs(tenant, export(t, map[string]string{
+			"companies.csv": "id,name,domain,owner_id\nk1,Other,other.example,ANN@example.com\nk2,Third,third.example,zoe@example.com\n",
+		}), "crm2")
+		require.Equal(t, phases.RunSucceeded, run.Status, run.Message)
+		require.Equal(t, int64(1), run.Stats[ledger.Company].Unowned, "%+v", run.Stats)
+		u1, _ := rowOf(t, db, tenant, ledger.User, "u1")
+		require.Equal(t, u1, linkOf(t, db, tenant, "companies", "owner_id", "k1").Int64, "Ann, by her email, though her user came from another source")
+		require.False(t, linkOf(t, db, tenant, "companies", "owner_id", "k2").Valid)
+
+		later := w.runAs(tenant, export(t, map[string]string{
+			"users.csv":     "id,email,name\nzoe@example.com,zoe@example.com,Zoe Poe\n",
+			"companies.csv": "id,name,domain,owner_id\nk1,Other,other.example,ANN@example.com\nk2,Third,third.example,zoe@example.com\n",
+		}), "crm2")
+		require.Equal(t, int64(1), later.Stats[ledger.Company].Relinked, "%+v", later.Stats)
+		zoe, _ := rowOf(t, db, tenant, ledger.User, "zoe@example.com")
+		require.Equal(t, zoe, linkOf(t, db, tenant, "companies", "owner_id", "k2").Int64)
+	})
+}

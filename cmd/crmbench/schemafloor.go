@@ -53,7 +53,7 @@ import (
 )
 
 // floorKinds are the export's files in the order their links need.
-var floorKinds = []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
+var floorKinds = []ledger.Kind{ledger.User, ledger.Company, ledger.Contact, ledger.Lead, ledger.Deal, ledger.Note, ledger.Activity, ledger.Email}
 
 const (
 	floorBatch = 10000

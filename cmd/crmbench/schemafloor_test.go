@@ -63,6 +63,9 @@ UNION ALL
 SELECT 'contact', s.source_id, c.email, c.email_key, (SELECT source_id FROM migration_records WHERE record_type = 'companies' AND record_id = c.company_id), NULL, NULL
   FROM contacts c JOIN migration_records s ON s.record_type = 'contacts' AND s.record_id = c.id
 UNION ALL
+SELECT 'lead', s.source_id, l.email, l.status, (SELECT source_id FROM migration_records WHERE record_type = 'users' AND record_id = l.owner_id), NULL, NULL
+  FROM leads l JOIN migration_records s ON s.record_type = 'leads' AND s.record_id = l.id
+UNION ALL
 SELECT 'deal', s.source_id, d.name, d.amount, (SELECT source_id FROM migration_records WHERE record_type = 'companies' AND record_id = d.company_id),
   (SELECT source_id FROM migration_records WHERE record_type = 'contacts' AND record_id = d.contact_id), NULL
   FROM deals d JOIN migration_records s ON s.record_type = 'deals' AND s.record_id = d.id

@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"crmimport/canon"
 	"crmimport/fixtures/gen"
+	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/store"
 )
@@ -31,10 +33,7 @@ func caseRand(group string, n int) *rand.Rand {
 }
 
 // phaseOf is the default plan's phase of a kind.
-func phaseOf(kind string) int {
-	return map[string]int{gen.KindUser: 1, gen.KindCompany: 1, gen.KindContact: 2, gen.KindDeal: 3, gen.KindNote: 4,
-		gen.KindActivity: 5, gen.KindEmail: 5}[kind]
-}
+func phaseOf(kind string) int { return canon.Phase(ledger.Kind(kind)) }
 
 // killPoints lists every failpoint at which a first run can be killed:
 // after planning, at each move of the barrier, inside finalize, and at every

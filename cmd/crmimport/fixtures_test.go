@@ -95,7 +95,9 @@ var hubspotFixture = badCase{
 	name: "HubSpot", root: fixtureRoot, dir: "hubspot", source: "hubspot",
 	code: exitPartial, status: "partial",
 	kinds: map[string]phases.Counts{
-		"company": {Imported: 4, Matched: 1}, "contact": {Imported: 4, Skipped: 1, Failed: 1}, "deal": {Imported: 3},
+		// Owners are named ("Jane Admin") and the export has no users:
+		// unowned, the name kept (a users file completes them, R6a).
+		"company": {Imported: 4, Matched: 1, Unowned: 4}, "contact": {Imported: 4, Skipped: 1, Failed: 1, Unowned: 3}, "deal": {Imported: 3, Unowned: 3},
 		"note": {Imported: 2, Skipped: 1, Failed: 1}, "activity": {Imported: 4}, "email": {Imported: 1},
 	},
 	failures: []string{
@@ -151,8 +153,10 @@ var pipedriveFixture = badCase{
 	name: "Pipedrive", root: fixtureRoot, dir: "pipedrive", source: "pipedrive",
 	code: exitOK, status: "succeeded",
 	kinds: map[string]phases.Counts{
-		"company": {Imported: 4}, "contact": {Imported: 4, Unlinked: 1}, "deal": {Imported: 4, Unlinked: 1},
-		"note": {Imported: 2, Skipped: 1}, "activity": {Imported: 2, Skipped: 1, Unlinked: 1},
+		// Owners are named (Organization - Owner, Note - User) and the
+		// export has no users: unowned, the name kept.
+		"company": {Imported: 4, Unowned: 4}, "contact": {Imported: 4, Unlinked: 1}, "deal": {Imported: 4, Unlinked: 1},
+		"note": {Imported: 2, Skipped: 1, Unowned: 2}, "activity": {Imported: 2, Skipped: 1, Unlinked: 1},
 	},
 	// Two organizations are called Harbor Logistics: every link by that
 	// name is reported and left unlinked, never guessed.
@@ -200,8 +204,8 @@ var pipedrivePlainFixture = badCase{
 	name: "PipedrivePlain", root: fixtureRoot, dir: "pipedrive-plain", source: "pipedrive",
 	code: exitOK, status: "succeeded",
 	kinds: map[string]phases.Counts{
-		"company": {Imported: 4}, "contact": {Imported: 4, Unlinked: 1}, "deal": {Imported: 4, Unlinked: 1},
-		"note": {Imported: 2, Skipped: 1}, "activity": {Imported: 2, Skipped: 1, Unlinked: 1},
+		"company": {Imported: 4, Unowned: 4}, "contact": {Imported: 4, Unlinked: 1}, "deal": {Imported: 4, Unlinked: 1},
+		"note": {Imported: 2, Skipped: 1, Unowned: 2}, "activity": {Imported: 2, Skipped: 1, Unlinked: 1},
 	},
 	stderr: []string{
 		`warning: people-7788-20260115.csv:3: Organization "Harbor Logistics" names 2 companies of the export (organizations-7788-20260115.csv:3, organizations-7788-20260115.csv:4): left unlinked, not guessed`,

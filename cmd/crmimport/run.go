@@ -45,6 +45,13 @@ Examples:
    crmimport run --tenant acme --source canonical --only notes,activities ./export
    crmimport --json run --tenant acme --source canonical --strict ./export
    crmimport run --tenant acme --source canonical --update ./cutover-export
+   crmimport run --tenant acme --source hubspot --users owners.csv ./hubspot-exports
+
+Records name their owner (owner_id): Salesforce by a user's id (User.csv),
+HubSpot and Pipedrive by the person's name. An owner that no user of the
+export (or of --users FILE: id, email, name — the id being the owner as the
+export writes it) resolves is counted unowned: the record imports with no
+owner, the value kept, and a later run with the users completes it.
 
 A record already imported whose content changed at the source since (a
 customer's edit between the trial export and the cutover one) is counted
@@ -68,6 +75,7 @@ fingerprints (the dry run's --json lists them as plan_files).`,
 			&cli.BoolFlag{Name: "strict", Usage: "exit 7 when this run skipped records"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "import into a throwaway copy of the database and report what would happen"},
 			&cli.StringFlag{Name: "encoding", Usage: "read every file in this encoding (default: each file's own, on the evidence of its bytes: UTF-8, else Windows-1252 with a warning, or UTF-16)"},
+			&cli.StringFlag{Name: "users", Usage: "a users file in the canonical layout (id, email, name), read as users beside the export: id is the owner as the export writes it (Jane Admin), email the person's"},
 			&cli.BoolFlag{Name: "reread", Usage: "read every file, even one whose every record an earlier run of the same bytes left in a final slot"},
 			&cli.GenericFlag{Name: "update", Value: &updateFlag{}, Usage: "apply the changes at the source that an earlier run imported (R17): rows of records changed since are updated in place, undoably; " +
 				"--update=overwrite writes over rows edited by hand since too (without it, such a row is a conflict, left as it is)"},
@@ -83,7 +91,7 @@ func (a *app) runAction(c *cli.Context) error {
 	}
 	spec := runs.Spec{Tenant: c.String("tenant"), Source: c.String("source"), Profile: c.String("profile"), Input: c.Args().First(),
 		Inputs: c.Args().Tail(), BatchSize: c.Int("batch-size"), Strict: c.Bool("strict"), Encoding: c.String("encoding"),
-		Reread: c.Bool("reread"), Plan: c.String("plan"), Update: updateOf(c)}
+		Reread: c.Bool("reread"), Plan: c.String("plan"), Update: updateOf(c), Users: c.String("users")}
 	if c.IsSet("plan") && spec.Plan == "" {
 		return usagef("--plan takes the 64 hex digits of a plan's digest, as `crmimport run --dry-run` prints it; got \"\"")
 	}

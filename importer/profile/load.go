@@ -192,7 +192,7 @@ var profileNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
 	var kindsNode *yaml.Node
 	seen := map[string]bool{}
-	for _, e := range l.mapping(n, "", "name", "description", "match", "ids", "empty", "booleans", "dates", "repeated_headers", "kinds") {
+	for _, e := range l.mapping(n, "", "name", "description", "match", "ids", "empty", "booleans", "dates", "repeated_headers", "kinds_by_id_prefix", "kinds") {
 		seen[e.key] = true
 		switch e.key {
 		case "name":
@@ -221,6 +221,20 @@ func (l *profileLoader) profile(p *Profile, n *yaml.Node) {
 			l.dateFormats(p, e.val)
 		case "repeated_headers":
 			l.repeatedRule(p, e.val)
+		case "kinds_by_id_prefix":
+			p.kindPrefixes = map[string]ledger.Kind{}
+			for _, pr := range l.mapping(e.val, "kinds_by_id_prefix") {
+				s, ok := l.str(pr.val, "kinds_by_id_prefix."+pr.key)
+				if !ok {
+					continue
+				}
+				k, err := canon.ParseKind(s)
+				if err != nil || s != string(k) || pr.key == "" {
+					l.fail(pr.val, "kinds_by_id_prefix."+pr.key, "%q is not a kind (one of: %s), or its prefix is empty", s, kindWords(canon.Kinds()))
+					continue
+				}
+				p.kindPrefixes[pr.key] = k
+			}
 		case "kinds":
 			kindsNode = e.val
 		}

@@ -36,6 +36,10 @@ type Profile struct {
 	dates         []dateFormat
 	repeatedFirst bool // a repeated mapped header: the first column gives the field
 	kinds         map[ledger.Kind]*kindSpec
+	// kindPrefixes tell a file's kind by the prefix of its records' ids
+	// (kinds_by_id_prefix: Salesforce's 001 accounts), for a file whose
+	// name none of the kinds' patterns matches (a Data Loader extract.csv).
+	kindPrefixes map[string]ledger.Kind
 }
 
 // idRule is how a profile normalises ids and link values before they are

@@ -12,8 +12,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sort"
 
 	"crmimport/importer/profile"
+	"crmimport/ledger"
 	"crmimport/phases"
 )
 
@@ -22,8 +24,15 @@ import (
 type Options struct {
 	Input string `json:"input"`
 	// Inputs are the further paths of the export (its other zips).
-	Inputs  []string `json:"inputs,omitempty"`
-	Profile string   `json:"profile"`
+	Inputs []string `json:"inputs,omitempty"`
+	// Users is the users file given as run --users (SPEC §4), one of
+	// Inputs: the profile reads it as users in the canonical layout.
+	Users string `json:"users,omitempty"`
+	// ByIDs are the files of the export that no file name of the profile
+	// names, read as the kind their ids say (kinds_by_id_prefix: a
+	// Salesforce Data Loader extract.csv): base name -> kind.
+	ByIDs   map[string]string `json:"by_ids,omitempty"`
+	Profile string            `json:"profile"`
 	// ProfileFile and ProfileText are a custom profile's file and content:
 	// a resumed run maps its files as the run began, whatever became of
 	// the file since (R10). Built-in profiles are named only.
@@ -129,12 +138,44 @@ func PlanOf(run phases.Run, tasks []phases.Task) (string, []PlanFile) {
 // kept in its options, or the built-in one it names (the canonical one
 // when it names none).
 func Profile(o Options) (*profile.Profile, error) {
+	var p *profile.Profile
+	var err error
 	if o.ProfileText != "" {
-		return profile.Load(filepath.Base(o.ProfileFile), []byte(o.ProfileText))
+		p, err = profile.Load(filepath.Base(o.ProfileFile), []byte(o.ProfileText))
+	} else {
+		name := o.Profile
+		if name == "" {
+			name = "canonical"
+		}
+		p, err = profile.Builtin(name)
 	}
-	name := o.Profile
-	if name == "" {
-		name = "canonical"
+	return WithUsers(p, err, o)
+}
+
+// WithUsers is p reading the run's users file (Users) as users, and the
+// files told by their ids (ByIDs) as their kinds, as its plan did; err,
+// p's own error, is returned as is.
+func WithUsers(p *profile.Profile, err error, o Options) (*profile.Profile, error) {
+	if err != nil {
+		return p, err
 	}
-	return profile.Builtin(name)
+	p = WithFileKinds(p, o.ByIDs)
+	if o.Users == "" {
+		return p, nil
+	}
+	return p.WithUsersFile(filepath.Base(o.Users))
+}
+
+// WithFileKinds is p reading each file of byIDs (base name -> kind) as
+// its kind.
+func WithFileKinds(p *profile.Profile, byIDs map[string]string) *profile.Profile {
+	names := make([]string, 0, len(byIDs))
+	for n := range byIDs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p = p.WithFileKind(n, ledger.Kind(byIDs[n]))
+	}
+	return p
 }

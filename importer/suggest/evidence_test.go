@@ -227,8 +227,10 @@ func TestSuggestLinksNoCountColumnOfAWorkbook(t *testing.T) {
 	people := fileOf(t, d, "people-5150-20260201.xlsx")
 	require.Equal(t, "company_id", columnOf(t, people, "Organization ID").Field)
 	for _, c := range people.Columns {
-		if parent, isLink := canonLinkParent(c.Field); isLink {
+		if parent, isLink := canonLinkParent(c.Field); isLink && parent != ledger.User {
 			require.Equal(t, "Organization ID", c.Name, "a link to a %s: %s", parent, c.Why)
+		} else if isLink {
+			require.Equal(t, "Owner", c.Name, "a person's owner is the one link to a user: %s", c.Why)
 		}
 	}
 }
@@ -253,4 +255,20 @@ func numberSheet(name string, table [][]string) readertest.Sheet {
 		b.WriteString(`</row>`)
 	}
 	return readertest.Sheet{Name: name, Rows: b.String()}
+}
+
+// TestSuggestTakesOwnerColumns (issue 26 item 1): a Zoho-style export
+// names each record's owner in "… Owner" — the person as the export
+// writes them, whom a users file gives an email: a link to a user, never a
+// company's (its header says "Account"), and never a field.
+func TestSuggestTakesOwnerColumns(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Accounts_2024_01_05.csv"), []byte("Record Id,Account Name,Website,Account Owner,Created Time\n"+
+		"zcrm_1,Brightwater Bakery,brightwater.example.com,Jane Admin,2024-01-02 10:00:00\n"+
+		"zcrm_2,Harbor Logistics,harbor.example.com,Jane Admin,2024-01-03 10:00:00\n"), 0o600))
+	d, err := Suggest(context.Background(), []string{dir}, Options{Hide: []string{"hubspot", "pipedrive"}})
+	require.NoError(t, err)
+	owner := columnOf(t, fileOf(t, d, "Accounts_2024_01_05.csv"), "Account Owner")
+	require.Equal(t, "owner_id", owner.Field, owner.Why)
+	require.Contains(t, owner.Why, "the record's owner")
 }

@@ -482,6 +482,20 @@ func containsStem(ws []string, stem string) bool {
 // picture id of small numbers equals organization ids by chance (431
 // people once linked to the wrong organization). A link by name needs
 // values that are the names of the export's records of the parent kind.
+// namesAnOwner reports whether a header names a record's owner: its last
+// word is one for owner ("Account Owner", "Deal - Owner", "Inhaber").
+func namesAnOwner(col string) bool {
+	ws := words(col)
+	if len(ws) == 0 {
+		return false
+	}
+	switch ws[len(ws)-1] {
+	case "owner", "inhaber", "besitzer", "propietario", "propriétaire", "proprietaire", "eigentümer":
+		return true
+	}
+	return false
+}
+
 func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *exportIDs) []candidate {
 	full := profile.NormaliseHeader(col)
 	var out []candidate
@@ -521,6 +535,13 @@ func linkCandidates(k ledger.Kind, col string, l *look, idx spellingIndex, ex *e
 			case !ok && !own && namesALink(col):
 				unnamed = true
 			}
+		}
+		if score == 0 && p.Kind == ledger.User && namesAnOwner(col) {
+			// Zoho's "Account Owner", Pipedrive's "Owner": the person as
+			// the export writes them, whom a users file names (SPEC §4).
+			out = append(out, candidate{field: p.Field, score: 20, parent: p.Kind, list: clist,
+				why: "its name says it is the record's owner (the owner as the export writes it: a users file gives each one's email)"})
+			continue
 		}
 		if byName {
 			out = append(out, candidate{field: p.Field, score: score, why: why, parent: p.Kind, byName: true})
@@ -649,14 +670,20 @@ func kindSet(prefixes map[string]ledger.Kind) map[string]bool {
 
 // prefixList writes a prefix map as "001 company, 006 deal".
 func prefixList(prefixes map[string]ledger.Kind) string {
-	var keys []string
+	return eachPrefix(prefixes, func(p string, k ledger.Kind) string { return p + " " + string(k) })
+}
+
+// eachPrefix writes each entry of a prefix map, in the prefixes' order,
+// joined with ", ".
+func eachPrefix(prefixes map[string]ledger.Kind, entry func(string, ledger.Kind) string) string {
+	keys := make([]string, 0, len(prefixes))
 	for p := range prefixes {
 		keys = append(keys, p)
 	}
 	sort.Strings(keys)
-	var out []string
-	for _, p := range keys {
-		out = append(out, p+" "+string(prefixes[p]))
+	out := make([]string, len(keys))
+	for i, p := range keys {
+		out[i] = entry(p, prefixes[p])
 	}
 	return strings.Join(out, ", ")
 }

@@ -362,16 +362,7 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 
 // prefixYAML writes a link's prefixes as a YAML flow mapping's entries.
 func prefixYAML(prefixes map[string]ledger.Kind) string {
-	var keys []string
-	for p := range prefixes {
-		keys = append(keys, p)
-	}
-	sort.Strings(keys)
-	var out []string
-	for _, p := range keys {
-		out = append(out, fmt.Sprintf("%s: %s", quote(p), prefixes[p]))
-	}
-	return strings.Join(out, ", ")
+	return eachPrefix(prefixes, func(p string, k ledger.Kind) string { return fmt.Sprintf("%s: %s", quote(p), k) })
 }
 
 func linkRank(c *Column) int {
