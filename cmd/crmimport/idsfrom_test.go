@@ -91,6 +91,12 @@ func TestIDsFromColumnsPairVanishedWithNew(t *testing.T) {
 		}, s.Kinds, "a rerun is all unchanged")
 		require.Len(t, s.Warnings, 1, "only the row of no kind: %q", s.Warnings)
 
+		// A dry run says it as the run will.
+		r := crm(t, nil, "--db", path, "--json", "run", "--dry-run", "--tenant", "acme", "--source", "odoo", "--profile", odooPartnerLabelsProfile, edited)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		require.Len(t, r.summary(t).Warnings, 2, "%q", r.summary(t).Warnings)
+		require.Contains(t, r.summary(t).Warnings[1], `ids made of columns: 2 contacts no longer in the export look like new ones in it`)
+
 		s = run(edited).summary(t)
 		require.Equal(t, map[string]phases.Counts{
 			"company": {Unchanged: 3, Excluded: 8},
