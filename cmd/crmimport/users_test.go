@@ -107,7 +107,7 @@ func TestSalesforceDataLoaderExtracts(t *testing.T) {
 // TestPipedriveLeads (issue 26 item 2): the Leads Inbox export (made up
 // here in the shape of Pipedrive's list views) imports as leads — the
 // person's name, the organization's, labels as status, the owner kept
-// unowned — beside the people, with its own counts.
+// unowned — beside the people, with its own counts, on both engines.
 func TestPipedriveLeads(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -115,13 +115,39 @@ func TestPipedriveLeads(t *testing.T) {
 		"Lead - ID,Lead - Title,Lead - Person,Lead - Organization,Lead - Value,Lead - Source,Lead - Labels,Lead - Owner,Lead - Lead created\n"+
 			"b6f1c0e2-7a41-4c11-9d1e-0c1a2b3c4d5e,Ovens for the new shop,Pieter de Vries,Harbor Logistics (EMEA),12000,Web forms,Hot,Jane Admin,2024-08-20 09:30:00\n"+
 			"c7a2d1f3-8b52-4d22-ae2f-1d2b3c4d5e6f,Delivery bikes,,Quayside Ropes,,Manually created,Cold,Jane Admin,2024-08-21 10:00:00\n"), 0o600))
-	path := filepath.Join(t.TempDir(), "crm.db")
-	r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "pipedrive", dir)
-	require.Equal(t, exitPartial, r.code, r.stderr)
-	s := r.summary(t)
-	require.Equal(t, int64(1), s.Kinds["lead"].Imported, "%+v", s.Kinds)
-	require.Equal(t, int64(1), s.Kinds["lead"].Failed, "a lead with neither a name nor an email fails, saying so")
-	require.Equal(t, []string{"Pieter de Vries|Harbor Logistics (EMEA)|Hot|Web forms|Jane Admin|Ovens for the new shop"}, query(t, path,
-		`SELECT last_name, company_name, status, lead_source, json_extract(extra, '$.owner_id'), json_extract(extra, '$."Lead - Title"') FROM leads`))
-	require.Equal(t, []string{"lead has neither a name nor an email"}, query(t, path, `SELECT reason FROM record_failures`))
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "pipedrive", dir)
+		require.Equal(t, exitPartial, r.code, r.stderr)
+		s := r.summary(t)
+		require.Equal(t, int64(1), s.Kinds["lead"].Imported, "%+v", s.Kinds)
+		require.Equal(t, int64(1), s.Kinds["lead"].Failed, "a lead with neither a name nor an email fails, saying so")
+		require.Equal(t, []string{"Pieter de Vries|Harbor Logistics (EMEA)|Hot|Web forms|Jane Admin|Ovens for the new shop"}, query(t, path,
+			`SELECT last_name, company_name, status, lead_source, json_extract(extra, '$.owner_id'), json_extract(extra, '$."Lead - Title"') FROM leads`))
+		require.Equal(t, []string{"lead has neither a name nor an email"}, query(t, path, `SELECT reason FROM record_failures`))
+	})
+}
+
+// TestOwnerByNameAmongTheExportsUsers (issue 26 item 1; R6): a profile
+// may resolve an owner by the person's name among the export's users
+// (by: name) — one user of that name is the owner; a name two users share
+// is left unowned and reported, never guessed — on both engines.
+func TestOwnerByNameAmongTheExportsUsers(t *testing.T) {
+	t.Parallel()
+	dir, prof := t.TempDir(), filepath.Join(t.TempDir(), "names.yaml")
+	require.NoError(t, os.WriteFile(prof, []byte("name: names\nkinds:\n"+
+		"  user:\n    files: [staff.csv]\n    fields: {id: Login, email: Mail, name: Full name}\n"+
+		"  company:\n    files: [accounts.csv]\n    fields: {id: Id, name: Name}\n"+
+		"    links:\n      - {column: Owner, kind: user, by: name}\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "staff.csv"), []byte("Login,Mail,Full name\n"+
+		"jadmin,jane.admin@example.com,Jane Admin\nsam1,sam.lee@example.com,Sam Lee\nsam2,sam.lee2@example.com,Sam Lee\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "accounts.csv"), []byte("Id,Name,Owner\n"+
+		"a1,Brightwater Bakery,Jane Admin\na2,Harbor Logistics,Sam Lee\na3,Quayside Ropes,\n"), 0o600))
+	storetest.RunAddress(t, func(t *testing.T, path string) {
+		r := crm(t, nil, "--db", path, "--json", "run", "--tenant", "acme", "--source", "names", "--profile", prof, dir)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, int64(1), r.summary(t).Kinds["company"].Unowned, "%+v", r.summary(t).Kinds)
+		require.Contains(t, r.stderr, `Owner "Sam Lee" names 2 users of the export`)
+		require.Equal(t, []string{"Brightwater Bakery|jane.admin@example.com|", "Harbor Logistics||Sam Lee", "Quayside Ropes||"}, query(t, path,
+			`SELECT c.name, coalesce(u.email, ''), coalesce(json_extract(c.extra, '$.owner_id'), '') FROM companies c LEFT JOIN users u ON u.id = c.owner_id ORDER BY c.name`))
+	})
 }

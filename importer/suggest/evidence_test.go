@@ -272,3 +272,24 @@ func TestSuggestTakesOwnerColumns(t *testing.T) {
 	require.Equal(t, "owner_id", owner.Field, owner.Why)
 	require.Contains(t, owner.Why, "the record's owner")
 }
+
+// TestSuggestReadsZohoLeads (issue 26 item 2): a Zoho-style Leads_*.csv
+// is drafted as leads — their status is the CRM's own words, their
+// company a name, their owner a link to a user.
+func TestSuggestReadsZohoLeads(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Leads_2024_01_05.csv"), []byte(
+		"Record Id,First Name,Last Name,Company,Email,Lead Source,Lead Status,Lead Owner,Created Time\n"+
+			"zcrm_20,Pieter,de Vries,Harbor Logistics,pieter@example.com,Web Download,Contacted,Jane Admin,2024-01-02 10:00:00\n"+
+			"zcrm_21,Sara,Ek,Ek Advokat,sara@example.com,Trade Show,Not Contacted,Jane Admin,2024-01-03 10:00:00\n"), 0o600))
+	d, err := Suggest(context.Background(), []string{dir}, Options{})
+	require.NoError(t, err)
+	f := fileOf(t, d, "Leads_2024_01_05.csv")
+	require.Equal(t, ledger.Lead, f.Kind, f.KindWhy)
+	for col, field := range map[string]string{"Record Id": "id", "Company": "company_name", "Lead Source": "lead_source",
+		"Lead Status": "status", "Lead Owner": "owner_id", "Email": "email"} {
+		c := columnOf(t, f, col)
+		require.Equal(t, field, c.Field, "%s: %s", col, c.Why)
+	}
+	require.NoError(t, d.Check())
+}

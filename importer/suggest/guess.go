@@ -341,7 +341,7 @@ var containsWords = []struct {
 
 // valueCheck says how well a field's values fit it: a bonus or a malus,
 // and why.
-func valueCheck(f string, l *look) (int, string) {
+func valueCheck(k ledger.Kind, f string, l *look) (int, string) {
 	if l.nonEmpty == 0 {
 		return 0, ""
 	}
@@ -360,9 +360,10 @@ func valueCheck(f string, l *look) (int, string) {
 		share, what = l.share(l.domains), "domains or web addresses"
 	case f == "phone":
 		share, what = l.share(l.phones), "phone numbers"
-	case f == "status":
+	case f == "status" && k == ledger.Deal:
 		// A deal's status is open, won or lost (SPEC §4): a column of
 		// other words (Active, Deleted) is no status, whatever its header.
+		// A lead's is the CRM's own words.
 		n := 0
 		for _, v := range l.values {
 			if _, ok := canon.Status(v); ok {
@@ -450,7 +451,7 @@ func fieldCandidates(k ledger.Kind, col string, l *look, idx spellingIndex) []ca
 			}
 			continue
 		}
-		if bonus, what := valueCheck(f, l); what != "" {
+		if bonus, what := valueCheck(k, f, l); what != "" {
 			score += bonus
 			why += "; " + what
 		}
