@@ -106,10 +106,12 @@ func (s *Server) apiSuggest(w http.ResponseWriter, r *http.Request) {
 }
 
 // previewRequest is what POST /api/profiles/preview takes: the draft as
-// the editor changed it, one of its files, and how many rows.
+// the editor changed it, one of its files (its ref, and the sheet of a
+// workbook whose sheets the draft reads one by one), and how many rows.
 type previewRequest struct {
 	Draft *suggest.Draft `json:"draft"`
 	Ref   string         `json:"ref"`
+	Sheet string         `json:"sheet,omitempty"`
 	Rows  int            `json:"rows,omitempty"`
 }
 
@@ -146,7 +148,7 @@ func (s *Server) apiPreview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	check := checkWords(q.Draft)
-	m, err := suggest.Preview(r.Context(), q.Draft, q.Ref, q.Rows, input.DefaultLimits())
+	m, err := suggest.Preview(r.Context(), q.Draft, q.Ref, q.Sheet, q.Rows, input.DefaultLimits())
 	if err != nil {
 		if r.Context().Err() != nil {
 			s.fail(w, err)

@@ -132,7 +132,7 @@ func TestSuggestReadsTheFirstOfJoinedValues(t *testing.T) {
 		require.Equal(t, ", ", c.Multi, "%s: %s", name, c.Why)
 	}
 	require.Contains(t, string(d.YAML()), `email: {columns: ["Email - Work"], multi: ", "}`)
-	m, err := Preview(context.Background(), d, people.Ref, 10, input.DefaultLimits())
+	m, err := Preview(context.Background(), d, people.Ref, "", 10, input.DefaultLimits())
 	require.NoError(t, err)
 	require.Empty(t, m.Problem)
 	require.NotEmpty(t, m.Rows)

@@ -102,7 +102,7 @@ func readFiles(ctx context.Context, d *Draft, listed []input.File, rows int, lim
 		ss = sheetFiles(d, f, ss, idx)
 		for _, s := range ss {
 			for i, c := range s.cols {
-				s.file.Columns = append(s.file.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i])})
+				s.file.Columns = append(s.file.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i]), Values: fewValues(s.vals[i])})
 			}
 		}
 		samples = append(samples, ss...)
@@ -186,6 +186,27 @@ func samplesOf(vals []string) []string {
 		if len(out) == 3 {
 			break
 		}
+	}
+	return out
+}
+
+// maxValues is the most distinct values a column may hold for the editor
+// to offer a value map of them.
+const maxValues = 12
+
+// fewValues are the distinct non-empty values of a column, in the order
+// first seen, when there are at most maxValues of them; else nil.
+func fewValues(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		if v == "" || contains(out, v) {
+			continue
+		}
+		if len(out) == maxValues || len([]rune(v)) > 80 {
+			return nil
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -358,6 +379,7 @@ func valueSpellings(d *Draft, samples []*sample, looks map[*sample][]*look) {
 			switch {
 			case canon.IsDateField(c.Field) && l.dateSpec != "":
 				s.file.DateFormats = appendNew(s.file.DateFormats, l.dateSpec)
+				c.DateFormat = l.dateSpec
 				c.Why += "; " + l.dateEvidence
 			case canon.IsDateField(c.Field) && len(l.dateChoices) > 0:
 				// Most of its dates are ISO 8601: the few that read
