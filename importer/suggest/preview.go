@@ -129,10 +129,11 @@ func Preview(ctx context.Context, d *Draft, ref, sheet string, n int, lim input.
 	m := profile.NewMapper(prof, f.Kind, f.Name)
 	defer m.Close()
 	out.Header = rr.Header()
-	if err := m.CheckHeader(out.Header); err != nil {
+	if err := ready(rr, m); err != nil {
 		out.Problem = err.Error()
 		return out, nil
 	}
+	out.Header = rr.Header() // a workbook's first sheet read, past those left unread
 	if err := m.ReadSideFiles(ctx, m.SideFilesRead(d.sideFiles(prof)), lim); err != nil {
 		out.Problem = err.Error() // a run's task fails as it opens
 		return out, nil
@@ -172,6 +173,31 @@ func Preview(ctx context.Context, d *Draft, ref, sheet string, n int, lim input.
 		}
 	}
 	return out, nil
+}
+
+// ready judges a file's header as a run's task does as it opens: a
+// workbook's sheets each by their own header (a sheet with no column of
+// the kind left unread), any other file's header by CheckHeader; and it
+// lets the reader tell a footer from the records by their ids.
+func ready(rr *reader.RowReader, m *profile.Mapper) error {
+	if rr.Sheet() != "" {
+		err := rr.CheckHeaders(func(header []string) error {
+			if !m.Recognises(header) {
+				return reader.ErrSkipSheet
+			}
+			return m.CheckHeader(header)
+		})
+		if err != nil {
+			return err
+		}
+		if rr.Sheet() == "" {
+			return fmt.Errorf("%s: no sheet holds %s the profile reads: name the sheet to read", m.File(), m.Kind().Plural())
+		}
+	} else if err := m.CheckHeader(rr.Header()); err != nil {
+		return err
+	}
+	rr.WatchFooter(func(row reader.Row) bool { return m.Map(row).ID != "" })
+	return nil
 }
 
 // fileAt is the draft's file of ref and sheet: with no sheet, the first
@@ -398,7 +424,7 @@ func importedIDs(ctx context.Context, prof *profile.Profile, f *File, lim input.
 	defer closeFn()
 	m := profile.NewMapper(prof, f.Kind, f.Name)
 	defer m.Close()
-	if m.CheckHeader(rr.Header()) != nil {
+	if ready(rr, m) != nil {
 		return nil
 	}
 	seen := map[string]bool{}
