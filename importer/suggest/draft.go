@@ -106,6 +106,9 @@ type Column struct {
 	// date formats to choose from; the column is not placed until then.
 	Question    string   `json:"question,omitempty"`
 	DateChoices []string `json:"date_choices,omitempty"`
+	// DateField is the date field the Question places the column in once
+	// answered (close_date).
+	DateField string `json:"date_field,omitempty"`
 	// DateFormat is the format the column's dates are written in (a
 	// profile's spelling: DD/MM/YYYY), found in its values or chosen in
 	// the editor (the answer to its Question): the profile reads its

@@ -282,7 +282,7 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 // with the question and its choices (issue 26 item 5: every 08/03/2021
 // failed, or worse, was read the wrong way, while Check said nothing).
 func askDate(col *Column, field string, l *look) {
-	col.DateChoices = l.dateChoices
+	col.DateChoices, col.DateField = l.dateChoices, field
 	col.Question = fmt.Sprintf("is %q (%s) written day first (%s) or month first (%s)? %s", col.Name, field, l.dateChoices[0], l.dateChoices[1], l.dateEvidence)
 	col.Why = fmt.Sprintf("not placed: it looks like %s, but its dates can be read two ways: %s; kept in extra until the format is chosen", field, l.dateEvidence)
 }
