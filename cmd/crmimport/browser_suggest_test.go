@@ -182,7 +182,7 @@ func TestEditorLinksByNameAndAsksDatesInABrowser(t *testing.T) {
 	require.Equal(t, "", value(ctx, t, closing+" select[data-field=field]"))
 	require.Contains(t, textOf(ctx, t, closing+" [data-field=question]"), `Is "Closing Date" (close_date) written day first (DD/MM/YYYY) or month first (MM/DD/YYYY)?`)
 	require.Equal(t, []string{"", "DD/MM/YYYY", "MM/DD/YYYY"}, options(ctx, t, closing+" select[data-field=date-answer]"))
-	shoot(ctx, t, out, "22-editor-date-question")
+	shoot(ctx, t, out, "60-editor-date-question")
 
 	// Account Name as a company link: by id, as the page made it.
 	account := deals + ` tr[data-column="Account Name"]`
@@ -192,7 +192,7 @@ func TestEditorLinksByNameAndAsksDatesInABrowser(t *testing.T) {
 	require.Equal(t, 8, count(ctx, t, deals+" table.mapped-rows td[data-field=company_id] .badge.unlinked"),
 		"an account's name is no account's id: every deal's link is unlinked")
 	require.Equal(t, "Brightwater Bakeryunlinked", textOf(ctx, t, deals+` table.mapped-rows tr[data-line="2"] td[data-field=company_id]`))
-	shoot(ctx, t, out, "23-editor-link-by-id-unlinked")
+	shoot(ctx, t, out, "61-editor-link-by-id-unlinked")
 
 	// By name: every link resolves.
 	pick(ctx, t, account+" select[data-field=by]", "name")
@@ -203,10 +203,10 @@ func TestEditorLinksByNameAndAsksDatesInABrowser(t *testing.T) {
 	// Closing Date placed with no format: Check names the column and a
 	// value, and the preview fails every deal.
 	pick(ctx, t, closing+" select[data-field=field]", "close_date")
-	waitText(ctx, t, "#check", `column "Closing Date" gives close_date, but 12 of its 12 values shown are not dates the profile reads ("01/01/2021"`)
+	waitText(ctx, t, "#check", `column "Closing Date" gives close_date, but 12 of its 12 values shown are not dates the profile reads, such as "01/01/2021": choose the column's date format`)
 	waitText(ctx, t, deals+" p.counts", "8 failed")
 	require.True(t, disabled(ctx, t, "#save"))
-	shoot(ctx, t, out, "24-editor-check-dates")
+	shoot(ctx, t, out, "62-editor-check-dates")
 
 	// The answer: day first.
 	pick(ctx, t, closing+" select[data-field=date-answer]", "DD/MM/YYYY")
@@ -214,7 +214,7 @@ func TestEditorLinksByNameAndAsksDatesInABrowser(t *testing.T) {
 	waitText(ctx, t, closing+" [data-field=answered]", "Answered: close_date written DD/MM/YYYY.")
 	waitText(ctx, t, deals+` table.mapped-rows tr[data-line="3"] td[data-field=close_date]`, "2021-06-02")
 	waitText(ctx, t, deals+" p.counts", "8 imported")
-	shoot(ctx, t, out, "25-editor-link-by-name-dates-answered")
+	shoot(ctx, t, out, "63-editor-link-by-name-dates-answered")
 
 	do(ctx, t, chromedp.SetValue(chromedp.CSS("#save-file"), "zoho.yaml"), chromedp.Click(chromedp.CSS("#save")),
 		chromedp.WaitVisible(chromedp.CSS("#go-import")))
@@ -285,7 +285,7 @@ func TestEditorSheetsAndValueMapsInABrowser(t *testing.T) {
 	}
 	waitText(ctx, t, "#check", `column "Status" gives status, but "Gewonnen" is not open, won or lost`)
 	require.Equal(t, 3, count(ctx, t, status+" table.value-map tr"))
-	shoot(ctx, t, out, "26-editor-sheets-status-unmapped")
+	shoot(ctx, t, out, "64-editor-sheets-status-unmapped")
 	for word, to := range map[string]string{"Gewonnen": "won", "Verloren": "lost", "Offen": "open"} {
 		pick(ctx, t, status+fmt.Sprintf(` table.value-map tr[data-value=%q] select`, word), to)
 	}
@@ -293,7 +293,7 @@ func TestEditorSheetsAndValueMapsInABrowser(t *testing.T) {
 	waitText(ctx, t, dealsCard+` table.mapped-rows tr[data-line="4"] td[data-field=status]`, "lost")
 	require.Equal(t, "won", textOf(ctx, t, dealsCard+` table.mapped-rows tr[data-line="2"] td[data-field=status]`))
 	waitText(ctx, t, dealsCard+" p.counts", "4 imported")
-	shoot(ctx, t, out, "27-editor-sheets-status-mapped")
+	shoot(ctx, t, out, "65-editor-sheets-status-mapped")
 }
 
 // sheetRows writes a table as a worksheet's rows of inline strings.

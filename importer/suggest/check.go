@@ -119,7 +119,7 @@ func valueProblems(d *Draft) []error {
 			if len(vals) == 0 {
 				vals = c.Samples
 			}
-			bad, example, why := 0, "", ""
+			bad, example := 0, ""
 			for _, v := range vals {
 				if contains(d.Empty, strings.TrimSpace(v)) {
 					continue
@@ -133,7 +133,7 @@ func valueProblems(d *Draft) []error {
 				}
 				if p != "" {
 					if bad == 0 {
-						example, why = v, p
+						example = v
 					}
 					bad++
 				}
@@ -143,8 +143,8 @@ func valueProblems(d *Draft) []error {
 				// A few values its field cannot hold fail their rows
 				// alone, as a run says: the column is not wrong.
 			case canon.IsDateField(c.Field):
-				errs = append(errs, fmt.Errorf("%s: column %q gives %s, but %d of its %d values shown are not dates the profile reads (%q: %s): choose the column's date format",
-					draftName(f), c.Name, c.Field, bad, len(vals), example, why))
+				errs = append(errs, fmt.Errorf("%s: column %q gives %s, but %d of its %d values shown are not dates the profile reads, such as %q: choose the column's date format",
+					draftName(f), c.Name, c.Field, bad, len(vals), example))
 			default:
 				errs = append(errs, fmt.Errorf("%s: column %q gives %s, but %q is not open, won or lost: map the column's words to a status",
 					draftName(f), c.Name, c.Field, example))

@@ -149,7 +149,7 @@ func TestAnsweredDateQuestionIsTheFieldsFormat(t *testing.T) {
 	closing.Field = "close_date" // placed, no format chosen
 	err = d.Check()
 	require.Error(t, err)
-	require.Contains(t, err.Error(), `Deals_2024_08_27.csv: column "Closing Date" gives close_date, but 12 of its 12 values shown are not dates the profile reads ("01/01/2021"`)
+	require.Contains(t, err.Error(), `Deals_2024_08_27.csv: column "Closing Date" gives close_date, but 12 of its 12 values shown are not dates the profile reads, such as "01/01/2021": choose the column's date format`)
 	m := preview(t, d, "Deals_2024_08_27.csv")
 	require.Equal(t, 20, m.Failed)
 
