@@ -192,12 +192,14 @@ func TestEditorLinksByNameAndAsksDatesInABrowser(t *testing.T) {
 	require.Equal(t, 8, count(ctx, t, deals+" table.mapped-rows td[data-field=company_id] .badge.unlinked"),
 		"an account's name is no account's id: every deal's link is unlinked")
 	require.Equal(t, "Brightwater Bakeryunlinked", textOf(ctx, t, deals+` table.mapped-rows tr[data-line="2"] td[data-field=company_id]`))
+	waitText(ctx, t, account+" [data-field=by-hint]", "None of its values shown is the id of one of the export’s companies: if they are names, read them by name")
 	shoot(ctx, t, out, "61-editor-link-by-id-unlinked")
 
 	// By name: every link resolves.
 	pick(ctx, t, account+" select[data-field=by]", "name")
 	waitText(ctx, t, deals+" p.counts", "8 imported ·")
 	require.Zero(t, count(ctx, t, deals+" table.mapped-rows .badge.unlinked"))
+	require.Zero(t, count(ctx, t, account+" [data-field=by-hint]"))
 	require.Equal(t, "Harbor Logistics", textOf(ctx, t, deals+` table.mapped-rows tr[data-line="3"] td[data-field=company_id]`))
 
 	// Closing Date placed with no format: Check names the column and a

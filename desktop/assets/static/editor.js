@@ -353,6 +353,27 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!f.kind) return;
     into.appendChild(mappedTable(f, doc));
     into.setAttribute("data-rows", String(doc.rows.length));
+    hintLinks(f, now, doc);
+  }
+
+  // A link read by id none of whose values in the rows shown resolves: its
+  // column says so, and that a name is read by name.
+  function hintLinks(f, card, doc) {
+    for (const c of f.columns) {
+      const parent = linkOf(f, c.field);
+      const tr = Array.from(card.querySelectorAll("table.columns tr[data-column]")).find((x) => x.getAttribute("data-column") === c.name);
+      const how = tr && tr.querySelector(".how");
+      if (!how) continue;
+      const old = how.querySelector("[data-field=by-hint]");
+      if (old) old.remove();
+      if (!parent || c.by_name || (c.prefixes && Object.keys(c.prefixes).length)) continue;
+      const withValue = doc.rows.filter((r) => r.outcome !== "failed" && ((r.unlinked || []).some((l) => l.field === c.field) || r.fields[c.field]));
+      const open = withValue.filter((r) => (r.unlinked || []).some((l) => l.field === c.field));
+      if (withValue.length && open.length === withValue.length) {
+        how.appendChild(el("span", { class: "hint warn", "data-field": "by-hint" }, "None of its values shown is the id of one of the export’s " +
+          byKind[parent].plural + ": if they are names, read them by name"));
+      }
+    }
   }
 
   // The rows as mapped: per row its id, the fields the file's columns
