@@ -326,3 +326,21 @@ func disabled(ctx context.Context, t *testing.T, sel string) bool {
 	require.NoError(t, err, sel)
 	return v
 }
+
+// TestEditorShowsPrefixLinksInABrowser: a Salesforce export's WhatId
+// links by id prefix; the editor shows the prefixes and their kinds on the
+// column (read only), not a choice between id and name.
+func TestEditorShowsPrefixLinksInABrowser(t *testing.T) {
+	t.Parallel()
+	export, err := filepath.Abs(filepath.Join(fixtureRoot, "salesforce"))
+	require.NoError(t, err)
+	s := serve(t, filepath.Join(t.TempDir(), "crm.db"))
+	ctx := browser(t)
+	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("h1")),
+		chromedp.Navigate("http://"+s.Addr()+"/profiles/new?path="+url.QueryEscape(export)),
+		chromedp.WaitVisible(chromedp.CSS(`section.file[data-ref$="Task.csv"] table.mapped-rows`)))
+	what := `section.file[data-ref$="Task.csv"] tr[data-column="WhatId"]`
+	require.Equal(t, "company_id", value(ctx, t, what+" select[data-field=field]"))
+	require.Equal(t, "by id prefix: 001… company, 006… deal", textOf(ctx, t, what+" [data-field=prefixes]"))
+	require.Zero(t, count(ctx, t, what+" select[data-field=by]"))
+}

@@ -152,10 +152,10 @@ func writeDatesAndHeaders(b *bytes.Buffer, d *Draft) {
 	if len(dates) > 0 {
 		w("\n# Date formats seen beyond ISO 8601 (YYYY-MM-DD), tried in this order.\n")
 		if len(ordered(dates, true)) > 0 && len(ordered(dates, false)) > 0 {
-			// A profile's formats are the same for every file: one file's
-			// 03/04/2021 is read by the first format that fits.
-			w("# Some files write the day first and others the month first: a date that both read\n")
-			w("# (03/04/2021) is read by the first of these in every file. Check the files' dates.\n")
+			// A profile's list is the same for every file: each column's
+			// own format goes with its field, tried before the list.
+			w("# Some files write the day first and others the month first: each date column's own\n")
+			w("# format is written with its field (dates:) and tried first; these are for the others.\n")
 		}
 		w("dates: %s\n", quoteList(dates))
 	}
