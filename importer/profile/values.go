@@ -102,6 +102,9 @@ func dateFormatsOf(p *Profile, spec *fieldSpec) []dateFormat {
 // validation would say it, or "": what profiles check and the mapping
 // editor say of a column before a run fails its rows.
 func (p *Profile) DateProblem(k ledger.Kind, field, v string) string {
+	if emptySpelling(v) || p.empty[strings.TrimSpace(v)] {
+		return "" // no value
+	}
 	var spec *fieldSpec
 	if ks := p.kinds[k]; ks != nil {
 		spec = ks.fields[field]

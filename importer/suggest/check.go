@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"crmimport/canon"
@@ -119,11 +120,9 @@ func valueProblems(d *Draft) []error {
 			if len(vals) == 0 {
 				vals = c.Samples
 			}
+			vals = slices.DeleteFunc(slices.Clone(vals), func(v string) bool { return contains(d.Empty, strings.TrimSpace(v)) })
 			bad, example := 0, ""
 			for _, v := range vals {
-				if contains(d.Empty, strings.TrimSpace(v)) {
-					continue
-				}
 				var p string
 				switch {
 				case canon.IsDateField(c.Field):
@@ -139,7 +138,7 @@ func valueProblems(d *Draft) []error {
 				}
 			}
 			switch {
-			case bad == 0 || 2*bad < len(vals):
+			case bad < 2 || 2*bad < len(vals):
 				// A few values its field cannot hold fail their rows
 				// alone, as a run says: the column is not wrong.
 			case canon.IsDateField(c.Field):

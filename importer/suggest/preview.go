@@ -29,7 +29,9 @@ type Mapped struct {
 	Fields []string    `json:"fields"`
 	Rows   []MappedRow `json:"rows"`
 	Header []string    `json:"header,omitempty"`
-	// Imported, Failed and Skipped count the rows by their outcome.
+	// Imported, Failed and Skipped count the rows by their outcome, as a
+	// run counts them: none when the file cannot be read to its end within
+	// the rows mapped (a run fails its task and keeps none of that batch).
 	Imported int `json:"imported"`
 	Failed   int `json:"failed"`
 	Skipped  int `json:"skipped"`
@@ -142,7 +144,10 @@ func Preview(ctx context.Context, d *Draft, ref, sheet string, n int, lim input.
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]int{} // the ids of the rows mapped so far, at their line (SPEC §4 step 2)
+	seen, err := d.seenBefore(ctx, prof, f, lim) // the ids read so far in the run, where (SPEC §4 step 2)
+	if err != nil {
+		return nil, err
+	}
 	for len(out.Rows) < n {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -152,7 +157,11 @@ func Preview(ctx context.Context, d *Draft, ref, sheet string, n int, lim input.
 			break
 		}
 		if err != nil {
-			out.Problem = err.Error() // the rest of the file cannot be read: a run fails it here
+			// The rest of the file cannot be read: a run fails its task
+			// here, and the batch of the rows before it (more than a
+			// preview maps) is not kept.
+			out.Problem = err.Error()
+			out.Imported, out.Failed, out.Skipped = 0, 0, 0
 			break
 		}
 		r := m.Map(row)
@@ -250,7 +259,7 @@ func mappedRow(r profile.Record) MappedRow {
 // empty body, skipped; 7 links resolved among parents (the ids of the
 // parent records the run imports before it), a note, activity or email
 // with none skipped; 8 imported.
-func decide(r *profile.Record, mr *MappedRow, seen map[string]int, parents map[ledger.Kind]map[string]bool) {
+func decide(r *profile.Record, mr *MappedRow, seen map[string]string, parents map[ledger.Kind]map[string]bool) {
 	fail := func(why string) { mr.Outcome, mr.Reason, mr.Error = RowFailed, why, why }
 	skip := func(why string) { mr.Outcome, mr.Reason = RowSkipped, why }
 	if why := ownProblem(r); why != "" {
@@ -258,10 +267,10 @@ func decide(r *profile.Record, mr *MappedRow, seen map[string]int, parents map[l
 		return
 	}
 	if first, dup := seen[r.ID]; dup {
-		fail(fmt.Sprintf("duplicate source_id, first at %s:%d", r.File, first))
+		fail("duplicate source_id, first at " + first)
 		return
 	}
-	seen[r.ID] = r.Line
+	seen[r.ID] = fmt.Sprintf("%s:%d", r.File, r.Line)
 	if why, skipped := judge(r); why != "" {
 		if skipped {
 			skip(why)
@@ -413,10 +422,56 @@ func (d *Draft) parentIDs(ctx context.Context, prof *profile.Profile, k ledger.K
 	return out, nil
 }
 
+// seenBefore are the ids a run reads from the files of f's kind that it
+// reads before f (a kind's files in order of their names), each where it
+// was first read: a record of f with one of them is a duplicate.
+func (d *Draft) seenBefore(ctx context.Context, prof *profile.Profile, f *File, lim input.Limits) (map[string]string, error) {
+	seen := map[string]string{}
+	for _, g := range d.Files {
+		if g == f || g.Kind != f.Kind || !g.writable() || !runsBefore(g, f) {
+			continue
+		}
+		err := eachRecord(ctx, prof, g, lim, func(r *profile.Record) {
+			if _, dup := seen[r.ID]; !dup && ownProblem(r) == "" {
+				seen[r.ID] = fmt.Sprintf("%s:%d", r.File, r.Line)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return seen, nil
+}
+
+// runsBefore reports whether a run reads g before f, two files of one
+// kind: by name, a workbook's sheets in the order the draft lists them.
+func runsBefore(g, f *File) bool {
+	if gn, fn := input.Name(g.Ref), input.Name(f.Ref); gn != fn {
+		return gn < fn
+	}
+	return false
+}
+
 // importedIDs adds to ids the ids of f's records that a run imports
 // (steps 0 to 6 of SPEC §4; a parent kind needs no parent of its own). A
 // file that cannot be read adds what it read: its task fails there.
 func importedIDs(ctx context.Context, prof *profile.Profile, f *File, lim input.Limits, ids map[string]bool) error {
+	seen := map[string]bool{}
+	return eachRecord(ctx, prof, f, lim, func(r *profile.Record) {
+		if ownProblem(r) != "" || seen[r.ID] {
+			return
+		}
+		seen[r.ID] = true
+		if why, _ := judge(r); why == "" {
+			ids[r.ID] = true
+		}
+	})
+}
+
+// eachRecord maps each row of f that is a record of its kind, as a run's
+// task does, and hands it to fn. A file that cannot be read gives what it
+// read: its task fails there.
+func eachRecord(ctx context.Context, prof *profile.Profile, f *File, lim input.Limits, fn func(r *profile.Record)) error {
 	rr, closeFn, err := openRows(f, lim)
 	if err != nil {
 		return nil
@@ -427,7 +482,6 @@ func importedIDs(ctx context.Context, prof *profile.Profile, f *File, lim input.
 	if ready(rr, m) != nil {
 		return nil
 	}
-	seen := map[string]bool{}
 	for n := 0; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -441,13 +495,7 @@ func importedIDs(ctx context.Context, prof *profile.Profile, f *File, lim input.
 			continue
 		}
 		m.Complete(&r)
-		if ownProblem(&r) != "" || seen[r.ID] {
-			continue
-		}
-		seen[r.ID] = true
-		if why, _ := judge(&r); why == "" {
-			ids[r.ID] = true
-		}
+		fn(&r)
 	}
 }
 
