@@ -296,13 +296,15 @@ document.addEventListener("DOMContentLoaded", () => {
     return card;
   }
 
-  // After a change: the first rows of the file mapped again, and Check.
+  // After a change: the first rows of the file mapped again, then those of
+  // the others (a file's links and duplicates depend on the other files'
+  // records), and Check.
   function changed(f) {
     goOn.hidden = true;
-    if (f && f.kind) { preview(f); return; }
-    const other = draft.files.find((x) => x.kind);
-    if (other) preview(other);
-    else showCheck(["no file has a kind: give at least one file the kind it holds"]);
+    const read = draft.files.filter((x) => x.kind);
+    if (!read.length) { showCheck(["no file has a kind: give at least one file the kind it holds"]); return; }
+    if (f && f.kind) preview(f);
+    for (const x of read) if (x !== f) preview(x);
   }
 
   function showCheck(lines) {
@@ -386,7 +388,8 @@ document.addEventListener("DOMContentLoaded", () => {
       if (!doc.problem) wrap.appendChild(el("p", { class: "empty" }, "The file has no rows."));
       return wrap;
     }
-    const unlinked = doc.rows.filter((r) => r.outcome === "imported" && (r.unlinked || []).length).length;
+    // As a run counts them: an owner that does not resolve is unowned, not unlinked.
+    const unlinked = doc.rows.filter((r) => r.outcome === "imported" && (r.unlinked || []).some((l) => l.field !== "owner_id")).length;
     const counts = el("p", { class: "counts", "data-field": "counts" });
     counts.append((doc.rows.length === 1 ? "Its first row" : "Its first " + doc.rows.length + " rows") + ", as a run would count them: ");
     const part = (cls, text) => counts.appendChild(el("span", { class: "count " + cls }, text));
