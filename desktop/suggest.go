@@ -16,6 +16,7 @@ import (
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/suggest"
+	"crmimport/ledger"
 )
 
 // The mapping editor (SPEC §9, Profiles): an export no profile fits is
@@ -35,20 +36,44 @@ const profilesFolder = "profiles"
 // their samples is well within it.
 const maxDraft = 8 << 20
 
-// editorKind is one kind as the editor's lists offer it.
+// editorKind is one kind as the editor's lists offer it: its fields,
+// which of them are links (to be read by id or by name), which dates (in a
+// format), and the values of those that hold few (a deal's status: what
+// a value map gives).
 type editorKind struct {
-	Kind   string   `json:"kind"`
-	Plural string   `json:"plural"`
-	Fields []string `json:"fields"`
+	Kind   string              `json:"kind"`
+	Plural string              `json:"plural"`
+	Fields []string            `json:"fields"`
+	Links  map[string]string   `json:"links"` // link field -> the parent's kind
+	Dates  []string            `json:"dates"`
+	Values map[string][]string `json:"values"`
 }
 
 func editorKinds() []editorKind {
 	var out []editorKind
 	for _, k := range canon.Kinds() {
-		out = append(out, editorKind{Kind: string(k), Plural: k.Plural(), Fields: canon.Fields(k)})
+		ek := editorKind{Kind: string(k), Plural: k.Plural(), Fields: canon.Fields(k), Links: map[string]string{}, Dates: []string{},
+			Values: map[string][]string{}}
+		for _, f := range ek.Fields {
+			if parent, ok := canon.KindOfLinkField(f); ok {
+				ek.Links[f] = string(parent)
+			}
+			if canon.IsDateField(f) {
+				ek.Dates = append(ek.Dates, f)
+			}
+			if f == "status" && k == ledger.Deal {
+				ek.Values[f] = canon.Statuses
+			}
+		}
+		out = append(out, ek)
 	}
 	return out
 }
+
+// editorDateFormats are the date formats the editor offers for a date
+// column beyond those the draft saw (profile spellings, SPEC §4).
+var editorDateFormats = []string{"DD/MM/YYYY", "MM/DD/YYYY", "DD.MM.YYYY", "DD-MM-YYYY", "YYYY/MM/DD", "DD/MM/YYYY HH:mm",
+	"MM/DD/YYYY hh:mm A", "DD.MM.YYYY HH:mm", "YYYY-MM-DD HH:mm:ss"}
 
 // profileNewPage is the mapping editor; ?path= opens an export at once.
 func (s *Server) profileNewPage(w http.ResponseWriter, r *http.Request) {
@@ -57,10 +82,15 @@ func (s *Server) profileNewPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
+	formats, err := json.Marshal(editorDateFormats)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
 	s.render(w, "suggest", page{Title: "Suggest a profile", Nav: "profiles", Data: struct {
-		Path, Kinds     string
-		Folder, Uploads string
-	}{r.URL.Query().Get("path"), string(kinds), s.folderWords(profilesFolder), s.folderWords(uploadsFolder)}})
+		Path, Kinds, DateFormats string
+		Folder, Uploads          string
+	}{r.URL.Query().Get("path"), string(kinds), string(formats), s.folderWords(profilesFolder), s.folderWords(uploadsFolder)}})
 }
 
 // suggestRequest is what POST /api/profiles/suggest takes: the paths of
@@ -106,10 +136,12 @@ func (s *Server) apiSuggest(w http.ResponseWriter, r *http.Request) {
 }
 
 // previewRequest is what POST /api/profiles/preview takes: the draft as
-// the editor changed it, one of its files, and how many rows.
+// the editor changed it, one of its files (its ref, and the sheet of a
+// workbook whose sheets the draft reads one by one), and how many rows.
 type previewRequest struct {
 	Draft *suggest.Draft `json:"draft"`
 	Ref   string         `json:"ref"`
+	Sheet string         `json:"sheet,omitempty"`
 	Rows  int            `json:"rows,omitempty"`
 }
 
@@ -146,7 +178,7 @@ func (s *Server) apiPreview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	check := checkWords(q.Draft)
-	m, err := suggest.Preview(r.Context(), q.Draft, q.Ref, q.Rows, input.DefaultLimits())
+	m, err := suggest.Preview(r.Context(), q.Draft, q.Ref, q.Sheet, q.Rows, input.DefaultLimits())
 	if err != nil {
 		if r.Context().Err() != nil {
 			s.fail(w, err)

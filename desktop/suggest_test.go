@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"crmimport/importer/profile"
+	"crmimport/importer/reader/readertest"
 	"crmimport/importer/suggest"
 	"crmimport/store/storetest"
 )
@@ -233,4 +234,62 @@ func TestEditorPageEscapes(t *testing.T) {
 		require.Contains(t, body, `<script src="/static/editor.js" defer></script>`)
 		require.Equal(t, 2, strings.Count(body, "<script"), "no inline script: editor.js and app.js")
 	})
+}
+
+// TestPreviewOfAWorkbookSheet: issue 26 item 5. A workbook whose sheets
+// hold different kinds is a draft file per sheet, one ref; the preview
+// request names the sheet, and the answer is that sheet's rows (it was
+// the first sheet's, whichever file of the workbook was asked). The page
+// says which links do not resolve, and what a run makes of each row.
+func TestPreviewOfAWorkbookSheet(t *testing.T) {
+	t.Parallel()
+	s := editorServer(t, filepath.Join(t.TempDir(), "crm.db"))
+	book := filepath.Join(t.TempDir(), "crm.xlsx")
+	cell := func(ref, v string) string { return `<c r="` + ref + `" t="inlineStr"><is><t>` + v + `</t></is></c>` }
+	row := func(n string, vals ...string) string {
+		out := `<row r="` + n + `">`
+		for i, v := range vals {
+			out += cell(string(rune('A'+i))+n, v)
+		}
+		return out + `</row>`
+	}
+	wb := readertest.Workbook{Sheets: []readertest.Sheet{
+		{Name: "Companies", Rows: row("1", "Company ID", "Company name", "Website", "Industry") +
+			row("2", "1", "Brightwater Bakery", "brightwater-bakery.example.com", "Food") +
+			row("3", "2", "Harbor Logistics", "harbor-logistics.example.com", "Transport")},
+		{Name: "People", Rows: row("1", "Contact ID", "First name", "Last name", "Email", "Company ID") +
+			row("2", "11", "Hannah", "Okafor", "hannah@brightwater-bakery.example.com", "1") +
+			row("3", "12", "Grace", "Lindqvist", "grace@harbor-logistics.example.com", "9")},
+	}}
+	require.NoError(t, wb.WriteFile(book))
+	w := s.post(t, "/api/profiles/suggest", map[string]any{"paths": []string{book}, "name": "book"})
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	d := decode[suggest.Draft](t, w)
+	require.Len(t, d.Files, 2)
+	sheets := map[string]string{}
+	for _, f := range d.Files {
+		require.Equal(t, book, f.Ref, "one ref, the workbook")
+		sheets[f.Sheet] = string(f.Kind)
+	}
+	require.Equal(t, map[string]string{"Companies": "company", "People": "contact"}, sheets)
+
+	w = s.post(t, "/api/profiles/preview", map[string]any{"draft": &d, "ref": book, "sheet": "People", "rows": 5})
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	p := decode[previewDoc](t, w)
+	require.Equal(t, "People", p.Sheet)
+	require.Equal(t, "contact", p.Kind)
+	require.Len(t, p.Rows, 2)
+	require.Equal(t, "Okafor", p.Rows[0].Fields["last_name"], "the People sheet's rows")
+	require.Equal(t, suggest.RowImported, p.Rows[1].Outcome)
+	require.Equal(t, []suggest.MappedLink{{Field: "company_id", Value: "9"}}, p.Rows[1].Unlinked, "no company 9 in the workbook")
+	require.Equal(t, 2, p.Imported)
+
+	w = s.post(t, "/api/profiles/preview", map[string]any{"draft": &d, "ref": book, "sheet": "Companies", "rows": 5})
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	p = decode[previewDoc](t, w)
+	require.Equal(t, "Brightwater Bakery", p.Rows[0].Fields["name"])
+
+	w = s.post(t, "/api/profiles/preview", map[string]any{"draft": &d, "ref": book, "sheet": "Deals"})
+	require.Equal(t, http.StatusBadRequest, w.Code)
+	require.Contains(t, w.Body.String(), `the draft has no sheet \"Deals\"`)
 }

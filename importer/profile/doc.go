@@ -17,8 +17,9 @@
 //     what the profile says resolved once per file and per header, not per
 //     row: columns found by name, case- and space-insensitively
 //     (columns.go), values a profile rewrites (values.go: spellings of
-//     empty, value maps, ids, flags, date formats, the days of date_only
-//     columns), links beyond the plain link fields (links.go: lists, ids
+//     empty, value maps, ids, flags, date formats — a field's own before
+//     the profile's — the days of date_only columns; DateProblem says
+//     whether a value is a date the profile reads), links beyond the plain link fields (links.go: lists, ids
 //     by prefix, names, joined rows); and
 //     the record's validation, by canon (Record.Validate);
 //   - what a mapper does, told before any row is imported (describe.go:

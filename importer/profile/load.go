@@ -329,6 +329,26 @@ func (l *profileLoader) dateFormats(p *Profile, n *yaml.Node) {
 	}
 }
 
+// fieldDates reads a field's own date formats (dates: [DD/MM/YYYY]),
+// tried for its columns before the profile's.
+func (l *profileLoader) fieldDates(n *yaml.Node, at string) []dateFormat {
+	specs, _ := l.strs(n, at)
+	var out []dateFormat
+	for i, s := range specs {
+		layout, hasTime, err := dateLayout(s)
+		if err != nil {
+			where := deref(n)
+			if where.Kind == yaml.SequenceNode {
+				where = where.Content[i] // the line of the format itself
+			}
+			l.fail(where, fmt.Sprintf("%s[%d]", at, i), "%v", err)
+			continue
+		}
+		out = append(out, dateFormat{spec: s, layout: layout, hasTime: hasTime})
+	}
+	return out
+}
+
 // repeatedRule reads what a profile does with a mapped column given twice.
 func (l *profileLoader) repeatedRule(p *Profile, n *yaml.Node) {
 	if s, ok := l.str(n, "repeated_headers"); ok {
@@ -400,8 +420,13 @@ func (l *profileLoader) field(k ledger.Kind, n *yaml.Node, at, field string) *fi
 	if n.Kind == yaml.MappingNode {
 		spec := &fieldSpec{}
 		var dateOnly *entry // read once the columns are known
-		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only", "flags") {
+		for _, e := range l.mapping(n, at, "columns", "multi", "map", "default", "date_only", "dates", "flags") {
 			switch e.key {
+			case "dates":
+				if !canon.IsDateField(field) {
+					l.fail(e.node, join(at, "dates"), "%s is not a date", field)
+				}
+				spec.dates = l.fieldDates(e.val, join(at, "dates"))
 			case "flags":
 				spec.outcome = l.outcome(k, e.val, join(at, "flags"), field)
 			case "date_only":

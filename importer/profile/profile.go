@@ -92,6 +92,7 @@ type fieldSpec struct {
 	valueMap map[string]string // lower-cased value -> canonical value
 	def      string            // when no column holds a value
 	dateOnly []string          // the columns that hold a date (date_only): what they give is stored as a date, whatever its time
+	dates    []dateFormat      // the field's own date formats, tried before the profile's (dates: [DD/MM/YYYY])
 	// outcome gives a deal's status from two flag columns instead of a
 	// column of its own (Salesforce's IsWon and IsClosed): nil for none.
 	outcome *outcomeFlags

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"crmimport/canon"
+	"crmimport/ledger"
 )
 
 // valueFunc turns a value as read into the canonical spelling a profile
@@ -67,8 +68,7 @@ func (m *Mapper) valueFunc(f string) valueFunc {
 			return v, false
 		})
 	}
-	if canon.IsDateField(f) && len(p.dates) > 0 {
-		formats := p.dates
+	if formats := dateFormatsOf(p, spec); canon.IsDateField(f) && len(formats) > 0 {
 		steps = append(steps, func(v string) (string, bool) { return profileDate(formats, v), false })
 	}
 	switch len(steps) {
@@ -86,6 +86,33 @@ func (m *Mapper) valueFunc(f string) valueFunc {
 		}
 		return v, keep
 	}
+}
+
+// dateFormatsOf are the date formats a field's values are read in: its
+// own, then the profile's.
+func dateFormatsOf(p *Profile, spec *fieldSpec) []dateFormat {
+	if spec == nil || len(spec.dates) == 0 {
+		return p.dates
+	}
+	return append(append([]dateFormat(nil), spec.dates...), p.dates...)
+}
+
+// DateProblem says why v, a value of kind k's date field, is not a date
+// the profile reads (its field's formats, the profile's, ISO 8601), as
+// validation would say it, or "": what profiles check and the mapping
+// editor say of a column before a run fails its rows.
+func (p *Profile) DateProblem(k ledger.Kind, field, v string) string {
+	if emptySpelling(v) || p.empty[strings.TrimSpace(v)] {
+		return "" // no value
+	}
+	var spec *fieldSpec
+	if ks := p.kinds[k]; ks != nil {
+		spec = ks.fields[field]
+	}
+	if formats := dateFormatsOf(p, spec); len(formats) > 0 {
+		v = profileDate(formats, v)
+	}
+	return canon.ValueProblem(k, field, v)
 }
 
 // dateOnly is the date a value of a column that holds dates gives (a

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"crmimport/canon"
+	"crmimport/importer/profile"
 	"crmimport/importer/reader"
 	"crmimport/ledger"
 )
@@ -89,7 +91,77 @@ func check(d *Draft) error {
 	if read == 0 {
 		fail("no file is read: give at least one file a kind")
 	}
+	if len(errs) == 0 {
+		errs = append(errs, valueProblems(d)...)
+	}
 	return errors.Join(errs...)
+}
+
+// valueProblems says what a run would fail in most rows of a column, by
+// its values as the draft, read back as a profile, reads them: a date
+// column none of whose formats reads its values (every 08/03/2021 failing:
+// issue 26 item 5), a status its map does not turn into open, won or lost.
+// A draft the loader refuses is Preview's to tell.
+func valueProblems(d *Draft) []error {
+	prof, err := profile.Load(draftSource(d), d.YAML())
+	if err != nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range d.Files {
+		if !f.writable() {
+			continue
+		}
+		for _, c := range f.Columns {
+			if c.Field == "" || !canon.HasField(f.Kind, c.Field) {
+				continue
+			}
+			vals := c.Values
+			if len(vals) == 0 {
+				vals = c.Samples
+			}
+			vals = slices.DeleteFunc(slices.Clone(vals), func(v string) bool { return contains(d.Empty, strings.TrimSpace(v)) })
+			bad, example := 0, ""
+			for _, v := range vals {
+				var p string
+				switch {
+				case canon.IsDateField(c.Field):
+					p = prof.DateProblem(f.Kind, c.Field, v)
+				case c.Field == "status" && f.Kind == ledger.Deal:
+					p = canon.ValueProblem(f.Kind, c.Field, mapped(c.Map, v))
+				}
+				if p != "" {
+					if bad == 0 {
+						example = v
+					}
+					bad++
+				}
+			}
+			switch {
+			case bad < 2 || 2*bad < len(vals):
+				// A few values its field cannot hold fail their rows
+				// alone, as a run says: the column is not wrong.
+			case canon.IsDateField(c.Field):
+				errs = append(errs, fmt.Errorf("%s: column %q gives %s, but %d of its %d values shown are not dates the profile reads, such as %q: choose the column's date format",
+					draftName(f), c.Name, c.Field, bad, len(vals), example))
+			default:
+				errs = append(errs, fmt.Errorf("%s: column %q gives %s, but %q is not open, won or lost: map the column's words to a status",
+					draftName(f), c.Name, c.Field, example))
+			}
+		}
+	}
+	return errs
+}
+
+// mapped is v as a field's value map gives it (keys compared as the
+// loader does: lower-cased, trimmed), or v.
+func mapped(m map[string]string, v string) string {
+	for from, to := range m {
+		if strings.EqualFold(strings.TrimSpace(from), strings.TrimSpace(v)) {
+			return to
+		}
+	}
+	return v
 }
 
 func kindOrLeftOut(k ledger.Kind) string {

@@ -106,8 +106,23 @@ type Column struct {
 	// date formats to choose from; the column is not placed until then.
 	Question    string   `json:"question,omitempty"`
 	DateChoices []string `json:"date_choices,omitempty"`
-	// Samples are the first distinct non-empty values, for the editor.
+	// DateField is the date field the Question places the column in once
+	// answered (close_date).
+	DateField string `json:"date_field,omitempty"`
+	// DateFormat is the format the column's dates are written in (a
+	// profile's spelling: DD/MM/YYYY), found in its values or chosen in
+	// the editor (the answer to its Question): the profile reads its
+	// field in it before the profile's list of formats.
+	DateFormat string `json:"date_format,omitempty"`
+	// Map turns the column's own words into its field's values (a deal's
+	// status: Gewonnen → won), as a profile field's map does; a word not
+	// in it is read as it is.
+	Map map[string]string `json:"map,omitempty"`
+	// Samples are the first distinct non-empty values, for the editor,
+	// and Values all of them when the rows read hold few (a status, a
+	// type), for a value map.
 	Samples []string `json:"samples,omitempty"`
+	Values  []string `json:"values,omitempty"`
 }
 
 // Suggest reads an export's files and headers (the paths a run takes:

@@ -132,7 +132,7 @@ func TestSuggestReadsTheFirstOfJoinedValues(t *testing.T) {
 		require.Equal(t, ", ", c.Multi, "%s: %s", name, c.Why)
 	}
 	require.Contains(t, string(d.YAML()), `email: {columns: ["Email - Work"], multi: ", "}`)
-	m, err := Preview(context.Background(), d, people.Ref, 10, input.DefaultLimits())
+	m, err := Preview(context.Background(), d, people.Ref, "", 10, input.DefaultLimits())
 	require.NoError(t, err)
 	require.Empty(t, m.Problem)
 	require.NotEmpty(t, m.Rows)
@@ -206,6 +206,15 @@ func TestSuggestSaysWhenFilesWriteDatesBothWays(t *testing.T) {
 	y := string(d.YAML())
 	require.Contains(t, y, "# Some files write the day first and others the month first")
 	require.Contains(t, y, `dates: ["DD/MM/YYYY", "MM/DD/YYYY"]`)
+	// Each column's own format is written on its field and read first
+	// (issue 26 item 5): a task's 02/04/2021 is the 4th of February, not
+	// read day first because the deals' format comes first in the list.
+	require.Contains(t, y, `close_date: {columns: ["Close date"], dates: ["DD/MM/YYYY"]}`)
+	require.Contains(t, y, `due_at: {columns: ["Due date"], dates: ["MM/DD/YYYY"]}`)
+	tasks := fileOf(t, d, "tasks.csv")
+	m, err := Preview(context.Background(), d, tasks.Ref, "", 10, input.DefaultLimits())
+	require.NoError(t, err)
+	require.Equal(t, "2021-02-04", m.Rows[1].Fields["due_at"])
 }
 
 // TestSuggestLinksNoCountColumnOfAWorkbook: the incident's export was a

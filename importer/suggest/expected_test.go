@@ -106,6 +106,10 @@ extract (2).csv | deal | ID=id; ACCOUNTID>company; NAME=name; STAGENAME=stage; A
 deals.csv | deal | Deal ID=id; Deal name=name; Amount=amount; Created=created_at
 tasks.csv | activity | Task ID=id; Subject=subject; Due date=due_at; Deal ID>deal
 `,
+	"suggest/zoho": `
+Accounts_2024_08_27.csv | company | Record Id=id; Account Name=name; Website=domain; Phone=phone; Industry=industry; Created Time=created_at; Account Owner>user?
+Deals_2024_08_27.csv | deal | Record Id=id; Deal Name=name; Amount=amount; Stage=stage; Created Time=created_at; Account Name>company; Closing Date=close_date?; Deal Owner>user?
+`,
 	"suggest/odoo-de": `
 Kontakt (res.partner).csv | contact | Name=last_name?; E-Mail=email; Telefon=phone; Stellenbezeichnung=title; Erstellt am=created_at; Zugehöriges Unternehmen>company?
 `,

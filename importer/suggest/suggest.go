@@ -102,7 +102,7 @@ func readFiles(ctx context.Context, d *Draft, listed []input.File, rows int, lim
 		ss = sheetFiles(d, f, ss, idx)
 		for _, s := range ss {
 			for i, c := range s.cols {
-				s.file.Columns = append(s.file.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i])})
+				s.file.Columns = append(s.file.Columns, &Column{Name: c, Why: "not placed: kept in extra", Samples: samplesOf(s.vals[i]), Values: fewValues(s.vals[i])})
 			}
 		}
 		samples = append(samples, ss...)
@@ -190,6 +190,27 @@ func samplesOf(vals []string) []string {
 	return out
 }
 
+// maxValues is the most distinct values a column may hold for the editor
+// to offer a value map of them.
+const maxValues = 12
+
+// fewValues are the distinct non-empty values of a column, in the order
+// first seen, when there are at most maxValues of them; else nil.
+func fewValues(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		if v == "" || contains(out, v) {
+			continue
+		}
+		if len(out) == maxValues || len([]rune(v)) > 80 {
+			return nil
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // placeFields gives each column of a file but its id the field (or link)
 // it most likely holds; a field two columns may give goes to the surer
 // (the first, when as sure), and the other to extra.
@@ -261,7 +282,7 @@ func placeFields(s *sample, looks []*look, idx spellingIndex, ex *exportIDs) {
 // with the question and its choices (issue 26 item 5: every 08/03/2021
 // failed, or worse, was read the wrong way, while Check said nothing).
 func askDate(col *Column, field string, l *look) {
-	col.DateChoices = l.dateChoices
+	col.DateChoices, col.DateField = l.dateChoices, field
 	col.Question = fmt.Sprintf("is %q (%s) written day first (%s) or month first (%s)? %s", col.Name, field, l.dateChoices[0], l.dateChoices[1], l.dateEvidence)
 	col.Why = fmt.Sprintf("not placed: it looks like %s, but its dates can be read two ways: %s; kept in extra until the format is chosen", field, l.dateEvidence)
 }
@@ -358,6 +379,7 @@ func valueSpellings(d *Draft, samples []*sample, looks map[*sample][]*look) {
 			switch {
 			case canon.IsDateField(c.Field) && l.dateSpec != "":
 				s.file.DateFormats = appendNew(s.file.DateFormats, l.dateSpec)
+				c.DateFormat = l.dateSpec
 				c.Why += "; " + l.dateEvidence
 			case canon.IsDateField(c.Field) && len(l.dateChoices) > 0:
 				// Most of its dates are ISO 8601: the few that read

@@ -49,7 +49,7 @@ func TestSuggestAndPreviewAWorkbookInAZip(t *testing.T) {
 	require.Equal(t, []string{"id", "first_name", "last_name", "email", "phone", "created_at", "signed_up", "score", "vip", "company_id", "note"}, names,
 		"the first sheet's header; the Archived sheet's rows are not sampled under it")
 
-	m, err := Preview(context.Background(), d, file.Ref, 10, input.DefaultLimits())
+	m, err := Preview(context.Background(), d, file.Ref, "", 10, input.DefaultLimits())
 	require.NoError(t, err)
 	require.Empty(t, m.Problem)
 	var lines []int

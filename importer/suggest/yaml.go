@@ -136,14 +136,11 @@ func writeSpellings(b *bytes.Buffer, d *Draft) {
 // what a repeated header name does.
 func writeDatesAndHeaders(b *bytes.Buffer, d *Draft) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	var dates []string
+	dates := d.dateFormats()
 	repeated := false
 	for _, f := range d.Files {
 		if !f.writable() {
 			continue
-		}
-		for _, s := range f.DateFormats {
-			dates = appendNew(dates, s)
 		}
 		seen := map[string]bool{}
 		for _, c := range f.Columns {
@@ -155,10 +152,10 @@ func writeDatesAndHeaders(b *bytes.Buffer, d *Draft) {
 	if len(dates) > 0 {
 		w("\n# Date formats seen beyond ISO 8601 (YYYY-MM-DD), tried in this order.\n")
 		if len(ordered(dates, true)) > 0 && len(ordered(dates, false)) > 0 {
-			// A profile's formats are the same for every file: one file's
-			// 03/04/2021 is read by the first format that fits.
-			w("# Some files write the day first and others the month first: a date that both read\n")
-			w("# (03/04/2021) is read by the first of these in every file. Check the files' dates.\n")
+			// A profile's list is the same for every file: each column's
+			// own format goes with its field, tried before the list.
+			w("# Some files write the day first and others the month first: each date column's own\n")
+			w("# format is written with its field (dates:) and tried first; these are for the others.\n")
 		}
 		w("dates: %s\n", quoteList(dates))
 	}
@@ -169,6 +166,31 @@ func writeDatesAndHeaders(b *bytes.Buffer, d *Draft) {
 		w("\n# A field given by two columns of one name fails the file: rename or remove one.\n")
 		w("repeated_headers: fail\n")
 	}
+}
+
+// dateFormats are the date formats seen in the files the profile reads,
+// beyond ISO 8601: the profile's list.
+func (d *Draft) dateFormats() []string {
+	var dates []string
+	for _, f := range d.Files {
+		if f.writable() {
+			for _, s := range f.DateFormats {
+				dates = appendNew(dates, s)
+			}
+		}
+	}
+	return dates
+}
+
+// ownDates reports whether a column's date format is written with its
+// field (dates: [DD/MM/YYYY]) rather than left to the profile's list
+// (wide): when the list does not hold it (chosen in the editor), or holds
+// others, which would read its 03/04/2021 first.
+func ownDates(c *Column, wide []string) bool {
+	if c.DateFormat == "" || !canon.IsDateField(c.Field) {
+		return false
+	}
+	return !contains(wide, c.DateFormat) || len(wide) > 1
 }
 
 // writeKinds writes each kind's files, in plan order.
@@ -185,7 +207,7 @@ func writeKinds(b *bytes.Buffer, d *Draft) {
 		if len(files) == 0 {
 			continue
 		}
-		writeKind(b, k, files)
+		writeKind(b, k, files, d.dateFormats())
 	}
 }
 
@@ -255,7 +277,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
+func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File, wide []string) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("  %s:\n", k)
 	var patterns []string
@@ -307,20 +329,40 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 		if len(cols) == 0 {
 			continue
 		}
-		var names []string
+		var names, dates []string
 		multi := ""
+		valueMap := map[string]string{}
 		for _, fc := range cols {
 			w("      # %s (%s): %s — %s\n", quote(fc.col.Name), oneLine(fc.file.Name), sureWord(fc.col.Sure), oneLine(fc.col.Why))
 			names = append(names, fc.col.Name)
 			if fc.col.Multi != "" {
 				multi = fc.col.Multi
 			}
+			if ownDates(fc.col, wide) {
+				dates = appendNew(dates, fc.col.DateFormat)
+				w("      #   its dates are written %s\n", fc.col.DateFormat)
+			}
+			for from, to := range fc.col.Map {
+				if strings.TrimSpace(from) != "" && strings.TrimSpace(to) != "" {
+					valueMap[from] = to
+				}
+			}
 		}
 		if len(names) > 1 {
 			w("      # several files: the first of these columns that holds a value gives %s\n", f)
 		}
+		var opts []string
 		if multi != "" {
-			w("      %s: {columns: %s, multi: %s}\n", f, quoteList(names), quote(multi))
+			opts = append(opts, "multi: "+quote(multi))
+		}
+		if len(dates) > 0 {
+			opts = append(opts, "dates: "+quoteList(dates))
+		}
+		if len(valueMap) > 0 {
+			opts = append(opts, "map: {"+mapYAML(valueMap)+"}")
+		}
+		if len(opts) > 0 {
+			w("      %s: {columns: %s, %s}\n", f, quoteList(names), strings.Join(opts, ", "))
 			continue
 		}
 		w("      %s: %s\n", f, quoteList(names))
@@ -356,8 +398,23 @@ func writeKind(b *bytes.Buffer, k ledger.Kind, files []*File) {
 		// The whole question, on as many lines as it takes: the answer is
 		// the column's field and its format under dates.
 		w("    # QUESTION: %s\n", strings.Join(strings.Fields(q), " "))
-		w("    #   Answer by giving the column its field above and its format under dates.\n")
+		w("    #   Answer by giving the column its field above, with its format: {columns: [COLUMN], dates: [DD/MM/YYYY]}.\n")
 	}
+}
+
+// mapYAML writes a value map as a YAML flow mapping's entries, in order
+// of its keys.
+func mapYAML(m map[string]string) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%s: %s", quote(k), quote(m[k])))
+	}
+	return strings.Join(out, ", ")
 }
 
 // prefixYAML writes a link's prefixes as a YAML flow mapping's entries.

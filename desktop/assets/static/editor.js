@@ -2,7 +2,11 @@
 // an export read by POST /api/profiles/suggest, a kind per file and a
 // field per column changed from lists, the first rows mapped again after
 // every change (POST /api/profiles/preview), the profile saved (POST
-// /api/profiles/save) and New import opened with it. Everything here comes
+// /api/profiles/save) and New import opened with it. A column's field
+// comes with how it is read: a link by id or by name, a date's format (the
+// draft's question asked as a choice), a value map, a multi-value
+// separator and id prefixes shown. A workbook whose sheets hold different
+// kinds is a card per sheet, previewed by its sheet. Everything here comes
 // from an export: it is only ever set as text (textContent, .value), never
 // as HTML. It uses app.js's el, post, say and pathPicker, which are
 // defined once every deferred script has run.
@@ -11,6 +15,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const root = document.getElementById("editor");
   if (!root) return;
   const kinds = JSON.parse(root.getAttribute("data-kinds"));
+  const dateFormats = JSON.parse(root.getAttribute("data-date-formats"));
   const byKind = Object.fromEntries(kinds.map((k) => [k.kind, k]));
   const form = document.getElementById("suggest-form");
   const pathIn = document.getElementById("path");
@@ -30,7 +35,9 @@ document.addEventListener("DOMContentLoaded", () => {
 
   let draft = null;
   let exportPath = "";
-  const seq = new Map(); // per file ref: the newest preview asked, so that an older answer is dropped
+  const seq = new Map(); // per file: the newest preview asked, so that an older answer is dropped
+  const listWas = new WeakMap(); // a list link's separator, while it is read by name
+  const keyOf = (f) => f.ref + "\u0000" + (f.sheet || ""); // a workbook's sheets share a ref
 
   pathPicker(pathIn, document.getElementById("browser"), document.getElementById("browse"), document.getElementById("drop"), msg,
     () => suggestNow());
@@ -91,14 +98,123 @@ document.addEventListener("DOMContentLoaded", () => {
     return s;
   }
 
+  const linkOf = (f, field) => field && f.kind ? (byKind[f.kind].links || {})[field] : undefined;
+  const isDate = (f, field) => !!field && !!f.kind && (byKind[f.kind].dates || []).includes(field);
+
+  // How a column's field is read, below its list: a link by id or by
+  // name (or by id prefix, shown), a date's format (the draft's question
+  // asked as a choice), a multi-value separator, a value map. done is
+  // told after a choice.
+  function howOf(f, c, into, fieldSel, done) {
+    const label = " of column " + c.name + " of " + f.name;
+    if (c.question) {
+      const q = el("div", { class: "question", role: "group", "aria-label": "question" + label, "data-field": "question" });
+      q.appendChild(el("span", { class: "q-mark", "aria-hidden": "true" }, "?"));
+      q.appendChild(el("p", {}, c.question.charAt(0).toUpperCase() + c.question.slice(1)));
+      const row = el("label", { class: "inline" }, "Its dates are written ");
+      const qs = el("select", { "data-field": "date-answer", "aria-label": "answer: date format" + label });
+      qs.appendChild(el("option", { value: "" }, c.date_format ? "another way…" : "choose…"));
+      for (const d of c.date_choices || []) qs.appendChild(el("option", { value: d }, d));
+      if (c.date_format && !(c.date_choices || []).includes(c.date_format)) qs.appendChild(el("option", { value: c.date_format }, c.date_format));
+      qs.value = c.date_format || "";
+      qs.addEventListener("change", () => {
+        c.date_format = qs.value;
+        if (qs.value && !c.field && c.date_field) { c.field = c.date_field; fieldSel.value = c.field; }
+        done();
+      });
+      row.appendChild(qs);
+      q.appendChild(row);
+      if (c.date_format && c.field) q.appendChild(el("p", { class: "answered", "data-field": "answered" }, "Answered: " + c.field + " written " + c.date_format + "."));
+      into.appendChild(q);
+    } else if (isDate(f, c.field)) {
+      const row = el("label", { class: "inline" }, "dates written ");
+      const ds = el("select", { "data-field": "date-format", "aria-label": "date format" + label });
+      ds.appendChild(el("option", { value: "" }, "ISO 8601, or the file's formats"));
+      const offered = [];
+      for (const d of [].concat(c.date_format ? [c.date_format] : [], c.date_choices || [], f.date_formats || [], dateFormats)) {
+        if (!offered.includes(d)) { offered.push(d); ds.appendChild(el("option", { value: d }, d)); }
+      }
+      ds.value = c.date_format || "";
+      ds.addEventListener("change", () => { c.date_format = ds.value; done(); });
+      row.appendChild(ds);
+      into.appendChild(row);
+    }
+    const parent = linkOf(f, c.field);
+    if (parent && c.prefixes && Object.keys(c.prefixes).length) {
+      const words = Object.entries(c.prefixes).sort().map(([p, k]) => p + "… " + k).join(", ");
+      into.appendChild(el("span", { class: "hint", "data-field": "prefixes" }, "by id prefix: " + words));
+    } else if (parent) {
+      const row = el("label", { class: "inline" }, "a " + parent + "’s ");
+      const bs = el("select", { "data-field": "by", "aria-label": "link by" + label });
+      bs.appendChild(el("option", { value: "id" }, "id"));
+      bs.appendChild(el("option", { value: "name" }, "name"));
+      bs.value = c.by_name ? "name" : "id";
+      bs.addEventListener("change", () => {
+        c.by_name = bs.value === "name";
+        if (c.by_name && c.list) { listWas.set(c, c.list); c.list = ""; }
+        if (!c.by_name && listWas.has(c)) { c.list = listWas.get(c); listWas.delete(c); }
+        done();
+      });
+      row.appendChild(bs);
+      into.appendChild(row);
+      if (c.by_name) into.appendChild(el("span", { class: "hint", "data-field": "by-name" }, "looked up among the export’s " + byKind[parent].plural + " by their exact name"));
+      if (c.list) into.appendChild(el("span", { class: "hint", "data-field": "list" }, "a list of ids (" + (c.list === "json" ? "a JSON array" : "joined by “" + c.list + "”") + ")"));
+    }
+    if (c.multi && c.field && !parent) {
+      into.appendChild(el("span", { class: "hint", "data-field": "multi" }, "several values joined by “" + c.multi + "”: the first gives " + c.field + ", the whole is kept in extra"));
+    }
+    const closed = f.kind && c.field ? (byKind[f.kind].values || {})[c.field] : null;
+    if (closed) into.appendChild(valueMap(f, c, closed, done));
+  }
+
+  // A field's value map: each of the column's values, and the field's
+  // value it gives (or itself, as written).
+  function valueMap(f, c, closed, done) {
+    const box = el("div", { class: "value-map", "data-field": "map" });
+    const values = c.values || [];
+    if (!values.length) {
+      box.appendChild(el("p", { class: "hint" }, "Too many different values to map here: write the map in the profile file (map:)."));
+      return box;
+    }
+    box.appendChild(el("p", { class: "hint" }, "Its values, as " + c.field + ":"));
+    const t = el("table", { class: "value-map" });
+    const tb = el("tbody");
+    for (const v of values) {
+      const tr = el("tr", { "data-value": v });
+      tr.appendChild(el("th", { scope: "row", class: "sample" }, v));
+      tr.appendChild(el("td", { class: "arrow", "aria-hidden": "true" }, "→"));
+      const td = el("td");
+      const ms = el("select", { "aria-label": c.field + " of the value " + v + " of column " + c.name });
+      ms.appendChild(el("option", { value: "" }, "as written"));
+      for (const x of closed) ms.appendChild(el("option", { value: x }, x));
+      ms.value = (c.map || {})[v] || "";
+      ms.addEventListener("change", () => {
+        c.map = Object.assign({}, c.map || {});
+        if (ms.value) c.map[v] = ms.value; else delete c.map[v];
+        done();
+      });
+      td.appendChild(ms);
+      tr.appendChild(td);
+      tb.appendChild(tr);
+    }
+    t.appendChild(tb);
+    box.appendChild(t);
+    return box;
+  }
+
   // One file: its kind, its columns with their fields, and its first rows
   // as mapped.
   function fileCard(f, i) {
-    const card = el("section", { class: "card file", "data-ref": f.ref, "aria-labelledby": "file-h-" + i });
+    const card = el("section", { class: "card file", "data-ref": f.ref, "data-sheet": f.sheet || "", "aria-labelledby": "file-h-" + i });
     const head = el("div", { class: "file-head" });
-    head.appendChild(el("h2", { id: "file-h-" + i, class: "file" }, f.name));
+    const h = el("h2", { id: "file-h-" + i, class: "file" }, f.name);
+    if (f.sheet) {
+      h.appendChild(el("span", { class: "sep", "aria-hidden": "true" }, " › "));
+      h.appendChild(el("span", { class: "sheet", "data-field": "sheet", title: "a sheet of the workbook, read as a file of its own" }, "sheet " + f.sheet));
+    }
+    head.appendChild(h);
     const kindLabel = el("label", { class: "kind" }, "holds ");
-    const ks = el("select", { "data-field": "kind", "aria-label": "kind of " + f.name });
+    const ks = el("select", { "data-field": "kind", "aria-label": "kind of " + f.name + (f.sheet ? ", sheet " + f.sheet : "") });
     ks.appendChild(el("option", { value: "" }, "leave out"));
     for (const k of kinds) {
       const o = el("option", { value: k.kind }, k.plural);
@@ -120,20 +236,28 @@ document.addEventListener("DOMContentLoaded", () => {
     for (const c of f.columns) {
       const tr = el("tr", { "data-column": c.name });
       tr.appendChild(el("th", { scope: "row", class: "colname" }, c.name));
-      const td = el("td");
+      const td = el("td", { class: "field" });
       const s = fieldSelect(f, c, "field of column " + c.name + " of " + f.name);
-      s.addEventListener("change", () => {
-        c.field = s.value;
+      const how = el("div", { class: "how" });
+      const chosen = () => {
         c.why = CHOSEN;
         c.sure = "sure";
         tr.children[2].textContent = "";
         tr.children[2].appendChild(sureBadge(c.sure, c.why));
         tr.children[3].textContent = c.why;
         tr.classList.toggle("extra", !c.field);
+      };
+      const redraw = () => { how.textContent = ""; howOf(f, c, how, s, () => { chosen(); redraw(); changed(f); }); };
+      s.addEventListener("change", () => {
+        c.field = s.value;
+        if (!linkOf(f, c.field)) c.by_name = false;
+        chosen();
+        redraw();
         changed(f);
       });
       td.appendChild(s);
-      if (c.list) td.appendChild(el("span", { class: "hint" }, " a list (" + c.list + ")"));
+      redraw();
+      td.appendChild(how);
       tr.appendChild(td);
       const sureTd = el("td");
       sureTd.appendChild(sureBadge(c.sure, c.why));
@@ -172,13 +296,15 @@ document.addEventListener("DOMContentLoaded", () => {
     return card;
   }
 
-  // After a change: the first rows of the file mapped again, and Check.
+  // After a change: the first rows of the file mapped again, then those of
+  // the others (a file's links and duplicates depend on the other files'
+  // records), and Check.
   function changed(f) {
     goOn.hidden = true;
-    if (f && f.kind) { preview(f); return; }
-    const other = draft.files.find((x) => x.kind);
-    if (other) preview(other);
-    else showCheck(["no file has a kind: give at least one file the kind it holds"]);
+    const read = draft.files.filter((x) => x.kind);
+    if (!read.length) { showCheck(["no file has a kind: give at least one file the kind it holds"]); return; }
+    if (f && f.kind) preview(f);
+    for (const x of read) if (x !== f) preview(x);
   }
 
   function showCheck(lines) {
@@ -196,21 +322,24 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 
   function cardOf(f) {
-    for (const c of filesBox.querySelectorAll("section.file")) if (c.getAttribute("data-ref") === f.ref) return c;
+    for (const c of filesBox.querySelectorAll("section.file")) {
+      if (c.getAttribute("data-ref") === f.ref && c.getAttribute("data-sheet") === (f.sheet || "")) return c;
+    }
     return null;
   }
 
   async function preview(f) {
-    const n = (seq.get(f.ref) || 0) + 1;
-    seq.set(f.ref, n);
+    const key = keyOf(f);
+    const n = (seq.get(key) || 0) + 1;
+    seq.set(key, n);
     const card = cardOf(f);
     const box = card && card.querySelector("[data-field=preview]");
     if (box) box.classList.add("busy");
     let doc = null, err = null;
     try {
-      doc = await post("/api/profiles/preview", { draft: draft, ref: f.ref, rows: ROWS });
+      doc = await post("/api/profiles/preview", { draft: draft, ref: f.ref, sheet: f.sheet || "", rows: ROWS });
     } catch (e) { err = e; }
-    if (seq.get(f.ref) !== n) return; // a newer change asked again
+    if (seq.get(key) !== n) return; // a newer change asked again
     const now = cardOf(f);
     const into = now && now.querySelector("[data-field=preview]");
     if (!into) return;
@@ -226,10 +355,32 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!f.kind) return;
     into.appendChild(mappedTable(f, doc));
     into.setAttribute("data-rows", String(doc.rows.length));
+    hintLinks(f, now, doc);
+  }
+
+  // A link read by id none of whose values in the rows shown resolves: its
+  // column says so, and that a name is read by name.
+  function hintLinks(f, card, doc) {
+    for (const c of f.columns) {
+      const parent = linkOf(f, c.field);
+      const tr = Array.from(card.querySelectorAll("table.columns tr[data-column]")).find((x) => x.getAttribute("data-column") === c.name);
+      const how = tr && tr.querySelector(".how");
+      if (!how) continue;
+      const old = how.querySelector("[data-field=by-hint]");
+      if (old) old.remove();
+      if (!parent || c.by_name || (c.prefixes && Object.keys(c.prefixes).length)) continue;
+      const withValue = doc.rows.filter((r) => r.outcome !== "failed" && ((r.unlinked || []).some((l) => l.field === c.field) || r.fields[c.field]));
+      const open = withValue.filter((r) => (r.unlinked || []).some((l) => l.field === c.field));
+      if (withValue.length && open.length === withValue.length) {
+        how.appendChild(el("span", { class: "hint warn", "data-field": "by-hint" }, "None of its values shown is the id of one of the export’s " +
+          byKind[parent].plural + ": if they are names, read them by name"));
+      }
+    }
   }
 
   // The rows as mapped: per row its id, the fields the file's columns
-  // give, its links, its extra, and why it would fail.
+  // give, its links (an unlinked one marked), its extra, and what a run
+  // makes of it.
   function mappedTable(f, doc) {
     const wrap = el("div");
     if (doc.problem) wrap.appendChild(el("p", { class: "error", "data-field": "problem" }, "A run would fail this file: " + doc.problem));
@@ -237,6 +388,17 @@ document.addEventListener("DOMContentLoaded", () => {
       if (!doc.problem) wrap.appendChild(el("p", { class: "empty" }, "The file has no rows."));
       return wrap;
     }
+    // As a run counts them: an owner that does not resolve is unowned, not unlinked.
+    const unlinked = doc.rows.filter((r) => r.outcome === "imported" && (r.unlinked || []).some((l) => l.field !== "owner_id")).length;
+    const counts = el("p", { class: "counts", "data-field": "counts" });
+    counts.append((doc.rows.length === 1 ? "Its first row" : "Its first " + doc.rows.length + " rows") + ", as a run would count them: ");
+    const part = (cls, text) => counts.appendChild(el("span", { class: "count " + cls }, text));
+    part("imported", doc.imported + " imported" + (unlinked ? " (" + unlinked + " unlinked)" : ""));
+    counts.append(" · ");
+    part("failed", doc.failed + " failed");
+    counts.append(" · ");
+    part("skipped", doc.skipped + " skipped");
+    wrap.appendChild(counts);
     const given = new Set(f.columns.map((c) => c.field).filter((x) => x));
     const fields = doc.fields.filter((x) => x !== "id" && (given.has(x) || doc.rows.some((r) => r.fields[x])));
     const t = el("table", { class: "mapped-rows" });
@@ -245,14 +407,24 @@ document.addEventListener("DOMContentLoaded", () => {
     t.appendChild(el("thead")).appendChild(htr);
     const tb = el("tbody");
     for (const r of doc.rows) {
-      const tr = el("tr", { "data-line": String(r.line) });
-      if (r.error) tr.classList.add("fails");
+      const tr = el("tr", { "data-line": String(r.line), "data-outcome": r.outcome });
+      tr.classList.add(r.outcome);
       tr.appendChild(el("td", { class: "num" }, r.line));
       tr.appendChild(el("td", { class: "ids", "data-field": "id" }, r.id));
-      // A link the profile reads as a list shows under its field too.
+      // A link the profile reads as a list or a name shows under its
+      // field too; one that does not resolve is marked.
       const links = r.links || [];
+      const open = r.unlinked || [];
       const linked = (x) => links.filter((l) => l.field === x).map((l) => l.value).join(" · ");
-      for (const x of fields) tr.appendChild(el("td", { "data-field": x }, r.fields[x] || linked(x)));
+      for (const x of fields) {
+        const td = el("td", { "data-field": x }, r.fields[x] || linked(x));
+        if (isDate(f, x) || x === "amount") td.classList.add("nowrap");
+        if (open.some((l) => l.field === x)) {
+          td.classList.add("unlinked");
+          td.appendChild(el("span", { class: "badge unlinked", "data-field": "unlinked", title: "no " + x.replace(/_id$/, "") + " of the export has it: imported without the link, the value kept in extra" }, x === "owner_id" ? "unowned" : "unlinked"));
+        }
+        tr.appendChild(td);
+      }
       tr.appendChild(el("td", { class: "ids" }, links.filter((l) => !fields.includes(l.field)).map((l) => l.field + " " + l.value).join(" · ")));
       const ex = el("td", { class: "extra" });
       for (const [k, v] of Object.entries(r.extra || {})) {
@@ -262,11 +434,14 @@ document.addEventListener("DOMContentLoaded", () => {
         ex.appendChild(d);
       }
       tr.appendChild(ex);
-      tr.appendChild(el("td", { "data-field": "outcome", class: r.error ? "error" : "ok" }, r.error ? "fails: " + r.error : "valid"));
+      const words = { imported: "imported", failed: "fails: ", skipped: "skipped: " };
+      tr.appendChild(el("td", { "data-field": "outcome", class: "outcome " + r.outcome }, (words[r.outcome] || r.outcome) + (r.outcome === "imported" ? "" : (r.reason || ""))));
       tb.appendChild(tr);
     }
     t.appendChild(tb);
-    wrap.appendChild(t);
+    const scroll = el("div", { class: "scroll" });
+    scroll.appendChild(t);
+    wrap.appendChild(scroll);
     return wrap;
   }
 
