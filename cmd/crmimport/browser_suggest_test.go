@@ -198,7 +198,9 @@ func TestEditorLinksByNameAndAsksDatesInABrowser(t *testing.T) {
 	// By name: every link resolves.
 	pick(ctx, t, account+" select[data-field=by]", "name")
 	waitText(ctx, t, deals+" p.counts", "8 imported ·")
-	require.Zero(t, count(ctx, t, deals+" table.mapped-rows .badge.unlinked"))
+	require.Zero(t, count(ctx, t, deals+" table.mapped-rows td[data-field=company_id] .badge.unlinked"))
+	require.Equal(t, 8, count(ctx, t, deals+` table.mapped-rows td[data-field=owner_id] .badge.unlinked`),
+		"each Deal Owner is a name no users file gives: unowned, so badged")
 	require.Zero(t, count(ctx, t, account+" [data-field=by-hint]"))
 	require.Equal(t, "Harbor Logistics", textOf(ctx, t, deals+` table.mapped-rows tr[data-line="3"] td[data-field=company_id]`))
 

@@ -45,8 +45,11 @@ func TestPreviewShowsALinkByIDThatNamesNothingAsUnlinked(t *testing.T) {
 	require.Equal(t, 20, m.Imported, "a deal whose link does not resolve still imports (SPEC §4 step 7)")
 	for _, r := range m.Rows {
 		require.Equal(t, RowImported, r.Outcome)
-		require.Equal(t, []MappedLink{{Field: "company_id", Value: r.Links[0].Value}}, r.Unlinked,
+		account := linkOf(t, r.Links, "company_id")
+		require.Contains(t, r.Unlinked, MappedLink{Field: "company_id", Value: account.Value},
 			"line %d: an account's name is no account's id: unlinked", r.Line)
+		require.Contains(t, r.Unlinked, MappedLink{Field: "owner_id", Value: linkOf(t, r.Links, "owner_id").Value},
+			"line %d: its Deal Owner, whom no users file names: unowned", r.Line)
 	}
 
 	account.ByName = true
@@ -55,10 +58,24 @@ func TestPreviewShowsALinkByIDThatNamesNothingAsUnlinked(t *testing.T) {
 	m = preview(t, d, "Deals_2024_08_27.csv")
 	require.Equal(t, 20, m.Imported)
 	for _, r := range m.Rows {
-		require.Empty(t, r.Unlinked, "line %d: linked by its account's name", r.Line)
+		for _, u := range r.Unlinked {
+			require.Equal(t, "owner_id", u.Field, "line %d: linked by its account's name; only its owner is open", r.Line)
+		}
 		require.Contains(t, []string{"Brightwater Bakery", "Harbor Logistics", "Old Mill Supplies", "Lindqvist & Okafor Legal",
-			"Northwind Florists", "Tidewater Print Co."}, r.Links[0].Value)
+			"Northwind Florists", "Tidewater Print Co."}, linkOf(t, r.Links, "company_id").Value)
 	}
+}
+
+// linkOf is a row's link value of field.
+func linkOf(t *testing.T, links []MappedLink, field string) MappedLink {
+	t.Helper()
+	for _, l := range links {
+		if l.Field == field {
+			return l
+		}
+	}
+	t.Fatalf("no %s among %v", field, links)
+	return MappedLink{}
 }
 
 // TestPreviewSkipsWhatARunSkips: a note none of whose links resolves is

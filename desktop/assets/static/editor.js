@@ -372,8 +372,12 @@ document.addEventListener("DOMContentLoaded", () => {
       const withValue = doc.rows.filter((r) => r.outcome !== "failed" && ((r.unlinked || []).some((l) => l.field === c.field) || r.fields[c.field]));
       const open = withValue.filter((r) => (r.unlinked || []).some((l) => l.field === c.field));
       if (withValue.length && open.length === withValue.length) {
-        how.appendChild(el("span", { class: "hint warn", "data-field": "by-hint" }, "None of its values shown is the id of one of the export’s " +
-          byKind[parent].plural + ": if they are names, read them by name"));
+        // An owner the export's users do not give is unowned, and a users
+        // file whose id is the owner as written completes it (run --users).
+        const text = c.field === "owner_id"
+          ? "None of its values shown is the id of one of the export’s users: the records import unowned, the value kept. Give the owners with a users file (id: the owner as written here, email, name), or read them by name if the export has its users"
+          : "None of its values shown is the id of one of the export’s " + byKind[parent].plural + ": if they are names, read them by name";
+        how.appendChild(el("span", { class: "hint warn", "data-field": "by-hint" }, text));
       }
     }
   }
