@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"crmimport/canon"
 	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/runopts"
@@ -138,7 +139,7 @@ func (r *Report) Next() []string {
 		return 0
 	})
 	if waiting.total > 0 {
-		out = append(out, fmt.Sprintf("%s %s for a contact, company or deal that is not imported (%s): once those are, "+
+		out = append(out, fmt.Sprintf("%s %s for a "+anchorWords+" that is not imported (%s): once those are, "+
 			"`crmimport run --only %s …` takes them over (a skip is a placeholder, not a verdict)",
 			waiting.records(), waiting.verb("waits", "wait"), waiting.list, strings.Join(waiting.kinds, ",")))
 	}
@@ -291,7 +292,7 @@ func (r *Report) waitingForNothing() string {
 		prof = opts.Profile
 	}
 	return fmt.Sprintf("%s %s linked only to records that cannot hold them under the %s profile — not imported, or users (%s: %s): no run of this export "+
-		"takes them over; to import them, link them to a contact, company or deal in the CRM and export them again",
+		"takes them over; to import them, link them to a "+anchorWords+" in the CRM and export them again",
 		never.records(), never.verb("is", "are"), prof, never.list, strings.Join(quoted, "; "))
 }
 
@@ -426,3 +427,19 @@ func Count(n int64) string {
 	}
 	return b.String()
 }
+
+// anchorWords name the kinds a note, activity or email may hang from (R6:
+// every parent but a user), from the table of kinds: "contact, lead,
+// company or deal".
+var anchorWords = func() string {
+	var ks []string
+	for _, l := range canon.Parents(ledger.Note) {
+		if canon.Anchors(l.Kind) {
+			ks = append(ks, string(l.Kind))
+		}
+	}
+	if len(ks) < 2 {
+		return strings.Join(ks, "")
+	}
+	return strings.Join(ks[:len(ks)-1], ", ") + " or " + ks[len(ks)-1]
+}()

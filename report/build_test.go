@@ -69,7 +69,7 @@ func TestBuild(t *testing.T) {
 		require.Len(t, r.Warnings(), 1)
 		require.Contains(t, r.Warnings()[0], `every one of the 2 companies was skipped as "deleted in source"`)
 		require.Len(t, r.Next(), 2)
-		require.Contains(t, r.Next()[1], "4 records wait for a contact, company or deal that is not imported (4 notes)")
+		require.Contains(t, r.Next()[1], "4 records wait for a contact, lead, company or deal that is not imported (4 notes)")
 		require.NotEmpty(t, r.Log)
 		require.Equal(t, "run 1 planned for tenant acme, source canonical: 3 tasks", r.Log[0].Message)
 		require.Contains(t, r.Log[len(r.Log)-1].Message, "run 1 finalized: partial")

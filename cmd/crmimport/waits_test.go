@@ -28,11 +28,11 @@ func TestSkipsThatWaitForNothing(t *testing.T) {
 		require.Equal(t, exitOK, r.code, r.stderr)
 		next := r.summary(t).Next
 		require.Len(t, next, 3, "%q", next)
-		require.Equal(t, "1 record waits for a contact, company or deal that is not imported (1 note): once those are, "+
+		require.Equal(t, "1 record waits for a contact, lead, company or deal that is not imported (1 note): once those are, "+
 			"`crmimport run --only notes …` takes them over (a skip is a placeholder, not a verdict)", next[0])
 		require.Equal(t, `21 records are linked only to records that cannot hold them under the salesforce profile — not imported, or users (1 note, 20 activities: `+
 			`"linked only to a case, which the salesforce profile does not import"): no run of this export takes them over; `+
-			`to import them, link them to a contact, company or deal in the CRM and export them again`, next[1])
+			`to import them, link them to a contact, lead, company or deal in the CRM and export them again`, next[1])
 		for _, n := range next {
 			require.NotContains(t, n, "activities …", "no run is promised to take the activities over")
 		}
@@ -78,7 +78,7 @@ func TestSkipsThatWaitForAKindTheProfileDoesNotRead(t *testing.T) {
 			`n-2|linked only to a company, which the notes-only profile does not import|{"company_id":"a-1"}`,
 			`n-3|not linked to any record|{"company_id":"a-1","contact_id":"p-2"}`,
 		}, query(t, path, `SELECT source_id, reason, detail FROM migration_records WHERE action = 'skipped' ORDER BY source_id`))
-		require.Contains(t, strings.Join(r.summary(t).Next, "\n"), "1 record waits for a contact, company or deal")
+		require.Contains(t, strings.Join(r.summary(t).Next, "\n"), "1 record waits for a contact, lead, company or deal")
 	})
 }
 
@@ -98,5 +98,5 @@ func TestSalesforceFixturePromisesNoRun(t *testing.T) {
 	require.Contains(t, next, `2 records are linked only to records that cannot hold them under the salesforce profile — not imported, or users (1 note, 1 activity: `+
 		`"linked only to a case, which the salesforce profile does not import"; `+
 		`"linked only to a user (its owner or another): a user never anchors a note, activity or email"): no run of this export takes them over; `+
-		`to import them, link them to a contact, company or deal in the CRM and export them again`)
+		`to import them, link them to a contact, lead, company or deal in the CRM and export them again`)
 }
