@@ -349,27 +349,10 @@ func judge(r *profile.Record) (out outcome, reason string, values canon.Values, 
 		return skipped, ledger.ReasonEmptyBody, values, true
 	}
 	// 7, for a record that names no parent: nothing to resolve.
-	if canon.NeedsParent(r.Kind) && !hasLinkValue(r) {
+	if canon.NeedsParent(r.Kind) && !r.NamesAnAnchor() {
 		return skipped, ledger.ReasonNotLinked, values, true
 	}
 	return 0, "", values, false
-}
-
-// hasLinkValue reports whether a record holds a value in one of its link
-// fields, or a link value beyond them (a lead's id, a name: unresolved, but
-// kept in the skip's detail).
-func hasLinkValue(r *profile.Record) bool {
-	for _, l := range canon.Parents(r.Kind) {
-		if canon.Anchors(l.Kind) && strings.TrimSpace(r.Get(l.Field)) != "" {
-			return true
-		}
-	}
-	for _, l := range r.Links() {
-		if !canon.IsOwner(l.Field) {
-			return true
-		}
-	}
-	return false
 }
 
 // anchored reports whether links hold a parent that anchors a record (R6:

@@ -999,3 +999,21 @@ func emptySpelling(s string) bool {
 	}
 	return false
 }
+
+// NamesAnAnchor reports whether the record holds a value in one of its
+// link fields to a parent that may anchor it, or a link value beyond them
+// (a lead's id, a name: unresolved, but kept in a skip's detail) that is
+// not its owner — an owner never anchors a record (R6a).
+func (r *Record) NamesAnAnchor() bool {
+	for _, l := range canon.Parents(r.Kind) {
+		if canon.Anchors(l.Kind) && strings.TrimSpace(r.Get(l.Field)) != "" {
+			return true
+		}
+	}
+	for _, l := range r.Links() {
+		if !canon.IsOwner(l.Field) {
+			return true
+		}
+	}
+	return false
+}

@@ -347,25 +347,10 @@ func judge(r *profile.Record) (why string, skipped bool) {
 	if r.Kind == ledger.Note && strings.TrimSpace(r.Get("body")) == "" {
 		return ledger.ReasonEmptyBody, true
 	}
-	if canon.NeedsParent(r.Kind) && !hasLinkValue(r) {
+	if canon.NeedsParent(r.Kind) && !r.NamesAnAnchor() {
 		return ledger.ReasonNotLinked, true
 	}
 	return "", false
-}
-
-// hasLinkValue reports whether a record names a parent that may anchor it.
-func hasLinkValue(r *profile.Record) bool {
-	for _, l := range canon.Parents(r.Kind) {
-		if canon.Anchors(l.Kind) && strings.TrimSpace(r.Get(l.Field)) != "" {
-			return true
-		}
-	}
-	for _, l := range r.Links() {
-		if !canon.IsOwner(l.Field) {
-			return true
-		}
-	}
-	return false
 }
 
 // inputFiles are the draft's files as a run lists them: each file of the
