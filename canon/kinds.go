@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"crmimport/ledger"
 )
@@ -378,8 +379,22 @@ func Anchors(k ledger.Kind) bool { return k != ledger.User }
 // unresolved value counts unowned, never unlinked (R6a).
 func IsOwner(f string) bool { return f == LinkField(ledger.User) }
 
-// KindOfLinkField is the parent kind a link field points to.
-func KindOfLinkField(f string) (ledger.Kind, bool) { return kinds.LinkKind(f) }
+// KindOfLinkField is the parent kind a link field points to. It is asked
+// of every link of every record a run reads, so the table's answer is
+// kept once (linkKinds) rather than walked each time.
+func KindOfLinkField(f string) (ledger.Kind, bool) {
+	k, ok := linkKinds()[f]
+	return k, ok
+}
+
+// linkKinds is the package table's link fields and the kinds they name.
+var linkKinds = sync.OnceValue(func() map[string]ledger.Kind {
+	m := map[string]ledger.Kind{}
+	for _, l := range kinds.linkFields() {
+		m[l.Field] = l.Kind
+	}
+	return m
+})
 
 // IsParent reports whether kind child may link to kind parent.
 func IsParent(child, parent ledger.Kind) bool {
