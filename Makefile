@@ -28,6 +28,7 @@ demo: build ## import the bundled demo export into a fresh demo.db and print the
 	  if [ $$code -eq 3 ]; then \
 	    echo; echo "crmimport exited 3 (partial), as the demo is meant to: fixtures/demo/README.md lists the broken rows."; \
 	    echo "Look around: $(BIN) --db $(DEMO_DB) runs · $(BIN) --db $(DEMO_DB) report 2 · $(BIN) --db $(DEMO_DB) undo 2 --dry-run · $(BIN) --db $(DEMO_DB) rejects 2 --out fix-2 --as-export"; \
+	    echo; echo "Or open it on the desktop page: $(BIN) --db $(DEMO_DB) ui"; \
 	  else echo "unexpected exit code $$code (the demo should end partial: 3)"; exit 1; fi
 
 # The desktop's tests drive a real Chromium (chromedp), and every test of

@@ -34,6 +34,10 @@ type app struct {
 	getenv         func(string) string
 	signals        bool        // Ctrl-C and SIGTERM request a stop (off in in-process tests)
 	isTerminal     func() bool // whether stderr is a terminal (progress bars)
+	// stdin answers a question (ui over a database that does not exist)
+	// when asking is true: a person at a terminal, never a script.
+	stdin  io.Reader
+	asking func() bool
 
 	// set from the global flags
 	dbPath string

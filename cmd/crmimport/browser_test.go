@@ -391,7 +391,7 @@ func TestUICommand(t *testing.T) {
 		require.Equal(t, exitUsage, r.code, "%s: %s", addr, r.stderr)
 		require.Contains(t, r.stderr, "loopback")
 	}
-	b, err := json.Marshal([]string{"--db", path, "--json", "ui", "--no-open"})
+	b, err := json.Marshal([]string{"--db", path, "--json", "ui", "--no-open", "--create"})
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CRMIMPORT_TEST_CHILD=1", "CRMIMPORT_TEST_ARGS="+string(b))

@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+
+	"golang.org/x/term"
 )
 
 // memoryLimit is the Go heap's soft limit: the garbage collector works
@@ -19,6 +21,8 @@ func main() {
 	limitMemory()
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)
 	a.signals = true
+	a.stdin = os.Stdin
+	a.asking = func() bool { return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd())) }
 	os.Exit(profiled(os.Getenv("CRMIMPORT_CPUPROFILE"), func() int { return a.run(context.Background(), os.Args) }))
 }
 

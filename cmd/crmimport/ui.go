@@ -1,18 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"crmimport/desktop"
 	"crmimport/runs"
+	"crmimport/store"
 )
 
 func (a *app) uiCommand() *cli.Command {
@@ -32,13 +37,20 @@ X-Requested-By: crmimport on a POST). Ctrl-C or SIGTERM stops it; an import
 started from the page then stops after its batch in flight (resume continues
 it).
 
+A --db file that does not exist is not made without a word: at a terminal ui
+asks first; elsewhere it stops, unless --create says to start a new one (a
+typo in --db would otherwise open an empty desktop beside the real one).
+
 Examples:
    crmimport ui
+   crmimport --db demo.db ui
+   crmimport --db new-customer.db ui --create
    crmimport --db acme.db ui --addr 127.0.0.1:8642 --no-open
    crmimport --json ui --no-open      # prints {"url": …, "addr": …} when it listens`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "127.0.0.1:PORT or [::1]:PORT, the loopback address to listen on (port 0: a free one)"},
 			&cli.BoolFlag{Name: "no-open", Usage: "do not open the browser"},
+			&cli.BoolFlag{Name: "create", Usage: "make the --db file when it does not exist, without asking"},
 			&cli.StringFlag{Name: "assets", Usage: "serve the templates and static files from this folder (developing the pages)"},
 		},
 		Action: a.uiAction,
@@ -51,6 +63,9 @@ func (a *app) uiAction(c *cli.Context) error {
 	}
 	if err := desktop.CheckAddr(c.String("addr")); err != nil {
 		return usagef("%v", err)
+	}
+	if err := a.uiDatabase(c.Bool("create")); err != nil {
+		return err
 	}
 	ctx, stop := a.stopOnSignal(c.Context, func() int64 { return stopServer })
 	defer stop()
@@ -98,4 +113,30 @@ func openBrowser(url string) error {
 	}
 	go cmd.Wait() // reaped when the opener exits
 	return nil
+}
+
+// uiDatabase checks --db before the desktop makes it: a file that does not
+// exist is made when create says so, or when the person at the terminal
+// answers yes; else ui stops, naming the file and what to do.
+func (a *app) uiDatabase(create bool) error {
+	if store.DialectAt(a.dbPath) != store.SQLite {
+		return nil // a server's database: its schema is made as run makes it
+	}
+	if _, err := os.Stat(a.dbPath); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there, or not readable: opening it says which
+	}
+	if create {
+		return nil
+	}
+	if a.json || a.asking == nil || !a.asking() {
+		return fmt.Errorf("there is no database at %s: check --db (the runs are in the file you imported into), "+
+			"or add --create to start a new, empty one there", a.dbPath)
+	}
+	fmt.Fprintf(a.stderr, "There is no database at %s. Make a new, empty one there? [y/N] ", a.dbPath)
+	answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return fmt.Errorf("nothing made at %s: give --db the database you imported into (crmimport --db FILE runs lists its runs)", a.dbPath)
 }

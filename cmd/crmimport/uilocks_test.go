@@ -26,11 +26,11 @@ type uiProc struct {
 	errb  *strings.Builder
 }
 
-// startUI starts `crmimport --json ui --no-open` on path in a child
-// process and waits until it listens.
+// startUI starts `crmimport --json ui --no-open --create` on path in a
+// child process and waits until it listens.
 func startUI(t *testing.T, path string) *uiProc {
 	t.Helper()
-	b, err := json.Marshal([]string{"--db", path, "--json", "ui", "--no-open"})
+	b, err := json.Marshal([]string{"--db", path, "--json", "ui", "--no-open", "--create"})
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CRMIMPORT_TEST_CHILD=1", "CRMIMPORT_TEST_ARGS="+string(b))
