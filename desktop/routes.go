@@ -27,7 +27,7 @@ func (s *Server) routeTable() []route {
 		get("/profiles", s.profilesPage),
 		get("/profiles/new", s.profileNewPage), // the mapping editor (suggest.go)
 		get("/profiles/{name}", s.profilePage),
-		get("/tenants/{tenant}/records", s.recordsPage),              // the records browser (browse.go)
+		get("/tenants/{tenant}/records", s.recordsPage),            // the records browser (browse.go)
 		get("/tenants/{tenant}/records/{kind}/{id}", s.recordPage), // one record, its links and story
 		get("/static/{file}", s.static),
 
