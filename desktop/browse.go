@@ -42,10 +42,10 @@ var filterWords = map[ledger.RowFilter]struct{ label, words string }{
 		"its values are the row's, never written by crmimport."},
 	ledger.UpdatedRows: {"Updated", "A run with --update wrote the record's changes at the source over the row, in place (R17); " +
 		"an undo of that run gives the row its values before back."},
-	ledger.OutdatedRows: {"Outdated", "The last run that read the record found it changed at the source and left the row as it was (R17): " +
-		"`run --update` applies the changes (conflicts stay until overwritten)."},
+	ledger.OutdatedRows: {"Outdated", "A run found the record changed at the source and left the row as it was, and no run has applied " +
+		"the changes since (R17): a run with --update applies them (a conflict stays until --update=overwrite)."},
 	ledger.ConflictedRows: {"Conflicts", "Changed at the source and edited by hand in the database since it was imported: left alone (R17); " +
-		"`run --update=overwrite` writes over the edits."},
+		"a run with --update=overwrite writes over the edits."},
 }
 
 // tenantParam is the {tenant} of a path, "" with the page answered when
@@ -375,6 +375,19 @@ type childRow struct {
 	URL string
 }
 
+// childLabel heads the rows of one kind that link to a row of kind k:
+// "Deals", "Deals owned" (a user's), "Leads (converted contact)" for a
+// link that names a role.
+func childLabel(k ledger.Kind, c target.Children) string {
+	switch {
+	case canon.IsOwner(c.Field):
+		return title(c.Kind.Plural()) + " owned"
+	case c.Field != canon.LinkField(k):
+		return fmt.Sprintf("%s (%s)", title(c.Kind.Plural()), strings.ToLower(linkLabel(c.Field)))
+	}
+	return title(c.Kind.Plural())
+}
+
 // storyView is one source id's story: its events oldest first, and the
 // text `ledger why --source-id` writes.
 type storyView struct {
@@ -463,7 +476,7 @@ func (s *Server) buildRecord(ctx context.Context, tenant, kind, id string) (*rec
 	}
 	for _, c := range d.Children {
 		all := list + "?" + url.Values{"kind": {c.Kind.Plural()}, "link": {fmt.Sprintf("%s:%d", c.Field, n)}}.Encode()
-		cv := childView{Children: c, Label: fmt.Sprintf("%s (their %s)", title(c.Kind.Plural()), c.Field), AllURL: all}
+		cv := childView{Children: c, Label: childLabel(k, c), AllURL: all}
 		if c.Total > int64(len(c.Rows)) {
 			cv.MoreURL = all
 		}
@@ -586,6 +599,9 @@ func slotEvents(sl forensics.SlotStory) []storyEvent {
 
 // runNote is a claiming run's status and the time of the claim.
 func runNote(status, at string) string {
+	if t, err := ledger.ParseTime(at); err == nil {
+		at = t.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
 	if status == "" {
 		return "claimed " + at + "; the run is not in this database"
 	}

@@ -51,6 +51,7 @@ var funcs = template.FuncMap{
 	"title":      title,
 	"fieldlabel": fieldLabel,
 	"linklabel":  linkLabel,
+	"records":    recordsPath,
 }
 
 // undoLink is what a run has to do with undo (R16), for the pages: "undone
