@@ -47,7 +47,11 @@ func TestRecordsBrowserPages(t *testing.T) {
 			Tenant string
 			Total  int64
 			Next   int64
-			Rows   []struct{ Slots []struct{ SourceID string `json:"source_id"` } }
+			Rows   []struct {
+				Slots []struct {
+					SourceID string `json:"source_id"`
+				}
+			}
 		}
 		require.NoError(t, json.Unmarshal([]byte(body), &p))
 		require.Equal(t, "demo", p.Tenant)
