@@ -397,8 +397,8 @@ type storyView struct {
 	WhyURL           string // the Ledger page's story of it
 }
 
-// storyEvent is one thing that happened to a record, told by the run that did
-// it (0: no run).
+// storyEvent is one thing that happened to a record, told by the run
+// that did it (0: no run).
 type storyEvent struct {
 	Run    int64
 	Class  string // created, matched, updated, outdated, conflict, relinked, waits, failed, deleted

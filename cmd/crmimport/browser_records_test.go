@@ -97,8 +97,10 @@ func TestRecordsBrowserInABrowser(t *testing.T) {
 
 		// From the run page to the tenant's records.
 		do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
-			chromedp.Navigate(base+"/runs/3"), chromedp.WaitVisible(chromedp.CSS("a[data-records]")),
-			chromedp.Click(chromedp.CSS("a[data-records]")), chromedp.WaitVisible(chromedp.CSS("table.records")))
+			chromedp.Navigate(base+"/runs/3"), chromedp.WaitVisible(chromedp.CSS("a[data-records]")))
+		require.Equal(t, "Records of tenant demo", textOf(ctx, t, "a[data-records]"))
+		shoot(ctx, t, out, "records-"+engine+"-00-run")
+		do(ctx, t, chromedp.Click(chromedp.CSS("a[data-records]")), chromedp.WaitVisible(chromedp.CSS("table.records")))
 		require.Equal(t, "Companies 27", textOf(ctx, t, `nav.kinds a[aria-current=page]`),
 			"the first kind with rows: 27 companies, one of the 28 imported found, not made")
 		shoot(ctx, t, out, "records-"+engine+"-01-companies")
