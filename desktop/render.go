@@ -47,6 +47,11 @@ var funcs = template.FuncMap{
 	"join":     strings.Join,
 	"undoword": undoWord,
 	"partly":   partlyLinks,
+	// The records browser's words (browse.go).
+	"title":      title,
+	"fieldlabel": fieldLabel,
+	"linklabel":  linkLabel,
+	"records":    recordsPath,
 }
 
 // undoLink is what a run has to do with undo (R16), for the pages: "undone

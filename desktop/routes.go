@@ -27,6 +27,8 @@ func (s *Server) routeTable() []route {
 		get("/profiles", s.profilesPage),
 		get("/profiles/new", s.profileNewPage), // the mapping editor (suggest.go)
 		get("/profiles/{name}", s.profilePage),
+		get("/tenants/{tenant}/records", s.recordsPage),            // the records browser (browse.go)
+		get("/tenants/{tenant}/records/{kind}/{id}", s.recordPage), // one record, its links and story
 		get("/static/{file}", s.static),
 
 		// The JSON API the pages use, in the shapes of --json (README).
@@ -54,5 +56,7 @@ func (s *Server) routeTable() []route {
 		post("/api/profiles/suggest", s.apiSuggest),
 		post("/api/profiles/preview", s.apiPreview),
 		post("/api/profiles/save", s.apiSave),
+		get("/api/tenants/{tenant}/records", s.apiRecords),
+		get("/api/tenants/{tenant}/records/{kind}/{id}", s.apiRecord),
 	}
 }

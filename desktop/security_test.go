@@ -54,7 +54,7 @@ func private(s *Server, name string) string {
 
 // concrete turns a route's pattern into a path it answers.
 func concrete(pattern string) string {
-	r := strings.NewReplacer("{id}", "1", "{file}", "app.css", "{name}", "canonical", "{$}", "")
+	r := strings.NewReplacer("{id}", "1", "{file}", "app.css", "{name}", "canonical", "{tenant}", "demo", "{kind}", "contacts", "{$}", "")
 	return r.Replace(pattern)
 }
 

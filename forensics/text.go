@@ -215,6 +215,8 @@ func WriteStory(w io.Writer, s *Story) {
 			}
 		}
 		writeUpdates(w, sl)
+		writeChanges(w, sl)
+		writeLinks(w, sl)
 		if sl.Action == "skipped" {
 			for _, r := range sl.Later {
 				fmt.Fprintf(w, "  since then, run %d (%s) processed %s and left this skip as it was: a stale verdict (R3)\n", r.ID, r.Status, sl.Kind.Plural())
@@ -238,6 +240,44 @@ func WriteStory(w io.Writer, s *Story) {
 		}
 	}
 	WriteAsIs(w, s.LedgerOnly)
+}
+
+// writeChanges writes what runs found changed at the source for a
+// slot's record and left as it was (R17): outdated, a conflict, deleted
+// since. Its updates are writeUpdates'.
+func writeChanges(w io.Writer, sl SlotStory) {
+	for _, c := range sl.Changes {
+		fields := strings.Join(c.Fields, ", ")
+		var what string
+		switch c.Change {
+		case "outdated":
+			what = fmt.Sprintf("found it changed at the source (%s) and left it as it was: outdated", fields)
+		case "conflict":
+			what = fmt.Sprintf("found it changed at the source (%s), its row edited by hand since (%s), and left it alone: a conflict",
+				fields, strings.Join(c.Edited, ", "))
+		case "deleted_since":
+			what = "found it deleted in the source since: left in place (deletions are never propagated)"
+		default:
+			continue // updated, overwritten: writeUpdates; an undo's removal: the row is gone
+		}
+		line := fmt.Sprintf("  run %d %s", c.Run, what)
+		if c.UndoneBy != 0 {
+			line += fmt.Sprintf(" (run %d undone by run %d)", c.Run, c.UndoneBy)
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// writeLinks writes the link values of a slot's row that did not resolve
+// when it was written (R6a): relinked by a later run, or still waiting.
+func writeLinks(w io.Writer, sl SlotStory) {
+	for _, l := range sl.Links {
+		if l.CompletedBy != 0 {
+			fmt.Fprintf(w, "  its %s, %s %s, was completed by run %d once the %s arrived: relinked (R6a)\n", l.Field, l.Kind, l.SourceID, l.CompletedBy, l.Kind)
+			continue
+		}
+		fmt.Fprintf(w, "  its %s waits for %s %s: completed when a run imports it (R6a)\n", l.Field, l.Kind, l.SourceID)
+	}
 }
 
 // writeUpdates writes the updates of a slot's row (R17): by which run,

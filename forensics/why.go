@@ -11,6 +11,8 @@ import (
 	"crmimport/canon"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/report"
+	"crmimport/store"
 	"crmimport/target"
 )
 
@@ -154,6 +156,38 @@ type SlotStory struct {
 	// Updates are the runs that updated the slot's row since it was
 	// written (R17), oldest first.
 	Updates []UpdateRef `json:"updates"`
+	// Links are the link values of the slot's row that did not resolve
+	// when it was written (R6a): each waits for its parent still, or a
+	// later run completed it (relinked).
+	Links []LinkRef `json:"links"`
+	// Changes are what runs of the slot's tenant and source found changed
+	// at the source for its record (R17, record_changes), oldest first.
+	Changes []ChangeRef `json:"changes"`
+}
+
+// LinkRef is a link value of a slot's row that did not resolve when the
+// row was written (R6a): the parent it names, the run that wrote it, and
+// the run that completed it once the parent arrived (0: it waits).
+type LinkRef struct {
+	Field       string      `json:"field"`
+	Kind        ledger.Kind `json:"kind"`
+	SourceID    string      `json:"source_id"`
+	Run         int64       `json:"run"`
+	CompletedBy int64       `json:"completed_by,omitempty"`
+}
+
+// ChangeRef is what one run found changed at the source for a record
+// (R17): outdated, conflict, deleted_since, updated or overwritten (or an
+// undo's removed_edited), the fields whose source value changed with
+// their values before and after, the fields edited by hand since import,
+// and the undo of that run, if any.
+type ChangeRef struct {
+	Run      int64                `json:"run"`
+	Change   string               `json:"change"`
+	Fields   []string             `json:"fields"`
+	Edited   []string             `json:"edited,omitempty"`
+	Values   []report.FieldChange `json:"values,omitempty"`
+	UndoneBy int64                `json:"undone_by,omitempty"`
 }
 
 // UpdateRef is one update of a slot's row (R17): the run that wrote it,
@@ -229,6 +263,22 @@ SELECT migration_id, fields, coalesce(reverted_by, 0) FROM record_updates
 WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?
 ORDER BY migration_id`
 
+// slotLinksSQL: the link values of one slot's row that did not resolve
+// when it was written (R6a), waiting or completed.
+const slotLinksSQL = `
+SELECT field, parent_kind, parent_source_id, migration_id, coalesce(completed_by, 0) FROM pending_links
+WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?
+ORDER BY field`
+
+// slotChangesSQL: what the runs of one slot's tenant and source found
+// changed at the source for its record (R17), in the order they wrote it.
+const slotChangesSQL = `
+SELECT c.migration_id, c.change, coalesce(c.fields, '[]'), coalesce(c.edited, '[]'), coalesce(c.before, '{}'), coalesce(c.after, '{}'),
+    coalesce(m.undone_by, 0)
+FROM record_changes c JOIN migrations m ON m.id = c.migration_id
+WHERE m.tenant_id = ? AND m.source = ? AND c.kind = ? AND c.source_id = ?
+ORDER BY c.id`
+
 const parentSlotSQL = `
 SELECT action, coalesce(migration_id, 0) FROM migration_records
 WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ?`
@@ -294,6 +344,12 @@ func (s *SlotStory) fill(ctx context.Context, db *sql.DB, tenant string, runs *r
 	}
 	s.Later, s.Parents = []RunRef{}, []ParentRef{}
 	if s.Updates, err = slotUpdates(ctx, db, tenant, s, runs); err != nil {
+		return err
+	}
+	if s.Links, err = slotLinks(ctx, db, tenant, s); err != nil {
+		return err
+	}
+	if s.Changes, err = slotChanges(ctx, db, tenant, s); err != nil {
 		return err
 	}
 	if s.Row != nil {
@@ -394,4 +450,72 @@ func slotUpdates(ctx context.Context, db *sql.DB, tenant string, s *SlotStory, r
 		}
 	}
 	return out, nil
+}
+
+// slotLinks reads the link values of s's row that did not resolve when
+// it was written (R6a), waiting or completed.
+func slotLinks(ctx context.Context, db *sql.DB, tenant string, s *SlotStory) ([]LinkRef, error) {
+	out := []LinkRef{}
+	err := store.EachRow(ctx, db, slotLinksSQL, []any{tenant, s.Source, string(s.Kind), s.SourceID}, func(rows store.Scanner) error {
+		var l LinkRef
+		var kind string
+		err := rows.Scan(&l.Field, &kind, &l.SourceID, &l.Run, &l.CompletedBy)
+		l.Kind = ledger.Kind(kind)
+		out = append(out, l)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger why: links of %s %s: %w", s.Kind, s.SourceID, err)
+	}
+	return out, nil
+}
+
+// slotChanges reads what runs found changed at the source for s's record
+// (R17), each field with its value before and after as text.
+func slotChanges(ctx context.Context, db *sql.DB, tenant string, s *SlotStory) ([]ChangeRef, error) {
+	out := []ChangeRef{}
+	err := store.EachRow(ctx, db, slotChangesSQL, []any{tenant, s.Source, string(s.Kind), s.SourceID}, func(rows store.Scanner) error {
+		var c ChangeRef
+		var fields, edited, before, after string
+		if err := rows.Scan(&c.Run, &c.Change, &fields, &edited, &before, &after, &c.UndoneBy); err != nil {
+			return err
+		}
+		var b, a map[string]any
+		for _, x := range []struct {
+			text string
+			v    any
+		}{{fields, &c.Fields}, {edited, &c.Edited}, {before, &b}, {after, &a}} {
+			if err := json.Unmarshal([]byte(x.text), x.v); err != nil {
+				return fmt.Errorf("run %d: %w", c.Run, err)
+			}
+		}
+		if c.Fields == nil {
+			c.Fields = []string{}
+		}
+		for _, f := range c.Fields {
+			c.Values = append(c.Values, report.FieldChange{Field: f, Before: changeText(b[f]), After: changeText(a[f])})
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger why: changes of %s %s: %w", s.Kind, s.SourceID, err)
+	}
+	return out, nil
+}
+
+// changeText is a field's value in a change as text: a string as it is,
+// nothing as "", anything else as its JSON.
+func changeText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -12,6 +12,7 @@ import (
 	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/report"
 	"crmimport/store/storetest"
 )
 
@@ -166,5 +167,47 @@ func TestStoryTellsUpdates(t *testing.T) {
 		forensics.WriteStory(&b, st)
 		require.Contains(t, b.String(), "  updated by run 1 (started 2026-01-05T09:00:00.123456Z): last_name; reverted by run 2 (undo)\n")
 		require.Contains(t, b.String(), "  updated by run 2 (started "+st.Slots[0].Updates[1].StartedAt+"): email, phone\n")
+	})
+}
+
+// TestStoryTellsLinksAndChanges (R6a, R17; issue 27 item 2): a slot's
+// story tells the link its row waited for and the run that completed it
+// (relinked), the link still waiting, and what a later run found changed
+// at the source, with the fields before and after.
+func TestStoryTellsLinksAndChanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		e := phases.New(db, nil)
+		imp := importer.New(e)
+		run := func(files map[string]string) {
+			t.Helper()
+			r, err := imp.Plan(ctx, importer.RunSpec{Tenant: "acme", Source: "canonical", Input: writeDump(t, files)})
+			require.NoError(t, err)
+			_, err = imp.Execute(ctx, r.ID)
+			require.NoError(t, err)
+		}
+		run(map[string]string{"contacts.csv": "id,first_name,title,company_id\nc-1,Ann,Buyer,co-9\nc-2,Bob,Clerk,co-77\n"})
+		run(map[string]string{"companies.csv": "id,name\nco-9,Initech\n",
+			"contacts.csv": "id,first_name,title,company_id\nc-1,Ann,Head buyer,co-9\nc-2,Bob,Clerk,co-77\n"})
+
+		st, err := forensics.StoryOf(ctx, db, e, "acme", ledger.Contact, "c-1")
+		require.NoError(t, err)
+		s := st.Slots[0]
+		require.Equal(t, []forensics.LinkRef{{Field: "company_id", Kind: ledger.Company, SourceID: "co-9", Run: 1, CompletedBy: 2}}, s.Links)
+		require.Len(t, s.Changes, 1)
+		require.Equal(t, forensics.ChangeRef{Run: 2, Change: "outdated", Fields: []string{"title"}, Edited: []string{},
+			Values: []report.FieldChange{{Field: "title", Before: "Buyer", After: "Head buyer"}}}, s.Changes[0])
+		var b bytes.Buffer
+		forensics.WriteStory(&b, st)
+		require.Contains(t, b.String(), "  its company_id, company co-9, was completed by run 2 once the company arrived: relinked (R6a)\n")
+		require.Contains(t, b.String(), "  run 2 found it changed at the source (title) and left it as it was: outdated\n")
+
+		st, err = forensics.StoryOf(ctx, db, e, "acme", ledger.Contact, "c-2")
+		require.NoError(t, err)
+		require.Equal(t, []forensics.ChangeRef{}, st.Slots[0].Changes, "unchanged at the source")
+		b.Reset()
+		forensics.WriteStory(&b, st)
+		require.Contains(t, b.String(), "  its company_id waits for company co-77: completed when a run imports it (R6a)\n")
 	})
 }
