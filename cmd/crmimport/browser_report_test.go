@@ -461,3 +461,29 @@ func (g pageGrid) barHeight() int {
 }
 
 func near(v uint32, c uint8) bool { return v+12 >= uint32(c) && v <= uint32(c)+12 }
+
+// TestReportForRefusals (issue 27 item 5): --for names a version of the
+// HTML report; with another format, or a version that does not exist,
+// report refuses (exit 2) and says what to write instead.
+func TestReportForRefusals(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	r := crm(t, nil, "--db", path, "--quiet", "run", "--tenant", "acme", "--source", "canonical", demo)
+	require.Equal(t, exitPartial, r.code, r.stderr)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "1", "--for", "customer"}, "--for customer: only the HTML report has versions; add --format html (the text report is the full one)"},
+		{[]string{"report", "1", "--format", "json", "--for", "full"}, "--for full: only the HTML report has versions; add --format html"},
+		{[]string{"--json", "report", "1", "--for", "customer"}, "--for customer: only the HTML report has versions; add --format html (the json report is the full one)"},
+		{[]string{"report", "1", "--format", "html", "--for", "boss"}, `--for "boss": use full or customer`},
+	} {
+		r := crm(t, nil, append([]string{"--db", path}, c.args...)...)
+		require.Equal(t, exitUsage, r.code, "%v: %s", c.args, r.stderr)
+		require.Contains(t, r.stdout+r.stderr, c.want, "%v", c.args)
+	}
+	r = crm(t, nil, "--db", path, "--json", "report", "1", "--format", "html", "--for", "customer", "--out", filepath.Join(t.TempDir(), "r.html"))
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"for": "customer"`)
+}
