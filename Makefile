@@ -52,16 +52,20 @@ APT := $(if $(filter 0,$(shell id -u)),,sudo )env DEBIAN_FRONTEND=noninteractive
 #     as the postgres user under root (the package makes that user); psql,
 #     which the tests run as a user pastes doctor's repair lines;
 #   - the sqlite3 shell, which reads the file from another process, as
-#     doctor's repairs do.
+#     doctor's repairs do;
+#   - poppler-utils' pdftoppm, which turns the pages of the HTML report
+#     Chromium printed to PDF into images (issue 27 item 5: no clipped
+#     table on A4 or Letter).
 # The rest is Debian's essential set: sh, runuser, the C.UTF-8 locale
 # (initdb --locale=C.UTF-8).
-tools: ## install what the tests need where it is missing: Chromium, PostgreSQL, the sqlite3 shell (Debian packages)
+tools: ## install what the tests need where it is missing: Chromium, PostgreSQL, the sqlite3 shell, poppler's pdftoppm (Debian packages)
 	@missing=; \
 	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || \
 	  missing="$$missing chromium fonts-liberation"; \
 	{ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; } && command -v psql >/dev/null && \
 	  { [ "$$(id -u)" != 0 ] || id postgres >/dev/null 2>&1; } || missing="$$missing postgresql"; \
 	command -v sqlite3 >/dev/null || missing="$$missing sqlite3"; \
+	command -v pdftoppm >/dev/null || missing="$$missing poppler-utils"; \
 	if [ -n "$$missing" ]; then echo "installing$$missing (what the tests run)"; \
 	  ($(APT) update -qq && $(APT) install -y -qq --no-install-recommends $$missing) >/dev/null || \
 	  { echo "the tests need$$missing: apt-get install -y$$missing"; exit 1; }; fi

@@ -225,10 +225,35 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "run", page{Title: fmt.Sprintf("Run %d", id), Nav: "runs", Data: v})
 }
 
+// reportFileName is what a downloaded report is saved as: the customer's
+// version says what it is to whoever receives it; the full one is the
+// consultant's and names the tool.
+func reportFileName(id int64, a Audience) string {
+	switch a {
+	case ForCustomer:
+		return fmt.Sprintf("migration-report-run-%d.html", id)
+	case ForFull:
+		return fmt.Sprintf("crmimport-run-%d-full-report.html", id)
+	}
+	return fmt.Sprintf("crmimport-run-%d.html", id)
+}
+
+// reportDownload is the run's HTML report as a file (Download report):
+// the full version, or the customer's with ?for=customer (as `report RUN
+// --format html --for customer`).
 func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	id := s.runID(w, r)
 	if id == 0 {
 		return
+	}
+	audience := ForFull
+	if v := r.URL.Query().Get("for"); v != "" {
+		a, err := ParseAudience(v)
+		if err != nil {
+			s.refuse(w, r, http.StatusNotFound, err.Error())
+			return
+		}
+		audience = a
 	}
 	rep, err := runs.Report(r.Context(), s.ro, s.eng, id, true)
 	if err != nil {
@@ -236,12 +261,12 @@ func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b bytes.Buffer
-	if err := WriteReport(&b, rep); err != nil {
+	if err := WriteReport(&b, rep, audience); err != nil {
 		s.pageError(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="crmimport-run-%d.html"`, id))
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename=%q`, reportFileName(id, audience)))
 	_, _ = w.Write(b.Bytes()) // the client went away: nothing to tell it
 }
 

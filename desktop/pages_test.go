@@ -73,20 +73,33 @@ func TestSkippedPageOffersTheTakeOver(t *testing.T) {
 }
 
 // TestHTMLReportIsSelfContained: report --format html loads nothing from
-// anywhere and runs no script; a company's website is text, not a link.
+// anywhere and runs no script, in both versions (issue 27 item 5: the
+// full one, and the customer's with ?for=customer, each downloaded under
+// its own name); a company's website is text, not a link. A version that
+// does not exist is not found.
 func TestHTMLReportIsSelfContained(t *testing.T) {
 	t.Parallel()
 	storetest.RunAddress(t, func(t *testing.T, addr string) {
 		s := testServer(t, addr)
-		w := s.do(t, req{http.MethodGet, "/runs/1/report.html", s.addr, nil, true})
-		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-		require.Contains(t, w.Header().Get("Content-Disposition"), "attachment")
-		html := w.Body.String()
-		require.Contains(t, html, "<style>")
-		require.Contains(t, html, "<svg class=\"bar\"")
-		for _, ref := range []string{"<script", "src=", "href=", "url(", "@import", "<link"} {
-			require.NotContains(t, html, ref, "nothing that loads a resource")
+		for _, c := range []struct{ query, file, mark string }{
+			{"", "crmimport-run-1-full-report.html", "Phases and tasks"},
+			{"?for=full", "crmimport-run-1-full-report.html", "Phases and tasks"},
+			{"?for=customer", "migration-report-run-1.html", "What needs your action"},
+		} {
+			w := s.do(t, req{http.MethodGet, "/runs/1/report.html" + c.query, s.addr, nil, true})
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			require.Equal(t, `attachment; filename="`+c.file+`"`, w.Header().Get("Content-Disposition"))
+			html := w.Body.String()
+			require.Contains(t, html, c.mark)
+			require.Contains(t, html, "<style>")
+			require.Contains(t, html, "<svg class=\"bar\"")
+			for _, ref := range []string{"<script", "src=", "href=", "url(", "@import", "<link"} {
+				require.NotContains(t, html, ref, "nothing that loads a resource")
+			}
 		}
+		w := s.do(t, req{http.MethodGet, "/runs/1/report.html?for=boss", s.addr, nil, true})
+		require.Equal(t, http.StatusNotFound, w.Code)
+		require.Contains(t, w.Body.String(), `no report for "boss": use full or customer`)
 	})
 }
 

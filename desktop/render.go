@@ -52,6 +52,16 @@ var funcs = template.FuncMap{
 	"fieldlabel": fieldLabel,
 	"linklabel":  linkLabel,
 	"records":    recordsPath,
+	"kindcounts": func(r *report.Report, k report.Kind) kindCounts {
+		return kindCounts{R: r, K: k}
+	},
+}
+
+// kindCounts is one kind of a run with its run, for the run page's
+// countcells: which columns it shows depends on the run's totals.
+type kindCounts struct {
+	R *report.Report
+	K report.Kind
 }
 
 // undoLink is what a run has to do with undo (R16), for the pages: "undone
