@@ -63,6 +63,7 @@ type Result struct {
 	// Instead, for an operation the ledger cannot do (an encoding), says
 	// what to do instead; nothing is changed.
 	Instead string `json:"instead,omitempty"`
+	Command string `json:"command,omitempty"` // with Instead: the command that does it
 }
 
 // bulkChunk is how many rows a bulk operation reads at a time.
@@ -88,7 +89,7 @@ func Bulk(ctx context.Context, db, w *sql.DB, runID int64, q Query, op Op, now t
 		return res, err
 	}
 	if change == nil {
-		res.Instead = EncodingInstead(op.Encoding, q.File, op.Command)
+		res.Instead, res.Command = EncodingInstead(op.Encoding, q.File, op.Command != ""), op.Command
 		return res, nil
 	}
 	if q.File == "" {
@@ -234,15 +235,15 @@ func (op Op) changer() (func(id int64, v string, has bool) (string, bool), error
 // does: the ledger keeps each failed row as it was decoded
 // (record_failures.raw, text), not its bytes, so a byte decoded wrongly is
 // not there to decode again — and a row decoded wrongly that did not fail
-// was imported so. command is the run that reads file in enc ("" when the
-// run names no export here).
-func EncodingInstead(enc, file, command string) string {
+// was imported so. command tells whether the page shows the command that
+// imports the run's export again (not when the run names no export here).
+func EncodingInstead(enc, file string, command bool) string {
 	s := fmt.Sprintf("The ledger keeps each failed row as text, decoded when it was read, not the file's bytes: "+
 		"the rows of %s cannot be decoded again as %s here, and nothing was changed. ", file, enc)
-	if command == "" {
+	if !command {
 		return s + fmt.Sprintf("Import the export again with its encoding (--encoding %s) and --update, which also corrects "+
 			"the records imported with the wrong letters.", enc)
 	}
 	return s + "Import the export again with its encoding and --update, which also corrects the records imported " +
-		"with the wrong letters: " + command
+		"with the wrong letters:"
 }
