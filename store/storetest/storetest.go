@@ -134,7 +134,7 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 // epoch for the whole ledger, no count of NUL bytes kept): tests of an
 // older file make one from a new one with them, then lower it further.
 var Schema6 = []string{
-	`DROP TABLE record_edits`, `DROP INDEX record_failures_file`,
+	`DROP TABLE record_edits`, `DROP INDEX record_failures_file`, `DROP INDEX record_failures_file_kind`, `DROP INDEX record_failures_file_class`, `DROP INDEX record_failures_file_kind_class`,
 	`DROP TABLE record_changes`, `DROP TABLE record_updates`,
 	`ALTER TABLE migration_records DROP COLUMN digest`, `ALTER TABLE migration_records DROP COLUMN hashes`,
 	`ALTER TABLE migration_tasks DROP COLUMN updated`, `ALTER TABLE migration_tasks DROP COLUMN overwritten`,
