@@ -2,11 +2,8 @@ package desktop
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
@@ -53,39 +50,13 @@ func (s *Server) apiFix(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	run, kinds, err := s.checkFix(r.Context(), id, q)
+	fix, dir, err := s.startFix(r.Context(), id, q)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	base, err := s.privateFolder(fixesFolder)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	dir, err := fixfile.WriteEdited(r.Context(), s.ro, id, q.File, q.Rows, base)
-	if err != nil {
-		var pe *fs.PathError
-		if !errors.As(err, &pe) && r.Context().Err() == nil {
-			err = badRequest("%v", err) // a cell that is not a column of the file, a run with no input here
-		}
-		s.fail(w, err)
-		return
-	}
-	spec, cleanup, err := runs.FixSpec(run, kinds, dir, base)
-	if err == nil {
-		var fix runs.Run
-		if fix, err = runs.Start(r.Context(), s.eng, spec); err == nil {
-			s.work(fix.ID)
-			writeJSON(w, http.StatusAccepted, map[string]any{"run": fix.ID, "status": fix.Status, "folder": dir,
-				"url": "/runs/" + strconv.FormatInt(fix.ID, 10), "outcomes": fmt.Sprintf("/api/runs/%d/fix-outcomes", fix.ID)})
-			return
-		}
-	}
-	// No run reads the folder: it goes (a refused plan leaves no run row).
-	cleanup()
-	_ = os.RemoveAll(dir) // under our own private folder; what is left there is only disk
-	s.fail(w, err)
+	writeJSON(w, http.StatusAccepted, map[string]any{"run": fix.ID, "status": fix.Status, "folder": dir,
+		"url": "/runs/" + strconv.FormatInt(fix.ID, 10), "outcomes": fmt.Sprintf("/api/runs/%d/fix-outcomes", fix.ID)})
 }
 
 // checkFix reads the request against the run's failed records: a file, at

@@ -20,6 +20,7 @@ func (s *Server) routeTable() []route {
 		get("/runs/{id}", s.runPage),
 		get("/runs/{id}/failed", s.failedPage),
 		get("/runs/{id}/skipped", s.skippedPage),
+		get("/runs/{id}/grid", s.gridPage), // the review grid (grid.go)
 		get("/runs/{id}/report.html", s.reportDownload),
 		get("/runs/{id}/rejects.csv", s.rejectsDownload),
 		get("/import", s.importPage),
@@ -44,6 +45,10 @@ func (s *Server) routeTable() []route {
 		post("/api/runs/{id}/undo", s.apiUndo),
 		post("/api/runs/{id}/fix", s.apiFix),                 // edited failed rows, re-imported (fixrows.go)
 		get("/api/runs/{id}/fix-outcomes", s.apiFixOutcomes), // what became of them
+		get("/api/runs/{id}/grid", s.apiGrid),                // a page of the review grid (grid.go)
+		post("/api/runs/{id}/grid/edits", s.apiGridEdits),    // cells changed, kept in the database
+		post("/api/runs/{id}/grid/bulk", s.apiGridBulk),      // a bulk operation, previewed or saved
+		post("/api/runs/{id}/grid/reimport", s.apiGridReimport),
 		post("/api/inspect", s.apiInspect),
 		post("/api/imports", s.apiImport),
 		post("/api/uploads", s.apiUpload),

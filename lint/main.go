@@ -67,7 +67,6 @@ var floors = map[string]int{
 	"ledger/ledgertest":          3,
 	"phases":                     3,
 	"target":                     3,
-	"cmd/crmbench":               4,
 	"importer/fixmanifest":       4,
 	"importer/runopts":           4,
 	"importer/suggest":           4,
@@ -77,8 +76,10 @@ var floors = map[string]int{
 	"fixfile":                    6,
 	"forensics":                  6,
 	"runs":                       6,
-	"desktop":                    7,
-	"cmd/crmimport":              8,
+	"grid":                       7,
+	"cmd/crmbench":               8,
+	"desktop":                    8,
+	"cmd/crmimport":              9,
 }
 
 // opens are the functions that open (and so, in time, close) a file by

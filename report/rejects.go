@@ -280,3 +280,8 @@ func startsFormula(s string) bool {
 func blank(r rune) bool {
 	return unicode.IsSpace(r) || r == '\u200b' || r == '\ufeff'
 }
+
+// RawCells reads a raw row as record_failures keeps it (Failure.RawJSON)
+// into its cells in file order, as Failure.Raw holds them: for the review
+// grid (package grid), which reads raw rows of its own.
+func RawCells(raw string) []RawCell { return rawCells(raw) }

@@ -28,6 +28,7 @@ var engineChoices = []string{
 	"forensics.doctor.readyToTakeOver",
 	"forensics.loader.advanceIdentities",
 	"forensics.loader.writePlaceholders",
+	"grid.statementsOf",
 	"ledger.CompletedAmong",
 	"ledger.FinalSlots",
 	"ledger.LoadFinalAmong",

@@ -58,6 +58,7 @@ func main() {
 	columns := flag.String("columns", "", "measure only these columns: "+strings.Join(columnKeys, ", ")+"\n"+
 		"(comma-separated; default all; a later column runs the earlier ones it needs: rerun, delta and undo need run)")
 	shapes := flag.String("shapes", gen.ShapeRealistic+","+gen.ShapeClean, "the exports to measure: realistic, clean (comma-separated)")
+	gridRows := flag.Int("grid.rows", 400_000, "-columns grid: how many failed rows the review grid's case writes (cmd/crmbench/grid.go)")
 	flag.Parse()
 	if *floorExport != "" {
 		o, err := parseWithout(*without)
@@ -84,6 +85,15 @@ func main() {
 		return
 	}
 	only, err := parseColumns(*columns)
+	if err == nil && only["grid"] {
+		// Opt-in and on its own: the grid's case writes its failures
+		// directly, with no export to import (cmd/crmbench/grid.go).
+		err = gridCase(*work, *gridRows)
+		delete(only, "grid")
+		if err == nil && len(only) == 1 {
+			return // -columns grid alone
+		}
+	}
 	if err == nil {
 		err = run(*bin, *sqlite, strings.Fields(*scales), *rounds, *work, strings.Split(*shapes, ","), only)
 	}
@@ -168,7 +178,7 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 // columnKeys name the columns for -columns, in the order a round runs
 // them; columnNeeds, the earlier columns each one needs in the same round.
 var (
-	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "delta", "fix", "only", "reread", "undo", "pgrun", "pgrerun"}
+	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "delta", "fix", "only", "reread", "undo", "pgrun", "pgrerun", "grid"}
 	columnNeeds = map[string][]string{"rerun": {"run"}, "rerunfloor": {"run"}, "delta": {"run"}, "fix": {"run"}, "only": {"run", "fix"}, "reread": {"run"},
 		"undo": {"run"}, "pgrerun": {"pgrun"}}
 )

@@ -150,3 +150,24 @@ func profileDate(formats []dateFormat, v string) string {
 	}
 	return v
 }
+
+// ReformatDate writes v, a date in the format spec (as a profile writes
+// one: DD/MM/YYYY, M/D/YY h:mm A), as ISO 8601, as a run with that format
+// reads it (profileDate): the review grid's bulk date format (package
+// grid). ok is false for a value that is not in that format; a spec that
+// no profile accepts is an error, in the loader's words.
+func ReformatDate(spec, v string) (iso string, ok bool, err error) {
+	layout, hasTime, err := dateLayout(strings.TrimSpace(spec))
+	if err != nil {
+		return "", false, err
+	}
+	s := strings.TrimSpace(v)
+	if s == "" {
+		return v, false, nil
+	}
+	out := profileDate([]dateFormat{{spec: spec, layout: layout, hasTime: hasTime}}, s)
+	if out == s {
+		return v, false, nil // ISO already, or not in the format
+	}
+	return out, true, nil
+}

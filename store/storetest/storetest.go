@@ -130,10 +130,11 @@ func reopenFile(t testing.TB, db *sql.DB) *sql.DB {
 // excluded rows counted, no hold on the epoch, no revisits, no undo, no
 // pending links (R6a) nor counts per kind beside the tasks', no hashes
 // nor changes at the source (R17), no deal status nor pipeline, no users
-// nor owners, no leads, one
+// nor owners, no leads, no pending edits of the review grid, one
 // epoch for the whole ledger, no count of NUL bytes kept): tests of an
 // older file make one from a new one with them, then lower it further.
 var Schema6 = []string{
+	`DROP TABLE record_edits`, `DROP INDEX record_failures_file`, `DROP INDEX record_failures_file_kind`, `DROP INDEX record_failures_file_class`, `DROP INDEX record_failures_file_kind_class`,
 	`DROP TABLE record_changes`, `DROP TABLE record_updates`,
 	`ALTER TABLE migration_records DROP COLUMN digest`, `ALTER TABLE migration_records DROP COLUMN hashes`,
 	`ALTER TABLE migration_tasks DROP COLUMN updated`, `ALTER TABLE migration_tasks DROP COLUMN overwritten`,
