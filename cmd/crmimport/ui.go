@@ -119,8 +119,12 @@ func openBrowser(url string) error {
 // exist is made when create says so, or when the person at the terminal
 // answers yes; else ui stops, naming the file and what to do.
 func (a *app) uiDatabase(create bool) error {
-	if store.DialectAt(a.dbPath) != store.SQLite {
+	switch d := store.DialectAt(a.dbPath); d {
+	case store.Postgres:
 		return nil // a server's database: its schema is made as run makes it
+	case store.SQLite:
+	default:
+		panic(d.Untaught("uiDatabase"))
 	}
 	if _, err := os.Stat(a.dbPath); !errors.Is(err, fs.ErrNotExist) {
 		return nil // there, or not readable: opening it says which
