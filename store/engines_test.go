@@ -34,6 +34,7 @@ var engineChoices = []string{
 	"ledger.LoadFinalAmong",
 	"ledger.claimSQL",
 	"main.app.production",
+	"main.app.uiDatabase",
 	"phases.fillUp",
 	"report.FailuresByID",
 	"report.PageSkips",

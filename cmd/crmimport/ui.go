@@ -124,7 +124,7 @@ func (a *app) uiDatabase(create bool) error {
 		return nil // a server's database: its schema is made as run makes it
 	case store.SQLite:
 	default:
-		panic(d.Untaught("uiDatabase"))
+		panic(d.Untaught("main.app.uiDatabase"))
 	}
 	if _, err := os.Stat(a.dbPath); !errors.Is(err, fs.ErrNotExist) {
 		return nil // there, or not readable: opening it says which
