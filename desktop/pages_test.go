@@ -64,6 +64,10 @@ func TestSkippedPageOffersTheTakeOver(t *testing.T) {
 
 		w = s.do(t, req{http.MethodGet, "/runs/1", s.addr, nil, true})
 		require.NotContains(t, w.Body.String(), "<script>alert(1)</script>", "export data is escaped")
+		// A disabled button says why in words on the page, not only in
+		// its tooltip (issue 27 item 6): the ended run's Stop.
+		require.Contains(t, w.Body.String(), `disabled title="the run has ended">Stop</button>`)
+		require.Contains(t, w.Body.String(), "<li><b>Stop</b>: the run has ended</li>")
 
 		require.NoError(t, os.RemoveAll(first))
 		w = s.do(t, req{http.MethodGet, "/runs/1/skipped", s.addr, nil, true})
