@@ -47,6 +47,10 @@ var funcs = template.FuncMap{
 	"join":     strings.Join,
 	"undoword": undoWord,
 	"partly":   partlyLinks,
+	// The tenant's page (tenants.go): what can be open, in its order, and
+	// a tenant's page by name.
+	"openwords":  func() []string { return openWords },
+	"tenanthref": tenantPath,
 }
 
 // undoLink is what a run has to do with undo (R16), for the pages: "undone
