@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,6 +87,9 @@ type tenantRunView struct {
 	runs.TenantRun
 	Word string // "import", "fix of run 1", "undo of run 5", …
 	Note string // "notes only", "applies changes at the source"
+	// TookBack is what an undo took back, the outcomes it had: "1 row
+	// reverted", "12 removed, 3 released".
+	TookBack string
 }
 
 // openRow is what is open of one source and kind: a count per word
@@ -199,6 +203,17 @@ func runWords(tr runs.TenantRun) tenantRunView {
 		v.Note = "the failed rows of run " + strconv.FormatInt(tr.Of, 10) + ", corrected"
 	case runs.DidUndo:
 		v.Word = fmt.Sprintf("undo of run %d", tr.Of)
+		c := tr.Report.Total
+		var parts []string
+		for _, p := range []struct {
+			n    int64
+			word string
+		}{{c.Removed, "removed"}, {c.Released, "released"}, {c.Restored, "restored"}, {c.Cleared, "cleared"}, {c.Reverted, "reverted"}} {
+			if p.n > 0 {
+				parts = append(parts, report.Count(p.n)+" "+p.word)
+			}
+		}
+		v.TookBack = cmp.Or(strings.Join(parts, ", "), "nothing")
 	case runs.DidUpdate:
 		v.Note = "applies changes at the source (--update)"
 	case runs.DidLoad:

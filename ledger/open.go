@@ -50,8 +50,11 @@ type OpenGroup struct {
 
 // openFailedSQL: per record, its latest failure in a run of the tenant
 // that stands (row_number over the record's key), open unless the record
-// has a final slot, or a skip of a later run, now. A record failed twice
-// in one run (a duplicate) counts once.
+// has a final slot, or a skip of a later run, now: a duplicate whose first
+// row was imported is not open (the record is there), nor is a failed
+// update of an imported record (R17: its row stays as it was, and its
+// change stays open as outdated). A record failed twice in one run counts
+// once.
 const openFailedSQL = `
 SELECT source, kind, migration_id, count(*), min(source_id) FROM (
     SELECT m.source, f.kind, f.migration_id, f.source_id,

@@ -103,7 +103,7 @@ func TestTenantPageInABrowser(t *testing.T) {
 		waitEnded(ctx, t, "succeeded")
 		do(ctx, t, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("[data-tenant-page]")))
 		require.Equal(t, []string{"1 import", "2 fix", "3 import"}, runsDid(ctx, t))
-		require.Contains(t, textOf(ctx, t, `tr[data-run="3"] td.did`), "notes only")
+		require.Contains(t, textOf(ctx, t, `tr[data-run="3"] td.what`), "notes only")
 		require.Equal(t, map[string]string{"company failed": "1", "contact unlinked": "1", "contact unowned": "1"}, openCells(ctx, t),
 			"the note the repair took over is not open")
 		require.Equal(t, []string{"1"}, query(t, db, `SELECT count(*) FROM migration_records WHERE source_id = 'n-2' AND action = 'created'`))
@@ -134,7 +134,7 @@ func TestTenantPageInABrowser(t *testing.T) {
 		do(ctx, t, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("[data-tenant-page]")))
 		require.Equal(t, []string{"1 import", "2 fix", "3 import", "4 import", "5 update", "6 undo"}, runsDid(ctx, t))
 		require.Equal(t, "undo of run 5", textOf(ctx, t, `tr[data-run="6"] span.did`))
-		require.Contains(t, textOf(ctx, t, `tr[data-run="5"] td.did`), "undone by run 6")
+		require.Contains(t, textOf(ctx, t, `tr[data-run="5"] td.what`), "undone by run 6")
 		require.Equal(t, map[string]string{"company failed": "1", "contact outdated": "1", "contact unlinked": "1", "contact unowned": "1"},
 			openCells(ctx, t))
 		shot("04-undone")
@@ -142,7 +142,12 @@ func TestTenantPageInABrowser(t *testing.T) {
 		// A tenant named like this one is asked about first, on New import.
 		do(ctx, t, chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
 			chromedp.SendKeys(chromedp.CSS("#path"), exp), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "ACME-GmbH"),
-			chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("#tenant-confirm")))
+			chromedp.Click(chromedp.CSS("#import")))
+		waitJS(ctx, t, `(b => (b && !b.hidden) || !!document.querySelector("table.outcomes"))(document.getElementById("tenant-confirm"))`,
+			"the question, or a run's page")
+		asked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.getElementById("tenant-confirm") && !document.getElementById("tenant-confirm").hidden`))
+		require.NoError(t, err)
+		require.True(t, asked, "the page asks which tenant is meant before it imports")
 		require.Contains(t, textOf(ctx, t, "#tenant-confirm"), "“ACME-GmbH” is not a tenant yet, but “Acme GmbH” is")
 		require.Equal(t, "Use “Acme GmbH”", textOf(ctx, t, "#tenant-use"))
 		require.Equal(t, "Create “ACME-GmbH” as a new tenant", textOf(ctx, t, "#tenant-new"))
