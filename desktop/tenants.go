@@ -215,7 +215,7 @@ func runWords(tr runs.TenantRun) tenantRunView {
 		}
 		v.TookBack = cmp.Or(strings.Join(parts, ", "), "nothing")
 	case runs.DidUpdate:
-		v.Note = "applies changes at the source (--update)"
+		v.Note = "applies the changes at the source"
 	case runs.DidLoad:
 		v.Word = "loaded"
 		v.Note = "from the dump " + tr.Report.Dump
