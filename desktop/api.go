@@ -72,6 +72,13 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
+// resumeRequest is what POST /api/runs/{id}/resume may take: from, the
+// local export that a run loaded from a dump is resumed over (`resume RUN
+// --from PATH`, R10). No body resumes a run over its own files.
+type resumeRequest struct {
+	From string `json:"from,omitempty"`
+}
+
 // apiResume re-arms a run (R8) and works on it in this process, under the
 // admission control of any run (R13: a live tenant answers 409).
 func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +86,14 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 	if id == 0 {
 		return
 	}
-	run, rearmed, err := runs.StartResume(r.Context(), s.eng, id, "")
+	var q resumeRequest
+	if r.ContentLength != 0 { // the run page's Resume posts no body
+		if err := readRequest(r, &q); err != nil {
+			s.fail(w, err)
+			return
+		}
+	}
+	run, rearmed, err := runs.StartResume(r.Context(), s.eng, id, strings.TrimSpace(q.From))
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -105,6 +119,11 @@ type importRequest struct {
 	// Update is the page's "Apply changes at the source (--update)": the
 	// run writes what changed since its records were imported (R17).
 	Update bool `json:"update,omitempty"`
+	// NewTenant confirms that a tenant no run names yet is meant to be
+	// made, when its name folds to an existing tenant's (runs.Lookalike,
+	// issue 27 item 3): without it such a request is refused (exit 2),
+	// naming the existing tenant.
+	NewTenant bool `json:"new_tenant,omitempty"`
 	// Plan and PlanFiles are a dry run's, as its summary answered them:
 	// the import is that plan or nothing (exit 8).
 	Plan      string          `json:"plan,omitempty"`
@@ -156,6 +175,20 @@ func (s *Server) apiImport(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, err)
 		return
+	}
+	// A new tenant is made on purpose, never by a typo (issue 27 item 3):
+	// a dry run too, whose result under a new tenant would be every record
+	// imported again.
+	if !q.NewTenant {
+		like, err := runs.Lookalike(r.Context(), s.ro, spec.Tenant)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		if like != "" {
+			s.fail(w, &runs.LookalikeError{Tenant: spec.Tenant, Existing: like})
+			return
+		}
 	}
 	if q.DryRun {
 		s.dryRun(w, r.Context(), spec)

@@ -65,9 +65,6 @@ func (s *Server) tenantParam(w http.ResponseWriter, r *http.Request) string {
 	return tenant
 }
 
-// tenantPath is a tenant as one segment of a path.
-func tenantPath(tenant string) string { return "/tenants/" + url.PathEscape(tenant) }
-
 // recordsPath is the browser's list of tenant's rows.
 func recordsPath(tenant string) string { return tenantPath(tenant) + "/records" }
 

@@ -323,6 +323,16 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 	if prof != "" && !slices.Contains(profile.BuiltinNames(), prof) {
 		prof, file = "", prof
 	}
+	// The tenant is chosen among the existing ones (issue 27 item 3).
+	ts, err := runs.Tenants(r.Context(), s.ro)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	var tenants []string
+	for _, t := range ts {
+		tenants = append(tenants, t.Tenant)
+	}
 	// ?update=1&from=RUN: the run page's "Apply these changes" (update.go).
 	s.render(w, "import", page{Title: "New import", Nav: "import", Data: struct {
 		Path, Tenant, Source, Profile, ProfileFile, Only string
@@ -330,8 +340,9 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 		Uploads                                          string
 		Update                                           bool
 		From                                             string
+		Tenants                                          []string
 	}{q.Get("path"), q.Get("tenant"), src, prof, file, q.Get("only"), profile.BuiltinNames(), s.folderWords(uploadsFolder),
-		q.Get("update") == "1", q.Get("from")}})
+		q.Get("update") == "1", q.Get("from"), tenants}})
 }
 
 func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {

@@ -55,6 +55,10 @@ var funcs = template.FuncMap{
 	"kindcounts": func(r *report.Report, k report.Kind) kindCounts {
 		return kindCounts{R: r, K: k}
 	},
+	// The tenant's page (tenants.go): what can be open, in its order, and
+	// a tenant's page by name.
+	"openwords":  func() []string { return openWords },
+	"tenanthref": tenantPath,
 }
 
 // kindCounts is one kind of a run with its run, for the run page's

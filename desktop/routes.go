@@ -23,6 +23,8 @@ func (s *Server) routeTable() []route {
 		get("/runs/{id}/grid", s.gridPage), // the review grid (grid.go)
 		get("/runs/{id}/report.html", s.reportDownload),
 		get("/runs/{id}/rejects.csv", s.rejectsDownload),
+		get("/tenants", s.tenantsPage),         // the tenants, each with its latest run (tenants.go)
+		get("/tenants/{tenant}", s.tenantPage), // a customer's page: its runs, what is open, what to do next
 		get("/import", s.importPage),
 		get("/ledger", s.ledgerPage),
 		get("/profiles", s.profilesPage),
@@ -55,6 +57,8 @@ func (s *Server) routeTable() []route {
 		get("/api/uploads", s.apiUploads),                     // the drops kept (files.go)
 		post("/api/uploads/{name}/delete", s.apiDeleteUpload), // one of them deleted
 		get("/api/files", s.apiFiles),
+		get("/api/tenants", s.apiTenants),
+		get("/api/tenants/{tenant}", s.apiTenant),
 		get("/api/doctor", s.apiDoctor),
 		get("/api/ledger/why", s.apiWhy),
 		get("/api/profiles", s.apiProfiles),

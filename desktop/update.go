@@ -28,7 +28,13 @@ func applyAction(rep *report.Report, live bool) action {
 	if err != nil || opts.Update != "" {
 		return action{}
 	}
-	a := action{Label: "Apply these changes — " + report.Count(t.Applicable) + " " + plural(int(min(t.Applicable, 2)), "record", "records"), OK: true}
+	return applyOf(rep, opts, t.Applicable, live)
+}
+
+// applyOf is "Apply these changes" for n outdated records that run rep
+// found (the tenant's page counts those still open), with rep's options.
+func applyOf(rep *report.Report, opts runopts.Options, n int64, live bool) action {
+	a := action{Label: "Apply these changes — " + report.Count(n) + " " + plural(int(min(n, 2)), "record", "records"), OK: true}
 	switch {
 	case live:
 		a.OK, a.Why = false, "the run is working: it can be applied once it has ended"

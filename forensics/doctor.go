@@ -54,8 +54,34 @@ type Finding struct {
 	Details  []string `json:"details"`  // one line per run, kind or task
 	Examples []string `json:"examples"` // up to five ids
 	Repair   []string `json:"repair"`   // what to run: shell command lines to paste, each "CMD   # what it does"
-	runs     map[int64]bool
+	// Actions are the repairs a face can do itself, each naming its line
+	// of Repair: a run of kinds over an export, or a resume.
+	Actions []Action `json:"actions,omitempty"`
+	runs    map[int64]bool
+	cmds    []string // the commands of Repair, line by line
 }
+
+// Action is a repair line said as what it does, for a face that does it
+// rather than print it (the desktop's tenant page): Do is "run" (a run of
+// the tenant and source, --only Only, over an export the user names: the
+// line's PATH) or "resume" (of Run; From: over an export the user names,
+// `resume RUN --from PATH`, a run loaded from a dump).
+type Action struct {
+	Repair  int      `json:"repair"` // its line of Repair
+	Do      string   `json:"do"`
+	Tenant  string   `json:"tenant,omitempty"`
+	Source  string   `json:"source,omitempty"`
+	Profile string   `json:"profile,omitempty"`
+	Only    []string `json:"only,omitempty"`
+	Run     int64    `json:"run,omitempty"`
+	From    bool     `json:"from,omitempty"`
+}
+
+// The repairs a face can do itself (Action.Do).
+const (
+	DoRun    = "run"
+	DoResume = "resume"
+)
 
 // Incident is a pattern of the write-up that a tenant's findings add up to.
 type Incident struct {
@@ -100,7 +126,8 @@ type doctor struct {
 	db     *sql.DB
 	engine *phases.Engine
 	opts   DoctorOptions
-	loaded map[int64]string // runs loaded from a dump -> the dump
+	loaded map[int64]string  // runs loaded from a dump -> the dump
+	acts   map[string]Action // a repair's command -> what it does (runCommand, resumeCommand)
 	out    map[string]*Finding
 	order  []string
 }
@@ -111,7 +138,7 @@ func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOption
 	if opts.DBPath == "" {
 		opts.DBPath = defaultDBPath
 	}
-	d := &doctor{ctx: ctx, db: db, engine: e, opts: opts, out: map[string]*Finding{}}
+	d := &doctor{ctx: ctx, db: db, engine: e, opts: opts, out: map[string]*Finding{}, acts: map[string]Action{}}
 	var err error
 	if d.loaded, err = loadedRuns(ctx, db); err != nil {
 		return nil, err
@@ -131,6 +158,12 @@ func Doctor(ctx context.Context, db *sql.DB, e *phases.Engine, opts DoctorOption
 		f := d.out[k]
 		if f.Examples == nil {
 			f.Examples = []string{}
+		}
+		for i, cmd := range f.cmds {
+			if a, ok := d.acts[cmd]; ok {
+				a.Repair = i
+				f.Actions = append(f.Actions, a)
+			}
 		}
 		diag.Findings = append(diag.Findings, *f)
 	}
@@ -171,6 +204,7 @@ func (f *Finding) repair(cmd, note string) {
 		}
 	}
 	f.Repair = append(f.Repair, s)
+	f.cmds = append(f.cmds, cmd)
 }
 
 // describe gives a finding's rule, unit and what it means.
@@ -255,11 +289,15 @@ func (d *doctor) runCommand(tenant, source string, kinds []ledger.Kind) (cmd, no
 		names = append(names, k.Plural())
 	}
 	args := []string{"run", "--tenant", tenant, "--source", source}
+	act := Action{Do: DoRun, Tenant: tenant, Source: source, Only: names}
 	if _, err := importer.ProfileByName(source); err != nil {
 		args = append(args, "--profile", "canonical")
+		act.Profile = "canonical"
 	}
 	args = append(args, "--only", strings.Join(names, ","))
-	return d.crmimport(args...) + " " + placeholderPath, "PATH: an export holding these records"
+	cmd = d.crmimport(args...) + " " + placeholderPath
+	d.acts[cmd] = act
+	return cmd, "PATH: an export holding these records"
 }
 
 // resumeCommand continues a run: a loaded one over a local export (R10).
@@ -275,13 +313,16 @@ func (d *doctor) resumeCommand(runID int64, status phases.RunStatus, kinds []led
 		if len(names) > 0 {
 			what = "its " + strings.Join(names, ", ")
 		}
-		return d.crmimport("resume", id, "--from") + " " + placeholderPath,
-			fmt.Sprintf("PATH: a canonical export of %s; the run was loaded from a dump", what)
+		cmd = d.crmimport("resume", id, "--from") + " " + placeholderPath
+		d.acts[cmd] = Action{Do: DoResume, Run: runID, From: true}
+		return cmd, fmt.Sprintf("PATH: a canonical export of %s; the run was loaded from a dump", what)
 	}
 	if status == phases.RunSucceeded {
 		return "", ""
 	}
-	return d.crmimport("resume", id), ""
+	cmd = d.crmimport("resume", id)
+	d.acts[cmd] = Action{Do: DoResume, Run: runID}
+	return cmd, ""
 }
 
 // uniformSkipsSQL: R9, per run and kind, the slots the run owns are all

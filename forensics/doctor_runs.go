@@ -304,7 +304,9 @@ func (d *doctor) unfinalized() error {
 				cmd, note := d.resumeCommand(r.ID, r.Status, kinds)
 				repairs = append(repairs, [2]string{cmd, note})
 			} else {
-				repairs = append(repairs, [2]string{d.crmimport("resume", id), "continues it"})
+				cmd := d.crmimport("resume", id)
+				d.acts[cmd] = Action{Do: DoResume, Run: r.ID}
+				repairs = append(repairs, [2]string{cmd, "continues it"})
 			}
 			repairs = append(repairs, [2]string{d.crmimport("stop", id), "or cancels it"})
 		case r.Status != phases.RunRunning && r.DurationMS == nil:

@@ -60,13 +60,14 @@ func ExitCode(err error) int {
 		stp *StoppedError
 		chg *undo.PlanChangedError
 		rch *importer.PlanChangedError
+		lke *LookalikeError
 	)
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &st):
 		return st.Code
-	case errors.As(err, &use):
+	case errors.As(err, &use), errors.As(err, &lke):
 		return ExitUsage
 	case errors.As(err, &adm):
 		return ExitRefused
@@ -109,6 +110,9 @@ type ErrorDoc struct {
 	LiveRun     int64            `json:"live_run,omitempty"`
 	Interrupted *bool            `json:"interrupted,omitempty"`
 	Dependents  []undo.Dependent `json:"dependents,omitempty"`
+	// ExistingTenant is the tenant a new tenant's name folds to, which
+	// the request must confirm it does not mean (*LookalikeError).
+	ExistingTenant string `json:"existing_tenant,omitempty"`
 }
 
 // ErrorOf is err's document.
@@ -123,6 +127,10 @@ func ErrorOf(err error) ErrorDoc {
 	}
 	if errors.As(err, &dep) {
 		doc.Dependents = dep.Dependents
+	}
+	var lke *LookalikeError
+	if errors.As(err, &lke) {
+		doc.ExistingTenant = lke.Existing
 	}
 	return doc
 }

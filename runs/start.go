@@ -86,6 +86,12 @@ func Import(ctx context.Context, e *phases.Engine, spec Spec, w Watch) (*Outcome
 
 func run(ctx context.Context, e *phases.Engine, spec Spec, w Watch, dryRun string) (*Outcome, error) {
 	w.engine(e)
+	// A new tenant named like an existing one is said before the run's
+	// notes (issue 27 item 3): asked before the run makes it a tenant.
+	like, err := Lookalike(ctx, e.DB, spec.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	r, err := Start(ctx, e, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -94,6 +100,9 @@ func run(ctx context.Context, e *phases.Engine, spec Spec, w Watch, dryRun strin
 		return nil, err
 	}
 	w.started(r.ID)
+	if like != "" {
+		w.warn("%s", LookalikeWarning(spec.Tenant, like, r.ID, dryRun != ""))
+	}
 	w.note("run %d planned: tenant %s, source %s — %s", r.ID, r.Tenant, r.Source, Describe(ctx, e, r.ID))
 	_, execErr := Execute(ctx, e, r.ID)
 	return Finish(ctx, e, r.ID, execErr, dryRun)

@@ -50,6 +50,33 @@ document.querySelectorAll("button[data-post]").forEach((b) => {
   });
 });
 
+// A tenant's page (issue 27 item 3): a run over an export the user names —
+// doctor's `run --only`, or `resume RUN --from PATH` for a run loaded from a
+// dump — whose page then opens.
+document.querySelectorAll("form.runover").forEach((f) => {
+  f.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const msg = f.querySelector("[data-field=form-message]");
+    const b = f.querySelector("button[type=submit]");
+    const path = f.elements.namedItem("path").value.trim();
+    const d = f.dataset;
+    b.disabled = true;
+    say(msg, b.textContent.trim() + "…");
+    try {
+      if (d.do === "resume") {
+        const doc = await post("/api/runs/" + d.run + "/resume", { from: path });
+        location.assign("/runs/" + doc.run);
+        return;
+      }
+      const doc = await post("/api/imports", { path: path, tenant: d.tenant, source: d.source, profile: d.profile, only: d.kinds ? [d.kinds] : [] });
+      location.assign(doc.url);
+    } catch (e) {
+      say(msg, e.message + (e.doc && e.doc.live_run ? " — run " + e.doc.live_run + " of this tenant is live." : ""), true);
+      b.disabled = false;
+    }
+  });
+});
+
 // The four outcomes on a 0–1000 bar, as the server draws them.
 function drawBar(svg, c) {
   if (!svg) return;
@@ -141,12 +168,45 @@ const form = document.getElementById("import-form");
 if (form) {
   const msg = document.getElementById("import-message");
   const field = (n) => form.elements.namedItem(n);
-  const request = (extra) => Object.assign({
-    path: field("path").value.trim(), tenant: field("tenant").value.trim(), source: field("source").value.trim(),
-    // A profile file (the mapping editor's) wins over a built-in name.
-    profile: field("profile_file").value.trim() || field("profile").value, only: field("only").value ? [field("only").value] : [],
-    update: field("update").checked, // R17: apply changes at the source
-  }, extra || {});
+  // A new tenant is made on purpose, never by a typo (issue 27 item 3): the
+  // server refuses a new tenant named like an existing one until the
+  // request says new_tenant, which it says once the user chose so below.
+  let newTenant = null;
+  const request = (extra) => {
+    const q = Object.assign({
+      path: field("path").value.trim(), tenant: field("tenant").value.trim(), source: field("source").value.trim(),
+      // A profile file (the mapping editor's) wins over a built-in name.
+      profile: field("profile_file").value.trim() || field("profile").value, only: field("only").value ? [field("only").value] : [],
+      update: field("update").checked, // R17: apply changes at the source
+    }, extra || {});
+    if (newTenant !== null && q.tenant === newTenant) q.new_tenant = true;
+    return q;
+  };
+  const askBox = document.getElementById("tenant-confirm");
+  const useOld = document.getElementById("tenant-use"), makeNew = document.getElementById("tenant-new");
+  let again = null;
+  // askTenant shows the question for a refusal that names the existing
+  // tenant, and keeps what to do once it is answered; false for any other
+  // refusal.
+  function askTenant(e, redo) {
+    if (!e.doc || !e.doc.existing_tenant) return false;
+    const typed = field("tenant").value.trim(), existing = e.doc.existing_tenant;
+    askBox.querySelector("[data-field=question]").textContent = "“" + typed + "” is not a tenant yet, but “" + existing +
+      "” is: the two names differ only in case, spaces, punctuation or character width. Which one is meant?";
+    useOld.textContent = "Use “" + existing + "”";
+    useOld.dataset.tenant = existing;
+    makeNew.textContent = "Create “" + typed + "” as a new tenant";
+    makeNew.dataset.tenant = typed;
+    again = redo;
+    askBox.hidden = false;
+    say(msg, "Nothing was written: say which tenant is meant.", true);
+    useOld.focus();
+    return true;
+  }
+  const answer = (redo) => { askBox.hidden = true; const f = again; again = null; redo(); if (f) f(); };
+  useOld.addEventListener("click", () => answer(() => { field("tenant").value = useOld.dataset.tenant; }));
+  makeNew.addEventListener("click", () => answer(() => { newTenant = makeNew.dataset.tenant; }));
+  document.getElementById("tenant-cancel").addEventListener("click", () => { askBox.hidden = true; again = null; say(msg, ""); field("tenant").focus(); });
 
   document.getElementById("inspect").addEventListener("click", async () => {
     say(msg, "Reading the export…");
@@ -173,7 +233,7 @@ if (form) {
       if (doc.plan) dried = { asked: asked, plan: doc.plan, files: doc.plan_files || [] };
       document.getElementById("dry-body").setAttribute("data-plan", doc.plan || "");
       say(msg, "Dry run " + doc.status + ": nothing was written." + (doc.plan ? " Import now imports exactly this plan, or nothing if a file changes first." : ""));
-    } catch (e) { say(msg, e.message, true); }
+    } catch (e) { if (!askTenant(e, () => document.getElementById("dry-run").click())) say(msg, e.message, true); }
   });
   document.getElementById("import").addEventListener("click", async () => {
     say(msg, "Planning the run…");
@@ -183,6 +243,7 @@ if (form) {
       const doc = await post("/api/imports", Object.assign(asked, confirm));
       location.href = doc.url;
     } catch (e) {
+      if (askTenant(e, () => document.getElementById("import").click())) return;
       let words = e.message + (e.doc && e.doc.live_run ? " — open run " + e.doc.live_run + " from the Runs page." : "");
       if (e.doc && e.doc.exit_code === 8) { dried = null; words += " (Dry run shows the plan as it is now.)"; }
       say(msg, words, true);
