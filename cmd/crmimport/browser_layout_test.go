@@ -29,8 +29,9 @@ var layoutWidths = []struct {
 // TestPagesHoldTheirLayoutInABrowser (issue 27 item 6): every page of the
 // desktop, over a run with failed, skipped and unlinked records, holds its
 // layout from 900 px to a wide screen and at 200% zoom — the page itself
-// never scrolls sideways (a wide table scrolls inside its own box) and no
-// text is cut by the window — and the keyboard reaches the page's controls
+// never scrolls sideways (a wide table scrolls inside its own box), no
+// text is cut by the window, every disabled button says why in words on
+// the page (not only in a tooltip) — and the keyboard reaches the page's controls
 // from the top, each with a visible focus. Both engines; a screenshot of
 // each page at 900 px (the whole page) and at 200% (the window).
 func TestPagesHoldTheirLayoutInABrowser(t *testing.T) {
@@ -121,6 +122,21 @@ const layoutProblems = `(() => {
 		const r = e.getBoundingClientRect();
 		if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility === "hidden") continue;
 		if (r.right > w + 1 && !scrolls(e) && e.closest(".skip-link") === null) out.push(name(e) + " ends at " + Math.round(r.right) + " past " + w);
+	}
+	// A disabled button says why in words on the page: the text its
+	// aria-describedby names, a .why beside it, or its line under the
+	// actions (.why-disabled) — never a tooltip alone.
+	const said = b => {
+		const ids = (b.getAttribute("aria-describedby") || "").split(/\s+/).filter(Boolean);
+		if (ids.some(id => { const d = document.getElementById(id); return d && d.textContent.trim() !== ""; })) return true;
+		const box = b.closest(".actions, p, div, td, form");
+		if (box && Array.from(box.querySelectorAll(".why")).some(w => w.textContent.trim() !== "")) return true;
+		const label = b.textContent.trim().split(/\s+/)[0];
+		return Array.from(document.querySelectorAll(".why-disabled li")).some(li => li.textContent.trim().startsWith(label));
+	};
+	for (const b of document.querySelectorAll("main button:disabled")) {
+		if (b.getClientRects().length === 0 || b.closest("dialog:not([open])") || b.closest("[hidden]")) continue;
+		if (!said(b)) out.push("the disabled button \"" + b.textContent.trim() + "\" does not say why");
 	}
 	return out.slice(0, 12); })()`
 

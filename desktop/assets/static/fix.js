@@ -59,13 +59,16 @@
       const byFile = edited();
       const files = Array.from(byFile.keys());
       if (hinted && (busy || files.length < 2)) { say(""); hinted = false; }
+      const why = document.getElementById("fix-why");
       if (!files.length) {
         button.disabled = true;
         button.textContent = "Re-import fixed rows";
+        if (why) why.textContent = busy ? "A re-import is running: wait for it to end." : "Nothing to re-import yet: correct a value in the table below first.";
         return;
       }
       const first = byFile.get(files[0]);
       button.disabled = busy;
+      if (why) why.textContent = busy ? "A re-import is running: wait for it to end." : "";
       button.textContent = "Re-import " + plural(first.length, "fixed row", "fixed rows") + " of " + files[0];
       if (!busy && files.length > 1) {
         say("One file at a time: the edits of " + files.slice(1).join(", ") + " wait for the next re-import.");
