@@ -4,12 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"crmimport/store/pgtest"
 )
 
 func TestReasonClass(t *testing.T) {
@@ -68,42 +65,5 @@ func TestOpenClassesOldFailures(t *testing.T) {
 		require.Equal(t, len(oldFailures), n)
 	}
 
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "crm.db")
-		fileOfVersion(t, path, 11)
-		raw, err := sql.Open("sqlite", path)
-		require.NoError(t, err)
-		insert(t, func(q string, args ...any) error { _, err := raw.ExecContext(ctx, q, args...); return err })
-		require.NoError(t, raw.Close())
-		db, err := Open(ctx, path)
-		require.NoError(t, err)
-		defer db.Close()
-		check(t, db)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		c, err := pgtest.Start(ctx, "")
-		require.NoError(t, err, "start a throwaway PostgreSQL cluster")
-		t.Cleanup(func() { require.NoError(t, c.Stop()) })
-		dsn := c.DSN() + "&search_path=" + DefaultPostgresSchema
-		raw, err := PostgresDB(dsn)
-		require.NoError(t, err)
-		defer raw.Close()
-		all, err := steps(Postgres)
-		require.NoError(t, err)
-		_, err = raw.ExecContext(ctx, `CREATE SCHEMA `+DefaultPostgresSchema)
-		require.NoError(t, err)
-		for _, s := range all[:3] {
-			_, err = raw.ExecContext(ctx, s.sql)
-			require.NoError(t, err, s.name)
-		}
-		_, err = raw.ExecContext(ctx, pgSetVersionSQL+` INSERT INTO crmimport_schema_version (version) VALUES (3)`)
-		require.NoError(t, err)
-		insert(t, func(q string, args ...any) error { _, err := raw.ExecContext(ctx, Rebind(q), args...); return err })
-		db, err := OpenPostgres(ctx, c.DSN())
-		require.NoError(t, err)
-		defer db.Close()
-		check(t, db)
-	})
+	afterUpgrade(t, 11, 3, insert, check)
 }

@@ -3,12 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"crmimport/store/pgtest"
 )
 
 // TestOpenAddsRecordEdits: a database written before the review grid
@@ -47,47 +44,17 @@ func TestOpenAddsRecordEdits(t *testing.T) {
 		require.Equal(t, 1, n)
 	}
 
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "crm.db")
-		fileOfVersion(t, path, 19)
-		raw, err := sql.Open("sqlite", path)
-		require.NoError(t, err)
-		insert(t, func(q string, args ...any) error { _, err := raw.ExecContext(ctx, q, args...); return err })
-		require.NoError(t, raw.Close())
-		db, err := Open(ctx, path)
-		require.NoError(t, err)
-		defer db.Close()
-		check(t, db)
-		var idx string
-		require.NoError(t, db.QueryRowContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'record_failures_file'`).Scan(&idx))
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		c, err := pgtest.Start(ctx, "")
-		require.NoError(t, err, "start a throwaway PostgreSQL cluster")
-		t.Cleanup(func() { require.NoError(t, c.Stop()) })
-		dsn := c.DSN() + "&search_path=" + DefaultPostgresSchema
-		raw, err := PostgresDB(dsn)
-		require.NoError(t, err)
-		defer raw.Close()
-		all, err := steps(Postgres)
-		require.NoError(t, err)
-		_, err = raw.ExecContext(ctx, `CREATE SCHEMA `+DefaultPostgresSchema)
-		require.NoError(t, err)
-		for _, s := range all[:11] {
-			_, err = raw.ExecContext(ctx, s.sql)
-			require.NoError(t, err, s.name)
-		}
-		_, err = raw.ExecContext(ctx, pgSetVersionSQL+` INSERT INTO crmimport_schema_version (version) VALUES (11)`)
-		require.NoError(t, err)
-		insert(t, func(q string, args ...any) error { _, err := raw.ExecContext(ctx, Rebind(q), args...); return err })
-		db, err := OpenPostgres(ctx, c.DSN())
-		require.NoError(t, err)
-		defer db.Close()
+	afterUpgrade(t, 19, 11, insert, func(t *testing.T, db *sql.DB) {
 		check(t, db)
 		var there bool
-		require.NoError(t, db.QueryRowContext(ctx, `SELECT to_regclass('record_failures_file') IS NOT NULL`).Scan(&there))
-		require.True(t, there)
+		switch d := DialectOf(db); d {
+		case SQLite:
+			require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) = 1 FROM sqlite_master WHERE type = 'index' AND name = 'record_failures_file'`).Scan(&there))
+		case Postgres:
+			require.NoError(t, db.QueryRowContext(ctx, `SELECT to_regclass('record_failures_file') IS NOT NULL`).Scan(&there))
+		default:
+			t.Fatalf("no test of the index on %s", d)
+		}
+		require.True(t, there, "the index of failures per file")
 	})
 }
