@@ -180,8 +180,11 @@ func (s *Server) apiGridBulk(w http.ResponseWriter, r *http.Request) {
 }
 
 // encodingCommand is the command line that imports run id's export again
-// in enc, with --update (R17 corrects what was imported with the wrong
-// letters); "" when the run names no export here.
+// in enc; "" when the run names no export here. Never with --update: in a
+// UTF-8 file with a few stray bytes, another encoding would read the rows
+// that imported well with other letters — such a record is told outdated
+// (R17) and nothing is written over it until the user applies what they
+// checked.
 func (s *Server) encodingCommand(ctx context.Context, id int64, enc string) (string, error) {
 	run, err := runs.LoadRun(ctx, s.ro, id)
 	if err != nil {
@@ -195,7 +198,7 @@ func (s *Server) encodingCommand(ctx context.Context, id int64, enc string) (str
 	if opts.Profile != "" && opts.Profile != run.Source {
 		words = append(words, "--profile", opts.Profile)
 	}
-	words = append(words, "--encoding", enc, "--update", opts.Input)
+	words = append(words, "--encoding", enc, opts.Input)
 	return report.ShellCommand(words...), nil
 }
 

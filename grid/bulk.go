@@ -240,10 +240,10 @@ func (op Op) changer() (func(id int64, v string, has bool) (string, bool), error
 func EncodingInstead(enc, file string, command bool) string {
 	s := fmt.Sprintf("The ledger keeps each failed row as text, decoded when it was read, not the file's bytes: "+
 		"the rows of %s cannot be decoded again as %s here, and nothing was changed. ", file, enc)
+	then := "The failed rows are read again; a record imported before that reads otherwise in %s is listed as outdated, " +
+		"and nothing is written over it until you check it and apply the changes (--update)."
 	if !command {
-		return s + fmt.Sprintf("Import the export again with its encoding (--encoding %s) and --update, which also corrects "+
-			"the records imported with the wrong letters.", enc)
+		return s + fmt.Sprintf("Import the export again with its encoding (--encoding %s). "+then, enc, enc)
 	}
-	return s + "Import the export again with its encoding and --update, which also corrects the records imported " +
-		"with the wrong letters:"
+	return s + fmt.Sprintf("Import the export again with its encoding, with the command below. "+then, enc)
 }
