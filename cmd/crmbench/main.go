@@ -85,12 +85,13 @@ func main() {
 		return
 	}
 	only, err := parseColumns(*columns)
-	if err == nil && only["grid"] {
-		// Opt-in and on its own: the grid's case writes its failures
-		// directly, with no export to import (cmd/crmbench/grid.go).
+	if err == nil && (only == nil || only["grid"]) {
+		// On its own, before the tables (make bench runs every column):
+		// the grid's case writes its failures directly, with no export
+		// to import (cmd/crmbench/grid.go).
 		err = gridCase(*work, *gridRows)
 		delete(only, "grid")
-		if err == nil && len(only) == 1 {
+		if err == nil && only != nil && len(only) == 1 {
 			return // -columns grid alone
 		}
 	}
