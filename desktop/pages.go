@@ -310,18 +310,23 @@ func (d *download) Write(p []byte) (int, error) {
 	return d.w.Write(p)
 }
 
+// importPage is New import. Its source and profile are those the URL
+// gives (a run's "Apply these changes", a skipped page's take-over, the
+// mapping editor's profile file), kept as given; else the page proposes
+// them once it has read the export (recognise.go), never a default.
 func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	src := q.Get("source")
-	if src == "" {
-		src = "canonical"
-	}
 	// ?profile= names a built-in profile or a profile file (as `run
 	// --profile` reads it: runs.ResolveProfile), such as the one the
 	// mapping editor saved.
 	prof, file := q.Get("profile"), ""
 	if prof != "" && !slices.Contains(profile.BuiltinNames(), prof) {
 		prof, file = "", prof
+	}
+	kinds, err := planKinds()
+	if err != nil {
+		s.pageError(w, r, err)
+		return
 	}
 	// ?update=1&from=RUN: the run page's "Apply these changes" (update.go).
 	s.render(w, "import", page{Title: "New import", Nav: "import", Data: struct {
@@ -330,8 +335,9 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 		Uploads                                          string
 		Update                                           bool
 		From                                             string
-	}{q.Get("path"), q.Get("tenant"), src, prof, file, q.Get("only"), profile.BuiltinNames(), s.folderWords(uploadsFolder),
-		q.Get("update") == "1", q.Get("from")}})
+		Kinds                                            string
+	}{q.Get("path"), q.Get("tenant"), q.Get("source"), prof, file, q.Get("only"), profile.BuiltinNames(), s.folderWords(uploadsFolder),
+		q.Get("update") == "1", q.Get("from"), kinds}})
 }
 
 func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {
