@@ -130,7 +130,7 @@ func TestNewImportKnowsTheExportInABrowser(t *testing.T) {
 		require.Equal(t, uploads, filepath.Dir(path), "the chosen zip is saved as a drop is")
 		waitText(ctx, t, "#preview-body", "Account.csv")
 		require.Contains(t, textOf(ctx, t, "#preview-body"), "User.csv")
-		shot("02-salesforce-recognised")
+		shootView(ctx, t, out, "newimport-"+engine+"-02-salesforce-recognised")
 
 		// The dry run: its progress while it works, then its result in the
 		// run page's columns, scrolled into view.
