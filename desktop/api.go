@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"crmimport/canon"
 	"crmimport/forensics"
+	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/importer/runopts"
 	"crmimport/ledger"
@@ -128,6 +130,9 @@ type importRequest struct {
 	// the import is that plan or nothing (exit 8).
 	Plan      string          `json:"plan,omitempty"`
 	PlanFiles []runs.PlanFile `json:"plan_files,omitempty"`
+	// Progress, with DryRun, answers JSON Lines: the dry run's progress
+	// while it works, then its summary or its error (dryRunLines).
+	Progress bool `json:"progress,omitempty"`
 }
 
 // spec reads the request as `run` reads its command line (runs.Check):
@@ -190,6 +195,10 @@ func (s *Server) apiImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if q.DryRun && q.Progress {
+		s.dryRunLines(w, r.Context(), spec)
+		return
+	}
 	if q.DryRun {
 		s.dryRun(w, r.Context(), spec)
 		return
@@ -218,10 +227,95 @@ func (s *Server) dryRun(w http.ResponseWriter, ctx context.Context, spec runs.Sp
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		report.Summary
-		ExitCode int `json:"exit_code"`
-	}{out.Summary(), out.Code()})
+	writeJSON(w, http.StatusOK, dryRunAnswer{out.Summary(), out.Code()})
+}
+
+// dryRunAnswer is a dry run's summary, with the exit code the command
+// line gives it.
+type dryRunAnswer struct {
+	report.Summary
+	ExitCode int `json:"exit_code"`
+}
+
+// dryProgress is how far a dry run has come (issue 27 item 4: New import
+// shows it while it works), read from the throwaway copy's tasks as the
+// run page reads a run's (runs.TasksProgress).
+type dryProgress struct {
+	// Stage is "planning" until the first task starts, then "working".
+	Stage string `json:"stage"`
+	// Phase, Kind and File are the task at work.
+	Phase int    `json:"phase,omitempty"`
+	Kind  string `json:"kind,omitempty"`
+	File  string `json:"file,omitempty"`
+	// Records are the records read so far, of every task; Percent how far
+	// into the export's files (nil while a size is unknown).
+	Records int64    `json:"records"`
+	Percent *float64 `json:"percent"`
+	// Tasks are the tasks planned, Done those ended.
+	Tasks int `json:"tasks"`
+	Done  int `json:"done"`
+}
+
+// dryProgressEvery is how often at most a dry run's progress is sent
+// (and a task's start always is).
+const dryProgressEvery = 250 * time.Millisecond
+
+// dryRunLines is dryRun answered as JSON Lines (application/x-ndjson):
+// {"progress": …} as the dry run works, then the summary (with its
+// exit_code) or the error ({"error", "exit_code"}) as the last line. The
+// status is 200 once the lines begin: the last line says how it ended.
+func (s *Server) dryRunLines(w http.ResponseWriter, ctx context.Context, spec runs.Spec) {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	enc := json.NewEncoder(w)
+	send := func(v any) {
+		// The client went away: the dry run goes on to its end, whose
+		// copy is removed as always.
+		if enc.Encode(v) == nil {
+			_ = rc.Flush()
+		}
+	}
+	send(map[string]dryProgress{"progress": {Stage: "planning"}})
+	var last time.Time
+	watch := runs.Watch{
+		Warn: func(msg string) { s.logf("warning: %s", msg) },
+		Engine: func(e *runs.Engine) {
+			tell := func(started bool) func(runs.Task) {
+				return func(t runs.Task) {
+					if !started && time.Since(last) < dryProgressEvery {
+						return
+					}
+					tasks, err := runs.LoadTasks(ctx, e.DB, t.RunID)
+					if err != nil {
+						return // the next batch tells it
+					}
+					last = time.Now()
+					p := runs.TasksProgress(tasks, last)
+					dp := dryProgress{Stage: "working", Phase: t.Phase, Kind: string(t.Kind), File: input.Name(t.File),
+						Records: p.Records, Percent: p.Percent, Tasks: len(tasks)}
+					for _, tk := range tasks {
+						if tk.Status != runs.TaskPending && tk.Status != runs.TaskRunning {
+							dp.Done++
+						}
+					}
+					send(map[string]dryProgress{"progress": dp})
+				}
+			}
+			e.OnTask, e.OnBatch = tell(true), tell(false)
+		},
+	}
+	ctx = store.WithNotice(ctx, func(msg string) { s.logf("notice: %s", msg) })
+	out, err := runs.DryRun(ctx, s.cfg.DBPath, s.cfg.Engine, spec, watch)
+	if err == nil {
+		err = out.Err
+	}
+	if err != nil {
+		send(runs.ErrorOf(err))
+		return
+	}
+	send(dryRunAnswer{out.Summary(), out.Code()})
 }
 
 // work runs a planned or resumed run in this process until it ends or the

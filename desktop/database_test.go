@@ -221,7 +221,7 @@ func TestPrivateFoldersOfAServersDatabase(t *testing.T) {
 		require.Contains(t, w.Body.String(), "A file name is saved in <code>"+template.HTMLEscapeString(profiles)+"</code>")
 		require.Contains(t, w.Body.String(), "(saved privately in <code>"+template.HTMLEscapeString(uploads)+"</code>)")
 		w = s.do(t, req{http.MethodGet, "/import", s.addr, nil, true})
-		require.Contains(t, w.Body.String(), "(saved privately in <code>"+template.HTMLEscapeString(uploads)+"</code>)")
+		require.Contains(t, w.Body.String(), "Files dropped or chosen are saved privately in <code>"+template.HTMLEscapeString(uploads)+"</code>")
 	})
 	entries, err := os.ReadDir(filepath.Join(conf, "crmimport"))
 	require.NoError(t, err)

@@ -310,12 +310,12 @@ func (d *download) Write(p []byte) (int, error) {
 	return d.w.Write(p)
 }
 
+// importPage is New import. Its source and profile are those the URL
+// gives (a run's "Apply these changes", a skipped page's take-over, the
+// mapping editor's profile file), kept as given; else the page proposes
+// them once it has read the export (recognise.go), never a default.
 func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	src := q.Get("source")
-	if src == "" {
-		src = "canonical"
-	}
 	// ?profile= names a built-in profile or a profile file (as `run
 	// --profile` reads it: runs.ResolveProfile), such as the one the
 	// mapping editor saved.
@@ -325,6 +325,11 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// The tenant is chosen among the existing ones (issue 27 item 3).
 	ts, err := runs.Tenants(r.Context(), s.ro)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	kinds, err := planKinds()
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -340,9 +345,10 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request) {
 		Uploads                                          string
 		Update                                           bool
 		From                                             string
+		Kinds                                            string
 		Tenants                                          []string
-	}{q.Get("path"), q.Get("tenant"), src, prof, file, q.Get("only"), profile.BuiltinNames(), s.folderWords(uploadsFolder),
-		q.Get("update") == "1", q.Get("from"), tenants}})
+	}{q.Get("path"), q.Get("tenant"), q.Get("source"), prof, file, q.Get("only"), profile.BuiltinNames(), s.folderWords(uploadsFolder),
+		q.Get("update") == "1", q.Get("from"), kinds, tenants}})
 }
 
 func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request) {

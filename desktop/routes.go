@@ -52,6 +52,7 @@ func (s *Server) routeTable() []route {
 		post("/api/runs/{id}/grid/bulk", s.apiGridBulk),      // a bulk operation, previewed or saved
 		post("/api/runs/{id}/grid/reimport", s.apiGridReimport),
 		post("/api/inspect", s.apiInspect),
+		post("/api/recognise", s.apiRecognise), // which built-in profile reads an export (recognise.go)
 		post("/api/imports", s.apiImport),
 		post("/api/uploads", s.apiUpload),
 		get("/api/uploads", s.apiUploads),                     // the drops kept (files.go)

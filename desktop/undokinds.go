@@ -28,3 +28,18 @@ func undoKinds(t canon.Table) (string, error) {
 	}
 	return string(b), nil
 }
+
+// planKinds is the JSON of the kinds in plan order (canon.Kinds), each
+// with its plural: New import lists a dry run's counts in that order, as
+// the run page does.
+func planKinds() (string, error) {
+	var out []undoKind
+	for _, k := range canon.Kinds() {
+		out = append(out, undoKind{Kind: string(k), Plural: k.Plural()})
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("the kinds in plan order: %w", err)
+	}
+	return string(b), nil
+}

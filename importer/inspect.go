@@ -98,6 +98,11 @@ type FileInspection struct {
 	Encoding    string        `json:"encoding"`
 	// EncodingWhy is the evidence the encoding rests on, or "--encoding".
 	EncodingWhy string `json:"encoding_why"`
+	// EncodingGuessed: that evidence does not settle the encoding
+	// (Windows-1252 on the weight of its bytes, UTF-8 with bytes that are
+	// not, or neither): --encoding had better name it. The New import page
+	// shows its encoding field for such a file.
+	EncodingGuessed bool `json:"encoding_guessed,omitempty"`
 	// Delimiter is a CSV file's delimiter; "" for JSON, or when the file
 	// could not be opened.
 	Delimiter string `json:"delimiter,omitempty"`
@@ -270,7 +275,7 @@ func inspectFile(ctx context.Context, prof *profile.Profile, f inputFile, planne
 	seen map[string]firstSeen, look *ledgerLook) (fi FileInspection, err error) {
 	fi = FileInspection{File: f.Path, Name: input.Name(f.Path), Kind: f.Kind, Phase: phases.Phase(f.Kind), Format: f.Format,
 		Size: f.Info.Size, Fingerprint: f.Info.Fingerprint, Encoding: f.Encoding, EncodingWhy: f.EncodingWhy,
-		Columns: []profile.Column{}, Links: []profile.Link{}, SideFiles: []profile.SideFile{}, Rows: []RowInspection{}}
+		EncodingGuessed: f.EncodingGuessed, Columns: []profile.Column{}, Links: []profile.Link{}, SideFiles: []profile.SideFile{}, Rows: []RowInspection{}}
 	m := profile.NewMapper(prof, f.Kind, fi.Name)
 	fi.Links = append(fi.Links, m.Links()...)
 	fi.SideFiles = append(fi.SideFiles, m.SideFilesRead(side)...)

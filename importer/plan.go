@@ -24,9 +24,12 @@ type inputFile struct {
 	Kind     ledger.Kind
 	Format   reader.Format
 	Encoding string
-	// EncodingWhy is the evidence Encoding rests on, or "--encoding".
-	EncodingWhy string
-	Info        input.FileInfo
+	// EncodingWhy is the evidence Encoding rests on, or "--encoding";
+	// EncodingGuessed: that evidence does not settle it
+	// (reader.EncodingChoice.Guessed).
+	EncodingWhy     string
+	EncodingGuessed bool
+	Info            input.FileInfo
 }
 
 // planNotes are what planning found worth telling: notices for the run
@@ -304,7 +307,7 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 		if i > 0 && files[i-1].Path == f.Path {
 			// Another kind of the same file (SPEC §4): read once, and
 			// told once.
-			f.Info, f.Encoding, f.EncodingWhy = files[i-1].Info, files[i-1].Encoding, files[i-1].EncodingWhy
+			f.Info, f.Encoding, f.EncodingWhy, f.EncodingGuessed = files[i-1].Info, files[i-1].Encoding, files[i-1].EncodingWhy, files[i-1].EncodingGuessed
 			continue
 		}
 		info, err := input.InspectRef(ctx, f.Path, lim)
@@ -322,7 +325,7 @@ func fingerprint(ctx context.Context, files []inputFile, side []profile.SideFile
 			continue
 		}
 		c := reader.ChooseEncoding(input.Name(f.Path), info.Head, info.Text, encoding)
-		f.Encoding, f.EncodingWhy = c.Encoding, c.Why
+		f.Encoding, f.EncodingWhy, f.EncodingGuessed = c.Encoding, c.Why, c.Guessed
 		notes.notices, notes.warnings = appendNote(notes.notices, c.Notice), appendNote(notes.warnings, c.Warning)
 	}
 	for i := range side {

@@ -33,6 +33,7 @@ const (
 	RunPartial    = phases.RunPartial
 	RunFailed     = phases.RunFailed
 	RunCancelled  = phases.RunCancelled
+	TaskPending   = phases.TaskPending
 	TaskRunning   = phases.TaskRunning
 	TaskFailed    = phases.TaskFailed
 	TaskCancelled = phases.TaskCancelled

@@ -286,6 +286,12 @@ type EncodingChoice struct {
 	// nothing): a warning for a guess no record failure would reveal, and
 	// for bytes the encoding in force leaves undefined.
 	Notice, Warning string
+	// Guessed: the bytes do not settle the encoding — Windows-1252 on the
+	// weight of the evidence, UTF-8 with bytes that are not, or neither —
+	// so the user had better name it (the New import page offers a field
+	// for it: issue 27 item 4). Valid UTF-8, a byte-order mark, a workbook
+	// or --encoding settle it.
+	Guessed bool
 }
 
 // ChooseEncoding decides how a file is read, on the evidence that
@@ -346,14 +352,14 @@ func ChooseEncoding(name string, head []byte, ev TextEvidence, asked string) Enc
 	case ev.MultiByte >= ev.Invalid:
 		return utf8WithStrays(name, ev)
 	case ev.Undefined == 0:
-		return EncodingChoice{Encoding: "windows-1252", Why: windows1252Evidence(ev), Warning: windows1252Warning(name, ev)}
+		return EncodingChoice{Encoding: "windows-1252", Why: windows1252Evidence(ev), Warning: windows1252Warning(name, ev), Guessed: true}
 	}
 	notUTF8 := "it holds no UTF-8 sequence"
 	if ev.MultiByte > 0 {
 		notUTF8 = fmt.Sprintf("it holds more bytes that are not UTF-8 (%d) than UTF-8 sequences (%d)", ev.Invalid, ev.MultiByte)
 	}
 	undefined := fmt.Sprintf("byte 0x%02X at byte offset %d is undefined there", ev.UndefinedByte, ev.FirstUndefined)
-	return EncodingChoice{Encoding: "utf-8",
+	return EncodingChoice{Encoding: "utf-8", Guessed: true,
 		Why: fmt.Sprintf("it is neither UTF-8 (%s) nor Windows-1252 (%s): nothing is guessed", notUTF8, undefined),
 		Notice: fmt.Sprintf("%s is neither UTF-8 (%s) nor Windows-1252 (%s): nothing is guessed — "+
 			"the rows holding bytes that are not UTF-8 fail alone; name the file's encoding with --encoding", name, notUTF8, undefined)}
@@ -370,7 +376,7 @@ func utf8WithStrays(name string, ev TextEvidence) EncodingChoice {
 	if ev.Invalid == 1 {
 		first = ""
 	}
-	return EncodingChoice{Encoding: "utf-8",
+	return EncodingChoice{Encoding: "utf-8", Guessed: true,
 		Why: fmt.Sprintf("it holds %s bytes that are not UTF-8 (%d; %s0x%02X, at byte offset %d)",
 			than, ev.Invalid, first, ev.InvalidByte, ev.FirstInvalid),
 		Notice: fmt.Sprintf("%s is UTF-8 (it holds %s) with %s (%s0x%02X, at byte offset %d): "+

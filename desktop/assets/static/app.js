@@ -163,11 +163,29 @@ if (runsTable) {
   }, 2000);
 }
 
-// New import.
+// New import. Once a path is chosen (typed, picked in the folder browser,
+// dropped, chosen or a kept drop used), the page reads the export
+// (POST /api/recognise) and proposes a source and a profile, saying why in
+// a line — unless the user or the URL gave them — then previews it as
+// `inspect` does; a file whose encoding is only guessed brings the
+// encoding field. Preview, Dry run and Import read the export first when
+// its path changed since.
 const form = document.getElementById("import-form");
 if (form) {
   const msg = document.getElementById("import-message");
   const field = (n) => form.elements.namedItem(n);
+  const recognisedBox = document.getElementById("recognised");
+  const encodingBox = document.getElementById("encoding-field");
+  // Given: a field the URL filled or the user changed, which a proposal
+  // never overwrites.
+  const given = {
+    source: field("source").hasAttribute("data-given"),
+    profile: field("profile").hasAttribute("data-given"),
+  };
+  field("source").addEventListener("input", () => { given.source = true; });
+  field("profile").addEventListener("change", () => { given.profile = true; });
+  field("profile_file").addEventListener("input", () => { given.profile = field("profile_file").value.trim() !== ""; });
+
   // A new tenant is made on purpose, never by a typo (issue 27 item 3): the
   // server refuses a new tenant named like an existing one until the
   // request says new_tenant, which it says once the user chose so below.
@@ -178,6 +196,7 @@ if (form) {
       // A profile file (the mapping editor's) wins over a built-in name.
       profile: field("profile_file").value.trim() || field("profile").value, only: field("only").value ? [field("only").value] : [],
       update: field("update").checked, // R17: apply changes at the source
+      encoding: field("encoding").value, // run --encoding: "" reads each file as guessed
     }, extra || {});
     if (newTenant !== null && q.tenant === newTenant) q.new_tenant = true;
     return q;
@@ -208,35 +227,178 @@ if (form) {
   makeNew.addEventListener("click", () => answer(() => { newTenant = makeNew.dataset.tenant; }));
   document.getElementById("tenant-cancel").addEventListener("click", () => { askBox.hidden = true; again = null; say(msg, ""); field("tenant").focus(); });
 
-  document.getElementById("inspect").addEventListener("click", async () => {
-    say(msg, "Reading the export…");
-    try {
-      const doc = await post("/api/inspect", request());
-      renderInspection(document.getElementById("preview-body"), doc);
-      document.getElementById("preview").hidden = false;
-      say(msg, doc.problems && doc.problems.length ? "The export has problems: see below." : "A run would plan the files below.");
-    } catch (e) { say(msg, e.message, true); }
-  });
   // The dry run's plan (SPEC §11: a preview and its commit are the same
   // plan): Import carries its digest and files while the form asks for
   // what the dry run did, and then imports that plan or nothing (a file
   // changed since: exit 8, the file named).
   let dried = null;
+  // What the export was recognised as, for the path it was read for.
+  let known = { path: null, pending: null };
+  // Again (quiet) for another tenant, the line stays as it is until the
+  // answer comes: a line that changes height under a click moves the
+  // button clicked.
+  async function recognise(path, quiet) {
+    const tenant = field("tenant").value.trim();
+    if (!quiet) {
+      recognisedBox.hidden = false;
+      recognisedBox.className = "recognised";
+      recognisedBox.textContent = "Reading the export to recognise it…";
+    }
+    let doc;
+    try {
+      doc = await post("/api/recognise", { paths: [path], tenant: tenant });
+    } catch (e) {
+      recognisedBox.classList.add("error");
+      recognisedBox.textContent = e.message;
+      return null;
+    }
+    showRecognition(doc);
+    return doc;
+  }
+  function showRecognition(doc) {
+    recognisedBox.textContent = "";
+    recognisedBox.className = "recognised " + (doc.profile ? "fits" : "fits-none");
+    if (!doc.profile) {
+      recognisedBox.appendChild(el("strong", {}, "No built-in profile reads this export: "));
+      recognisedBox.appendChild(el("span", { "data-field": "why" }, doc.why + ". "));
+      recognisedBox.appendChild(el("a", { href: doc.editor, id: "open-editor" }, "Map it in the mapping editor"));
+      recognisedBox.appendChild(document.createTextNode(", which drafts a profile from its columns."));
+      return;
+    }
+    const p = el("p");
+    p.appendChild(el("strong", {}, "Recognised: "));
+    p.appendChild(el("span", { "data-field": "why" }, doc.why + "."));
+    recognisedBox.appendChild(p);
+    const line = el("p", { class: "proposal" });
+    if (!given.source) field("source").value = doc.source;
+    if (!given.profile) field("profile").value = doc.profile;
+    const asGiven = (given.source && field("source").value.trim() !== doc.source) ||
+      (given.profile && (field("profile_file").value.trim() || field("profile").value) !== doc.profile);
+    line.appendChild(document.createTextNode("Proposed: source "));
+    line.appendChild(el("code", { "data-field": "source" }, doc.source));
+    line.appendChild(document.createTextNode(" (" + doc.source_why + "), profile "));
+    line.appendChild(el("code", { "data-field": "profile" }, doc.profile));
+    line.appendChild(document.createTextNode(asGiven ? ". The form keeps what was given; " : ". Change either below if it is not so."));
+    if (asGiven) {
+      const use = el("button", { type: "button", id: "use-proposal" }, "Use the proposal");
+      use.addEventListener("click", () => {
+        field("source").value = doc.source; field("profile").value = doc.profile; field("profile_file").value = "";
+        given.source = false; given.profile = false;
+        showRecognition(doc);
+      });
+      line.appendChild(use);
+    }
+    recognisedBox.appendChild(line);
+  }
+  // read makes sure the export at the path is recognised (once per path),
+  // and answers its recognition, or null.
+  async function read() {
+    const path = field("path").value.trim();
+    if (!path) return null;
+    if (known.path !== path) {
+      // Another export: what the page showed of the last one goes.
+      known = { path: path, pending: recognise(path) };
+      encodingBox.hidden = true;
+      field("encoding").value = "";
+      dried = null;
+      document.getElementById("dry-result").hidden = true;
+      document.getElementById("dry-body").textContent = "";
+      document.getElementById("preview").hidden = true;
+    }
+    return known.pending;
+  }
+
+  // Previews may overlap (one on a path chosen, one clicked): the newest
+  // asked is the one shown.
+  let previews = 0;
+  async function preview(auto) {
+    const mine = ++previews;
+    if (!auto) say(msg, "Reading the export…");
+    try {
+      await read();
+      const doc = await post("/api/inspect", request());
+      if (mine !== previews) return;
+      renderInspection(document.getElementById("preview-body"), doc);
+      showEncoding(doc);
+      document.getElementById("preview").hidden = false;
+      // A preview of a path just chosen tells nothing in the form's
+      // message, which may speak of something else by then.
+      if (!auto) say(msg, doc.problems && doc.problems.length ? "The export has problems: see below." : "A run would plan the files below.");
+    } catch (e) { if (mine === previews && !auto) say(msg, e.message, true); }
+  }
+  // The encoding field, when a file's encoding is only guessed (or one
+  // was chosen): the guess, per file, and what it means.
+  function showEncoding(doc) {
+    const guessed = doc.files.filter((f) => f.encoding_guessed);
+    const chosen = field("encoding").value;
+    if (!guessed.length && !chosen) { encodingBox.hidden = true; return; }
+    const why = document.getElementById("encoding-why");
+    why.textContent = "";
+    const seen = new Set();
+    for (const f of guessed) {
+      if (seen.has(f.name)) continue; // a file of two kinds is read once
+      seen.add(f.name);
+      const p = el("p", { "data-file": f.name });
+      p.appendChild(el("strong", {}, f.name));
+      p.appendChild(document.createTextNode(" is read as " + f.encoding + ", a guess: " + f.encoding_why + ". " + encodingMeans(f)));
+      why.appendChild(p);
+    }
+    if (guessed.length) field("encoding").options[0].textContent = "as guessed, file by file (" + guessed.map((f) => f.encoding + " for " + f.name).filter((v, i, a) => a.indexOf(v) === i).join(", ") + ")";
+    why.appendChild(el("p", {}, chosen ? "Every text file of the export is read as " + chosen + " (run --encoding " + chosen + "), in the dry run and the import; Preview shows its rows so." :
+      "If names in the rows below read wrong (Ã© for é, ? for ñ), choose the export's encoding: it applies to every text file of the export, in the dry run and the import (run --encoding)."));
+    encodingBox.hidden = false;
+  }
+  function encodingMeans(f) {
+    if (f.encoding === "windows-1252") return "Windows-1252 is what Excel on a Western European or American Windows saves as CSV: é, ß, ñ, € and curly quotes one byte each.";
+    if (/neither/.test(f.encoding_why)) return "Rows holding bytes that are not UTF-8 would fail: choose the file's encoding.";
+    return "The rows holding bytes that are not UTF-8 would fail alone: if the file is in another encoding, choose it.";
+  }
+  field("encoding").addEventListener("change", () => { dried = null; preview(true); });
+
+  field("path").addEventListener("change", async () => {
+    const doc = await read();
+    if (doc && doc.profile) preview(true);
+  });
+  // The source proposed follows the tenant typed: its earlier runs with
+  // the profile name the source its records are kept under.
+  field("tenant").addEventListener("change", async () => {
+    const path = field("path").value.trim();
+    if (!path || given.source || known.path !== path) return;
+    known = { path: path, pending: recognise(path, true) };
+  });
+
+  document.getElementById("inspect").addEventListener("click", () => preview(false));
   document.getElementById("dry-run").addEventListener("click", async () => {
+    const section = document.getElementById("dry-result");
+    const body = document.getElementById("dry-body");
+    const bar = document.getElementById("dry-progress");
     say(msg, "Dry run: importing into a throwaway copy…");
     dried = null;
+    await read();
+    const asked = request();
+    body.textContent = "";
+    section.hidden = false;
+    bar.hidden = false;
+    bar.setAttribute("data-steps", "0");
+    showProgress(bar, { stage: "planning" });
     try {
-      const asked = JSON.stringify(request());
-      const doc = await post("/api/imports", request({ dry_run: true }));
-      renderSummary(document.getElementById("dry-body"), doc, field("update").checked);
-      document.getElementById("dry-result").hidden = false;
-      if (doc.plan) dried = { asked: asked, plan: doc.plan, files: doc.plan_files || [] };
-      document.getElementById("dry-body").setAttribute("data-plan", doc.plan || "");
+      const doc = await dryRun(asked, (p) => showProgress(bar, p));
+      renderSummary(body, doc, asked.update);
+      if (doc.plan) dried = { asked: JSON.stringify(asked), plan: doc.plan, files: doc.plan_files || [] };
+      body.setAttribute("data-plan", doc.plan || "");
       say(msg, "Dry run " + doc.status + ": nothing was written." + (doc.plan ? " Import now imports exactly this plan, or nothing if a file changes first." : ""));
-    } catch (e) { if (!askTenant(e, () => document.getElementById("dry-run").click())) say(msg, e.message, true); }
+    } catch (e) {
+      if (!askTenant(e, () => document.getElementById("dry-run").click())) {
+        body.appendChild(el("p", { class: "error" }, e.message));
+        say(msg, e.message, true);
+      }
+    }
+    bar.hidden = true;
+    section.scrollIntoView({ block: "start", behavior: "smooth" });
   });
   document.getElementById("import").addEventListener("click", async () => {
     say(msg, "Planning the run…");
+    await read();
     const asked = request();
     const confirm = dried && dried.asked === JSON.stringify(asked) ? { plan: dried.plan, plan_files: dried.files } : {};
     try {
@@ -252,7 +414,58 @@ if (form) {
 
   const uploads = keptUploads(document.getElementById("uploads-body"), document.getElementById("uploads-message"), field("path"));
   pathPicker(field("path"), document.getElementById("browser"), document.getElementById("browse"), document.getElementById("drop"), msg,
-    (doc) => { say(msg, "Saved " + doc.files.length + " files; Preview reads them."); uploads(); });
+    (doc) => { say(msg, "Saved " + doc.files.length + (doc.files.length === 1 ? " file" : " files") + "."); uploads(); },
+    document.getElementById("pick"));
+  if (field("path").value.trim()) read(); // a path the URL gave
+}
+
+// dryRun posts a dry run that answers its progress as JSON Lines (POST
+// /api/imports with dry_run and progress) and tells each to progress;
+// it answers the summary, or throws the error the last line holds.
+async function dryRun(asked, progress) {
+  const res = await fetch("/api/imports", { method: "POST", credentials: "same-origin",
+    headers: Object.assign({ "Content-Type": "application/json" }, H), body: JSON.stringify(Object.assign({}, asked, { dry_run: true, progress: true })) });
+  if (!res.ok) {
+    let doc = null;
+    try { doc = await res.json(); } catch (e) { doc = { error: "the server answered " + res.status }; }
+    throw Object.assign(new Error(doc.error || ("HTTP " + res.status)), { doc: doc, status: res.status });
+  }
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  let last = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (value) buf += dec.decode(value, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (!line) continue;
+      const doc = JSON.parse(line);
+      if (doc.progress) progress(doc.progress);
+      else last = doc;
+    }
+    if (done) break;
+  }
+  if (!last) throw new Error("the dry run ended without a summary: see the terminal that runs crmimport ui");
+  if (last.error) throw Object.assign(new Error(last.error), { doc: last });
+  return last;
+}
+
+// showProgress shows how far a dry run has come.
+function showProgress(node, p) {
+  const bar = node.querySelector("progress");
+  const words = node.querySelector("span");
+  node.setAttribute("data-steps", String(Number(node.getAttribute("data-steps") || 0) + 1));
+  if (p.stage === "planning") {
+    bar.removeAttribute("value");
+    words.textContent = "Planning: reading and fingerprinting the export's files…";
+    return;
+  }
+  if (p.percent !== null && p.percent !== undefined) bar.value = p.percent; else bar.removeAttribute("value");
+  words.textContent = "Phase " + p.phase + " · " + p.kind + " from " + p.file + " · " + fmt(p.records) + " records read · " +
+    (p.percent !== null && p.percent !== undefined ? Math.round(p.percent) + "% of the export · " : "") + p.done + " of " + p.tasks + " tasks done";
 }
 
 function bytes(n) {
@@ -262,8 +475,20 @@ function bytes(n) {
   return (n / 1024 / 1024 / 1024).toFixed(1) + " GiB";
 }
 
+// ago says how long ago an instant (RFC 3339) was: "4 minutes ago".
+function ago(at) {
+  const t = Date.parse(at || "");
+  if (isNaN(t)) return "unknown";
+  const s = Math.max(0, Math.round((Date.now() - t) / 1000));
+  const n = (v, one) => v + " " + one + (v === 1 ? "" : "s") + " ago";
+  if (s < 60) return "just now";
+  if (s < 3600) return n(Math.floor(s / 60), "minute");
+  if (s < 86400) return n(Math.floor(s / 3600), "hour");
+  return n(Math.floor(s / 86400), "day");
+}
+
 // The drops kept in the uploads folder (GET /api/uploads): each with its
-// files, the runs that read them, Use (its folder becomes the path) and
+// age, files, the runs that read them, Use (its folder becomes the path) and
 // Delete, which asks once more, naming what goes and which runs read it,
 // before it posts. Returns the function that reads the list again.
 function keptUploads(node, msg, input) {
@@ -281,7 +506,9 @@ function keptUploads(node, msg, input) {
     const tb = t.querySelector("tbody");
     for (const u of doc.uploads) {
       const row = el("tr", { "data-upload": u.name });
-      row.appendChild(el("td", {}, (u.saved_at || "").replace("T", " ").replace("Z", " UTC")));
+      const saved = el("td", { class: "age" });
+      saved.appendChild(el("time", { datetime: u.saved_at || "", title: (u.saved_at || "").replace("T", " ").replace("Z", " UTC") }, ago(u.saved_at)));
+      row.appendChild(saved);
       row.appendChild(el("td", { class: "file" }, u.files.map((f) => f.name).join(", ") || "(empty)"));
       row.appendChild(el("td", { class: "num" }, bytes(u.size)));
       const runs = el("td");
@@ -328,10 +555,12 @@ function keptUploads(node, msg, input) {
 }
 
 // The folder browser and the drop zone beside a path field (New import,
-// the mapping editor): a folder or file picked, or the folder the dropped
-// files were saved in (privately: beside the database, or in the user's
-// configuration folder for a server's), becomes its value.
-function pathPicker(input, browser, browse, drop, msg, dropped) {
+// the mapping editor), and the file picker beside it when there is one
+// (pick, an <input type=file>: New import): a folder or file picked, or
+// the folder the dropped or chosen files were saved in (privately: beside
+// the database, or in the user's configuration folder for a server's),
+// becomes its value.
+function pathPicker(input, browser, browse, drop, msg, dropped, pick) {
   const close = () => { browser.hidden = true; browse.setAttribute("aria-expanded", "false"); };
   async function show(path) {
     const res = await fetch("/api/files?path=" + encodeURIComponent(path || ""), { credentials: "same-origin" });
@@ -363,18 +592,32 @@ function pathPicker(input, browser, browse, drop, msg, dropped) {
 
   drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
-  drop.addEventListener("drop", async (ev) => {
-    ev.preventDefault();
-    drop.classList.remove("over");
+  async function upload(files) {
     const fd = new FormData();
-    for (const f of ev.dataTransfer.files) fd.append("file", f, f.name);
-    say(msg, "Saving the dropped files…");
+    for (const f of files) fd.append("file", f, f.name);
+    say(msg, "Saving the files…");
     try {
       const doc = await post("/api/uploads", fd);
       input.value = doc.path;
       dropped(doc);
+      input.dispatchEvent(new Event("change"));
     } catch (e) { say(msg, e.message, true); }
+  }
+  drop.addEventListener("drop", (ev) => {
+    ev.preventDefault();
+    drop.classList.remove("over");
+    upload(ev.dataTransfer.files);
   });
+  if (pick) {
+    pick.addEventListener("change", () => {
+      if (pick.files.length) upload(pick.files);
+      pick.value = ""; // the same files chosen again upload again
+    });
+    // The drop zone, reached by the keyboard, opens the picker.
+    drop.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick.click(); }
+    });
+  }
 }
 
 function table(headers, rows) {
@@ -392,33 +635,73 @@ function table(headers, rows) {
   return t;
 }
 
-// renderSummary shows a summary as `run` prints it: the four outcomes per
-// kind, with the matched, unlinked, duplicate and excluded among them. A
-// dry run that found changes at the source (R17, SPEC §11) adds per kind
-// what its plan would update (without --update: what --update would), how
-// many records are outdated, in conflict and deleted since.
+// renderSummary shows a dry run's summary in the run page's columns: per
+// kind, in plan order, the four outcomes on their bar and in numbers, then
+// matched, unlinked, unowned (when any), relinked and duplicate. A dry run
+// that found changes at the source (R17, SPEC §11) adds what its plan
+// would update (without --update: what --update would), how many records
+// are outdated, in conflict and deleted since; excluded rows show when
+// there are any. Its warnings and what next follow.
 function renderSummary(node, s, update) {
   node.textContent = "";
-  const details = (c) => ["matched", "unlinked", "unowned", "relinked", "duplicate", "excluded"].filter((f) => c[f] > 0).map((f) => fmt(c[f]) + " " + f).join(", ");
   const would = s.would_update || {};
-  const changed = Object.entries(s.kinds).some(([k, c]) => would[k] || c.updated || c.outdated || c.conflict || c.deleted_since);
-  const fields = ["imported", "unchanged", "skipped", "failed"].concat(changed ? ["would_update", "outdated", "conflict", "deleted_since"] : []);
-  const heads = ["imported", "unchanged", "skipped", "failed"].concat(changed ? [update ? "would update" : "--update would", "outdated", "conflict", "deleted since"] : []);
-  const t = table(["kind"].concat(heads, [""]), []);
-  t.classList.add("dry-outcomes");
-  t.querySelectorAll("thead th").forEach((th, i) => { if (i > 0 && i <= fields.length) th.classList.add("num"); });
-  const tb = t.querySelector("tbody");
-  for (const [k, c] of Object.entries(s.kinds)) {
-    const row = el("tr", { "data-kind": k });
-    row.appendChild(el("td", {}, k));
-    for (const f of fields) row.appendChild(el("td", { class: "num", "data-field": f }, fmt(f === "would_update" ? (would[k] || 0) : c[f])));
-    row.appendChild(el("td", {}, details(c)));
+  const order = JSON.parse(document.getElementById("dry-result").getAttribute("data-kinds") || "[]");
+  const kinds = order.filter((k) => s.kinds[k.kind]);
+  const any = (f) => kinds.some((k) => (f === "would_update" ? would[k.kind] : s.kinds[k.kind][f]) > 0);
+  const changed = any("would_update") || any("updated") || any("outdated") || any("conflict") || any("deleted_since");
+  const cols = [["imported", "Imported", "imported"], ["unchanged", "Unchanged", "unchanged"], ["skipped", "Skipped", "skipped"],
+    ["failed", "Failed", "failed"], ["matched", "Matched"], ["unlinked", "Unlinked"]]
+    .concat(any("unowned") ? [["unowned", "Unowned"]] : [], [["relinked", "Relinked"], ["duplicate", "Duplicate"]])
+    .concat(changed ? [["would_update", update ? "Would update" : "--update would"], ["outdated", "Outdated"], ["conflict", "Conflict"], ["deleted_since", "Deleted since"]] : [])
+    .concat(any("excluded") ? [["excluded", "Excluded"]] : []);
+  const t = el("table", { class: "outcomes dry-outcomes" });
+  const hr = el("tr");
+  hr.appendChild(el("th", { scope: "col" }, "Kind"));
+  hr.appendChild(el("th", { scope: "col", class: "barcol" }, "Outcomes"));
+  for (const [, head, outcome] of cols) hr.appendChild(el("th", { scope: "col", class: "num" + (outcome ? " " + outcome : "") }, head));
+  t.appendChild(el("thead")).appendChild(hr);
+  const tb = t.appendChild(el("tbody"));
+  for (const k of kinds) {
+    const c = s.kinds[k.kind];
+    const row = el("tr", { "data-kind": k.kind });
+    row.appendChild(el("th", { scope: "row" }, k.plural));
+    row.appendChild(el("td", { class: "barcol" })).appendChild(outcomeBar(c));
+    for (const [f] of cols) row.appendChild(el("td", { class: "num", "data-field": f }, fmt(f === "would_update" ? (would[k.kind] || 0) : c[f])));
     tb.appendChild(row);
   }
+  node.appendChild(el("p", { class: "legend", "aria-hidden": "true" })).append(...legendKeys());
   node.appendChild(t);
-  const ul = el("ul");
-  for (const n of (s.warnings || []).concat(s.next || [])) ul.appendChild(el("li", {}, n));
-  node.appendChild(ul);
+  const ul = el("ul", { class: "dry-next" });
+  for (const n of (s.warnings || [])) ul.appendChild(el("li", { class: "warning" }, n));
+  for (const n of (s.next || [])) ul.appendChild(el("li", {}, n));
+  if (ul.childElementCount) node.appendChild(ul);
+}
+
+// outcomeBar is the four outcomes' bar, as the run page draws it.
+function outcomeBar(c) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  for (const [k, v] of Object.entries({ class: "bar", viewBox: "0 0 1000 18", preserveAspectRatio: "none", role: "img", width: "100%", height: "18" })) svg.setAttribute(k, v);
+  const names = ["imported", "unchanged", "skipped", "failed"];
+  svg.setAttribute("aria-label", names.map((n) => fmt(c[n]) + " " + n).join(", "));
+  for (const n of names) {
+    const r = document.createElementNS(ns, "rect");
+    r.setAttribute("class", n); r.setAttribute("data-outcome", n); r.setAttribute("y", "0"); r.setAttribute("height", "18");
+    svg.appendChild(r);
+  }
+  drawBar(svg, c);
+  return svg;
+}
+
+// legendKeys are the four outcomes' swatches and names, as the run page's
+// legend shows them.
+function legendKeys() {
+  const out = [];
+  for (const n of ["imported", "unchanged", "skipped", "failed"]) {
+    out.push(el("span", { class: "sw " + n }));
+    out.push(document.createTextNode(n + " "));
+  }
+  return out;
 }
 
 // The preview of `inspect`: the plan, then per file its columns and first
