@@ -95,7 +95,7 @@ func TestMappingEditorInABrowser(t *testing.T) {
 	require.Equal(t, "zoho", value(ctx, t, "input[name=source]"))
 	do(ctx, t, chromedp.SendKeys(chromedp.CSS("input[name=tenant]"), "acme"))
 	shoot(ctx, t, out, "21-import-with-saved-profile")
-	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	importToRunPage(ctx, t)
 	waitEnded(ctx, t, "succeeded")
 
 	require.Equal(t, []string{"3652397000000624101|Head of Sales", "3652397000000624102|Baker"}, query(t, path, `SELECT r.source_id, c.title

@@ -121,7 +121,7 @@ func TestTenantPageInABrowser(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, checked, "New import applies the changes (--update)")
 		require.Equal(t, cutover, valueOf(ctx, t, "#path"))
-		do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+		importToRunPage(ctx, t)
 		waitEnded(ctx, t, "partial")
 		do(ctx, t, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("[data-tenant-page]")))
 		require.Equal(t, []string{"1 import", "2 fix", "3 import", "4 import", "5 update"}, runsDid(ctx, t))

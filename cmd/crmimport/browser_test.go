@@ -178,8 +178,21 @@ func waitJS(ctx context.Context, t *testing.T, expr, what string) {
 	}
 	try, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	state, err := chromedp.Run(try, chromedp.Evaluate[string](`location.href + " · " + (document.querySelector("[data-run-page]") || {outerHTML: "no run page"}).outerHTML.slice(0, 300) + " · buttons: " + Array.from(document.querySelectorAll("button")).map(b => b.textContent.trim() + (b.disabled ? " (disabled)" : "")).join(", ")`))
+	state, err := chromedp.Run(try, chromedp.Evaluate[string](`location.href + " · " + (document.querySelector("[data-run-page]") || {outerHTML: "no run page"}).outerHTML.slice(0, 300) + " · message: " + ((document.querySelector("#import-message, [data-field=message]") || {}).textContent || "") + " · buttons: " + Array.from(document.querySelectorAll("button")).map(b => b.textContent.trim() + (b.disabled ? " (disabled)" : "")).join(", ")`))
 	t.Fatalf("never saw %s (the page: %s %v)", what, state, err)
+}
+
+// importToRunPage presses New import's Import, once the form has read the
+// export, and waits for the run's page it opens. Each look is a new evaluation: a query begun on the import page
+// (which shows the dry run's outcomes too, in the run page's table) could
+// outlive its document when the page goes to the run's.
+func importToRunPage(ctx context.Context, t *testing.T) {
+	t.Helper()
+	// What the form shows once it has read the export (its recognition, a
+	// preview) moves the buttons: a click then would land beside Import.
+	waitJS(ctx, t, `!!document.querySelector("#import-form:not([aria-busy])")`, "New import done reading the export")
+	do(ctx, t, chromedp.Click(chromedp.CSS("#import")))
+	waitJS(ctx, t, `location.pathname.startsWith("/runs/") && !!document.querySelector("[data-run-page] table.outcomes")`, "the run's page after Import")
 }
 
 // waitEnded waits until a run's page shows the run ended with status and
@@ -328,7 +341,7 @@ func TestDesktopInABrowser(t *testing.T) {
 	waitText(ctx, t, "#import-message", "nothing was written")
 	shoot(ctx, t, out, "11-import-dry-run")
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations WHERE tenant_id = 'web'`), "a dry run writes nothing")
-	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	importToRunPage(ctx, t)
 	waitEnded(ctx, t, "partial")
 	url, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
@@ -636,7 +649,7 @@ func TestImportConfirmsItsDryRunInABrowser(t *testing.T) {
 
 	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
 	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
-	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	importToRunPage(ctx, t)
 	waitEnded(ctx, t, "partial")
 	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id = 'con-900'`), "the export as it is now")
 
@@ -698,7 +711,7 @@ func changesInABrowser(ctx context.Context, t *testing.T, path, base string) {
 		valueOf(ctx, t, "#path"), "the run's export")
 	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
 	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
-	do(ctx, t, chromedp.Click(chromedp.CSS("#import")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	importToRunPage(ctx, t)
 	waitEnded(ctx, t, "partial")
 	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations WHERE id = 2 AND options LIKE '%"update":"apply"%'`),
 		"a run of run 1's options with --update, through its dry run's plan")

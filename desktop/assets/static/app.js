@@ -237,7 +237,15 @@ if (form) {
   // Again (quiet) for another tenant, the line stays as it is until the
   // answer comes: a line that changes height under a click moves the
   // button clicked.
-  async function recognise(path, quiet) {
+  // The form is aria-busy while it reads the export (recognition, a
+  // preview it runs by itself): what it shows then may move the buttons.
+  let reading = 0;
+  const busy = async (f) => {
+    if (reading++ === 0) form.setAttribute("aria-busy", "true");
+    try { return await f(); } finally { if (--reading === 0) form.removeAttribute("aria-busy"); }
+  };
+  async function recognise(path, quiet) { return busy(() => recogniseNow(path, quiet)); }
+  async function recogniseNow(path, quiet) {
     const tenant = field("tenant").value.trim();
     if (!quiet) {
       recognisedBox.hidden = false;
@@ -311,7 +319,8 @@ if (form) {
   // Previews may overlap (one on a path chosen, one clicked): the newest
   // asked is the one shown.
   let previews = 0;
-  async function preview(auto) {
+  async function preview(auto) { return busy(() => previewNow(auto)); }
+  async function previewNow(auto) {
     const mine = ++previews;
     if (!auto) say(msg, "Reading the export…");
     try {
@@ -394,7 +403,7 @@ if (form) {
       }
     }
     bar.hidden = true;
-    section.scrollIntoView({ block: "start", behavior: "smooth" });
+    section.scrollIntoView({ block: "start" }); // at once: a smooth scroll would move the buttons under a click
   });
   document.getElementById("import").addEventListener("click", async () => {
     say(msg, "Planning the run…");
