@@ -113,7 +113,7 @@ race: tools ## the tests under the race detector
 	@command -v $$($(GO) env CC) >/dev/null || { echo "installing gcc (the race detector needs a C compiler)"; \
 	  ($(APT) update -qq && $(APT) install -y -qq --no-install-recommends gcc libc6-dev) >/dev/null || \
 	  { echo "make race needs a C compiler: apt-get install -y gcc"; exit 1; }; }
-	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 60m ./...
 
 # lint/main.go: imports point one way, down (every package has a floor), and
 # which way down is: STYLE 1's rules by name (lint/deps.go: store imports
