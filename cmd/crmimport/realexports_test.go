@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/importer/suggest"
 	"crmimport/phases"
 	"crmimport/store/storetest"
 )
@@ -239,4 +241,20 @@ func TestRealSalesforceTreeJSON(t *testing.T) {
 		require.Equal(t, []string{`{"Rating":"Warm","attributes.type":"Account"}`},
 			storedText(t, db, `SELECT extra FROM companies WHERE name = 'Acme Corporation'`))
 	})
+}
+
+// TestRealSalesforceExportIsRecognised (issue 27 item 4): New import's
+// recognition proposes the salesforce profile for the real exports as they
+// are — the Data Export (CSV) and the CLI's tree export (JSON) — saying why
+// in one line, as it does for the fixture.
+func TestRealSalesforceExportIsRecognised(t *testing.T) {
+	t.Parallel()
+	for _, sub := range []string{"salesforce-data-export", "salesforce-tree-json"} {
+		dir := realExports(t, sub)
+		r, err := suggest.Recognise(context.Background(), []string{dir}, suggest.Options{})
+		require.NoError(t, err, sub)
+		require.Equal(t, "salesforce", r.Profile, "%s: %s", sub, r.Why)
+		require.Contains(t, r.Why, "a Salesforce export", sub)
+		t.Logf("%s: %s", sub, r.Why)
+	}
 }
