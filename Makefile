@@ -37,7 +37,7 @@ demo: build ## import the bundled demo export into a fresh demo.db and print the
 # installed here when missing, as make bench installs sqlite3; no test
 # skips for want of either.
 test: tools ## the tests CI runs (real SQLite files and a real PostgreSQL server, real processes, a real browser, a small crash suite on each)
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 	cd cmd/crmimport && $(GO) test -count=1 -run '^TestCrash$$' -crash.dialect=postgres
 
 # apt-get as root, else through sudo; never a question asked, since its

@@ -105,7 +105,7 @@ func TestRecordPagesInABrowser(t *testing.T) {
 	last, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.querySelector("nav.pager a[rel=next]") && !!document.querySelector("nav.pager [aria-disabled=true]")`))
 	require.NoError(t, err)
 	require.True(t, last, "the last page has no Next")
-	do(ctx, t, chromedp.ScrollIntoView(chromedp.CSS("table.failed + nav.pager")))
+	do(ctx, t, chromedp.ScrollIntoView(chromedp.CSS(".scroll-x:has(> table.failed) + nav.pager")))
 	shootView(ctx, t, out, "41-failed-last-page")
 	do(ctx, t, chromedp.Click(chromedp.CSS(`nav.pager a[rel=prev]`)), chromedp.WaitVisible(chromedp.CSS("table.failed")))
 	waitText(ctx, t, "nav.pager .count", "Rows 501–1,000 of 1,230")
