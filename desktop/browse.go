@@ -298,7 +298,7 @@ func (s *Server) recordsPage(w http.ResponseWriter, r *http.Request) {
 		next = strconv.FormatInt(p.Next, 10)
 	}
 	v.Pager = newPager(list, filters, p.First, int64(len(p.Rows)), p.Total, prev, next)
-	s.render(w, "records", page{Title: fmt.Sprintf("Records of tenant %s", tenant), Nav: "runs", Data: v})
+	s.render(w, "records", page{Title: fmt.Sprintf("Records of tenant %s", tenant), Nav: "tenants", Data: v})
 }
 
 // linkWords name the row that rows are chosen by linking to: "linked to
@@ -425,7 +425,7 @@ func (s *Server) recordPage(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = fmt.Sprintf("%s %d", v.D.Kind, v.D.ID)
 	}
-	s.render(w, "record", page{Title: fmt.Sprintf("%s %s · tenant %s", title(string(v.D.Kind)), name, tenant), Nav: "runs", Data: v})
+	s.render(w, "record", page{Title: fmt.Sprintf("%s %s · tenant %s", title(string(v.D.Kind)), name, tenant), Nav: "tenants", Data: v})
 }
 
 // isBadPath reports whether err is a request the page cannot take (a bad
