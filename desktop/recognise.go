@@ -45,14 +45,9 @@ func (s *Server) apiRecognise(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	var paths []string
-	for _, p := range q.Paths {
-		if p = strings.TrimSpace(p); p != "" {
-			paths = append(paths, p)
-		}
-	}
-	if len(paths) == 0 {
-		s.fail(w, badRequest("paths is empty: give the folder, zip or files of the export"))
+	paths, err := exportPaths(q.Paths)
+	if err != nil {
+		s.fail(w, err)
 		return
 	}
 	rec, err := suggest.Recognise(r.Context(), paths, suggest.Options{})

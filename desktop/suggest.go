@@ -108,14 +108,9 @@ func (s *Server) apiSuggest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	var paths []string
-	for _, p := range q.Paths {
-		if p = strings.TrimSpace(p); p != "" {
-			paths = append(paths, p)
-		}
-	}
-	if len(paths) == 0 {
-		s.fail(w, badRequest("paths is empty: give the folder, zip or files of the export"))
+	paths, err := exportPaths(q.Paths)
+	if err != nil {
+		s.fail(w, err)
 		return
 	}
 	for _, p := range paths {
@@ -334,4 +329,19 @@ func draftExport(d *suggest.Draft) string {
 		out = where
 	}
 	return out
+}
+
+// exportPaths are a request's paths of an export, trimmed, the empty ones
+// left out; none is a bad request.
+func exportPaths(given []string) ([]string, error) {
+	var paths []string
+	for _, p := range given {
+		if p = strings.TrimSpace(p); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, badRequest("paths is empty: give the folder, zip or files of the export")
+	}
+	return paths, nil
 }

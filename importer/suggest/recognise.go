@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"crmimport/canon"
-	"crmimport/importer/input"
 	"crmimport/importer/profile"
 	"crmimport/ledger"
 )
@@ -89,24 +88,7 @@ func Recognise(ctx context.Context, paths []string, opt Options) (*Recognition, 
 	if len(paths) == 0 {
 		return nil, errors.New("recognise: name the export: a folder, a zip, or its files")
 	}
-	rows := opt.SampleRows
-	if rows <= 0 {
-		rows = DefaultSampleRows
-	}
-	lim := opt.Limits
-	if lim == (input.Limits{}) {
-		lim = input.DefaultLimits()
-	}
-	listed, err := listFiles(paths, lim)
-	if err != nil {
-		return nil, err
-	}
-	if len(listed) == 0 {
-		return nil, &input.Error{Path: paths[0], Reason: "holds no files to read"}
-	}
-	idx := buildSpellings(opt.Hide)
-	d := &Draft{Files: []*File{}}
-	samples, err := readFiles(ctx, d, listed, rows, lim, idx)
+	d, samples, idx, err := sampleExport(ctx, paths, opt, "")
 	if err != nil {
 		return nil, err
 	}

@@ -29,24 +29,7 @@ func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
 	if name == "" {
 		name = "custom"
 	}
-	rows := opt.SampleRows
-	if rows <= 0 {
-		rows = DefaultSampleRows
-	}
-	lim := opt.Limits
-	if lim == (input.Limits{}) {
-		lim = input.DefaultLimits()
-	}
-	listed, err := listFiles(paths, lim)
-	if err != nil {
-		return nil, err
-	}
-	if len(listed) == 0 {
-		return nil, &input.Error{Path: paths[0], Reason: "holds no files to read"}
-	}
-	idx := buildSpellings(opt.Hide)
-	d := &Draft{Name: name, Files: []*File{}}
-	samples, err := readFiles(ctx, d, listed, rows, lim, idx)
+	d, samples, idx, err := sampleExport(ctx, paths, opt, name)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +62,32 @@ func suggest(ctx context.Context, paths []string, opt Options) (*Draft, error) {
 // readFiles adds to d a file per file listed, and reads a sample of rows
 // of each it can read, whose kind it guesses; a file it cannot read is
 // left out, and says why. It returns the samples read.
+// sampleExport reads the first rows of each file of the export at paths
+// (opt's sample size and limits) into a draft named name, each file judged
+// by its evidence, and the built-in profiles' spellings it was judged by
+// (but opt.Hide's): what Suggest drafts from and Recognise weighs.
+func sampleExport(ctx context.Context, paths []string, opt Options, name string) (*Draft, []*sample, spellingIndex, error) {
+	rows := opt.SampleRows
+	if rows <= 0 {
+		rows = DefaultSampleRows
+	}
+	lim := opt.Limits
+	if lim == (input.Limits{}) {
+		lim = input.DefaultLimits()
+	}
+	listed, err := listFiles(paths, lim)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(listed) == 0 {
+		return nil, nil, nil, &input.Error{Path: paths[0], Reason: "holds no files to read"}
+	}
+	idx := buildSpellings(opt.Hide)
+	d := &Draft{Name: name, Files: []*File{}}
+	samples, err := readFiles(ctx, d, listed, rows, lim, idx)
+	return d, samples, idx, err
+}
+
 func readFiles(ctx context.Context, d *Draft, listed []input.File, rows int, lim input.Limits, idx spellingIndex) ([]*sample, error) {
 	var samples []*sample
 	for _, lf := range listed {
