@@ -152,14 +152,18 @@ fuzz: ## fuzz the CSV, JSON and XLSX readers and the profile mapper, FUZZTIME ea
 # (2% failed, 5% skipped per kind) and a clean one, three rounds per scale,
 # medians and ratios taken inside a round (times drift on shared machines).
 # Scale 1 is the seed's customer: 100,000 contacts, about 300,000 records.
-SCALES ?= 1
-bench: build ## crmimport vs sqlite3 .import, the schema floor and sqlite-utils: first run, reruns, undo, peak RSS (SCALES="0.1 1 4")
+# It writes BENCH.md (issue 28): the machine, its load, every column's median
+# and range at each scale. BIG=16 adds one round of .import and the first
+# run at scale 16: about 1.5 GB of CSV, 15-25 GB of disk, half an hour.
+SCALES ?= 1 4
+BIG ?=
+bench: build ## crmimport vs sqlite3 .import, the schema floor, sqlite-utils and psql \copy: runs, reruns, undo, peak RSS, into BENCH.md (SCALES="1 4", BIG=16)
 	@command -v sqlite3 >/dev/null || { echo "installing sqlite3 (the floor)"; \
 	  ($(APT) update -qq && $(APT) install -y -qq sqlite3) >/dev/null || { echo "install sqlite3 first"; exit 1; }; }
 	@command -v sqlite-utils >/dev/null || { echo "installing sqlite-utils (the peer)"; \
 	  ($(APT) update -qq && $(APT) install -y -qq sqlite-utils) >/dev/null || \
 	  { echo "apt-get could not install sqlite-utils: install it first (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)"; exit 1; }; }
-	$(GO) run ./cmd/crmbench -crmimport $(BIN) -scales "$(SCALES)"
+	$(GO) run ./cmd/crmbench -crmimport $(BIN) -scales "$(SCALES)" -big "$(BIG)" -out BENCH.md
 
 bench-layers: ## the Go benchmarks per layer: read and map, decide and resolve, write a batch, claim
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./importer/profile/ ./ledger/

@@ -58,6 +58,8 @@ func main() {
 	columns := flag.String("columns", "", "measure only these columns: "+strings.Join(columnKeys, ", ")+"\n"+
 		"(comma-separated; default all; a later column runs the earlier ones it needs: rerun, delta and undo need run)")
 	shapes := flag.String("shapes", gen.ShapeRealistic+","+gen.ShapeClean, "the exports to measure: realistic, clean (comma-separated)")
+	big := flag.String("big", "", "also measure this scale once (sqlite3 .import and the first run, realistic export): 16 is about 1.5 GB of CSV and needs 15-25 GB of disk")
+	out := flag.String("out", "", "write the tables to this Markdown file too (make bench: BENCH.md)")
 	gridRows := flag.Int("grid.rows", 400_000, "-columns grid: how many failed rows the review grid's case writes (cmd/crmbench/grid.go)")
 	flag.Parse()
 	if *floorExport != "" {
@@ -96,7 +98,7 @@ func main() {
 		}
 	}
 	if err == nil {
-		err = run(*bin, *sqlite, strings.Fields(*scales), *rounds, *work, strings.Split(*shapes, ","), only)
+		err = run(*bin, *sqlite, strings.Fields(*scales), *rounds, *work, strings.Split(*shapes, ","), only, *big, *out)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -112,13 +114,14 @@ type measure struct {
 
 // column is one measured step of a round, in the order a round runs them.
 type column struct {
+	key   string
 	name  string
 	floor bool // a floor: no peak memory shown (see floorCell)
 	ms    []measure
 	ratio []float64
 }
 
-func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []string, only map[string]bool) error {
+func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []string, only map[string]bool, big, out string) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "crmimport-bench-")
 		if err != nil {
@@ -133,19 +136,22 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 	if _, err := exec.LookPath(sqliteUtils); err != nil {
 		return fmt.Errorf("%s not found: install it (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)", sqliteUtils)
 	}
-	fmt.Printf("crmimport bench · %s · %s/%s · %d CPUs · %s · load average %s\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH,
-		runtime.NumCPU(), cpuModel(), loadAverage())
+	rep := benchReport{started: time.Now().UTC(), command: strings.Join(os.Args, " "), loadBefore: loadAverage(), crmimport: commitOf(bin),
+		sqlite3: versionOf(sqlite, "--version"), utils: versionOf(sqliteUtils, "--version")}
+	fmt.Printf("crmimport bench · %s · %s/%s · %d CPUs · %s · load average %s\n", rep.started.Format("2006-01-02"), runtime.GOOS, runtime.GOARCH,
+		runtime.NumCPU(), cpuModel(), rep.loadBefore)
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	var pg *pgServer
-	if only == nil || only["pgrun"] {
+	if only == nil || only["pgrun"] || only["pgcopy"] {
 		if pg, err = startPG(); err != nil {
 			return err
 		}
 		defer pg.stop()
-		fmt.Printf("PostgreSQL %s: a local server on a Unix socket, %s\n", pg.version, pgSettings)
+		rep.postgres = fmt.Sprintf("PostgreSQL %s: a local server on a Unix socket, %s", pg.version, pgSettings)
+		fmt.Println(rep.postgres)
 	}
 	for _, shape := range shapes {
 		if shape != gen.ShapeRealistic && shape != gen.ShapeClean {
@@ -156,9 +162,28 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 		} else {
 			fmt.Println("\nthe clean export: every record imports")
 		}
-		if err := table(bin, sqlite, self, shape, scales, rounds, dir, only, pg); err != nil {
+		res, err := table(bin, sqlite, self, shape, scales, rounds, dir, only, pg)
+		if err != nil {
 			return err
 		}
+		rep.shapes = append(rep.shapes, shapeResult{shape: shape, scales: res})
+	}
+	if big != "" {
+		// One round of sqlite3's .import and the first run, on the
+		// realistic export (about 1.5 GB of CSV at 16).
+		fmt.Printf("\nthe realistic export at scale %s, one round: sqlite3 .import and the first run\n", big)
+		res, err := table(bin, sqlite, self, gen.ShapeRealistic, []string{big}, 1, dir, map[string]bool{"import": true, "run": true}, nil)
+		if err != nil {
+			return err
+		}
+		rep.big = res
+	}
+	rep.loadAfter = loadAverage()
+	if out != "" {
+		if err := os.WriteFile(out, []byte(rep.markdown()), 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("\nwritten: %s\n", out)
 	}
 	fmt.Println("\neach cell: median wall time, records/s, ratio to sqlite3 .import of the same round (median), peak RSS")
 	fmt.Println("sqlite-utils insert: `sqlite-utils insert DB TABLE FILE --csv` of each file, one after the other (no ledger, no links)")
@@ -179,7 +204,7 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 // columnKeys name the columns for -columns, in the order a round runs
 // them; columnNeeds, the earlier columns each one needs in the same round.
 var (
-	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "delta", "fix", "only", "reread", "undo", "pgrun", "pgrerun", "grid"}
+	columnKeys  = []string{"import", "floor", "utils", "run", "rerun", "rerunfloor", "delta", "fix", "only", "reread", "undo", "pgcopy", "pgrun", "pgrerun", "grid"}
 	columnNeeds = map[string][]string{"rerun": {"run"}, "rerunfloor": {"run"}, "delta": {"run"}, "fix": {"run"}, "only": {"run", "fix"}, "reread": {"run"},
 		"undo": {"run"}, "pgrerun": {"pgrun"}}
 )
@@ -224,7 +249,7 @@ func tableColumns(shape string, only map[string]bool) (keys, names []string) {
 		all = append(all, col{"reread", "rerun --reread"})
 	}
 	all = append(all, col{"undo", "undo of the run"})
-	all = append(all, col{"pgrun", "PostgreSQL run"}, col{"pgrerun", "PostgreSQL rerun"})
+	all = append(all, col{"pgcopy", "psql \\copy"}, col{"pgrun", "PostgreSQL run"}, col{"pgrerun", "PostgreSQL rerun"})
 	for _, c := range all {
 		if only == nil || only[c.key] {
 			keys, names = append(keys, c.key), append(names, c.name)
@@ -235,8 +260,9 @@ func tableColumns(shape string, only map[string]bool) (keys, names []string) {
 
 // table measures every scale of one shape of export, the columns of only
 // (nil: all of them).
-func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string, only map[string]bool, pg *pgServer) error {
+func table(bin, sqlite, self, shape string, scales []string, rounds int, dir string, only map[string]bool, pg *pgServer) ([]scaleResult, error) {
 	keys, names := tableColumns(shape, only)
+	var results []scaleResult
 	fmt.Printf("%-6s %9s %8s", "scale", "records", "CSV MB")
 	for _, n := range names {
 		fmt.Printf("  %-26s", n)
@@ -246,31 +272,31 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 	for _, sc := range scales {
 		scale, err := strconv.ParseFloat(sc, 64)
 		if err != nil || scale <= 0 {
-			return fmt.Errorf("scale %q is not a positive number", sc)
+			return nil, fmt.Errorf("scale %q is not a positive number", sc)
 		}
 		cfg := gen.Config{Contacts: int(scale * 100000), Seed: 1, Shape: shape}
 		export := filepath.Join(dir, shape+"-"+sc)
 		exp, err := gen.Write(mkdir(export), cfg)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// The contacts file as exported and as fixed, kept beside the export
 		// and copied into it in turn.
 		contacts := filepath.Join(export, "contacts.csv")
 		original, fixed := export+"-contacts.csv", export+"-fixed"
 		if err := copyFile(contacts, original); err != nil {
-			return err
+			return nil, err
 		}
 		if shape == gen.ShapeRealistic {
 			if err := gen.WriteFixed(mkdir(fixed), cfg); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		var delta string
 		var dexp gen.DeltaExpected
 		if only == nil || only["delta"] {
 			if delta, dexp, err = writeDelta(export, cfg); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		records := 0
@@ -279,16 +305,17 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 		}
 		size := dirSize(export)
 		cols := make([]*column, len(names))
+		var loads []float64 // the load average (1 minute) as each round began
 		firstRun := -1
 		for i, n := range names {
-			cols[i] = &column{name: n, floor: keys[i] == "import" || keys[i] == "floor" || keys[i] == "rerunfloor"}
+			cols[i] = &column{key: keys[i], name: n, floor: keys[i] == "import" || keys[i] == "floor" || keys[i] == "rerunfloor" || keys[i] == "pgcopy"}
 			if keys[i] == "run" {
 				firstRun = i
 			}
 		}
 		for r := 0; r < rounds; r++ {
 			if err := copyFile(original, contacts); err != nil {
-				return err
+				return nil, err
 			}
 			var ms []measure
 			add := func(m measure, err error) error {
@@ -299,9 +326,10 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 			pgdb := ""
 			if only == nil || only["pgrun"] {
 				if pgdb, err = pg.schema(fmt.Sprintf("bench_%s_%d", shape, r)); err != nil {
-					return err
+					return nil, err
 				}
 			}
+			loads = append(loads, loadAverage1())
 			steps := map[string]func() error{
 				"import": func() error { return add(sqliteImport(sqlite, export, filepath.Join(dir, "floor.db"))) },
 				"floor":  func() error { return add(timed(exec.Command(self, "-schema-floor", export, "-db", db))) },
@@ -334,7 +362,8 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 				"reread": func() error {
 					return add(crm(bin, db, export, "rerun --reread", exp.Rerun, exp.Status.Rerun, "--reread"))
 				},
-				"undo": func() error { return add(crmUndo(bin, db, 1, exp)) },
+				"undo":   func() error { return add(crmUndo(bin, db, 1, exp)) },
+				"pgcopy": func() error { return add(pg.copyCSV(export, fmt.Sprintf("bench_copy_%s_%d", shape, r))) },
 				"pgrun": func() error {
 					if err := copyFile(original, contacts); err != nil { // the fix's contacts, when the fix ran
 						return err
@@ -345,13 +374,13 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 			}
 			for _, k := range keys {
 				if err := steps[k](); err != nil {
-					return fmt.Errorf("%s export, scale %s, round %d: %w", shape, sc, r+1, err)
+					return nil, fmt.Errorf("%s export, scale %s, round %d: %w", shape, sc, r+1, err)
 				}
 			}
 			removeDB(db)
 			if pgdb != "" {
 				if err := pg.drop(pgdb); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			for i, m := range ms {
@@ -360,7 +389,7 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 			}
 		}
 		if err := copyFile(original, contacts); err != nil {
-			return err
+			return nil, err
 		}
 		growth := "—"
 		if firstRun >= 0 {
@@ -384,8 +413,10 @@ func table(bin, sqlite, self, shape string, scales []string, rounds int, dir str
 			}
 		}
 		fmt.Printf("  %s\n", growth)
+		results = append(results, scaleResult{scale: sc, records: records, size: size, rounds: rounds, cols: cols, growth: growth,
+			loads: append(loads, loadAverage1())})
 	}
-	return nil
+	return results, nil
 }
 
 func cell(m measure, records int, ratio float64) string {
@@ -539,6 +570,12 @@ func copyFile(from, to string) error {
 	return out.Close()
 }
 
+// loadAverage1 is the load average of the last minute (0 when unknown).
+func loadAverage1() float64 {
+	f, _ := strconv.ParseFloat(strings.Fields(loadAverage() + " 0")[0], 64)
+	return f
+}
+
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -553,7 +590,9 @@ func loadAverage() string {
 
 func timed(cmd *exec.Cmd) (measure, error) {
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = &stderr
+	}
 	start := time.Now()
 	err := cmd.Run()
 	m := measure{wall: time.Since(start)}
