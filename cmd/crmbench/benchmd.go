@@ -64,9 +64,9 @@ func (r *benchReport) markdown() string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# crmimport bench\n\n")
-	p("Written by `make bench` on %s UTC: `%s`. Run it again and compare the ratios: absolute times drift on shared\n",
+	p("Written by crmbench (`make bench`) on %s UTC: `%s`. Run it again and compare the ratios: absolute times drift on\n",
 		r.started.Format("2006-01-02 15:04"), r.command)
-	p("machines, ratios to sqlite3's `.import` taken inside one round much less. `cmd/crmbench/main.go` says what each column does.\n\n")
+	p("shared machines, ratios to sqlite3's `.import` taken inside one round much less. `cmd/crmbench/main.go` says what each column does.\n\n")
 	p("| | |\n| --- | --- |\n")
 	p("| machine | %s, %d CPUs, %s of memory |\n", r.cpu, runtime.NumCPU(), r.mem)
 	p("| system | %s/%s, %s |\n", runtime.GOOS, runtime.GOARCH, r.kernel)
@@ -222,7 +222,17 @@ func commitOf(bin string) string {
 		}
 	}
 	if rev == "" {
-		return "(" + bin + " was built outside a git checkout)"
+		// Built without its build information (GOFLAGS=-buildvcs=false,
+		// or out of a checkout): the tree the bench runs in, which make
+		// bench builds bin from just before.
+		out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+		if err != nil {
+			return "(" + bin + " has no build information, and the bench runs outside a git checkout)"
+		}
+		rev = strings.TrimSpace(string(out))
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+			modified = "true"
+		}
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]

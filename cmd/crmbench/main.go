@@ -136,7 +136,7 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 	if _, err := exec.LookPath(sqliteUtils); err != nil {
 		return fmt.Errorf("%s not found: install it (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)", sqliteUtils)
 	}
-	rep := benchReport{started: time.Now().UTC(), command: strings.Join(os.Args, " "), loadBefore: loadAverage(), crmimport: commitOf(bin),
+	rep := benchReport{started: time.Now().UTC(), command: strings.Join(append([]string{"crmbench"}, os.Args[1:]...), " "), loadBefore: loadAverage(), crmimport: commitOf(bin),
 		sqlite3: versionOf(sqlite, "--version"), utils: versionOf(sqliteUtils, "--version")}
 	fmt.Printf("crmimport bench · %s · %s/%s · %d CPUs · %s · load average %s\n", rep.started.Format("2006-01-02"), runtime.GOOS, runtime.GOARCH,
 		runtime.NumCPU(), cpuModel(), rep.loadBefore)
