@@ -163,7 +163,7 @@ bench: build ## crmimport vs sqlite3 .import, the schema floor, sqlite-utils and
 	@command -v sqlite-utils >/dev/null || { echo "installing sqlite-utils (the peer)"; \
 	  ($(APT) update -qq && $(APT) install -y -qq sqlite-utils) >/dev/null || \
 	  { echo "apt-get could not install sqlite-utils: install it first (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)"; exit 1; }; }
-	$(GO) run ./cmd/crmbench -crmimport $(BIN) -scales "$(SCALES)" -big "$(BIG)" -out BENCH.md
+	$(GO) run ./cmd/crmbench -crmimport $(BIN) -scales "$(SCALES)" $(if $(BIG),-big $(BIG)) -out BENCH.md
 
 bench-layers: ## the Go benchmarks per layer: read and map, decide and resolve, write a batch, claim
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./importer/ ./importer/profile/ ./ledger/

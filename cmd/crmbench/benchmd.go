@@ -27,6 +27,7 @@ type benchReport struct {
 	postgres                    string // version and settings, "" when not measured
 	shapes                      []shapeResult
 	big                         []scaleResult // -big: one round of .import and the first run
+	grid                        *gridResult   // the review grid's case, when measured
 	goVersion, kernel, cpu, mem string
 }
 
@@ -85,6 +86,16 @@ func (r *benchReport) markdown() string {
 		p("\n## %s\n", shapeTitle(s.shape))
 		for _, sc := range s.scales {
 			sc.markdown(&b)
+		}
+	}
+	if g := r.grid; g != nil {
+		p("\n## The review grid, %s failed rows (cmd/crmbench/grid.go)\n\n", thousands(g.rows))
+		p("Written in %s (`ledger.RecordFailures`, %s a transaction); each answer of the grid once, through `grid.Page` and\n",
+			seconds(g.written), thousands(gridBatch))
+		p("`grid.Bulk`, as the page asks them. Peak RSS of the bench's process, the writing included: %d MiB.\n\n", g.peakRSS>>20)
+		p("| answer | time | what |\n| --- | ---: | --- |\n")
+		for _, st := range g.steps {
+			p("| %s | %.3f s | %s |\n", st.name, st.took.Seconds(), cellText(st.what))
 		}
 	}
 	if len(r.big) > 0 {

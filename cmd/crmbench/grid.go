@@ -25,30 +25,44 @@ import (
 // gridBatch is how many failures one transaction of the case writes.
 const gridBatch = 10_000
 
+// gridResult is what the grid's case measured, for BENCH.md.
+type gridResult struct {
+	rows    int
+	written time.Duration
+	steps   []gridStep
+	peakRSS int64 // bytes; 0 when unknown
+}
+
+type gridStep struct {
+	name, what string
+	took       time.Duration
+}
+
 // gridCase writes rows failed rows into a new SQLite file in dir and
 // prints what each answer of the grid took.
-func gridCase(dir string, rows int) error {
+func gridCase(dir string, rows int) (*gridResult, error) {
 	ctx := context.Background()
 	if dir == "" {
 		d, err := os.MkdirTemp("", "crmimport-bench-grid-")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer os.RemoveAll(d)
 		dir = d
 	}
 	db, err := store.Open(ctx, filepath.Join(dir, "grid.db"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer db.Close()
 	start := time.Now()
 	run, err := gridFailures(ctx, db, rows)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	res := &gridResult{rows: rows, written: time.Since(start)}
 	fmt.Printf("review grid · %d failed rows of deals.csv written in %.1fs (ledger.RecordFailures, %d a transaction)\n",
-		rows, time.Since(start).Seconds(), gridBatch)
+		rows, res.written.Seconds(), gridBatch)
 	last := int64(rows-1) / 100 * 100
 	cases := []struct {
 		name string
@@ -69,15 +83,18 @@ func gridCase(dir string, rows int) error {
 		t := time.Now()
 		what, err := c.do()
 		if err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
+			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
-		fmt.Printf("  %-22s %8.3fs  %s\n", c.name, time.Since(t).Seconds(), what)
+		took := time.Since(t)
+		res.steps = append(res.steps, gridStep{name: c.name, what: what, took: took})
+		fmt.Printf("  %-22s %8.3fs  %s\n", c.name, took.Seconds(), what)
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		fmt.Printf("  peak RSS of this process (writing the rows included): %d MiB\n", ru.Maxrss/1024) // KiB on Linux
+		res.peakRSS = ru.Maxrss * 1024 // KiB on Linux
+		fmt.Printf("  peak RSS of this process (writing the rows included): %d MiB\n", res.peakRSS>>20)
 	}
-	return nil
+	return res, nil
 }
 
 // page is one timed answer of the grid: a page of q.

@@ -87,18 +87,19 @@ func main() {
 		return
 	}
 	only, err := parseColumns(*columns)
+	var g *gridResult
 	if err == nil && (only == nil || only["grid"]) {
 		// On its own, before the tables (make bench runs every column):
 		// the grid's case writes its failures directly, with no export
 		// to import (cmd/crmbench/grid.go).
-		err = gridCase(*work, *gridRows)
+		g, err = gridCase(*work, *gridRows)
 		delete(only, "grid")
 		if err == nil && only != nil && len(only) == 1 {
 			return // -columns grid alone
 		}
 	}
 	if err == nil {
-		err = run(*bin, *sqlite, strings.Fields(*scales), *rounds, *work, strings.Split(*shapes, ","), only, *big, *out)
+		err = run(*bin, *sqlite, strings.Fields(*scales), *rounds, *work, strings.Split(*shapes, ","), only, *big, *out, g)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -121,7 +122,7 @@ type column struct {
 	ratio []float64
 }
 
-func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []string, only map[string]bool, big, out string) error {
+func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []string, only map[string]bool, big, out string, g *gridResult) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "crmimport-bench-")
 		if err != nil {
@@ -137,7 +138,7 @@ func run(bin, sqlite string, scales []string, rounds int, dir string, shapes []s
 		return fmt.Errorf("%s not found: install it (Debian: apt-get install sqlite-utils; elsewhere: pip install sqlite-utils)", sqliteUtils)
 	}
 	rep := benchReport{started: time.Now().UTC(), command: strings.Join(append([]string{"crmbench"}, os.Args[1:]...), " "), loadBefore: loadAverage(), crmimport: commitOf(bin),
-		sqlite3: versionOf(sqlite, "--version"), utils: versionOf(sqliteUtils, "--version")}
+		sqlite3: versionOf(sqlite, "--version"), utils: versionOf(sqliteUtils, "--version"), grid: g}
 	fmt.Printf("crmimport bench · %s · %s/%s · %d CPUs · %s · load average %s\n", rep.started.Format("2006-01-02"), runtime.GOOS, runtime.GOARCH,
 		runtime.NumCPU(), cpuModel(), rep.loadBefore)
 	self, err := os.Executable()
