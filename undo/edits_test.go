@@ -3,11 +3,13 @@ package undo_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"crmimport/importer"
 	"crmimport/ledger"
 	"crmimport/phases"
 	"crmimport/report"
@@ -42,5 +44,54 @@ func TestUndoSaysAnEditWentWithTheRow(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, strings.Join(rep.Next(), "\n"),
 			"1 record removed (1 contact) had been edited by hand since it was imported (title): the edits went with it")
+	})
+}
+
+// Many rows removed at once are compared with their hashes on every CPU
+// (editsOf shares them out): the rows edited by hand are each named, with
+// their fields, wherever they stand among the others, and no other is.
+func TestUndoNamesEveryEditAmongManyRows(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		ctx := context.Background()
+		w := newWorld(t, db)
+		var csv strings.Builder
+		csv.WriteString("id,first_name,last_name,email,title\n")
+		for i := range 1500 {
+			fmt.Fprintf(&csv, "c%04d,Ann,Lee%d,ann%d@example.com,Engineer\n", i, i, i)
+		}
+		run, err := w.imp.Plan(ctx, importer.RunSpec{Tenant: tenant, Source: "canonical", Profile: "canonical",
+			Input: export(t, map[string]string{"contacts.csv": csv.String()}), BatchSize: 2000})
+		require.NoError(t, err)
+		run, err = w.imp.Execute(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, phases.RunSucceeded, run.Status)
+		edit := func(id, set string) {
+			_, err := db.Exec(`UPDATE contacts SET `+set+` WHERE id = (SELECT record_id FROM migration_records
+				WHERE tenant_id = ? AND kind = 'contact' AND source_id = ?)`, tenant, id)
+			require.NoError(t, err)
+		}
+		edit("c0000", "title = 'Chief'")
+		edit("c0701", "last_name = 'Lie'")
+		edit("c0702", "title = 'Chief', first_name = 'Anne'")
+		edit("c1499", "title = 'Head'")
+
+		u := w.undo(run.ID, false)
+		require.Equal(t, int64(1500), u.Stats[ledger.Contact].Removed)
+		rows, err := db.Query(`SELECT source_id, edited FROM record_changes WHERE migration_id = ? AND change = 'removed_edited' ORDER BY source_id`, u.ID)
+		require.NoError(t, err)
+		defer rows.Close()
+		got := map[string]string{}
+		for rows.Next() {
+			var id, edited string
+			require.NoError(t, rows.Scan(&id, &edited))
+			got[id] = edited
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, map[string]string{
+			"c0000": `["title"]`,
+			"c0701": `["last_name"]`,
+			"c0702": `["first_name","title"]`,
+			"c1499": `["title"]`,
+		}, got)
 	})
 }
