@@ -303,10 +303,5 @@ WHERE record_type = ? AND record_id = ? AND tenant_id = ? AND source = ? AND kin
 		}
 		out = append(out, s)
 	}
-	// In the order of their bytes, on every engine: the first stands for
-	// the row where no slot's hash tells which (linkSourceID), and the
-	// order a server returns rows in is its own (after a kill and a
-	// resume, PostgreSQL's differed, and so did a before-image).
-	slices.Sort(out)
 	return out, rows.Err()
 }
