@@ -39,7 +39,6 @@ var engineChoices = []string{
 	"report.FailuresByID",
 	"report.PageSkips",
 	"store.Analyze",
-	"store.Beside",
 	"store.CommandName",
 	"store.Dialect.Begin",
 	"store.Dialect.IsBusy",
