@@ -97,6 +97,12 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 	if err = w.idx.need(ctx, imp.Engine.DB, t.Kind, remainingKinds(tasks)); err != nil {
 		return nil, err
 	}
+	// A task that reads its file whole reads its kind's final slots: the
+	// next task's kind is read while this one works (loadAhead). A rerun
+	// whose files are unchanged (R2's shortcut) reads none and loads none.
+	if next, ok := nextKind(t, tasks); ok {
+		w.idx.loadAhead(ctx, imp.beside, next)
+	}
 	if err = imp.rereadSeen(stop, t, tasks, prof, w.idx); err != nil {
 		return nil, err
 	}
@@ -111,6 +117,20 @@ func (imp *Importer) Open(stop context.Context, run phases.Run, t phases.Task) (
 func isFixFolder(path string) bool {
 	m, err := fixmanifest.Read(path)
 	return m != nil && err == nil
+}
+
+// nextKind is the kind of the first task after t (tasks are in the order
+// they run: phases.LoadTasks) left to run that reads another kind than
+// t's.
+func nextKind(t phases.Task, tasks []phases.Task) (ledger.Kind, bool) {
+	after := false
+	for _, u := range tasks {
+		if after && u.Kind != t.Kind && (u.Status == phases.TaskPending || u.Status == phases.TaskRunning) {
+			return u.Kind, true
+		}
+		after = after || u.ID == t.ID
+	}
+	return "", false
 }
 
 // remainingKinds are the kinds of the tasks left to run.

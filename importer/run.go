@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"crmimport/importer/runopts"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store"
 )
 
 // RunSpec is what a user asks of a new run.
@@ -49,6 +51,11 @@ type Importer struct {
 	runs map[int64]*runIndex
 	// limits bound what zips and gzips may uncompress to.
 	limits input.Limits
+	// beside reads the database beside the engine's writer while a run
+	// works (store.Beside): the final slots of the kind a run's next task
+	// reads, loaded while the task before it works (index.go). nil when
+	// there is none.
+	beside *sql.DB
 }
 
 // New returns an importer working through engine.
@@ -138,7 +145,25 @@ func (imp *Importer) Execute(ctx context.Context, runID int64) (phases.Run, erro
 	if run.Undoes != 0 {
 		return phases.Run{}, fmt.Errorf("run %d is the undo of run %d, not an import: undo works on it (runs.Execute)", runID, run.Undoes)
 	}
+	beside, done, err := store.Beside(ctx, imp.Engine.DB)
+	if err != nil {
+		return phases.Run{}, err
+	}
+	imp.beside = beside
+	defer func() {
+		imp.waitAhead()
+		imp.beside = nil
+		done()
+	}()
 	return imp.Engine.Execute(ctx, runID, imp.Open)
+}
+
+// waitAhead waits for the final slots being read ahead for the runs'
+// next tasks (index.go), before what reads them is closed.
+func (imp *Importer) waitAhead() {
+	for _, x := range imp.runs {
+		x.waitAhead()
+	}
 }
 
 // Resume re-arms a run after checking that the files its re-armed tasks

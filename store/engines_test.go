@@ -39,6 +39,7 @@ var engineChoices = []string{
 	"report.FailuresByID",
 	"report.PageSkips",
 	"store.Analyze",
+	"store.Beside",
 	"store.CommandName",
 	"store.Dialect.Begin",
 	"store.Dialect.IsBusy",

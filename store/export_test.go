@@ -42,6 +42,11 @@ func Choices(dir string) map[string]func(d Dialect) {
 				db.Close()
 			}
 		},
+		"store.Beside": func(d Dialect) {
+			if _, done, err := d.beside(ctx, nil); err == nil {
+				done()
+			}
+		},
 		"store.Throwaway": func(d Dialect) {
 			if _, cleanup, err := d.throwaway(ctx, path); err == nil {
 				_ = cleanup()

@@ -57,3 +57,37 @@ func openSQLiteReader(ctx context.Context, path string) (*sql.DB, error) {
 	}
 	return db, nil
 }
+
+// Beside is a pool that reads, while db's one writer connection is in a
+// transaction, what the database held at its last commit: for a file, a
+// read-only pool of its own on the same file (a second connection through
+// SQLite, which keeps the locks of both; under WAL it never waits for the
+// writer). A file in memory has none, and a server none either: nil. On
+// a server the writer's pool is all there is (a dry run's copy is reached
+// through its own), and a reading that waits for a connection the writer
+// holds while the writer waits for the reading never ends (the likely
+// cause of a PostgreSQL dry run that once waited out its test when the
+// server had a reading beside). done lets go of what Beside opened.
+func Beside(ctx context.Context, db *sql.DB) (_ *sql.DB, done func(), err error) {
+	return DialectOf(db).beside(ctx, db)
+}
+
+func (d Dialect) beside(ctx context.Context, db *sql.DB) (*sql.DB, func(), error) {
+	switch d {
+	case SQLite:
+		file, err := d.file(ctx, db)
+		if err != nil || file == "" {
+			return nil, func() {}, err
+		}
+		ro, err := openSQLiteReader(ctx, file)
+		if err != nil {
+			return nil, func() {}, err
+		}
+		ro.SetMaxOpenConns(1)
+		return ro, func() { ro.Close() }, nil
+	case Postgres:
+		return nil, func() {}, nil
+	default:
+		panic(d.Untaught("store.Beside"))
+	}
+}
