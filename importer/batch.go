@@ -60,11 +60,12 @@ const chunkSize = 256
 // index. The caller closes it.
 func (w *openedTask) batchWriter(ctx context.Context, tx *sql.Tx) (*writer, *stage, error) {
 	d := store.DialectOf(w.imp.Engine.DB)
-	l := ledger.New(tx, d)
+	l := ledger.New(tx, d).Keeping(w.imp.kept)
 	now := w.imp.Engine.Now()
 	imported := ledger.FormatTime(now)
 	wr := &writer{ctx: ctx, tx: tx, ledger: l, dialect: d, run: w.run, task: w.task, now: now,
-		imported: imported, rows: target.NewWriter(tx, d, w.run.Tenant, imported), stmts: map[string]*sql.Stmt{}}
+		imported: imported, rows: target.NewWriter(tx, d, w.run.Tenant, imported).Keeping(w.imp.kept), stmts: map[string]*sql.Stmt{},
+		kept: w.imp.kept}
 	var err error
 	if wr.ids, err = target.IDs(ctx, d, tx, w.task.Kind); err != nil {
 		wr.close()
@@ -115,6 +116,7 @@ func (w *openedTask) next(ctx context.Context, tx *sql.Tx) (phases.Batch, error)
 		Committed: func() {
 			w.swept = true
 			st.commit()
+			w.imp.kept.Keep(context.WithoutCancel(ctx))
 			if w.imp.Progress != nil {
 				w.imp.Progress(w.task, read, w.size)
 			}

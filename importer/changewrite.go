@@ -24,13 +24,15 @@ func (w *writer) writeChanges(ds []decision) error {
 	}
 	// The slots' triggers would move the epoch once per slot whose hashes
 	// change: the chunk moves it once (R2's shortcut vouches no more).
-	if err := ledger.HoldEpoch(w.ctx, w.tx); err != nil {
+	// Each chunk holds and releases it: through the writer's statements,
+	// prepared once, not once a chunk.
+	if err := ledger.HoldEpoch(w.ctx, prepared{w}); err != nil {
 		return err
 	}
 	if err := w.writeSlotChanges(ds); err != nil {
 		return err
 	}
-	return ledger.ReleaseEpoch(w.ctx, w.tx, w.run.Tenant, w.run.Source)
+	return ledger.ReleaseEpoch(w.ctx, prepared{w}, w.run.Tenant, w.run.Source)
 }
 
 // listChanges lists the chunk's changes that write nothing else.

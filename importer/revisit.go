@@ -314,6 +314,7 @@ func (w *openedTask) nextRevisit(ctx context.Context, tx *sql.Tx) (phases.Batch,
 			v.logged = true
 			v.before.Epoch = after
 			st.commit()
+			w.imp.kept.Keep(context.WithoutCancel(ctx))
 			if w.imp.Progress != nil {
 				w.imp.Progress(w.task, read, w.size)
 			}

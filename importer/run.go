@@ -56,6 +56,9 @@ type Importer struct {
 	// reads, loaded while the task before it works (index.go). nil when
 	// there is none.
 	beside *sql.DB
+	// kept are the statements of a run's batches, kept from one batch
+	// transaction to the next (store.Kept), while Execute runs.
+	kept *store.Kept
 }
 
 // New returns an importer working through engine.
@@ -150,10 +153,13 @@ func (imp *Importer) Execute(ctx context.Context, runID int64) (phases.Run, erro
 		return phases.Run{}, err
 	}
 	imp.beside = beside
+	imp.kept = store.NewKept(imp.Engine.DB)
 	defer func() {
 		imp.waitAhead()
 		imp.beside = nil
 		done()
+		imp.kept.Close()
+		imp.kept = nil
 	}()
 	return imp.Engine.Execute(ctx, runID, imp.Open)
 }

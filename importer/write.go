@@ -32,6 +32,7 @@ type writer struct {
 	ids      *store.IDs // the row ids of the task's table
 	rows     *target.Writer
 	stmts    map[string]*sql.Stmt
+	kept     *store.Kept // the run's statements, kept across its batches
 	// arrived are the source ids of the batch's records that took a final
 	// slot: parents whose waiting links the batch completes (R6a).
 	arrived []string
@@ -41,7 +42,7 @@ func (w *writer) stmt(query string) (*sql.Stmt, error) {
 	if s, ok := w.stmts[query]; ok {
 		return s, nil
 	}
-	s, err := w.tx.PrepareContext(w.ctx, query)
+	s, err := w.kept.Prepare(w.ctx, w.tx, query)
 	if err != nil {
 		return nil, err
 	}

@@ -61,13 +61,21 @@ type Ledger struct {
 	tx    *sql.Tx
 	d     store.Dialect
 	stmts map[string]*sql.Stmt
-	ids   *store.IDs // the slot ids, from the slot table's allocator on first claim
+	kept  *store.Kept // nil: each statement prepared in tx
+	ids   *store.IDs  // the slot ids, from the slot table's allocator on first claim
 }
 
 // New returns a Ledger working inside tx, a write transaction of a
 // database of dialect d. Close it before the transaction ends.
 func New(tx *sql.Tx, d store.Dialect) *Ledger {
 	return &Ledger{tx: tx, d: d, stmts: map[string]*sql.Stmt{}}
+}
+
+// Keeping makes l take its statements from k, kept across a run's
+// transactions (store.Kept), and returns it.
+func (l *Ledger) Keeping(k *store.Kept) *Ledger {
+	l.kept = k
+	return l
 }
 
 // slotTable is the name of the slot table's id allocator.
@@ -87,7 +95,7 @@ func (l *Ledger) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if s, ok := l.stmts[query]; ok {
 		return s, nil
 	}
-	s, err := l.tx.PrepareContext(ctx, query)
+	s, err := l.kept.Prepare(ctx, l.tx, query)
 	if err != nil {
 		return nil, err
 	}

@@ -174,11 +174,19 @@ type Writer struct {
 	tenant     string
 	importedAt string
 	stmts      map[string]*sql.Stmt
+	kept       *store.Kept // nil: each statement prepared in tx
 }
 
 // NewWriter writes rows of tenant, imported at importedAt, in tx.
 func NewWriter(tx *sql.Tx, d store.Dialect, tenant, importedAt string) *Writer {
 	return &Writer{tx: tx, d: d, tenant: tenant, importedAt: importedAt, stmts: map[string]*sql.Stmt{}}
+}
+
+// Keeping makes w take its statements from k, kept across a run's
+// transactions (store.Kept), and returns it.
+func (w *Writer) Keeping(k *store.Kept) *Writer {
+	w.kept = k
+	return w
 }
 
 // Insert writes rows, all of one kind.
@@ -191,7 +199,7 @@ func (w *Writer) Insert(ctx context.Context, rows []Row) error {
 		st, ok := w.stmts[q]
 		if !ok {
 			var err error
-			if st, err = w.tx.PrepareContext(ctx, q); err != nil {
+			if st, err = w.kept.Prepare(ctx, w.tx, q); err != nil {
 				return fmt.Errorf("prepare insert %s: %w", k.Plural(), err)
 			}
 			w.stmts[q] = st
