@@ -33,6 +33,7 @@ var engineChoices = []string{
 	"ledger.FinalSlots",
 	"ledger.LoadFinalAmong",
 	"ledger.claimSQL",
+	"ledger.setHashesRows",
 	"main.app.production",
 	"main.app.uiDatabase",
 	"phases.fillUp",
