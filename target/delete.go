@@ -39,17 +39,20 @@ func Delete(ctx context.Context, tx *sql.Tx, k ledger.Kind, tenant string, ids [
 
 // DeleteListed removes tenant's rows of kind whose ids idsQuery (a query
 // of one column, its arguments args) lists, in one statement, and returns
-// how many it removed. A row that another row still links to is refused by
-// its foreign key: the caller takes children back first.
-func DeleteListed(ctx context.Context, tx *sql.Tx, k ledger.Kind, tenant, idsQuery string, args []any) (int64, error) {
-	res, err := tx.ExecContext(ctx, "DELETE FROM "+k.Table()+" WHERE tenant_id = ? AND id IN ("+idsQuery+")",
+// them as they were, by id (their columns as ReadRows reads them): the
+// caller compares them with what was written without reading them again.
+// A row that another row still links to is refused by its foreign key:
+// the caller takes children back first.
+func DeleteListed(ctx context.Context, tx *sql.Tx, k ledger.Kind, tenant, idsQuery string, args []any) (map[int64]State, error) {
+	rows, err := tx.QueryContext(ctx, "DELETE FROM "+k.Table()+" WHERE tenant_id = ? AND id IN ("+idsQuery+") RETURNING "+stateColumns(k),
 		append([]any{tenant}, args...)...)
 	if err != nil {
-		return 0, fmt.Errorf("delete %s rows: %w", k.Plural(), err)
+		return nil, fmt.Errorf("delete %s rows: %w", k.Plural(), err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("delete %s rows: %w", k.Plural(), err)
+	defer rows.Close()
+	got := map[int64]State{}
+	if err := scanStates(rows, k, got); err != nil {
+		return nil, fmt.Errorf("delete %s rows: %w", k.Plural(), err)
 	}
-	return n, nil
+	return got, nil
 }

@@ -87,15 +87,16 @@ UNION ALL SELECT 6, ?, 'six', NULL, 'now', 3`
 		got.Close()
 		require.Equal(t, []string{"k12", "x99"}, ids, "a row of another tenant, a row that is not there")
 
-		n, err = target.DeleteListed(ctx, tx, ledger.Note, "acme", `SELECT record_id FROM migration_records WHERE source_id = ?`, []any{"nothing"})
+		gone, err := target.DeleteListed(ctx, tx, ledger.Note, "acme", `SELECT record_id FROM migration_records WHERE source_id = ?`, []any{"nothing"})
 		require.NoError(t, err)
-		require.Zero(t, n)
+		require.Empty(t, gone)
 		_, err = tx.ExecContext(ctx, `INSERT INTO migration_records (tenant_id, source, kind, source_id, id, record_type, record_id, action, created_at) VALUES
 			('acme', 'crm', 'note', 'n20', 4, 'notes', 20, 'created', 'now')`)
 		require.NoError(t, err)
-		n, err = target.DeleteListed(ctx, tx, ledger.Note, "acme", `SELECT record_id FROM migration_records WHERE kind = ? AND source_id = ?`, []any{"note", "n20"})
+		gone, err = target.DeleteListed(ctx, tx, ledger.Note, "acme", `SELECT record_id FROM migration_records WHERE kind = ? AND source_id = ?`, []any{"note", "n20"})
 		require.NoError(t, err)
-		require.Equal(t, int64(1), n)
+		require.Len(t, gone, 1, "the row removed, returned as it was")
+		require.Contains(t, gone, int64(20))
 		require.NoError(t, tx.Commit())
 
 		found, placeholder, err := target.RowState(ctx, db, ledger.Company, 5, "acme")

@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -91,13 +92,26 @@ func ReadRows(ctx context.Context, q Querier, d store.Dialect, k ledger.Kind, te
 // readRows reads the rows of kind k that where selects (its arguments,
 // then the tenant's) into got.
 func readRows(ctx context.Context, q Querier, k ledger.Kind, where string, args []any, got map[int64]State) error {
-	cols := written(k)
-	rows, err := q.QueryContext(ctx, "SELECT id, "+strings.Join(cols, ", ")+", from_dump FROM "+k.Table()+
+	rows, err := q.QueryContext(ctx, "SELECT "+stateColumns(k)+" FROM "+k.Table()+
 		" WHERE "+where+" AND tenant_id = ?", args...)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", k.Plural(), err)
 	}
 	defer rows.Close()
+	if err := scanStates(rows, k, got); err != nil {
+		return fmt.Errorf("read %s: %w", k.Plural(), err)
+	}
+	return nil
+}
+
+// stateColumns are the columns scanStates reads, in its order.
+func stateColumns(k ledger.Kind) string {
+	return "id, " + strings.Join(written(k), ", ") + ", from_dump"
+}
+
+// scanStates reads rows of stateColumns(k) into got, by id.
+func scanStates(rows *sql.Rows, k ledger.Kind, got map[int64]State) error {
+	cols := written(k)
 	for rows.Next() {
 		var id int64
 		vals := make([]any, len(cols)+1)
@@ -107,7 +121,7 @@ func readRows(ctx context.Context, q Querier, k ledger.Kind, where string, args 
 			ptrs[i+1] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("read %s: %w", k.Plural(), err)
+			return err
 		}
 		s := State{Values: make(map[string]any, len(cols))}
 		for i, c := range cols {

@@ -95,3 +95,39 @@ func TestUndoNamesEveryEditAmongManyRows(t *testing.T) {
 		}, got)
 	})
 }
+
+// A row whose slot took a skip over is removed by its undo as every row
+// it created is, while its slot is given the skip back instead of
+// deleted: an edit made by hand since still goes with the row by name
+// (SPEC §11), its hashes read before the skip is given back.
+func TestUndoSaysAnEditWentWithARowThatTookASkipOver(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		w := newWorld(t, db)
+		notes := "id,body,contact_id\nn1,Call Bob back,c2\nn2,Send the quote,c1\n"
+		first := w.run(export(t, map[string]string{
+			"contacts.csv": "id,first_name,last_name,email\nc1,Ann,Lee,ann@example.com\n",
+			"notes.csv":    notes,
+		}), "canonical")
+		require.Equal(t, int64(1), first.Stats[ledger.Note].Skipped, "n1 waits for its contact")
+		second := w.run(export(t, map[string]string{
+			"contacts.csv": "id,first_name,last_name,email\nc1,Ann,Lee,ann@example.com\nc2,Bob,Ray,bob@example.com\n",
+			"notes.csv":    notes,
+		}), "canonical")
+		require.Equal(t, int64(1), second.Stats[ledger.Note].Imported, "n1 takes its skip over")
+		_, err := db.Exec(`UPDATE notes SET body = 'Called: no answer' WHERE id = (SELECT record_id FROM migration_records
+			WHERE tenant_id = ? AND kind = 'note' AND source_id = 'n1')`, tenant)
+		require.NoError(t, err)
+
+		u := w.undo(second.ID, false)
+		require.Equal(t, phases.RunSucceeded, u.Status, u.Message)
+		var action string
+		require.NoError(t, db.QueryRow(`SELECT action FROM migration_records WHERE tenant_id = ? AND kind = 'note' AND source_id = 'n1'`,
+			tenant).Scan(&action))
+		require.Equal(t, "skipped", action, "n1's slot has its skip back")
+		var id, edited string
+		require.NoError(t, db.QueryRow(`SELECT source_id, edited FROM record_changes WHERE migration_id = ? AND change = 'removed_edited'`,
+			u.ID).Scan(&id, &edited))
+		require.Equal(t, "n1", id)
+		require.Equal(t, `["body"]`, edited)
+	})
+}

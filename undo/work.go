@@ -386,10 +386,8 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 	if err := forgetLinks(ctx, tx, b); err != nil {
 		return err
 	}
-	if err := noteEdits(ctx, tx, b); err != nil {
-		return err
-	}
-	if _, err := target.DeleteListed(ctx, tx, k, b.tenant, batchRowsSQL, b.args()[1:]); err != nil {
+	gone, err := target.DeleteListed(ctx, tx, k, b.tenant, batchRowsSQL, b.args()[1:])
+	if err != nil {
 		return err
 	}
 	images, err := readImages(ctx, tx, b)
@@ -409,6 +407,10 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 		}
 		tally(c, it, im)
 	}
+	hashes := map[slotKey]string{}
+	if err := restoredHashes(ctx, tx, b, restore, hashes); err != nil {
+		return err
+	}
 	if len(restore) > 0 {
 		st, err := tx.PrepareContext(ctx, restoreSQL)
 		if err != nil {
@@ -427,11 +429,7 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 		return fmt.Errorf("take back %s slots: %w", k, err)
 	}
 	want := int64(len(b.items) - len(restore))
-	res, err := tx.ExecContext(ctx, batchSlotsSQL, b.args()...)
-	if err != nil {
-		return fmt.Errorf("take back %s slots: %w", k, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != want {
+	if n, err := deleteSlots(ctx, tx, b, hashes); err != nil || n != want {
 		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO crmimport_undo`); rerr != nil {
 			return fmt.Errorf("take back %s slots: %w", k, rerr)
 		}
@@ -445,7 +443,32 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 			return fmt.Errorf("delete the before-images of %s slots: %w", k, err)
 		}
 	}
+	if err := noteEdits(ctx, tx, b, gone, hashes); err != nil {
+		return err
+	}
 	return moveEpochs(ctx, tx, b)
+}
+
+// deleteSlots deletes the batch's slots still as the plan found them
+// (batchSlotsSQL), keeps the hashes of each into hashes, and returns how
+// many it deleted.
+func deleteSlots(ctx context.Context, tx *sql.Tx, b batch, hashes map[slotKey]string) (int64, error) {
+	rows, err := tx.QueryContext(ctx, batchSlotsSQL+` RETURNING source, source_id, coalesce(hashes, '')`, b.args()...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		var key slotKey
+		var h string
+		if err := rows.Scan(&key.source, &key.sourceID, &h); err != nil {
+			return n, err
+		}
+		hashes[key] = h
+		n++
+	}
+	return n, rows.Err()
 }
 
 // moveEpochs ends the batch's hold on the epoch (ledger.HoldEpoch) and
