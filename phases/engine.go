@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -146,6 +147,20 @@ type PlanSpec struct {
 	// undo's items) in the plan's own transaction, once the run has its id
 	// (R10). Its error refuses the plan: nothing of it stays.
 	Write func(ctx context.Context, tx *sql.Tx, runID int64) error
+	// Walk, if set in place of Tasks and Write, writes what the plan holds
+	// in the plan's own transaction once the run has its id, as Write
+	// does, and returns what only that writing finds out: the tasks, the
+	// options and more notices (an undo's, which the walk over the tenant
+	// that writes its items counts: walked once, not once to count and
+	// again to write). Its error refuses the plan: nothing of it stays.
+	Walk func(ctx context.Context, tx *sql.Tx, runID int64) (Walked, error)
+}
+
+// Walked is what a PlanSpec's Walk found out.
+type Walked struct {
+	Tasks   []TaskSpec
+	Options any
+	Notices []string
 }
 
 // TaskSpec is one planned task.
@@ -188,19 +203,29 @@ func insertTask(ctx context.Context, tx *sql.Tx, runID int64, t TaskSpec, now st
 // The one-live-run index refuses a second live run of the tenant (R13) with
 // an *AdmissionError; the refused attempt leaves no row.
 func (e *Engine) Plan(ctx context.Context, spec PlanSpec) (Run, error) {
-	if len(spec.Tasks) == 0 {
+	if len(spec.Tasks) == 0 && spec.Walk == nil {
 		return Run{}, errors.New("plan: no tasks")
 	}
-	tasks := append([]TaskSpec(nil), spec.Tasks...)
-	sort.SliceStable(tasks, func(i, j int) bool { return tasks[i].Phase < tasks[j].Phase })
-	opts, err := json.Marshal(spec.Options)
+	tasks, opts, err := planned(spec.Tasks, spec.Options)
 	if err != nil {
-		return Run{}, fmt.Errorf("plan: options: %w", err)
+		return Run{}, err
 	}
 	if err := e.refuseLive(ctx, spec.Tenant); err != nil {
 		return Run{}, err
 	}
 	return e.insertPlan(ctx, spec, tasks, opts)
+}
+
+// planned are tasks in the order of their phases, and options as the run
+// keeps them.
+func planned(tasks []TaskSpec, options any) ([]TaskSpec, []byte, error) {
+	tasks = append([]TaskSpec(nil), tasks...)
+	sort.SliceStable(tasks, func(i, j int) bool { return tasks[i].Phase < tasks[j].Phase })
+	opts, err := json.Marshal(options)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan: options: %w", err)
+	}
+	return tasks, opts, nil
 }
 
 // refuseLive refuses at once when the tenant has a live run (R13): that run
@@ -237,8 +262,12 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 	var id int64
 	err := e.inTx(ctx, func(tx *sql.Tx) error {
 		now := e.now()
+		phase := 0 // a walked plan's, set once its tasks are known
+		if len(tasks) > 0 {
+			phase = tasks[0].Phase
+		}
 		err := store.Try(ctx, tx, func() error {
-			return tx.QueryRowContext(ctx, insertRunSQL, spec.Tenant, spec.Source, tasks[0].Phase, string(opts), now,
+			return tx.QueryRowContext(ctx, insertRunSQL, spec.Tenant, spec.Source, phase, string(opts), now,
 				e.Self.Host, e.Self.PID, e.Self.Started, e.Self.File, now, spec.Undoes).Scan(&id)
 		})
 		if store.IsUnique(err) {
@@ -246,6 +275,24 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 		}
 		if err != nil {
 			return fmt.Errorf("plan: insert run: %w", err)
+		}
+		notices := spec.Notices
+		if spec.Walk != nil {
+			w, err := spec.Walk(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if len(w.Tasks) == 0 {
+				return errors.New("plan: no tasks")
+			}
+			if tasks, opts, err = planned(w.Tasks, w.Options); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE migrations SET current_phase = ?, options = ? WHERE id = ?`,
+				tasks[0].Phase, string(opts), id); err != nil {
+				return fmt.Errorf("plan: %w", err)
+			}
+			notices = append(slices.Clip(notices), w.Notices...)
 		}
 		for _, t := range tasks {
 			if err := insertTask(ctx, tx, id, t, now); err != nil {
@@ -261,7 +308,7 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 		if err := e.log(ctx, tx, id, "info", msg); err != nil {
 			return err
 		}
-		for _, n := range spec.Notices {
+		for _, n := range notices {
 			if err := e.log(ctx, tx, id, "notice", n); err != nil {
 				return err
 			}

@@ -78,18 +78,34 @@ func Start(ctx context.Context, e *phases.Engine, id int64, cascade bool) (phase
 
 // StartWith is Start with all of an undo's options. With o.Plan, the plan
 // must be the one whose digest a preview showed: one that changed since is
-// refused (*PlanChangedError), and nothing is written.
+// refused (*PlanChangedError), and nothing is written. The plan is walked
+// once, in the transaction that writes it: refused, it leaves nothing.
 func StartWith(ctx context.Context, e *phases.Engine, o Options) (phases.Run, *Plan, error) {
-	p, err := Build(ctx, e.DB, e, o.Undo, o.Cascade)
-	if o.Plan != "" && p != nil && p.Digest != o.Plan {
-		return phases.Run{}, nil, &PlanChangedError{Run: o.Undo, Cascade: o.Cascade, Want: o.Plan, Was: o.Shown, Now: p}
+	run, err := phases.LoadRun(ctx, e.DB, o.Undo)
+	if err != nil {
+		return phases.Run{}, nil, err
 	}
+	// What R16 refuses of the run itself is said before any admission of
+	// the undo (the walk says it again, in its transaction).
+	if err := refuse(ctx, e.DB, e, run, 0); err != nil {
+		return phases.Run{}, nil, err
+	}
+	var p *Plan
+	spec := phases.PlanSpec{Tenant: run.Tenant, Source: run.Source, Undoes: o.Undo,
+		Walk: func(ctx context.Context, tx *sql.Tx, undoID int64) (phases.Walked, error) {
+			now, err := walkInto(ctx, tx, e, o, undoID)
+			p = now
+			if err != nil {
+				return phases.Walked{}, err
+			}
+			return now.walked(o.BatchSize), nil
+		}}
+	started, err := e.Plan(ctx, spec)
 	if err != nil {
 		return phases.Run{}, nil, err
 	}
 	p.batchSize = o.BatchSize
-	run, err := p.Start(ctx, e)
-	return run, p, err
+	return started, p, nil
 }
 
 // Start commits the undo that p plans, as Start does, if its plan is
@@ -97,31 +113,46 @@ func StartWith(ctx context.Context, e *phases.Engine, o Options) (phases.Run, *P
 // writes them, have p's digest; else it refuses (*PlanChangedError), and
 // nothing is written: what the undo takes back is what its plan showed.
 func (p *Plan) Start(ctx context.Context, e *phases.Engine) (phases.Run, error) {
-	id, cascade := p.Run.ID, p.Cascade
-	spec := phases.PlanSpec{Tenant: p.Run.Tenant, Source: p.Run.Source,
-		Options: Options{Undo: id, Cascade: cascade, BatchSize: p.batchSize, Plan: p.Digest, Taken: p.taken},
-		Undoes:  id, Notices: p.Notices, Tasks: taskSpecs(canon.KindTable(), p.Counts, source(id))}
-	if cascade && len(p.Dependents) > 0 {
+	run, _, err := StartWith(ctx, e, Options{Undo: p.Run.ID, Cascade: p.Cascade, BatchSize: p.batchSize, Plan: p.Digest, Shown: p.Parts})
+	return run, err
+}
+
+// walkInto walks the undo o plans within tx, the transaction that plans
+// undo undoID, and writes its items as the walk yields them. With o.Plan,
+// a plan whose digest is another is refused (*PlanChangedError) before any
+// other refusal: what changed since the preview is what the caller needs
+// to hear.
+func walkInto(ctx context.Context, tx *sql.Tx, e *phases.Engine, o Options, undoID int64) (*Plan, error) {
+	items, err := newItemWriter(ctx, tx, undoID)
+	if err != nil {
+		return nil, err
+	}
+	defer items.close()
+	now, err := build(ctx, tx, e, o.Undo, o.Cascade, undoID, slotsPage, func(it walked) error { return items.add(ctx, it) })
+	if o.Plan != "" && now != nil && now.Digest != o.Plan {
+		return now, &PlanChangedError{Run: o.Undo, Cascade: o.Cascade, Want: o.Plan, Was: o.Shown, Now: now}
+	}
+	if err != nil {
+		return now, err
+	}
+	return now, items.flush(ctx)
+}
+
+// walked is what the walk of p found out that its run keeps: a task per
+// kind it takes back, its options (with the digest of the plan it
+// commits) and its notices.
+func (p *Plan) walked(batchSize int) phases.Walked {
+	w := phases.Walked{
+		Tasks:   taskSpecs(canon.KindTable(), p.Counts, source(p.Run.ID)),
+		Options: Options{Undo: p.Run.ID, Cascade: p.Cascade, BatchSize: batchSize, Plan: p.Digest, Taken: p.taken},
+		Notices: p.Notices,
+	}
+	if p.Cascade {
 		for _, d := range p.Dependents {
-			spec.Notices = append(spec.Notices, "taken back too (--cascade): "+d.String())
+			w.Notices = append(w.Notices, "taken back too (--cascade): "+d.String())
 		}
 	}
-	spec.Write = func(ctx context.Context, tx *sql.Tx, undoID int64) error {
-		items, err := newItemWriter(ctx, tx, undoID)
-		if err != nil {
-			return err
-		}
-		defer items.close()
-		now, err := build(ctx, tx, e, id, cascade, undoID, slotsPage, func(it walked) error { return items.add(ctx, it) })
-		if now != nil && now.Digest != p.Digest {
-			return &PlanChangedError{Run: id, Cascade: cascade, Want: p.Digest, Was: p.Parts, Now: now}
-		}
-		if err != nil {
-			return err
-		}
-		return items.flush(ctx)
-	}
-	return e.Plan(ctx, spec)
+	return w
 }
 
 // source is what an undo's tasks name as their input.
