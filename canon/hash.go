@@ -447,3 +447,77 @@ func (h *Hasher) Sum() (int64, string) {
 	}
 	return digestSeal(d), b.String()
 }
+
+// Reset makes h hold no field again, to hash another record of its kind.
+func (h *Hasher) Reset() {
+	clear(h.set)
+	h.others = h.others[:0]
+}
+
+// Differs are the fields whose hashes differ between h and stored, the
+// text of hashes of a record of h's kind (Encode's) — one holds a field
+// the other has not, or another hash — but those skip names, in name
+// order: what Differ says of DecodeHashes(stored) and h's hashes with
+// every skipped field taken from stored, without a map (an undo asks it
+// of every row it removes). ok is false for text of another version, or
+// none.
+func (h *Hasher) Differs(stored string, skip func(f string) bool) (fields []string, ok bool) {
+	ver, rest, found := strings.Cut(stored, " ")
+	if !found || ver != strconv.Itoa(HashVersion) {
+		return nil, false
+	}
+	byPlace, named, _ := strings.Cut(rest, " ")
+	at := 0
+	for i, f := range h.pl.names {
+		var was string
+		switch {
+		case at < len(byPlace) && byPlace[at] == '.':
+			at++
+		case len(byPlace)-at >= hashWidth:
+			was, at = byPlace[at:at+hashWidth], at+hashWidth
+		case at == len(byPlace) && slices.Contains(placedLast[h.kind], f):
+			// written before the kind gained it: empty (DecodeHashes)
+		default:
+			return nil, false
+		}
+		if skip(f) {
+			continue
+		}
+		if (was != "") != h.set[i] || (was != "" && was != string(h.sums[i][:])) {
+			fields = append(fields, f)
+		}
+	}
+	if at != len(byPlace) {
+		return nil, false
+	}
+	var seen []bool // h.others found in stored, by place
+	if len(h.others) > 0 {
+		seen = make([]bool, len(h.others))
+	}
+	for named != "" {
+		var part string
+		part, named, _ = strings.Cut(named, " ")
+		name, sum, found := strings.Cut(part, "=")
+		if !found {
+			return nil, false
+		}
+		name = nameUnescaper.Replace(name)
+		if skip(name) {
+			continue
+		}
+		o := slices.IndexFunc(h.others, func(n namedHash) bool { return n.name == name })
+		if o >= 0 {
+			seen[o] = true
+		}
+		if o < 0 || sum != string(h.others[o].sum[:]) {
+			fields = append(fields, name)
+		}
+	}
+	for o, n := range h.others {
+		if !seen[o] && !skip(n.name) {
+			fields = append(fields, n.name)
+		}
+	}
+	slices.Sort(fields)
+	return fields, true
+}

@@ -92,6 +92,31 @@ func ValueEdits(k ledger.Kind, s State, stored canon.Hashes) []string {
 	return canon.Differ(stored, now)
 }
 
+// ValueEditsOf is ValueEdits of stored as its slot keeps it (the text of
+// hashes), made with h (of kind k; reset first) without a map: an undo
+// asks it of every row it removes. ok is false for text of another
+// version, or none: written before hashes, nothing tells an edit.
+func ValueEditsOf(h *canon.Hasher, k ledger.Kind, s State, stored string) (edits []string, ok bool) {
+	h.Reset()
+	for _, f := range canon.FieldsOf(k).Names {
+		if canon.Hashed(f) {
+			h.Set(f, s.Values[f])
+		}
+	}
+	if e := s.Extra(); e != "" {
+		var extra map[string]any
+		if err := json.Unmarshal([]byte(e), &extra); err != nil {
+			extra = map[string]any{"": e} // not an object: a change of its own
+		}
+		for col, v := range extra {
+			if _, isLink := canon.KindOfLinkField(col); !isLink {
+				h.Set(canon.ExtraField(col), canon.ExtraText(v))
+			}
+		}
+	}
+	return h.Differs(stored, func(f string) bool { return !readableValue(k, f) })
+}
+
 // readableValue reports whether a row of kind k gives field f back and f
 // is not a link (ValueEdits), each answer kept once made: an undo asks it
 // of every field of every row it removes (a quarter of ValueEdits' time

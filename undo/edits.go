@@ -17,7 +17,7 @@ import (
 // same (R16: the run made it), and the undo says that an edit went with
 // it (SPEC §11): each such row is kept in record_changes of the undo, as
 // removed_edited with the fields edited — its values and extra columns
-// against the hashes its slot keeps (target.ValueEdits; a link edited by
+// against the hashes its slot keeps (target.ValueEditsOf; a link edited by
 // hand is not looked for, which would ask the ledger for every parent),
 // in the batch that removes it (R12). The rows and hashes compared are
 // those the batch's own statements return as they remove them (DELETE …
@@ -55,18 +55,17 @@ func editsOf(b batch, items []Item, rows map[int64]target.State, hashes map[slot
 	var wg sync.WaitGroup
 	for p := range parts {
 		wg.Go(func() {
+			h := canon.NewHasher(b.kind)
 			for i := p; i < len(items); i += parts {
 				it := items[i]
-				h, ok := hashes[slotKey{it.Source, it.SourceID}]
+				stored, ok := hashes[slotKey{it.Source, it.SourceID}]
 				row, here := rows[it.RecordID]
 				if !ok || !here || row.Placeholder {
 					continue
 				}
-				stored, ok := canon.DecodeHashes(b.kind, h)
-				if !ok {
-					continue // written before hashes: nothing to tell an edit by
-				}
-				edited[i] = target.ValueEdits(b.kind, row, stored)
+				// Text of another version, or none (written before
+				// hashes), tells no edit.
+				edited[i], _ = target.ValueEditsOf(h, b.kind, row, stored)
 			}
 		})
 	}
