@@ -1,7 +1,9 @@
 package importer
 
 import (
+	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -12,9 +14,11 @@ import (
 
 	"crmimport/importer/runopts"
 	"crmimport/ledger"
+	"crmimport/ledger/ledgertest"
 	"crmimport/phases"
 	"crmimport/store"
 	"crmimport/store/storetest"
+	"crmimport/undo"
 )
 
 // convRecord is one record of a generated export: its kind, id and
@@ -210,23 +214,75 @@ func requireEdits(t *testing.T, db *sql.DB, tn string, e convExport, edits []con
 
 // convCase is one seeded sequence of runs.
 type convCase struct {
-	t     *testing.T
-	db    *sql.DB
-	imp   *Importer
-	rng   *rand.Rand
-	seed  uint64
-	tn    string
-	runs  []string // what ran, to print with a failure
-	final convExport
+	t    *testing.T
+	db   *sql.DB
+	imp  *Importer
+	rng  *rand.Rand
+	seed uint64
+	tn   string
+	runs []string // what ran, to print with a failure
+	// steps are the runs in order, each with the tenant's exact dump
+	// before it (hashes and before-images included): undone in reverse
+	// order, each must give that dump back (R16, SPEC §10, §11).
+	steps []convStep
+	// walked counts, over the seeds, the undos of walkBack and the runs
+	// it found nothing to take back of.
+	walked *struct{ undone, refused int }
+	final  convExport
 	// leadLinks counts, over the seeds, the notes whose lead a fixed
 	// run completed (R6a): the property reaches leads too.
 	leadLinks *int64
 }
 
+// convStep is one run of a sequence and the tenant before it.
+type convStep struct {
+	run    int64
+	what   string
+	before string
+}
+
 func (c *convCase) run(e convExport, update, what string, missing ...ledger.Kind) phases.Run {
 	c.t.Helper()
 	c.runs = append(c.runs, what)
-	return runFor(c.t, c.imp, c.tn, export(c.t, e.files(missing...)), update)
+	before := exactOf(c.t, c.db, c.tn)
+	r := runFor(c.t, c.imp, c.tn, export(c.t, e.files(missing...)), update)
+	c.steps = append(c.steps, convStep{run: r.ID, what: what, before: before})
+	return r
+}
+
+// exactOf is the tenant's exact dump: slots with their owners and times,
+// rows, hashes, before-images and waiting links (ledgertest.DumpExact).
+func exactOf(t *testing.T, db *sql.DB, tenant string) string {
+	t.Helper()
+	d, err := ledgertest.DumpExact(context.Background(), db, tenant)
+	require.NoError(t, err)
+	return d
+}
+
+// walkBack undoes the sequence's runs in reverse order: each undo gives
+// back the tenant as it was before its run (R16; updates reverted, links
+// emptied again, R17, R6a). A run left with nothing to take back (its
+// records outdated, failed or unchanged only) is refused, and the tenant
+// must then already be as it was before it.
+func (c *convCase) walkBack() {
+	t := c.t
+	ctx := context.Background()
+	for i := len(c.steps) - 1; i >= 0; i-- {
+		s := c.steps[i]
+		u, _, err := undo.Start(ctx, c.imp.Engine, s.run, false)
+		var refused *undo.RefusedError
+		switch {
+		case errors.As(err, &refused) && strings.Contains(refused.Msg, "nothing to take back"):
+			c.walked.refused++
+		default:
+			c.walked.undone++
+			require.NoError(t, err, "undo of run %d (%s)", s.run, s.what)
+			u, err = c.imp.Engine.Execute(ctx, u.ID, undo.Open(c.db))
+			require.NoError(t, err)
+			require.Equal(t, phases.RunSucceeded, u.Status, "undo of run %d (%s): %s", s.run, s.what, u.Message)
+		}
+		require.Equal(t, s.before, exactOf(t, c.db, c.tn), "undoing run %d (%s) gives back the tenant before it; runs %v", s.run, s.what, c.runs)
+	}
 }
 
 func (c *convCase) clean(e convExport, name string) string {
@@ -299,8 +355,9 @@ func TestConvergenceProperty(t *testing.T) {
 		}
 		imp := New(phases.New(db, nil))
 		var leadLinks int64
+		walked := &struct{ undone, refused int }{}
 		for seed := range uint64(seeds) {
-			c := &convCase{t: t, db: db, imp: imp, rng: rand.New(rand.NewPCG(seed, 25)), seed: seed, tn: fmt.Sprintf("s%d", seed), leadLinks: &leadLinks}
+			c := &convCase{t: t, db: db, imp: imp, rng: rand.New(rand.NewPCG(seed, 25)), seed: seed, tn: fmt.Sprintf("s%d", seed), leadLinks: &leadLinks, walked: walked}
 			ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				c.t = t
 				c.converge()
@@ -310,6 +367,8 @@ func TestConvergenceProperty(t *testing.T) {
 			}
 		}
 		require.Positive(t, leadLinks, "some seed's fixed run completes a note's lead (R6a)")
+		t.Logf("walked back: %d undos, %d runs with nothing to take back", walked.undone, walked.refused)
+		require.Greater(t, walked.undone, 3*seeds, "each seed's runs are undone in reverse order")
 	})
 }
 
@@ -342,6 +401,7 @@ func (c *convCase) converge() {
 	requireEdits(t, db, c.tn, edited, edits, true, "(ii) with --update")
 	require.Equal(t, c.clean(edited, "edited"), stateOf(t, db, c.tn), "(ii) with --update ends as one clean run of the edited export; runs %v", c.runs)
 	c.invalidEdit(edited)
+	c.walkBack()
 }
 
 // invalidEdit makes one contact or deal invalid at the source: under
