@@ -241,13 +241,34 @@ type convStep struct {
 	before string
 }
 
+// onlyParents, given as the one missing kind to convCase.run, runs the
+// parents' kinds alone (--only users,companies,leads).
+const onlyParents = ledger.Kind("only parents")
+
 func (c *convCase) run(e convExport, update, what string, missing ...ledger.Kind) phases.Run {
 	c.t.Helper()
 	c.runs = append(c.runs, what)
 	before := exactOf(c.t, c.db, c.tn)
-	r := runFor(c.t, c.imp, c.tn, export(c.t, e.files(missing...)), update)
+	var r phases.Run
+	if slices.Equal(missing, []ledger.Kind{onlyParents}) {
+		r = runOnly(c.t, c.imp, c.tn, export(c.t, e.files()), ledger.User, ledger.Company, ledger.Lead)
+	} else {
+		r = runFor(c.t, c.imp, c.tn, export(c.t, e.files(missing...)), update)
+	}
 	c.steps = append(c.steps, convStep{run: r.ID, what: what, before: before})
 	return r
+}
+
+// runOnly is runFor of the kinds only (--only).
+func runOnly(t *testing.T, imp *Importer, tenant, dir string, only ...ledger.Kind) phases.Run {
+	t.Helper()
+	ctx := context.Background()
+	run, err := imp.Plan(ctx, RunSpec{Tenant: tenant, Source: "canonical", Input: dir, BatchSize: 2, Only: only})
+	require.NoError(t, err)
+	run, err = imp.Execute(ctx, run.ID)
+	require.NoError(t, err)
+	require.Empty(t, lastErrors(t, imp.Engine.DB, run.ID), "%s: %s", run.Status, run.Message)
+	return run
 }
 
 // exactOf is the tenant's exact dump: slots with their owners and times,
@@ -341,7 +362,9 @@ func (c *convCase) breakRuns() map[string]bool {
 
 // TestConvergenceProperty (R6a, R17, SPEC §11; owners and leads: issue 26): seeded sequences of runs
 // over a small export, broken first (a parent file missing, parents
-// invalid), then fixed, then edited: (i) fix-only sequences end as one
+// invalid), then fixed (for some seeds the parents alone first, --only),
+// then edited, then walked back (each run undone in reverse order gives
+// back the tenant before it): (i) fix-only sequences end as one
 // clean run of the fixed export (rows, links, slots, hashes; ids aside);
 // (iii) an edited export without --update writes nothing and counts each
 // edited record outdated; (ii) with --update it ends as one clean run of
@@ -379,6 +402,13 @@ func (c *convCase) converge() {
 	broken := c.breakRuns()
 	fixFirst := c.rng.IntN(3) != 0
 	if fixFirst {
+		if c.rng.IntN(2) == 0 {
+			// The parents alone first (--only): they complete the links
+			// waiting for them (R6a), and the full run then finds them
+			// there.
+			r := c.run(c.final, "", "fixed --only users,companies,leads", onlyParents)
+			*c.leadLinks += r.Stats[ledger.Note].Relinked
+		}
 		r := c.run(c.final, "", "fixed")
 		*c.leadLinks += r.Stats[ledger.Note].Relinked
 		require.Equal(t, c.clean(c.final, "fixed"), stateOf(t, db, c.tn), "(i) broken then fixed ends as one clean run; runs %v", c.runs)

@@ -406,3 +406,65 @@ WHERE tenant_id = 'acme' ON CONFLICT (tenant_id, source) DO UPDATE SET n = ledge
 		require.Equal(t, `["first_name"]`, fields)
 	})
 }
+
+// TestHandEditOfARowRelinkedLater (R6a, R17; issue 25 item 7): a deal
+// imported unlinked (its company failed), edited by hand in its name,
+// then linked when the fixed company arrives: the relink leaves the edit
+// alone, and when the source then changes the deal's amount, the deal is
+// a conflict for the edited field only — the link R6a completed counts as
+// written, never as an edit.
+func TestHandEditOfARowRelinkedLater(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		imp := New(phases.New(db, nil))
+		first := runFor(t, imp, "acme", export(t, relinkedExport("not a date", "100")), "")
+		require.Equal(t, int64(1), first.Stats[ledger.Deal].Unlinked, "%+v", first.Stats)
+		_, err := db.Exec(`UPDATE deals SET name = 'Big (kept by hand)' WHERE id = ?`, rowID(t, db, "acme", ledger.Deal, "d1"))
+		require.NoError(t, err)
+		fixed := runFor(t, imp, "acme", export(t, relinkedExport("2024-01-02", "100")), "")
+		require.Equal(t, int64(1), fixed.Stats[ledger.Deal].Relinked, "%+v", fixed.Stats)
+		require.Equal(t, "Big (kept by hand)", field(t, db, "acme", ledger.Deal, "d1", "name"), "a relink writes the link alone")
+		require.Equal(t, fmt.Sprint(rowID(t, db, "acme", ledger.Company, "co1")), field(t, db, "acme", ledger.Deal, "d1", "company_id"))
+
+		up := runFor(t, imp, "acme", export(t, relinkedExport("2024-01-02", "300")), runopts.UpdateApply)
+		d := up.Stats[ledger.Deal]
+		require.Equal(t, [3]int64{0, 1, 0}, [3]int64{d.Updated, d.Conflict, d.Failed}, "%+v", up.Stats)
+		ch, fields := changeOf(t, db, up.ID, ledger.Deal, "d1")
+		require.Equal(t, ledger.ChangeConflict, ch)
+		require.Equal(t, `["name"]`, fields, "the hand edit alone: the completed link is as written")
+		require.Equal(t, "100", field(t, db, "acme", ledger.Deal, "d1", "amount"), "a conflict is left as it is")
+	})
+}
+
+// TestDuplicateKeyBehindAFailingRow (R5, R6a; issue 25 item 7): two
+// contacts share an email, the first failing (a bad date) in the broken
+// export, so the second makes the row; once the first is fixed, it
+// matches that row (R5: found, not made, never written) instead of making
+// another. The sequence does not end where one clean run of the fixed
+// export ends — there the first record makes the row, with its values —
+// but where one clean run ends that reads the two in the order they first
+// arrived: the row holds the values of the record that made it.
+func TestDuplicateKeyBehindAFailingRow(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		c1 := func(created string) string { return "c1,Ann,ann@example.com," + created + "\n" }
+		c2 := "c2,Ann,ann@example.com,2024-01-02\n"
+		contacts := func(rows string) map[string]string {
+			return map[string]string{
+				"contacts.csv": "id,first_name,email,created_at\n" + rows,
+				"notes.csv":    "id,body,contact_id\nn1,Met Ann,c1\nn2,Called Ann,c2\n",
+			}
+		}
+		imp := New(phases.New(db, nil))
+		broken := runFor(t, imp, "acme", export(t, contacts(c1("not a date")+c2)), "")
+		require.Equal(t, [2]int64{1, 1}, [2]int64{broken.Stats[ledger.Contact].Imported, broken.Stats[ledger.Contact].Failed}, "%+v", broken.Stats)
+		fixed := runFor(t, imp, "acme", export(t, contacts(c1("2024-01-01")+c2)), "")
+		c := fixed.Stats[ledger.Contact]
+		require.Equal(t, [2]int64{1, 1}, [2]int64{c.Imported, c.Matched}, "c1 matches the row c2 made: %+v", fixed.Stats)
+		require.Equal(t, rowID(t, db, "acme", ledger.Contact, "c1"), rowID(t, db, "acme", ledger.Contact, "c2"), "one row for one email (R5)")
+		require.Equal(t, "2024-01-02", field(t, db, "acme", ledger.Contact, "c1", "created_at"), "the row holds the values of c2, which made it")
+
+		runFor(t, imp, "clean", export(t, contacts(c1("2024-01-01")+c2)), "")
+		require.NotEqual(t, stateOf(t, db, "clean"), stateOf(t, db, "acme"), "one clean run of the fixed export: c1 makes the row")
+		runFor(t, imp, "arrived", export(t, contacts(c2+c1("2024-01-01"))), "")
+		require.Equal(t, stateOf(t, db, "arrived"), stateOf(t, db, "acme"), "one clean run reading c2 first")
+	})
+}
