@@ -228,7 +228,10 @@ type convCase struct {
 	// walked counts, over the seeds, the undos of walkBack and the runs
 	// it found nothing to take back of.
 	walked *struct{ undone, refused int }
-	final  convExport
+	// hand, once set, is the row edited by hand (the clean runs compared
+	// with get it too).
+	hand  *convHandEdit
+	final convExport
 	// leadLinks counts, over the seeds, the notes whose lead a fixed
 	// run completed (R6a): the property reaches leads too.
 	leadLinks *int64
@@ -239,6 +242,7 @@ type convStep struct {
 	run    int64
 	what   string
 	before string
+	byHand func() // for a step no run made: takes it back
 }
 
 // onlyParents, given as the one missing kind to convCase.run, runs the
@@ -290,6 +294,11 @@ func (c *convCase) walkBack() {
 	ctx := context.Background()
 	for i := len(c.steps) - 1; i >= 0; i-- {
 		s := c.steps[i]
+		if s.byHand != nil {
+			s.byHand()
+			require.Equal(t, s.before, exactOf(t, c.db, c.tn), "taking back %s by hand; runs %v", s.what, c.runs)
+			continue
+		}
 		u, _, err := undo.Start(ctx, c.imp.Engine, s.run, false)
 		var refused *undo.RefusedError
 		switch {
@@ -309,7 +318,24 @@ func (c *convCase) walkBack() {
 func (c *convCase) clean(e convExport, name string) string {
 	c.t.Helper()
 	runFor(c.t, c.imp, c.tn+"-"+name, export(c.t, e.files()), "")
+	if c.hand != nil {
+		c.hand.apply(c.t, c.db, c.tn+"-"+name)
+	}
 	return stateOf(c.t, c.db, c.tn+"-"+name)
+}
+
+// convHandEdit is a contact's first_name edited by hand in the database.
+type convHandEdit struct {
+	id, value string
+}
+
+func (h *convHandEdit) apply(t *testing.T, db *sql.DB, tenant string) {
+	t.Helper()
+	res, err := db.Exec(`UPDATE contacts SET first_name = ? WHERE id = ?`, h.value, rowID(t, db, tenant, ledger.Contact, h.id))
+	require.NoError(t, err)
+	n, err := res.RowsAffected()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
 }
 
 // breakRuns runs the broken exports: the companies' file missing, or
@@ -363,7 +389,8 @@ func (c *convCase) breakRuns() map[string]bool {
 // TestConvergenceProperty (R6a, R17, SPEC §11; owners and leads: issue 26): seeded sequences of runs
 // over a small export, broken first (a parent file missing, parents
 // invalid), then fixed (for some seeds the parents alone first, --only),
-// then edited, then walked back (each run undone in reverse order gives
+// then a row edited by hand (some seeds), then edited at the source,
+// then walked back (each run undone in reverse order gives
 // back the tenant before it): (i) fix-only sequences end as one
 // clean run of the fixed export (rows, links, slots, hashes; ids aside);
 // (iii) an edited export without --update writes nothing and counts each
@@ -416,6 +443,21 @@ func (c *convCase) converge() {
 	edited := c.final.clone()
 	if fixFirst {
 		broken = nil // every record has its slot
+		if c.rng.IntN(2) == 0 {
+			// A row edited by hand in the database, a record the source
+			// leaves alone: no run writes over it, and the clean runs it
+			// is compared with get the same edit.
+			ids := c.final.ids(ledger.Contact)
+			c.hand = &convHandEdit{id: ids[c.rng.IntN(len(ids))], value: "Edited by hand"}
+			what := fmt.Sprintf("contact %s's first_name edited by hand", c.hand.id)
+			c.runs = append(c.runs, what)
+			// Walking back, the edit is taken back by hand too: no undo
+			// takes back what no run wrote.
+			was := convHandEdit{id: c.hand.id, value: field(t, db, c.tn, ledger.Contact, c.hand.id, "first_name")}
+			c.steps = append(c.steps, convStep{what: what, before: exactOf(t, db, c.tn), byHand: func() { was.apply(t, db, c.tn) }})
+			c.hand.apply(t, db, c.tn)
+			broken = map[string]bool{c.hand.id: true}
+		}
 	}
 	edits := edit(c.rng, edited, broken, 1+c.rng.IntN(3))
 	before := rowsOf(t, db, c.tn)
