@@ -70,6 +70,7 @@ var engineChoices = []string{
 	"storetest.backends",
 	"target.ReadRows",
 	"target.buildInsertSQL",
+	"undo.walkFirst",
 }
 
 // TestEnginesListsEveryDialectOnce: Engines, the list the tests loop over,
