@@ -255,24 +255,12 @@ func (c *convCase) run(e convExport, update, what string, missing ...ledger.Kind
 	before := exactOf(c.t, c.db, c.tn)
 	var r phases.Run
 	if slices.Equal(missing, []ledger.Kind{onlyParents}) {
-		r = runOnly(c.t, c.imp, c.tn, export(c.t, e.files()), ledger.User, ledger.Company, ledger.Lead)
+		r = runFor(c.t, c.imp, c.tn, export(c.t, e.files()), update, ledger.User, ledger.Company, ledger.Lead)
 	} else {
 		r = runFor(c.t, c.imp, c.tn, export(c.t, e.files(missing...)), update)
 	}
 	c.steps = append(c.steps, convStep{run: r.ID, what: what, before: before})
 	return r
-}
-
-// runOnly is runFor of the kinds only (--only).
-func runOnly(t *testing.T, imp *Importer, tenant, dir string, only ...ledger.Kind) phases.Run {
-	t.Helper()
-	ctx := context.Background()
-	run, err := imp.Plan(ctx, RunSpec{Tenant: tenant, Source: "canonical", Input: dir, BatchSize: 2, Only: only})
-	require.NoError(t, err)
-	run, err = imp.Execute(ctx, run.ID)
-	require.NoError(t, err)
-	require.Empty(t, lastErrors(t, imp.Engine.DB, run.ID), "%s: %s", run.Status, run.Message)
-	return run
 }
 
 // exactOf is the tenant's exact dump: slots with their owners and times,

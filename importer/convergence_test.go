@@ -17,12 +17,12 @@ import (
 )
 
 // runFor plans and executes one run of dir for tenant, in batches of two,
-// with --update as update ("", apply or overwrite); no task of it may
-// end in an error.
-func runFor(t *testing.T, imp *Importer, tenant, dir, update string) phases.Run {
+// with --update as update ("", apply or overwrite) and --only as only
+// (none: every kind); no task of it may end in an error.
+func runFor(t *testing.T, imp *Importer, tenant, dir, update string, only ...ledger.Kind) phases.Run {
 	t.Helper()
 	ctx := context.Background()
-	run, err := imp.Plan(ctx, RunSpec{Tenant: tenant, Source: "canonical", Input: dir, BatchSize: 2, Update: update})
+	run, err := imp.Plan(ctx, RunSpec{Tenant: tenant, Source: "canonical", Input: dir, BatchSize: 2, Update: update, Only: only})
 	require.NoError(t, err)
 	run, err = imp.Execute(ctx, run.ID)
 	require.NoError(t, err)
