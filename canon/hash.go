@@ -501,7 +501,9 @@ func (h *Hasher) Differs(stored string, skip func(f string) bool) (fields []stri
 		if !found {
 			return nil, false
 		}
-		name = nameUnescaper.Replace(name)
+		if strings.IndexByte(name, '%') >= 0 {
+			name = nameUnescaper.Replace(name)
+		}
 		if skip(name) {
 			continue
 		}

@@ -143,16 +143,13 @@ type PlanSpec struct {
 	Warnings []string
 	// Undoes is the run an undo takes back (R16); 0 for an import.
 	Undoes int64
-	// Write, if set, writes what the plan holds beyond its tasks (an
-	// undo's items) in the plan's own transaction, once the run has its id
-	// (R10). Its error refuses the plan: nothing of it stays.
-	Write func(ctx context.Context, tx *sql.Tx, runID int64) error
-	// Walk, if set in place of Tasks and Write, writes what the plan holds
-	// in the plan's own transaction once the run has its id, as Write
-	// does, and returns what only that writing finds out: the tasks, the
-	// options and more notices (an undo's, which the walk over the tenant
-	// that writes its items counts: walked once, not once to count and
-	// again to write). Its error refuses the plan: nothing of it stays.
+	// Walk, if set in place of Tasks, writes what the plan holds beyond
+	// its tasks (an undo's items) in the plan's own transaction, once the
+	// run has its id (R10), and returns what only that writing finds out:
+	// the tasks, the options and more notices (an undo's, which the walk
+	// over the tenant that writes its items counts: walked once, not once
+	// to count and again to write). Its error refuses the plan: nothing of
+	// it stays.
 	Walk func(ctx context.Context, tx *sql.Tx, runID int64) (Walked, error)
 }
 
@@ -297,11 +294,6 @@ func (e *Engine) insertPlan(ctx context.Context, spec PlanSpec, tasks []TaskSpec
 		for _, t := range tasks {
 			if err := insertTask(ctx, tx, id, t, now); err != nil {
 				return fmt.Errorf("plan: %w", err)
-			}
-		}
-		if spec.Write != nil {
-			if err := spec.Write(ctx, tx, id); err != nil {
-				return err
 			}
 		}
 		msg := fmt.Sprintf("run %d planned for tenant %s, source %s: %d tasks", id, spec.Tenant, spec.Source, len(tasks))

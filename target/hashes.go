@@ -46,9 +46,15 @@ func RowHashes(ctx context.Context, q Querier, tenant, source string, k ledger.K
 // kept for links while they are empty), with the extra as it reads.
 func valueFields(k ledger.Kind, s State) (canon.HashFields, map[string]any) {
 	h := canon.HashFields{}
+	return h, setValueFields(k, s, h.Set)
+}
+
+// setValueFields sets, through set, what valueFields gathers of row s of
+// kind k, and returns the row's extra as it reads.
+func setValueFields(k ledger.Kind, s State, set func(f string, v any)) map[string]any {
 	for _, f := range canon.FieldsOf(k).Names {
 		if canon.Hashed(f) {
-			h.Set(f, s.Values[f])
+			set(f, s.Values[f])
 		}
 	}
 	var extra map[string]any
@@ -61,9 +67,9 @@ func valueFields(k ledger.Kind, s State) (canon.HashFields, map[string]any) {
 		if _, isLink := canon.KindOfLinkField(col); isLink {
 			continue // a link's value kept while it is empty
 		}
-		h.Set(canon.ExtraField(col), canon.ExtraText(v))
+		set(canon.ExtraField(col), canon.ExtraText(v))
 	}
-	return h, extra
+	return extra
 }
 
 // keepUnreadable gives out the hashes stored keeps of the fields that a
@@ -98,22 +104,7 @@ func ValueEdits(k ledger.Kind, s State, stored canon.Hashes) []string {
 // version, or none: written before hashes, nothing tells an edit.
 func ValueEditsOf(h *canon.Hasher, k ledger.Kind, s State, stored string) (edits []string, ok bool) {
 	h.Reset()
-	for _, f := range canon.FieldsOf(k).Names {
-		if canon.Hashed(f) {
-			h.Set(f, s.Values[f])
-		}
-	}
-	if e := s.Extra(); e != "" {
-		var extra map[string]any
-		if err := json.Unmarshal([]byte(e), &extra); err != nil {
-			extra = map[string]any{"": e} // not an object: a change of its own
-		}
-		for col, v := range extra {
-			if _, isLink := canon.KindOfLinkField(col); !isLink {
-				h.Set(canon.ExtraField(col), canon.ExtraText(v))
-			}
-		}
-	}
+	setValueFields(k, s, h.Set)
 	return h.Differs(stored, func(f string) bool { return !readableValue(k, f) })
 }
 

@@ -21,7 +21,8 @@ import (
 // hand is not looked for, which would ask the ledger for every parent),
 // in the batch that removes it (R12). The rows and hashes compared are
 // those the batch's own statements return as they remove them (DELETE …
-// RETURNING): reading them first cost an undo a sixth of its time.
+// RETURNING): each row and slot is read once, by the statement that
+// removes it.
 
 // slotKey names a slot of the batch's kind: its source and source id.
 type slotKey struct{ source, sourceID string }
