@@ -93,8 +93,10 @@ CRASH_CHUNKED := -crash.contacts=2000 -crash.batch=600 -crash.kills=40 -crash.st
 	-crash.tenants=2 -crash.faults=4 -crash.undos=10 -crash.undostops=2 -crash.deltas=6 -crash.deltaundos=3
 # The third pass is on PostgreSQL (issue 17), a schema per case in a
 # throwaway cluster: kills, stops, admission races, two tenants, faults, undos,
-# delta reruns and their undos.
-CRASH_POSTGRES := -crash.dialect=postgres -crash.kills=60 -crash.stops=10 -crash.races=20 -crash.tenants=5 -crash.faults=6 \
+# delta reruns and their undos. Its batches of 40 records write their slots
+# and rows by COPY (issue 28: store.CopyMin is 16), so that every batch
+# killed before its commit holds COPYs, a rerun's new rows among them.
+CRASH_POSTGRES := -crash.dialect=postgres -crash.batch=40 -crash.kills=60 -crash.stops=10 -crash.races=20 -crash.tenants=5 -crash.faults=6 \
 	-crash.undos=20 -crash.undostops=4 -crash.deltas=10 -crash.deltaundos=4
 crashtest: tools ## R12–R14, R16, R6a, R17: kill, stop and race real runs, undos and delta reruns at 150+ points, on SQLite and on PostgreSQL; each resumed to the uninterrupted one's database
 	@seed=$${SEED:-$$(date +%s)}; \

@@ -65,7 +65,7 @@ const chunkSize = 1024
 // index. The caller closes it.
 func (w *openedTask) batchWriter(ctx context.Context, tx *sql.Tx) (*writer, *stage, error) {
 	d := store.DialectOf(w.imp.Engine.DB)
-	l := ledger.New(tx, d).Keeping(w.imp.kept)
+	l := ledger.New(tx, d).Keeping(w.imp.kept).Copying(&w.copyClaims)
 	now := w.imp.Engine.Now()
 	imported := ledger.FormatTime(now)
 	wr := &writer{ctx: ctx, tx: tx, ledger: l, dialect: d, run: w.run, task: w.task, now: now,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,7 @@ import (
 	"crmimport/fixtures/gen"
 	"crmimport/ledger"
 	"crmimport/phases"
+	"crmimport/store"
 	"crmimport/store/storetest"
 )
 
@@ -194,6 +196,38 @@ func TestChunkRedoneRecordByRecord(t *testing.T) {
 	require.Equal(t, 3, n, "the failed record claimed nothing")
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM contacts`).Scan(&n))
 	require.Equal(t, 3, n)
+}
+
+// TestCopiedChunkRedoneRecordByRecord (issue 28): a chunk large enough to
+// go by COPY on PostgreSQL (store.CopyMin), claims and rows, in which one
+// row breaks a foreign key: the COPY fails whole, and the chunk is redone
+// record by record as a chunk of statements is — that record fails alone
+// (R4), claiming nothing, and its neighbours import.
+func TestCopiedChunkRedoneRecordByRecord(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, db *sql.DB) {
+		const n = 3 * store.CopyMin
+		var companies, contacts strings.Builder
+		companies.WriteString("id,name\n")
+		contacts.WriteString("id,first_name,company_id\n")
+		for i := range n {
+			fmt.Fprintf(&companies, "co%d,Company %d\n", i, i)
+			fmt.Fprintf(&contacts, "c%d,Person %d,co%d\n", i, i, i)
+		}
+		importDir(t, New(phases.New(db, nil)), export(t, map[string]string{"companies.csv": companies.String()}), 1000)
+		_, err := db.Exec(`DELETE FROM companies WHERE name = 'Company 7'`)
+		require.NoError(t, err)
+
+		run := importDir(t, New(phases.New(db, nil)), export(t, map[string]string{"contacts.csv": contacts.String()}), 1000)
+		require.Equal(t, phases.Counts{Imported: n - 1, Failed: 1}, run.Stats[ledger.Contact])
+		reasons := failureReasons(t, db, run.ID)
+		require.Len(t, reasons, 1)
+		require.Contains(t, reasons["c7"], "the database refused the row")
+		var slots, rows int
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM migration_records WHERE kind = 'contact'`).Scan(&slots))
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM contacts`).Scan(&rows))
+		require.Equal(t, []int{n - 1, n - 1}, []int{slots, rows}, "the failed record claimed nothing")
+	})
 }
 
 // TestRefusedClaimCountsUnchanged: the claim is the authority. A final slot

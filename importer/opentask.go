@@ -48,6 +48,9 @@ type openedTask struct {
 	// kind, and no input is a fix folder, which holds only the lines that
 	// failed (lookalikes.go).
 	wholeKind bool
+	// copyClaims: the task's claims go by the engine's bulk path, until
+	// one meets a slot already there (ledger.Ledger.Copying).
+	copyClaims bool
 }
 
 // Open opens a task's file at its checkpoint (phases.OpenFunc): the file,
@@ -270,5 +273,5 @@ func (imp *Importer) openFile(prof *profile.Profile, t phases.Task, tasks []phas
 		ti.close()
 		return nil, err
 	}
-	return &openedTask{imp: imp, task: t, profile: prof, in: ti.in, size: ti.in.Size, rr: ti.rr, mapper: ti.mapper}, nil
+	return &openedTask{imp: imp, task: t, profile: prof, in: ti.in, size: ti.in.Size, rr: ti.rr, mapper: ti.mapper, copyClaims: true}, nil
 }

@@ -14,6 +14,7 @@ func TestEveryEngineIsTaught(t *testing.T) {
 	t.Parallel()
 	storetest.Taught(t, map[string]func(store.Dialect){
 		"ledger.claimSQL":      func(d store.Dialect) { claimSQL(d, 1) },
+		"ledger.Ledger.copies": func(d store.Dialect) { on := true; (&Ledger{d: d, copying: &on}).copies(store.CopyMin) },
 		"ledger.setHashesRows": func(d store.Dialect) { setHashesRows(d) },
 		"ledger.FinalSlots": func(d store.Dialect) {
 			_, _ = FinalSlots(context.Background(), nil, d, "acme", "canonical", Company, []string{"1"})

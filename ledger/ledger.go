@@ -63,6 +63,9 @@ type Ledger struct {
 	stmts map[string]*sql.Stmt
 	kept  *store.Kept // nil: each statement prepared in tx
 	ids   *store.IDs  // the slot ids, from the slot table's allocator on first claim
+	// copying, when set, says whether Record's claims go by COPY
+	// (copyClaims); a COPY that meets a slot clears it.
+	copying *bool
 }
 
 // New returns a Ledger working inside tx, a write transaction of a
@@ -75,6 +78,18 @@ func New(tx *sql.Tx, d store.Dialect) *Ledger {
 // transactions (store.Kept), and returns it.
 func (l *Ledger) Keeping(k *store.Kept) *Ledger {
 	l.kept = k
+	return l
+}
+
+// Copying makes Record's claims go by the engine's bulk path while *on
+// (copyClaims), and returns l. The claim of a key that holds a slot
+// already is the statement's (R2, R3), which a COPY cannot make: the first
+// COPY that meets one sets *on false, so that the claims of the rest of the
+// caller's work (a task's, over its batches) go by statements. A first run
+// copies every chunk; a rerun, whose claims take skips over, meets a slot
+// in its first chunk.
+func (l *Ledger) Copying(on *bool) *Ledger {
+	l.copying = on
 	return l
 }
 
@@ -329,7 +344,7 @@ func (l *Ledger) Record(ctx context.Context, slots []Slot, write WriteFunc) erro
 	// What the savepoint takes back, the ids it gave out are given again:
 	// they were never committed.
 	mark := l.ids.Mark()
-	won, err := l.Claim(ctx, slots)
+	won, err := l.claim(ctx, slots, mark)
 	switch {
 	case err != nil:
 		l.ids.Reset(mark)
@@ -345,6 +360,69 @@ func (l *Ledger) Record(ctx context.Context, slots []Slot, write WriteFunc) erro
 		}
 	}
 	return l.release(ctx, slots[0].Key)
+}
+
+// claim claims slots for Record, inside its savepoint, by COPY where l
+// copies (copyClaims) and else by the claim statement (Claim). A COPY
+// that meets a slot already there is taken back (the savepoint) and the
+// slots claimed by the statement, whose conflict clause says for each
+// whether it takes a skip over or is refused by a final slot (R1-R3): a
+// COPY only ever writes what the statement would have written, and only
+// where no slot was.
+func (l *Ledger) claim(ctx context.Context, slots []Slot, mark int64) (won bool, err error) {
+	if !l.copies(len(slots)) {
+		return l.Claim(ctx, slots)
+	}
+	err = l.copyClaims(ctx, slots)
+	if err == nil {
+		return true, nil
+	}
+	if !store.IsConstraint(err) {
+		return false, fmt.Errorf("claim %s: %w", slots[0].Key, err)
+	}
+	*l.copying = false
+	if _, err := l.exec(ctx, `ROLLBACK TO crmimport_record`); err != nil {
+		return false, fmt.Errorf("claim %s: roll back its copy: %w", slots[0].Key, err)
+	}
+	l.ids.Reset(mark)
+	return l.Claim(ctx, slots)
+}
+
+// copies tells whether n slots are claimed by COPY.
+func (l *Ledger) copies(n int) bool {
+	switch l.d {
+	case store.SQLite:
+		return false // its statements run in the process: nothing to save
+	case store.Postgres:
+		return l.copying != nil && *l.copying && n >= store.CopyMin
+	default:
+		panic(l.d.Untaught("ledger.Ledger.copies"))
+	}
+}
+
+// slotColumns are the columns a claim writes, in the claim statement's
+// order (claimHead).
+var slotColumns = []string{"tenant_id", "source", "kind", "source_id", "id", "migration_id", "record_type", "record_id", "action",
+	"reason", "detail", "digest", "hashes", "created_at"}
+
+// copyClaims writes slots, none of whose keys may hold a slot, into
+// migration_records by COPY (store.CopyIn), each row what the claim
+// statement's row would be. A key that holds one fails it whole (the
+// table's key, a constraint).
+func (l *Ledger) copyClaims(ctx context.Context, slots []Slot) error {
+	rows := make([][]any, len(slots))
+	for i, s := range slots {
+		var recordType any
+		if s.Action != Skipped {
+			recordType = s.Kind.Table() // as the statement writes it (claimHead)
+		}
+		rows[i] = []any{s.Tenant, s.Source, string(s.Kind), s.SourceID, l.ids.Next(), s.RunID, recordType, nullInt(s.RecordID),
+			string(s.Action), nullString(s.Reason), nullString(s.Detail), nullInt(s.Digest), nullString(s.Hashes), FormatTime(s.At)}
+	}
+	if err := store.CopyIn(ctx, l.tx, slotTable, slotColumns, rows); err != nil {
+		return err
+	}
+	return l.ids.Save(ctx)
 }
 
 func (l *Ledger) release(ctx context.Context, k Key) error {

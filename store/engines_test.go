@@ -31,6 +31,7 @@ var engineChoices = []string{
 	"grid.statementsOf",
 	"ledger.CompletedAmong",
 	"ledger.FinalSlots",
+	"ledger.Ledger.copies",
 	"ledger.LoadFinalAmong",
 	"ledger.claimSQL",
 	"ledger.setHashesRows",
@@ -69,6 +70,7 @@ var engineChoices = []string{
 	"store.fillOf",
 	"storetest.backends",
 	"target.ReadRows",
+	"target.Writer.copies",
 	"target.buildInsertSQL",
 	"undo.walkFirst",
 }

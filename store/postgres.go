@@ -96,6 +96,9 @@ func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if in, ok := copyOf(args); ok {
+		return c.copy(ctx, in)
+	}
 	if e, ok := c.Conn.(driver.ExecerContext); ok {
 		r, err := e.ExecContext(ctx, Rebind(query), args)
 		return r, explain(err)
@@ -137,6 +140,9 @@ func (c *pgConn) IsValid() bool {
 }
 
 func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if _, ok := nv.Value.(copyIn); ok {
+		return nil // CopyIn's rows, which ExecContext copies
+	}
 	if n, ok := c.Conn.(driver.NamedValueChecker); ok {
 		return n.CheckNamedValue(nv)
 	}

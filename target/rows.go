@@ -191,6 +191,9 @@ func (w *Writer) Keeping(k *store.Kept) *Writer {
 
 // Insert writes rows, all of one kind.
 func (w *Writer) Insert(ctx context.Context, rows []Row) error {
+	if len(rows) > 0 && w.copies(len(rows)) {
+		return w.copyRows(ctx, rows)
+	}
 	for start := 0; start < len(rows); {
 		part := rows[start : start+store.StatementRows(min(chunk, len(rows)-start))]
 		start += len(part)
@@ -212,6 +215,49 @@ func (w *Writer) Insert(ctx context.Context, rows []Row) error {
 		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// copies tells whether n rows go by the engine's bulk path (copyRows)
+// rather than by statements.
+func (w *Writer) copies(n int) bool {
+	switch w.d {
+	case store.SQLite:
+		return false // its statements run in the process: nothing to save
+	case store.Postgres:
+		return n >= store.CopyMin
+	default:
+		panic(w.d.Untaught("target.Writer.copies"))
+	}
+}
+
+// copyRows writes rows, all of one kind, by PostgreSQL's COPY
+// (store.CopyIn), each row's values those insertSQL's statement binds.
+func (w *Writer) copyRows(ctx context.Context, rows []Row) error {
+	k := rows[0].Kind
+	cols := columns[k]
+	values := make([][]any, len(rows))
+	var args []any
+	for i := range rows {
+		args = rowArgs(args[:0], &rows[i])
+		v := make([]any, 0, len(cols))
+		next := 0
+		for _, c := range cols {
+			switch c {
+			case "tenant_id":
+				v = append(v, w.tenant)
+			case "imported_at":
+				v = append(v, w.importedAt)
+			default:
+				v = append(v, args[next])
+				next++
+			}
+		}
+		values[i] = v
+	}
+	if err := store.CopyIn(ctx, w.tx, k.Table(), cols, values); err != nil {
+		return fmt.Errorf("insert %s: %w", k.Plural(), err)
 	}
 	return nil
 }
