@@ -120,6 +120,17 @@ func tableRows(t *testing.T, q interface {
 	return out
 }
 
+// beginWrite begins a write transaction on db, rolled back when the test
+// ends unless committed.
+func beginWrite(t *testing.T, db *sql.DB) (context.Context, store.Dialect, *sql.Tx) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := store.Begin(ctx, db)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return ctx, store.DialectOf(db), tx
+}
+
 // TestCopiedRowsAreTheStatementsRows (issue 28): rows written many at once
 // — by COPY on PostgreSQL (store.CopyIn) — are, column for column, the
 // rows the insert statement writes one at a time: every kind, its links
@@ -128,11 +139,7 @@ func tableRows(t *testing.T, q interface {
 func TestCopiedRowsAreTheStatementsRows(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
-		ctx := context.Background()
-		d := store.DialectOf(db)
-		tx, err := store.Begin(ctx, db)
-		require.NoError(t, err)
-		defer tx.Rollback()
+		ctx, d, tx := beginWrite(t, db)
 		together := target.NewWriter(tx, d, "together", "2026-12-01T00:00:00Z")
 		defer together.Close()
 		alone := target.NewWriter(tx, d, "alone", "2026-12-01T00:00:00Z")
@@ -161,11 +168,7 @@ func TestCopiedRowsAreTheStatementsRows(t *testing.T) {
 func TestCopiedRowRefused(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, db *sql.DB) {
-		ctx := context.Background()
-		d := store.DialectOf(db)
-		tx, err := store.Begin(ctx, db)
-		require.NoError(t, err)
-		defer tx.Rollback()
+		ctx, d, tx := beginWrite(t, db)
 		w := target.NewWriter(tx, d, "acme", "2026-12-01T00:00:00Z")
 		defer w.Close()
 		rows := sampleRows(t, 0, copyRows)
@@ -176,7 +179,7 @@ func TestCopiedRowRefused(t *testing.T) {
 		contacts := rows[2]
 		require.Equal(t, ledger.Contact, contacts[0].Kind)
 		contacts[copyRows-3].Links["company_id"] = 999
-		err = store.Try(ctx, tx, func() error { return w.Insert(ctx, contacts) })
+		err := store.Try(ctx, tx, func() error { return w.Insert(ctx, contacts) })
 		require.Error(t, err)
 		require.True(t, store.IsConstraint(err), "a refused row is a constraint: %v", err)
 		require.False(t, store.IsPrimaryKey(err), "%v", err)
