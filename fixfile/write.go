@@ -23,7 +23,6 @@ import (
 	"crmimport/importer/runopts"
 	"crmimport/phases"
 	"crmimport/report"
-	"crmimport/store"
 )
 
 // Result is what a fix folder holds.
@@ -56,21 +55,12 @@ type Written struct {
 // took 718 MiB). db is a handle of one connection (store.Open's): what
 // SQLite sorts meanwhile — the failures grouped by file, a file that feeds
 // several kinds read in line order — it sorts in a temporary file rather
-// than in memory (store.SpillTemp).
+// than in memory (store.Open's connections keep temporary data in files).
 func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (res Result, err error) {
 	src, err := load(ctx, db, runID)
 	if err != nil {
 		return Result{}, err
 	}
-	restore, err := store.SpillTemp(ctx, db)
-	if err != nil {
-		return Result{}, err
-	}
-	defer func() {
-		if rerr := restore(); err == nil && rerr != nil {
-			res, err = Result{}, rerr
-		}
-	}()
 	sources, err := report.FailureSources(ctx, db, runID)
 	if err != nil {
 		return Result{}, err

@@ -61,15 +61,6 @@ func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (sum *Load
 	if err := l.findFiles(); err != nil {
 		return nil, err
 	}
-	restore, err := store.SpillTemp(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if rerr := restore(); rerr != nil && err == nil {
-			sum, err = nil, fmt.Errorf("ledger load %s: loaded, but %w", dir, rerr)
-		}
-	}()
 	tx, err := store.Begin(ctx, db)
 	if err != nil {
 		return nil, err

@@ -7,9 +7,10 @@ import (
 )
 
 // The slots of a dump are many: they are staged in a temporary table
-// (dump_slots, in a file: store.SpillTemp; on PostgreSQL, the session's,
-// which the load's one transaction keeps on one connection), numbered by the line they
-// start on, checked there by SQL and then written in one statement. The
+// (dump_slots; on SQLite in a file, as store.Open's connections keep
+// temporary data; on PostgreSQL, the session's, which the load's one
+// transaction keeps on one connection), numbered by the line they start
+// on, checked there by SQL and then written in one statement. The
 // statements below read and write it; none of them holds the dump in Go.
 
 const createStageSQL = `

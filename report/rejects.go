@@ -175,8 +175,8 @@ ORDER BY f.id`
 // each, OR'ed: each by record_failures_run), in the order the run read
 // them — line, then failure — so that the failures of one line by its
 // kinds follow each other. That order is a sort: it holds the rows, and
-// spills them to a file where the connection's temporary storage is one
-// (store.SpillTemp).
+// spills them to a file (store.Open's connections keep temporary data in
+// files).
 const (
 	failuresOfTasksSQL = `SELECT ` + failureColumns + `
 WHERE f.migration_id = ? AND coalesce(f.file, '') = ? AND (`

@@ -14,9 +14,9 @@ import (
 // (STYLE 16): the settings of a connection, beginning a write transaction
 // (Begin), telling busy, constraint and unique-key errors apart (IsBusy,
 // IsConstraint, IsUnique), the schema's folder and version, the lock and
-// the foreign keys of a schema step, where temporary data goes
-// (SpillTemp), the file a handle has open (File), the ids' allocators, the
-// server's statistics (Analyze) and a dry run's copies (LeftCopies).
+// the foreign keys of a schema step, the file a handle has open (File),
+// the ids' allocators, the server's statistics (Analyze) and a dry run's
+// copies (LeftCopies).
 //
 // Every choice between engines is a switch with a case per engine, whose
 // default panics naming its site (Untaught), or a value per engine chosen
@@ -27,7 +27,7 @@ import (
 //
 // The engine passes *sql.DB and *sql.Tx around, never a Dialect: a handle
 // tells its own (DialectOf), a --db name its (DialectAt), and the
-// package's functions ask it (Begin, IsUnique, SpillTemp, FileID,
+// package's functions ask it (Begin, IsUnique, FileID,
 // Upgrade). Two exist (Engines): SQLite, a file, and PostgreSQL, a schema
 // of a server (issue 17), each with its schema in its own folder
 // (schema/sqlite/, schema/postgres/); storetest runs the rule tests on
@@ -161,29 +161,6 @@ func (d Dialect) foreignKeysHold(ctx context.Context, tx *sql.Tx) error {
 		return nil // never off (foreignKeysOff)
 	default:
 		panic(d.Untaught("store.Dialect.foreignKeysHold"))
-	}
-}
-
-// SpillTemp moves db's temporary tables and sorts out of memory until
-// restore is called, for work whose temporary data grows with its input
-// (`ledger load` stages a dump of any size), so that memory does not: on
-// SQLite to a temporary file, which SQLite deletes when it closes it; a
-// server keeps a session's temporary tables in its own buffers
-// (temp_buffers) and writes them out beyond that already. Call it outside
-// a transaction; the pool's one connection (Open) keeps the setting for
-// the transactions begun meanwhile.
-func SpillTemp(ctx context.Context, db *sql.DB) (restore func() error, err error) {
-	return DialectOf(db).spillTemp(ctx, db)
-}
-
-func (d Dialect) spillTemp(ctx context.Context, db *sql.DB) (restore func() error, err error) {
-	switch d {
-	case SQLite:
-		return sqliteSpillTemp(ctx, db)
-	case Postgres:
-		return func() error { return nil }, nil
-	default:
-		panic(d.Untaught("store.SpillTemp"))
 	}
 }
 

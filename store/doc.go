@@ -6,9 +6,8 @@
 // they begin (BEGIN IMMEDIATE, through Begin, which waits its turn behind
 // another process's batch), a single connection per process, and a file
 // created with mode 0600 because it holds customer data (SPEC §6).
-// Temporary tables and sorts stay in memory, but for work whose temporary
-// data grows with its input (SpillTemp: a temporary file, deleted as it
-// closes).
+// Temporary tables, sorts and savepoint journals go to temporary files,
+// deleted as they close, so that memory does not grow with them.
 //
 // Dialect names the engine a database is kept in (issue 17): SQLite, a
 // file, and PostgreSQL, a schema of a server (Engines lists them). What
@@ -20,8 +19,7 @@
 // writelock.go), busy, constraint and unique-key errors (told by the
 // driver's code, never by the message), the schema's folder, version and
 // lock, foreign keys off for a schema step, a dry run's copy (VACUUM
-// INTO; a schema copied in one snapshot), temporary data (SpillTemp), the
-// file a handle has open, the ids' allocators, and the "full" failpoint's
+// INTO; a schema copied in one snapshot), the file a handle has open, the ids' allocators, and the "full" failpoint's
 // ground (StopGrowth on a file; DiskFull on a server). What only one
 // engine has stands in its own files (sqlite.go; postgres.go and the
 // server's others). Outside store, a statement that one engine spells

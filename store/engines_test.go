@@ -64,7 +64,6 @@ var engineChoices = []string{
 	"store.Open",
 	"store.OpenLedgerOnly",
 	"store.OpenReader",
-	"store.SpillTemp",
 	"store.Throwaway",
 	"store.WriteOutput",
 	"store.fillOf",

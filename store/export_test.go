@@ -19,7 +19,6 @@ func Choices(dir string) map[string]func(d Dialect) {
 		"store.Dialect.setSchemaVersion": func(d Dialect) { _ = d.setSchemaVersion(ctx, nil, 1) },
 		"store.Dialect.foreignKeysOff":   func(d Dialect) { _, _ = d.foreignKeysOff(ctx, nil) },
 		"store.Dialect.foreignKeysHold":  func(d Dialect) { _ = d.foreignKeysHold(ctx, nil) },
-		"store.SpillTemp":                func(d Dialect) { _, _ = d.spillTemp(ctx, nil) },
 		"store.File":                     func(d Dialect) { _, _ = d.file(ctx, nil) },
 		"store.Dialect.Begin":            func(d Dialect) { _, _ = d.Begin(ctx, nil) },
 		"store.Dialect.beginUpgrade":     func(d Dialect) { _, _ = d.beginUpgrade(ctx, nil) },

@@ -36,6 +36,9 @@ func TestOpenCreatesPrivateFileWithSettings(t *testing.T) {
 	var v int
 	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v))
 	require.Equal(t, Version(), v)
+	var temp int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&temp))
+	require.Equal(t, 1, temp, "temporary data in files (FILE): a chunk's savepoint journal in memory cost 36 MiB at 4x (issue 28)")
 
 	// The -wal file SQLite creates takes the database file's mode.
 	_, err = db.ExecContext(ctx, `INSERT INTO run_log (migration_id, at, level, message) SELECT 1, 'x', 'info', 'y' WHERE 0`)
