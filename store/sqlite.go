@@ -39,7 +39,7 @@ func sqliteParams() url.Values {
 	// memory, in 1 KiB pieces, each allocated and freed (modernc's
 	// allocator: 3.2 million page faults in a first run at four times the
 	// seed's scale); in a file, 64 KiB at a time before the file. That run:
-	// peak RSS 267 -> 233 MiB, and 158 -> 142 MiB at the seed's scale, in
+	// peak RSS 267 -> 233 MiB, and 158 -> 141 MiB at the seed's scale, in
 	// the same time within the noise (issue 28). The temporary tables and
 	// sorts of work that grows with its input (`ledger load`'s stage, a fix
 	// folder's sorts) go to files too, so that memory does not grow with
