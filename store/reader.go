@@ -45,7 +45,7 @@ func openSQLiteReader(ctx context.Context, path string) (*sql.DB, error) {
 	q.Set("mode", "ro")
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "query_only(1)")
-	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -CacheKiB/4))
+	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -readerCacheKiB))
 	db, err := sql.Open("sqlite", fileURI(path)+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s for reading: %w", path, err)
