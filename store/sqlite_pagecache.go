@@ -14,12 +14,13 @@ import (
 // page with its header (about 4.3 KiB) took a block of 8 KiB, so a cache
 // cost twice its size; in the block, a page costs its size. The block is
 // allocated, not written: its pages count in memory only as the cache
-// fills them. What the block cannot hold (a second connection's pages, a
-// reader's) SQLite allocates page by page, as before.
+// fills them. The block is the process's: pages past its slots, whichever
+// connection asks (the readers beside a writer), SQLite allocates page by
+// page, as before, and a file of another page size never uses it.
 //
 // sqlite3_config works only before SQLite initialises, which it does at
-// the first connection a process opens: hence init, here in the package
-// every connection is opened through. modernc.org/sqlite reaches it only
+// the first connection a process opens: hence the package's
+// initialisation, in the package every connection is opened through. modernc.org/sqlite reaches it only
 // through its lib package, with a C thread state and a C va_list.
 
 // pageCacheSlots is how many pages the block holds: the writing
