@@ -56,7 +56,7 @@ type Written struct {
 // SQLite sorts meanwhile — the failures grouped by file, a file that feeds
 // several kinds read in line order — it sorts in a temporary file rather
 // than in memory (store.Open's connections keep temporary data in files).
-func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (res Result, err error) {
+func Write(ctx context.Context, db *sql.DB, runID int64, dir string) (Result, error) {
 	src, err := load(ctx, db, runID)
 	if err != nil {
 		return Result{}, err

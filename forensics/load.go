@@ -39,7 +39,7 @@ type LoadSummary struct {
 // SQL finds what no single row shows (an id or a key twice, ids this
 // database holds already, the numbers of slots and rows the dump leaves
 // out) before they are written. Memory does not grow with the dump.
-func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (sum *LoadSummary, err error) {
+func Load(ctx context.Context, db *sql.DB, dir string, now time.Time) (*LoadSummary, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err

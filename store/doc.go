@@ -19,8 +19,9 @@
 // writelock.go), busy, constraint and unique-key errors (told by the
 // driver's code, never by the message), the schema's folder, version and
 // lock, foreign keys off for a schema step, a dry run's copy (VACUUM
-// INTO; a schema copied in one snapshot), the file a handle has open, the ids' allocators, and the "full" failpoint's
-// ground (StopGrowth on a file; DiskFull on a server). What only one
+// INTO; a schema copied in one snapshot), the file a handle has open, the
+// ids' allocators, and the "full" failpoint's ground (StopGrowth on a
+// file; DiskFull on a server). What only one
 // engine has stands in its own files (sqlite.go; postgres.go and the
 // server's others). Outside store, a statement that one engine spells
 // otherwise (JSON functions) is chosen beside its rule by the same kind of
