@@ -86,8 +86,10 @@ func TestAPostgresAddressOpensAsAPathDoes(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoDatabase, "the copy is gone")
 }
 
-// Analyze refreshes the statistics of the tables a run changed much, and
-// of no other: a rerun at once after a first run is planned on them.
+// Analyze refreshes the statistics of the tables that more than doubled
+// since they were last analyzed, and of no other: a rerun at once after a
+// first run is planned on them, and a rerun that adds less to a table
+// leaves it alone.
 func TestAnalyzeRefreshesWhatChanged(t *testing.T) {
 	ctx := context.Background()
 	c, err := pgtest.Start(ctx, "")
@@ -96,23 +98,34 @@ func TestAnalyzeRefreshesWhatChanged(t *testing.T) {
 	db, err := Open(ctx, c.DSN()+"&search_path=acme")
 	require.NoError(t, err)
 	defer db.Close()
-	conn, err := db.Conn(ctx)
-	require.NoError(t, err)
-	_, err = conn.ExecContext(ctx, `INSERT INTO companies (tenant_id, name, imported_at) SELECT 'acme', 'co ' || n, 'now' FROM generate_series(1, 1000) n`)
-	require.NoError(t, err)
-	_, err = conn.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`)
-	require.NoError(t, err)
-	_, err = conn.ExecContext(ctx, `SELECT 1`) // the flush happens as the statement before ends
-	require.NoError(t, err)
-	require.NoError(t, conn.Close())
-
+	add := func(first, last int) {
+		t.Helper()
+		conn, err := db.Conn(ctx)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `INSERT INTO companies (tenant_id, name, imported_at) SELECT 'acme', 'co ' || n, 'now' FROM generate_series($1::int, $2::int) n`, first, last)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `SELECT 1`) // the flush happens as the statement before ends
+		require.NoError(t, err)
+		require.NoError(t, conn.Close())
+	}
+	analyzed := func(table string) (n int) {
+		t.Helper()
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT analyze_count FROM pg_stat_user_tables WHERE schemaname = 'acme' AND relname = $1`, table).Scan(&n))
+		return n
+	}
+	add(1, 1000)
 	require.NoError(t, Analyze(ctx, db))
-	var companies, contacts bool
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT
-		(SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE schemaname = 'acme' AND relname = 'companies'),
-		(SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE schemaname = 'acme' AND relname = 'contacts')`).Scan(&companies, &contacts))
-	require.True(t, companies, "1,000 new companies: analyzed")
-	require.False(t, contacts, "no contact changed: left alone")
+	require.Equal(t, 1, analyzed("companies"), "1,000 new companies: analyzed")
+	require.Equal(t, 0, analyzed("contacts"), "no contact changed: left alone")
+
+	add(1001, 1900)
+	require.NoError(t, Analyze(ctx, db))
+	require.Equal(t, 1, analyzed("companies"), "900 more companies, short of doubling the 1,000: left alone")
+	add(1901, 2200)
+	require.NoError(t, Analyze(ctx, db))
+	require.Equal(t, 2, analyzed("companies"), "1,200 more companies than the 1,000 analyzed: analyzed again")
 }
 
 // Processes that open one new schema at the same instant all open it: one
