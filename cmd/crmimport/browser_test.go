@@ -60,10 +60,17 @@ func shots(t *testing.T) string {
 // browser starts a headless Chromium for one test.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	// Chromium's own temporary folders (its singleton socket's, which a
+	// killed browser never removes) go in a folder of the test's, removed
+	// after the browser: a short one, for a socket's path is at most 107
+	// bytes, and t.TempDir's, named after the test, can be longer.
+	tmp, err := os.MkdirTemp("", "crmimport-chromium-")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, os.RemoveAll(tmp)) })
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox,
 		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.NoFirstRun,
-		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()))
+		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()), chromedp.Env("TMPDIR="+tmp))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	// A bound against a page that never comes, not a speed limit: on a
