@@ -498,16 +498,17 @@ END $$`)
 // key row by row where it had the index (a revisit's lookups: 3.4 s in
 // place of 0.4 s for 30,000 records).
 //
-// Only the tables that more than doubled since they were last analyzed
-// are (their changes since, past 50 rows, outnumber the rows they had
-// then; a table never analyzed had none): a first run's, and the first
-// rows of a table a rerun begins to fill (the before-images of the skips
-// it takes over). A table that grew by less keeps plans that fit it — the
-// planner scales the rows it was told of by the table's pages now — and a
-// rerun that added a run's failures and places to those of the run before
-// no longer analyzes them: that was 0.22 s of a 2.9 s rerun at scale 1.
-// Analyzing every table cost 0.4 s; autovacuum's own threshold (50 rows
-// and a tenth) analyzed, on each rerun, what every rerun adds.
+// Only the tables whose changes since they were last analyzed, past 50
+// rows, outnumber the rest of their rows are: a table a first run filled
+// (one never analyzed has no rest), one an undo emptied, one a rerun
+// begins to fill (the before-images of the skips it takes over) — tables
+// that more than doubled, or lost most of their rows. A table that grew by
+// less keeps plans that fit it — the planner scales the rows it was told
+// of by the table's pages now — and a rerun that added a run's failures
+// and places to those of the run before no longer analyzes them: that was
+// 0.22 s of a 2.9 s rerun at scale 1. Analyzing every table cost 0.4 s;
+// autovacuum's own threshold (50 rows and a tenth) analyzed, on each
+// rerun, what every rerun adds.
 func Analyze(ctx context.Context, db *sql.DB) error { return DialectOf(db).analyze(ctx, db) }
 
 func (d Dialect) analyze(ctx context.Context, db *sql.DB) error {
