@@ -155,8 +155,9 @@ fuzz: ## fuzz the CSV, JSON and XLSX readers and the profile mapper, FUZZTIME ea
 # medians and ratios taken inside a round (times drift on shared machines).
 # Scale 1 is the seed's customer: 100,000 contacts, about 300,000 records.
 # It writes BENCH.md (issue 28): the machine, its load, every column's median
-# and range at each scale. BIG=16 adds one round of .import and the first
-# run at scale 16: about 1.5 GB of CSV, 15-25 GB of disk, half an hour.
+# and range at each scale. BIG=16 adds one round of .import, the schema
+# floor and the first run at scale 16: about 1.5 GB of CSV, 15-25 GB of
+# disk, a quarter of an hour.
 SCALES ?= 1 4
 BIG ?=
 bench: build ## crmimport vs sqlite3 .import, the schema floor, sqlite-utils and psql \copy: runs, reruns, undo, peak RSS, into BENCH.md (SCALES="1 4", BIG=16)

@@ -26,7 +26,7 @@ type benchReport struct {
 	crmimport, sqlite3, utils   string
 	postgres                    string // version and settings, "" when not measured
 	shapes                      []shapeResult
-	big                         []scaleResult // -big: one round of .import and the first run
+	big                         []scaleResult // -big: one round of .import, the schema floor and the first run
 	grid                        *gridResult   // the review grid's case, when measured
 	goVersion, kernel, cpu, mem string
 }
