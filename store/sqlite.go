@@ -38,12 +38,22 @@ func sqliteParams() url.Values {
 	// statements of a batch, and the savepoint around each chunk of claims
 	// and rows, journal the pages they change first — the statements
 	// nearly all of them: at the seed's scale 378,000 pages without the
-	// savepoint, 384,000 with it. In memory that journal was 1 KiB pieces,
-	// each allocated and freed (modernc's allocator: 3.2 million page
-	// faults in a first run at four times the seed's scale); in a file, it
-	// is buffered 64 KiB at a time before the file. That run: peak RSS
-	// 267 -> 233 MiB, and 158 -> 141 MiB at the seed's scale, in the same
-	// time within the noise (issue 28). The temporary tables and sorts of
+	// savepoint, 384,000 with it, 330,000 of them by the target rows'
+	// inserts. SQLite opens a statement journal for a multi-row statement
+	// that may stop halfway, and these may three ways: they give each row
+	// its id (the rowid's type is checked), their foreign keys are
+	// immediate, and NOT NULL and CHECK abort. Taking all three away and
+	// the savepoint too (an experiment: foreign keys deferred, INSERT OR
+	// FAIL, ids given by SQLite) left 48,000 pages and took a first run
+	// from 11.2 s to 9.0 s. It is not done: deferred keys refuse a row
+	// only at COMMIT, where the batch fails whole and no record can be
+	// named (R4), and a failed chunk could no longer be taken back alone
+	// (issue 28). In memory that journal was 1 KiB pieces, each allocated
+	// and freed (modernc's allocator: 3.2 million page faults in a first
+	// run at four times the seed's scale); in a file, it is buffered
+	// 64 KiB at a time before the file. That run: peak RSS 267 -> 233 MiB,
+	// and 158 -> 141 MiB at the seed's scale, in the same time within the
+	// noise (issue 28). The temporary tables and sorts of
 	// work that grows with its input (`ledger load`'s stage, a fix folder's
 	// sorts) go to files too, so that memory does not grow with them.
 	q.Add("_pragma", "temp_store(FILE)")
