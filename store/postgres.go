@@ -510,13 +510,13 @@ END $$`)
 // autovacuum's own threshold (50 rows and a tenth) analyzed, on each
 // rerun, what every rerun adds.
 //
-// The server counts a connection's changes only once it flushes them, up
-// to a second after its transaction (and at once only when it goes idle
-// for good), so the counts lag: a first run's last phase (its emails)
-// was not counted yet when the run ended, and the rerun after it analyzed
-// those tables in its place. The size of a table's file has no lag: a
-// table whose file is more than twice the pages it had when last analyzed
-// (and 16 pages past that) is analyzed as well.
+// The server counts a connection's changes only when the connection
+// flushes them — at most once a second, and as it closes — so the counts
+// lag: a first run's last phase (its emails) was not counted yet when the
+// run ended, and the rerun after it analyzed those tables in its place.
+// The size of a table's file has no lag: a table whose file holds more
+// than twice the pages it had when last analyzed or vacuumed (relpages),
+// and 16 pages past that, is analyzed as well.
 func Analyze(ctx context.Context, db *sql.DB) error { return DialectOf(db).analyze(ctx, db) }
 
 func (d Dialect) analyze(ctx context.Context, db *sql.DB) error {
