@@ -20,10 +20,11 @@ import (
 // reconnects with Last-Event-ID gets the events it missed while the
 // server still holds them (the last eventsKept), else the current state.
 // A feed outlives its watchers, but what it kept is history, not the run
-// as it is: once its poller has stopped, a stream sends nothing until the
-// poller has read the run again (fresh) — the run may have been resumed
-// meanwhile (R8), and its last kept state is then the end of the attempt
-// before.
+// as it is: a stream sends nothing until the poller has read the run in a
+// read that began after the stream joined (each join wakes the poller) —
+// the run may have been resumed meanwhile (R8), and the feed's last state
+// is then the end of the attempt before, whether its poller had stopped or
+// another page kept it going.
 
 // EventPoll is how often a watched run is read: at least once a second.
 const EventPoll = 400 * time.Millisecond
@@ -44,9 +45,11 @@ type feed struct {
 	events   []event // the last eventsKept
 	last     []byte  // the last state sent
 	status   string
-	fresh    bool // the poller has read the run since it last started: the last event is the run as it is
+	joins    int64         // streams joined so far
+	read     int64         // joins when the poller's last finished read began: streams joined up to it see the run as it is
+	kick     chan struct{} // a join asks the poller for a read now
 	watchers int
-	wake     chan struct{} // closed and replaced at each new event
+	wake     chan struct{} // closed and replaced at each new event or read
 	stop     context.CancelFunc
 }
 
@@ -65,26 +68,35 @@ func newHub(s *Server) *hub {
 
 func (h *hub) close() { h.end() }
 
-// watch joins run id's feed, starting its poller; leave lets go of it.
-// A feed outlives its watchers, so that a client that reconnects finds
-// the sequence it knew (its poller stops meanwhile).
-func (h *hub) watch(id int64) (*feed, func()) {
+// watch joins run id's feed, starting its poller or asking the running
+// one for a read now, and answers the join's number: the stream's first
+// state is from a read that began after it (feed.read reaches it); leave
+// lets go of the feed. A feed outlives its watchers, so that a client that
+// reconnects finds the sequence it knew (its poller stops meanwhile).
+func (h *hub) watch(id int64) (*feed, int64, func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := h.feeds[id]
 	if f == nil {
-		f = &feed{wake: make(chan struct{})}
+		f = &feed{wake: make(chan struct{}), kick: make(chan struct{}, 1)}
 		h.feeds[id] = f
 	}
 	f.mu.Lock()
 	f.watchers++
+	f.joins++
+	join := f.joins
 	if f.stop == nil {
 		ctx, cancel := context.WithCancel(h.ctx)
-		f.stop, f.fresh = cancel, false
+		f.stop = cancel
 		go h.poll(ctx, id, f)
+	} else {
+		select {
+		case f.kick <- struct{}{}:
+		default: // a read is asked already: it begins after this join
+		}
 	}
 	f.mu.Unlock()
-	return f, func() {
+	return f, join, func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.watchers--
@@ -142,6 +154,9 @@ func (h *hub) poll(ctx context.Context, id int64, f *feed) {
 	t := time.NewTicker(EventPoll)
 	defer t.Stop()
 	for {
+		f.mu.Lock()
+		joins := f.joins
+		f.mu.Unlock()
 		st, err := h.s.state(ctx, id)
 		if err == nil {
 			b, _ := json.Marshal(st) // a struct of plain values: it marshals
@@ -167,8 +182,8 @@ func (h *hub) poll(ctx context.Context, id int64, f *feed) {
 				}
 				f.last, f.status = b, st.Status
 			}
-			if changed || !f.fresh {
-				f.fresh = true
+			if changed || f.read < joins {
+				f.read = joins
 				close(f.wake)
 				f.wake = make(chan struct{})
 			}
@@ -178,6 +193,7 @@ func (h *hub) poll(ctx context.Context, id int64, f *feed) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-f.kick:
 		}
 	}
 }
@@ -202,7 +218,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	f, leave := s.events.watch(id)
+	f, join, leave := s.events.watch(id)
 	defer leave()
 	var after int64 = -1 // -1: send the current state first
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
@@ -214,9 +230,9 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		var send []event
 		switch {
-		case len(f.events) == 0, !f.fresh:
-			// Nothing read yet, or only before the poller last stopped:
-			// the run may have changed since (a resume), wait for it.
+		case len(f.events) == 0, f.read < join:
+			// Nothing read since this stream joined: the run may have
+			// changed since the feed's last read (a resume), wait for it.
 		case after < 0 || after < f.events[0].id-1 || after > f.seq:
 			// First, or a gap the server no longer holds: the current state.
 			last := f.events[len(f.events)-1]

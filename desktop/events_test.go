@@ -122,6 +122,30 @@ func (s *Server) readEvents(t *testing.T, run int64, lastID string, done func(ss
 	return out
 }
 
+// keepWatching opens a run's stream and keeps it open until the test ends,
+// as a page left open does; it answers once the stream has sent its first
+// event (the server holds the watcher).
+func (s *Server) keepWatching(t *testing.T, run int64) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/api/runs/%d/events", s.addr, run), nil)
+	require.NoError(t, err)
+	r.Header.Set("Authorization", "Bearer "+s.token)
+	res, err := http.DefaultClient.Do(r)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "data: ") {
+	}
+	require.NoError(t, sc.Err())
+	go func() {
+		defer res.Body.Close()
+		for sc.Scan() {
+		}
+	}()
+}
+
 // TestEventsResumeWithLastEventID: a run's stream starts with its state;
 // a client that reconnects with Last-Event-ID gets the events it missed,
 // in order, from where it was, not the state again; events carry the
@@ -196,7 +220,9 @@ func TestASecondStartIsRefused(t *testing.T) {
 // a resume (R14, R8), a page that opens the run's stream gets the run as it
 // is now, running, not the end state its stream kept from the attempt
 // before (on which the page, seeing the run ended, reloaded itself every
-// second until the run really ended).
+// second until the run really ended) — though another page kept watching
+// the run all along, so that the feed's poller never stopped and its last
+// state, read before the resume, was the stop.
 func TestAResumedRunStreamsItsNewAttempt(t *testing.T) {
 	t.Parallel()
 	storetest.RunAddress(t, func(t *testing.T, addr string) {
@@ -207,6 +233,7 @@ func TestAResumedRunStreamsItsNewAttempt(t *testing.T) {
 		res, doc := s.api(t, http.MethodPost, "/api/imports", map[string]any{"path": dir, "tenant": "acme", "source": "canonical", "batch_size": 30})
 		require.Equal(t, http.StatusAccepted, res.StatusCode, doc)
 		run := int64(doc["run"].(float64))
+		s.keepWatching(t, run)
 
 		// A page watches the run until it ends cancelled: its stream keeps
 		// that state.
