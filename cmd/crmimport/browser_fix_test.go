@@ -39,7 +39,7 @@ func TestFixFailedRowsInABrowser(t *testing.T) {
 	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
 		chromedp.Navigate(base+"/runs/1/failed"), chromedp.WaitVisible(chromedp.CSS("table.failed")),
 		chromedp.SetValue(chromedp.CSS("select[name=kind]"), "contact"),
-		chromedp.Click(chromedp.CSS("form.filters button[type=submit]")))
+		click("form.filters button[type=submit]"))
 	// The unfiltered page has contacts too: read the rows of the filtered
 	// one, once the form's answer is loaded.
 	var kinds []string
@@ -71,7 +71,7 @@ func TestFixFailedRowsInABrowser(t *testing.T) {
 	require.Equal(t, "Re-import 1 fixed row of contacts.csv", textOf(ctx, t, "#fix-reimport"))
 	shoot(ctx, t, out, "15-failed-edited")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#fix-reimport")), chromedp.WaitVisible(chromedp.CSS("#fix-run a")))
+	do(ctx, t, click("#fix-reimport"), chromedp.WaitVisible(chromedp.CSS("#fix-run a")))
 	waitText(ctx, t, "#fix-message", "Run 2 succeeded: 1 imported.")
 	require.Equal(t, "imported", textOf(ctx, t, row+" [data-field=fix] .fix-badge"))
 	require.Contains(t, textOf(ctx, t, "#fix-run"), "Run 2 re-imports 1 row of contacts.csv")
@@ -110,10 +110,10 @@ func TestFixFailedRowsInABrowser(t *testing.T) {
 	}
 	require.Equal(t, "Re-import 1 fixed row of contacts.csv", textOf(ctx, t, "#fix-reimport"))
 	require.Contains(t, textOf(ctx, t, "#fix-message"), "the edits of deals.csv wait for the next re-import")
-	do(ctx, t, chromedp.Click(chromedp.CSS("#fix-reimport")))
+	do(ctx, t, click("#fix-reimport"))
 	waitText(ctx, t, "#fix-message", "Run 3 succeeded: 1 imported.")
 	require.Equal(t, "Re-import 1 fixed row of deals.csv", textOf(ctx, t, "#fix-reimport"))
-	do(ctx, t, chromedp.Click(chromedp.CSS("#fix-reimport")))
+	do(ctx, t, click("#fix-reimport"))
 	waitText(ctx, t, "#fix-message", "Run 4 succeeded: 1 imported.")
 	require.Equal(t, "imported", textOf(ctx, t, ids["con-031"]+" [data-field=fix] .fix-badge"))
 	require.Equal(t, "imported", textOf(ctx, t, ids["dl-009"]+" [data-field=fix] .fix-badge"))
@@ -123,6 +123,6 @@ func TestFixFailedRowsInABrowser(t *testing.T) {
 		ON r.record_type = 'contacts' AND r.record_id = c.id WHERE r.source_id = 'con-031'`))
 
 	// The new run's page, through the link.
-	do(ctx, t, chromedp.Click(chromedp.CSS("#fix-run a")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	do(ctx, t, click("#fix-run a"), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
 	require.Contains(t, textOf(ctx, t, "h1"), "Run 4")
 }

@@ -75,7 +75,7 @@ func TestReviewGridEditsInABrowser(t *testing.T) {
 		shoot(ctx, t, out, "grid-01-"+t.Name()[len("TestReviewGridEditsInABrowser/"):])
 
 		// The keyboard: from the row's id, two cells right, Enter edits.
-		do(ctx, t, chromedp.Click(chromedp.CSS(gridCell(ctx, t, "dl-009", "id"))), chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowRight))
+		do(ctx, t, click(gridCell(ctx, t, "dl-009", "id")), chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowRight))
 		require.Equal(t, "amount", activeColumn(ctx, t))
 		outline, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.activeElement).outlineStyle`))
 		require.NoError(t, err)
@@ -91,7 +91,7 @@ func TestReviewGridEditsInABrowser(t *testing.T) {
 
 		// Esc cancels; Tab moves right.
 		tbd := gridCell(ctx, t, "dl-017", "amount")
-		do(ctx, t, chromedp.Click(chromedp.CSS(tbd)), chromedp.KeyEvent(kb.F2), chromedp.WaitVisible(chromedp.CSS(tbd+" input")),
+		do(ctx, t, click(tbd), chromedp.KeyEvent(kb.F2), chromedp.WaitVisible(chromedp.CSS(tbd+" input")),
 			chromedp.KeyEvent("999"), chromedp.KeyEvent(kb.Escape))
 		require.Equal(t, "TBD", textOf(ctx, t, tbd), "Esc cancels")
 		require.Equal(t, []string{"0"}, query(t, addr, `SELECT count(*) FROM record_edits e JOIN record_failures f ON f.id = e.failure_id WHERE f.source_id = 'dl-017'`))
@@ -111,7 +111,7 @@ func TestReviewGridEditsInABrowser(t *testing.T) {
 		require.Equal(t, "Re-import 1 row of deals.csv", textOf(ctx, t, "#r-go"))
 
 		// Re-import: through the ledger, and the row shows what it became.
-		do(ctx, t, chromedp.Click(chromedp.CSS("#r-go")))
+		do(ctx, t, click("#r-go"))
 		waitText(ctx, t, "#r-message", "Run 2 succeeded: 1 imported.")
 		waitJS(ctx, t, `Array.from(document.querySelectorAll("table.grid .fix-badge")).some(b => b.textContent === "imported")`, "the row imported")
 		require.Equal(t, "imported", textOf(ctx, t, gridRow(ctx, t, "dl-009")+" .fix-badge"))
@@ -164,30 +164,30 @@ func TestReviewGridBulkAndSkipsInABrowser(t *testing.T) {
 		set("b-column", "amount")
 		set("b-find", ",")
 		set("b-replace", "")
-		do(ctx, t, chromedp.Click(chromedp.CSS("#b-preview")))
+		do(ctx, t, click("#b-preview"))
 		waitText(ctx, t, "#b-message", "Preview: 1 cell of amount would change (2 rows left as they are)")
 		require.Equal(t, "dl-009 10 12,000.00 12000.00", rowText(ctx, t, "#b-examples tbody tr"))
 		require.Equal(t, "Save 1 change", textOf(ctx, t, "#b-save"))
 		require.Empty(t, edits("amount"), "a preview keeps nothing")
 		shoot(ctx, t, out, "grid-04-bulk-preview-"+engine)
-		do(ctx, t, chromedp.Click(chromedp.CSS("#b-save")))
+		do(ctx, t, click("#b-save"))
 		waitText(ctx, t, "#b-message", "Saved: 1 cell of amount changed")
 		require.Equal(t, []string{"dl-009 12000.00"}, edits("amount"), "saved as previewed")
 
 		set("b-op", "date")
 		set("b-column", "close_date")
 		set("b-format", "DD/MM/YYYY")
-		do(ctx, t, chromedp.Click(chromedp.CSS("#b-preview")))
+		do(ctx, t, click("#b-preview"))
 		waitText(ctx, t, "#b-message", "Preview: 1 cell of close_date would change")
 		require.Equal(t, "dl-023 24 31/12/2024 2024-12-31", rowText(ctx, t, "#b-examples tbody tr"))
-		do(ctx, t, chromedp.Click(chromedp.CSS("#b-save")))
+		do(ctx, t, click("#b-save"))
 		waitText(ctx, t, "#b-message", "Saved: 1 cell of close_date changed")
 		require.Equal(t, []string{"dl-023 2024-12-31"}, edits("close_date"))
 		waitText(ctx, t, "#r-go", "Re-import 2 rows of deals.csv")
 
 		set("b-op", "encoding")
 		set("b-encoding", "windows-1252")
-		do(ctx, t, chromedp.Click(chromedp.CSS("#b-preview")))
+		do(ctx, t, click("#b-preview"))
 		waitText(ctx, t, "#b-message", "cannot be decoded again as windows-1252 here, and nothing was changed")
 		require.Contains(t, textOf(ctx, t, "#b-command"), "--encoding windows-1252")
 		require.NotContains(t, textOf(ctx, t, "#b-command"), "--update", "never written over unseen: a stray byte's file read otherwise changes rows that imported well")
@@ -195,7 +195,7 @@ func TestReviewGridBulkAndSkipsInABrowser(t *testing.T) {
 		require.Equal(t, "Nothing to save: this file's rows cannot be decoded again here.", textOf(ctx, t, "#b-save-why"))
 		shoot(ctx, t, out, "grid-05-encoding-"+engine)
 
-		do(ctx, t, chromedp.Click(chromedp.CSS("#tab-skipped")), chromedp.WaitVisible(chromedp.CSS(`table.grid tr[data-skip="email:em-006"]`)))
+		do(ctx, t, click("#tab-skipped"), chromedp.WaitVisible(chromedp.CSS(`table.grid tr[data-skip="email:em-006"]`)))
 		row := `table.grid tr[data-skip="email:em-006"]`
 		require.Equal(t, "a contact", textOf(ctx, t, row+" [data-field=waits]"))
 		require.Equal(t, "contact_id con-031", textOf(ctx, t, row+" [data-field=parent]"))

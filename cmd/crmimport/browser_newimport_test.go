@@ -134,7 +134,7 @@ func TestNewImportKnowsTheExportInABrowser(t *testing.T) {
 
 		// The dry run: its progress while it works, then its result in the
 		// run page's columns, scrolled into view.
-		do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
+		do(ctx, t, click("#dry-run"))
 		waitText(ctx, t, "#import-message", "Dry run succeeded: nothing was written")
 		waitJS(ctx, t, `(r => Math.abs(r.top) < 30)(document.getElementById("dry-result").getBoundingClientRect())`, "the dry run's result scrolled into view")
 		steps, err := chromedp.Run(ctx, chromedp.Evaluate[int](`Number(document.getElementById("dry-progress").getAttribute("data-steps"))`))
@@ -171,7 +171,7 @@ func TestNewImportKnowsTheExportInABrowser(t *testing.T) {
 		shot("04-encoding-guessed")
 		_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(s => { s.value = "utf-8"; return s.dispatchEvent(new Event("change")); })(document.getElementById("encoding"))`))
 		require.NoError(t, err)
-		do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
+		do(ctx, t, click("#dry-run"))
 		waitText(ctx, t, "#import-message", "Dry run partial")
 		waitJS(ctx, t, `(r => Math.abs(r.top) < 30)(document.getElementById("dry-result").getBoundingClientRect())`, "the dry run's result scrolled into view")
 		require.Equal(t, []string{"1", "2"}, []string{textOf(ctx, t, "#dry-body tr[data-kind=contact] [data-field=imported]"),
@@ -185,10 +185,10 @@ func TestNewImportKnowsTheExportInABrowser(t *testing.T) {
 		row := fmt.Sprintf(`table.uploads tr[data-upload=%q]`, latin)
 		require.Equal(t, "just now", textOf(ctx, t, row+" td.age"))
 		require.Equal(t, fmt.Sprintf("%d bytes", len(latin1Contacts)), textOf(ctx, t, row+" td.num"))
-		do(ctx, t, chromedp.Click(chromedp.CSS(row+" button[data-delete]")))
+		do(ctx, t, click(row+" button[data-delete]"))
 		waitText(ctx, t, "#uploads-message", "Click again to delete")
 		shot("05-uploads")
-		do(ctx, t, chromedp.Click(chromedp.CSS(row+" button[data-delete]")))
+		do(ctx, t, click(row+" button[data-delete]"))
 		waitText(ctx, t, "#uploads-message", "Deleted 1 file")
 		waitJS(ctx, t, `document.querySelectorAll("table.uploads tbody tr").length === 1`, "the deleted upload gone from the list")
 		require.Equal(t, 1, kept(), "and from the disk")

@@ -97,9 +97,9 @@ func TestRecordPagesInABrowser(t *testing.T) {
 		`amount "…" is not a number (use digits and a dot, e.g. 12000.50) (30)`}, options, "the filters count every failure")
 	shootView(ctx, t, out, "40-failed-first-page")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS(`nav.pager a[rel=next]`)), chromedp.WaitVisible(chromedp.CSS("table.failed")))
+	do(ctx, t, click(`nav.pager a[rel=next]`), chromedp.WaitVisible(chromedp.CSS("table.failed")))
 	waitText(ctx, t, "nav.pager .count", "Rows 501–1,000 of 1,230")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`nav.pager a[rel=next]`)), chromedp.WaitVisible(chromedp.CSS("table.failed")))
+	do(ctx, t, click(`nav.pager a[rel=next]`), chromedp.WaitVisible(chromedp.CSS("table.failed")))
 	waitText(ctx, t, "nav.pager .count", "Rows 1,001–1,230 of 1,230")
 	require.Equal(t, 230, rows())
 	last, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.querySelector("nav.pager a[rel=next]") && !!document.querySelector("nav.pager [aria-disabled=true]")`))
@@ -107,19 +107,19 @@ func TestRecordPagesInABrowser(t *testing.T) {
 	require.True(t, last, "the last page has no Next")
 	do(ctx, t, chromedp.ScrollIntoView(chromedp.CSS(".scroll-x:has(> table.failed) + nav.pager")))
 	shootView(ctx, t, out, "41-failed-last-page")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`nav.pager a[rel=prev]`)), chromedp.WaitVisible(chromedp.CSS("table.failed")))
+	do(ctx, t, click(`nav.pager a[rel=prev]`), chromedp.WaitVisible(chromedp.CSS("table.failed")))
 	waitText(ctx, t, "nav.pager .count", "Rows 501–1,000 of 1,230")
 
 	// By source id, then by words of the reason within a kind.
 	do(ctx, t, chromedp.SendKeys(chromedp.CSS("input[name=id]"), "c-0777"),
-		chromedp.Click(chromedp.CSS("form.filters button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("table.failed")))
+		click("form.filters button[type=submit]"), chromedp.WaitVisible(chromedp.CSS("table.failed")))
 	waitText(ctx, t, "nav.pager .count", "Rows 1–1 of 1")
 	require.Equal(t, "c-0777", textOf(ctx, t, "table.failed tbody td.ids"))
 	shoot(ctx, t, out, "42-failed-by-id")
 	do(ctx, t, chromedp.Navigate(base+"/runs/1/failed"), chromedp.WaitVisible(chromedp.CSS("table.failed")),
 		chromedp.SetValue(chromedp.CSS("select[name=kind]"), "contact"),
 		chromedp.SendKeys(chromedp.CSS("input[name=q]"), "NEITHER A NAME"),
-		chromedp.Click(chromedp.CSS("form.filters button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("table.failed")))
+		click("form.filters button[type=submit]"), chromedp.WaitVisible(chromedp.CSS("table.failed")))
 	waitText(ctx, t, "nav.pager .count", "Rows 1–200 of 200")
 	chosen, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("select[name=kind]").selectedOptions[0].textContent`))
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ func TestRecordPagesInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"every kind (605)", "note (600)", "activity (5)"}, kinds)
 	shootView(ctx, t, out, "44-skipped-first-page")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`nav.pager a[rel=next]`)), chromedp.WaitVisible(chromedp.CSS("table.skipped")))
+	do(ctx, t, click(`nav.pager a[rel=next]`), chromedp.WaitVisible(chromedp.CSS("table.skipped")))
 	waitText(ctx, t, "nav.pager .count", "Rows 501–605 of 605")
 	require.Equal(t, 105, rows())
 	shoot(ctx, t, out, "45-skipped-last-page")

@@ -27,7 +27,7 @@ func TestImportPreviewsWhatItWouldUpdateInABrowser(t *testing.T) {
 	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#main")),
 		chromedp.Navigate("http://"+s.Addr()+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
 		chromedp.SendKeys(chromedp.CSS("#path"), edited), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme"),
-		chromedp.Click(chromedp.CSS("#inspect")), chromedp.WaitVisible(chromedp.CSS("#preview")))
+		click("#inspect"), chromedp.WaitVisible(chromedp.CSS("#preview")))
 	waitText(ctx, t, "#inspect-ledger", "Compared with the ledger of tenant acme: of the rows shown, 1 unchanged, 2 outdated, 1 conflict.")
 	preview := textOf(ctx, t, "#preview-body")
 	require.Contains(t, preview, "outdated: title changed at the source (--update would update it)")
@@ -35,7 +35,7 @@ func TestImportPreviewsWhatItWouldUpdateInABrowser(t *testing.T) {
 	require.Contains(t, preview, "outdated: amount changed at the source")
 	shoot(ctx, t, out, "44-import-preview-ledger")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
+	do(ctx, t, click("#dry-run"), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
 	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
 	waitText(ctx, t, "#dry-body thead", "--update would")
 	require.Equal(t, []string{"1", "2", "1"}, []string{cell("contact", "would_update"), cell("contact", "outdated"), cell("contact", "conflict")})
@@ -43,7 +43,7 @@ func TestImportPreviewsWhatItWouldUpdateInABrowser(t *testing.T) {
 	require.Contains(t, textOf(ctx, t, "#dry-body"), "with --update it would update 2 records (1 contact, 1 deal)")
 	shoot(ctx, t, out, "45-import-dry-run-outdated")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS(`input[name=update]`)), chromedp.Click(chromedp.CSS("#dry-run")))
+	do(ctx, t, click(`input[name=update]`), click("#dry-run"))
 	waitText(ctx, t, "#dry-body thead", "would update")
 	waitText(ctx, t, "#dry-body", "would update 2 records (1 contact, 1 deal)")
 	require.Equal(t, []string{"1", "1", "1", "1"},

@@ -91,7 +91,7 @@ func TestRecordsBrowserInABrowser(t *testing.T) {
 		}
 		check := func(name string) {
 			t.Helper()
-			do(ctx, t, chromedp.Click(chromedp.CSS(`nav.checks a[data-check="`+name+`"]`)),
+			do(ctx, t, click(`nav.checks a[data-check="`+name+`"]`),
 				chromedp.WaitVisible(chromedp.CSS(`nav.checks a[data-check="`+name+`"][aria-current=page]`)))
 		}
 
@@ -100,13 +100,13 @@ func TestRecordsBrowserInABrowser(t *testing.T) {
 			chromedp.Navigate(base+"/runs/3"), chromedp.WaitVisible(chromedp.CSS("a[data-records]")))
 		require.Equal(t, "Records of tenant demo", textOf(ctx, t, "a[data-records]"))
 		shoot(ctx, t, out, "records-"+engine+"-00-run")
-		do(ctx, t, chromedp.Click(chromedp.CSS("a[data-records]")), chromedp.WaitVisible(chromedp.CSS("table.records")))
+		do(ctx, t, click("a[data-records]"), chromedp.WaitVisible(chromedp.CSS("table.records")))
 		require.Equal(t, "Companies 27", textOf(ctx, t, `nav.kinds a[aria-current=page]`),
 			"the first kind with rows: 27 companies, one of the 28 imported found, not made")
 		shoot(ctx, t, out, "records-"+engine+"-01-companies")
 
 		// The checks before cutover.
-		do(ctx, t, chromedp.Click(chromedp.CSS(`nav.kinds a[data-kind=contacts]`)), chromedp.WaitVisible(chromedp.CSS(`table.records[data-kind=contact]`)))
+		do(ctx, t, click(`nav.kinds a[data-kind=contacts]`), chromedp.WaitVisible(chromedp.CSS(`table.records[data-kind=contact]`)))
 		check("unlinked")
 		require.Equal(t, []string{"con-050", "con-055"}, ids(), "con-045 was relinked by run 2 (R6a)")
 		require.Contains(t, textOf(ctx, t, "[data-field=check-words]"), "completes it (R6a)")
@@ -122,7 +122,7 @@ func TestRecordsBrowserInABrowser(t *testing.T) {
 		require.Equal(t, []string{"con-008 con-040 (matched)"}, ids())
 
 		// Search: by name, by a whole source id.
-		do(ctx, t, chromedp.Click(chromedp.CSS(`nav.checks a[data-check=""]`)), chromedp.WaitVisible(chromedp.CSS(`#browse-q`)),
+		do(ctx, t, click(`nav.checks a[data-check=""]`), chromedp.WaitVisible(chromedp.CSS(`#browse-q`)),
 			chromedp.SendKeys(chromedp.CSS(`#browse-q`), "okafor\n"), chromedp.WaitVisible(chromedp.CSS(`#browse-clear`)))
 		require.Equal(t, []string{"con-001"}, ids())
 		require.Equal(t, "Hannah Okafor", textOf(ctx, t, "table.records tbody th.name"))
@@ -137,7 +137,7 @@ func TestRecordsBrowserInABrowser(t *testing.T) {
 		require.Equal(t, []string{"dl-100"}, ids())
 		require.Contains(t, textOf(ctx, t, `table.records td[data-field=owner_id]`), "u-404")
 		shoot(ctx, t, out, "records-"+engine+"-05-deals-unowned")
-		do(ctx, t, chromedp.Click(chromedp.CSS(`table.records a[data-link=contact_id]`)), chromedp.WaitVisible(chromedp.CSS(`h1.record-name`)))
+		do(ctx, t, click(`table.records a[data-link=contact_id]`), chromedp.WaitVisible(chromedp.CSS(`h1.record-name`)))
 		require.Contains(t, textOf(ctx, t, "h1.record-name"), "Hannah Okafor")
 		deals := textOf(ctx, t, `[data-children=deal]`)
 		require.Contains(t, deals, "Bakery van lease")
@@ -151,7 +151,7 @@ func TestRecordsBrowserInABrowser(t *testing.T) {
 		// A story: created by run 1, updated by run 2 with its title
 		// before and after.
 		do(ctx, t, chromedp.Navigate(base+"/tenants/demo/records?kind=contacts&check=updated"), chromedp.WaitVisible(chromedp.CSS(`table.records`)),
-			chromedp.Click(chromedp.CSS(`table.records a[data-record]`)), chromedp.WaitVisible(chromedp.CSS(`ol.events`)))
+			click(`table.records a[data-record]`), chromedp.WaitVisible(chromedp.CSS(`ol.events`)))
 		events := textOf(ctx, t, "ol.events")
 		require.Contains(t, events, "Run 1 created it")
 		require.Contains(t, events, "Run 2 updated it with its changes at the source")
@@ -160,11 +160,11 @@ func TestRecordsBrowserInABrowser(t *testing.T) {
 
 		// Relinked, and a conflict.
 		do(ctx, t, chromedp.Navigate(base+"/tenants/demo/records?kind=contacts&q=con-045"), chromedp.WaitVisible(chromedp.CSS(`table.records`)),
-			chromedp.Click(chromedp.CSS(`table.records a[data-record]`)), chromedp.WaitVisible(chromedp.CSS(`ol.events`)))
+			click(`table.records a[data-record]`), chromedp.WaitVisible(chromedp.CSS(`ol.events`)))
 		require.Contains(t, textOf(ctx, t, "ol.events"), "Run 2 relinked it: its company_id, company acc-099, was imported")
 		require.Equal(t, "Lakeside Florist", textOf(ctx, t, `dl.links [data-field=company_id] a`))
 		do(ctx, t, chromedp.Navigate(base+"/tenants/demo/records?kind=contacts&check=conflict"), chromedp.WaitVisible(chromedp.CSS(`table.records`)),
-			chromedp.Click(chromedp.CSS(`table.records a[data-record]`)), chromedp.WaitVisible(chromedp.CSS(`ol.events`)))
+			click(`table.records a[data-record]`), chromedp.WaitVisible(chromedp.CSS(`ol.events`)))
 		events = textOf(ctx, t, "ol.events")
 		require.Contains(t, events, "Run 3 found it changed at the source, and its row edited by hand since (phone): a conflict, left alone")
 		require.Contains(t, events, "title\nOperations Manager → Head of Operations")

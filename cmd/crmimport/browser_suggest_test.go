@@ -43,8 +43,8 @@ func TestMappingEditorInABrowser(t *testing.T) {
 
 	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("h1")),
 		chromedp.Navigate(base+"/profiles"), chromedp.WaitVisible(chromedp.CSS("#suggest-entry")),
-		chromedp.Click(chromedp.CSS("#suggest-entry")), chromedp.WaitVisible(chromedp.CSS("#suggest-form")),
-		chromedp.SetValue(chromedp.CSS("#path"), dir), chromedp.Click(chromedp.CSS("#suggest")),
+		click("#suggest-entry"), chromedp.WaitVisible(chromedp.CSS("#suggest-form")),
+		chromedp.SetValue(chromedp.CSS("#path"), dir), click("#suggest"),
 		chromedp.WaitVisible(chromedp.CSS(`section.file table.mapped-rows`)))
 	card := `section.file[data-ref$="Contacts_2024_08_27.csv"]`
 	require.Equal(t, "contact", value(ctx, t, card+" select[data-field=kind]"))
@@ -80,7 +80,7 @@ func TestMappingEditorInABrowser(t *testing.T) {
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const e = document.getElementById("draft-name"); e.focus(); e.select(); return true; })()`))
 	require.NoError(t, err)
 	do(ctx, t, chromedp.SendKeys(chromedp.CSS("#draft-name"), "zoho"),
-		chromedp.SetValue(chromedp.CSS("#save-file"), "zoho.yaml"), chromedp.Click(chromedp.CSS("#save")),
+		chromedp.SetValue(chromedp.CSS("#save-file"), "zoho.yaml"), click("#save"),
 		chromedp.WaitVisible(chromedp.CSS("#go-import")))
 	file := path + ".profiles/zoho.yaml"
 	waitText(ctx, t, "#save-message", "Saved to "+file)
@@ -89,7 +89,7 @@ func TestMappingEditorInABrowser(t *testing.T) {
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 	shoot(ctx, t, out, "20-editor-saved")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#go-import")), chromedp.WaitVisible(chromedp.CSS("#import-form")))
+	do(ctx, t, click("#go-import"), chromedp.WaitVisible(chromedp.CSS("#import-form")))
 	require.Equal(t, file, value(ctx, t, "input[name=profile_file]"))
 	require.Equal(t, dir, value(ctx, t, "#path"))
 	require.Equal(t, "zoho", value(ctx, t, "input[name=source]"))
@@ -220,7 +220,7 @@ func TestEditorLinksByNameAndAsksDatesInABrowser(t *testing.T) {
 	waitText(ctx, t, deals+" p.counts", "8 imported")
 	shoot(ctx, t, out, "63-editor-link-by-name-dates-answered")
 
-	do(ctx, t, chromedp.SetValue(chromedp.CSS("#save-file"), "zoho.yaml"), chromedp.Click(chromedp.CSS("#save")),
+	do(ctx, t, chromedp.SetValue(chromedp.CSS("#save-file"), "zoho.yaml"), click("#save"),
 		chromedp.WaitVisible(chromedp.CSS("#go-import")))
 	file := path + ".profiles/zoho.yaml"
 	text, err := os.ReadFile(file)

@@ -71,7 +71,7 @@ func TestTenantPageInABrowser(t *testing.T) {
 		do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
 			chromedp.Navigate(base+"/tenants"), chromedp.WaitVisible(chromedp.CSS("table.tenants")))
 		shot("01-tenants")
-		do(ctx, t, chromedp.Click(chromedp.CSS(`table.tenants tr[data-tenant="Acme GmbH"] a`)), chromedp.WaitVisible(chromedp.CSS("[data-tenant-page]")))
+		do(ctx, t, click(`table.tenants tr[data-tenant="Acme GmbH"] a`), chromedp.WaitVisible(chromedp.CSS("[data-tenant-page]")))
 		require.Equal(t, tenant, textOf(ctx, t, "h1 [data-field=tenant]"))
 		require.Equal(t, []string{"1 import", "2 fix"}, runsDid(ctx, t))
 		require.Equal(t, "fix of run 1", textOf(ctx, t, `tr[data-run="2"] span.did`))
@@ -98,7 +98,7 @@ func TestTenantPageInABrowser(t *testing.T) {
 		}
 		shot("02-failing-and-fixed")
 
-		do(ctx, t, chromedp.Click(chromedp.CSS(form+` button`)))
+		do(ctx, t, click(form+` button`))
 		waitJS(ctx, t, `!!document.querySelector("table.outcomes")`, "the page of the run the repair started")
 		waitEnded(ctx, t, "succeeded")
 		do(ctx, t, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("[data-tenant-page]")))
@@ -116,7 +116,7 @@ func TestTenantPageInABrowser(t *testing.T) {
 		apply := `article[data-for=outdated] a.button`
 		require.Equal(t, "Apply these changes — 1 record", textOf(ctx, t, apply))
 		shot("03-outdated")
-		do(ctx, t, chromedp.Click(chromedp.CSS(apply)), chromedp.WaitVisible(chromedp.CSS("#import-form")))
+		do(ctx, t, click(apply), chromedp.WaitVisible(chromedp.CSS("#import-form")))
 		checked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("input[name=update]").checked`))
 		require.NoError(t, err)
 		require.True(t, checked, "New import applies the changes (--update)")
@@ -142,7 +142,7 @@ func TestTenantPageInABrowser(t *testing.T) {
 		// A tenant named like this one is asked about first, on New import.
 		do(ctx, t, chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
 			chromedp.SendKeys(chromedp.CSS("#path"), exp), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "ACME-GmbH"),
-			chromedp.Click(chromedp.CSS("#import")))
+			click("#import"))
 		waitJS(ctx, t, `(b => (b && !b.hidden) || !!document.querySelector("table.outcomes"))(document.getElementById("tenant-confirm"))`,
 			"the question, or a run's page")
 		asked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.getElementById("tenant-confirm") && !document.getElementById("tenant-confirm").hidden`))
@@ -153,7 +153,7 @@ func TestTenantPageInABrowser(t *testing.T) {
 		require.Equal(t, "Create “ACME-GmbH” as a new tenant", textOf(ctx, t, "#tenant-new"))
 		require.Equal(t, []string{"0"}, query(t, db, `SELECT count(*) FROM migrations WHERE tenant_id = 'ACME-GmbH'`), "nothing written yet")
 		shot("05-typo-tenant")
-		do(ctx, t, chromedp.Click(chromedp.CSS("#tenant-use")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+		do(ctx, t, click("#tenant-use"), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
 		waitEnded(ctx, t, "partial")
 		require.Equal(t, []string{"Acme GmbH|7"}, query(t, db, `SELECT tenant_id, count(*) FROM migrations GROUP BY tenant_id`),
 			"the import went to the existing tenant")

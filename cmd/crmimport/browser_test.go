@@ -126,12 +126,52 @@ func do(ctx context.Context, t *testing.T, actions ...chromedp.Action[chromedp.V
 	require.NoError(t, chromedp.Do(ctx, actions...))
 }
 
-// textOf reads the text of the first node that sel matches.
+// click presses the first element sel matches once the page has settled:
+// nothing on it aria-busy (a form reading its export, a list loading) and
+// the element where it was at the look before. A click is a press at the
+// element's place: what a reply then shows above it (a recognition, the
+// encoding's words) moves it, and the press lands beside it.
+func click(sel string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(sel) // a string: it marshals
+	settled := fmt.Sprintf(`(() => {
+		const e = document.querySelector(%s);
+		if (!e || document.querySelector("[aria-busy=true]")) return false;
+		const r = e.getBoundingClientRect(), at = [r.x, r.y, r.width, r.height, scrollX, scrollY].join(" ");
+		const seen = window.__clickAt === at;
+		window.__clickAt = at;
+		return seen;
+	})()`, q)
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := chromedp.Poll[bool](settled, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second))(ctx, tg); err != nil {
+			return fmt.Errorf("%s: the page never settled for a click: %w", sel, err)
+		}
+		_, err := chromedp.Click(chromedp.CSS(sel))(ctx, tg)
+		return err
+	})
+}
+
+// textOf reads the text of the first node that sel matches. A node the
+// page replaced between the query and the read is looked for again.
 func textOf(ctx context.Context, t *testing.T, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	var s string
+	var err error
+	for try := 0; try < 5; try++ {
+		if s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel))); err == nil || !stale(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	require.NoError(t, err, sel)
 	return strings.TrimSpace(s)
+}
+
+// stale says whether a query failed because the node it found went from
+// the page (re-rendered, or the page reloaded) before it was read.
+func stale(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "No node with given id found") || strings.Contains(m, "Could not find node with given id") ||
+		strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Node with given id does not belong to the document")
 }
 
 // valueOf reads the value of the first input that sel matches.
@@ -197,8 +237,7 @@ func importToRunPage(ctx context.Context, t *testing.T) {
 	t.Helper()
 	// What the form shows once it has read the export (its recognition, a
 	// preview) moves the buttons: a click then would land beside Import.
-	waitJS(ctx, t, `!!document.querySelector("#import-form:not([aria-busy])")`, "New import done reading the export")
-	do(ctx, t, chromedp.Click(chromedp.CSS("#import")))
+	do(ctx, t, click("#import"))
 	waitJS(ctx, t, `location.pathname.startsWith("/runs/") && !!document.querySelector("[data-run-page] table.outcomes")`, "the run's page after Import")
 }
 
@@ -252,7 +291,7 @@ func TestDesktopInABrowser(t *testing.T) {
 	shoot(ctx, t, out, "01-runs")
 
 	// A run's page.
-	do(ctx, t, chromedp.Click(chromedp.CSS("table.runs a")), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
+	do(ctx, t, click("table.runs a"), chromedp.WaitVisible(chromedp.CSS("table.outcomes")))
 	require.Contains(t, textOf(ctx, t, "h1"), "Run 1")
 	shoot(ctx, t, out, "02-run")
 	do(ctx, t, chromedp.Navigate(base+"/runs/1/failed"), chromedp.WaitVisible(chromedp.CSS("table.failed")))
@@ -296,7 +335,7 @@ func TestDesktopInABrowser(t *testing.T) {
 	id = waitForRun(t, path, "stopme", child)
 	do(ctx, t, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, id)),
 		chromedp.WaitEnabled(chromedp.CSS(fmt.Sprintf(`button[data-post="/api/runs/%d/stop"]`, id))),
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-post="/api/runs/%d/stop"]`, id))))
+		click(fmt.Sprintf(`button[data-post="/api/runs/%d/stop"]`, id)))
 	require.Equal(t, exitCancelled, child.wait(t), child.stderr.String())
 	waitEnded(ctx, t, "cancelled")
 	shoot(ctx, t, out, "08-run-stopped")
@@ -312,7 +351,7 @@ func TestDesktopInABrowser(t *testing.T) {
 	waitJS(ctx, t, fmt.Sprintf(`(() => { const p = document.querySelector("[data-run-page]"), b = document.querySelector(%q);
 		return !!p && p.dataset.live === "false" && !!b && !b.disabled; })()`, resume), "the ended run's page, offering Resume")
 	require.Contains(t, textOf(ctx, t, resume), "Resume —")
-	do(ctx, t, chromedp.Click(chromedp.CSS(resume)))
+	do(ctx, t, click(resume))
 	// Issue 23 item 12: the resumed run's page shows it working, never the
 	// end of the attempt before (which its event stream handed it, kept
 	// from then: the page showed CANCELLED and reloaded itself until the
@@ -341,10 +380,10 @@ func TestDesktopInABrowser(t *testing.T) {
 	})
 	do(ctx, t, chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
 		chromedp.SendKeys(chromedp.CSS("#path"), notes), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "web"),
-		chromedp.Click(chromedp.CSS("#inspect")), chromedp.WaitVisible(chromedp.CSS("#preview")))
+		click("#inspect"), chromedp.WaitVisible(chromedp.CSS("#preview")))
 	require.Contains(t, textOf(ctx, t, "#preview"), "notes.csv")
 	shoot(ctx, t, out, "10-import-preview")
-	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
+	do(ctx, t, click("#dry-run"), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
 	waitText(ctx, t, "#import-message", "nothing was written")
 	shoot(ctx, t, out, "11-import-dry-run")
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations WHERE tenant_id = 'web'`), "a dry run writes nothing")
@@ -463,7 +502,7 @@ func TestUndoInABrowser(t *testing.T) {
 	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
 		chromedp.Navigate(base+"/runs/1"), chromedp.WaitEnabled(chromedp.CSS("#undo")))
 	require.Equal(t, "Undo — take back "+slots+" records", textOf(ctx, t, "#undo"))
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo")), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
+	do(ctx, t, click("#undo"), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
 	preview := textOf(ctx, t, "#undo-body")
 	for _, want := range []string{"Tenant demo", slots + " records to take back", "companies", "contacts", "deals", "notes", "activities"} {
 		require.Contains(t, preview, want)
@@ -486,7 +525,7 @@ func TestUndoInABrowser(t *testing.T) {
 	require.Equal(t, []string{"1"}, query(t, path, `SELECT count(*) FROM migrations`), "nothing is written before the confirmation")
 	shootView(ctx, t, out, "20-undo-confirm")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+	do(ctx, t, click("#undo-confirm"), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
 	waitEnded(ctx, t, "succeeded")
 	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`button[data-post="/api/runs/2/stop"][disabled]`))) // the page, reloaded at the end
 	require.Contains(t, textOf(ctx, t, "h1"), "Run 2")
@@ -498,7 +537,7 @@ func TestUndoInABrowser(t *testing.T) {
 	require.Equal(t, "undone by run 2", textOf(ctx, t, "tr[data-run='1'] td.undo"))
 	require.Contains(t, textOf(ctx, t, "tr[data-run='2'] td.undo"), fmt.Sprintf("undo of run 1: %d removed", removed))
 	shoot(ctx, t, out, "22-runs-undone")
-	do(ctx, t, chromedp.Click(chromedp.CSS("tr[data-run='1'] td.undo a")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+	do(ctx, t, click("tr[data-run='1'] td.undo a"), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
 
 	for _, table := range []string{"companies", "contacts", "deals", "notes", "activities", "emails"} {
 		require.Equal(t, []string{"0"}, query(t, path, "SELECT count(*) FROM "+table+" WHERE tenant_id = 'demo'"), "%s of the run are gone", table)
@@ -536,7 +575,7 @@ func TestUndoWithDependentsInABrowser(t *testing.T) {
 	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
 		chromedp.Navigate(base+"/runs/1"), chromedp.WaitEnabled(chromedp.CSS("#undo")))
 	require.Equal(t, "Undo… — 2 records of other runs depend on it", textOf(ctx, t, "#undo"))
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo")), chromedp.WaitVisible(chromedp.CSS("#undo-cascade")))
+	do(ctx, t, click("#undo"), chromedp.WaitVisible(chromedp.CSS("#undo-cascade")))
 	require.Contains(t, textOf(ctx, t, "#undo-refused"), "Run 1 cannot be undone alone")
 	require.Equal(t, "run 2 canonical contacts link to its rows 2 "+evil+", c-1",
 		strings.Join(strings.Fields(textOf(ctx, t, "table.dependents tr[data-dependent-run='2']")), " "))
@@ -548,13 +587,13 @@ func TestUndoWithDependentsInABrowser(t *testing.T) {
 	require.True(t, hidden, "refused alone: nothing to confirm but the cascade offer")
 	shootView(ctx, t, out, "23-undo-dependents")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-cascade")), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
+	do(ctx, t, click("#undo-cascade"), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
 	require.Contains(t, textOf(ctx, t, "#undo-words"), "With --cascade it takes back too 2 contacts of run 2")
 	require.Equal(t, "Undo run 1 with --cascade — take back 4 records", textOf(ctx, t, "#undo-confirm"))
 	require.Equal(t, []string{"2"}, query(t, path, `SELECT count(*) FROM migrations`), "nothing is written before the second confirmation")
 	shootView(ctx, t, out, "24-undo-cascade-confirm")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+	do(ctx, t, click("#undo-confirm"), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
 	waitEnded(ctx, t, "succeeded")
 	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`button[data-post="/api/runs/3/stop"][disabled]`)))
 	require.Contains(t, textOf(ctx, t, "h1"), "undo of run 1")
@@ -588,8 +627,8 @@ func TestUndoConfirmationIsThePlanItShowedInABrowser(t *testing.T) {
 
 	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("table.runs")),
 		chromedp.Navigate(base+"/runs/1"), chromedp.WaitEnabled(chromedp.CSS("#undo")))
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo")), chromedp.WaitVisible(chromedp.CSS("#undo-cascade")))
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-cascade")), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
+	do(ctx, t, click("#undo"), chromedp.WaitVisible(chromedp.CSS("#undo-cascade")))
+	do(ctx, t, click("#undo-cascade"), chromedp.WaitVisible(chromedp.CSS("#undo-confirm")))
 	var shown struct {
 		Total int    `json:"total"`
 		Plan  string `json:"plan"`
@@ -607,7 +646,7 @@ func TestUndoConfirmationIsThePlanItShowedInABrowser(t *testing.T) {
 	later := r.summary(t).Run
 	before := query(t, path, `SELECT count(*) FROM contacts WHERE tenant_id = 'acme'`)
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")))
+	do(ctx, t, click("#undo-confirm"))
 	waitJS(ctx, t, `!!document.querySelector("#undo-message.error") || !!document.querySelector("table.takenback")`, "the confirmation's answer")
 	require.Equal(t, []string{"3"}, query(t, path, `SELECT count(*) FROM migrations`),
 		"the confirmation of a plan of %d records must not take back the %d records the plan has now", shown.Total, shown.Total+2)
@@ -617,7 +656,7 @@ func TestUndoConfirmationIsThePlanItShowedInABrowser(t *testing.T) {
 		"the dialog shows the plan as it is now")
 	shootView(ctx, t, out, "26-undo-plan-changed")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#undo-confirm")), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
+	do(ctx, t, click("#undo-confirm"), chromedp.WaitVisible(chromedp.CSS("table.takenback")))
 	waitEnded(ctx, t, "succeeded")
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM companies WHERE tenant_id = 'acme'`))
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migration_records WHERE source_id IN ('con-201', 'con-202')`),
@@ -644,17 +683,17 @@ func TestImportConfirmsItsDryRunInABrowser(t *testing.T) {
 	do(ctx, t, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#main")),
 		chromedp.Navigate(base+"/import"), chromedp.WaitVisible(chromedp.CSS("#import-form")),
 		chromedp.SendKeys(chromedp.CSS("#path"), export), chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme"),
-		chromedp.Click(chromedp.CSS("#dry-run")), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
+		click("#dry-run"), chromedp.WaitVisible(chromedp.CSS("#dry-result")))
 	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
 
 	// The export changes between the dry run and the import.
 	later := append(append([]byte{}, contacts...), "con-900,Zoe,Ng,zoe.ng@example.com,,,,2024-05-05,,\r\n"...)
 	require.NoError(t, os.WriteFile(filepath.Join(export, "contacts.csv"), later, 0o600))
-	do(ctx, t, chromedp.Click(chromedp.CSS("#import")))
+	do(ctx, t, click("#import"))
 	waitText(ctx, t, "#import-message", "its plan changed since the dry run: contacts.csv (contact) changed")
 	require.Equal(t, []string{"0"}, query(t, path, `SELECT count(*) FROM migrations`), "the import confirmed a plan that is not the export's any more: nothing was planned")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
+	do(ctx, t, click("#dry-run"))
 	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
 	importToRunPage(ctx, t)
 	waitEnded(ctx, t, "partial")
@@ -709,14 +748,14 @@ func changesInABrowser(ctx context.Context, t *testing.T, path, base string) {
 
 	// "Apply these changes" opens New import with the run's options and
 	// --update checked: a dry run, then Import of exactly that plan.
-	do(ctx, t, chromedp.Click(chromedp.CSS("#apply-changes")), chromedp.WaitVisible(chromedp.CSS("#import-form")))
+	do(ctx, t, click("#apply-changes"), chromedp.WaitVisible(chromedp.CSS("#import-form")))
 	require.Contains(t, textOf(ctx, t, "[data-field=apply-from]"), "run 1 found")
 	checked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("input[name=update]").checked`))
 	require.NoError(t, err)
 	require.True(t, checked, "--update is checked")
 	require.Equal(t, query(t, path, `SELECT json_extract(options, '$.input') FROM migrations WHERE id = 1`)[0],
 		valueOf(ctx, t, "#path"), "the run's export")
-	do(ctx, t, chromedp.Click(chromedp.CSS("#dry-run")))
+	do(ctx, t, click("#dry-run"))
 	waitText(ctx, t, "#import-message", "Import now imports exactly this plan")
 	importToRunPage(ctx, t)
 	waitEnded(ctx, t, "partial")
