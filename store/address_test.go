@@ -119,6 +119,16 @@ func TestAnalyzeRefreshesWhatChanged(t *testing.T) {
 	require.NoError(t, Analyze(ctx, db))
 	require.Equal(t, 1, analyzed("companies"), "1,000 new companies: analyzed")
 	require.Equal(t, 0, analyzed("contacts"), "no contact changed: left alone")
+	// A tenth of the default sample (analyzeSampleSQL): at most 11 bounds in
+	// a histogram where the server's target makes 101; the table's size
+	// exact all the same.
+	var bounds int
+	var rows float64
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT cardinality(histogram_bounds::text::text[]), c.reltuples FROM pg_stats s
+JOIN pg_class c ON c.relname = s.tablename AND c.relnamespace = 'acme'::regnamespace
+WHERE s.schemaname = 'acme' AND s.tablename = 'companies' AND s.attname = 'name'`).Scan(&bounds, &rows))
+	require.LessOrEqual(t, bounds, 11, "the names' histogram, of 1,000 names")
+	require.Equal(t, float64(1000), rows)
 
 	add(1001, 1900)
 	require.NoError(t, Analyze(ctx, db))
