@@ -142,11 +142,24 @@ func click(sel string) chromedp.Action[chromedp.Void] {
 		return seen;
 	})()`, q)
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := chromedp.Poll[bool](settled, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second))(ctx, tg); err != nil {
-			return fmt.Errorf("%s: the page never settled for a click: %w", sel, err)
+		// Each try looks afresh (its first look is its own, not one of a
+		// click before); a try that meets a page going to another (a
+		// navigation ends the poll) tries again on the new one.
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			_, err := chromedp.Evaluate[bool](`(window.__clickAt = null) === null`)(ctx, tg)
+			if err == nil {
+				_, err = chromedp.Poll[bool](settled, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(5*time.Second))(ctx, tg)
+			}
+			if err == nil {
+				_, err = chromedp.Click(chromedp.CSS(sel))(ctx, tg)
+				return err
+			}
+			if ctx.Err() != nil || time.Now().After(deadline) {
+				return fmt.Errorf("%s: the page never settled for a click: %w", sel, err)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		_, err := chromedp.Click(chromedp.CSS(sel))(ctx, tg)
-		return err
 	})
 }
 
