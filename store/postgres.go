@@ -568,8 +568,9 @@ ORDER BY s.relname`)
 	return nil
 }
 
-// analyzeSampleSQL makes Analyze's sample a tenth of the server's default
-// (3,000 rows a table where 30,000 are): the plans of crmimport's
+// analyzeSampleSQL makes Analyze's sample 3,000 rows a table (PostgreSQL's
+// default target, 100, samples 30,000), whatever the server's own
+// default: the plans of crmimport's
 // statements need each table's size and its keys' spread, not the
 // histograms of its notes' bodies, and autovacuum, a minute later, gathers
 // the full statistics with the server's own target. At scale 1 the first

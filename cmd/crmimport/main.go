@@ -16,7 +16,7 @@ import (
 
 // memoryLimit is the Go heap's soft limit: the garbage collector works
 // harder near it instead of letting the heap double past the run's index
-// (about 130 MB live at four times the seed's scale). GOMEMLIMIT overrides
+// (132 to 153 MB live at four times the seed's scale). GOMEMLIMIT overrides
 // it.
 const memoryLimit = 176 << 20
 
