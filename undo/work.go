@@ -432,8 +432,8 @@ func (b batch) args() []any {
 // whole batch: the rows that go, then the slots given their before-image
 // back (one by one: they are few), then every other slot deleted at once,
 // then the images; and counts them. A statement that changes fewer slots
-// than it names means a slot changed since the plan: the batch's statements
-// are then rolled back and the items looked at one by one, to name it.
+// than it names means a slot changed since the plan: the batch fails,
+// naming the first slot the statement left, and rolls back whole.
 func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error {
 	if len(b.items) == 0 {
 		return nil
@@ -479,20 +479,18 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 			}
 		}
 	}
-	// In a savepoint: a statement that changed fewer slots than it named is
-	// taken back before its slots are looked at one by one.
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT crmimport_undo`); err != nil {
-		return fmt.Errorf("take back %s slots: %w", k, err)
-	}
+	// The statement names each slot as the plan found it and returns the
+	// ones it deleted: one it did not delete changed since the plan, and
+	// the batch fails and rolls back whole. No savepoint around it: one
+	// would journal every page the statement touches (SQLite's
+	// sub-journal), and the returned keys name the slot without it.
 	want := int64(len(b.items) - len(restore))
-	if n, err := deleteSlots(ctx, tx, b, hashes); err != nil || n != want {
-		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO crmimport_undo`); rerr != nil {
-			return fmt.Errorf("take back %s slots: %w", k, rerr)
-		}
-		return changed(ctx, tx, b.tenant, k, b.items, restore, err)
-	}
-	if _, err := tx.ExecContext(ctx, `RELEASE crmimport_undo`); err != nil {
+	deleted, err := deleteSlots(ctx, tx, b, hashes)
+	if err != nil {
 		return fmt.Errorf("take back %s slots: %w", k, err)
+	}
+	if int64(len(deleted)) != want {
+		return changed(b.items, restore, deleted)
 	}
 	if len(images) > 0 {
 		if _, err := tx.ExecContext(ctx, batchImagesGoneSQL, b.args()...); err != nil {
@@ -506,25 +504,25 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 }
 
 // deleteSlots deletes the batch's slots still as the plan found them
-// (batchSlotsSQL), keeps the hashes of each into hashes, and returns how
-// many it deleted.
-func deleteSlots(ctx context.Context, tx *sql.Tx, b batch, hashes map[slotKey]string) (int64, error) {
+// (batchSlotsSQL), keeps the hashes of each into hashes, and returns the
+// keys of those it deleted.
+func deleteSlots(ctx context.Context, tx *sql.Tx, b batch, hashes map[slotKey]string) (map[slotKey]bool, error) {
 	rows, err := tx.QueryContext(ctx, batchSlotsSQL+` RETURNING source, source_id, coalesce(hashes, '')`, b.args()...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer rows.Close()
-	var n int64
+	deleted := make(map[slotKey]bool, len(b.items))
 	for rows.Next() {
 		var key slotKey
 		var h string
 		if err := rows.Scan(&key.source, &key.sourceID, &h); err != nil {
-			return n, err
+			return nil, err
 		}
 		hashes[key] = h
-		n++
+		deleted[key] = true
 	}
-	return n, rows.Err()
+	return deleted, rows.Err()
 }
 
 // moveEpochs ends the batch's hold on the epoch (ledger.HoldEpoch) and
@@ -567,28 +565,17 @@ func readImages(ctx context.Context, tx *sql.Tx, b batch) (map[imageKey]image, e
 	return out, nil
 }
 
-// changed names the first of items whose slot is not as the plan found it
-// (the statement that named them all changed fewer): the batch rolls back.
-func changed(ctx context.Context, tx *sql.Tx, tenant string, k ledger.Kind, items, restored []Item, cause error) error {
-	if cause != nil {
-		return fmt.Errorf("take back %s slots: %w", k, cause)
-	}
-	given := map[string]bool{}
+// changed names the first of items whose slot the batch's statement did
+// not delete (deleted), other than those given back their before-image
+// (restored): it is not as the plan found it, and the batch rolls back.
+func changed(items, restored []Item, deleted map[slotKey]bool) error {
+	given := map[slotKey]bool{}
 	for _, it := range restored {
-		given[it.Source+"\x00"+it.SourceID] = true
+		given[slotKey{it.Source, it.SourceID}] = true
 	}
 	for _, it := range items {
-		if given[it.Source+"\x00"+it.SourceID] {
-			continue
-		}
-		var n int
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migration_records
-WHERE tenant_id = ? AND source = ? AND kind = ? AND source_id = ? AND migration_id = ? AND action = ?`,
-			tenant, it.Source, string(k), it.SourceID, it.Owner, string(it.Action)).Scan(&n)
-		if err != nil {
-			return fmt.Errorf("take back %s slots: %w", k, err)
-		}
-		if n == 0 {
+		key := slotKey{it.Source, it.SourceID}
+		if !given[key] && !deleted[key] {
 			return &ChangedError{Item: it}
 		}
 	}
