@@ -569,14 +569,13 @@ ORDER BY s.relname`)
 }
 
 // analyzeSampleSQL makes Analyze's sample 3,000 rows a table (PostgreSQL's
-// default target, 100, samples 30,000), whatever the server's own
-// default: the plans of crmimport's
-// statements need each table's size and its keys' spread, not the
-// histograms of its notes' bodies, and autovacuum, a minute later, gathers
-// the full statistics with the server's own target. At scale 1 the first
-// run's ANALYZE of every table took 1.44 s of server time with the default
-// and 0.19 s with this (pg_stat_statements), and the reruns after it took
-// the same time, 2.5 to 2.8 s (issue 28).
+// default target, 100, samples 30,000), whatever the server's own default:
+// the plans of crmimport's statements need each table's size and its keys'
+// spread, not the histograms of its notes' bodies, and autovacuum, a minute
+// later, gathers the full statistics with the server's own target. At
+// scale 1 the first run's ANALYZE of every table took 1.44 s of server time
+// with the default and 0.19 s with this (pg_stat_statements), and the
+// reruns after it took the same time, 2.5 to 2.8 s (issue 28).
 const analyzeSampleSQL = `SET LOCAL default_statistics_target = 10`
 
 // PostgreSQL has no user_version: the schema's version is the one row of

@@ -487,12 +487,12 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 	// pages the statement changes either way: its trigger and the
 	// subquery make it a statement that may stop halfway.)
 	want := int64(len(b.items) - len(restore))
-	deleted, err := deleteSlots(ctx, tx, b, hashes)
+	n, err := deleteSlots(ctx, tx, b, hashes)
 	if err != nil {
 		return fmt.Errorf("take back %s slots: %w", k, err)
 	}
-	if int64(len(deleted)) != want {
-		return changed(b.items, restore, deleted)
+	if n != want {
+		return changed(b.items, restore, hashes)
 	}
 	if len(images) > 0 {
 		if _, err := tx.ExecContext(ctx, batchImagesGoneSQL, b.args()...); err != nil {
@@ -506,25 +506,25 @@ func takeBack(ctx context.Context, tx *sql.Tx, b batch, c *phases.Counts) error 
 }
 
 // deleteSlots deletes the batch's slots still as the plan found them
-// (batchSlotsSQL), keeps the hashes of each into hashes, and returns the
-// keys of those it deleted.
-func deleteSlots(ctx context.Context, tx *sql.Tx, b batch, hashes map[slotKey]string) (map[slotKey]bool, error) {
+// (batchSlotsSQL), keeps the hashes of each into hashes, and returns how
+// many it deleted.
+func deleteSlots(ctx context.Context, tx *sql.Tx, b batch, hashes map[slotKey]string) (int64, error) {
 	rows, err := tx.QueryContext(ctx, batchSlotsSQL+` RETURNING source, source_id, coalesce(hashes, '')`, b.args()...)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer rows.Close()
-	deleted := make(map[slotKey]bool, len(b.items))
+	var n int64
 	for rows.Next() {
 		var key slotKey
 		var h string
 		if err := rows.Scan(&key.source, &key.sourceID, &h); err != nil {
-			return nil, err
+			return n, err
 		}
 		hashes[key] = h
-		deleted[key] = true
+		n++
 	}
-	return deleted, rows.Err()
+	return n, rows.Err()
 }
 
 // moveEpochs ends the batch's hold on the epoch (ledger.HoldEpoch) and
@@ -568,16 +568,17 @@ func readImages(ctx context.Context, tx *sql.Tx, b batch) (map[imageKey]image, e
 }
 
 // changed names the first of items whose slot the batch's statement did
-// not delete (deleted), other than those given back their before-image
-// (restored): it is not as the plan found it, and the batch rolls back.
-func changed(items, restored []Item, deleted map[slotKey]bool) error {
+// not delete — it kept no hashes of it (deleteSlots) — other than those
+// given back their before-image (restored): it is not as the plan found
+// it, and the batch rolls back.
+func changed(items, restored []Item, hashes map[slotKey]string) error {
 	given := map[slotKey]bool{}
 	for _, it := range restored {
 		given[slotKey{it.Source, it.SourceID}] = true
 	}
 	for _, it := range items {
 		key := slotKey{it.Source, it.SourceID}
-		if !given[key] && !deleted[key] {
+		if _, deleted := hashes[key]; !deleted && !given[key] {
 			return &ChangedError{Item: it}
 		}
 	}
